@@ -1,0 +1,134 @@
+"""The one error tree of memd. Adapters translate foreign exceptions into these.
+
+    MemdError
+    ├── ConfigError            bad settings file, unknown/ill-typed key, bad env override
+    ├── PathError              socket path too long, folder not usable
+    ├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
+    ├── SourceError            a memory file or log that cannot be read or parsed
+    │   └── ParseError         one malformed record/line; carries file and line number
+    ├── ProtocolError          malformed JSON-RPC request (maps to a JSON-RPC error object)
+    │   ├── MethodNotFound
+    │   └── InvalidParams
+    ├── DaemonError
+    │   ├── DaemonNotRunning   no daemon answers on the socket
+    │   └── DaemonAlreadyRunning
+    ├── MemoryDisabled         the global switch is off
+    ├── NotFound               no such memory/session/item
+    ├── LLMError               extraction backend failures
+    │   ├── LLMRetryable       429/529/5xx/connection: try again on a later run
+    │   └── LLMConfigError     400/401/403: stop, tell the user
+    ├── SyncError              cloud backend failures
+    │   ├── SyncRetryable      network errors, 5xx
+    │   └── SyncPermanent      bad credentials, schema missing, row rejected
+    └── ServiceError           installing/uninstalling the user service
+"""
+
+from __future__ import annotations
+
+
+class MemdError(Exception):
+    """Base class of every error memd raises on purpose."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        if hint:
+            self.hint = hint
+
+
+class ConfigError(MemdError):
+    """A settings file or environment override is invalid."""
+
+
+class PathError(MemdError):
+    """A path memd needs cannot be used."""
+
+
+class StoreError(MemdError):
+    """The SQLite index cannot be opened or used."""
+
+
+class SourceError(MemdError):
+    """A source file cannot be read or parsed."""
+
+
+class ParseError(SourceError):
+    """One record in a source is malformed."""
+
+    def __init__(self, message: str, *, path: str = "", line: int = 0) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class ProtocolError(MemdError):
+    """A socket request is not valid JSON-RPC 2.0."""
+
+    code = -32600
+
+
+class ParseRequestError(ProtocolError):
+    """The request bytes are not JSON."""
+
+    code = -32700
+
+
+class MethodNotFound(ProtocolError):
+    """The requested method does not exist."""
+
+    code = -32601
+
+
+class InvalidParams(ProtocolError):
+    """The method's params are missing or of the wrong type."""
+
+    code = -32602
+
+
+class DaemonError(MemdError):
+    """Problems talking to or starting the daemon."""
+
+
+class DaemonNotRunning(DaemonError):
+    """No daemon answers on the socket."""
+
+
+class DaemonAlreadyRunning(DaemonError):
+    """Another daemon already serves this MEMD_HOME."""
+
+
+class MemoryDisabled(MemdError):
+    """The global memory switch is off."""
+
+
+class NotFound(MemdError):
+    """The requested item does not exist."""
+
+
+class LLMError(MemdError):
+    """The extraction backend failed."""
+
+
+class LLMRetryable(LLMError):
+    """A transient LLM failure (rate limit, overload, 5xx, network): retry on a later run."""
+
+
+class LLMConfigError(LLMError):
+    """A configuration problem (bad key, bad request): stop and report, do not retry."""
+
+
+class SyncError(MemdError):
+    """A cloud sync backend failed."""
+
+
+class SyncRetryable(SyncError):
+    """A transient sync failure: back off and retry."""
+
+
+class SyncPermanent(SyncError):
+    """A permanent sync failure: park the operation with the error."""
+
+
+class ServiceError(MemdError):
+    """Installing or controlling the user service failed."""
