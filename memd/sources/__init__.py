@@ -1,0 +1,1 @@
+"""Sources: read conversation logs and memory files; never touch the database."""
