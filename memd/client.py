@@ -98,7 +98,9 @@ class Client:
         return line
 
 
-def call(socket_path: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0) -> Any:
+def call(
+    socket_path: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0
+) -> Any:
     """One-shot call: connect, call, close."""
     with Client(socket_path, timeout=timeout) as c:
         return c.call(method, params)

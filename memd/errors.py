@@ -1,26 +1,26 @@
 """The one error tree of memd. Adapters translate foreign exceptions into these.
 
-    MemdError
-    ├── ConfigError            bad settings file, unknown/ill-typed key, bad env override
-    ├── PathError              socket path too long, folder not usable
-    ├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
-    ├── SourceError            a memory file or log that cannot be read or parsed
-    │   └── ParseError         one malformed record/line; carries file and line number
-    ├── ProtocolError          malformed JSON-RPC request (maps to a JSON-RPC error object)
-    │   ├── MethodNotFound
-    │   └── InvalidParams
-    ├── DaemonError
-    │   ├── DaemonNotRunning   no daemon answers on the socket
-    │   └── DaemonAlreadyRunning
-    ├── MemoryDisabled         the global switch is off
-    ├── NotFound               no such memory/session/item
-    ├── LLMError               extraction backend failures
-    │   ├── LLMRetryable       429/529/5xx/connection: try again on a later run
-    │   └── LLMConfigError     400/401/403: stop, tell the user
-    ├── SyncError              cloud backend failures
-    │   ├── SyncRetryable      network errors, 5xx
-    │   └── SyncPermanent      bad credentials, schema missing, row rejected
-    └── ServiceError           installing/uninstalling the user service
+MemdError
+├── ConfigError            bad settings file, unknown/ill-typed key, bad env override
+├── PathError              socket path too long, folder not usable
+├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
+├── SourceError            a memory file or log that cannot be read or parsed
+│   └── ParseError         one malformed record/line; carries file and line number
+├── ProtocolError          malformed JSON-RPC request (maps to a JSON-RPC error object)
+│   ├── MethodNotFound
+│   └── InvalidParams
+├── DaemonError
+│   ├── DaemonNotRunning   no daemon answers on the socket
+│   └── DaemonAlreadyRunning
+├── MemoryDisabled         the global switch is off
+├── NotFound               no such memory/session/item
+├── LLMError               extraction backend failures
+│   ├── LLMRetryable       429/529/5xx/connection: try again on a later run
+│   └── LLMConfigError     400/401/403: stop, tell the user
+├── SyncError              cloud backend failures
+│   ├── SyncRetryable      network errors, 5xx
+│   └── SyncPermanent      bad credentials, schema missing, row rejected
+└── ServiceError           installing/uninstalling the user service
 """
 
 from __future__ import annotations

@@ -40,14 +40,18 @@ class Settings:
     # memory tree
     memory_root: str = _s("memory.root", "Folder of the user-tier Markdown memory tree", "")
     memory_workspaces: list[str] = _s(
-        "memory.workspaces", "Workspaces whose .memd/memory/ folder is the project tier", factory=list
+        "memory.workspaces",
+        "Workspaces whose .memd/memory/ folder is the project tier",
+        factory=list,
     )
     memory_enabled_default: bool = _s(
         "memory.enabled_default", "Whether memory is on before `memd enable/disable` is used", True
     )
     # index
     index_path: str = _s("index.path", "SQLite index file (a rebuildable cache)", "")
-    index_debounce_ms: int = _s("index.debounce_ms", "Quiet time before a changed file is read", 120)
+    index_debounce_ms: int = _s(
+        "index.debounce_ms", "Quiet time before a changed file is read", 120
+    )
     index_reconcile_s: int = _s(
         "index.reconcile_s", "Seconds between full reconcile scans of the memory roots", 300
     )
@@ -63,7 +67,9 @@ class Settings:
     # context
     context_budget_tokens: int = _s("context.budget_tokens", "Default context budget", 2000)
     context_user_tokens: int = _s("context.user_tokens", "Budget share of the user tier", 600)
-    context_project_tokens: int = _s("context.project_tokens", "Budget share of the project tier", 800)
+    context_project_tokens: int = _s(
+        "context.project_tokens", "Budget share of the project tier", 800
+    )
     context_conversation_tokens: int = _s(
         "context.conversation_tokens", "Budget share of conversation memory", 600
     )
@@ -83,7 +89,9 @@ class Settings:
         "extract.api_key", "Anthropic API key (ANTHROPIC_API_KEY also works); empty = offline", ""
     )
     extract_base_url: str = _s("extract.base_url", "Anthropic API base URL override", "")
-    extract_model: str = _s("extract.model", "Model used for extraction and summaries", "claude-haiku-4-5")
+    extract_model: str = _s(
+        "extract.model", "Model used for extraction and summaries", "claude-haiku-4-5"
+    )
     extract_interval_min: int = _s("extract.interval_min", "Minutes between extraction runs", 30)
     extract_daily_tokens: int = _s("extract.daily_tokens", "LLM tokens allowed per day", 200_000)
     extract_run_tokens: int = _s("extract.run_tokens", "LLM tokens allowed per run", 40_000)
@@ -101,7 +109,9 @@ class Settings:
         "archive.max_loss", "A rewrite dropping more than this share of items is refused", 0.25
     )
     # load / battery
-    jobs_min_battery: int = _s("jobs.min_battery", "LLM jobs wait on battery below this percent", 30)
+    jobs_min_battery: int = _s(
+        "jobs.min_battery", "LLM jobs wait on battery below this percent", 30
+    )
     # sync
     sync_backend: str = _s("sync.backend", 'Cloud backend: "", "postgres" or "supabase"', "")
     sync_dsn: str = _s("sync.dsn", "Postgres connection string (postgres backend)", "")
@@ -110,7 +120,9 @@ class Settings:
     sync_table: str = _s("sync.table", "Cloud table name", "memd_files")
     sync_user_id: str = _s("sync.user_id", "Links devices: rows are shared per user when set", "")
     sync_namespace: str = _s("sync.namespace", '"device" or "user" (shared across devices)', "user")
-    sync_exclude: list[str] = _s("sync.exclude", "Glob patterns of memory paths never synced", factory=list)
+    sync_exclude: list[str] = _s(
+        "sync.exclude", "Glob patterns of memory paths never synced", factory=list
+    )
     sync_interval_s: int = _s("sync.interval_s", "Seconds between sync runs", 60)
     sync_backoff_cap_s: int = _s("sync.backoff_cap_s", "Longest wait between retries", 600)
     sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0)
@@ -131,7 +143,11 @@ class Settings:
 
     @property
     def socket_path(self) -> Path:
-        wanted = Path(self.server_socket).expanduser() if self.server_socket else self.paths.default_socket
+        wanted = (
+            Path(self.server_socket).expanduser()
+            if self.server_socket
+            else self.paths.default_socket
+        )
         return usable_socket_path(wanted)
 
     @property
@@ -175,12 +191,16 @@ SETTINGS: tuple[Setting, ...] = tuple(
     Setting(
         key,
         _HINTS[f.name],
-        f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[misc]
+        f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[misc,operator]
         f.metadata["help"],
     )
     for key, f in _BY_KEY.items()
 )
-_ENV_ALIASES = {"MEMD_SOCKET": "server.socket", "SUPABASE_URL": "sync.url", "SUPABASE_KEY": "sync.key"}
+_ENV_ALIASES = {
+    "MEMD_SOCKET": "server.socket",
+    "SUPABASE_URL": "sync.url",
+    "SUPABASE_KEY": "sync.key",
+}
 
 
 def _coerce(setting: Setting, value: Any, where: str) -> Any:
@@ -284,9 +304,13 @@ def load(
     kwargs = {_BY_KEY[k].name: v for k, v in values.items()}
     settings = Settings(paths=paths, source=str(cfg) if cfg.exists() else "", **kwargs)
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-        raise ConfigError(f"log.level must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}")
+        raise ConfigError(
+            f"log.level must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}"
+        )
     if settings.sync_namespace not in {"device", "user"}:
-        raise ConfigError(f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}")
+        raise ConfigError(
+            f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}"
+        )
     return settings
 
 
@@ -295,6 +319,10 @@ def describe() -> list[dict[str, Any]]:
     out = []
     for s in SETTINGS:
         t = s.type
-        tname = t.__name__ if isinstance(t, type) and not isinstance(t, types.GenericAlias) else str(t)
-        out.append({"key": s.key, "type": tname, "default": s.default, "env": s.env, "help": s.help})
+        tname = (
+            t.__name__ if isinstance(t, type) and not isinstance(t, types.GenericAlias) else str(t)
+        )
+        out.append(
+            {"key": s.key, "type": tname, "default": s.default, "env": s.env, "help": s.help}
+        )
     return out

@@ -1,0 +1,437 @@
+"""Composition root: settings → store, indexer, watcher, operations, server; the daemon's life.
+
+`Engine` is everything memd does minus the process, so the daemon and the CLI's no-daemon
+fallback answer the same way. `Daemon` adds the process: lock, watcher, socket, signals,
+readiness, periodic reconcile and an ordered shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import socket
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd import __version__
+from memd import settings as settings_mod
+from memd.errors import DaemonAlreadyRunning, InvalidParams, MemdError, MethodNotFound
+from memd.ingest.indexer import Indexer, IndexReport, Root
+from memd.markdown.tree import create_tree, is_memory_file
+from memd.ops.memory import PROJECT_DIR, MemoryOps, resolve_project
+from memd.retrieval.context import ContextRequest, ConversationProvider, build_context
+from memd.server import Server, bind_unix_socket
+from memd.settings import Settings
+from memd.sources.watcher import Watcher
+from memd.store import Store
+from memd.store import documents as docs
+from memd.store.search import search_sections
+
+log = logging.getLogger("memd")
+CACHE_TABLES = ("files", "sections", "items", "problems")
+Handler = Callable[[dict[str, Any]], Any]
+
+
+def _str(params: dict[str, Any], name: str, default: str = "") -> str:
+    v = params.get(name, default)
+    if v is None:
+        return default
+    if not isinstance(v, str):
+        raise InvalidParams(f"param {name!r} must be a string")
+    return v
+
+
+def _int(params: dict[str, Any], name: str, default: int, lo: int = 0, hi: int = 1_000_000) -> int:
+    v = params.get(name, default)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise InvalidParams(f"param {name!r} must be an integer between {lo} and {hi}")
+    return v
+
+
+def _bool(params: dict[str, Any], name: str, default: bool = False) -> bool:
+    v = params.get(name, default)
+    if not isinstance(v, bool):
+        raise InvalidParams(f"param {name!r} must be true or false")
+    return v
+
+
+def user_roots(settings: Settings) -> list[Root]:
+    roots = [Root(settings.memory_dir)]
+    for ws in settings.memory_workspaces:
+        p = resolve_project(str(Path(ws).expanduser()))
+        if p.memory_dir is not None:
+            roots.append(Root(p.memory_dir, p.slug))
+    return roots
+
+
+class Engine:
+    """Store + indexer + memory operations + retrieval behind a table of socket methods."""
+
+    def __init__(self, settings: Settings, store: Store, *, started_at: float | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.started_at = started_at or time.time()
+        self.indexer = Indexer(
+            store, user_roots(settings), max_file_bytes=int(settings.index_max_file_mb * (1 << 20))
+        )
+        self.ops = MemoryOps(
+            store,
+            self.indexer,
+            settings.memory_dir,
+            enabled_default=settings.memory_enabled_default,
+            on_new_root=self._root_added,
+        )
+        self.providers: list[ConversationProvider] = []
+        self.status_parts: list[Callable[[], dict[str, Any]]] = []
+        self.root_listeners: list[Callable[[Root], None]] = []
+        self.watcher: Watcher | None = None
+        self.daemon_pid: int | None = None
+        self.handlers: dict[str, Handler] = {
+            "context": self.context,
+            "search": self.search,
+            "remember": self.remember,
+            "forget": self.forget,
+            "memories": self.memories,
+            "status": self.status,
+            "reindex": self.reindex,
+            "set_enabled": self.set_enabled,
+        }
+
+    def _root_added(self, root: Root) -> None:
+        for fn in self.root_listeners:
+            fn(root)
+
+    def handle(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Call a method the way the socket server does (the CLI's no-daemon path)."""
+        fn = self.handlers.get(method)
+        if fn is None:
+            raise MethodNotFound(f"method not found: {method}")
+        return fn(params or {})
+
+    # -- methods ---------------------------------------------------------------------------
+    def context(self, params: dict[str, Any]) -> dict[str, Any]:
+        s = self.settings
+        budget = _int(params, "budget_tokens", s.context_budget_tokens, 0, 200_000)
+        if not self.ops.enabled():
+            return {"enabled": False, "text": "", "tokens": 0, "budget": budget, "sections": [], "dropped": []}
+        project = _str(params, "project")
+        slug = self.ops.project(project).slug if project else ""
+        req = ContextRequest(
+            query=_str(params, "query"),
+            budget_tokens=budget,
+            agent_id=_str(params, "agent_id"),
+            project=slug,
+            session_id=_str(params, "session_id"),
+            shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
+        )
+        out = build_context(self.store.read(), req, self.providers)
+        out["project"] = slug
+        return out
+
+    def search(self, params: dict[str, Any]) -> dict[str, Any]:
+        query = _str(params, "query")
+        if not query.strip():
+            raise InvalidParams("param 'query' is required")
+        limit = _int(params, "limit", 10, 1, 1000)
+        hits = search_sections(self.store.read(), query, limit=limit)
+        return {"query": query, "hits": [h.to_dict() for h in hits]}
+
+    def remember(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.ops.remember(
+            _str(params, "text"),
+            scope=_str(params, "scope", "user"),
+            project=_str(params, "project"),
+            agent_id=_str(params, "agent_id"),
+            type_=_str(params, "type"),
+        )
+
+    def forget(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.ops.forget(
+            id=_str(params, "id"), query=_str(params, "query"), confirm=_bool(params, "confirm")
+        )
+
+    def memories(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self.ops.memories(_str(params, "scope"), include_superseded=_bool(params, "all"))
+
+    def set_enabled(self, params: dict[str, Any]) -> dict[str, Any]:
+        if "enabled" not in params:
+            raise InvalidParams("param 'enabled' (true/false) is required")
+        return {"enabled": self.ops.set_enabled(_bool(params, "enabled"))}
+
+    def reindex(self, params: dict[str, Any]) -> dict[str, Any]:
+        full = _bool(params, "full")
+        report = self.rebuild() if full else self.indexer.reconcile()
+        return {"full": full, **_report_dict(report)}
+
+    def status(self, params: dict[str, Any]) -> dict[str, Any]:
+        conn = self.store.read()
+        counts = docs.counts(conn)
+        now = time.time()
+        w = self.watcher
+        last_event = w.last_event_at if w else 0.0
+        last_indexed = self.indexer.last_indexed_at
+        out: dict[str, Any] = {
+            "version": __version__,
+            "daemon": {"running": self.daemon_pid is not None, "pid": self.daemon_pid},
+            "enabled": self.ops.enabled(),
+            "memory_root": str(self.settings.memory_dir),
+            "roots": [{"path": str(r.path), "project": r.project_slug} for r in self.indexer.roots],
+            "index": {
+                "path": str(self.store.path),
+                **counts,
+                "last_change_at": last_event or None,
+                "last_indexed_at": last_indexed or None,
+                # Freshness: a change seen by the watcher but not yet applied shows as lag.
+                "lag_s": round(max(0.0, last_event - last_indexed), 3) if last_event > last_indexed else 0.0,
+                "pending_writes": self.store.writer.pending() if self.store.writer else 0,
+            },
+            "watcher": {"mode": w.mode if w else "not running"},
+            "problems": docs.problems(conn),
+            "socket": str(self.settings.socket_path),
+        }
+        if self.daemon_pid is not None:
+            out["daemon"].update(_process_stats(self.started_at, now))
+        for part in self.status_parts:
+            out.update(part())
+        return out
+
+    # -- maintenance -----------------------------------------------------------------------
+    def rebuild(self) -> IndexReport:
+        """`reindex --full`: build a fresh index in a new file and swap it in atomically."""
+        final = self.store.path
+        tmp = final.with_name(final.name + ".rebuild")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        fresh = Store.open(tmp)
+        try:
+            report = Indexer(fresh, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes).reconcile()
+        finally:
+            fresh.close()
+
+        def copy_state(conn: sqlite3.Connection) -> None:
+            # Everything that is not a rebuildable cache (switch state, log offsets, outbox, jobs,
+            # conversations) is carried over into the new file inside the writer's queue slot.
+            conn.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                tables = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                        " AND name != '_memd_migrations' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+                    )
+                ]
+                shadow = {
+                    r[0]
+                    for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+                    if any(r[0].startswith(v + "_") for v in _virtual_tables(conn))
+                }
+                for t in tables:
+                    if t in CACHE_TABLES or t in shadow:
+                        continue
+                    conn.execute(f'DELETE FROM fresh."{t}"')
+                    conn.execute(f'INSERT INTO fresh."{t}" SELECT * FROM main."{t}"')
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                conn.execute("DETACH DATABASE fresh")
+
+        self.store.w.swap_to(tmp, copy_state).result(300)
+        # Changes made while the new index was being built are caught by one more pass.
+        report.merge(self.indexer.reconcile())
+        return report
+
+
+def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        )
+    ]
+
+
+def _report_dict(r: IndexReport) -> dict[str, Any]:
+    return {
+        "indexed": r.indexed,
+        "unchanged": r.unchanged,
+        "deleted": r.deleted,
+        "problems": r.problems,
+        "bytes": r.bytes,
+        "seconds": round(r.seconds, 4),
+    }
+
+
+def _process_stats(started_at: float, now: float) -> dict[str, Any]:
+    import psutil
+
+    p = psutil.Process()
+    with p.oneshot():
+        cpu = p.cpu_times()
+        return {
+            "uptime_s": round(now - started_at, 1),
+            "rss_mb": round(p.memory_info().rss / (1 << 20), 1),
+            "cpu_s": round(cpu.user + cpu.system, 2),
+            "cpu_percent": p.cpu_percent(None),
+            "threads": p.num_threads(),
+        }
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+class InstanceLock:
+    """An flock on the data folder: one daemon per MEMD_HOME, whatever socket it uses."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            pid = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DaemonAlreadyRunning(
+                f"memd is already running (pid {pid}) for {self.path.parent}",
+                hint="stop it first, or point MEMD_HOME elsewhere",
+            ) from exc
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class Daemon:
+    """The long-running process behind `memd serve`."""
+
+    def __init__(self, settings: Settings, *, config_file: Path | None = None) -> None:
+        self.settings = settings
+        self.config_file = config_file
+        self.stop_event: asyncio.Event | None = None
+        self.engine: Engine | None = None
+        self._bound_path: Path | None = None
+
+    def run(self) -> int:
+        return asyncio.run(self._main())
+
+    async def _main(self) -> int:
+        s = self.settings
+        lock = InstanceLock(s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock"))
+        lock.acquire()
+        server: Server | None = None
+        watcher: Watcher | None = None
+        store: Store | None = None
+        self.stop_event = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            created = create_tree(s.memory_dir)
+            if created:
+                log.info("created the memory tree in %s", s.memory_dir)
+            store = Store.open(s.db_path)
+            engine = Engine(s, store)
+            engine.daemon_pid = os.getpid()
+            self.engine = engine
+            rep = await asyncio.to_thread(engine.indexer.reconcile)
+            log.info(
+                "index ready: %d indexed, %d unchanged, %d deleted, %d problems in %.2fs",
+                rep.indexed, rep.unchanged, rep.deleted, rep.problems, rep.seconds,
+            )  # fmt: skip
+            watcher = Watcher(
+                engine.indexer.index_paths,
+                accept=_accept_markdown,
+                debounce_s=s.index_debounce_ms / 1000,
+                name="memory-watcher",
+            )
+            for r in engine.indexer.roots:
+                watcher.watch(r.path)
+            watcher.start()
+            engine.watcher = watcher
+            engine.root_listeners.append(lambda r: watcher.watch(r.path) if watcher else None)
+            server = Server(
+                engine.handlers,
+                max_request_bytes=s.server_max_request_kb * 1024,
+                read_timeout=s.server_read_timeout_s,
+            )
+            sock = self._listen_socket()
+            await server.start(sock)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stop_event.set)
+            loop.add_signal_handler(signal.SIGHUP, self._reload)
+            reconcile_task = asyncio.create_task(self._reconcile_loop(engine))
+            log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
+            await self.stop_event.wait()
+            log.info("stopping")
+            reconcile_task.cancel()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                with contextlib.suppress(Exception):
+                    loop.remove_signal_handler(sig)
+            if server is not None:
+                await server.stop(grace=5.0)
+            if watcher is not None:
+                await asyncio.to_thread(watcher.stop)
+            if store is not None:
+                store.close()
+            if self._bound_path is not None:
+                self._bound_path.unlink(missing_ok=True)
+            lock.release()
+        log.info("stopped cleanly")
+        return 0
+
+    def _listen_socket(self) -> socket.socket:
+        path = self.settings.socket_path
+        sock = bind_unix_socket(path)
+        self._bound_path = path
+        return sock
+
+    def _reload(self) -> None:
+        try:
+            new = settings_mod.load(self.config_file)
+        except MemdError as exc:
+            log.error("SIGHUP: settings not reloaded: %s", exc)
+            return
+        changed = self.settings.changed(new)
+        restart = [k for k in changed if k in settings_mod.RESTART_REQUIRED]
+        log.info("SIGHUP: reloaded settings; changed: %s", ", ".join(changed) or "nothing")
+        if restart:
+            log.warning("SIGHUP: %s only take effect after a restart", ", ".join(restart))
+        self.settings = new
+        if self.engine is not None:
+            self.engine.settings = new
+
+    async def _reconcile_loop(self, engine: Engine) -> None:
+        while True:
+            await asyncio.sleep(max(5, self.settings.index_reconcile_s))
+            try:
+                rep = await asyncio.to_thread(engine.indexer.reconcile)
+                if rep.indexed or rep.deleted:
+                    log.info("reconcile: %d indexed, %d deleted", rep.indexed, rep.deleted)
+            except MemdError as exc:
+                log.error("reconcile failed: %s", exc)
+
+
+def _accept_markdown(path: str) -> bool:
+    name = os.path.basename(path)
+    return is_memory_file(name) or PROJECT_DIR.name in path

@@ -1,0 +1,308 @@
+"""The `memd` command: a thin shell over the library and the socket client.
+
+Each command parses its arguments, calls one client or library function, renders the result
+(plain text, or `--json`), and turns memd errors into a message with a hint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd import __version__
+from memd.errors import DaemonNotRunning, MemdError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from memd import settings
+
+    overrides = {"log.level": args.log_level} if getattr(args, "log_level", None) else None
+    return settings.load(Path(args.config) if args.config else None, overrides=overrides)
+
+
+def _out(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text() if callable(text) else text)
+
+
+def call(args: argparse.Namespace, method: str, params: dict[str, Any], *, write: bool = False) -> Any:
+    """Ask the daemon; without one, answer from the index directly (and say so on stderr)."""
+    from memd import client
+
+    s = _settings(args)
+    try:
+        return client.call(s.socket_path, method, params, timeout=args.timeout)
+    except DaemonNotRunning:
+        pass
+    from memd.app import Engine
+    from memd.store import Store
+
+    if write:
+        print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
+        store = Store.open(s.db_path)
+    else:
+        print(f"memd: no daemon on {s.socket_path}; reading the index directly", file=sys.stderr)
+        store = Store.open_readonly(s.db_path)
+    try:
+        return Engine(s, store).handle(method, params)
+    finally:
+        store.close()
+
+
+# -- commands ------------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memd.app import Daemon, setup_logging
+
+    s = _settings(args)
+    setup_logging(s.log_level)
+    return Daemon(s, config_file=Path(args.config) if args.config else None).run()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    st = call(args, "status", {})
+
+    def text() -> str:
+        d, ix = st["daemon"], st["index"]
+        lines = [f"memd {st['version']}  memory {'on' if st['enabled'] else 'OFF'}"]
+        if d.get("running"):
+            lines.append(
+                f"daemon: pid {d['pid']}, up {d.get('uptime_s', 0):.0f}s, RSS {d.get('rss_mb', 0)} MB,"
+                f" CPU {d.get('cpu_s', 0)}s, socket {st['socket']}"
+            )
+        else:
+            lines.append("daemon: not running")
+        lines.append(
+            f"index: {ix['files']} files, {ix['sections']} sections, {ix['items']} items"
+            f" ({ix['path']}); lag {ix.get('lag_s', 0)}s; watcher {st['watcher']['mode']}"
+        )
+        lines.append(f"memory root: {st['memory_root']}")
+        for extra in ("logs", "jobs", "sync"):
+            if extra in st:
+                lines.append(f"{extra}: {json.dumps(st[extra], ensure_ascii=False, default=str)}")
+        if st["problems"]:
+            lines.append(f"problem files ({len(st['problems'])}):")
+            lines += [f"  {p['path']}: {p['reason']}" for p in st["problems"]]
+        return "\n".join(lines)
+
+    _out(args, st, text)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    res = call(args, "search", {"query": args.query, "limit": args.limit})
+
+    def text() -> str:
+        if not res["hits"]:
+            return "no matches"
+        out = []
+        for h in res["hits"]:
+            where = f"{h['path']}:{h['start_line']}-{h['end_line']}"
+            if h.get("kind") == "turn":
+                where = f"{h.get('session_title') or h['session_id']} ({h['path']}#{h['turn_id']})"
+            out.append(f"{h['score']:7.3f}  {where}  § {h['heading']}\n         {h['snippet']}")
+        return "\n".join(out)
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": args.query or "", "budget_tokens": args.budget}
+    for k in ("agent_id", "project", "session_id"):
+        if getattr(args, k):
+            params[k] = getattr(args, k)
+    res = call(args, "context", params)
+
+    def text() -> str:
+        if not res.get("enabled", True):
+            return "(memory is disabled)"
+        tail = f"\n\n[{res['tokens']}/{res['budget']} tokens, {len(res['sections'])} sections"
+        tail += f", {len(res['dropped'])} dropped]" if res["dropped"] else "]"
+        return (res["text"] or "(no memory to inject)") + tail
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    scope = "project" if args.project_flag else ("agent" if args.agent_id else "user")
+    params: dict[str, Any] = {"text": " ".join(args.text), "scope": scope}
+    if scope == "project":
+        params["project"] = args.project or os.getcwd()
+    if args.agent_id:
+        params["agent_id"] = args.agent_id
+    if args.type:
+        params["type"] = args.type
+    res = call(args, "remember", params, write=True)
+    _out(args, res, f"remembered {res['id']} in {res['path']}:{res['line']}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    target = " ".join(args.what)
+    by_id = target.startswith(("m_", "h_")) and " " not in target
+    if by_id:
+        res = call(args, "forget", {"id": target}, write=True)
+    else:
+        res = call(args, "forget", {"query": target}, write=True)
+        cands = res["candidates"]
+        if not cands:
+            _out(args, res, f"nothing matches {target!r}")
+            return 1
+        if not args.yes:
+            for c in cands:
+                print(f"  {c['id']}  {c['text']}  ({c['path']}:{c['line']})", file=sys.stderr)
+            if not sys.stdin.isatty():
+                print("memd: add --yes to remove these (no terminal to confirm on)", file=sys.stderr)
+                return 1
+            answer = input(f"Forget {len(cands)} item(s)? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing removed", file=sys.stderr)
+                return 1
+        res = call(args, "forget", {"query": target, "confirm": True}, write=True)
+    _out(args, res, "\n".join(f"forgot {r['id']}: {r['text']}" for r in res["removed"]) or "nothing removed")
+    return 0
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"scope": args.scope or "", "all": args.all}
+    res = call(args, "memories", params)
+
+    def text() -> str:
+        if not res["items"]:
+            return "no memories yet"
+        out, cur = [], ""
+        for it in res["items"]:
+            if it["rel"] != cur:
+                cur = it["rel"]
+                out.append(f"{it['scope']}: {it['path']}")
+            mark = " (superseded)" if it["meta"].get("superseded") else ""
+            out.append(f"  {it['id']}  {it['text']}{mark}")
+        return "\n".join(out)
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_switch(args: argparse.Namespace) -> int:
+    on = args.command == "enable"
+    res = call(args, "set_enabled", {"enabled": on}, write=True)
+    _out(args, res, f"memory is {'on' if res['enabled'] else 'off'}")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    res = call(args, "reindex", {"full": args.full}, write=True)
+    _out(
+        args,
+        res,
+        f"{'rebuilt' if res['full'] else 'reconciled'}: {res['indexed']} indexed, {res['unchanged']} unchanged,"
+        f" {res['deleted']} deleted, {res['problems']} problems in {res['seconds']}s",
+    )
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from memd import settings
+
+    rows = settings.describe()
+    s = _settings(args)
+    for r in rows:
+        r["value"] = s.value(r["key"])
+        if "key" in r["key"] and r["value"]:
+            r["value"] = "(set)"
+    _out(
+        args,
+        {"file": str(s.paths.config_file), "settings": rows},
+        lambda: f"# {s.paths.config_file}\n"
+        + "\n".join(f"{r['key']} = {r['value']!r}  # {r['help']} (env {r['env']})" for r in rows),
+    )
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memd.integrations.demo import run_demo
+
+    return run_demo(home=Path(args.home) if args.home else None, serve=args.serve)
+
+
+# -- parser --------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="settings file (default: the platform config dir)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument("--timeout", type=float, default=30.0, help="socket timeout in seconds")
+    common.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    p = argparse.ArgumentParser(prog="memd", description="A local memory daemon for AI assistants.")
+    p.add_argument("--version", action="version", version=f"memd {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, fn: Command, help: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, parents=[common], help=help, description=help)
+        sp.set_defaults(func=fn)
+        return sp
+
+    add("serve", cmd_serve, "run the daemon in the foreground")
+    add("status", cmd_status, "daemon, index, watcher and problem files")
+    sp = add("search", cmd_search, "full-text search over memory")
+    sp.add_argument("query")
+    sp.add_argument("--limit", type=int, default=10)
+    sp = add("context", cmd_context, "the memory block an assistant should get now")
+    sp.add_argument("query", nargs="?", default="")
+    sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    sp.add_argument("--project", help="workspace path or project slug")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--session", dest="session_id")
+    sp = add("remember", cmd_remember, "save a memory (user scope unless --project/--agent)")
+    sp.add_argument("text", nargs="+")
+    sp.add_argument("--project", dest="project_flag", action="store_true", help="this workspace's memory")
+    sp.add_argument("--project-path", dest="project", help="workspace (default: current folder)")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--type", help="personal, preference, skill, project, task, decision, knowledge")
+    sp = add("forget", cmd_forget, "remove memories by id or matching text")
+    sp.add_argument("what", nargs="+")
+    sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    sp = add("memories", cmd_memories, "list the memories in effect")
+    sp.add_argument("--scope", choices=["user", "project", "agent"])
+    sp.add_argument("--all", action="store_true", help="include superseded items")
+    add("enable", cmd_switch, "turn memory on")
+    add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
+    sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")
+    sp.add_argument("--full", action="store_true", help="rebuild into a new database and swap it in")
+    add("config", cmd_config, "every setting with its value, env override and help")
+    sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
+    sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
+    sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except MemdError as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

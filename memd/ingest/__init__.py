@@ -1,0 +1,1 @@
+"""Ingest: turn changed files and log records into store writes."""

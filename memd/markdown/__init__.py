@@ -1,0 +1,1 @@
+"""Markdown memory files: parsing (pure), the tree layout and templates, and item edits."""

@@ -1,0 +1,134 @@
+"""Edits of memory files memd makes itself: append an item, remove items, change item metadata.
+
+Every write is atomic (temp file + rename) so an editor or the watcher never sees half a file,
+and memd only ever touches the lines it is asked to: the rest of a hand-edited file is kept
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.markdown.parse import _HEADING, SPLIT_LEVEL, format_meta, split_item
+
+
+@dataclass(frozen=True, slots=True)
+class EditedItem:
+    """An item line memd wrote or removed."""
+
+    path: str
+    line: int
+    text: str
+    meta: dict[str, str]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically, creating parent folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.memd-tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    return path.read_text(encoding="utf-8").split("\n")
+
+
+def append_item(
+    path: Path, section: str, text: str, meta: dict[str, str], *, title: str = ""
+) -> EditedItem:
+    """Append `- text <!-- memd … -->` at the end of `## section` (created when missing)."""
+    text = " ".join(text.split())
+    lines = read_lines(path)
+    if not lines or lines == [""]:
+        lines = [f"# {title or path.stem.replace('-', ' ').title()}", ""]
+    start = _find_section(lines, section)
+    if start is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        lines += ["", f"## {section}", ""]
+        start = len(lines) - 2
+    end = _section_end(lines, start)
+    # Insert after the last non-blank line of the section so items stay together.
+    insert_at = end
+    while insert_at > start + 1 and lines[insert_at - 1].strip() == "":
+        insert_at -= 1
+    line = f"- {text} {format_meta(meta)}" if meta else f"- {text}"
+    lines.insert(insert_at, line)
+    # Keep a blank line between the new item and a following heading.
+    if insert_at + 1 < len(lines) and lines[insert_at + 1].startswith("#"):
+        lines.insert(insert_at + 1, "")
+    if lines[-1] != "":
+        lines.append("")
+    write_atomic(path, "\n".join(lines))
+    return EditedItem(str(path), insert_at + 1, text, meta)
+
+
+def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
+    """Remove every list item for which `match(text, meta)` is true; return what was removed."""
+    lines = read_lines(path)
+    kept: list[str] = []
+    removed: list[EditedItem] = []
+    for i, line in enumerate(lines):
+        it = split_item(line)
+        if it is not None and match(it[0], it[1]):
+            removed.append(EditedItem(str(path), i + 1, it[0], it[1]))
+            continue
+        kept.append(line)
+    if removed:
+        write_atomic(path, "\n".join(kept))
+    return removed
+
+
+def update_items(
+    path: Path,
+    match: Callable[[str, dict[str, str]], bool],
+    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
+) -> list[EditedItem]:
+    """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
+    lines = read_lines(path)
+    changed: list[EditedItem] = []
+    for i, line in enumerate(lines):
+        it = split_item(line)
+        if it is None or not match(it[0], it[1]):
+            continue
+        text, meta = change(it[0], dict(it[1]))
+        indent = re.match(r"^[ \t]*", line)
+        prefix = indent.group(0) if indent else ""
+        lines[i] = f"{prefix}- {text} {format_meta(meta)}" if meta else f"{prefix}- {text}"
+        changed.append(EditedItem(str(path), i + 1, text, meta))
+    if changed:
+        write_atomic(path, "\n".join(lines))
+    return changed
+
+
+def _find_section(lines: list[str], section: str) -> int | None:
+    want = section.strip().lower()
+    in_fence = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m and len(m.group(1)) == 2 and m.group(2).strip().lower() == want:
+            return i
+    return None
+
+
+def _section_end(lines: list[str], start: int) -> int:
+    in_fence = False
+    for i in range(start + 1, len(lines)):
+        if lines[i].lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(lines[i])
+        if m and len(m.group(1)) <= SPLIT_LEVEL:
+            return i
+    return len(lines)

@@ -1,0 +1,1 @@
+"""Operations on memory that both the socket and the CLI offer (remember, forget, list, switch)."""

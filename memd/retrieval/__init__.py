@@ -1,0 +1,1 @@
+"""Retrieval: search and token-budgeted context assembly (reads only)."""

@@ -1,0 +1,58 @@
+"""SQLite connections: PRAGMAs, read-only readers, the functions the schema's triggers call."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from memd.errors import StoreError
+from memd.text import index_text
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _register(conn: sqlite3.Connection) -> None:
+    conn.create_function("memd_index_text", 1, lambda s: index_text(s or ""), deterministic=True)
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the index. Writers get WAL mode; readers are opened ``mode=ro`` and cannot write."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(f"{path}: cannot switch the index to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -16000")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"cannot open the index {path}: {exc}",
+            hint="the index is a cache: `memd reindex --full` rebuilds it from your files",
+        ) from exc
+    conn.row_factory = sqlite3.Row
+    _register(conn)
+    return conn
+
+
+def check_fts5() -> None:
+    """Fail clearly when this Python's SQLite lacks FTS5."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5: {exc}",
+            hint="install a Python built with a current SQLite (python.org, Homebrew, distro)",
+        ) from exc
+    finally:
+        conn.close()

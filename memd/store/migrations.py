@@ -1,0 +1,138 @@
+"""The schema as an append-only list of small named migrations. Never edit a released one.
+
+The index part (files, sections, FTS) is a cache that `memd reindex --full` rebuilds; the
+operational part (log offsets, outbox, job state, settings state) lives only here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+def run_script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run several statements inside the caller's transaction.
+
+    `executescript` would COMMIT first, which breaks "a migration and its record share one
+    transaction", so statements are split with `sqlite3.complete_statement` (trigger bodies too).
+    """
+    buf = ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                conn.execute(buf)
+            buf = ""
+    if buf.strip():
+        conn.execute(buf)
+
+
+@migration
+def m001_memory_index(conn: sqlite3.Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            root TEXT NOT NULL,
+            rel TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            owner TEXT NOT NULL DEFAULT '',
+            stem TEXT NOT NULL DEFAULT '',
+            title TEXT NOT NULL DEFAULT '',
+            front_matter TEXT NOT NULL DEFAULT '{}',
+            pinned INTEGER NOT NULL DEFAULT 0,
+            expires TEXT,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            sha256 TEXT NOT NULL DEFAULT '',
+            indexed_at REAL NOT NULL DEFAULT 0
+        );
+        CREATE INDEX files_root ON files(root);
+        CREATE INDEX files_kind ON files(kind, owner);
+        CREATE INDEX files_stem ON files(stem, kind);
+        CREATE TABLE sections (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            level INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            tokens INTEGER NOT NULL
+        );
+        CREATE INDEX sections_file ON sections(file_id, ordinal);
+        CREATE VIRTUAL TABLE sections_fts USING fts5(
+            heading, body, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER sections_ai AFTER INSERT ON sections BEGIN
+            INSERT INTO sections_fts(rowid, heading, body)
+            VALUES (new.id, memd_index_text(new.heading), memd_index_text(new.text));
+        END;
+        CREATE TRIGGER sections_ad AFTER DELETE ON sections BEGIN
+            DELETE FROM sections_fts WHERE rowid = old.id;
+        END;
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            section_id INTEGER NOT NULL REFERENCES sections(id) ON DELETE CASCADE,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            item_id TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX items_item_id ON items(item_id);
+        CREATE INDEX items_file ON items(file_id);
+        CREATE TABLE problems (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            seen_at REAL NOT NULL
+        );
+        CREATE TABLE state (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; each one and its record share a transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _memd_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM _memd_migrations")}
+    known = {m.__name__ for m in MIGRATIONS}
+    unknown = done - known
+    if unknown:
+        from memd.errors import StoreError
+
+        raise StoreError(
+            f"the index was written by a newer memd (migrations {sorted(unknown)})",
+            hint="upgrade memd, or `memd reindex --full` to rebuild the index",
+        )
+    applied = []
+    for m in MIGRATIONS:
+        if m.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            m(conn)
+            conn.execute(
+                "INSERT INTO _memd_migrations(name, applied_at) VALUES (?, ?)",
+                (m.__name__, time.time()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(m.__name__)
+    return applied

@@ -1,0 +1,69 @@
+"""Full-text search over sections (FTS5 bm25). `search_sql` returns the SQL, `search` runs it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from memd.models import Hit
+from memd.text import fts_query, snippet, terms
+
+# Heading matches weigh twice as much as body matches.
+BM25_WEIGHTS = (2.0, 1.0)
+
+
+def search_sql(
+    kinds: Sequence[str] = (), owner: bool = False, exclude_kinds: Sequence[str] = ()
+) -> str:
+    """The SQL behind `search_sections` (printable, testable)."""
+    where = ["sections_fts MATCH :q"]
+    if kinds:
+        where.append(f"f.kind IN ({','.join(repr(k) for k in kinds)})")
+    if exclude_kinds:
+        where.append(f"f.kind NOT IN ({','.join(repr(k) for k in exclude_kinds)})")
+    if owner:
+        where.append("f.owner = :owner")
+    return (
+        "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.title, s.heading, s.start_line,"
+        " s.end_line, s.text, s.tokens,"
+        f" bm25(sections_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank"
+        " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
+        " JOIN files f ON f.id = s.file_id"
+        f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT :limit"
+    )
+
+
+def search_sections(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    mode: str = "or",
+) -> list[Hit]:
+    """Sections matching `query`, best first. Free text is turned into a safe FTS5 expression."""
+    q = fts_query(query, mode=mode)
+    if not q:
+        return []
+    params: dict[str, object] = {"q": q, "limit": limit}
+    if owner is not None:
+        params["owner"] = owner
+    rows = conn.execute(search_sql(kinds, owner is not None, exclude_kinds), params).fetchall()
+    qt = terms(query)
+    return [
+        Hit(
+            kind="section",
+            path=r["path"],
+            heading=r["heading"],
+            start_line=r["start_line"],
+            end_line=r["end_line"],
+            score=round(-float(r["rank"]), 4),
+            snippet=snippet(r["text"] or r["heading"], qt),
+            text=r["text"],
+            file_kind=r["kind"],
+            archived=r["kind"] == "archive",
+        )
+        for r in rows
+    ]
