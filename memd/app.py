@@ -28,6 +28,7 @@ from memd.markdown.tree import create_tree, is_memory_file
 from memd.ops.memory import PROJECT_DIR, MemoryOps, resolve_project
 from memd.retrieval.context import ContextRequest, ConversationProvider, build_context
 from memd.server import Server, bind_unix_socket
+from memd.service import activation, sdnotify
 from memd.settings import Settings
 from memd.sources.watcher import Watcher
 from memd.store import Store
@@ -379,11 +380,18 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop_event.set)
             loop.add_signal_handler(signal.SIGHUP, self._reload)
-            reconcile_task = asyncio.create_task(self._reconcile_loop(engine))
+            tasks = [asyncio.create_task(self._reconcile_loop(engine))]
+            interval = sdnotify.watchdog_interval()
+            if interval:
+                tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
             log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
+            ix = engine.status({})["index"]
+            sdnotify.ready(f"serving; {ix['files']} files, {ix['sections']} sections indexed")
             await self.stop_event.wait()
             log.info("stopping")
-            reconcile_task.cancel()
+            sdnotify.stopping()
+            for t in tasks:
+                t.cancel()
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 with contextlib.suppress(Exception):
@@ -401,16 +409,24 @@ class Daemon:
         return 0
 
     def _listen_socket(self) -> socket.socket:
+        inherited = activation.inherited_unix_listener()
+        if inherited is not None:
+            # systemd owns the socket file: never unlink or rebind it.
+            inherited.setblocking(False)
+            log.info("using the socket passed by the service manager")
+            return inherited
         path = self.settings.socket_path
         sock = bind_unix_socket(path)
         self._bound_path = path
         return sock
 
     def _reload(self) -> None:
+        sdnotify.reloading()
         try:
             new = settings_mod.load(self.config_file)
         except MemdError as exc:
             log.error("SIGHUP: settings not reloaded: %s", exc)
+            sdnotify.ready("settings reload failed; still serving")
             return
         changed = self.settings.changed(new)
         restart = [k for k in changed if k in settings_mod.RESTART_REQUIRED]
@@ -420,6 +436,12 @@ class Daemon:
         self.settings = new
         if self.engine is not None:
             self.engine.settings = new
+        sdnotify.ready("settings reloaded")
+
+    async def _watchdog_loop(self, interval: float) -> None:
+        while True:
+            sdnotify.watchdog_ping()
+            await asyncio.sleep(interval)
 
     async def _reconcile_loop(self, engine: Engine) -> None:
         while True:

@@ -21,7 +21,7 @@ _CJK_RANGES = (
 )
 _CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
-_WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 
 STOPWORDS = frozenset(
     """
@@ -63,7 +63,9 @@ def fts_term(term: str) -> str:
     """One term as an FTS5 expression: a quoted token, or the phrase of a CJK run's bigrams."""
     if _CJK_RUN.fullmatch(term):
         return '"' + " ".join(cjk_bigrams(term)) + '"'
-    return '"' + term.replace('"', '""') + '"'
+    # Hyphenated compounds ("sqlite-with-wal") are searched as the phrase of their parts.
+    parts = [p for p in re.split(r"[-'’]", term) if p] if "-" in term else [term]
+    return '"' + " ".join(p.replace('"', '""') for p in parts) + '"'
 
 
 def fts_query(query: str, *, mode: str = "or") -> str:

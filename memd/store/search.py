@@ -41,16 +41,29 @@ def search_sections(
     kinds: Sequence[str] = (),
     exclude_kinds: Sequence[str] = (),
     owner: str | None = None,
-    mode: str = "or",
+    mode: str = "auto",
 ) -> list[Hit]:
-    """Sections matching `query`, best first. Free text is turned into a safe FTS5 expression."""
-    q = fts_query(query, mode=mode)
-    if not q:
-        return []
-    params: dict[str, object] = {"q": q, "limit": limit}
-    if owner is not None:
-        params["owner"] = owner
-    rows = conn.execute(search_sql(kinds, owner is not None, exclude_kinds), params).fetchall()
+    """Sections matching `query`, best first. Free text is turned into a safe FTS5 expression.
+
+    ``mode="auto"`` returns sections containing every term first, then fills up to `limit` with
+    sections matching some of the terms; ``"and"`` / ``"or"`` use one of the two alone.
+    """
+    sql = search_sql(kinds, owner is not None, exclude_kinds)
+    rows: list[sqlite3.Row] = []
+    seen: set[int] = set()
+    for m in ("and", "or") if mode == "auto" else (mode,):
+        q = fts_query(query, mode=m)
+        if not q or len(rows) >= limit:
+            break
+        params: dict[str, object] = {"q": q, "limit": limit}
+        if owner is not None:
+            params["owner"] = owner
+        for r in conn.execute(sql, params).fetchall():
+            if r["id"] not in seen and len(rows) < limit:
+                seen.add(r["id"])
+                rows.append(r)
+        if len(terms(query) or terms(query, drop_stopwords=False)) <= 1:
+            break  # AND and OR are the same query
     qt = terms(query)
     return [
         Hit(

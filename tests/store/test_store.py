@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from memd.errors import StoreError
+from memd.store import Store
+from memd.store.migrations import MIGRATIONS, migrate
+from memd.store.search import search_sections
+
+
+def test_migrations_apply_once_and_refuse_a_newer_schema(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    conn.create_function("memd_index_text", 1, lambda s: s)
+    assert migrate(conn) == [m.__name__ for m in MIGRATIONS]
+    assert migrate(conn) == []
+    conn.execute("INSERT INTO _memd_migrations VALUES ('m999_future', 0)")
+    with pytest.raises(StoreError, match="newer memd"):
+        migrate(conn)
+
+
+def test_writer_returns_results_propagates_errors_and_rolls_back(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "i.db")
+    try:
+        store.w.run(lambda c: c.execute("INSERT INTO state VALUES ('a', '1')"))
+
+        def boom(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO state VALUES ('b', '2')")
+            raise ValueError("nope")
+
+        with pytest.raises(ValueError, match="nope"):
+            store.w.run(boom)
+        rows = store.read().execute("SELECT key FROM state ORDER BY key").fetchall()
+        assert [r[0] for r in rows] == ["a"]  # b was rolled back
+        with pytest.raises(sqlite3.OperationalError):  # readers cannot write
+            store.read().execute("INSERT INTO state VALUES ('c', '3')")
+    finally:
+        store.close()
+
+
+def test_close_drains_queued_writes(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "i.db")
+    futs = [store.w.submit(lambda c, i=i: c.execute("INSERT INTO state VALUES (?, 'v')", (f"k{i}",)))
+            for i in range(500)]  # fmt: skip
+    store.close()
+    assert all(f.done() and f.exception() is None for f in futs)
+    ro = Store.open_readonly(tmp_path / "i.db")
+    assert ro.read().execute("SELECT count(*) FROM state").fetchone()[0] == 500
+    ro.close()
+
+
+def test_readers_in_threads_each_get_their_own_connection(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "i.db")
+    seen = []
+    ts = [threading.Thread(target=lambda: seen.append(id(store.read()))) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(set(seen)) == 4
+    store.close()
+
+
+def test_missing_index_read_only_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no index"):
+        Store.open_readonly(tmp_path / "none.db")
+
+
+def test_search_sql_is_injection_safe(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "i.db")
+    for q in ['"', "NOT", "a OR", "x*", "col:foo", "(", "'; DROP TABLE files; --"]:
+        assert search_sections(store.read(), q) == []
+    store.close()

@@ -1,0 +1,99 @@
+"""Test helpers: a real daemon process, polling waits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd import client
+from memd.errors import DaemonNotRunning
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 5.0, interval: float = 0.02) -> Any:
+    """Poll `pred` until it returns something truthy; fail with its last value after `timeout`."""
+    end = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < end:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
+
+
+def memd_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "LISTEN_", "NOTIFY_"))}
+    env.update({"MEMD_HOME": str(home), "PYTHONPATH": str(ROOT), "MEMD_LOG_LEVEL": "DEBUG"})
+    env.update(extra)
+    return env
+
+
+class DaemonProcess:
+    """A real `memd serve` subprocess on its own MEMD_HOME."""
+
+    def __init__(self, home: Path, **env: str) -> None:
+        self.home = home
+        self.extra_env = env
+        self.sock = home / "run" / "memd.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = home / "daemon.log"
+
+    @property
+    def memory(self) -> Path:
+        return self.home / "memory"
+
+    def start(self, timeout: float = 20.0) -> DaemonProcess:
+        self.home.mkdir(parents=True, exist_ok=True)
+        logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memd", "serve"],
+            env=memd_env(self.home, **self.extra_env),
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+        )
+        logf.close()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"daemon exited with {self.proc.returncode}:\n{self.log.read_text()}")
+            try:
+                client.call(self.sock, "status", timeout=2)
+                return self
+            except DaemonNotRunning:
+                time.sleep(0.05)
+        raise AssertionError(f"daemon did not start:\n{self.log.read_text()}")
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return client.call(self.sock, method, params or {}, timeout=30)
+
+    def search_paths(self, query: str) -> set[str]:
+        return {h["path"] for h in self.call("search", {"query": query, "limit": 50})["hits"]}
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"daemon did not stop within {timeout}s:\n{self.log.read_text()}") from None
+
+    def cli(self, *args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memd", *args],
+            env=memd_env(self.home, **env),
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=60,
+        )
