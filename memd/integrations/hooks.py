@@ -1,0 +1,246 @@
+"""Claude Code hooks: put memd's context into a session, again after every compaction.
+
+Claude Code runs a hook command with the event as one JSON object on stdin and reads one JSON
+object from stdout. `memd hook session-start` answers SessionStart (sources ``startup``,
+``resume``, ``clear`` and ``compact``) with the budgeted context block for the project in
+``cwd``; `memd hook user-prompt` answers UserPromptSubmit with the memory relevant to the prompt,
+within a small budget, and stays silent when nothing relevant is found.
+
+Hooks fail open: whatever goes wrong (malformed payload, daemon down, slow daemon, bad config)
+`run_hook` prints nothing and returns 0 within its time limit, so memory can never block or slow
+a conversation. Only `memd.settings` and `memd.client` are imported, to keep the start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
+from typing import IO, Any
+
+from memd.client import Client
+from memd.settings import Settings, load
+
+SESSION_START = "session-start"
+USER_PROMPT = "user-prompt"
+KINDS = (SESSION_START, USER_PROMPT)
+
+SESSION_BUDGET_TOKENS = 1500
+PROMPT_BUDGET_TOKENS = 600
+# Total wall time a hook may spend after it starts; Claude Code waits for the hook, so this is
+# added to every session start and every prompt when the daemon is slow.
+TIME_LIMIT_S = 0.8
+# Claude Code keeps at most 10,000 characters of `additionalContext` and swaps the rest for a
+# file path and a preview; stay below that so the model sees the whole block.
+MAX_CONTEXT_CHARS = 9500
+
+_EVENT_NAMES = {SESSION_START: "SessionStart", USER_PROMPT: "UserPromptSubmit"}
+
+
+class HookTimeout(Exception):
+    """The hook ran out of its time limit."""
+
+
+def session_start(stdin_text: str, settings: Settings, *, deadline: float | None = None) -> str:
+    """Answer a SessionStart payload with the hook JSON carrying the project's context block.
+
+    Returns ``""`` when there is nothing to add (memory switched off, empty block). Raises
+    `ValueError` for a malformed payload and `memd.errors.MemdError` for daemon problems;
+    `run_hook` turns both into silence.
+    """
+    payload = _parse_payload(stdin_text)
+    params: dict[str, Any] = {"query": "", "budget_tokens": SESSION_BUDGET_TOKENS}
+    params.update(_session_params(payload))
+    result = _fetch_context(settings, params, deadline)
+    text = _context_text(result)
+    return _hook_output(SESSION_START, text) if text else ""
+
+
+def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None = None) -> str:
+    """Answer a UserPromptSubmit payload with the memory relevant to its prompt, or ``""``.
+
+    The context is asked for with the prompt as the query and a small budget; the answer is only
+    used when it holds something beyond the standing memory (``_core/``, the agent's
+    relationship file) that SessionStart has already put into the session.
+    """
+    payload = _parse_payload(stdin_text)
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise ValueError("UserPromptSubmit payload has no string 'prompt'")
+    if not prompt.strip():
+        return ""
+    params: dict[str, Any] = {"query": prompt, "budget_tokens": PROMPT_BUDGET_TOKENS}
+    params.update(_session_params(payload))
+    result = _fetch_context(settings, params, deadline)
+    text = _context_text(result)
+    if not text or not _has_query_matches(result):
+        return ""
+    return _hook_output(USER_PROMPT, text)
+
+
+_HANDLERS: dict[str, Callable[..., str]] = {SESSION_START: session_start, USER_PROMPT: user_prompt}
+
+
+def run_hook(
+    kind: str,
+    stdin: IO[str],
+    stdout: IO[str],
+    settings_loader: Callable[[], Settings] = load,
+    *,
+    time_limit: float = TIME_LIMIT_S,
+    stderr: IO[str] | None = None,
+) -> int:
+    """Run hook `kind` (``session-start`` or ``user-prompt``) and always return 0.
+
+    Reads the payload from `stdin` and writes the hook JSON to `stdout` only on success. Any
+    failure, including running past `time_limit` seconds, leaves `stdout` untouched; when
+    `stderr` is given, a one-line reason goes there (for `--debug` style troubleshooting).
+    """
+    start = time.monotonic()
+    deadline = start + time_limit
+    try:
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise ValueError(f"unknown hook {kind!r}; expected one of {', '.join(KINDS)}")
+        # Warnings (platformdirs warns when XDG_RUNTIME_DIR is unset) would reach Claude Code's
+        # transcript through stderr; a hook stays silent.
+        with _watchdog(time_limit), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            output = handler(stdin.read(), settings_loader(), deadline=deadline)
+        if output:
+            stdout.write(output + "\n")
+            stdout.flush()
+    # Fail open is the contract with Claude Code: a memory problem must never block a prompt,
+    # so every error (ours, the OS's, a bug) ends here as silence and exit code 0.
+    except Exception as exc:
+        if stderr is not None:
+            with contextlib.suppress(Exception):
+                elapsed = time.monotonic() - start
+                stderr.write(f"memd hook {kind}: {type(exc).__name__}: {exc} ({elapsed:.3f}s)\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `memd hook session-start|user-prompt [--debug]`; always returns 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    kinds = [a for a in args if a != "--debug"]
+    kind = kinds[0] if len(kinds) == 1 else ""
+    return run_hook(kind, sys.stdin, sys.stdout, load, stderr=sys.stderr if debug else None)
+
+
+def _parse_payload(stdin_text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(stdin_text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"hook payload is not JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise ValueError("hook payload is not a JSON object")
+    return payload
+
+
+def _session_params(payload: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        params["project"] = cwd
+    session_id = payload.get("session_id")
+    if isinstance(session_id, str) and session_id:
+        params["session_id"] = session_id
+    return params
+
+
+def _fetch_context(settings: Settings, params: dict[str, Any], deadline: float | None) -> Any:
+    with Client(settings.socket_path, timeout=_remaining(deadline)) as client:
+        result = client.call("context", params)
+        text = _context_text(result)
+        if len(text) > MAX_CONTEXT_CHARS:
+            # Token estimates and characters diverge most for Latin text; ask once more with the
+            # budget scaled to fit rather than cutting the fenced block in the middle.
+            budget = int(params["budget_tokens"] * MAX_CONTEXT_CHARS / len(text) * 0.9)
+            result = client.call("context", {**params, "budget_tokens": max(budget, 1)})
+            if len(_context_text(result)) > MAX_CONTEXT_CHARS:
+                return {}
+        return result
+
+
+def _remaining(deadline: float | None) -> float:
+    if deadline is None:
+        return TIME_LIMIT_S
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise HookTimeout("time limit reached before the daemon was asked")
+    return left
+
+
+def _context_text(result: Any) -> str:
+    if not isinstance(result, dict) or result.get("enabled") is False:
+        return ""
+    text = result.get("text")
+    return text if isinstance(text, str) and text.strip() else ""
+
+
+def _has_query_matches(result: dict[str, Any]) -> bool:
+    sections = result.get("sections")
+    if not isinstance(sections, list):
+        return False
+    return any(isinstance(s, dict) and not _is_standing(s) for s in sections)
+
+
+def _is_standing(section: dict[str, Any]) -> bool:
+    """True for memory that is in every context block whatever the query (already injected).
+
+    The daemon tags each section with its `source`: core and agent files are always loaded,
+    project files always for their project but with a nonzero `score` when they match the query.
+    """
+    source = section.get("source")
+    if source in ("core", "agent"):
+        return True
+    if source == "project":
+        return not section.get("score")
+    if source is not None:
+        return False
+    path = str(section.get("path") or "").replace("\\", "/")
+    parts = path.split("/")
+    return "_core" in parts or parts[-1] == "relationship.md"
+
+
+def _hook_output(kind: str, text: str) -> str:
+    # ASCII-only JSON: the hook's stdout encoding follows the user's locale, which may not be
+    # UTF-8, and an encoding error would silently drop CJK memory.
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": _EVENT_NAMES[kind], "additionalContext": text}}
+    )
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: float) -> Iterator[None]:
+    """Raise `HookTimeout` in the main thread after `seconds`, whatever it is blocked on.
+
+    Socket timeouts bound each recv, not the whole exchange, and reading stdin has none; a real
+    alarm is the only hard limit. Outside the main thread (in-process callers) it is a no-op.
+    """
+
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout(f"hook exceeded {seconds:.2f}s")
+
+    try:
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+    except (ValueError, AttributeError):  # not the main thread, or no SIGALRM (Windows)
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

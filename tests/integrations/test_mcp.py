@@ -1,0 +1,192 @@
+"""`memd mcp` driven by the `mcp` package's own client: in-process, over stdio, with a real daemon."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, TextContent
+
+from memd.integrations.mcp_server import build_server
+from memd.settings import Settings, load
+from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
+
+CLI = ROOT / "memd" / "cli.py"
+CLI_HAS_MCP = CLI.exists() and '"mcp"' in CLI.read_text(encoding="utf-8")
+TOOLS = {
+    "memory_context": (True, None),
+    "memory_search": (True, None),
+    "memory_recall": (True, None),
+    "memory_list": (True, None),
+    "memory_remember": (False, False),
+    "memory_forget": (False, True),
+}
+ARGS: dict[str, dict[str, Any]] = {
+    "memory_context": {"query": "vue testing"},
+    "memory_search": {"query": "vitest"},
+    "memory_recall": {"query": "vitest", "mode": "topic"},
+    "memory_list": {},
+    "memory_remember": {"text": "Prefers pnpm over npm"},
+    "memory_forget": {"query": "pnpm"},
+}
+
+
+def with_client(server: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        async with Client(server) as client:
+            return await body(client)
+
+    return anyio.run(run)
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def test_lists_six_tools_with_annotations(tmp_path: Path) -> None:
+    tools = with_client(build_server(tmp_path / "memd.sock"), lambda c: c.list_tools()).tools
+
+    assert {t.name for t in tools} == set(TOOLS)
+    for tool in tools:
+        read_only, destructive = TOOLS[tool.name]
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is read_only, tool.name
+        assert tool.annotations.destructive_hint is destructive, tool.name
+        assert tool.annotations.open_world_hint is False
+        assert tool.description and len(tool.description) > 40
+    search = next(t for t in tools if t.name == "memory_search")
+    assert search.input_schema["required"] == ["query"]
+    recall = next(t for t in tools if t.name == "memory_recall")
+    assert "topic" in str(recall.input_schema["properties"]["mode"])
+
+
+def test_without_a_daemon_every_tool_explains(tmp_path: Path) -> None:
+    sock = tmp_path / "run" / "memd.sock"
+
+    async def call_all(client: Client) -> dict[str, CallToolResult]:
+        return {name: await client.call_tool(name, ARGS[name]) for name in TOOLS}
+
+    results = with_client(build_server(sock), call_all)
+
+    for name, result in results.items():
+        assert result.is_error, name
+        assert text_of(result) == (
+            f"memd daemon is not running on {sock}: start it with `memd serve` "
+            "(or install the service with `memd service install`)."
+        )
+
+
+def test_core_files_are_resources(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    (memory / "_core").mkdir(parents=True)
+    (memory / "_core" / "profile.md").write_text("# Profile\n\n- Name: Ada\n")
+
+    async def body(client: Client) -> tuple[Any, Any, Any]:
+        listed = await client.list_resources()
+        profile = await client.read_resource("memd://core/profile")
+        prefs = await client.read_resource("memd://core/preferences")
+        return listed, profile, prefs
+
+    listed, profile, prefs = with_client(build_server(tmp_path / "s", memory_dir=memory), body)
+
+    assert {str(r.uri) for r in listed.resources} == {
+        "memd://core/profile",
+        "memd://core/preferences",
+    }
+    assert all(r.mime_type == "text/markdown" for r in listed.resources)
+    assert profile.contents[0].text == "# Profile\n\n- Name: Ada\n"
+    assert "no preferences yet" in prefs.contents[0].text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["-m", "memd.integrations.mcp_server"], id="module"),
+        pytest.param(
+            ["-m", "memd", "mcp"],
+            id="cli",
+            marks=pytest.mark.skipif(
+                not CLI_HAS_MCP, reason="memd/cli.py has no `mcp` command yet"
+            ),
+        ),
+    ],
+)
+def test_stdio_entry_point_serves_and_keeps_stdout_clean(argv: list[str], home: Path) -> None:
+    env = memd_env(home)
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(ROOT))
+
+    async def body(client: Client) -> tuple[set[str], CallToolResult]:
+        tools = await client.list_tools()
+        return {t.name for t in tools.tools}, await client.call_tool("memory_list", {})
+
+    names, result = with_client(params, body)
+
+    assert names == set(TOOLS)
+    assert result.is_error
+    assert str(load(env=env).socket_path) in text_of(result)
+
+
+# --- against a real daemon --------------------------------------------------------------
+
+
+@pytest.fixture
+def daemon(home: Path) -> Iterator[Settings]:
+    """A real `memd serve` on its own MEMD_HOME, with a few Markdown memories."""
+    memory = home / "memory"
+    (memory / "_core").mkdir(parents=True)
+    (memory / "topics").mkdir()
+    (memory / "_core" / "profile.md").write_text(
+        "# Profile\n\n## Basics\n\n- Name: Ada (PLATYPUS)\n"
+    )
+    (memory / "topics" / "vue.md").write_text(
+        "# Vue\n\n## Testing\n\nFor Vue components use vitest with @vue/test-utils.\n"
+    )
+    proc = DaemonProcess(home).start()
+    try:
+        wait_for(lambda: proc.search_paths("vitest"), timeout=10)
+        yield load(env=memd_env(home))
+    finally:
+        proc.stop()
+
+
+def test_every_tool_against_a_running_daemon(daemon: Settings) -> None:
+    server = build_server(daemon.socket_path, memory_dir=daemon.memory_dir)
+
+    async def body(client: Client) -> dict[str, CallToolResult]:
+        out = {}
+        out["context"] = await client.call_tool("memory_context", {"query": "vue testing"})
+        out["search"] = await client.call_tool("memory_search", {"query": "vitest", "limit": 5})
+        out["remember"] = await client.call_tool(
+            "memory_remember", {"text": "Prefers pnpm over npm (ECHIDNA)", "type": "preference"}
+        )
+        out["list"] = await client.call_tool("memory_list", {})
+        out["recall"] = await client.call_tool("memory_recall", {"mode": "sessions"})
+        out["forget_ask"] = await client.call_tool("memory_forget", {"query": "ECHIDNA"})
+        out["forget"] = await client.call_tool(
+            "memory_forget", {"query": "ECHIDNA", "confirm": True}
+        )
+        out["list_after"] = await client.call_tool("memory_list", {})
+        return out
+
+    r = with_client(server, body)
+
+    for name, result in r.items():
+        assert not result.is_error, (name, text_of(result))
+    assert "PLATYPUS" in text_of(r["context"]) and "vitest" in text_of(r["context"])
+    assert r["context"].structured_content["enabled"] is True
+    assert "topics/vue.md" in text_of(r["search"]) and "Testing" in text_of(r["search"])
+    assert r["search"].structured_content["hits"][0]["path"].endswith("topics/vue.md")
+    remembered = r["remember"].structured_content
+    assert remembered["id"] and remembered["id"] in text_of(r["remember"])
+    assert "ECHIDNA" in text_of(r["list"])
+    assert r["recall"].structured_content["mode"] == "sessions"
+    assert not r["forget_ask"].structured_content["removed"]
+    assert "ECHIDNA" in text_of(r["forget_ask"])
+    assert r["forget"].structured_content["removed"]
+    assert "ECHIDNA" not in text_of(r["list_after"])
+    assert "ECHIDNA" not in (daemon.memory_dir / remembered["path"]).read_text()
