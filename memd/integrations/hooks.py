@@ -30,14 +30,14 @@ SESSION_START = "session-start"
 USER_PROMPT = "user-prompt"
 KINDS = (SESSION_START, USER_PROMPT)
 
+# Claude Code keeps at most 10,000 characters of `additionalContext` (the rest becomes a file
+# path and a preview); the daemon's estimator counts 3.2 Latin characters per token, so 1500
+# tokens stay under about 4,400 characters and the model always sees the whole block.
 SESSION_BUDGET_TOKENS = 1500
 PROMPT_BUDGET_TOKENS = 600
 # Total wall time a hook may spend after it starts; Claude Code waits for the hook, so this is
 # added to every session start and every prompt when the daemon is slow.
 TIME_LIMIT_S = 0.8
-# Claude Code keeps at most 10,000 characters of `additionalContext` and swaps the rest for a
-# file path and a preview; stay below that so the model sees the whole block.
-MAX_CONTEXT_CHARS = 9500
 
 _EVENT_NAMES = {SESSION_START: "SessionStart", USER_PROMPT: "UserPromptSubmit"}
 
@@ -65,8 +65,8 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
     """Answer a UserPromptSubmit payload with the memory relevant to its prompt, or ``""``.
 
     The context is asked for with the prompt as the query and a small budget; the answer is only
-    used when it holds something beyond the standing memory (``_core/``, the agent's
-    relationship file) that SessionStart has already put into the session.
+    used when it holds something the query matched (a topic, a project section ranked by the
+    query), not just the standing memory that SessionStart already put into the session.
     """
     payload = _parse_payload(stdin_text)
     prompt = payload.get("prompt")
@@ -157,16 +157,7 @@ def _session_params(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _fetch_context(settings: Settings, params: dict[str, Any], deadline: float | None) -> Any:
     with Client(settings.socket_path, timeout=_remaining(deadline)) as client:
-        result = client.call("context", params)
-        text = _context_text(result)
-        if len(text) > MAX_CONTEXT_CHARS:
-            # Token estimates and characters diverge most for Latin text; ask once more with the
-            # budget scaled to fit rather than cutting the fenced block in the middle.
-            budget = int(params["budget_tokens"] * MAX_CONTEXT_CHARS / len(text) * 0.9)
-            result = client.call("context", {**params, "budget_tokens": max(budget, 1)})
-            if len(_context_text(result)) > MAX_CONTEXT_CHARS:
-                return {}
-        return result
+        return client.call("context", params)
 
 
 def _remaining(deadline: float | None) -> float:
