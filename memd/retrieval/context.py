@@ -211,7 +211,9 @@ def _fit_lines(c: Candidate, room: int) -> Candidate | None:
 def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, Any]:
     """Choose candidates within the budget and render the fenced block."""
     budget = max(0, req.budget_tokens)
-    overhead = estimate_tokens(FENCE_OPEN + FENCE_CLOSE) + 2
+    # The fence and the tier headings are paid for up front (all three, to stay conservative).
+    labels = "".join(f"\n## {t} ({req.project})\n\n" for t in _TIER_TITLES.values())
+    overhead = estimate_tokens(FENCE_OPEN + FENCE_CLOSE + labels)
     total_share = sum(req.shares) or 1
     quotas = {t: (budget - overhead) * s / total_share for t, s in zip(TIERS, req.shares, strict=True)}
     chosen: list[tuple[Candidate, int]] = []
@@ -247,14 +249,16 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
             continue
         still.append((c, cost, f"{why} ({cost} tokens, {max(0, budget - spent)} left)"))
     order = {id(c): i for i, c in enumerate(candidates)}
-    chosen.sort(key=lambda x: (TIERS.index(x[0].tier), order.get(id(x[0]), 10**9)))
-    text = _render(chosen, req) if chosen else ""
+    picked = list(chosen)  # selection order: the last picked has the lowest priority
+    text = _render(_in_order(chosen, order), req) if chosen else ""
     tokens = estimate_tokens(text)
-    while chosen and tokens > budget:  # defensive: the per-block sum is already within budget
-        c, cost = chosen.pop()
+    while picked and tokens > budget:  # defensive: the per-block sum is already within budget
+        c, cost = picked.pop()
+        chosen.remove((c, cost))
         still.append((c, cost, "over the total budget"))
-        text = _render(chosen, req) if chosen else ""
+        text = _render(_in_order(chosen, order), req) if chosen else ""
         tokens = estimate_tokens(text)
+    chosen = _in_order(chosen, order)
     return {
         "enabled": True,
         "text": text,
@@ -270,6 +274,10 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
             for c, cost, why in still
         ],
     }
+
+
+def _in_order(chosen: list[tuple[Candidate, int]], order: dict[int, int]) -> list[tuple[Candidate, int]]:
+    return sorted(chosen, key=lambda x: (TIERS.index(x[0].tier), order.get(id(x[0]), 10**9)))
 
 
 _TIER_TITLES = {

@@ -1,0 +1,1 @@
+"""Scheduled jobs: extraction, summaries, archival, sync. Each is one function plus pure planners."""
