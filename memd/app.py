@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import logging
 import os
 import signal
@@ -25,8 +26,10 @@ from memd import settings as settings_mod
 from memd.errors import DaemonAlreadyRunning, InvalidParams, MemdError, MethodNotFound
 from memd.ingest.indexer import Indexer, IndexReport, Root
 from memd.markdown.tree import create_tree, is_memory_file
+from memd.models import JobOutcome, JobResult
 from memd.ops.memory import PROJECT_DIR, MemoryOps, resolve_project
 from memd.retrieval.context import ContextRequest, ConversationProvider, build_context
+from memd.scheduler import JobSpec, Scheduler
 from memd.server import Server, bind_unix_socket
 from memd.service import activation, sdnotify
 from memd.settings import Settings
@@ -96,6 +99,8 @@ class Engine:
         self.root_listeners: list[Callable[[Root], None]] = []
         self.watcher: Watcher | None = None
         self.daemon_pid: int | None = None
+        self.jobs: dict[str, JobSpec] = {}
+        self.scheduler: Scheduler | None = None
         self.handlers: dict[str, Handler] = {
             "context": self.context,
             "search": self.search,
@@ -105,7 +110,14 @@ class Engine:
             "status": self.status,
             "reindex": self.reindex,
             "set_enabled": self.set_enabled,
+            "run_job": self.run_job,
         }
+        self.status_parts.append(self._jobs_status)
+        # Daemon-only life cycle: features start watchers/tailers here and stop them on shutdown.
+        self.on_start: list[Callable[[], None]] = []
+        self.on_stop: list[Callable[[], None]] = []
+        for wire in FEATURES:
+            wire(self)
 
     def _root_added(self, root: Root) -> None:
         for fn in self.root_listeners:
@@ -205,6 +217,60 @@ class Engine:
             out.update(part())
         return out
 
+    def run_job(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Run one job now (CLI `memd extract|archive|summarize|sync --now`) and report what it did."""
+        name = _str(params, "name")
+        if name not in self.jobs:
+            raise InvalidParams(f"unknown job {name!r}; jobs: {', '.join(sorted(self.jobs)) or 'none'}")
+        if self.scheduler is not None:
+            res = self.scheduler.run_now(name)
+        else:
+            started = time.time()
+            res = self.jobs[name].fn()
+            self.record_job(res, started, time.time())
+        return {"job": res.job, "outcome": res.outcome.value, "message": res.message, "counts": res.counts}
+
+    def record_job(self, res: JobResult, started: float, finished: float) -> None:
+        """Persist a job outcome (the scheduler's callback)."""
+        counts = json.dumps(res.counts)
+        ok = res.outcome in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO)
+
+        def write(c: sqlite3.Connection) -> None:
+            c.execute(
+                "INSERT INTO jobs(name, last_started, last_finished, outcome, message, counts, last_success, runs)"
+                " VALUES (?,?,?,?,?,?,?,1) ON CONFLICT(name) DO UPDATE SET last_started = excluded.last_started,"
+                " last_finished = excluded.last_finished, outcome = excluded.outcome, message = excluded.message,"
+                " counts = excluded.counts, runs = jobs.runs + 1,"
+                " last_success = CASE WHEN excluded.last_success > 0 THEN excluded.last_success ELSE jobs.last_success END",
+                (res.job, started, finished, res.outcome.value, res.message, counts, finished if ok else 0),
+            )
+            c.execute(
+                "INSERT INTO job_runs(name, started, finished, outcome, message, counts) VALUES (?,?,?,?,?,?)",
+                (res.job, started, finished, res.outcome.value, res.message, counts),
+            )
+            c.execute("DELETE FROM job_runs WHERE name = ? AND id NOT IN"
+                      " (SELECT id FROM job_runs WHERE name = ? ORDER BY id DESC LIMIT 200)", (res.job, res.job))  # fmt: skip
+
+        self.store.w.run(write)
+
+    def _jobs_status(self) -> dict[str, Any]:
+        rows = {r["name"]: dict(r) for r in self.store.read().execute("SELECT * FROM jobs")}
+        nxt = self.scheduler.describe() if self.scheduler else {}
+        out: dict[str, Any] = {}
+        for name in sorted(set(self.jobs) | set(rows)):
+            r = rows.get(name, {})
+            out[name] = {
+                "last_outcome": r.get("outcome") or None,
+                "last_message": r.get("message") or "",
+                "last_finished": r.get("last_finished") or None,
+                "last_success": r.get("last_success") or None,
+                "runs": r.get("runs", 0),
+                "counts": json.loads(r.get("counts") or "{}"),
+                "next_run": nxt.get(name, {}).get("next_run"),
+                "running": nxt.get(name, {}).get("running", False),
+            }
+        return {"jobs": out}
+
     # -- maintenance -----------------------------------------------------------------------
     def rebuild(self) -> IndexReport:
         """`reindex --full`: build a fresh index in a new file and swap it in atomically."""
@@ -251,6 +317,11 @@ class Engine:
         # Changes made while the new index was being built are caught by one more pass.
         report.merge(self.indexer.reconcile())
         return report
+
+
+# Feature wiring: each function adds handlers, jobs, providers, hooks and status parts to an
+# Engine. Features are optional parts of one daemon, not plugins; the order is the start order.
+FEATURES: list[Callable[[Engine], None]] = []
 
 
 def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
@@ -380,10 +451,17 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop_event.set)
             loop.add_signal_handler(signal.SIGHUP, self._reload)
+            scheduler = Scheduler(engine.record_job)
+            for spec in engine.jobs.values():
+                scheduler.add(spec)
+            engine.scheduler = scheduler
+            scheduler.start()
             tasks = [asyncio.create_task(self._reconcile_loop(engine))]
             interval = sdnotify.watchdog_interval()
             if interval:
                 tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
+            for start in engine.on_start:
+                await asyncio.to_thread(start)
             log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
             ix = engine.status({})["index"]
             sdnotify.ready(f"serving; {ix['files']} files, {ix['sections']} sections indexed")
@@ -398,8 +476,15 @@ class Daemon:
                     loop.remove_signal_handler(sig)
             if server is not None:
                 await server.stop(grace=5.0)
+            if self.engine is not None and self.engine.scheduler is not None:
+                # Jobs stop at their next checkpoint; waiting keeps a half-done batch from being cut.
+                await asyncio.to_thread(self.engine.scheduler.shutdown, True)
             if watcher is not None:
                 await asyncio.to_thread(watcher.stop)
+            if self.engine is not None:
+                for stop in reversed(self.engine.on_stop):
+                    with contextlib.suppress(Exception):
+                        await asyncio.to_thread(stop)
             if store is not None:
                 store.close()
             if self._bound_path is not None:

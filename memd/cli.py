@@ -229,6 +229,20 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_job(args: argparse.Namespace) -> int:
+    """`memd extract|archive|summarize --now`: run the job once and print what it did."""
+    if not args.now:
+        st = call(args, "status", {})
+        job = st.get("jobs", {}).get(args.job_name)
+        _out(args, job, json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}")
+        return 0
+    res = call(args, "run_job", {"name": args.job_name}, write=True)
+    counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items())
+    _out(args, res, f"{res['job']}: {res['outcome']}{' - ' + res['message'] if res['message'] else ''}"
+         + (f" ({counts})" if counts else ""))  # fmt: skip
+    return 0 if res["outcome"] not in ("error", "config_error") else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memd.integrations.demo import run_demo
 
@@ -278,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
     sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")
     sp.add_argument("--full", action="store_true", help="rebuild into a new database and swap it in")
+    for job, help in (
+        ("extract", "extract facts and preferences from new conversation turns"),
+        ("summarize", "summarise idle sessions"),
+        ("archive", "move old journal days and expired/decayed memories to archive/"),
+    ):
+        sp = add(job, cmd_job, help + " (--now runs it; without, shows its state)")
+        sp.add_argument("--now", action="store_true", help="run it now and print what it did")
+        sp.set_defaults(job_name=job)
     add("config", cmd_config, "every setting with its value, env override and help")
     sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
     sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
