@@ -301,13 +301,40 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--now", action="store_true", help="run it now and print what it did")
         sp.set_defaults(job_name=job)
     add("config", cmd_config, "every setting with its value, env override and help")
+    sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
+    sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
+    sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
     sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
     sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
     sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")
     return p
 
 
+# Commands with their own argument parsing, dispatched before argparse so hooks start fast.
+DELEGATED = {
+    "hook": "memd.integrations.hooks",
+    "mcp": "memd.integrations.mcp_server",
+    "integrate": "memd.integrations.claude_code",
+}
+
+
+def _delegate(argv: list[str]) -> int:
+    import importlib
+
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "integrate":
+        if not rest or rest[0] != "claude-code":
+            print("usage: memd integrate claude-code [--dry-run] [--remove]", file=sys.stderr)
+            return 2
+        rest = rest[1:]
+    module = importlib.import_module(DELEGATED[cmd])
+    return int(module.main(rest))
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        return _delegate(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
