@@ -83,7 +83,10 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
         _show("remember('The user's name is Sam')", f"{r['id']} -> {r['path']}:{r['line']}")
         st = client.call(sock, "status")
         ix = st["index"]
-        _show("status", f"{ix['files']} files, {ix['sections']} sections; RSS {st['daemon'].get('rss_mb')} MB")
+        _show(
+            "status",
+            f"{ix['files']} files, {ix['sections']} sections; RSS {st['daemon'].get('rss_mb')} MB",
+        )
         if serve:
             print(f"\nServing on {sock}. Try, in another terminal:\n"
                   f"  MEMD_HOME={home} memd context 'vue state'\nCtrl-C to stop.")  # fmt: skip
