@@ -12,17 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 
-import memd
 from memd.errors import ConfigError
 from memd.integrations import claude_code
 from memd.integrations.claude_code import hook_command, integrate
+from tests.utils import ROOT, memd_env
 
 MEMD = ["/opt/memd/bin/memd"]
-REPO = Path(memd.__file__).resolve().parent.parent
-CLI = REPO / "memd" / "cli.py"
-CLI_HAS_HOOK = CLI.exists() and '"hook"' in CLI.read_text(encoding="utf-8")
 
 SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -362,15 +361,13 @@ def test_main_reports_malformed_files(
     assert "not valid JSON" in err and "hint:" in err
 
 
-@pytest.mark.skipif(not CLI_HAS_HOOK, reason="memd/cli.py has no `hook` command yet")
-def test_installed_hook_commands_run_as_claude_code_runs_them(tmp_path: Path) -> None:
+def test_installed_commands_run_as_claude_code_runs_them(tmp_path: Path, home: Path) -> None:
     settings_path, claude_path = tmp_path / "settings.json", tmp_path / ".claude.json"
     integrate(settings_path, claude_path, [sys.executable, "-m", "memd"])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
-    env.update(MEMD_HOME=str(tmp_path / "home"), PYTHONPATH=str(REPO))
+    env = memd_env(home)
 
-    for group in [*load(settings_path)["hooks"].values()]:
-        command = group[0]["hooks"][0]["command"]
+    for groups in load(settings_path)["hooks"].values():
+        command = groups[0]["hooks"][0]["command"]
         # Claude Code runs the command through the shell, with the event JSON on stdin.
         proc = subprocess.run(
             command,
@@ -379,6 +376,18 @@ def test_installed_hook_commands_run_as_claude_code_runs_them(tmp_path: Path) ->
             capture_output=True,
             text=True,
             env=env,
+            cwd=ROOT,
             timeout=30,
         )
         assert (proc.returncode, proc.stdout) == (0, ""), (command, proc.stderr)
+
+    entry = load(claude_path)["mcpServers"]["memd"]
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=env, cwd=str(ROOT)
+    )
+
+    async def list_tools() -> list[str]:
+        async with Client(params) as client:
+            return [t.name for t in (await client.list_tools()).tools]
+
+    assert "memory_context" in anyio.run(list_tools)

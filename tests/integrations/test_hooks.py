@@ -21,9 +21,6 @@ from memd.integrations import hooks
 from memd.settings import Settings, load
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
-CLI = ROOT / "memd" / "cli.py"
-CLI_HAS_HOOK = CLI.exists() and '"hook"' in CLI.read_text(encoding="utf-8")
-
 
 def payload(**fields: Any) -> str:
     base = {
@@ -168,11 +165,10 @@ def hook_process(
 
 MODULE = ["-m", "memd.integrations.hooks"]
 CLI_ARGV = ["-m", "memd", "hook"]
-needs_cli = pytest.mark.skipif(not CLI_HAS_HOOK, reason="memd/cli.py has no `hook` command yet")
 
 
 @pytest.mark.parametrize(
-    "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli", marks=needs_cli)]
+    "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli")]
 )
 @pytest.mark.parametrize(
     ("kind", "stdin"),
@@ -254,7 +250,7 @@ def test_user_prompt_adds_only_relevant_memory(daemon: Settings, tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli", marks=needs_cli)]
+    "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli")]
 )
 def test_session_start_process_prints_hook_json(
     argv: list[str], daemon: Settings, home: Path, workspace: Path

@@ -16,8 +16,6 @@ from memd.integrations.mcp_server import build_server
 from memd.settings import Settings, load
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
-CLI = ROOT / "memd" / "cli.py"
-CLI_HAS_MCP = CLI.exists() and '"mcp"' in CLI.read_text(encoding="utf-8")
 TOOLS = {
     "memory_context": (True, None),
     "memory_search": (True, None),
@@ -107,13 +105,7 @@ def test_core_files_are_resources(tmp_path: Path) -> None:
     "argv",
     [
         pytest.param(["-m", "memd.integrations.mcp_server"], id="module"),
-        pytest.param(
-            ["-m", "memd", "mcp"],
-            id="cli",
-            marks=pytest.mark.skipif(
-                not CLI_HAS_MCP, reason="memd/cli.py has no `mcp` command yet"
-            ),
-        ),
+        pytest.param(["-m", "memd", "mcp"], id="cli"),
     ],
 )
 def test_stdio_entry_point_serves_and_keeps_stdout_clean(argv: list[str], home: Path) -> None:
