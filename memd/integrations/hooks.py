@@ -186,11 +186,11 @@ def _has_query_matches(result: dict[str, Any]) -> bool:
 def _is_standing(section: dict[str, Any]) -> bool:
     """True for memory that is in every context block whatever the query (already injected).
 
-    The daemon tags each section with its `source`: core and agent files are always loaded,
-    project files always for their project but with a nonzero `score` when they match the query.
+    Core and agent files are always loaded, and so is the current session's summary; project
+    files are loaded for their project, with a nonzero `score` only when they match the query.
     """
     source = section.get("source")
-    if source in ("core", "agent"):
+    if source in ("core", "agent") or section.get("kind") == "session-summary":
         return True
     if source == "project":
         return not section.get("score")

@@ -21,10 +21,12 @@ from memd.integrations import hooks
 from memd.settings import Settings, load
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
+SESSION = "8b7c0e2e-0d4c-4a0e-9a53-5f2b6f1f0c11"
+
 
 def payload(**fields: Any) -> str:
     base = {
-        "session_id": "8b7c0e2e-0d4c-4a0e-9a53-5f2b6f1f0c11",
+        "session_id": SESSION,
         "transcript_path": "/tmp/transcript.jsonl",
         "cwd": "/tmp",
     }
@@ -207,9 +209,36 @@ def daemon(home: Path) -> Iterator[Settings]:
     proc = DaemonProcess(home).start()
     try:
         wait_for(lambda: proc.search_paths("WOMBAT"), timeout=10)
+        # Two conversations pushed the way any app can: an older one, and the session that
+        # Claude Code is about to compact.
+        now = time.time()
+        proc.call(
+            "ingest",
+            {
+                "turns": [
+                    turn(
+                        "older", "user", "How do I set up the Kubernetes ingress?", now - 3 * 86400
+                    ),
+                    turn(
+                        "older",
+                        "assistant",
+                        "Use ingress-nginx with cert-manager.",
+                        now - 3 * 86400,
+                    ),
+                    turn(
+                        SESSION, "user", "Draft the changelog for release 2.0 (EMU-CUR)", now - 60
+                    ),
+                    turn(SESSION, "assistant", "Here is a changelog draft for 2.0.", now - 50),
+                ]
+            },
+        )
         yield load(env=memd_env(home))
     finally:
         proc.stop()
+
+
+def turn(session_id: str, role: str, content: str, ts: float) -> dict[str, Any]:
+    return {"session_id": session_id, "role": role, "content": content, "ts": ts}
 
 
 @pytest.fixture
@@ -233,6 +262,8 @@ def test_session_start_after_compaction_injects_the_context(
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert "QUOKKA-PREF" in context and "KOALA-PROJ" in context
+    # What the compaction summarised away comes back: this session's own summary.
+    assert "EMU-CUR" in context
     assert context.startswith('<memory source="memd">')
     assert out.isascii()
 
@@ -245,6 +276,12 @@ def test_user_prompt_adds_only_relevant_memory(daemon: Settings, tmp_path: Path)
     assert answer["hookEventName"] == "UserPromptSubmit"
     assert "WOMBAT-VUE" in answer["additionalContext"]
 
+    recalled = payload(prompt="Did we talk about the kubernetes ingress last time?")
+    context = json.loads(run("user-prompt", recalled, daemon)[1])["hookSpecificOutput"]
+    assert "ingress-nginx" in context["additionalContext"]
+
+    # Core memory, project memory and this session's summary are already in the session:
+    # a prompt that matches nothing else adds nothing.
     unrelated = payload(prompt="zyzzyva quantum kumquat", cwd=str(tmp_path))
     assert run("user-prompt", unrelated, daemon)[:2] == (0, "")
 

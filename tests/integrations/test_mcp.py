@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,18 @@ def daemon(home: Path) -> Iterator[Settings]:
     proc = DaemonProcess(home).start()
     try:
         wait_for(lambda: proc.search_paths("vitest"), timeout=10)
+        day = 86400.0
+        proc.call(
+            "ingest",
+            {
+                "turns": [
+                    {"session_id": "k8s", "role": "user", "ts": time.time() - 2 * day,
+                     "content": "How do I set up the Kubernetes ingress for staging?"},
+                    {"session_id": "k8s", "role": "assistant", "ts": time.time() - 2 * day + 5,
+                     "content": "Use ingress-nginx with TLS certificates from cert-manager."},
+                ]
+            },
+        )  # fmt: skip
         yield load(env=memd_env(home))
     finally:
         proc.stop()
@@ -157,7 +170,9 @@ def test_every_tool_against_a_running_daemon(daemon: Settings) -> None:
             "memory_remember", {"text": "Prefers pnpm over npm (ECHIDNA)", "type": "preference"}
         )
         out["list"] = await client.call_tool("memory_list", {})
-        out["recall"] = await client.call_tool("memory_recall", {"mode": "sessions"})
+        out["sessions"] = await client.call_tool("memory_recall", {"mode": "sessions"})
+        out["recall"] = await client.call_tool("memory_recall", {"query": "kubernetes ingress"})
+        out["turns"] = await client.call_tool("memory_search", {"query": "cert-manager"})
         out["forget_ask"] = await client.call_tool("memory_forget", {"query": "ECHIDNA"})
         out["forget"] = await client.call_tool(
             "memory_forget", {"query": "ECHIDNA", "confirm": True}
@@ -176,7 +191,12 @@ def test_every_tool_against_a_running_daemon(daemon: Settings) -> None:
     remembered = r["remember"].structured_content
     assert remembered["id"] and remembered["id"] in text_of(r["remember"])
     assert "ECHIDNA" in text_of(r["list"])
-    assert r["recall"].structured_content["mode"] == "sessions"
+    assert r["sessions"].structured_content["mode"] == "sessions"
+    assert "Kubernetes ingress" in text_of(r["sessions"])
+    assert r["recall"].structured_content["mode"] == "topic"
+    assert "ingress-nginx" in text_of(r["recall"])
+    assert "conversation" in text_of(r["turns"]) and "session k8s" in text_of(r["turns"])
+    assert "cert-manager" in text_of(r["turns"])
     assert not r["forget_ask"].structured_content["removed"]
     assert "ECHIDNA" in text_of(r["forget_ask"])
     assert r["forget"].structured_content["removed"]
