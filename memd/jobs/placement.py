@@ -175,9 +175,9 @@ def target_for(memory: ExtractedMemory, memory_root: Path, project: tuple[str, P
     return Target(memory_root / "topics" / f"{topic}.md", section, title, "user")
 
 
-def _src_turns(src: str) -> set[str]:
-    _, _, turns = src.partition("#")
-    return {t for t in turns.split(",") if t}
+def _src_turns(src: str) -> set[tuple[str, str]]:
+    session, _, turns = src.partition("#")
+    return {(session, t) for t in turns.split(",") if t}
 
 
 def plan_memory(

@@ -99,9 +99,12 @@ def test_near_duplicate_bumps_the_live_item() -> None:
 
 
 def test_same_turns_again_are_a_replay_not_a_repeat() -> None:
-    old = item("m_1", "User prefers tabs", src="s2#t9", at="2026-03-09")
+    old = item("m_1", "User prefers tabs", src="s2#t8,t9", at="2026-03-09")
     a = plan(mem("User prefers tabs"), [old], known("m_1", old.text))
     assert isinstance(a, Skip) and a.reason == "replay"
+    # The same turn id in another session is another turn.
+    other = item("m_1", "User prefers tabs", src="s1#t9", at="2026-03-01")
+    assert isinstance(plan(mem("User prefers tabs"), [other], known("m_1", old.text)), Bump)
 
 
 def test_hand_written_duplicate_is_left_alone() -> None:
