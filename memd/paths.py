@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,11 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
     dirs = platformdirs.PlatformDirs(APP, appauthor=False)
     data = Path(dirs.user_data_dir)
     try:
-        runtime = Path(dirs.user_runtime_dir)
+        # Without XDG_RUNTIME_DIR (cron, ssh) platformdirs warns and falls back to a private temp
+        # dir; the daemon and its clients compute the same fallback, so the warning is noise.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runtime = Path(dirs.user_runtime_dir)
     except PermissionError:
         runtime = Path(tempfile.gettempdir()) / f"memd-{os.getuid()}"
     return Paths(
