@@ -324,6 +324,42 @@ class Engine:
 FEATURES: list[Callable[[Engine], None]] = []
 
 
+def _wire_sync(engine: Engine) -> None:
+    """Cloud sync: outbox hook, `sync` job, `sync_status` / `sync_now` / `sync_init_schema`."""
+    from memd.jobs.sync import JOB, Syncer
+
+    s = engine.settings
+    syncer = Syncer(
+        s, engine.store, engine.indexer, edit_lock=getattr(engine, "markdown_lock", None),
+        next_run=lambda: engine.scheduler.next_runs().get(JOB) if engine.scheduler else None,
+    )  # fmt: skip
+
+    def sync_now(params: dict[str, Any]) -> dict[str, Any]:
+        syncer.prepare_now(retry_parked=_bool(params, "retry_parked"))
+        if engine.daemon_pid is None:
+            engine.indexer.reconcile()  # no watcher in this process: catch up with the files
+        return {**engine.run_job({"name": JOB}), "status": syncer.status()}
+
+    engine.handlers.update(
+        sync_status=lambda params: syncer.status(),
+        sync_now=sync_now,
+        sync_init_schema=lambda params: syncer.init_schema(),
+    )
+    engine.status_parts.append(lambda: {"sync": syncer.status(detail=False)})
+    if not syncer.enabled:
+        return
+    engine.indexer.hooks.append(syncer.on_change)
+    engine.jobs[JOB] = JobSpec(JOB, syncer.run, s.sync_interval_s, first_delay_s=1.0)
+    engine.on_stop.append(syncer.close)
+    if s.sync_push_delay_s > 0:
+        syncer.on_queued = lambda: (
+            engine.scheduler.nudge(JOB, s.sync_push_delay_s) if engine.scheduler else None
+        )
+
+
+FEATURES.append(_wire_sync)
+
+
 def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
     return [
         r[0]

@@ -243,6 +243,66 @@ def cmd_job(args: argparse.Namespace) -> int:
     return 0 if res["outcome"] not in ("error", "config_error") else 1
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    """`memd sync [status] | --now [--retry-parked] | init-schema`: the cloud sync queue."""
+    if args.action == "init-schema":
+        res = call(args, "sync_init_schema", {}, write=True)
+        _out(args, res, f"{res['backend']}: {'tables ready' if res['created'] else 'not created here'}"
+             f" - {res['message']}")  # fmt: skip
+        return 0
+    if args.now:
+        res = call(args, "sync_now", {"retry_parked": args.retry_parked}, write=True)
+        counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items() if v)
+        _out(args, res, lambda: f"sync: {res['outcome']} - {res['message']}"
+             + (f"\n({counts})" if counts else "") + "\n\n" + _sync_text(res["status"]))  # fmt: skip
+        return 0 if res["outcome"] in ("success", "nothing_to_do") else 1
+    st = call(args, "sync_status", {})
+    _out(args, st, lambda: _sync_text(st))
+    return 0
+
+
+def _sync_text(st: dict[str, Any]) -> str:
+    import datetime as dt
+    import time
+
+    def at(ts: float | None) -> str:
+        if not ts:
+            return "never"
+        delta = ts - time.time()
+        rel = f"in {delta:.0f}s" if delta > 0 else f"{-delta:.0f}s ago"
+        return f"{dt.datetime.fromtimestamp(ts).strftime('%Y-%m-%d %H:%M:%S')} ({rel})"
+
+    if st["state"] == "off":
+        lines = [f"sync: off - {st.get('hint', '')}"]
+    elif st["state"] == "refused":
+        lines = [f"sync: REFUSED by the backend ({st['backend']}) - {st['hint']}"]
+    else:
+        lines = [f"sync: on - {st['backend']}, table {st['table']}, namespace {st['namespace']},"
+                 f" device {st['device_id'] or '(not yet assigned)'}"]  # fmt: skip
+    if "pending" in st:
+        oldest = f", oldest {st['oldest_pending_age_s']:.0f}s" if st["oldest_pending_age_s"] else ""
+        lines += [
+            f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
+            f"last success: {at(st['last_success_at'])}",
+            f"last error: {at(st['last_error_at'])}" + (f": {st['last_error']}" if st["last_error"] else ""),
+            f"next attempt: {at(st.get('next_attempt_at'))}",
+            "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
+        ]
+    if st.get("parked_ops"):
+        lines.append("parked (fix the cause, then `memd sync --now --retry-parked`):")
+        lines += [f"  {op['path']} v{op['version']} ({op['attempts']} attempts): {op['error']}"
+                  for op in st["parked_ops"]]  # fmt: skip
+    if st.get("conflicts"):
+        lines.append("conflicts (the local file was kept):")
+        for c in st["conflicts"]:
+            copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
+            lines.append(f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})")
+    for t in st.get("targets") or []:
+        lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
+                     f" last success {at(t['last_success_at'])}")  # fmt: skip
+    return "\n".join(lines)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memd.integrations.demo import run_demo
 
@@ -300,6 +360,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp = add(job, cmd_job, help + " (--now runs it; without, shows its state)")
         sp.add_argument("--now", action="store_true", help="run it now and print what it did")
         sp.set_defaults(job_name=job)
+    sp = add("sync", cmd_sync, "cloud sync: queue status, run now, create the cloud tables")
+    sp.add_argument("action", nargs="?", choices=["status", "init-schema"], default="status")
+    sp.add_argument("--now", action="store_true", help="pull, then push everything queued, now")
+    sp.add_argument("--retry-parked", action="store_true", help="with --now: retry parked operations")
     add("config", cmd_config, "every setting with its value, env override and help")
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")

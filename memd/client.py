@@ -19,6 +19,8 @@ class RemoteError(MemdError):
         super().__init__(message)
         self.code = code
         self.data = data
+        if isinstance(data, dict) and data.get("hint"):
+            self.hint = str(data["hint"])
 
 
 class Client:

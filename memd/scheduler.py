@@ -79,6 +79,15 @@ class Scheduler:
             out[job.id] = nrt.isoformat() if nrt else None
         return out
 
+    def nudge(self, name: str, delay_s: float) -> None:
+        """Bring a job's next run forward to `delay_s` from now (never push it later)."""
+        job = self._sched.get_job(name) if self._sched.running else None
+        if job is None or job.next_run_time is None:
+            return
+        when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay_s)
+        if when < job.next_run_time:
+            job.modify(next_run_time=when)
+
     def run_now(self, name: str) -> JobResult:
         """Run a job in the caller's thread (CLI `--now`); waits if a scheduled run is active."""
         return self._run(name)

@@ -23,7 +23,12 @@ from memd.errors import ConfigError
 from memd.paths import Paths, resolve_paths, usable_socket_path
 
 # Settings that only take effect after a restart (reported by SIGHUP reload).
-RESTART_REQUIRED = frozenset({"server.socket", "index.path", "memory.root"})
+RESTART_REQUIRED = frozenset(
+    {"server.socket", "index.path", "memory.root"}
+    # The sync job and its outbox hook are built once, at start.
+    | {f"sync.{name}" for name in ("backend", "dsn", "url", "key", "table", "user_id",
+                                   "namespace", "exclude", "interval_s", "summaries")}
+)
 
 
 def _s(key: str, help: str, default: Any = dataclasses.MISSING, factory: Any = None) -> Any:
@@ -127,6 +132,9 @@ class Settings:
     sync_backoff_cap_s: int = _s("sync.backoff_cap_s", "Longest wait between retries", 600)
     sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0)
     sync_summaries: bool = _s("sync.summaries", "Also sync session summaries", False)
+    sync_push_delay_s: float = _s(
+        "sync.push_delay_s", "Seconds after a local change before an early sync run (0: wait)", 5.0
+    )
     # logging
     log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")
 
@@ -306,6 +314,10 @@ def load(
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(
             f"log.level must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}"
+        )
+    if settings.sync_backend not in {"", "postgres", "supabase"}:
+        raise ConfigError(
+            f"sync.backend must be empty, 'postgres' or 'supabase', not {settings.sync_backend!r}"
         )
     if settings.sync_namespace not in {"device", "user"}:
         raise ConfigError(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pgserver import pg  # noqa: F401  (one PostgreSQL cluster for the whole session)
 from tests.utils import DaemonProcess
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the adapter tests: `pg`, one throwaway PostgreSQL cluster per session."""
+"""Path setup for the adapter tests (the session's `pg` cluster is registered in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,5 +10,3 @@ from pathlib import Path
 _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
-
-from tests.pgserver import pg  # noqa: E402, F401  (registers the session fixture)

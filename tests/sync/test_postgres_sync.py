@@ -1,0 +1,316 @@
+"""Sync between devices through a real PostgreSQL: push, pull, conflicts, deletes, redaction.
+
+Each device is an Engine over its own MEMD_HOME (real files, real SQLite); the cloud is a
+fresh table of the session's PostgreSQL cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from memd.adapters.cloud import SyncRow
+from memd.adapters.cloud_postgres import PostgresBackend
+from memd.errors import SyncRetryable
+from memd.markdown.tree import TEMPLATES
+from memd.settings import Settings
+from memd.store import outbox
+from tests.sync.conftest import Device, cloud_events, cloud_rows
+
+pytestmark = pytest.mark.postgres
+
+RUST_A = "# Rust\n\n## Notes\n- prefers cargo nextest\n"
+RUST_B = "# Rust\n\n## Notes\n- prefers cargo test\n"
+
+
+def test_push_then_a_second_device_pulls_everything(devices: Any, sync_dsn: str, table: str) -> None:
+    a: Device = devices("a")
+    a.write("topics/rust.md", RUST_A)
+    a.write("_core/profile.md", TEMPLATES["_core/profile.md"] + "- name: Alice\n")
+    res = a.sync()
+    assert res["outcome"] == "success", res
+    rows = cloud_rows(sync_dsn, table)
+    assert rows["topics/rust.md"]["content"] == RUST_A
+    assert {r["namespace"] for r in rows.values()} == {"alice"}
+    assert {r["device_id"] for r in rows.values()} == {a.syncer.device_id()}
+    assert a.status()["pending"] == 0 and a.status()["totals"]["pushed"] == len(rows)
+
+    b: Device = devices("b")
+    assert b.syncer.device_id() != a.syncer.device_id()
+    res = b.sync()
+    assert res["outcome"] == "success", res
+    assert b.read("topics/rust.md") == RUST_A
+    # B's untouched first-start template gives way to A's profile: no conflict copy for it.
+    assert "Alice" in b.read("_core/profile.md")
+    assert not list(b.memory.rglob("*.conflict-*"))
+    # Pulled files are indexed and searchable, and not queued again as B's own changes.
+    hits = b.engine.handle("search", {"query": "nextest"})["hits"]
+    assert [h["path"] for h in hits] == [str(b.path("topics/rust.md"))]
+    assert b.queue() == []
+    assert b.sync()["counts"]["pushed"] == 0
+    events = cloud_events(sync_dsn, table)
+    assert [e["path"] for e in events if e["device_id"] != a.syncer.device_id()] == []
+
+
+def test_changed_on_both_sides_keeps_local_and_writes_a_conflict_copy(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
+    a, b = devices("a"), devices("b")
+    a.write("topics/rust.md", "# Rust\n")
+    a.sync()
+    b.sync()
+    a.write("topics/rust.md", RUST_A)
+    b.write("topics/rust.md", RUST_B)
+    a.sync()
+    res = b.sync()
+    assert res["counts"]["conflicts"] == 1
+    assert b.read("topics/rust.md") == RUST_B  # local kept
+    copies = list(b.memory.glob("topics/rust.conflict-*.md"))
+    assert len(copies) == 1 and copies[0].read_text() == RUST_A
+    assert copies[0].name.startswith(f"rust.conflict-{a.syncer.device_id().replace('-', '')[:8]}-")
+    conflict = b.status()["conflicts"][0]
+    assert conflict["path"] == "topics/rust.md" and conflict["kind"] == "changed-both"
+    assert conflict["copy"] == f"topics/{copies[0].name}"
+    assert res["message"].endswith(f"conflict copies: topics/{copies[0].name}")
+    # B's version won in the cloud; A was unchanged since its push, so it takes B's version
+    # and the conflict copy: every device ends with both texts.
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_B
+    a.sync()
+    assert a.read("topics/rust.md") == RUST_B
+    assert (a.memory / "topics" / copies[0].name).read_text() == RUST_A
+    assert a.status()["conflicts"] == []
+    # Pulling the same page again (nothing new) writes no second copy.
+    assert b.sync()["counts"]["conflicts"] == 0
+    assert len(list(b.memory.glob("topics/rust.conflict-*.md"))) == 1
+
+
+def test_deletes_propagate_only_onto_unchanged_files(devices: Any, sync_dsn: str, table: str) -> None:
+    a, b = devices("a"), devices("b")
+    a.write("topics/go.md", "# Go\n")
+    a.write("topics/zig.md", "# Zig\n")
+    a.sync()
+    b.sync()
+    assert b.path("topics/go.md").exists()
+    a.delete("topics/go.md")
+    a.delete("topics/zig.md")
+    b.write("topics/zig.md", "# Zig\n\n- comptime is neat\n")  # edited on B meanwhile
+    a.sync()
+    rows = cloud_rows(sync_dsn, table)
+    assert rows["topics/go.md"]["deleted"] and rows["topics/go.md"]["content"] == ""
+    res = b.sync()
+    assert not b.path("topics/go.md").exists()  # unchanged on B: deleted
+    assert not any(h["path"].endswith("go.md") for h in b.engine.handle("search", {"query": "Go"})["hits"])
+    assert b.read("topics/zig.md").endswith("comptime is neat\n")  # changed on B: kept
+    assert res["counts"]["deleted"] == 1 and res["counts"]["conflicts"] == 1
+    assert b.status()["conflicts"][0] == {**b.status()["conflicts"][0], "path": "topics/zig.md",
+                                          "kind": "deleted-remotely", "copy": None}  # fmt: skip
+    # B's kept version goes back to the cloud, and A gets it back.
+    assert not cloud_rows(sync_dsn, table)["topics/zig.md"]["deleted"]
+    a.sync()
+    assert a.read("topics/zig.md").endswith("comptime is neat\n")
+    assert not a.path("topics/go.md").exists()
+
+
+def test_edit_there_while_deleted_here_keeps_the_edit_as_a_copy(devices: Any) -> None:
+    a, b = devices("a"), devices("b")
+    a.write("topics/go.md", "# Go\n")
+    a.sync()
+    b.sync()
+    a.write("topics/go.md", "# Go\n\n- channels\n")
+    b.delete("topics/go.md")
+    a.sync()
+    res = b.sync()
+    assert res["counts"]["conflicts"] == 1
+    assert not b.path("topics/go.md").exists()  # B's delete stands
+    (copy,) = b.memory.glob("topics/go.conflict-*.md")
+    assert copy.read_text().endswith("- channels\n")
+    assert b.status()["conflicts"][0]["kind"] == "deleted-locally"
+
+
+def test_queue_coalesces_and_versions_only_grow(devices: Any, sync_dsn: str, table: str) -> None:
+    a: Device = devices("a")
+    a.sync()
+    for i in range(5):
+        a.write("topics/rust.md", f"# Rust\n\n- edit {i}\n")
+    (op,) = [op for op in a.queue() if op.path == "topics/rust.md"]
+    assert op.content.endswith("- edit 4\n") and op.version == 5 and op.attempts == 0
+    a.sync()
+    a.write("topics/rust.md", "# Rust\n\n- edit 5\n")
+    assert a.queue()[0].version == 6
+    a.sync()
+    events = [e for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"]
+    assert [e["version"] for e in events] == [5, 6]
+
+
+def test_a_change_back_to_the_synced_bytes_is_not_sent(devices: Any) -> None:
+    a: Device = devices("a")
+    a.write("topics/rust.md", RUST_A)
+    a.sync()
+    a.write("topics/rust.md", RUST_B)
+    a.write("topics/rust.md", RUST_A)  # replaces the queued change: the cloud already has it
+    assert [op.content for op in a.queue()] == [RUST_A]
+    a.write("topics/new.md", "# New\n")
+    a.delete("topics/new.md")  # created and deleted before any push: nothing to send
+    assert [op.path for op in a.queue()] == ["topics/rust.md"]
+
+
+def test_secrets_are_redacted_and_excluded_paths_never_leave(devices: Any, sync_dsn: str, table: str) -> None:
+    key = "sk-ant-api03-" + "A" * 93 + "AA"
+    a: Device = devices("a", **{"sync.exclude": ["journal/*", "*.private.md"]})
+    a.write("topics/keys.md", f"# Keys\n\n- anthropic {key}\n")
+    a.write("journal/2026-01-05.md", "# Journal\n")
+    a.write("topics/diary.private.md", "# Private\n")
+    a.sync()
+    rows = cloud_rows(sync_dsn, table)
+    assert key not in rows["topics/keys.md"]["content"]
+    assert "[REDACTED:anthropic-key:" in rows["topics/keys.md"]["content"]
+    assert rows["topics/keys.md"]["sha256"] == hashlib.sha256(rows["topics/keys.md"]["content"].encode()).hexdigest()
+    assert "journal/2026-01-05.md" not in rows and "topics/diary.private.md" not in rows
+    # The local file keeps its secret; the redacted copy is what other devices get.
+    assert key in a.read("topics/keys.md")
+
+
+def test_unsafe_and_excluded_cloud_rows_are_never_written(devices: Any, sync_dsn: str, table: str) -> None:
+    a: Device = devices("a", **{"sync.exclude": ["journal/*"]})
+    backend = PostgresBackend(sync_dsn, table)
+    rows = [
+        SyncRow("alice", path, "# x\n", hashlib.sha256(b"# x\n").hexdigest(), 1.0, False, "evil", 1, f"op-{i}")
+        for i, path in enumerate(["topics/../../escape.md", "journal/x.md", "topics/run.sh", "topics/ok.md"])
+    ]
+    backend.push(rows)
+    backend.close()
+    res = a.sync()
+    assert res["counts"]["skipped"] == 3 and res["counts"]["applied"] == 1
+    assert a.read("topics/ok.md") == "# x\n"
+    assert not (a.home / "escape.md").exists() and not a.path("journal/x.md").exists()
+    assert not a.path("topics/run.sh").exists()
+
+
+def test_files_changed_while_sync_was_off_are_queued_on_the_first_run(
+    tmp_path: Any, devices: Any, sync_dsn: str, table: str
+) -> None:
+    off = Device(tmp_path / "a")
+    assert off.engine.jobs.get("sync") is None and off.engine.indexer.hooks == []
+    off.write("topics/rust.md", RUST_A)
+    assert off.engine.handle("status")["sync"]["state"] == "off"
+    off.close()
+    a: Device = devices("a")  # same home, now with sync on
+    assert a.queue() == []
+    a.sync()
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_A
+    a.path("topics/rust.md").unlink()  # deleted while no watcher was looking
+    res = a.sync()  # no daemon: the run catches up with the files first
+    assert res["counts"]["pushed"] == 1
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["deleted"]
+
+
+def test_session_summaries_are_synced_when_enabled(devices: Any, sync_dsn: str, table: str) -> None:
+    a: Device = devices("a", **{"sync.summaries": True})
+
+    def add(conn: Any, sid: str, summary: str, at: float) -> None:
+        conn.execute(
+            "INSERT INTO sessions(session_id, source, title, started_at, updated_at, summary,"
+            " summary_kind, summary_at) VALUES (?, 'claude-code', 'Fix the tests', 1.0, 2.0, ?, 'llm', ?)"
+            " ON CONFLICT(session_id) DO UPDATE SET summary = excluded.summary, summary_at = excluded.summary_at",
+            (sid, summary, at),
+        )
+
+    a.store.w.run(lambda c: add(c, "s1", "We fixed the flaky tests.", 10.0))
+    a.sync()
+    row = cloud_rows(sync_dsn, table)["_sessions/s1.md"]
+    assert "We fixed the flaky tests." in row["content"] and "# Fix the tests" in row["content"]
+    a.store.w.run(lambda c: add(c, "s1", "We fixed the flaky tests and the CI.", 20.0))
+    assert a.sync()["counts"]["pushed"] == 1
+    assert "and the CI" in cloud_rows(sync_dsn, table)["_sessions/s1.md"]["content"]
+    b: Device = devices("b")
+    b.sync()
+    assert not (b.memory / "_sessions").exists()  # a cloud copy only: never pulled into a tree
+
+
+class _AckLost:
+    """The network edge losing the answer of a push that the server committed."""
+
+    name = "postgres"
+
+    def __init__(self, real: PostgresBackend, times: int) -> None:
+        self.real, self.times = real, times
+
+    def push(self, rows: Any) -> None:
+        self.real.push(rows)
+        if self.times:
+            self.times -= 1
+            raise SyncRetryable("postgres push failed: connection lost after commit")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_lost_acknowledgement_is_replayed_and_applied_exactly_once(
+    tmp_path: Any, sync_dsn: str, table: str
+) -> None:
+    def factory(settings: Settings) -> Any:
+        return _AckLost(PostgresBackend(settings.sync_dsn, settings.sync_table), times=2)
+
+    a = Device(tmp_path / "a", **{"sync.backend": "postgres", "sync.dsn": sync_dsn, "sync.table": table,
+                                  "sync.push_delay_s": 0.0})  # fmt: skip
+    a.syncer.backend_factory = factory
+    a.write("topics/rust.md", RUST_A)
+    sent = {op.path: op.op_id for op in a.queue()}
+    first = a.sync()
+    assert first["outcome"] == "retry_later" and first["status"]["pending"] == len(sent)
+    assert all(op.attempts == 1 and op.next_at > 0 for op in a.queue())
+    assert "connection lost after commit" in first["status"]["last_error"]
+    a.sync()  # --now ignores the backoff; the answer is lost once more
+    assert all(op.attempts == 2 for op in a.queue())
+    a.sync()
+    assert a.queue() == []
+    events = cloud_events(sync_dsn, table)
+    assert sorted(e["op_id"] for e in events) == sorted(sent.values())  # each op once
+    assert len(cloud_rows(sync_dsn, table)) == len(sent)
+    a.close()
+
+
+def test_own_rows_seen_by_pull_complete_their_operations(devices: Any, sync_dsn: str, table: str) -> None:
+    a: Device = devices("a")
+    a.write("topics/rust.md", RUST_A)
+    (op,) = [op for op in a.queue() if op.path == "topics/rust.md"]
+    backend = PostgresBackend(sync_dsn, table)
+    backend.push([SyncRow("alice", op.path, op.content, op.sha256, op.updated_at, False,
+                          a.syncer.device_id(), op.version, op.op_id)])  # fmt: skip
+    backend.close()
+    a.sync()  # e.g. memd died after the server committed: the pull recognises the op
+    assert [e["op_id"] for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"] == [op.op_id]
+    assert outbox.queued(a.store.read(), a.syncer.target(), "topics/rust.md") is None
+
+
+class _SaveOnEnter:
+    """The user saving a file at the moment the pull takes the edit lock to write it."""
+
+    def __init__(self, path: Any, text: str) -> None:
+        self.path, self.text = path, text
+
+    def __enter__(self) -> None:
+        self.path.write_text(self.text)
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_a_file_saved_while_the_pull_applies_is_never_overwritten(devices: Any, sync_dsn: str, table: str) -> None:
+    a, b = devices("a"), devices("b")
+    a.write("topics/rust.md", "# Rust\n")
+    a.sync()
+    b.sync()
+    a.write("topics/rust.md", RUST_A)
+    a.sync()
+    b.syncer.edit_lock = _SaveOnEnter(b.path("topics/rust.md"), RUST_B)
+    res = b.sync()
+    assert res["counts"]["conflicts"] == 1 and res["counts"]["applied"] == 0
+    assert b.read("topics/rust.md") == RUST_B
+    (copy,) = b.memory.glob("topics/rust.conflict-*.md")
+    assert copy.read_text() == RUST_A
+    b.syncer.edit_lock = _SaveOnEnter(copy, RUST_A)  # harmless from now on
+    b.sync()  # the run catches up with the saved file and sends it
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_B
