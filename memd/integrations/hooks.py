@@ -74,7 +74,11 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
         raise ValueError("UserPromptSubmit payload has no string 'prompt'")
     if not prompt.strip():
         return ""
-    params: dict[str, Any] = {"query": prompt, "budget_tokens": PROMPT_BUDGET_TOKENS}
+    params: dict[str, Any] = {
+        "query": prompt,
+        "budget_tokens": PROMPT_BUDGET_TOKENS,
+        "relevant_only": True,  # SessionStart already put the standing memory into the session
+    }
     params.update(_session_params(payload))
     result = _fetch_context(settings, params, deadline)
     text = _context_text(result)

@@ -56,6 +56,8 @@ class ContextRequest:
     project: str = ""  # project slug (already resolved from a path by the caller)
     session_id: str = ""
     shares: tuple[int, int, int] = (600, 800, 600)
+    # Only what the query matched: for a per-prompt hook whose session already holds the rest.
+    relevant_only: bool = False
     today: dt.date = field(default_factory=dt.date.today)
 
 
@@ -307,7 +309,17 @@ def build_context(
     cands = gather(conn, req)
     for p in providers:
         cands.extend(p(req))
+    if req.relevant_only:
+        cands = [c for c in cands if not is_standing(c)]
     return assemble(cands, req)
+
+
+def is_standing(c: Candidate) -> bool:
+    """Memory that is in every block whatever the query: core, agent, unmatched project
+    sections and the current session's summary."""
+    if c.source in ("core", "agent") or c.provenance.get("kind") == "session-summary":
+        return True
+    return c.source == "project" and not c.score
 
 
 def item_meta(raw: str) -> dict[str, str]:

@@ -149,3 +149,11 @@ def test_today_is_used_for_expiry() -> None:
     body = "- a <!-- memd expires=2026-06-01 -->\n- b"
     assert clean_body(body, dt.date(2026, 5, 1)) == "- a\n- b"
     assert clean_body(body, dt.date(2026, 7, 1)) == "- b"
+
+
+def test_relevant_only_leaves_standing_memory_out(engine: Engine) -> None:
+    ctx = engine.handle("context", {"query": "vue performance", "project": "shop", "relevant_only": True})
+    rels = {s["rel"] for s in ctx["sections"]}
+    assert rels == {"topics/vue.md"}
+    none = engine.handle("context", {"query": "zzzz-nothing", "relevant_only": True})
+    assert none["sections"] == [] and none["text"] == ""
