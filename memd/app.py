@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -16,6 +17,7 @@ import os
 import signal
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -94,6 +96,9 @@ class Engine:
             enabled_default=settings.memory_enabled_default,
             on_new_root=self._root_added,
         )
+        # Markdown edits are read-modify-write of a whole file: two at once on the same file
+        # lose one of them. Every handler or job that edits memory files holds this lock.
+        self.markdown_lock = threading.RLock()
         self.providers: list[ConversationProvider] = []
         self.status_parts: list[Callable[[], dict[str, Any]]] = []
         self.root_listeners: list[Callable[[Root], None]] = []
@@ -145,7 +150,6 @@ class Engine:
             project=slug,
             session_id=_str(params, "session_id"),
             shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
-            relevant_only=_bool(params, "relevant_only"),
         )
         out = build_context(self.store.read(), req, self.providers)
         out["project"] = slug
@@ -160,18 +164,20 @@ class Engine:
         return {"query": query, "hits": [h.to_dict() for h in hits]}
 
     def remember(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self.ops.remember(
-            _str(params, "text"),
-            scope=_str(params, "scope", "user"),
-            project=_str(params, "project"),
-            agent_id=_str(params, "agent_id"),
-            type_=_str(params, "type"),
-        )
+        with self.markdown_lock:
+            return self.ops.remember(
+                _str(params, "text"),
+                scope=_str(params, "scope", "user"),
+                project=_str(params, "project"),
+                agent_id=_str(params, "agent_id"),
+                type_=_str(params, "type"),
+            )
 
     def forget(self, params: dict[str, Any]) -> dict[str, Any]:
-        return self.ops.forget(
-            id=_str(params, "id"), query=_str(params, "query"), confirm=_bool(params, "confirm")
-        )
+        with self.markdown_lock:
+            return self.ops.forget(
+                id=_str(params, "id"), query=_str(params, "query"), confirm=_bool(params, "confirm")
+            )
 
     def memories(self, params: dict[str, Any]) -> dict[str, Any]:
         return self.ops.memories(_str(params, "scope"), include_superseded=_bool(params, "all"))
@@ -435,9 +441,17 @@ class InstanceLock:
 class Daemon:
     """The long-running process behind `memd serve`."""
 
-    def __init__(self, settings: Settings, *, config_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        config_file: Path | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
         self.settings = settings
         self.config_file = config_file
+        # Command-line overrides (`--log-level`) outlive a SIGHUP reload of the file.
+        self.overrides = overrides
         self.stop_event: asyncio.Event | None = None
         self.engine: Engine | None = None
         self._bound_path: Path | None = None
@@ -545,7 +559,7 @@ class Daemon:
     def _reload(self) -> None:
         sdnotify.reloading()
         try:
-            new = settings_mod.load(self.config_file)
+            new = settings_mod.load(self.config_file, overrides=self.overrides)
         except MemdError as exc:
             log.error("SIGHUP: settings not reloaded: %s", exc)
             sdnotify.ready("settings reload failed; still serving")
@@ -555,9 +569,21 @@ class Daemon:
         log.info("SIGHUP: reloaded settings; changed: %s", ", ".join(changed) or "nothing")
         if restart:
             log.warning("SIGHUP: %s only take effect after a restart", ", ".join(restart))
+            # Until then the running values stay in force, and `status` must report those.
+            new = dataclasses.replace(new, **{
+                f.name: getattr(self.settings, f.name)
+                for f in dataclasses.fields(Settings)
+                if f.metadata.get("key") in restart
+            })  # fmt: skip
         self.settings = new
+        logging.getLogger().setLevel(getattr(logging, new.log_level.upper(), logging.INFO))
         if self.engine is not None:
             self.engine.settings = new
+            # Parts built from settings at start read them again here; the rest read
+            # engine.settings on every use.
+            self.engine.indexer.max_file_bytes = int(new.index_max_file_mb * (1 << 20))
+            if self.engine.watcher is not None:
+                self.engine.watcher.debounce_s = new.index_debounce_ms / 1000
         sdnotify.ready("settings reloaded")
 
     async def _watchdog_loop(self, interval: float) -> None:

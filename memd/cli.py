@@ -64,7 +64,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     s = _settings(args)
     setup_logging(s.log_level)
-    return Daemon(s, config_file=Path(args.config) if args.config else None).run()
+    overrides = {"log.level": args.log_level} if args.log_level else None
+    return Daemon(s, config_file=Path(args.config) if args.config else None, overrides=overrides).run()
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -309,6 +310,56 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(home=Path(args.home) if args.home else None, serve=args.serve)
 
 
+def cmd_service(args: argparse.Namespace) -> int:
+    """`memd service install|uninstall|status`: the per-user systemd/launchd service."""
+    from memd.service import install
+
+    s = _settings(args)
+    if args.action == "status":
+        st = install.service_status(s)
+
+        def status_text() -> str:
+            active = ", ".join(f"{k} {v}" for k, v in (st["active"] or {}).items()) or "unknown"
+            files = "\n".join(f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items())
+            lines = [f"{st['manager'] or 'no service manager'}: installed {'yes' if st['installed'] else 'no'};"
+                     f" state {active}", files, f"socket {st['socket']}"]  # fmt: skip
+            return "\n".join(lines + ([st["detail"]] if st["detail"] else []))
+
+        _out(args, st, status_text)
+        return 0
+    plan = install.plan_install(s) if args.action == "install" else install.plan_uninstall(s)
+    if args.dry_run:
+        _out(args, {"dry_run": True, **plan.as_dict()}, lambda: plan.describe() + "\n(dry run: nothing changed)")
+        return 0
+    res = install.apply(plan)
+    data = {
+        **plan.as_dict(),
+        "written": [str(p) for p in res.written],
+        "removed": [str(p) for p in res.removed],
+        "commands": [{"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
+                     for c in res.commands],  # fmt: skip
+    }
+
+    def text() -> str:
+        lines = [f"wrote {p}" for p in res.written] + [f"removed {p}" for p in res.removed]
+        for c in res.commands:
+            mark = "ok" if c.ok else f"failed ({c.returncode}, ignored): {c.stderr.strip()}"
+            lines.append(f"ran {' '.join(c.argv)}: {mark}")
+        return "\n".join(lines + [f"note: {n}" for n in plan.notes])
+
+    _out(args, data, text)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """`memd doctor`: every check with its verdict and a fix; exit 1 when something failed."""
+    from memd.integrations import doctor
+
+    checks = doctor.run_checks(_settings(args), timeout=min(args.timeout, 5.0))
+    _out(args, doctor.as_dict(checks), lambda: doctor.render(checks))
+    return doctor.exit_code(checks)
+
+
 # -- parser --------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -368,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
     sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
+    sp = add("service", cmd_service, "install, remove or inspect memd as a user service (systemd/launchd)")
+    sp.add_argument("action", choices=["install", "uninstall", "status"])
+    sp.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    add("doctor", cmd_doctor, "check SQLite, folders, limits, daemon, service, keys, cloud and index")
     sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
     sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
     sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")

@@ -128,11 +128,15 @@ class Server:
         if uid is None or (uid != self.allowed_uid and uid != 0):
             self.refused += 1
             log.warning("refused a connection from uid %s", uid)
-            with contextlib.suppress(OSError):
+            # TimeoutError is an OSError; ValueError is a request line over the size limit.
+            with contextlib.suppress(OSError, ValueError):
                 writer.write(
                     protocol.encode_error(None, protocol.PERMISSION_DENIED, "permission denied: not your daemon")
                 )
                 await writer.drain()
+                # Closing at once would make the client's first send fail with EPIPE before it
+                # reads why: take its request (up to a second), then close.
+                await asyncio.wait_for(reader.readline(), 1.0)
             writer.close()
             return
         self._writers.add(writer)

@@ -134,7 +134,7 @@ def test_module_form_executable_gets_a_note() -> None:
 
 def test_planning_writes_nothing_and_describes_everything(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)  # the autouse _isolate_env fixture may have made it
     plan = plan_install(default_settings(home), "linux", home, MEMD, env={})
     assert files_under(tmp_path) == []
     text = plan.describe()
