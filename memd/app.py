@@ -150,6 +150,7 @@ class Engine:
             project=slug,
             session_id=_str(params, "session_id"),
             shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
+            relevant_only=_bool(params, "relevant_only"),
         )
         out = build_context(self.store.read(), req, self.providers)
         out["project"] = slug
