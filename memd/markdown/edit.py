@@ -7,8 +7,11 @@ byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,15 +29,39 @@ class EditedItem:
     meta: dict[str, str]
 
 
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def file_lock(path: Path) -> threading.Lock:
+    """The lock serialising memd's own read-modify-write edits of one file in this process."""
+    key = os.path.abspath(path)
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically, creating parent folders."""
+    """Replace `path` with `text` atomically, creating parent folders.
+
+    The temp file has a unique hidden name, so concurrent writers never share one and the
+    watcher ignores it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.memd-tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".memd-tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def read_lines(path: Path) -> list[str]:
@@ -47,6 +74,11 @@ def append_item(
     path: Path, section: str, text: str, meta: dict[str, str], *, title: str = ""
 ) -> EditedItem:
     """Append `- text <!-- memd … -->` at the end of `## section` (created when missing)."""
+    with file_lock(path):
+        return _append_item(path, section, text, meta, title)
+
+
+def _append_item(path: Path, section: str, text: str, meta: dict[str, str], title: str) -> EditedItem:
     text = " ".join(text.split())
     lines = read_lines(path)
     if not lines or lines == [""]:
@@ -75,6 +107,11 @@ def append_item(
 
 def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
     """Remove every list item for which `match(text, meta)` is true; return what was removed."""
+    with file_lock(path):
+        return _remove_items(path, match)
+
+
+def _remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
     lines = read_lines(path)
     kept: list[str] = []
     removed: list[EditedItem] = []
@@ -95,6 +132,15 @@ def update_items(
     change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
 ) -> list[EditedItem]:
     """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
+    with file_lock(path):
+        return _update_items(path, match, change)
+
+
+def _update_items(
+    path: Path,
+    match: Callable[[str, dict[str, str]], bool],
+    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
+) -> list[EditedItem]:
     lines = read_lines(path)
     changed: list[EditedItem] = []
     for i, line in enumerate(lines):

@@ -53,3 +53,20 @@ def test_tree_templates_and_kinds(tmp_path: Path) -> None:
     for bad in (".hidden.md", "topics/.note.md.swp", "note.md~", "topics/x.txt", "4913", "README.md",
                 "topics/#x.md#", "x.md___jb_tmp___", ".git/x.md"):  # fmt: skip
         assert not is_memory_file(bad), bad
+
+
+def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
+    import threading
+
+    p = tmp_path / "notes.md"
+    threads = [
+        threading.Thread(target=lambda i=i: append_item(p, "Notes", f"item {i}", {"id": f"m_{i}"}))
+        for i in range(40)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    items = parse_markdown(p.read_text()).sections[-1].items
+    assert sorted(int(i.text.split()[1]) for i in items) == list(range(40))
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".memd-tmp")]
