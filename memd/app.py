@@ -338,7 +338,7 @@ def _wire_sync(engine: Engine) -> None:
 
     s = engine.settings
     syncer = Syncer(
-        s, engine.store, engine.indexer, edit_lock=getattr(engine, "markdown_lock", None),
+        s, engine.store, engine.indexer, edit_lock=engine.markdown_lock,
         next_run=lambda: engine.scheduler.next_runs().get(JOB) if engine.scheduler else None,
     )  # fmt: skip
 
@@ -359,10 +359,14 @@ def _wire_sync(engine: Engine) -> None:
     engine.indexer.hooks.append(syncer.on_change)
     engine.jobs[JOB] = JobSpec(JOB, syncer.run, s.sync_interval_s, first_delay_s=1.0)
     engine.on_stop.append(syncer.close)
-    if s.sync_push_delay_s > 0:
-        syncer.on_queued = lambda: (
-            engine.scheduler.nudge(JOB, s.sync_push_delay_s) if engine.scheduler else None
-        )
+    syncer.wake = lambda delay_s: engine.scheduler.nudge(JOB, delay_s) if engine.scheduler else None
+    answer_context = engine.handlers["context"]
+
+    def context(params: dict[str, Any]) -> Any:
+        syncer.on_conversation()
+        return answer_context(params)
+
+    engine.handlers["context"] = context
 
 
 FEATURES.append(_wire_sync)

@@ -133,7 +133,9 @@ class Settings:
     sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0)
     sync_summaries: bool = _s("sync.summaries", "Also sync session summaries", False)
     sync_push_delay_s: float = _s(
-        "sync.push_delay_s", "Seconds after a local change before an early sync run (0: wait)", 5.0
+        "sync.push_delay_s",
+        "Seconds after a local change or a context request before an early sync run (0: wait)",
+        5.0,
     )
     # logging
     log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")

@@ -62,7 +62,7 @@ from memd.jobs.sync_rules import (
     sha_of,
 )
 from memd.jobs.sync_status import OFF_HINT, REFUSED_HINT, describe, shorten
-from memd.markdown.edit import write_atomic
+from memd.markdown.edit import file_lock, write_atomic
 from memd.models import JobOutcome, JobResult
 from memd.redact import redact
 from memd.settings import Settings
@@ -166,7 +166,8 @@ class Syncer:
         self.next_run = next_run
         self.now = now
         self.rand = rand
-        self.on_queued: Callable[[], None] = lambda: None
+        # Asks the scheduler for a run within the given seconds (never later than planned).
+        self.wake: Callable[[float], None] = lambda delay_s: None
         self._backend: CloudBackend | None = None
         self._device_id = ""
 
@@ -235,8 +236,16 @@ class Syncer:
                 updated_at=now, now=now,
             )  # fmt: skip
             queued_any = True
-        if queued_any:
-            self.on_queued()
+        if queued_any and self.settings.sync_push_delay_s > 0:
+            self.wake(self.settings.sync_push_delay_s)
+
+    def on_conversation(self) -> None:
+        """A conversation asked for context: pull news and retry failed pushes soon (seed 000).
+
+        A target backing off keeps its backoff; the run only comes earlier than the interval.
+        """
+        if self.enabled and self.settings.sync_push_delay_s > 0:
+            self.wake(self.settings.sync_push_delay_s)
 
     def excluded(self, rel: str) -> bool:
         return is_excluded(rel, self.settings.sync_exclude)
@@ -253,6 +262,7 @@ class Syncer:
             return JobResult(JOB, JobOutcome.CONFIG_ERROR, f"refused: {state['last_error']}; {REFUSED_HINT}")
         if state["retry_at"] > now:
             wait = state["retry_at"] - now
+            self.wake(wait)  # an early run (a local change) must not lose the planned retry
             return JobResult(JOB, JobOutcome.RETRY_LATER, f"backing off for {wait:.0f}s after: {state['last_error']}")
         report = RunReport()
         try:
@@ -264,6 +274,7 @@ class Syncer:
             failures = state["failures"] + 1
             delay = backoff_delay(failures, self.settings.sync_backoff_cap_s, self.rand())
             self._record(target, error=describe_error(exc), failures=failures, retry_at=self.now() + delay)
+            self.wake(delay)  # retries follow the backoff, not the (longer) interval
             return JobResult(JOB, JobOutcome.RETRY_LATER, f"{exc}; next try in {delay:.0f}s", report.counts())
         except SyncPermanent as exc:
             # Settings, credentials, schema or the pull itself were refused: nothing queued can
@@ -402,10 +413,9 @@ class Syncer:
         applied: list[_Pulled] = []
         with self.edit_lock:
             for p in items:
-                if p.action is Action.TAKE and self._local_sha(p.rel) != p.local_sha:
-                    p = _as_conflict(p)  # edited since the plan: never overwrite it
-                touched += self._apply_file(p, report)
-                applied.append(p)
+                final, paths = self._apply_file(p, report)
+                touched += paths
+                applied.append(final)
         items = applied
         if touched:
             self.indexer.index_paths(touched)
@@ -435,26 +445,29 @@ class Syncer:
 
         self.store.w.run(settle)
 
-    def _apply_file(self, p: _Pulled, report: RunReport) -> list[str]:
+    def _apply_file(self, p: _Pulled, report: RunReport) -> tuple[_Pulled, list[str]]:
         dest = self.root / p.rel
         if p.action is Action.TAKE:
-            if p.row.deleted:
-                with contextlib.suppress(FileNotFoundError):
-                    dest.unlink()
-                report.deleted += 1
-            else:
-                write_atomic(dest, p.row.content)
-                report.applied += 1
-            return [str(dest)]
+            with file_lock(dest):
+                if self._local_sha(p.rel) == p.local_sha:
+                    if p.row.deleted:
+                        with contextlib.suppress(FileNotFoundError):
+                            dest.unlink()
+                        report.deleted += 1
+                    else:
+                        write_atomic(dest, p.row.content)
+                        report.applied += 1
+                    return p, [str(dest)]
+            p = _as_conflict(p)  # saved since the plan: never overwrite it
         if p.action is Action.CONFLICT:
             report.conflicts += 1
             if not p.copy_rel:
-                return []
+                return p, []
             copy = self.root / p.copy_rel
             write_atomic(copy, p.row.content)
             report.conflict_paths.append(p.copy_rel)
-            return [str(copy)]
-        return []
+            return p, [str(copy)]
+        return p, []
 
     def _inside_root(self, dest: Path) -> bool:
         root, parent = os.path.realpath(self.root), os.path.realpath(dest.parent)
@@ -657,7 +670,13 @@ class Syncer:
         backend.init_schema()
         description = backend.check()
         target = self.target()
-        unparked = self.store.w.run(lambda c: outbox.unpark(c, target))
+        backend_name = self.settings.sync_backend
+
+        def retry(conn: sqlite3.Connection) -> int:
+            outbox.update_target(conn, target, backend_name, refused_config="", retry_at=0)
+            return outbox.unpark(conn, target)
+
+        unparked = self.store.w.run(retry)
         return {
             "backend": self.settings.sync_backend,
             "created": True,

@@ -74,6 +74,7 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         assert wait_for(lambda: b.search_paths("nextest"), timeout=5) == {str(b.memory / "topics" / "rust.md")}
         # Once the watcher has seen the pulled files and the indexer caught up, nothing is queued.
         wait_for(lambda: (ix := b.call("status")["index"])["last_change_at"] and ix["lag_s"] == 0, timeout=5)
+        wait_for(lambda: sync_status(b)["last_success_at"], timeout=5)  # the first run is over
         assert sync_status(b)["pending"] == 0
         b_id = sync_status(b)["device_id"]
         assert [e for e in cloud_events(fresh_dsn, "memd_files") if e["device_id"] == b_id] == []
@@ -88,8 +89,8 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         assert copies[0].read_text() == "# Rust\n\n- prefers nextest, always\n"
         assert (b.memory / "topics" / "rust.md").read_text() == "# Rust\n\n- prefers cargo test\n"
         wait_for(lambda: "cargo test" in cloud_rows(fresh_dsn, "memd_files")["topics/rust.md"]["content"], timeout=10)
-        st = b.call("status")["sync"]
-        assert st["state"] == "on" and st["conflicts"] == 1 and st["pending"] == 0
+        st = wait_for(lambda: (st := b.call("status")["sync"])["pending"] == 0 and st, timeout=5)
+        assert st["state"] == "on" and st["conflicts"] == 1 and st["parked"] == 0
         shown = b.cli("sync", "status", **env)
         assert "changed-both" in shown.stdout and copies[0].name in shown.stdout, shown.stdout
 
@@ -99,11 +100,13 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         assert (a.memory / "topics" / "rust.md").read_text() == "# Rust\n\n- prefers cargo test\n"
         assert (a.memory / "topics" / copies[0].name).exists()
 
-        # A delete travels as a tombstone and removes B's unchanged copy and its index entry.
+        # A delete travels as a tombstone and removes B's unchanged copy and its index entry;
+        # B's next conversation (a `context` request) is what makes it sync.
         (a.memory / "topics" / "go.md").unlink()
         wait_for(lambda: cloud_rows(fresh_dsn, "memd_files")["topics/go.md"]["deleted"], timeout=10)
-        b.call("sync_now")
-        assert not (b.memory / "topics" / "go.md").exists()
+        assert (b.memory / "topics" / "go.md").exists()
+        b.call("context", {"query": "go"})
+        wait_for(lambda: not (b.memory / "topics" / "go.md").exists(), timeout=10)
         assert wait_for(lambda: not b.search_paths("gofmt"), timeout=5)
     finally:
         for d in (a, b):

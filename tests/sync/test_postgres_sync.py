@@ -314,3 +314,19 @@ def test_a_file_saved_while_the_pull_applies_is_never_overwritten(devices: Any, 
     b.syncer.edit_lock = _SaveOnEnter(copy, RUST_A)  # harmless from now on
     b.sync()  # the run catches up with the saved file and sends it
     assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_B
+
+
+def test_missing_tables_park_everything_until_init_schema(devices: Any, sync_dsn: str) -> None:
+    a: Device = devices("a", **{"sync.table": "not_created_yet"})
+    a.write("topics/rust.md", RUST_A)
+    n = len(a.queue())
+    res = a.syncer.run()
+    assert res.outcome.value == "config_error" and "memd sync init-schema" in res.message
+    st = a.status()
+    assert st["state"] == "refused" and st["parked"] == n and "not_created_yet" in st["last_error"]
+    assert a.syncer.run().message.startswith("refused: ")  # no retry on the schedule
+    out = a.engine.handle("sync_init_schema")
+    assert out["created"] and out["unparked"] == n and "table not_created_yet" in out["message"]
+    res = a.syncer.run()  # the next scheduled run goes through
+    assert res.outcome.value == "success" and res.counts["pushed"] == n
+    assert cloud_rows(sync_dsn, "not_created_yet")["topics/rust.md"]["content"] == RUST_A

@@ -50,6 +50,8 @@ def posts(server: FakePostgrest) -> int:
 
 def test_connection_refused_backs_off_then_delivers(device: Any, server: FakePostgrest) -> None:
     d: Device = device()
+    wakes: list[float] = []
+    d.syncer.wake = wakes.append  # what the daemon's scheduler is asked for
     queued = len(d.queue())
     assert queued >= 2  # the first-start templates
     with server.outage():
@@ -57,9 +59,14 @@ def test_connection_refused_backs_off_then_delivers(device: Any, server: FakePos
         assert res.outcome.value == "retry_later" and "ConnectError" in res.message
         st = d.status()
         assert st["pending"] == queued and st["last_success_at"] is None
-        assert "ConnectError" in st["last_error"] and st["next_attempt_at"] > time.time()
-        # A scheduled run inside the backoff does not even try.
-        assert "backing off" in d.syncer.run().message
+        assert "ConnectError" in st["last_error"]
+        # The retry is scheduled at the end of the backoff (1–2 s after a first failure).
+        assert len(wakes) == 1 and 1.0 <= wakes[0] <= 2.0
+        assert st["next_attempt_at"] == pytest.approx(time.time() + wakes[0], abs=0.5)
+    # Back up, but a run inside the backoff does not even try, and keeps the retry scheduled.
+    requests = len(server.requests)
+    assert "backing off" in d.syncer.run().message and len(server.requests) == requests
+    assert len(wakes) == 2 and wakes[1] <= wakes[0]
     res = d.sync()  # --now ignores the backoff
     assert res["outcome"] == "success" and res["counts"]["pushed"] == queued
     st = d.status()
