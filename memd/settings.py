@@ -27,7 +27,8 @@ RESTART_REQUIRED = frozenset(
     {"server.socket", "index.path", "memory.root"}
     # The sync job and its outbox hook are built once, at start.
     | {f"sync.{name}" for name in ("backend", "dsn", "url", "key", "table", "user_id",
-                                   "namespace", "exclude", "interval_s", "summaries")}
+                                   "namespace", "exclude", "interval_s", "summaries",
+                                   "push_delay_s", "backoff_cap_s", "timeout_s")}
 )
 
 
