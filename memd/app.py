@@ -19,7 +19,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -330,6 +330,140 @@ class Engine:
 # Feature wiring: each function adds handlers, jobs, providers, hooks and status parts to an
 # Engine. Features are optional parts of one daemon, not plugins; the order is the start order.
 FEATURES: list[Callable[[Engine], None]] = []
+
+
+def _wire_conversations(engine: Engine) -> None:
+    """Conversation memory: log tailing, `ingest`, `import`, `recall`, turn search, journal."""
+    from memd.ingest import imports, journal, logs
+    from memd.ingest.conversations import summaries_due, write_turns
+    from memd.retrieval import recall as rc
+    from memd.sources.logformats import parse_jsonl_line
+
+    s, store = engine.settings, engine.store
+    ingest_log = logging.getLogger("memd.ingest")
+
+    def write_journal(sessions: Iterable[str] | None) -> None:
+        st = engine.settings
+        if not st.journal_enabled:
+            return
+        oldest = time.time() - st.journal_max_age_days * 86400
+        if sessions is None:
+            sessions = journal.lagging_sessions(store.read(), oldest)
+        if sessions:
+            with engine.markdown_lock:
+                journal.write_journal(store, st.memory_dir / "journal", sessions, oldest=oldest)
+
+    sources = logs.sources_from_settings(s.logs_claude_code, s.claude_dir, s.logs_sources)
+    ingestor = logs.LogIngestor(
+        store,
+        sources,
+        enabled=engine.ops.enabled,
+        on_turns=lambda rep: write_journal(rep.sessions),
+        on_poll=lambda: write_journal(None),
+        poll_s=s.logs_poll_s,
+    )
+    engine.on_start.append(ingestor.start)
+    engine.on_stop.append(ingestor.stop)
+    engine.providers.append(lambda req: rc.conversation_candidates(store.read(), req))
+
+    def ingest(params: dict[str, Any]) -> dict[str, Any]:
+        records = params.get("turns", [params] if "session_id" in params else None)
+        if not isinstance(records, list) or not records:
+            raise InvalidParams('give one turn ({"session_id", "role", "content", …}) or "turns": [ … ]')
+        if not engine.ops.enabled():
+            return {"enabled": False, "accepted": 0, "added": 0, "sessions": []}
+        now = time.time()
+        turns = []
+        for i, rec in enumerate(records):
+            if not isinstance(rec, dict):
+                raise InvalidParams(f"turns[{i}] is not an object")
+            # Pushed turns without a time are stamped now, which also keeps their ids distinct.
+            raw = json.dumps({"ts": now, **rec} if rec.get("ts") is None else rec).encode()
+            try:
+                parsed = parse_jsonl_line(raw, path="", lineno=i + 1)
+            except MemdError as exc:
+                raise InvalidParams(f"turns[{i}]: {exc}") from exc
+            turns += [dataclasses.replace(t, source="ingest", line=0) for t in parsed]
+        rep = store.w.run(lambda c: write_turns(c, turns, now=now))
+        if rep.added or rep.updated:
+            ingestor.notify(rep)
+        return {"enabled": True, "accepted": len(turns), "added": rep.added, "updated": rep.updated,
+                "sessions": sorted(rep.sessions)}  # fmt: skip
+
+    def import_(params: dict[str, Any]) -> dict[str, Any]:
+        path = _str(params, "path")
+        if not path:
+            raise InvalidParams("param 'path' is required")
+        return imports.import_path(ingestor, Path(path), _str(params, "format"))
+
+    def recall(params: dict[str, Any]) -> dict[str, Any]:
+        return rc.recall(
+            store.read(),
+            mode=_str(params, "mode"),
+            query=_str(params, "query"),
+            session_id=_str(params, "session_id"),
+            limit=_int(params, "limit", 20, 1, 1000),
+            per_session=_int(params, "per_session", rc.PER_SESSION, 1, 100),
+            project=_str(params, "project"),
+            agent_id=_str(params, "agent_id"),
+        )
+
+    base_search = engine.handlers["search"]
+
+    def search(params: dict[str, Any]) -> dict[str, Any]:
+        scope = _str(params, "scope", "all")
+        if scope not in ("all", "memory", "conversations"):
+            raise InvalidParams("param 'scope' must be all, memory or conversations")
+        query = _str(params, "query")
+        if not query.strip():
+            raise InvalidParams("param 'query' is required")
+        limit = _int(params, "limit", 10, 1, 1000)
+        out: dict[str, Any] = base_search(params) if scope != "conversations" else {"query": query, "hits": []}
+        if scope != "memory":
+            filters = {k: _str(params, k) for k in ("session_id", "project", "agent_id")}
+            out["hits"] += [h.to_dict() for h in rc.turn_hits(store.read(), query, limit, **filters)]
+        return out
+
+    def status() -> dict[str, Any]:
+        conn = store.read()
+        turns, sessions = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("turns", "sessions"))
+        return {"logs": {**ingestor.status(), "sessions": sessions, "turns": turns,
+                         "summaries_due": summaries_due(conn)}}  # fmt: skip
+
+    engine.handlers.update(ingest=ingest, recall=recall, search=search)
+    engine.handlers["import"] = import_
+    engine.status_parts.append(status)
+    ingest_log.debug("conversation sources: %s", ", ".join(f"{x.root} ({x.format})" for x in sources) or "none")
+
+
+FEATURES.append(_wire_conversations)
+
+
+def _wire_jobs(engine: Engine) -> None:
+    """Memory jobs: extraction, session summaries, archival; item use recorded for decay."""
+    import threading
+
+    from memd.jobs import archival, extraction, summaries
+    from memd.jobs.common import JobContext, llm_status
+
+    # Jobs and the socket handlers that edit Markdown share the engine's lock when it has one.
+    lock = getattr(engine, "markdown_lock", None) or threading.RLock()
+
+    def ctx() -> JobContext:
+        return JobContext(engine.settings, engine.store, engine.indexer, engine.ops, lock=lock)
+
+    s = engine.settings
+    engine.jobs.update(
+        extract=JobSpec("extract", lambda: extraction.run_extraction(ctx()), s.extract_interval_min * 60, 120),
+        summarize=JobSpec("summarize", lambda: summaries.run_summaries(ctx()), max(60, s.summary_idle_min * 30), 180),
+        archive=JobSpec("archive", lambda: archival.run_archival(ctx()), 86400, 600),
+    )
+    for name in ("context", "search"):
+        engine.handlers[name] = archival.track_use(engine.handlers[name], engine.store, time.time)
+    engine.status_parts.append(lambda: {"llm": llm_status(ctx())})
+
+
+FEATURES.append(_wire_jobs)
 
 
 def _wire_sync(engine: Engine) -> None:

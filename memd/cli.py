@@ -86,7 +86,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             f" ({ix['path']}); lag {ix.get('lag_s', 0)}s; watcher {st['watcher']['mode']}"
         )
         lines.append(f"memory root: {st['memory_root']}")
-        for extra in ("logs", "jobs", "sync"):
+        if "logs" in st:
+            lines += _logs_lines(st["logs"])
+        for extra in ("jobs", "sync"):
             if extra in st:
                 lines.append(f"{extra}: {json.dumps(st[extra], ensure_ascii=False, default=str)}")
         if st["problems"]:
@@ -98,8 +100,25 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _logs_lines(lg: dict[str, Any]) -> list[str]:
+    lines = [
+        f"logs: {lg['files']} files tailed ({lg['deleted_files']} deleted), {lg['turns']} turns in"
+        f" {lg['sessions']} sessions, {lg['bad_lines']} bad lines; watcher {lg['watcher']}"
+    ]
+    lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
+    lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def _when(ts: Any) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "undated"
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    res = call(args, "search", {"query": args.query, "limit": args.limit})
+    scope = "conversations" if args.conversations else args.scope
+    res = call(args, "search", {"query": args.query, "limit": args.limit, "scope": scope})
 
     def text() -> str:
         if not res["hits"]:
@@ -108,7 +127,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         for h in res["hits"]:
             where = f"{h['path']}:{h['start_line']}-{h['end_line']}"
             if h.get("kind") == "turn":
-                where = f"{h.get('session_title') or h['session_id']} ({h['path']}#{h['turn_id']})"
+                where = (f"[{_when(h.get('ts'))}] {h.get('session_title') or h['session_id']}"
+                         f" ({h['path'] or 'session ' + h['session_id']}#{h['turn_id']})")  # fmt: skip
             out.append(f"{h['score']:7.3f}  {where}  § {h['heading']}\n         {h['snippet']}")
         return "\n".join(out)
 
@@ -131,6 +151,49 @@ def cmd_context(args: argparse.Namespace) -> int:
         return (res["text"] or "(no memory to inject)") + tail
 
     _out(args, res, text)
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": " ".join(args.query), "limit": args.limit}
+    for k in ("mode", "session_id", "project", "agent_id"):
+        if getattr(args, k):
+            params[k] = getattr(args, k)
+    res = call(args, "recall", params)
+    _out(args, res, res["text"])
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """`memd ingest`: turns as JSON lines on stdin (the generic JSONL shape), sent in batches."""
+    records: list[Any] = []
+    for n, line in enumerate(sys.stdin, 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise MemdError(f"stdin line {n} is not JSON: {exc}",
+                                hint='one turn per line: {"session_id": "…", "role": "user", "content": "…"}') from exc  # fmt: skip
+    totals = {"accepted": 0, "added": 0, "updated": 0}
+    sessions: set[str] = set()
+    for i in range(0, len(records), 500):
+        res = call(args, "ingest", {"turns": records[i : i + 500]}, write=True)
+        if not res.get("enabled", True):
+            _out(args, res, "memory is off: nothing was stored")
+            return 1
+        for k in totals:
+            totals[k] += res.get(k, 0)
+        sessions.update(res["sessions"])
+    data = {**totals, "sessions": sorted(sessions)}
+    _out(args, data, f"{totals['added']} turns added, {totals['updated']} updated in {len(sessions)} sessions")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    res = call(args, "import", {"path": str(Path(args.path).expanduser().absolute()), "format": args.format or ""},
+               write=True)  # fmt: skip
+    extra = f", {res['bad_lines']} bad lines" if res.get("bad_lines") else ""
+    _out(args, res, f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}")
     return 0
 
 
@@ -378,9 +441,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("serve", cmd_serve, "run the daemon in the foreground")
     add("status", cmd_status, "daemon, index, watcher and problem files")
-    sp = add("search", cmd_search, "full-text search over memory")
+    sp = add("search", cmd_search, "full-text search over memory (then past conversations)")
     sp.add_argument("query")
-    sp.add_argument("--limit", type=int, default=10)
+    sp.add_argument("--limit", type=int, default=10, help="hits per kind: sections, then turns")
+    sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
+    sp.add_argument("--conversations", action="store_true", help="past conversations only")
+    sp = add("recall", cmd_recall, "recall past conversations: sessions, a topic, one session, within one")
+    sp.add_argument("query", nargs="*")
+    sp.add_argument("--mode", choices=["sessions", "topic", "session", "within"],
+                    help="default: from the arguments (query → topic, --session → session/within)")  # fmt: skip
+    sp.add_argument("--session", dest="session_id")
+    sp.add_argument("--project")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--limit", type=int, default=20)
+    add("ingest", cmd_ingest, "store conversation turns given as JSON lines on stdin")
+    sp = add("import", cmd_import, "import a ChatGPT export, a Claude Code transcript folder or a log file")
+    sp.add_argument("path")
+    sp.add_argument("--format", choices=["chatgpt", "claude-code", "jsonl", "openai"])
+    sp.set_defaults(timeout=600.0)
     sp = add("context", cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
     sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")

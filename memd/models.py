@@ -101,6 +101,7 @@ class Turn:
     parent_id: str = ""
     line: int = 0
     part_id: str = ""  # one log record of a turn split over several records (Claude Code)
+    speaker: str = ""  # the participant's name when the log gives one (OpenAI `name`)
 
 
 @dataclass(frozen=True, slots=True)

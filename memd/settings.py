@@ -89,7 +89,15 @@ class Settings:
     logs_sources: list[dict[str, Any]] = _s(
         "logs.sources", 'Extra log folders: [{path = "...", format = "jsonl"}]', factory=list
     )
+    logs_poll_s: float = _s(
+        "logs.poll_s", "Seconds between scans of the log folders (the watcher reacts at once)", 5.0
+    )
     journal_enabled: bool = _s("journal.enabled", "Write journal/YYYY-MM-DD.md entries", True)
+    journal_max_age_days: float = _s(
+        "journal.max_age_days",
+        "Exchanges older than this are not journaled (so imports of old history stay out)",
+        2.0,
+    )
     # extraction and summaries
     extract_api_key: str = _s(
         "extract.api_key", "Anthropic API key (ANTHROPIC_API_KEY also works); empty = offline", ""

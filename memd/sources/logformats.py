@@ -232,7 +232,8 @@ def parse_jsonl_line(raw: bytes, *, path: str, lineno: int) -> list[Turn]:
     """Parse one line of a generic chat JSONL file or an OpenAI `messages` JSONL file.
 
     Generic lines are one message each:
-    `{"session_id", "role", "content", "ts"?, "id"?, "agent_id"?, "project"?, "title"?}`.
+    `{"session_id", "role", "content", "ts"?, "id"?, "agent_id"?, "project"?, "title"?, "name"?}`
+    (`name`: who spoke, for logs of conversations between named people).
     `content` is a string or a list of `{"type": "text", "text": ...}` parts; `ts` is
     epoch seconds, epoch milliseconds or an ISO-8601 string (0.0 when absent, so the
     caller may substitute the file time). Without `id` the turn id is a sha1 of
@@ -266,6 +267,7 @@ def _generic_message(obj: dict[str, Any], *, path: str, lineno: int) -> list[Tur
     agent_id = _str_field(obj, "agent_id", path=path, lineno=lineno)
     project = _str_field(obj, "project", path=path, lineno=lineno)
     title = _str_field(obj, "title", path=path, lineno=lineno)
+    speaker = _str_field(obj, "name", path=path, lineno=lineno)
     ts = _parse_ts(obj.get("ts"), path=path, lineno=lineno, required=False)
     turn_id = _id_field(obj, "id", path=path, lineno=lineno, required=False)
     if not text:
@@ -286,6 +288,7 @@ def _generic_message(obj: dict[str, Any], *, path: str, lineno: int) -> list[Tur
             project=project,
             session_title=title,
             line=lineno,
+            speaker=speaker,
         )
     ]
 
@@ -315,6 +318,7 @@ def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: 
         if not text:
             continue
         stamp = message.get("timestamp", message.get("ts"))
+        name = message.get("name")
         turn_id = f"{session_id}:{index}"
         turns.append(
             Turn(
@@ -328,6 +332,7 @@ def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: 
                 session_title=title,
                 parent_id=parent,
                 line=lineno,
+                speaker=name if isinstance(name, str) else "",
             )
         )
         parent = turn_id
