@@ -1,0 +1,128 @@
+"""Start and stop a real `memd serve` process on a throwaway MEMD_HOME for the benchmarks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.report import REPO
+
+# Variables of the caller that must not leak into a benchmark daemon (real homes, keys, clouds).
+_DROP_PREFIXES = ("MEMD_", "ANTHROPIC_", "SUPABASE_", "CLAUDE_CONFIG_DIR")
+
+
+def bench_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a benchmark process: everything under `home`, nothing else."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env.update(
+        MEMD_HOME=str(home),
+        MEMD_LOG_LEVEL="WARNING",
+        # Never tail the user's real assistant logs from a benchmark.
+        MEMD_LOGS_CLAUDE_CODE="false",
+        MEMD_LOGS_CLAUDE_DIR=str(home / "no-claude-logs"),
+        PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
+    )
+    env.update(extra)
+    return env
+
+
+def socket_path(home: Path) -> Path:
+    from memd import settings
+
+    return settings.load(env=bench_env(home)).socket_path
+
+
+class Daemon:
+    """`python -m memd serve` as a child process, its log in `<home>/daemon.log`."""
+
+    def __init__(self, home: Path, **env: str) -> None:
+        self.home = home
+        self.env = bench_env(home, **env)
+        self.sock = socket_path(home)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log_path = home / "daemon.log"
+        self.started_at = 0.0
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+        self.started_at = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memd", "serve"],
+            env=self.env, cwd=str(self.home), stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        log.close()
+
+    def wait_ready(self, timeout: float = 170.0) -> float:
+        """Seconds from spawn until the socket answers `status` (the startup index is done)."""
+        from memd.client import Client
+        from memd.errors import DaemonNotRunning
+
+        assert self.proc is not None
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.log_tail()}")
+            if self.sock.exists():
+                try:
+                    with Client(self.sock, timeout=5) as c:
+                        c.call("status")
+                    return time.perf_counter() - self.started_at
+                except DaemonNotRunning:
+                    pass
+            time.sleep(0.01)
+        raise RuntimeError(f"daemon not ready after {timeout}s:\n{self.log_tail()}")
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        from memd.client import call
+
+        return call(self.sock, method, params or {}, timeout=60)
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(5)
+
+    def log_tail(self, n: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def __enter__(self) -> Daemon:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def proc_mem(pid: int) -> dict[str, float]:
+    """Current and peak resident memory of a process, in MB (Linux /proc; psutil elsewhere)."""
+    out = {"rss_mb": float("nan"), "peak_mb": float("nan")}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out["rss_mb"] = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                out["peak_mb"] = int(line.split()[1]) / 1024
+    except OSError:
+        import psutil
+
+        out["rss_mb"] = psutil.Process(pid).memory_info().rss / (1 << 20)
+    return out

@@ -1,0 +1,384 @@
+"""`context` and `search` latency over the socket and in-process; one-shot CLI wall time.
+
+    python -m bench.latency_bench [--files 1500] [--sections 10000] [--queries 1000] [--out docs/benchmarks.md] [--no-write]
+
+Generates a tree of 10,000 `##` sections in ~1,500 files in a temporary MEMD_HOME, starts a
+real daemon on it, and runs the same ~1,000 realistic queries (topic names, vocabulary terms,
+project questions, Chinese words and sentences, mixed) through
+
+  * the socket: `context` (budget 2000) and `search` (limit 10) on one persistent connection,
+  * in-process: `build_context` / `search_sections` on a read-only connection to the same index,
+
+and reports p50/p95/p99 of each and the socket/in-process ratio (transport + JSON + thread
+hand-off). Then the one-shot CLI: `python -m memd search …` as a subprocess (process start
+included, daemon running) and `python -c "import memd.cli"`, mean of 10 each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import corpus
+from bench.daemon import Daemon, bench_env, proc_mem
+from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
+
+BLOCK = "latency"
+
+
+def _timed(fn: Callable[..., Any], *a: Any) -> tuple[float, Any]:
+    t = time.perf_counter()
+    out = fn(*a)
+    return time.perf_counter() - t, out
+
+
+def interleaved_runs(d: Daemon, db: Path, qs: list[tuple[str, str]], warmup: int) -> dict[str, Any]:
+    """Each query through all four paths in turn, so drifting machine load hits them alike."""
+    from memd.client import Client
+    from memd.retrieval.context import ContextRequest, build_context
+    from memd.store import Store
+    from memd.store.search import search_sections
+
+    times: dict[str, list[float]] = {
+        k: [] for k in ("sock_ctx", "in_ctx", "sock_search", "in_search")
+    }
+    results: list[dict[str, Any]] = []
+    store = Store.open_readonly(db)
+    try:
+        conn = store.read()
+        with Client(d.sock, timeout=30) as c:
+            for i, (_, q) in enumerate([*qs[:warmup], *qs]):
+                steps = (
+                    (
+                        "sock_ctx",
+                        lambda q=q: c.call("context", {"query": q, "budget_tokens": 2000}),
+                    ),
+                    (
+                        "in_ctx",
+                        lambda q=q: build_context(
+                            conn, ContextRequest(query=q, budget_tokens=2000)
+                        ),
+                    ),
+                    ("sock_search", lambda q=q: c.call("search", {"query": q, "limit": 10})),
+                    ("in_search", lambda q=q: search_sections(conn, q, limit=10)),
+                )
+                for name, fn in steps:
+                    dt, res = _timed(fn)
+                    if i >= warmup:
+                        times[name].append(dt)
+                        if name == "sock_ctx":
+                            results.append(res)
+    finally:
+        store.close()
+    return {**times, "results": results}
+
+
+def cpu_runs(d: Daemon, db: Path, qs: list[tuple[str, str]]) -> dict[str, float]:
+    """CPU milliseconds per call: the daemon's (psutil, all its threads) vs in-process (thread
+    CPU). Unlike wall time this barely moves when other processes compete for the cores."""
+    import psutil
+
+    from memd.client import Client
+    from memd.retrieval.context import ContextRequest, build_context
+    from memd.store import Store
+    from memd.store.search import search_sections
+
+    proc = psutil.Process(d.pid)
+
+    def daemon_cpu() -> float:
+        t = proc.cpu_times()
+        return t.user + t.system
+
+    out: dict[str, float] = {}
+    with Client(d.sock, timeout=30) as c:
+        for method, params in (("context", {"budget_tokens": 2000}), ("search", {"limit": 10})):
+            c0 = daemon_cpu()
+            for _, q in qs:
+                c.call(method, {"query": q, **params})
+            time.sleep(0.2)  # let the queued usage write after the last call finish
+            out[f"sock_{method}"] = (daemon_cpu() - c0) / len(qs) * 1000
+    store = Store.open_readonly(db)
+    try:
+        conn = store.read()
+        t0 = time.thread_time()
+        for _, q in qs:
+            build_context(conn, ContextRequest(query=q, budget_tokens=2000))
+        out["in_context"] = (time.thread_time() - t0) / len(qs) * 1000
+        t0 = time.thread_time()
+        for _, q in qs:
+            search_sections(conn, q, limit=10)
+        out["in_search"] = (time.thread_time() - t0) / len(qs) * 1000
+    finally:
+        store.close()
+    return out
+
+
+def concurrent_runs(
+    d: Daemon, qs: list[tuple[str, str]], clients: int, per_client: int
+) -> dict[str, Any]:
+    """`clients` threads, each on its own connection, sending `context` back to back."""
+    from memd.client import Client
+
+    lat: list[float] = []
+    lock = threading.Lock()
+
+    def worker(k: int) -> None:
+        mine: list[float] = []
+        with Client(d.sock, timeout=60) as c:
+            for j in range(per_client):
+                q = qs[(k * per_client + j) % len(qs)][1]
+                dt, _ = _timed(c.call, "context", {"query": q, "budget_tokens": 2000})
+                mine.append(dt)
+        with lock:
+            lat.extend(mine)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return {"lat": lat, "seconds": time.perf_counter() - t}
+
+
+def cli_runs(home: Path, n: int) -> dict[str, list[float]]:
+    env = bench_env(home)
+    py = sys.executable
+    cmds = {
+        "python -c pass": [py, "-c", "pass"],
+        'python -c "import memd.cli"': [py, "-c", "import memd.cli"],
+        'python -m memd search "vue component performance"': [
+            py,
+            "-m",
+            "memd",
+            "search",
+            "vue component performance",
+        ],
+    }
+    out: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(2):  # warm the page cache and .pyc files
+        for argv in cmds.values():
+            subprocess.run(argv, env=env, capture_output=True, check=True, timeout=60)
+    for _ in range(n):
+        for name, argv in cmds.items():
+            t = time.perf_counter()
+            r = subprocess.run(argv, env=env, capture_output=True, timeout=60)
+            out[name].append(time.perf_counter() - t)
+            if r.returncode != 0:
+                raise RuntimeError(f"{name} failed: {r.stderr.decode(errors='replace')}")
+            if "memd search" in name and b"no daemon" in r.stderr:
+                raise RuntimeError("the CLI did not reach the daemon")
+    return out
+
+
+def import_profile(home: Path, top: int = 6) -> list[tuple[str, float]]:
+    """The slowest imports (cumulative µs) of `memd search` from `python -X importtime`."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memd", "search", "vue"],
+        env=bench_env(home), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    rows: list[tuple[str, float]] = []
+    for line in r.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _self_us, cum_us, raw = line.split(":", 1)[1].split("|")
+        depth = (len(raw) - len(raw.lstrip()) - 1) // 2
+        if depth == 0:  # top-level imports only
+            rows.append((raw.strip(), int(cum_us) / 1000))
+    rows.sort(key=lambda x: -x[1])
+    return rows[:top]
+
+
+def run(args: argparse.Namespace) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="memd-bench-lat-"))
+    d: Daemon | None = None
+    try:
+        home = tmp / "home"
+        t = time.perf_counter()
+        info = corpus.generate(home / "memory", args.files, seed=args.seed, sections=(4, 9),
+                               total_sections=args.sections)  # fmt: skip
+        print(f"corpus: {info.summary()} in {time.perf_counter() - t:.1f}s", flush=True)
+        d = Daemon(home)
+        d.start()
+        ready = d.wait_ready()
+        st = d.call("status")
+        print(f"daemon ready in {ready:.2f}s: {st['index']['files']:,} files, "
+              f"{st['index']['sections']:,} sections", flush=True)  # fmt: skip
+        mem0 = proc_mem(d.pid)
+        qs = corpus.queries(args.queries, seed=args.seed)
+        print(f"{len(qs)} queries × (socket, in-process) × (context, search) …", flush=True)
+        runs = interleaved_runs(d, Path(st["index"]["path"]), qs, args.warmup)
+        mem1 = proc_mem(d.pid)
+        print("CPU per call …", flush=True)
+        cpu = cpu_runs(d, Path(st["index"]["path"]), qs[: args.cpu_queries])
+        print(f"  {cpu}", flush=True)
+        print(f"{args.clients} concurrent clients …", flush=True)
+        conc = concurrent_runs(d, qs, args.clients, args.per_client)
+        mem2 = proc_mem(d.pid)
+        import psutil
+
+        threads = psutil.Process(d.pid).num_threads()
+        print("CLI …", flush=True)
+        cli = cli_runs(home, args.cli_runs)
+        imports = import_profile(home)
+        d.stop()
+        d = None
+        mems = {"after indexing": mem0, "after the sequential runs": mem1,
+                f"after {args.clients} concurrent clients": mem2}  # fmt: skip
+        return render(args, info, st, ready, qs, runs, cpu, conc, cli, imports, mems, threads)
+    finally:
+        if d is not None:
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any], ready: float,
+           qs: list[tuple[str, str]], runs: dict[str, Any], cpu: dict[str, float], conc: dict[str, Any],
+           cli: dict[str, list[float]], imports: list[tuple[str, float]],
+           mems: dict[str, dict[str, float]], threads: int) -> str:  # fmt: skip
+    sc, ss = summary_ms(runs["sock_ctx"]), summary_ms(runs["sock_search"])
+    ic, is_ = summary_ms(runs["in_ctx"]), summary_ms(runs["in_search"])
+    cc = summary_ms(conc["lat"])
+
+    def row(name: str, s: dict[str, float], target: str = "", v: str = "") -> tuple[str, ...]:
+        return (
+            name,
+            f"{s['p50']:.2f}",
+            f"{s['p95']:.2f}",
+            f"{s['p99']:.2f}",
+            f"{s['max']:.1f}",
+            target,
+            v,
+        )
+
+    ctx_verdict = f"p50 {verdict(sc['p50'], 5, 2)}; p99 {verdict(sc['p99'], 20, 10)}"
+    rows = [
+        row("`context` over the socket (budget 2000)", sc, "p50 < 5, p99 < 20 (goal 2 / 10)", ctx_verdict),
+        row("`context` in-process (`build_context`)", ic),
+        row("`search` over the socket (limit 10)", ss),
+        row("`search` in-process (`search_sections`)", is_),
+        row(f"`context` over the socket, {args.clients} concurrent clients"
+            f" ({len(conc['lat']) / conc['seconds']:.0f} requests/s in total)", cc),
+    ]  # fmt: skip
+    ratio_rows = [
+        ("context", f"{sc['p50'] / ic['p50']:.2f}×", f"{sc['p99'] / ic['p99']:.2f}×",
+         f"{sc['p50'] - ic['p50']:.2f} ms",
+         f"{cpu['sock_context']:.2f} / {cpu['in_context']:.2f} ms ({cpu['sock_context'] / cpu['in_context']:.2f}×)"),
+        ("search", f"{ss['p50'] / is_['p50']:.2f}×", f"{ss['p99'] / is_['p99']:.2f}×",
+         f"{ss['p50'] - is_['p50']:.2f} ms",
+         f"{cpu['sock_search']:.2f} / {cpu['in_search']:.2f} ms ({cpu['sock_search'] / cpu['in_search']:.2f}×)"),
+    ]  # fmt: skip
+
+    by_class: dict[str, list[int]] = defaultdict(list)
+    for i, (cls, _) in enumerate(qs):
+        by_class[cls].append(i)
+    class_rows = []
+    for cls, idx in by_class.items():
+        cs = summary_ms([runs["sock_ctx"][i] for i in idx])
+        res = [runs["results"][i] for i in idx]
+        topic = [sum(1 for s in r["sections"] if s["source"] == "topic") for r in res]
+        toks = [r["tokens"] for r in res]
+        class_rows.append((cls, len(idx), f"{cs['p50']:.2f}", f"{cs['p99']:.2f}",
+                           f"{statistics.fmean(topic):.1f}", f"{sum(1 for x in topic if x == 0) / len(idx):.0%}",
+                           f"{statistics.fmean(toks):.0f}"))  # fmt: skip
+    examples = {}
+    for cls, q in qs:
+        examples.setdefault(cls, q)
+
+    def mean(xs: list[float]) -> float:
+        return statistics.fmean(xs)
+
+    cli_search = next(v for k, v in cli.items() if "memd search" in k)
+    cli_rows = [
+        (f"`{k}`", f"{mean(v) * 1000:.0f} ms", f"{min(v) * 1000:.0f} / {max(v) * 1000:.0f} ms")
+        for k, v in cli.items()
+    ]
+    cli_rows.append(
+        ("one-shot CLI search vs target < 0.3 s (goal)", verdict(mean(cli_search), 0.3), "")
+    )
+    body = [
+        "### `context` / `search` latency and one-shot CLI (`bench/latency_bench.py`)",
+        "",
+        f"Tree: {info.summary()} (seed {args.seed}); the daemon indexed"
+        f" {st['index']['files']:,} files / {st['index']['sections']:,} sections in {ready:.2f} s"
+        f" (spawn → socket ready). {len(qs):,} queries after {args.warmup} warm-up queries; each"
+        " query goes through the four paths in turn (socket `context`, in-process `build_context`,"
+        " socket `search`, in-process `search_sections`) so that load drift hits all alike. One"
+        " persistent socket connection; the in-process runs use a read-only connection to the"
+        f" daemon's index file. Concurrent: {args.clients} threads × {args.per_client} `context`"
+        " calls, one connection each. Times in milliseconds.",
+        "",
+        table(["path", "p50", "p95", "p99", "max", "target (ms)", "verdict"], rows),
+        "",
+        table(
+            [
+                "socket / in-process",
+                "ratio at p50",
+                "ratio at p99",
+                "added at p50",
+                f"CPU per call, daemon / in-process (mean of {args.cpu_queries})",
+            ],
+            ratio_rows,
+        ),  # fmt: skip
+        "",
+        "By query class (socket `context`; *topic sections* = sections chosen from topic/note"
+        " files besides `_core/`):",
+        "",
+        table(
+            [
+                "class",
+                "queries",
+                "p50",
+                "p99",
+                "topic sections per answer",
+                "answers with none",
+                "mean tokens",
+            ],
+            class_rows,
+        ),  # fmt: skip
+        "",
+        "Example queries: " + "; ".join(f"{k}: `{v}`" for k, v in examples.items()) + ".",
+        "",
+        "Daemon RSS: "
+        + ", ".join(f"{m['rss_mb']:.1f} MB {k}" for k, m in mems.items())
+        + f" (peak {max(m['peak_mb'] for m in mems.values()):.1f} MB; {threads} threads at the end).",
+        "",
+        f"One-shot CLI, daemon running, mean of {args.cli_runs} (process start included):",
+        "",
+        table(["command", "mean", "min / max"], cli_rows),
+        "",
+        "Slowest top-level imports of `memd search` (`python -X importtime`, cumulative): "
+        + ", ".join(f"`{n}` {ms:.1f} ms" for n, ms in imports)
+        + ".",
+        "",
+        machine_line(),
+    ]
+    return "\n".join(body)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_common_args(ap, files=1_500)
+    ap.add_argument("--sections", type=int, default=10_000, help="total ## sections in the tree")
+    ap.add_argument("--queries", type=int, default=1_000)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--cli-runs", type=int, default=10)
+    ap.add_argument("--cpu-queries", type=int, default=300, help="queries of the CPU-per-call pass")
+    ap.add_argument("--clients", type=int, default=8, help="concurrent socket clients")
+    ap.add_argument("--per-client", type=int, default=100)
+    args = ap.parse_args()
+    publish(args, BLOCK, run(args))
+
+
+if __name__ == "__main__":
+    main()
