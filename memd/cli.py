@@ -88,7 +88,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"memory root: {st['memory_root']}")
         if "logs" in st:
             lines += _logs_lines(st["logs"])
-        for extra in ("jobs", "sync"):
+        for extra in ("jobs", "llm", "sync"):
             if extra in st:
                 lines.append(f"{extra}: {json.dumps(st[extra], ensure_ascii=False, default=str)}")
         if st["problems"]:
