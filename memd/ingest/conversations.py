@@ -10,19 +10,22 @@ Texts are redacted (secrets, `<private>` spans) before they reach a table.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memd.ingest.summary import summarize
 from memd.models import Turn
 from memd.redact import redact
-from memd.text import shorten
+from memd.text import index_text, shorten
 
 # A later title replaces an earlier one only from an equal or better source.
 TITLE_RANK = {"": 0, "first": 1, "log": 2, "summary": 3, "custom": 4, "llm": 5, "user": 6}
 MAX_TURN_CHARS = 64_000
+has_cjk = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]").search
 TITLE_CHARS = 80
 # Summaries are rebuilt as a session grows, less often as it gets long.
 SUMMARY_MIN_STEP = 2
@@ -118,7 +121,7 @@ def write_turns(
             "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text) VALUES (?,?,?,?,?)",
             part_rows,
         )
-    inserts: list[tuple[object, ...]] = []
+    inserts: list[tuple[Any, ...]] = []
     updates: list[tuple[str, str, str]] = []
     for key, p in batch.items():
         if p.parts:
@@ -160,8 +163,12 @@ def refresh_summaries(conn: sqlite3.Connection, session_ids: Iterable[str], *, n
     return sum(refresh_summary(conn, sid, now=now) for sid in session_ids)
 
 
-def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[object, ...]]) -> None:
-    """Insert turns and index them in one pass (the per-row trigger is held back meanwhile)."""
+def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert turns and index them in one pass (the per-row trigger is held back meanwhile).
+
+    The rows get the ids after the current largest (one writer, one statement), so their search
+    text goes in with those ids; `memd_index_text` (CJK bigrams) runs only on texts that need it.
+    """
     last = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
     conn.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('turns_fts_deferred', '1')")
     conn.executemany(
@@ -169,11 +176,18 @@ def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[object, ...]]) -> N
         " speaker) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         rows,
     )
-    conn.execute(
-        "INSERT INTO turns_fts(rowid, text) SELECT id, memd_index_text(CASE WHEN speaker = '' THEN text"
-        " ELSE speaker || ': ' || text END) FROM turns WHERE id > ?",
-        (last,),
-    )
+    if conn.execute("SELECT max(id) FROM turns").fetchone()[0] == last + len(rows):
+        docs = []
+        for i, r in enumerate(rows, last + 1):
+            text = f"{r[10]}: {r[3]}" if r[10] else r[3]
+            docs.append((i, index_text(text) if has_cjk(text) else text))
+        conn.executemany("INSERT INTO turns_fts(rowid, text) VALUES (?, ?)", docs)
+    else:
+        conn.execute(
+            "INSERT INTO turns_fts(rowid, text) SELECT id, memd_index_text(CASE WHEN speaker = '' THEN text"
+            " ELSE speaker || ': ' || text END) FROM turns WHERE id > ?",
+            (last,),
+        )
     conn.execute("DELETE FROM state WHERE key = 'turns_fts_deferred'")
 
 

@@ -67,9 +67,10 @@ def _import_files(ingestor: LogIngestor, files: list[str], fmt: str) -> dict[str
     added = lines = bad = 0
     sessions: set[str] = set()
     for f in files:
-        rep = ingestor.ingest_file(f, fmt)
+        rep = ingestor.ingest_file(f, fmt, summaries=False)
         added, lines, bad = added + rep.added, lines + rep.lines, bad + rep.bad
         sessions |= rep.report.sessions
+    ingestor.refresh_summaries(sessions)
     return {"format": fmt, "files": len(files), "lines": lines, "added": added, "bad_lines": bad,
             "sessions": len(sessions)}  # fmt: skip
 

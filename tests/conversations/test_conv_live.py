@@ -114,6 +114,14 @@ def test_generic_jsonl_lines_wait_for_their_newline(logs_daemon: DaemonProcess, 
     assert not found(d, "pgbouncer")
     append(log, (json.dumps(second)[30:] + "\n").encode())
     wait_for(lambda: found(d, "pgbouncer"))
+    # An OpenAI `messages` line in the same log is one conversation.
+    chat = {"id": "oa-1", "title": "Lisbon weather", "messages": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Will it rain in Lisbon?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "No, sunny all week."}]}]}  # fmt: skip
+    append(log, (json.dumps(chat) + "\n").encode())
+    wait_for(lambda: found(d, "sunny all week"))
+    oa = d.call("recall", {"session_id": "oa-1"})["sessions"][0]
+    assert (oa["title"], oa["turn_count"], oa["source"]) == ("Lisbon weather", 2, "openai")
     # Both turns are recent: the exchange is in today's journal, under its session.
     journal = d.memory / "journal" / f"{dt.date.fromtimestamp(now - 60).isoformat()}.md"
     text = wait_for(lambda: journal.exists() and journal.read_text())

@@ -169,3 +169,11 @@ def test_search_adds_turn_hits_after_sections(engine: Engine) -> None:
     assert only and {h["session_id"] for h in only} == {"trip-1"}
     with pytest.raises(InvalidParams):
         engine.handle("search", {"query": "Kyoto", "scope": "everything"})
+
+
+def test_conversations_survive_a_full_rebuild_of_the_index(engine: Engine) -> None:
+    before = engine.handle("search", {"query": "pgloader", "scope": "conversations"})["hits"]
+    engine.handle("reindex", {"full": True})
+    after = engine.handle("search", {"query": "pgloader", "scope": "conversations"})["hits"]
+    assert before and [h["turn_id"] for h in after] == [h["turn_id"] for h in before]
+    assert engine.handle("recall", {"mode": "sessions"})["sessions"][0]["summary"]

@@ -1,0 +1,254 @@
+"""LoCoMo retrieval: recall@k of memd's conversation search against a plain FTS5 baseline.
+
+    python -m bench.locomo [--data ../shared/bench-data/locomo-dev.json] [--out docs/benchmarks.md] [--no-write]
+
+1. Writes each LoCoMo conversation as a generic JSONL log (one session per LoCoMo session,
+   one turn per dia_id — `id` = the dia_id, `name` = the speaker, `content` = the text plus
+   "(shared a photo: caption)" when the turn shares an image, `ts` = the session's date + the
+   turn's position in seconds, `project` = the conversation) into a fresh MEMD_HOME's log folder.
+2. Starts a real daemon with that folder as a log source and waits until every turn is in.
+3. For each question of categories 1-4 asks the running daemon over its socket for the top
+   20 turns of that conversation (`search` with `scope: conversations` and the conversation
+   as `project`), and scores recall@k = |evidence ∩ top-k| / |evidence|, k = 1, 5, 10, 20.
+4. Computes in the same run the plain FTS5 baseline of ../shared/bench-data/README.md: one
+   in-memory FTS5 table (unicode61) per conversation, documents = speaker + text, query = OR
+   of the question's non-stopword terms, ranked by bm25().
+
+The evidence lists are only used for scoring; questions are sent as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bench.daemon import Daemon
+from bench.report import REPO, machine_line, publish, summary_ms, table
+
+BLOCK = "locomo"
+KS = (1, 5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo-dev.json"
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+# -- data ------------------------------------------------------------------------------------
+def session_time(text: str) -> float:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as epoch seconds (local time)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").timestamp()
+
+
+def turn_text(turn: dict[str, Any], captions: bool = True) -> str:
+    text = str(turn["text"])
+    if captions and turn.get("blip_caption"):
+        text += f" (shared a photo: {turn['blip_caption']})"
+    return text
+
+
+def sessions_of(conv: dict[str, Any]) -> list[tuple[int, float, list[dict[str, Any]]]]:
+    out = []
+    for key, turns in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(turns, list) and turns:
+            out.append((int(m.group(1)), session_time(conv[f"{key}_date_time"]), turns))
+    return sorted(out)
+
+
+def normalise_evidence(raw: Sequence[str], known: set[str]) -> list[str]:
+    """Evidence ids as dia_ids ("D8:6; D9:17" → two ids, "D:11:26" → "D11:26"), unknown ones dropped."""
+    out: list[str] = []
+    for item in raw:
+        for m in _EVIDENCE.finditer(str(item)):
+            did = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if did in known and did not in out:
+                out.append(did)
+    return out
+
+
+def write_logs(samples: list[dict[str, Any]], folder: Path, captions: bool) -> int:
+    """One JSONL log per conversation; returns the number of turns written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for ci, sample in enumerate(samples):
+        conv = sample["conversation"]
+        a = conv["speaker_a"]
+        lines = []
+        for num, ts, turns in sessions_of(conv):
+            for j, t in enumerate(turns):
+                lines.append(json.dumps({
+                    "session_id": f"locomo{ci}-s{num}", "id": t["dia_id"], "name": t["speaker"],
+                    "role": "user" if t["speaker"] == a else "assistant",
+                    "content": turn_text(t, captions), "ts": ts + j, "project": f"locomo-{ci}",
+                    "title": f"{a} and {conv['speaker_b']}, session {num}",
+                }, ensure_ascii=False))  # fmt: skip
+                n += 1
+        (folder / f"locomo-{ci}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return n
+
+
+def questions(samples: list[dict[str, Any]]) -> list[tuple[int, str, int, list[str]]]:
+    """(conversation, question, category, evidence) for categories 1-4 with usable evidence."""
+    out = []
+    for ci, sample in enumerate(samples):
+        known = {t["dia_id"] for _, _, turns in sessions_of(sample["conversation"]) for t in turns}
+        for qa in sample["qa"]:
+            cat = int(qa.get("category", 0))
+            if cat not in CATEGORIES:
+                continue
+            ev = normalise_evidence(qa.get("evidence", []), known)
+            if ev:
+                out.append((ci, str(qa["question"]), cat, ev))
+    return out
+
+
+# -- scoring ---------------------------------------------------------------------------------
+Retriever = Callable[[int, str], list[str]]
+
+
+def evaluate(qs: list[tuple[int, str, int, list[str]]], retrieve: Retriever) -> dict[str, Any]:
+    per_cat: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    times: list[float] = []
+    for ci, q, cat, ev in qs:
+        t0 = time.perf_counter()
+        ranked = retrieve(ci, q)
+        times.append(time.perf_counter() - t0)
+        for k in KS:
+            got = len(set(ranked[:k]) & set(ev)) / len(ev)
+            per_cat[cat][k].append(got)
+            per_cat[0][k].append(got)
+    return {
+        "recall": {cat: {k: statistics.fmean(v) for k, v in ks.items()} for cat, ks in per_cat.items()},
+        "n": {cat: len(ks[1]) for cat, ks in per_cat.items()},
+        "latency": summary_ms(times),
+    }
+
+
+# -- the baseline ----------------------------------------------------------------------------
+class FTS5Baseline:
+    """README's floor: per-turn documents (speaker + text), OR of non-stopword terms, bm25()."""
+
+    def __init__(self, samples: list[dict[str, Any]]) -> None:
+        self.db = sqlite3.connect(":memory:")
+        for ci, sample in enumerate(samples):
+            self.db.execute(f"CREATE VIRTUAL TABLE c{ci} USING fts5(dia_id UNINDEXED, text, tokenize='unicode61')")
+            rows = [(t["dia_id"], f"{t['speaker']}: {turn_text(t, captions=False)}")
+                    for _, _, ts in sessions_of(sample["conversation"]) for t in ts]  # fmt: skip
+            self.db.executemany(f"INSERT INTO c{ci}(dia_id, text) VALUES (?, ?)", rows)
+
+    def __call__(self, ci: int, question: str) -> list[str]:
+        from memd.text import terms
+
+        q = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms(question))
+        if not q:
+            return []
+        rows = self.db.execute(f"SELECT dia_id FROM c{ci} WHERE c{ci} MATCH ? ORDER BY bm25(c{ci}) LIMIT 20", (q,))
+        return [r[0] for r in rows]
+
+
+# -- memd over its socket ----------------------------------------------------------------------
+def memd_retriever(daemon: Daemon) -> tuple[Retriever, Callable[[], None]]:
+    from memd.client import Client
+
+    client = Client(daemon.sock, timeout=30).connect()
+
+    def retrieve(ci: int, question: str) -> list[str]:
+        res = client.call("search", {"query": question, "scope": "conversations", "project": f"locomo-{ci}", "limit": 20})
+        return [h["turn_id"] for h in res["hits"]]
+
+    return retrieve, client.close
+
+
+def wait_ingested(daemon: Daemon, expected: int, timeout: float = 120) -> float:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if daemon.call("status")["logs"]["turns"] >= expected:
+            return time.perf_counter() - t0
+        time.sleep(0.05)
+    raise RuntimeError(f"the daemon did not ingest {expected} turns in {timeout}s:\n{daemon.log_tail()}")
+
+
+# -- report ----------------------------------------------------------------------------------
+def _row(name: str, res: dict[str, Any], cat: int = 0) -> list[object]:
+    r = res["recall"][cat]
+    return [name, *(f"{r[k]:.3f}" for k in KS)]
+
+
+def render(base: dict[str, Any], memd: dict[str, Any], info: dict[str, Any]) -> str:
+    lines = [
+        "## LoCoMo retrieval (recall@k of evidence turns)",
+        "",
+        f"{info['conversations']} conversations, {info['turns']} turns, {base['n'][0]} questions of categories 1-4"
+        f" (adversarial category 5 has no evidence). Logs ingested by the daemon in {info['ingest_s']:.2f} s;"
+        " memd answers over its Unix socket (`search`, `scope: conversations`, the conversation as `project`);"
+        " the baseline runs in-process in the same run.",
+        "",
+        table(["retriever", *(f"recall@{k}" for k in KS)],
+              [_row("FTS5 bm25, OR of terms (baseline)", base), _row("memd search (socket)", memd)]),
+        "",
+        "Per category:",
+        "",
+        table(
+            ["category", "questions", *(f"baseline @{k}" for k in (5, 10)), *(f"memd @{k}" for k in KS)],
+            [
+                [f"{c} {name}", base["n"][c], *(f"{base['recall'][c][k]:.3f}" for k in (5, 10)),
+                 *(f"{memd['recall'][c][k]:.3f}" for k in KS)]
+                for c, name in CATEGORIES.items() if c in base["n"]
+            ],
+        ),  # fmt: skip
+        "",
+        table(
+            ["latency per question (ms)", "mean", "p50", "p95", "max"],
+            [[name, *(f"{res['latency'][p]:.2f}" for p in ("mean", "p50", "p95", "max"))]
+             for name, res in (("baseline (in-process)", base), ("memd over the socket", memd))],
+        ),  # fmt: skip
+        "",
+        "Targets (issue 4): recall@10 ≥ 0.70 (floor 0.568) with p95 < 20 ms.",
+        "",
+        machine_line(),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)")
+    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
+    ap.add_argument("--no-captions", action="store_true", help="leave image captions out of the logs")
+    ap.add_argument("--home", type=Path, help="use (and keep) this MEMD_HOME instead of a temp folder")
+    args = ap.parse_args(argv)
+    samples = json.loads(args.data.read_text(encoding="utf-8"))
+    qs = questions(samples)
+    with tempfile.TemporaryDirectory(prefix="memd-locomo-", dir="/tmp") as tmp:
+        home = args.home or Path(tmp)
+        logs = home / "logs"
+        n_turns = write_logs(samples, logs, captions=not args.no_captions)
+        env = {"MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}
+        print(f"{len(samples)} conversations, {n_turns} turns, {len(qs)} questions; starting the daemon in {home}")
+        base = evaluate(qs, FTS5Baseline(samples))
+        with Daemon(home, **env) as daemon:
+            daemon.wait_ready()
+            ingest_s = wait_ingested(daemon, n_turns)
+            retrieve, close = memd_retriever(daemon)
+            try:
+                retrieve(0, "warm up the connection")
+                res = evaluate(qs, retrieve)
+            finally:
+                close()
+    info = {"conversations": len(samples), "turns": n_turns, "ingest_s": ingest_s}
+    publish(args, BLOCK, render(base, res, info))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
