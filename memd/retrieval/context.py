@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memd.markdown.parse import parse_meta, split_item
-from memd.store.search import search_sections
+from memd.store.search import search_rows
 from memd.text import estimate_tokens, terms
 
 FENCE_OPEN = (
@@ -66,6 +66,8 @@ ConversationProvider = Callable[[ContextRequest], list[Candidate]]
 
 def clean_body(text: str, today: dt.date) -> str:
     """Section text as shown to a model: no metadata comments, no superseded/expired items."""
+    if "<!--" not in text:  # only items carrying metadata can be hidden: skip the line walk
+        return text.strip()
     out = []
     for line in text.split("\n"):
         it = split_item(line)
@@ -132,8 +134,8 @@ def gather(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
         rows = [r for r in _rows(conn, "f.kind = 'project' AND f.owner = ?", (req.project,)) if _file_live(r, today)]
         ranked: dict[int, float] = {}
         if qterms:
-            for h in search_sections(conn, req.query, limit=50, kinds=("project",), owner=req.project):
-                ranked[_sid(conn, h.path, h.start_line)] = h.score
+            for h in search_rows(conn, req.query, limit=50, kinds=("project",), owner=req.project, mode="or"):
+                ranked[h["id"]] = round(-float(h["rank"]), 4)
         rows.sort(key=lambda r: (-ranked.get(r["id"], 0.0), r["rel"], r["ordinal"]))
         for r in rows:
             sc = ranked.get(r["id"], 0.0)
@@ -143,14 +145,6 @@ def gather(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
     if qterms:
         out.extend(_topics(conn, req, qterms))
     return out
-
-
-def _sid(conn: sqlite3.Connection, path: str, start_line: int) -> int:
-    row = conn.execute(
-        "SELECT s.id FROM sections s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.start_line = ?",
-        (path, start_line),
-    ).fetchone()
-    return int(row[0]) if row else -1
 
 
 def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) -> list[Candidate]:
@@ -173,19 +167,16 @@ def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) ->
         c = _candidate(r, "user", "topic", today, score=100.0, reason=f"topic file matches '{r['stem']}'")
         if c:
             out.append(c)
-    for h in search_sections(conn, req.query, limit=40, kinds=kinds):
-        row = conn.execute(
-            "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
-            " s.ordinal, s.start_line, s.end_line, s.text FROM sections s JOIN files f ON f.id = s.file_id"
-            " WHERE f.path = ? AND s.start_line = ?",
-            (h.path, h.start_line),
-        ).fetchone()
-        if row is None or row["id"] in seen or not _file_live(row, today):
+    # One OR query: bm25 already ranks sections matching more terms first, and context needs
+    # recall more than search's "all terms first" ordering.
+    for row in search_rows(conn, req.query, limit=40, kinds=kinds, mode="or"):
+        if row["id"] in seen or not _file_live(row, today):
             continue
         if row["kind"] == "agent" and row["owner"] != req.agent_id:
             continue
         seen.add(row["id"])
-        c = _candidate(row, "user", "topic", today, score=h.score, reason="matches the query")
+        score = round(-float(row["rank"]), 4)
+        c = _candidate(row, "user", "topic", today, score=score, reason="matches the query")
         if c:
             out.append(c)
     return out

@@ -24,8 +24,8 @@ def search_sql(
     if owner:
         where.append("f.owner = :owner")
     return (
-        "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.title, s.heading, s.start_line,"
-        " s.end_line, s.text, s.tokens,"
+        "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
+        " s.ordinal, s.start_line, s.end_line, s.text, s.tokens,"
         f" bm25(sections_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank"
         " FROM sections_fts JOIN sections s ON s.id = sections_fts.rowid"
         " JOIN files f ON f.id = s.file_id"
@@ -33,7 +33,7 @@ def search_sql(
     )
 
 
-def search_sections(
+def search_rows(
     conn: sqlite3.Connection,
     query: str,
     *,
@@ -42,8 +42,8 @@ def search_sections(
     exclude_kinds: Sequence[str] = (),
     owner: str | None = None,
     mode: str = "auto",
-) -> list[Hit]:
-    """Sections matching `query`, best first. Free text is turned into a safe FTS5 expression.
+) -> list[sqlite3.Row]:
+    """Matching section rows (with their file columns and `rank`), best first.
 
     ``mode="auto"`` returns sections containing every term first, then fills up to `limit` with
     sections matching some of the terms; ``"and"`` / ``"or"`` use one of the two alone.
@@ -64,6 +64,23 @@ def search_sections(
                 rows.append(r)
         if len(terms(query) or terms(query, drop_stopwords=False)) <= 1:
             break  # AND and OR are the same query
+    return rows
+
+
+def search_sections(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    mode: str = "auto",
+) -> list[Hit]:
+    """Sections matching `query` as hits with provenance and a snippet, best first."""
+    rows = search_rows(
+        conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner, mode=mode
+    )
     qt = terms(query)
     return [
         Hit(
