@@ -42,18 +42,29 @@ def _timed(fn: Callable[..., Any], *a: Any) -> tuple[float, Any]:
     return time.perf_counter() - t, out
 
 
+def open_engine(home: Path, db: Path) -> Any:
+    """The daemon's own handlers (features wired: conversation providers, turn search) on a
+    read-only store: the socket path minus transport, thread hand-off and usage writes."""
+    from memd import settings
+    from memd.app import Engine
+    from memd.store import Store
+
+    return Engine(settings.load(env=bench_env(home)), Store.open_readonly(db))
+
+
 def interleaved_runs(d: Daemon, db: Path, qs: list[tuple[str, str]], warmup: int) -> dict[str, Any]:
-    """Each query through all four paths in turn, so drifting machine load hits them alike."""
+    """Each query through all six paths in turn, so drifting machine load hits them alike."""
     from memd.client import Client
     from memd.retrieval.context import ContextRequest, build_context
     from memd.store import Store
     from memd.store.search import search_sections
 
     times: dict[str, list[float]] = {
-        k: [] for k in ("sock_ctx", "in_ctx", "sock_search", "in_search")
+        k: [] for k in ("sock_ctx", "eng_ctx", "in_ctx", "sock_search", "eng_search", "in_search")
     }
     results: list[dict[str, Any]] = []
     store = Store.open_readonly(db)
+    engine = open_engine(d.home, db)
     try:
         conn = store.read()
         with Client(d.sock, timeout=30) as c:
@@ -64,12 +75,17 @@ def interleaved_runs(d: Daemon, db: Path, qs: list[tuple[str, str]], warmup: int
                         lambda q=q: c.call("context", {"query": q, "budget_tokens": 2000}),
                     ),
                     (
+                        "eng_ctx",
+                        lambda q=q: engine.handle("context", {"query": q, "budget_tokens": 2000}),
+                    ),
+                    (
                         "in_ctx",
                         lambda q=q: build_context(
                             conn, ContextRequest(query=q, budget_tokens=2000)
                         ),
                     ),
                     ("sock_search", lambda q=q: c.call("search", {"query": q, "limit": 10})),
+                    ("eng_search", lambda q=q: engine.handle("search", {"query": q, "limit": 10})),
                     ("in_search", lambda q=q: search_sections(conn, q, limit=10)),
                 )
                 for name, fn in steps:
@@ -80,6 +96,7 @@ def interleaved_runs(d: Daemon, db: Path, qs: list[tuple[str, str]], warmup: int
                             results.append(res)
     finally:
         store.close()
+        engine.store.close()
     return {**times, "results": results}
 
 
@@ -108,6 +125,7 @@ def cpu_runs(d: Daemon, db: Path, qs: list[tuple[str, str]]) -> dict[str, float]
             time.sleep(0.2)  # let the queued usage write after the last call finish
             out[f"sock_{method}"] = (daemon_cpu() - c0) / len(qs) * 1000
     store = Store.open_readonly(db)
+    engine = open_engine(d.home, db)
     try:
         conn = store.read()
         t0 = time.thread_time()
@@ -118,8 +136,14 @@ def cpu_runs(d: Daemon, db: Path, qs: list[tuple[str, str]]) -> dict[str, float]
         for _, q in qs:
             search_sections(conn, q, limit=10)
         out["in_search"] = (time.thread_time() - t0) / len(qs) * 1000
+        for method, params in (("context", {"budget_tokens": 2000}), ("search", {"limit": 10})):
+            t0 = time.thread_time()
+            for _, q in qs:
+                engine.handle(method, {"query": q, **params})
+            out[f"eng_{method}"] = (time.thread_time() - t0) / len(qs) * 1000
     finally:
         store.close()
+        engine.store.close()
     return out
 
 
@@ -248,6 +272,7 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
            mems: dict[str, dict[str, float]], threads: int) -> str:  # fmt: skip
     sc, ss = summary_ms(runs["sock_ctx"]), summary_ms(runs["sock_search"])
     ic, is_ = summary_ms(runs["in_ctx"]), summary_ms(runs["in_search"])
+    ec, es = summary_ms(runs["eng_ctx"]), summary_ms(runs["eng_search"])
     cc = summary_ms(conc["lat"])
 
     def row(name: str, s: dict[str, float], target: str = "", v: str = "") -> tuple[str, ...]:
@@ -264,20 +289,29 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
     ctx_verdict = f"p50 {verdict(sc['p50'], 5, 2)}; p99 {verdict(sc['p99'], 20, 10)}"
     rows = [
         row("`context` over the socket (budget 2000)", sc, "p50 < 5, p99 < 20 (goal 2 / 10)", ctx_verdict),
-        row("`context` in-process (`build_context`)", ic),
+        row("`context` in-process, the daemon's handler (`Engine.handle`)", ec),
+        row("`context` in-process, library (`build_context`)", ic),
         row("`search` over the socket (limit 10)", ss),
-        row("`search` in-process (`search_sections`)", is_),
+        row("`search` in-process, the daemon's handler (`Engine.handle`)", es),
+        row("`search` in-process, library (`search_sections`)", is_),
         row(f"`context` over the socket, {args.clients} concurrent clients"
             f" ({len(conc['lat']) / conc['seconds']:.0f} requests/s in total)", cc),
     ]  # fmt: skip
+
+    def ratio(
+        name: str, a: dict[str, float], b: dict[str, float], ca: float, cb: float
+    ) -> tuple[str, ...]:
+        return (name, f"{a['p50'] / b['p50']:.2f}×", f"{a['p99'] / b['p99']:.2f}×",
+                f"{a['p50'] - b['p50']:.2f} ms", f"{ca:.2f} / {cb:.2f} ms ({ca / cb:.2f}×)")  # fmt: skip
+
     ratio_rows = [
-        ("context", f"{sc['p50'] / ic['p50']:.2f}×", f"{sc['p99'] / ic['p99']:.2f}×",
-         f"{sc['p50'] - ic['p50']:.2f} ms",
-         f"{cpu['sock_context']:.2f} / {cpu['in_context']:.2f} ms ({cpu['sock_context'] / cpu['in_context']:.2f}×)"),
-        ("search", f"{ss['p50'] / is_['p50']:.2f}×", f"{ss['p99'] / is_['p99']:.2f}×",
-         f"{ss['p50'] - is_['p50']:.2f} ms",
-         f"{cpu['sock_search']:.2f} / {cpu['in_search']:.2f} ms ({cpu['sock_search'] / cpu['in_search']:.2f}×)"),
-    ]  # fmt: skip
+        ratio(
+            "context: socket / daemon's handler", sc, ec, cpu["sock_context"], cpu["eng_context"]
+        ),
+        ratio("context: socket / `build_context`", sc, ic, cpu["sock_context"], cpu["in_context"]),
+        ratio("search: socket / daemon's handler", ss, es, cpu["sock_search"], cpu["eng_search"]),
+        ratio("search: socket / `search_sections`", ss, is_, cpu["sock_search"], cpu["in_search"]),
+    ]
 
     by_class: dict[str, list[int]] = defaultdict(list)
     for i, (cls, _) in enumerate(qs):
@@ -312,10 +346,13 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
         f"Tree: {info.summary()} (seed {args.seed}); the daemon indexed"
         f" {st['index']['files']:,} files / {st['index']['sections']:,} sections in {ready:.2f} s"
         f" (spawn → socket ready). {len(qs):,} queries after {args.warmup} warm-up queries; each"
-        " query goes through the four paths in turn (socket `context`, in-process `build_context`,"
-        " socket `search`, in-process `search_sections`) so that load drift hits all alike. One"
-        " persistent socket connection; the in-process runs use a read-only connection to the"
-        f" daemon's index file. Concurrent: {args.clients} threads × {args.per_client} `context`"
+        " query goes through the six paths in turn so that load drift hits all alike. One persistent"
+        " socket connection. The in-process runs read the daemon's index file read-only, either"
+        " through the daemon's own handler (`Engine(settings, Store.open_readonly(db)).handle`,"
+        " every feature wired: conversation providers, turn search) or through the bare library"
+        " functions. Socket / handler therefore isolates transport, JSON, the thread hand-off and"
+        " the per-request usage write; handler / library is what the wired features add."
+        f" Concurrent: {args.clients} threads × {args.per_client} `context`"
         " calls, one connection each. Times in milliseconds.",
         "",
         table(["path", "p50", "p95", "p99", "max", "target (ms)", "verdict"], rows),
