@@ -458,8 +458,10 @@ def _wire_jobs(engine: Engine) -> None:
         summarize=JobSpec("summarize", lambda: summaries.run_summaries(ctx()), max(60, s.summary_idle_min * 30), 180),
         archive=JobSpec("archive", lambda: archival.run_archival(ctx()), 86400, 600),
     )
+    usage = archival.UsageTracker(engine.store, time.time)
     for name in ("context", "search"):
-        engine.handlers[name] = archival.track_use(engine.handlers[name], engine.store, time.time)
+        engine.handlers[name] = usage.wrap(engine.handlers[name])
+    engine.on_stop.append(usage.flush)
     engine.status_parts.append(lambda: {"llm": llm_status(ctx())})
 
 

@@ -68,13 +68,32 @@ def fts_term(term: str) -> str:
     return '"' + " ".join(p.replace('"', '""') for p in parts) + '"'
 
 
+# Characters that make a bigram a function word rather than content ("的", "如何", "怎么" …).
+_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊是我你他她它们在有和与就都也还这那么什如何怎么哪谁个把被给让从对")
+# A CJK run longer than this is a sentence, not a word: search its content bigrams instead.
+CJK_PHRASE_MAX = 4
+
+
+def expand_cjk(ts: list[str]) -> list[str]:
+    """Replace sentence-like CJK runs by their content bigrams; keep words and short runs."""
+    out: dict[str, None] = {}
+    for t in ts:
+        if _CJK_RUN.fullmatch(t) and len(t) > CJK_PHRASE_MAX:
+            for bg in cjk_bigrams(t):
+                if not (set(bg) & _CJK_FUNCTION_CHARS):
+                    out.setdefault(bg, None)
+        else:
+            out.setdefault(t, None)
+    return list(out)
+
+
 def fts_query(query: str, *, mode: str = "or") -> str:
     """Build a safe FTS5 MATCH expression from free text (user input never reaches FTS syntax).
 
     ``mode="and"`` requires every term; ``"or"`` ranks by how many terms match (bm25 does the
     weighting). Returns "" when the query has no searchable terms.
     """
-    ts = terms(query) or terms(query, drop_stopwords=False)
+    ts = expand_cjk(terms(query) or terms(query, drop_stopwords=False))
     if not ts:
         return ""
     joiner = " AND " if mode == "and" else " OR "

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -263,6 +264,9 @@ class Indexer:
         force: bool = False,
     ) -> IndexReport:
         report = IndexReport()
+        # Reading and parsing the next batch overlaps with the writer committing this one, so a
+        # cold index keeps both cores busy; at most one batch is in flight.
+        in_flight: Future[IndexReport] | None = None
         for i in range(0, max(len(to_read), 1), BATCH):
             batch = [x for p in to_read[i : i + BATCH] if (x := self._load(root, p, known))]
             dels = list(to_delete) if i == 0 else []
@@ -270,7 +274,11 @@ class Indexer:
             dels += [p for p in missing if p in known or force]
             if not batch and not dels:
                 continue
-            report.merge(self.store.w.run(_bind_write(self._write, batch, dels)))
+            if in_flight is not None:
+                report.merge(in_flight.result(120))
+            in_flight = self.store.w.submit(_bind_write(self._write, batch, dels))
+        if in_flight is not None:
+            report.merge(in_flight.result(120))
         if report.indexed or report.deleted:
             self.last_indexed_at = time.time()
         return report

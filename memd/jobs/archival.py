@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,43 +266,78 @@ def _append_changes(path: Path, when: str, lines: list[str]) -> None:
     write_atomic(path, "\n".join([*head, "", f"## {when}", "", *lines, ""]))
 
 
-def track_use(handler: Callable[[dict[str, Any]], Any], store: Store, now: Callable[[], float]) -> Callable[[dict[str, Any]], Any]:
-    """Wrap a `context` or `search` handler so the items it returns are recorded as used.
+class UsageTracker:
+    """Records which items `context` and `search` returned, for decay by disuse.
 
-    The write is queued on the store's writer and not waited for, so the answer is not delayed;
-    a failure there is logged and never reaches the caller.
+    Uses are collected in memory and written in one transaction at most every `flush_s`
+    seconds: a write per request would put the single writer on every query's path. At most
+    `flush_s` seconds of use statistics are lost if the daemon is killed.
     """
 
-    def wrapped(params: dict[str, Any]) -> Any:
-        result = handler(params)
-        if store.writer is None or not isinstance(result, dict):
+    def __init__(self, store: Store, now: Callable[[], float], flush_s: float = 5.0) -> None:
+        self.store = store
+        self.now = now
+        self.flush_s = flush_s
+        self._pending: dict[tuple[str, int, int], tuple[float, int]] = {}
+        self._lock = threading.Lock()
+        self._last_flush = now()
+
+    def wrap(self, handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        """A handler that answers like `handler` and notes the items of its answer as used."""
+
+        def wrapped(params: dict[str, Any]) -> Any:
+            result = handler(params)
+            if self.store.writer is not None and isinstance(result, dict):
+                self.note(result)
             return result
+
+        return wrapped
+
+    def note(self, result: dict[str, Any]) -> None:
         spans = [
             (str(s["path"]), int(s["start_line"]), int(s["end_line"]))
             for s in [*result.get("sections", []), *result.get("hits", [])]
             if isinstance(s, dict) and s.get("path") and s.get("kind", "section") == "section"
             and "start_line" in s and "end_line" in s
         ]
-        if spans:
-            when = now()
-            fut = store.writer.submit(lambda c: note_used(c, spans, when))
-            fut.add_done_callback(_log_failure)
-        return result
+        if not spans:
+            return
+        when = self.now()
+        with self._lock:
+            for sp in spans:
+                self._pending[sp] = (when, self._pending.get(sp, (0.0, 0))[1] + 1)
+            due = when - self._last_flush >= self.flush_s
+        if due:
+            self.flush()
 
-    return wrapped
+    def flush(self) -> None:
+        """Write the collected uses (queued on the writer, not waited for)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._last_flush = self.now()
+        if not pending or self.store.writer is None:
+            return
+        groups: dict[tuple[float, int], list[tuple[str, int, int]]] = {}
+        for sp, key in pending.items():
+            groups.setdefault(key, []).append(sp)
+
+        def write(c: sqlite3.Connection) -> int:
+            return sum(note_used(c, sps, when, uses) for (when, uses), sps in groups.items())
+
+        self.store.writer.submit(write).add_done_callback(_log_failure)
 
 
-def note_used(conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float) -> int:
+def note_used(conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float, uses: int = 1) -> int:
     """Inside a write transaction: mark every item within these (path, first, last line) spans used."""
     n = 0
     for path, first, last in spans:
         cur = conn.execute(
             "INSERT INTO item_usage(item_id, last_used, uses)"
-            " SELECT i.item_id, ?, 1 FROM items i JOIN files f ON f.id = i.file_id"
+            " SELECT i.item_id, ?, ? FROM items i JOIN files f ON f.id = i.file_id"
             " WHERE f.path = ? AND i.line BETWEEN ? AND ?"
             " ON CONFLICT(item_id) DO UPDATE SET last_used = max(last_used, excluded.last_used),"
-            " uses = uses + 1",
-            (when, path, first, last),
+            " uses = uses + excluded.uses",
+            (when, uses, path, first, last),
         )
         n += cur.rowcount
     return n

@@ -14,6 +14,8 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.*)$")
 _META = re.compile(r"[ \t]*<!--[ \t]*memd[: ]?(.*?)-->[ \t]*$")
 _META_PAIR = re.compile(r"([A-Za-z_][\w-]*)=(\"[^\"]*\"|\S+)")
+# libyaml's safe loader is ~10x faster than the pure-Python one; both are safe.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Sections are split at levels 1 and 2; deeper headings stay inside their section.
 SPLIT_LEVEL = 2
 
@@ -61,7 +63,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]
             raw = "\n".join(lines[1:i])
             body = "\n".join(lines[i + 1 :])
             try:
-                data = yaml.safe_load(raw) if raw.strip() else {}
+                data = yaml.load(raw, Loader=_YAML_LOADER) if raw.strip() else {}
             except yaml.YAMLError as exc:
                 first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
                 return {}, body, i + 1, f"broken front matter: {first}"

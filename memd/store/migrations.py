@@ -408,3 +408,9 @@ def m030_memory_jobs(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m040_items_section_index(conn: sqlite3.Connection) -> None:
+    # Without it every cascading section delete scans the whole items table (16 ms per file).
+    conn.execute("CREATE INDEX IF NOT EXISTS items_section ON items(section_id)")

@@ -149,7 +149,9 @@ def test_context_and_search_record_item_use(env: Env) -> None:
     env.engine.indexer.reconcile()
     env.engine.handle("search", {"query": "green tea"})
     env.engine.handle("context", {"query": "tea"})
-    env.engine.store.w.run(lambda c: None)  # the use is recorded behind the answer: wait for it
+    for stop in env.engine.on_stop:  # uses are batched; shutdown flushes them
+        stop()
+    env.engine.store.w.run(lambda c: None)  # the flush is queued behind the answer: wait for it
     rows = dict(env.engine.store.read().execute("SELECT item_id, uses FROM item_usage").fetchall())
     assert rows == {"m_tea": 2, "m_milk": 2}
 
