@@ -203,8 +203,10 @@ def write_journal(store: Store, journal_dir: Path, session_ids: Iterable[str], *
         turns = [
             JournalTurn(r[0], r[1], r[2], r[3], r[4])
             for r in conn.execute(
-                "SELECT id, turn_id, role, text, ts FROM turns WHERE session_id = ? AND id > ? ORDER BY id",
-                (sid, row[1]),
+                # Texts too old to be journaled are not read (a bulk import of history is mostly that).
+                "SELECT id, turn_id, role, CASE WHEN ts >= ? THEN text ELSE '' END, ts FROM turns"
+                " WHERE session_id = ? AND id > ? ORDER BY id",
+                (oldest, sid, row[1]),
             )
         ]
         es, upto = plan_entries(sid, row[0], turns, oldest=oldest)
