@@ -50,6 +50,10 @@ RECENT_BAD_LINES = 10
 SUMMARY_BATCH = 50
 
 
+# With native watches, the periodic scan only guards against lost events.
+WATCHED_RESCAN_S = 300.0
+
+
 @dataclass(frozen=True, slots=True)
 class LogSource:
     """A folder (or one file) of logs in one format.
@@ -148,6 +152,7 @@ class LogIngestor:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
+        self._last_scan = 0.0
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -168,10 +173,23 @@ class LogIngestor:
         if self._poller is not None and self._poller.is_alive():
             self._poller.join(30)
 
+    def _needs_scan(self, now: float) -> bool:
+        """Natively watched folders only need a rare safety scan; others are polled each time."""
+        w = self.watcher
+        watched = w is not None and not w.fallbacks and all(
+            str(src.root) in w.watched_roots for src in self.sources
+        )
+        return not watched or now - self._last_scan >= WATCHED_RESCAN_S
+
     def _poll_loop(self) -> None:
         while not self._stop.is_set():
             try:
-                self.scan(quick=True)
+                now = time.monotonic()
+                if self._needs_scan(now):
+                    # Idle CPU grows with the number of transcripts scanned, so a folder the
+                    # watcher already reports on is rescanned only every few minutes.
+                    self.scan(quick=True)
+                    self._last_scan = now
                 self.refresh_due_summaries()
                 if self.on_poll is not None:
                     self.on_poll()

@@ -74,6 +74,10 @@ class Watcher:
         self._watched: set[str] = set()
 
     @property
+    def watched_roots(self) -> frozenset[str]:
+        return frozenset(self._watched)
+
+    @property
     def mode(self) -> str:
         if not self.fallbacks:
             return "native"
