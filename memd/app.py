@@ -508,6 +508,43 @@ def _wire_sync(engine: Engine) -> None:
 FEATURES.append(_wire_sync)
 
 
+def _wire_export(engine: Engine) -> None:
+    """`export` (the versioned JSON document) and memd exports taken by `import`."""
+    import datetime as dt
+
+    from memd.jobs.sync import DEVICE_KEY
+    from memd.ops import export, merge
+
+    def export_(params: dict[str, Any]) -> dict[str, Any]:
+        path = _str(params, "path")
+        if not path or not os.path.isabs(path):
+            raise InvalidParams("param 'path' (an absolute file path; the daemon writes it) is required")
+        device = docs.get_state(engine.store.read(), DEVICE_KEY)
+        rep = export.write_export(engine.store, Path(path), memory_root=engine.settings.memory_dir,
+                                  tree=_bool(params, "tree", True), device_id=device)  # fmt: skip
+        return rep.to_dict()
+
+    other_import = engine.handlers.get("import")
+
+    def import_(params: dict[str, Any]) -> Any:
+        path, fmt = _str(params, "path"), _str(params, "format")
+        if fmt != "memd" and (fmt or not export.is_export_file(Path(path))):
+            if other_import is None:
+                raise InvalidParams("only memd exports can be imported here")
+            return other_import(params)
+        engine.ops.require_enabled()
+        doc = export.read_export(Path(path))
+        return merge.apply_export(
+            doc, store=engine.store, indexer=engine.indexer, memory_root=engine.settings.memory_dir,
+            lock=engine.markdown_lock, today=dt.date.today(), now=time.time(),
+        )  # fmt: skip
+
+    engine.handlers.update({"export": export_, "import": import_})
+
+
+FEATURES.append(_wire_export)
+
+
 def _virtual_tables(conn: sqlite3.Connection) -> list[str]:
     return [
         r[0]

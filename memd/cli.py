@@ -192,8 +192,34 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     res = call(args, "import", {"path": str(Path(args.path).expanduser().absolute()), "format": args.format or ""},
                write=True)  # fmt: skip
+    if res["format"] == "memd-export":
+        _out(args, res, lambda: _memd_import_text(res))
+        return 0
     extra = f", {res['bad_lines']} bad lines" if res.get("bad_lines") else ""
     _out(args, res, f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}")
+    return 0
+
+
+def _memd_import_text(res: dict[str, Any]) -> str:
+    f, m = res["files"], res["memories"]
+    lines = [
+        f"imported memd export v{res['version']} ({res['exported_at'] or 'undated'}): {res['new']} new",
+        f"  conversations: {res['added']} new turns, {res['updated']} updated, {res['new_sessions']} new"
+        f" sessions of {res['sessions_in_export']}",
+        f"  files: {f['written']} written, {f['identical']} already there, {len(f['kept_local'])} kept local",
+        f"  memories: {m['added']} added, {m['present']} already there",
+    ]
+    lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
+    if m["workspace_skipped"]:
+        lines.append(f"  {m['workspace_skipped']} workspace project memories not written (they live in the workspace)")
+    return "\n".join(lines)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    path = str(Path(args.file).expanduser().absolute())
+    res = call(args, "export", {"path": path, "tree": not args.no_tree})
+    _out(args, res, f"exported {res['sessions']} sessions ({res['chats']} chats), {res['memories']} memories and"
+         f" {res['files']} files to {res['path']} ({res['bytes']} bytes)")  # fmt: skip
     return 0
 
 
@@ -455,9 +481,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--agent", dest="agent_id")
     sp.add_argument("--limit", type=int, default=20)
     add("ingest", cmd_ingest, "store conversation turns given as JSON lines on stdin")
-    sp = add("import", cmd_import, "import a ChatGPT export, a Claude Code transcript folder or a log file")
+    sp = add("import", cmd_import, "import a memd export, a ChatGPT export, a Claude Code transcript folder or a log file")
     sp.add_argument("path")
-    sp.add_argument("--format", choices=["chatgpt", "claude-code", "jsonl", "openai"])
+    sp.add_argument("--format", choices=["memd", "chatgpt", "claude-code", "jsonl", "openai"])
+    sp.set_defaults(timeout=600.0)
+    sp = add("export", cmd_export, "write sessions with their chats, memories and the Markdown tree to one JSON file")
+    sp.add_argument("file")
+    sp.add_argument("--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)")
     sp.set_defaults(timeout=600.0)
     sp = add("context", cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
