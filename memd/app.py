@@ -42,6 +42,15 @@ from memd.store.search import search_sections
 
 log = logging.getLogger("memd")
 CACHE_TABLES = ("files", "sections", "items", "problems")
+
+
+def serve_inline(method: str, params: dict[str, Any]) -> bool:
+    """Whether a request is answered on the event loop, without a thread hop.
+
+    Only reads that take a few milliseconds qualify. A `context` naming a project may first have
+    to index that project's folder (waiting on the writer), so it goes to a thread.
+    """
+    return method == "search" or (method == "context" and not params.get("project"))
 Handler = Callable[[dict[str, Any]], Any]
 
 
@@ -674,6 +683,7 @@ class Daemon:
                 engine.handlers,
                 max_request_bytes=s.server_max_request_kb * 1024,
                 read_timeout=s.server_read_timeout_s,
+                inline=serve_inline,
             )
             sock = self._listen_socket()
             await server.start(sock)

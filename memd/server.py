@@ -92,8 +92,12 @@ class Server:
         max_request_bytes: int = 1 << 20,
         read_timeout: float = 60.0,
         allowed_uid: int | None = None,
+        inline: Callable[[str, dict[str, Any]], bool] | None = None,
     ) -> None:
         self.handlers = handlers
+        # Short read-only methods run on the loop itself: a thread hand-off costs more than the
+        # work, and the GIL would serialise the Python part of them anyway.
+        self.inline = inline
         self.max_request_bytes = max_request_bytes
         self.read_timeout = read_timeout
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
@@ -184,7 +188,10 @@ class Server:
         try:
             if handler is None:
                 raise MethodNotFound(f"method not found: {req.method}")
-            result = await asyncio.to_thread(handler, req.params)
+            if self.inline is not None and self.inline(req.method, req.params):
+                result = handler(req.params)
+            else:
+                result = await asyncio.to_thread(handler, req.params)
             out = protocol.encode_result(req.id, result)
         except MemdError as exc:
             data = {"hint": exc.hint} if exc.hint else None

@@ -169,7 +169,10 @@ def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) ->
             out.append(c)
     # One OR query: bm25 already ranks sections matching more terms first, and context needs
     # recall more than search's "all terms first" ordering.
-    for row in search_rows(conn, req.query, limit=40, kinds=kinds, mode="or"):
+    # Candidates scale with the budget (a topic section is ~40-120 tokens): ranking and cleaning
+    # far more sections than can fit is the bulk of a context call's time.
+    limit = max(24, req.budget_tokens // 60)
+    for row in search_rows(conn, req.query, limit=limit, kinds=kinds, mode="or"):
         if row["id"] in seen or not _file_live(row, today):
             continue
         if row["kind"] == "agent" and row["owner"] != req.agent_id:

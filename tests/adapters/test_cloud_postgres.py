@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import threading
 import time
 import uuid
@@ -16,38 +14,10 @@ import pytest
 from memd.adapters.cloud import SyncRow, schema_path, schema_sql
 from memd.adapters.cloud_postgres import PostgresBackend, classify_error
 from memd.errors import SyncPermanent, SyncRetryable
+from tests.adapters.rows import make_row
 from tests.pgserver import PgServer
 
 pytestmark = pytest.mark.postgres
-
-_ops = itertools.count(1)
-
-
-def make_row(
-    path: str,
-    content: str = "",
-    *,
-    version: int = 1,
-    device: str = "dev-a",
-    ns: str = "ns",
-    deleted: bool = False,
-    op_id: str | None = None,
-    synced_at: float = 0.0,
-) -> SyncRow:
-    content = content or f"# {path}\n\n- remembered v{version}\n"
-    return SyncRow(
-        namespace=ns,
-        path=path,
-        content="" if deleted else content,
-        sha256=hashlib.sha256(content.encode()).hexdigest(),
-        updated_at=time.time(),
-        deleted=deleted,
-        device_id=device,
-        version=version,
-        op_id=op_id or f"op-{next(_ops)}",
-        synced_at=synced_at,
-    )
-
 
 @pytest.fixture
 def server(pg: PgServer) -> PgServer:

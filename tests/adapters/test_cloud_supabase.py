@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,36 +11,10 @@ import pytest
 from memd.adapters.cloud import PUSH_COLUMNS, SyncRow, schema_path
 from memd.adapters.cloud_supabase import SupabaseBackend, classify_api_error
 from memd.errors import SyncPermanent, SyncRetryable
+from tests.adapters.rows import make_row
 from tests.fakes.postgrest_server import FakePostgrest, Fault, RecordedRequest
 
 KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
-
-_ops = itertools.count(1)
-
-
-def make_row(
-    path: str,
-    content: str = "",
-    *,
-    version: int = 1,
-    device: str = "dev-a",
-    ns: str = "ns",
-    deleted: bool = False,
-    op_id: str | None = None,
-) -> SyncRow:
-    content = content or f"# {path}\n\n- remembered v{version}\n"
-    return SyncRow(
-        namespace=ns,
-        path=path,
-        content="" if deleted else content,
-        sha256=hashlib.sha256(content.encode()).hexdigest(),
-        updated_at=time.time(),
-        deleted=deleted,
-        device_id=device,
-        version=version,
-        op_id=op_id or f"op-{next(_ops)}",
-    )
-
 
 @pytest.fixture
 def server() -> Iterator[FakePostgrest]:

@@ -18,6 +18,7 @@ from memd.app import Engine
 from memd.ingest.conversations import write_turns
 from memd.jobs.common import JobContext
 from memd.jobs.conditions import SystemState
+from memd.markdown.parse import split_item
 from memd.markdown.tree import create_tree
 from memd.models import Turn
 from memd.settings import load
@@ -130,3 +131,20 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock) -> Iterat
 def server() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as fake:
         yield fake
+
+
+def file_items(env: Env, rel: str) -> list[tuple[str, dict[str, str]]]:
+    """(text, metadata) of every list item of a memory file."""
+    out = []
+    for line in env.read(rel).split("\n"):
+        it = split_item(line)
+        if it is not None and it[0]:
+            out.append(it)
+    return out
+
+
+def item_meta(env: Env, rel: str, text: str) -> dict[str, str]:
+    """The metadata of the one item with this text (fails when there is not exactly one)."""
+    found = [m for t, m in file_items(env, rel) if t == text]
+    assert len(found) == 1, (text, env.read(rel))
+    return found[0]

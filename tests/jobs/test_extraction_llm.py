@@ -13,7 +13,6 @@ from typing import Any
 from memd.jobs.common import llm_status, tokens_on
 from memd.jobs.conditions import SystemState
 from memd.jobs.extraction import run_extraction
-from memd.markdown.parse import split_item
 from memd.models import JobOutcome
 from memd.retrieval.context import FENCE_CLOSE, FENCE_OPEN
 from tests.fakes.anthropic_server import (
@@ -27,27 +26,14 @@ from tests.fakes.anthropic_server import (
     thinking_then_json,
 )
 from tests.jobs.conftest import MODEL, Env
+from tests.jobs.conftest import file_items as lines
+from tests.jobs.conftest import item_meta as meta_of
 
 
 def memory(content: str, type_: str, imp: int, turns: list[str], *, subject: str = "", topic: str = "",
            due: str = "") -> dict[str, Any]:  # fmt: skip
     return {"content": content, "type": type_, "importance": imp, "source_turn_ids": turns,
             "subject": subject, "topic": topic, "due": due}  # fmt: skip
-
-
-def lines(env: Env, rel: str) -> list[tuple[str, dict[str, str]]]:
-    out = []
-    for line in env.read(rel).split("\n"):
-        it = split_item(line)
-        if it is not None and it[0]:
-            out.append(it)
-    return out
-
-
-def meta_of(env: Env, rel: str, text: str) -> dict[str, str]:
-    found = [m for t, m in lines(env, rel) if t == text]
-    assert len(found) == 1, (text, env.read(rel))
-    return found[0]
 
 
 def prompt(server: FakeAnthropic, i: int = -1) -> str:

@@ -13,6 +13,8 @@ from memd.markdown.parse import split_item
 from memd.models import JobOutcome
 from memd.retrieval.context import FENCE_CLOSE, FENCE_OPEN
 from tests.jobs.conftest import Env
+from tests.jobs.conftest import file_items as items
+from tests.jobs.conftest import item_meta as find
 
 # The seed's message as one chat message (the seed document wraps it over four lines).
 SEED_004 = (
@@ -21,21 +23,6 @@ SEED_004 = (
     "which is an AI workbench built with React + Tauri + Python. "
     "I prefer clean code style and usually work with VSCode."
 )
-
-
-def items(env: Env, rel: str) -> list[tuple[str, dict[str, str]]]:
-    out = []
-    for line in env.read(rel).split("\n"):
-        it = split_item(line)
-        if it is not None and it[0]:
-            out.append(it)
-    return out
-
-
-def find(env: Env, rel: str, text: str) -> dict[str, str]:
-    hits = [meta for t, meta in items(env, rel) if t == text]
-    assert len(hits) == 1, (text, env.read(rel))
-    return hits[0]
 
 
 def test_seed_004_lands_in_the_right_files(env: Env) -> None:
