@@ -224,3 +224,18 @@ def test_cli_works_without_a_daemon_and_says_so(home: Path) -> None:
     assert r.returncode == 0 and "writing directly" in r.stderr
     assert "offline memory works" in d.cli("context").stdout
     assert str(ROOT)  # keeps the import used
+
+
+def test_cli_remember_context_forget(daemon: DaemonProcess) -> None:
+    r = daemon.cli("remember", "always use vitest")
+    assert r.returncode == 0 and "remembered m_" in r.stdout
+    notes = daemon.memory / "_core" / "notes.md"
+    assert "always use vitest" in notes.read_text()
+    assert "always use vitest" in daemon.cli("context", "how should I test this").stdout
+    refused = daemon.cli("forget", "vitest")  # no terminal to confirm on: nothing is removed
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert "always use vitest" in notes.read_text()
+    r = daemon.cli("forget", "vitest", "--yes")
+    assert r.returncode == 0 and "forgot m_" in r.stdout
+    assert "vitest" not in notes.read_text()
+    assert "always use vitest" not in daemon.cli("context", "how should I test this").stdout
