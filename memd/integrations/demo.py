@@ -81,6 +81,16 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
             f"{h['path']}:{h['start_line']}-{h['end_line']}  {h['snippet']}" for h in hits))  # fmt: skip
         r = client.call(sock, "remember", {"text": "The user's name is Sam", "type": "personal"})
         _show("remember('The user's name is Sam')", f"{r['id']} -> {r['path']}:{r['line']}")
+        client.call(sock, "ingest", {"turns": [
+            {"session_id": "demo-1", "role": "user", "content": "Should Vue components use Pinia or Vuex?",
+             "ts": time.time() - 86400},
+            {"session_id": "demo-1", "role": "assistant", "content": "Pinia: it is the official store now.",
+             "ts": time.time() - 86390},
+        ]})  # fmt: skip
+        ctx = client.call(sock, "context", {"query": "之前聊过 Vue 吗? (did we talk about Vue before?)"})
+        _, _, recalled = ctx["text"].partition("## From past conversations")
+        _show("ingest a conversation, then context('之前聊过 Vue 吗?') recalls it",
+              recalled.replace("</memory>", "").strip() or "(nothing recalled)")  # fmt: skip
         st = client.call(sock, "status")
         ix = st["index"]
         _show(
