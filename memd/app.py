@@ -660,6 +660,7 @@ class Daemon:
             if created:
                 log.info("created the memory tree in %s", s.memory_dir)
             store = Store.open(s.db_path)
+            store.make_hot_reader()  # context/search are answered on this (the loop's) thread
             engine = Engine(s, store)
             engine.daemon_pid = os.getpid()
             self.engine = engine

@@ -147,7 +147,9 @@ class Server:
         try:
             while True:
                 try:
-                    line = await asyncio.wait_for(reader.readline(), self.read_timeout)
+                    # asyncio.timeout, not wait_for: wait_for wraps every read in a new task.
+                    async with asyncio.timeout(self.read_timeout):
+                        line = await reader.readline()
                 except TimeoutError:
                     break
                 except (ValueError, asyncio.LimitOverrunError):

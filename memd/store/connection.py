@@ -15,7 +15,12 @@ def _register(conn: sqlite3.Connection) -> None:
     conn.create_function("memd_index_text", 1, lambda s: index_text(s or ""), deterministic=True)
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+READER_CACHE_KIB = 2000
+HOT_READER_CACHE_KIB = 8000
+WRITER_CACHE_KIB = 16000
+
+
+def connect(path: Path, *, readonly: bool = False, cache_kib: int | None = None) -> sqlite3.Connection:
     """Open the index. Writers get WAL mode; readers are opened ``mode=ro`` and cannot write."""
     try:
         if readonly:
@@ -34,7 +39,9 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
         # Every server thread has its own reader: a small cache each keeps RSS flat under load.
-        conn.execute(f"PRAGMA cache_size = {-2000 if readonly else -16000}")
+        if cache_kib is None:
+            cache_kib = READER_CACHE_KIB if readonly else WRITER_CACHE_KIB
+        conn.execute(f"PRAGMA cache_size = {-cache_kib}")
     except sqlite3.DatabaseError as exc:
         raise StoreError(
             f"cannot open the index {path}: {exc}",

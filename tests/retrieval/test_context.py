@@ -151,6 +151,24 @@ def test_today_is_used_for_expiry() -> None:
     assert clean_body(body, dt.date(2026, 7, 1)) == "- b"
 
 
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        # Comments only: the one-pass path strips them, keeps every line, collapses blank runs.
+        ("- a <!-- memd id=m_1 type=fact -->\n\n\n\n- b <!-- memd: imp=6 -->  \ntext", "- a\n\n- b\ntext"),
+        ("<!-- memd id=m_2 -->", ""),
+        ("- keep <!-- not memd -->", "- keep <!-- not memd -->"),
+        # A word that only looks like a flag sends the text down the line walk: same answer.
+        ("- archived photos are in S3 <!-- memd id=m_3 -->", "- archived photos are in S3"),
+        ("- old <!-- memd id=m_4 archived=2026-01-01 -->\n- new <!-- memd id=m_5 -->", "- new"),
+    ],
+)
+def test_clean_body_strips_metadata_and_hides_retired_items(body: str, shown: str) -> None:
+    from memd.retrieval.context import clean_body
+
+    assert clean_body(body, dt.date(2026, 5, 1)) == shown
+
+
 def test_relevant_only_leaves_standing_memory_out(engine: Engine) -> None:
     ctx = engine.handle("context", {"query": "vue performance", "project": "shop", "relevant_only": True})
     rels = {s["rel"] for s in ctx["sections"]}

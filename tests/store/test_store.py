@@ -64,6 +64,22 @@ def test_readers_in_threads_each_get_their_own_connection(tmp_path: Path) -> Non
     store.close()
 
 
+def test_only_the_hot_thread_reader_gets_the_large_cache(tmp_path: Path) -> None:
+    from memd.store.connection import HOT_READER_CACHE_KIB, READER_CACHE_KIB
+
+    store = Store.open(tmp_path / "i.db")
+    try:
+        store.read()  # opened before the thread is marked: resized in place
+        store.make_hot_reader()
+        sizes = [store.read().execute("PRAGMA cache_size").fetchone()[0]]
+        t = threading.Thread(target=lambda: sizes.append(store.read().execute("PRAGMA cache_size").fetchone()[0]))
+        t.start()
+        t.join()
+        assert sizes == [-HOT_READER_CACHE_KIB, -READER_CACHE_KIB]
+    finally:
+        store.close()
+
+
 def test_missing_index_read_only_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no index"):
         Store.open_readonly(tmp_path / "none.db")
