@@ -109,7 +109,7 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    cjk = 0 if text.isascii() else len(_CJK_CHAR.findall(text))
+    cjk = 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))
     other = len(text) - cjk
     return math.ceil((cjk * 1.0 + other / 3.2) * 1.1)
 
