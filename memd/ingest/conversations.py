@@ -20,6 +20,7 @@ from typing import Any
 from memd.ingest.summary import summarize
 from memd.models import Turn
 from memd.redact import redact
+from memd.store.bulk import insert_rows, select_by_keys
 from memd.text import index_text, shorten
 
 # A later title replaces an earlier one only from an equal or better source.
@@ -32,7 +33,6 @@ SUMMARY_MIN_STEP = 2
 SUMMARY_MAX_STEP = 25
 SUMMARY_HEAD_TURNS = 20
 SUMMARY_TAIL_TURNS = 60
-_CHUNK = 400
 
 
 @dataclass(slots=True)
@@ -117,10 +117,7 @@ def write_turns(
         for seq, part_id, text in p.parts
     ]
     if part_rows:
-        conn.executemany(
-            "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text) VALUES (?,?,?,?,?)",
-            part_rows,
-        )
+        insert_rows(conn, "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text)", part_rows)
     inserts: list[tuple[Any, ...]] = []
     updates: list[tuple[str, str, str]] = []
     for key, p in batch.items():
@@ -171,17 +168,18 @@ def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
     """
     last = conn.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()[0]
     conn.execute("INSERT OR REPLACE INTO state(key, value) VALUES ('turns_fts_deferred', '1')")
-    conn.executemany(
+    insert_rows(
+        conn,
         "INSERT INTO turns(session_id, turn_id, role, text, ts, source, source_path, line, agent_id, project,"
-        " speaker) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " speaker)",
         rows,
     )
     if conn.execute("SELECT max(id) FROM turns").fetchone()[0] == last + len(rows):
         docs = []
         for i, r in enumerate(rows, last + 1):
             text = f"{r[10]}: {r[3]}" if r[10] else r[3]
-            docs.append((i, index_text(text) if has_cjk(text) else text))
-        conn.executemany("INSERT INTO turns_fts(rowid, text) VALUES (?, ?)", docs)
+            docs.append((i, text if text.isascii() or not has_cjk(text) else index_text(text)))
+        insert_rows(conn, "INSERT INTO turns_fts(rowid, text)", docs)
     else:
         conn.execute(
             "INSERT INTO turns_fts(rowid, text) SELECT id, memd_index_text(CASE WHEN speaker = '' THEN text"
@@ -192,52 +190,62 @@ def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
 
 
 def _existing(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    by_session: dict[str, list[str]] = {}
-    for sid, tid in keys:
-        by_session.setdefault(sid, []).append(tid)
-    out: dict[tuple[str, str], str] = {}
-    for sid, ids in by_session.items():
-        for i in range(0, len(ids), _CHUNK):
-            chunk = ids[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for r in conn.execute(
-                f"SELECT turn_id, text FROM turns WHERE session_id = ? AND turn_id IN ({marks})", (sid, *chunk)
-            ):
-                out[(sid, r[0])] = r[1]
-    return out
+    found = select_by_keys(
+        conn, "t.session_id, t.turn_id, t.text", "turns t ON t.session_id = k.column1 AND t.turn_id = k.column2",
+        list(keys),
+    )  # fmt: skip
+    return {(r[0], r[1]): r[2] for r in found}
+
+
+@dataclass(slots=True)
+class _SessionRow:
+    """What one batch says about a session (folded into its row by `_upsert_sessions`)."""
+
+    source: str
+    path: str
+    agent: str
+    project: str
+    start: float
+    end: float
+    title: str = ""
+    title_source: str = ""
+    first_ts: float = 0.0
+    first_text: str | None = None
 
 
 def _upsert_sessions(conn: sqlite3.Connection, pending: list[_Pending], added: dict[str, int]) -> None:
-    agg: dict[str, dict[str, object]] = {}
+    agg: dict[str, _SessionRow] = {}
     for p in pending:
         t = p.turn
         a = agg.get(t.session_id)
         if a is None:
-            a = agg[t.session_id] = {
-                "source": t.source, "path": t.source_path, "agent": t.agent_id, "project": t.project,
-                "start": t.ts, "end": t.ts, "title": "", "title_source": "", "first": None,
-            }  # fmt: skip
-        a["start"] = min(float(a["start"]), t.ts)  # type: ignore[arg-type]
-        a["end"] = max(float(a["end"]), t.ts)  # type: ignore[arg-type]
-        for k, v in (("agent", t.agent_id), ("project", t.project), ("path", t.source_path)):
-            if not a[k] and v:
-                a[k] = v
-        if t.session_title and not a["title"]:
-            a["title"], a["title_source"] = shorten(redact(t.session_title), TITLE_CHARS), "log"
-        first = a["first"]
-        if t.role == "user" and (first is None or t.ts < first[0]):  # type: ignore[index]
-            a["first"] = (t.ts, p.text)
+            a = agg[t.session_id] = _SessionRow(t.source, t.source_path, t.agent_id, t.project, t.ts, t.ts)
+        if t.ts < a.start:
+            a.start = t.ts
+        if t.ts > a.end:
+            a.end = t.ts
+        if not a.agent and t.agent_id:
+            a.agent = t.agent_id
+        if not a.project and t.project:
+            a.project = t.project
+        if not a.path and t.source_path:
+            a.path = t.source_path
+        if t.session_title and not a.title:
+            a.title, a.title_source = shorten(redact(t.session_title), TITLE_CHARS), "log"
+        if t.role == "user" and (a.first_text is None or t.ts < a.first_ts):
+            a.first_ts, a.first_text = t.ts, p.text
     rows = []
     for sid, a in agg.items():
-        title, source = str(a["title"]), str(a["title_source"])
-        if not title and a["first"] is not None:
-            title, source = shorten(a["first"][1], TITLE_CHARS), "first"  # type: ignore[index]
-        rows.append((sid, a["source"], a["path"], title, source, a["agent"], a["project"], a["start"],
-                     a["end"], added.get(sid, 0)))  # fmt: skip
-    conn.executemany(
+        title, source = a.title, a.title_source
+        if not title and a.first_text is not None:
+            title, source = shorten(a.first_text, TITLE_CHARS), "first"
+        rows.append((sid, a.source, a.path, title, source, a.agent, a.project, a.start, a.end, added.get(sid, 0)))
+    insert_rows(
+        conn,
         "INSERT INTO sessions(session_id, source, source_path, title, title_source, agent_id, project,"
-        " started_at, updated_at, turn_count) VALUES (?,?,?,?,?,?,?,?,?,?)"
-        " ON CONFLICT(session_id) DO UPDATE SET"
+        " started_at, updated_at, turn_count)",
+        rows,
+        "ON CONFLICT(session_id) DO UPDATE SET"
         " started_at = CASE WHEN sessions.started_at = 0 OR excluded.started_at < sessions.started_at"
         "   THEN excluded.started_at ELSE sessions.started_at END,"
         " updated_at = max(sessions.updated_at, excluded.updated_at),"
@@ -249,7 +257,6 @@ def _upsert_sessions(conn: sqlite3.Connection, pending: list[_Pending], added: d
         + _rank_sql("sessions.title_source") + " THEN excluded.title ELSE sessions.title END,"
         " title_source = CASE WHEN excluded.title != '' AND " + _rank_sql("excluded.title_source") + " > "
         + _rank_sql("sessions.title_source") + " THEN excluded.title_source ELSE sessions.title_source END",
-        rows,
     )
 
 

@@ -90,3 +90,39 @@ def test_search_sql_is_injection_safe(tmp_path: Path) -> None:
     for q in ['"', "NOT", "a OR", "x*", "col:foo", "(", "'; DROP TABLE files; --"]:
         assert search_sections(store.read(), q) == []
     store.close()
+
+
+def test_turn_search_index_follows_inserts_updates_and_deletes_after_the_contentless_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index made before m050 keeps its turns searchable; afterwards the triggers remove
+    exactly what was indexed (speaker prefix, CJK bigrams), leaving no stale terms behind."""
+    from memd.store import migrations
+    from memd.store.connection import connect
+
+    db = tmp_path / "i.db"
+    conn = connect(db)
+    before = [m for m in MIGRATIONS if m.__name__ != "m050_turns_fts_contentless"]
+    monkeypatch.setattr(migrations, "MIGRATIONS", before)
+    migrate(conn)
+    add = "INSERT INTO turns(session_id, turn_id, role, text, ts, speaker) VALUES (?,?,?,?,0,?)"
+    conn.execute(add, ("s", "old", "user", "an older note about pandas", ""))
+    monkeypatch.setattr(migrations, "MIGRATIONS", MIGRATIONS)
+    assert migrate(conn) == ["m050_turns_fts_contentless"]
+
+    def found(term: str) -> list[str]:
+        return [r[0] for r in conn.execute(
+            "SELECT t.turn_id FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ?"
+            " ORDER BY t.turn_id", (term,))]  # fmt: skip
+
+    assert found("pandas") == ["old"]
+    conn.execute(add, ("s", "zh", "user", "我想优化记忆系统的性能", "Caroline"))
+    assert found('"记忆"') == ["zh"] and found("caroline") == ["zh"]
+    conn.execute("UPDATE turns SET text = 'now about polars', speaker = 'Mel' WHERE turn_id = 'zh'")
+    assert found('"记忆"') == [] and found("caroline") == [] and found("polars mel") == ["zh"]
+    conn.execute("DELETE FROM turns")
+    assert found("polars") == [] and found("pandas") == [] and found("mel") == []
+    conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('integrity-check')")
+    conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, turns_fts, 'row')")
+    assert conn.execute("SELECT term FROM temp.vocab").fetchall() == []  # no term left behind
+    conn.close()
