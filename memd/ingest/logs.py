@@ -190,9 +190,12 @@ class LogIngestor:
                     # watcher already reports on is rescanned only every few minutes.
                     self.scan(quick=True)
                     self._last_scan = now
-                self.refresh_due_summaries()
-                if self.on_poll is not None:
-                    self.on_poll()
+                # Catch-up work waits while a log is being read: that read refreshes its own
+                # sessions when it ends, and meanwhile it needs the writer (and the GIL).
+                if not self._lock.locked():
+                    self.refresh_due_summaries()
+                    if self.on_poll is not None:
+                        self.on_poll()
             except Exception:
                 # A broken source must not end tailing for the others; the next poll retries.
                 log.exception("log scan failed")
@@ -201,7 +204,7 @@ class LogIngestor:
     def refresh_due_summaries(self) -> int:
         """Rebuild the summaries still due (a bulk load cut short by a crash leaves some)."""
         done = 0
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self._lock.locked():
             due = due_sessions(self.store.read(), SUMMARY_BATCH)
             if not due:
                 break
@@ -297,6 +300,10 @@ class LogIngestor:
             finally:
                 if pending is not None:
                     self._written(rep, pending.result())
+            # Once per file, not per chunk: a bulk load would rewrite the same journal pages
+            # (and have them re-indexed) once per chunk.
+            if rep.report.added or rep.report.updated:
+                self.notify(rep.report)
             if summaries:
                 self.refresh_summaries(rep.report.sessions)
         return rep
@@ -310,8 +317,6 @@ class LogIngestor:
     def _written(self, rep: FileReport, wrep: WriteReport) -> None:
         rep.added += wrep.added
         rep.report.merge(wrep)
-        if wrep.added or wrep.updated:
-            self.notify(wrep)
 
     def notify(self, wrep: WriteReport) -> None:
         """Tell `on_turns` about stored turns (the journal); its failures are logged only."""
