@@ -18,11 +18,29 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 START_LOAD = os.getloadavg()[0]  # other work on the machine skews wall-clock figures
+
+
+def speed_check(steps: int = 2_000_000) -> float:
+    """Seconds for a fixed pure-Python loop: how fast this (shared, virtual) CPU is right now.
+
+    Wall-clock figures on this VM move by ±30% from one minute to the next with no load of
+    ours; printing this next to them, at the start and end of a run, shows which state the
+    machine was in.
+    """
+    t = time.perf_counter()
+    total = 0
+    for i in range(steps):
+        total += i
+    return time.perf_counter() - t
+
+
+START_SPEED = speed_check()
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"
 
 
@@ -123,6 +141,7 @@ def machine_info() -> dict[str, str]:
         "sqlite": sqlite3.sqlite_version,
         "memd commit": _git_rev(),
         "load": f"{START_LOAD:.2f} at start, {os.getloadavg()[0]:.2f} at end",
+        "speed": f"{START_SPEED:.3f} s at start, {speed_check():.3f} s at end",
     }
 
 
@@ -137,7 +156,8 @@ def machine_line(info: dict[str, str] | None = None) -> str:
     return (
         f"Measured {info['date']} on {info['cpu']}, {info['cores']} cores, {info['ram']} RAM,"
         f" {info['os']}, Python {info['python']}, SQLite {info['sqlite']}, memd {info['memd commit']};"
-        f" 1-minute load average {info['load']}."
+        f" 1-minute load average {info['load']}; speed check (a fixed 2M-step Python loop,"
+        f" lower is faster) {info['speed']}."
         f" Command: `{command_line()}`."
     )
 
