@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memd.errors import LLMConfigError, LLMError, LLMRetryable
+from memd.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.models import MEMORY_TYPES, ExtractedMemory, Turn
 from memd.redact import redact
 
@@ -224,7 +224,10 @@ class AnthropicExtractor:
         data, usage = self._ask(_EXTRACT_SYSTEM, prompt, EXTRACTION_SCHEMA)
         items = data.get("memories")
         if not isinstance(items, list):
-            raise LLMError("malformed JSON from model: no 'memories' list")
+            raise LLMBadAnswer(
+                "malformed JSON from model: no 'memories' list",
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            )  # fmt: skip
         known_keys = {k.strip().casefold() for k in known}
         memories: list[ExtractedMemory] = []
         seen: set[str] = set()
@@ -251,7 +254,10 @@ class AnthropicExtractor:
         data, usage = self._ask(_SUMMARY_SYSTEM, prompt, SUMMARY_SCHEMA)
         title, summary = data.get("title"), data.get("summary")
         if not isinstance(title, str) or not isinstance(summary, str):
-            raise LLMError("malformed JSON from model: 'title' and 'summary' must be strings")
+            raise LLMBadAnswer(
+                "malformed JSON from model: 'title' and 'summary' must be strings",
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            )  # fmt: skip
         title = " ".join(redact(title).split())[:_MAX_TITLE_CHARS]
         return SummaryResult(title, redact(summary).strip(), usage)
 
@@ -315,19 +321,24 @@ class AnthropicExtractor:
             for block in blocks
             if getattr(block, "type", "") == "text"
         )
+        def bad(message: str, hint: str = "") -> LLMBadAnswer:
+            return LLMBadAnswer(
+                message, hint=hint, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
+            )
+
         if stop_reason == "refusal":
-            raise LLMError("the model refused to answer")
+            raise bad("the model refused to answer")
         if not text.strip():
-            raise LLMError(f"model returned no text (stop_reason={stop_reason})")
+            raise bad(f"model returned no text (stop_reason={stop_reason})")
         try:
             data = _parse_json(text)
-        except LLMError:
+        except LLMError as exc:
             if stop_reason == "max_tokens":
-                raise LLMError(
+                raise bad(
                     f"malformed JSON from model: output cut off at max_tokens={self.max_tokens}",
-                    hint="raise extract.max_tokens or extract from fewer turns at a time",
+                    "raise extract.max_tokens or extract from fewer turns at a time",
                 ) from None
-            raise
+            raise bad(str(exc)) from None
         return data, usage
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memd.adapters.anthropic_llm import AnthropicExtractor, LLMUsage
 from memd.adapters.rules import extract_rules, is_trivial
-from memd.errors import LLMConfigError, LLMError, LLMRetryable
+from memd.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.jobs.common import (
     MIN_ECHO_CHARS,
     PROMPT_TOKENS,
@@ -245,7 +245,9 @@ class _Extraction:
             # A bad answer for one batch: the rules still get what they can, and the run goes on.
             self.counts["llm_errors"] += 1
             self.errors.append(str(exc))
-            return extract_rules(turns), None
+            # It was billed all the same: its tokens count against the budgets.
+            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            return extract_rules(turns), billed
         return res.memories, res.usage
 
     def _plan(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from memd.adapters.anthropic_llm import AnthropicExtractor, LLMUsage
 from memd.adapters.rules import is_trivial
-from memd.errors import LLMConfigError, LLMError, LLMRetryable
+from memd.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.ingest.conversations import set_title
 from memd.jobs.common import (
     PROMPT_TOKENS,
@@ -126,8 +126,12 @@ def _summarize_all(ctx: JobContext, llm: AnthropicExtractor, sessions: list[Idle
             latch_config_error(ctx, msg)
             return result(JobOutcome.CONFIG_ERROR, msg)
         except LLMError as exc:
-            # This session's answer was unusable; it keeps its extractive summary.
-            _record(ctx, sess, f"error: {exc}"[:200], None, budget)
+            # This session's answer was unusable; it keeps its extractive summary. A billed
+            # answer still counts against the budgets.
+            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            _record(ctx, sess, f"error: {exc}"[:200], None, budget, billed)
+            if billed is not None:
+                budget.spent(billed)
             counts["llm_errors"] += 1
             continue
         _record(ctx, sess, "summarized", (res.title, res.summary, res.usage), budget)
@@ -142,6 +146,7 @@ def _record(
     outcome: str,
     answer: tuple[str, str, LLMUsage] | None,
     budget: Budget,
+    billed: LLMUsage | None = None,
 ) -> None:
     now = ctx.now()
 
@@ -153,6 +158,8 @@ def _record(
             (sess.session_id, sess.upto, now, outcome),
         )
         if answer is None:
+            if billed is not None:
+                budget.write(conn, billed)
             return
         title, summary, usage = answer
         # summary_upto counts turns, as the extractive summaries of the conversation ingest do.

@@ -96,12 +96,15 @@ def test_thinking_block_first(env: Env, server: FakeAnthropic) -> None:
 def test_malformed_json_falls_back_to_the_rules_for_that_batch(env: Env, server: FakeAnthropic) -> None:
     env.online(server)
     env.say("s1", "My name is Sam. I live in Berlin.")
-    server.enqueue(text_reply('{"memories": [{"content": "User\'s name is'))
+    server.enqueue(text_reply('{"memories": [{"content": "User\'s name is', input_tokens=300, output_tokens=50))
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS and res.counts["llm_errors"] == 1
     assert "malformed JSON" in res.message
     assert meta_of(env, "_core/profile.md", "User lives in Berlin")["type"] == "personal"
     assert env.cursor("s1") == env.max_turn("s1")
+    # The unusable answer was billed: its tokens count against the budgets.
+    runs = env.engine.store.read().execute("SELECT requests, input_tokens, output_tokens FROM llm_runs").fetchall()
+    assert [tuple(r) for r in runs] == [(1, 300, 50)] and res.counts["tokens"] == 350
 
 
 def test_429_then_success_on_the_next_run(env: Env, server: FakeAnthropic) -> None:

@@ -77,10 +77,14 @@ def test_errors_retry_later_or_skip_the_session(env: Env, server: FakeAnthropic)
     server.enqueue(overloaded())
     assert run_summaries(env.ctx()).outcome is JobOutcome.RETRY_LATER
     assert session(env, "s1")["summary_kind"] == "extractive"
-    server.enqueue(text_reply("no json here"))
+    server.enqueue(text_reply("no json here", input_tokens=500, output_tokens=7))
     res = run_summaries(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS and res.counts["llm_errors"] == 1
     assert session(env, "s1")["summary_kind"] == "extractive"
+    # Billed even though unusable: counted in the run and in the day's total.
+    assert res.counts["tokens"] == 507
+    runs = env.engine.store.read().execute("SELECT input_tokens, output_tokens FROM llm_runs").fetchall()
+    assert [tuple(r) for r in runs] == [(500, 7)]
     assert run_summaries(env.ctx()).outcome is JobOutcome.NOTHING_TO_DO  # not retried until it grows
 
 
