@@ -143,7 +143,7 @@ def child(home: Path, source: Path, fmt: str) -> dict[str, Any]:
     ing = LogIngestor(store, [LogSource(source, fmt)])
     files = LogSource(source, fmt).files()
     t0, c0 = time.perf_counter(), time.process_time()
-    reports = [ing.ingest_file(f, fmt, summaries=False) for f in files]
+    reports = ing.ingest_files([(f, fmt) for f in files], summaries=False)  # as the daemon's scan does
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     t1 = time.perf_counter()
     ing.refresh_summaries(s for r in reports for s in r.report.sessions)

@@ -22,7 +22,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,13 +221,13 @@ class LogIngestor:
     def scan(self, *, quick: bool = False) -> list[FileReport]:
         """Read every log of every source; with `quick`, files whose size matches their
         checkpoint are not opened. Logs that disappeared are marked deleted."""
-        reports: list[FileReport] = []
         known = self._known()
         seen: set[str] = set()
+        todo: list[tuple[str, str]] = []
         for src in self.sources:
             for path in src.files():
                 if self._stop.is_set():
-                    return reports
+                    return []
                 seen.add(path)
                 if quick and path in known:
                     try:
@@ -237,8 +237,8 @@ class LogIngestor:
                     inode, size, offset = known[path]
                     if st.st_ino == inode and st.st_size == size and offset == size:
                         continue
-                reports.append(self.ingest_file(path, src.format, summaries=False))
-        self.refresh_summaries(s for r in reports for s in r.report.sessions)
+                todo.append((path, src.format))
+        reports = self.ingest_files(todo)
         gone = [p for p, (_, _, _) in known.items() if p not in seen and not os.path.exists(p)]
         if gone:
             self._mark_deleted(gone)
@@ -247,66 +247,94 @@ class LogIngestor:
 
     def ingest_paths(self, paths: list[str]) -> list[FileReport]:
         """Read the given files (the watcher's callback)."""
-        out = []
+        files = []
         for p in paths:
             src = next((s for s in self.sources if s.accepts(p)), None)
             if src is not None:
-                out.append(self.ingest_file(p, src.format, summaries=False))
-        self.refresh_summaries(s for r in out for s in r.report.sessions)
-        return out
+                files.append((p, src.format))
+        return self.ingest_files(files)
 
     def ingest_file(self, path: str, fmt: str, *, summaries: bool = True) -> FileReport:
         """Read what is new in one file and store it with its checkpoint, chunk by chunk.
 
-        The next chunk is parsed while the writer stores the previous one (one write in
-        flight keeps the order and bounds memory). Summaries of the sessions that grew are
-        refreshed once, after the last chunk (or by the caller, with `summaries=False`).
+        Summaries of the sessions that grew are refreshed once, after the last chunk (or by
+        the caller, with `summaries=False`).
         """
-        rep = FileReport(path)
-        pending: Future[WriteReport] | None = None
+        return self.ingest_files([(path, fmt)], summaries=summaries)[0]
+
+    def ingest_files(self, files: Sequence[tuple[str, str]], *, summaries: bool = True) -> list[FileReport]:
+        """`ingest_file` for several (path, format) pairs, as one pipeline.
+
+        The next chunk — of the same file or of the next one — is parsed while the writer
+        stores the previous one (one write in flight keeps the order and bounds memory), so
+        a folder of small transcripts is not read and written strictly in turn.
+        """
+        reports: list[FileReport] = []
+        pending: Future[list[tuple[FileReport, WriteReport]]] | None = None
+        # Chunks of small files share a transaction: a commit per transcript was most of the
+        # writer's time on a folder of short sessions.
+        batch: list[tuple[functools.partial[WriteReport], FileReport]] = []
+        batch_bytes = 0
+
+        def flush() -> None:
+            nonlocal pending, batch, batch_bytes
+            if not batch:
+                return
+            jobs, batch, batch_bytes = batch, [], 0
+            if pending is not None:
+                self._written(pending.result())
+            pending = self.store.w.submit(lambda c: [(rep, write(c)) for write, rep in jobs])
+
         with self._lock:
-            prev = self._checkpoint(path)
             try:
-                while not self._stop.is_set():
-                    try:
-                        chunk = read_new(path, prev, self.chunk_bytes)
-                    except FileNotFoundError:
-                        rep.deleted = True
-                        self._mark_deleted([path])
+                for path, fmt in files:
+                    if self._stop.is_set():
                         break
-                    except OSError as exc:
-                        log.warning("cannot read %s: %s", path, exc)
-                        break
-                    if not chunk.lines and not chunk.restarted:
-                        break
-                    rep.restarted |= chunk.restarted
-                    turns, titles, bad = self._parse(path, fmt, chunk.lines)
-                    if not self.enabled():
-                        # Memory is switched off: move past these lines without keeping them.
-                        turns, titles = [], []
-                    write = functools.partial(
-                        self._write, path=path, fmt=fmt, cp=chunk.checkpoint, restarted=chunk.restarted,
-                        start=0 if chunk.restarted or prev is None else prev.offset,
-                        turns=prepare(turns), titles=titles, bad=bad,
-                    )  # fmt: skip
-                    if pending is not None:
-                        self._written(rep, pending.result())
-                    pending = self.store.w.submit(write)
-                    rep.lines += len(chunk.lines)
-                    rep.bad += len(bad)
-                    prev = chunk.checkpoint
-                    if not chunk.lines:
-                        break
+                    rep = FileReport(path)
+                    reports.append(rep)
+                    prev = self._checkpoint(path)
+                    while not self._stop.is_set():
+                        try:
+                            chunk = read_new(path, prev, self.chunk_bytes)
+                        except FileNotFoundError:
+                            rep.deleted = True
+                            self._mark_deleted([path])
+                            break
+                        except OSError as exc:
+                            log.warning("cannot read %s: %s", path, exc)
+                            break
+                        if not chunk.lines and not chunk.restarted:
+                            break
+                        rep.restarted |= chunk.restarted
+                        turns, titles, bad = self._parse(path, fmt, chunk.lines)
+                        if not self.enabled():
+                            # Memory is switched off: move past these lines without keeping them.
+                            turns, titles = [], []
+                        batch.append((functools.partial(
+                            self._write, path=path, fmt=fmt, cp=chunk.checkpoint, restarted=chunk.restarted,
+                            start=0 if chunk.restarted or prev is None else prev.offset,
+                            turns=prepare(turns), titles=titles, bad=bad,
+                        ), rep))  # fmt: skip
+                        batch_bytes += sum(len(raw) for _, raw in chunk.lines)
+                        if batch_bytes >= self.chunk_bytes:
+                            flush()
+                        rep.lines += len(chunk.lines)
+                        rep.bad += len(bad)
+                        prev = chunk.checkpoint
+                        if not chunk.lines:
+                            break
+                flush()
             finally:
                 if pending is not None:
-                    self._written(rep, pending.result())
-            # Once per file, not per chunk: a bulk load would rewrite the same journal pages
-            # (and have them re-indexed) once per chunk.
-            if rep.report.added or rep.report.updated:
-                self.notify(rep.report)
+                    self._written(pending.result())
+            for rep in reports:
+                # Once per file, not per chunk: a bulk load would rewrite the same journal
+                # pages (and have them re-indexed) once per chunk.
+                if rep.report.added or rep.report.updated:
+                    self.notify(rep.report)
             if summaries:
-                self.refresh_summaries(rep.report.sessions)
-        return rep
+                self.refresh_summaries(s for rep in reports for s in rep.report.sessions)
+        return reports
 
     def refresh_summaries(self, sessions: Iterable[str]) -> None:
         """Rebuild the summaries of sessions that grew, a batch per transaction."""
@@ -314,9 +342,10 @@ class LogIngestor:
         for i in range(0, len(ids), SUMMARY_BATCH):
             self.store.w.run(functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH]))
 
-    def _written(self, rep: FileReport, wrep: WriteReport) -> None:
-        rep.added += wrep.added
-        rep.report.merge(wrep)
+    def _written(self, results: list[tuple[FileReport, WriteReport]]) -> None:
+        for rep, wrep in results:
+            rep.added += wrep.added
+            rep.report.merge(wrep)
 
     def notify(self, wrep: WriteReport) -> None:
         """Tell `on_turns` about stored turns (the journal); its failures are logged only."""

@@ -58,3 +58,40 @@ def test_sigkill_mid_ingest_then_restart_stores_every_turn_once(home: Path) -> N
     journal = "\n".join(p.read_text() for p in (home / "memory" / "journal").glob("*.md"))
     marks = re.findall(r"<!-- memd turn=(\S+) -->", journal)
     assert len(marks) == len(set(marks)) == RECENT * PER_SESSION // 2
+
+
+def test_sigkill_mid_scan_of_many_small_logs_then_restart_stores_every_turn_once(home: Path) -> None:
+    """Chunks of small files share a writer transaction: a kill must still leave each file's
+    checkpoint and turns in step (all of a transaction or none of it)."""
+    logs = home / "logs"
+    logs.mkdir(parents=True)
+    files, per_file = 400, 60
+    old = time.time() - 10 * 86400  # not journaled: the test is about the turns
+    for n in range(files):
+        with (logs / f"chat-{n:04d}.jsonl").open("w") as f:
+            for k in range(per_file):
+                rec = {"session_id": f"small-{n}", "role": "user" if k % 2 == 0 else "assistant",
+                       "content": f"file {n} turn {k}: " + "alpha beta gamma delta " * 6,
+                       "ts": old + n * 100 + k, "id": f"t{k}"}  # fmt: skip
+                f.write(json.dumps(rec) + "\n")
+    total = files * per_file
+    env = {"MEMD_LOGS_CLAUDE_CODE": "false", "MEMD_LOGS_POLL_S": "0.2",
+           "MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}  # fmt: skip
+    d = DaemonProcess(home, **env).start()
+    seen = wait_for(lambda: d.call("status")["logs"]["turns"], timeout=30, interval=0.005)
+    d.stop(signal.SIGKILL)
+    assert 0 < seen < total, "the kill should land in the middle of the scan"
+
+    d = DaemonProcess(home, **env).start()
+    try:
+        wait_for(lambda: d.call("status")["logs"]["turns"] == total, timeout=60)
+    finally:
+        d.stop()
+    db = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
+    assert db.execute("SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns").fetchone() == (total, total)
+    assert db.execute("SELECT count(*) FROM turns_fts").fetchone() == (total,)
+    rows = db.execute("SELECT path, turns, offset, lineno FROM log_files").fetchall()
+    assert len(rows) == files
+    assert all(t == per_file and off == Path(p).stat().st_size and ln == per_file for p, t, off, ln in rows)
+    assert db.execute("SELECT count(*), min(turn_count), max(turn_count) FROM sessions").fetchone() == (
+        files, per_file, per_file)  # fmt: skip
