@@ -51,7 +51,8 @@ def test_push_sends_one_upsert_without_synced_at(
     assert request.param("on_conflict") == "namespace,path"
     columns = {c.strip('"') for c in (request.param("columns") or "").split(",")}
     assert columns == set(PUSH_COLUMNS)
-    assert {"resolution=merge-duplicates", "return=minimal"} <= request.prefer
+    assert {"resolution=merge-duplicates", "return=representation"} <= request.prefer
+    assert request.param("select") == "op_id"  # the applied op_ids, not the content again
     assert request.headers["apikey"] == KEY
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body == [{c: getattr(r, c) for c in PUSH_COLUMNS} for r in rows]
