@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memd.adapters.cloud import SyncRow
+from memd.adapters.cloud import PushResult, SyncRow
 from memd.adapters.cloud_postgres import PostgresBackend
 from memd.errors import SyncRetryable
 from memd.markdown.tree import TEMPLATES
@@ -237,11 +237,12 @@ class _AckLost:
     def __init__(self, real: PostgresBackend, times: int) -> None:
         self.real, self.times = real, times
 
-    def push(self, rows: Any) -> None:
-        self.real.push(rows)
+    def push(self, rows: Any) -> PushResult:
+        result = self.real.push(rows)
         if self.times:
             self.times -= 1
             raise SyncRetryable("postgres push failed: connection lost after commit")
+        return result
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
