@@ -3,15 +3,15 @@
 Two backends implement `CloudBackend`: `cloud_postgres.PostgresBackend` (a direct psycopg
 connection to any Postgres, Supabase's database URL included) and
 `cloud_supabase.SupabaseBackend` (supabase-py over the REST API). Both talk to the tables in
-`sql/schema.sql`, whose trigger decides how replays, stale versions and cursors behave (see
-the comment at the top of that file). Backends raise only `SyncRetryable` (try again later)
-and `SyncPermanent` (park the operation and tell the user).
+`sql/schema.sql`, whose trigger decides how replays, stale versions, compare-and-swap and
+cursors behave (see the comment at the top of that file). Backends raise only `SyncRetryable`
+(try again later) and `SyncPermanent` (park the operation and tell the user).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,8 +32,11 @@ PUSH_COLUMNS = (
     "device_id",
     "version",
     "op_id",
+    "base_sha256",
 )
-PULL_COLUMNS = (*PUSH_COLUMNS, "synced_at")
+# base_sha256 is only an instruction to the trigger (which stores NULL): never pulled.
+PULL_COLUMNS = (*PUSH_COLUMNS[:-1], "synced_at")
+BASE_COLUMN = "base_sha256"
 
 # SQLSTATE classes worth retrying: connection exception, transaction rollback (deadlock,
 # serialization), insufficient resources, operator intervention (admin shutdown, statement
@@ -43,6 +46,7 @@ _RETRYABLE_SQLSTATES = ("55P03",)
 
 _TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,40}")
 INIT_SCHEMA_HINT = "create the tables with `memd sync init-schema`"
+OUTDATED_SCHEMA = "sync table {table} lacks the base_sha256 column (schema outdated)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,33 @@ class SyncRow:
     version: int  # per-(namespace, path) counter from the writing device
     op_id: str  # idempotency key of the outbox operation
     synced_at: float = 0.0  # assigned by the server on write (used as the pull cursor)
+    # Pushed rows only: sha256 of the cloud row this change is based on ("" = none seen).
+    # The server refuses the write if another device stored something else since; None
+    # skips the check (last write wins).
+    base_sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    """What the server did with the rows of one `push`, by op_id.
+
+    Every row of the batch is in exactly one of three groups: `applied` (written now),
+    `refused` (compare-and-swap: another device stored a different version after the one the
+    row is based on; nothing was written, send it again after a pull), or neither: dropped as
+    a replay or a stale version, because the server already has this operation or a newer one
+    of the same device, so there is nothing left to send.
+    """
+
+    applied: frozenset[str] = frozenset()
+    refused: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """The part of a stored row that explains why a pushed row was not applied."""
+
+    device_id: str
+    sha256: str
 
 
 class CloudBackend(Protocol):
@@ -70,10 +101,13 @@ class CloudBackend(Protocol):
 
     name: str
 
-    def push(self, rows: Sequence[SyncRow]) -> None:
-        """Write rows (upsert on namespace+path). Idempotent per op_id; one transaction per
-        batch where the backend allows it. Stale rows (a lower version from the device that
-        wrote the stored one) are dropped by the server, silently."""
+    def push(self, rows: Sequence[SyncRow]) -> PushResult:
+        """Write rows (upsert on namespace+path); say which were applied and which refused.
+
+        Idempotent per op_id; one transaction per batch where the backend allows it. Replays
+        and stale rows (a lower version from the device that wrote the stored one) are
+        dropped by the server; a row whose `base_sha256` no longer matches another device's
+        stored row is refused (see `PushResult`)."""
         ...
 
     def pull(self, namespace: str, since: float, limit: int = 500) -> list[SyncRow]:
@@ -122,6 +156,34 @@ def schema_sql(table: str = DEFAULT_TABLE) -> str:
         return text
     text = re.sub(r"\bmemd_file_events", events_table(table), text)
     return re.sub(r"\bmemd_files", table, text)
+
+
+def sort_skipped(
+    rows: Sequence[SyncRow],
+    applied: set[str],
+    stored: Mapping[tuple[str, str], StoredRow],
+    replayed: set[str],
+) -> PushResult:
+    """Tell refused rows from dropped ones among the rows the server did not apply.
+
+    `stored` holds the rows now stored for the skipped rows' (namespace, path), read after
+    the write; `replayed` the skipped op_ids found in the event log. The test is the
+    trigger's compare-and-swap rule. A row that was both stale and would fail the rule (the
+    outbox never sends an older version after a newer one, so only in theory) counts as
+    refused: it is sent again after a pull, then dropped, which is safe.
+    """
+    refused = set()
+    for row in rows:
+        if row.op_id in applied or row.op_id in replayed or row.base_sha256 is None:
+            continue
+        found = stored.get((row.namespace, row.path))
+        if (
+            found is not None
+            and found.device_id != row.device_id
+            and found.sha256 not in (row.base_sha256, row.sha256)
+        ):
+            refused.add(row.op_id)
+    return PushResult(applied=frozenset(applied), refused=frozenset(refused))
 
 
 def classify_sqlstate(sqlstate: str, *, schema_hint: str) -> tuple[type[SyncError], str]:

@@ -14,15 +14,20 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memd.adapters.cloud import (
+    BASE_COLUMN,
     DEFAULT_TABLE,
     INIT_SCHEMA_HINT,
+    OUTDATED_SCHEMA,
     PULL_COLUMNS,
     PUSH_COLUMNS,
+    PushResult,
+    StoredRow,
     SyncRow,
     check_table_name,
     classify_sqlstate,
     events_table,
     schema_sql,
+    sort_skipped,
 )
 from memd.errors import SyncError, SyncPermanent, SyncRetryable
 
@@ -98,7 +103,7 @@ class PostgresBackend:
         )
         self._upsert_sql = sql.SQL(
             "insert into {table} ({cols}) values ({params}) "
-            "on conflict (namespace, path) do update set {assignments}"
+            "on conflict (namespace, path) do update set {assignments} returning op_id"
         ).format(
             table=ident,
             cols=sql.SQL(", ").join(map(sql.Identifier, PUSH_COLUMNS)),
@@ -109,24 +114,45 @@ class PostgresBackend:
             "select {cols} from {table} where namespace = %s and synced_at > %s "
             "order by synced_at, path limit %s"
         ).format(table=ident, cols=sql.SQL(", ").join(map(sql.Identifier, PULL_COLUMNS)))
+        self._stored_sql = sql.SQL(
+            "select f.namespace, f.path, f.device_id, f.sha256 from {table} f "
+            "join unnest(%s::text[], %s::text[]) as k(namespace, path) using (namespace, path)"
+        ).format(table=ident)
+        self._replayed_sql = sql.SQL("select op_id from {events} where op_id = any(%s)").format(
+            events=sql.Identifier(events_table(table))
+        )
 
-    def push(self, rows: Sequence[SyncRow]) -> None:
-        """Upsert all rows in one transaction: either every row is applied (or skipped as a
-        replay/stale version by the trigger) or none is."""
+    def push(self, rows: Sequence[SyncRow]) -> PushResult:
+        """Upsert all rows in one transaction: either every row is applied (or skipped by the
+        trigger as a replay, a stale version or by compare-and-swap) or none is."""
         if not rows:
-            return
+            return PushResult()
         for row in rows:
             if not math.isfinite(row.updated_at):
                 raise SyncPermanent(f"row rejected: updated_at is not finite (op {row.op_id})")
         params = [tuple(getattr(row, col) for col in PUSH_COLUMNS) for row in rows]
 
-        def write(conn: Any) -> None:
+        def write(conn: Any) -> PushResult:
             with conn.transaction():
                 self._set_local_timeout(conn)
                 with conn.cursor() as cur:
-                    cur.executemany(self._upsert_sql, params)
+                    cur.executemany(self._upsert_sql, params, returning=True)
+                    applied = {str(r[0]) for _ in cur.results() for r in cur.fetchall()}
+                    skipped = [row for row in rows if row.op_id not in applied]
+                    if not skipped:
+                        return PushResult(applied=frozenset(applied))
+                    # Read inside the transaction: the namespace lock taken by the trigger is
+                    # still held, so this is the state that made the trigger skip the rows.
+                    cur.execute(
+                        self._stored_sql,
+                        ([r.namespace for r in skipped], [r.path for r in skipped]),
+                    )
+                    stored = {(ns, path): StoredRow(dev, sha) for ns, path, dev, sha in cur}
+                    cur.execute(self._replayed_sql, ([r.op_id for r in skipped],))
+                    replayed = {str(r[0]) for r in cur}
+            return sort_skipped(rows, applied, stored, replayed)
 
-        self._run("push", write)
+        return self._run("push", write)
 
     def pull(self, namespace: str, since: float, limit: int = 500) -> list[SyncRow]:
         """Rows of `namespace` with synced_at > since, in synced_at order."""
@@ -178,6 +204,15 @@ class PostgresBackend:
                 if triggers != 2:
                     raise SyncPermanent(
                         f"sync table {table} lacks its triggers", hint=INIT_SCHEMA_HINT
+                    )
+                has_base = conn.execute(
+                    "select count(*) from pg_attribute where attrelid = to_regclass(%s) "
+                    "and attname = %s and not attisdropped",
+                    (table, BASE_COLUMN),
+                ).fetchone()[0]
+                if not has_base:
+                    raise SyncPermanent(
+                        OUTDATED_SCHEMA.format(table=table), hint=INIT_SCHEMA_HINT
                     )
             info = conn.info
             where = f"{info.host}:{info.port}/{database}"

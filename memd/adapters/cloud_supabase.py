@@ -13,13 +13,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memd.adapters.cloud import (
+    BASE_COLUMN,
     DEFAULT_TABLE,
+    OUTDATED_SCHEMA,
     PULL_COLUMNS,
     PUSH_COLUMNS,
+    PushResult,
+    StoredRow,
     SyncRow,
     check_table_name,
     classify_sqlstate,
+    events_table,
     schema_path,
+    sort_skipped,
 )
 from memd.errors import SyncError, SyncPermanent, SyncRetryable
 
@@ -94,7 +100,7 @@ class SupabaseBackend:
 
         self._httpx = httpx
         self._api_error = APIError
-        self._minimal = ReturnMethod.minimal
+        self._representation = ReturnMethod.representation
         self._table = check_table_name(table)
         self._url = url
         self._key = key
@@ -124,19 +130,57 @@ class SupabaseBackend:
                 hint="the URL must look like https://<project>.supabase.co and the key be set",
             ) from exc
 
-    def push(self, rows: Sequence[SyncRow]) -> None:
+    def push(self, rows: Sequence[SyncRow]) -> PushResult:
         """Upsert rows (on namespace+path). One request, hence one transaction, per batch;
         a batch touching one file twice is split into ordered requests, because one
-        PostgreSQL statement cannot update a row twice."""
+        PostgreSQL statement cannot update a row twice. The server answers with the op_ids it
+        applied; the rows it skipped are then looked up to tell refused from dropped."""
+        applied: set[str] = set()
         for wave in _waves(rows):
             payload = [_payload(row) for row in wave]
 
-            def send(payload: list[dict[str, Any]] = payload) -> None:
-                self._client.table(self._table).upsert(
-                    payload, on_conflict="namespace,path", returning=self._minimal
-                ).execute()
+            def send(payload: list[dict[str, Any]] = payload) -> Any:
+                return (
+                    self._client.table(self._table)
+                    .upsert(payload, on_conflict="namespace,path", returning=self._representation)
+                    .select("op_id")
+                    .execute()
+                )
 
-            self._call("push", send)
+            applied |= _op_ids(self._call("push", send).data)
+        skipped = [row for row in rows if row.op_id not in applied]
+        if not skipped:
+            return PushResult(applied=frozenset(applied))
+        # A second read, not atomic with the write: if the row changed again in between, the
+        # worst case is a row counted as refused, which is only sent again after a pull.
+        stored: dict[tuple[str, str], StoredRow] = {}
+        for namespace in {row.namespace for row in skipped}:
+            paths = sorted({row.path for row in skipped if row.namespace == namespace})
+
+            def read(namespace: str = namespace, paths: list[str] = paths) -> Any:
+                return (
+                    self._client.table(self._table)
+                    .select("path,device_id,sha256")
+                    .eq("namespace", namespace)
+                    .in_("path", paths)
+                    .execute()
+                )
+
+            for item in _objects(self._call("push", read).data):
+                stored[(namespace, str(item["path"]))] = StoredRow(
+                    str(item["device_id"]), str(item["sha256"])
+                )
+
+        def replays() -> Any:
+            return (
+                self._client.table(events_table(self._table))
+                .select("op_id")
+                .in_("op_id", [row.op_id for row in skipped])
+                .execute()
+            )
+
+        replayed = _op_ids(self._call("push", replays).data)
+        return sort_skipped(rows, applied, stored, replayed)
 
     def pull(self, namespace: str, since: float, limit: int = 500) -> list[SyncRow]:
         """Rows of `namespace` with synced_at > since, in synced_at order."""
@@ -170,7 +214,18 @@ class SupabaseBackend:
             self._client.table(self._table).select(",".join(PULL_COLUMNS)).limit(1).execute()
             return f"supabase {self._url}, table {self._table}"
 
-        return self._call("check", probe)
+        def probe_base() -> None:
+            self._client.table(self._table).select(BASE_COLUMN).limit(1).execute()
+
+        description = self._call("check", probe)
+        try:
+            self._call("check", probe_base)
+        except SyncPermanent as exc:
+            # The table answered above, so a refused column means an old schema.sql.
+            raise SyncPermanent(
+                f"{OUTDATED_SCHEMA.format(table=self._table)}: {exc}", hint=schema_hint()
+            ) from exc
+        return description
 
     def close(self) -> None:
         """Close the HTTP connections."""
@@ -217,6 +272,19 @@ def _payload(row: SyncRow) -> dict[str, Any]:
         # The JSON encoder would raise ValueError; this is a bad row, not a bad network.
         raise SyncPermanent(f"row rejected: updated_at is not finite (op {row.op_id})")
     return {col: getattr(row, col) for col in PUSH_COLUMNS}
+
+
+def _objects(data: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(data, list) or not all(isinstance(item, Mapping) for item in data):
+        raise SyncPermanent(f"unexpected push response: {type(data).__name__}, not rows")
+    return data
+
+
+def _op_ids(data: Any) -> set[str]:
+    try:
+        return {str(item["op_id"]) for item in _objects(data)}
+    except KeyError as exc:
+        raise SyncPermanent("unexpected push response: a row without op_id") from exc
 
 
 def _waves(rows: Sequence[SyncRow]) -> list[list[SyncRow]]:

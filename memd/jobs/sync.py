@@ -9,7 +9,11 @@ the transaction that indexes the change. One run of the job (scheduled, or `memd
 
 Pull runs before push on purpose: pushing first would overwrite another device's newer
 version in the cloud before this device had seen it, and that version would be lost without
-a conflict copy.
+a conflict copy. A version another device pushes between this run's pull and its push is
+caught by the server: every pushed row names the cloud row it is based on (the last one
+pulled for its path), and the server refuses it when another device stored something else
+since (compare-and-swap). A refused operation stays queued without penalty; the run pulls
+once more (conflict copy, as below) and pushes again on the new base.
 
 Pull rules for a row of another device (the cloud keeps one row per file, its latest state):
 
@@ -26,7 +30,7 @@ Failures: a retryable error backs off the batch's operations (exponential, jitte
 its error. When the backend itself is refused (credentials, schema), every queued operation
 is parked; parked operations are queued again when the sync settings change, after
 `memd sync init-schema`, or with `memd sync --now --retry-parked`. No operation is ever
-dropped, except when a newer change of the same file replaces it.
+dropped, except when a newer change of the same file replaces it or the server already has it.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.adapters.cloud import CloudBackend, SyncRow, schema_path
+from memd.adapters.cloud import CloudBackend, PushResult, SyncRow, schema_path
 from memd.errors import ConfigError, SyncError, SyncPermanent, SyncRetryable
 from memd.ingest.indexer import FileChange, Indexer
 from memd.jobs.sync_rules import (
@@ -119,6 +123,7 @@ class RunReport:
     pushed: int = 0
     parked: int = 0
     retrying: int = 0
+    refused: int = 0  # pushes refused by the server's compare-and-swap (pulled and sent again)
     conflict_paths: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
@@ -269,7 +274,13 @@ class Syncer:
             backend = self._open_backend()
             self._pull(backend, target, report)
             self._queue_unsynced(target, report)
-            self._push(backend, target, report)
+            if self._push(backend, target, report):
+                # Another device wrote these files after the pull above: take its versions
+                # now (conflict copies where both changed) and send ours on top. Once: a
+                # device writing the same file again meanwhile waits for the next run.
+                self._pull(backend, target, report)
+                if self._push(backend, target, report):
+                    self.wake(self.settings.sync_push_delay_s or 1.0)
         except SyncRetryable as exc:
             failures = state["failures"] + 1
             delay = backoff_delay(failures, self.settings.sync_backoff_cap_s, self.rand())
@@ -289,9 +300,12 @@ class Syncer:
         )
         if report.parked:
             message += f", {report.parked} parked"
+        if report.refused:
+            message += f"; {report.refused} refused by the cloud (changed by another device)"
         if report.conflict_paths:
             message += "; conflict copies: " + ", ".join(report.conflict_paths)
-        busy = report.applied or report.deleted or report.conflicts or report.pushed or report.parked
+        busy = (report.applied or report.deleted or report.conflicts or report.pushed
+                or report.parked or report.refused)  # fmt: skip
         outcome = JobOutcome.SUCCESS if busy else JobOutcome.NOTHING_TO_DO
         return JobResult(JOB, outcome, message, {**report.counts(), "pending": pending})
 
@@ -567,48 +581,67 @@ class Syncer:
         return n
 
     # -- push -------------------------------------------------------------------------------
-    def _push(self, backend: CloudBackend, target: str, report: RunReport) -> None:
+    def _push(self, backend: CloudBackend, target: str, report: RunReport) -> int:
+        """Send every due operation; return how many the server refused (left queued)."""
         namespace, device = self.namespace(), self.device_id()
         last: list[int] = []
+        held: set[int] = set()  # refused in this push: not sent again before a pull
         while True:
-            batch = outbox.due(self.store.read(), target, self.now(), BATCH)
+            due = outbox.due(self.store.read(), target, self.now(), BATCH + len(held))
+            batch = [op for op in due if op.seq not in held][:BATCH]
             seqs = [op.seq for op in batch]
             if not batch or seqs == last:
                 break
             last = seqs
-            self._send(backend, target, batch, namespace, device, report)
+            held |= self._send(backend, target, batch, namespace, device, report)
         if report.pushed:
             now = self.now()
             backend_name = self.settings.sync_backend
             self.store.w.run(lambda c: outbox.update_target(c, target, backend_name, last_push_at=now))
+        return len(held)
 
     def _send(
         self, backend: CloudBackend, target: str, batch: list[Op], namespace: str, device: str,
-        report: RunReport,
-    ) -> None:
+        report: RunReport, *, isolating: bool = False,
+    ) -> set[int]:
+        """Push one batch; return the seqs the server refused by compare-and-swap."""
         now = self.now()
         self.store.w.run(lambda c: outbox.mark_attempt(c, [op.seq for op in batch], now))
-        rows = [_row(op, namespace, device) for op in batch]
+        # The base is read now, not when the change was queued: a pull since then (a conflict
+        # resolved, the other device's version taken) moved it.
+        conn = self.store.read()
+        rows = [_row(op, namespace, device, outbox.push_base(conn, target, op.path)) for op in batch]
         try:
-            backend.push(rows)
+            result = backend.push(rows)
         except SyncRetryable as exc:
             self._back_off(batch, exc)
             report.retrying += len(batch)
             raise
         except SyncPermanent as exc:
-            self._isolate(backend, target, batch, exc, namespace, device, report)
-            return
-        self._complete(target, batch, report)
+            return self._isolate(backend, target, batch, exc, namespace, device, report, isolating)
+        return self._complete(target, batch, result, report)
 
-    def _complete(self, target: str, batch: list[Op], report: RunReport) -> None:
+    def _complete(
+        self, target: str, batch: list[Op], result: PushResult, report: RunReport
+    ) -> set[int]:
         backend_name = self.settings.sync_backend
+        # Applied, or dropped because the server already has it or a newer version from this
+        # device: either way nothing is left to send.
+        done = [op for op in batch if op.op_id not in result.refused]
+        refused = [op for op in batch if op.op_id in result.refused]
 
-        def done(conn: sqlite3.Connection) -> None:
-            outbox.complete(conn, batch)
-            outbox.update_target(conn, target, backend_name, add_pushed=len(batch))
+        def record(conn: sqlite3.Connection) -> None:
+            outbox.complete(conn, done)
+            outbox.unmark_attempt(conn, [op.seq for op in refused])
+            outbox.update_target(conn, target, backend_name, add_pushed=len(done))
 
-        self.store.w.run(done)
-        report.pushed += len(batch)
+        self.store.w.run(record)
+        report.pushed += len(done)
+        report.refused += len(refused)
+        for op in refused:
+            log.info("sync: %s v%d refused: another device changed it since the last pull",
+                     op.path, op.version)  # fmt: skip
+        return {op.seq for op in refused}
 
     def _back_off(self, batch: list[Op], exc: SyncError) -> None:
         cap = self.settings.sync_backoff_cap_s
@@ -618,26 +651,30 @@ class Syncer:
 
     def _isolate(
         self, backend: CloudBackend, target: str, batch: list[Op], exc: SyncPermanent,
-        namespace: str, device: str, report: RunReport,
-    ) -> None:
+        namespace: str, device: str, report: RunReport, isolating: bool,
+    ) -> set[int]:
         """A batch was refused: find out whether the backend or some rows are the problem."""
         now, fp = self.now(), self.fingerprint
-        if len(batch) > 1:
+        if not isolating:
             try:
-                backend.check()  # a SyncPermanent here refuses the whole run (see `run`)
+                # A SyncPermanent here (credentials, a missing or outdated schema) refuses the
+                # whole run (see `run`) instead of parking rows one by one.
+                backend.check()
             except SyncRetryable:
                 self._back_off(batch, exc)
                 report.retrying += len(batch)
                 raise
-        else:
+        if len(batch) == 1:
             error = describe_error(exc)
             self.store.w.run(lambda c: outbox.park(c, [batch[0].seq], error, fp, now))
             report.parked += 1
             log.warning("sync: parked %s v%d: %s", batch[0].path, batch[0].version, error)
-            return
+            return set()
         # The backend works: send the rows one by one and park only those it refuses.
+        held: set[int] = set()
         for op in batch:
-            self._send(backend, target, [op], namespace, device, report)
+            held |= self._send(backend, target, [op], namespace, device, report, isolating=True)
+        return held
 
     # -- user actions -----------------------------------------------------------------------
     def prepare_now(self, *, retry_parked: bool = False) -> None:
@@ -704,11 +741,11 @@ def _as_conflict(p: _Pulled) -> _Pulled:
     return dataclasses.replace(p, action=Action.CONFLICT, copy_rel=copy)
 
 
-def _row(op: Op, namespace: str, device: str) -> SyncRow:
+def _row(op: Op, namespace: str, device: str, base: str) -> SyncRow:
     return SyncRow(
         namespace=namespace, path=op.path, content=op.content, sha256=op.sha256,
         updated_at=op.updated_at, deleted=op.deleted, device_id=device, version=op.version,
-        op_id=op.op_id,
+        op_id=op.op_id, base_sha256=base,
     )  # fmt: skip
 
 

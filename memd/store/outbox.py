@@ -14,7 +14,9 @@ nor mixes anything.
 `sync_files` remembers, per target and path, the local bytes known to equal the cloud copy
 (`base_sha`): a file whose hash still equals it is "unchanged since the last sync". While a
 pulled version is being written to disk its hash sits in `incoming_sha`, so the indexer's hook
-can tell memd's own write from a user's edit even across a crash.
+can tell memd's own write from a user's edit even across a crash. `remote_sha` is the sha256 of
+the cloud row last pulled for the path: the base a push names for the server's
+compare-and-swap.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class FileState:
     base_sha: str  # local bytes equal to the cloud copy ("" = never synced)
     incoming_sha: str  # a pulled version being written ("" = none)
     remote_device: str
-    remote_sha: str
+    remote_sha: str  # sha256 of the cloud row last pulled ("" = none): the push's base
 
 
 def _op(row: sqlite3.Row | tuple[Any, ...]) -> Op:
@@ -145,6 +147,14 @@ def mark_attempt(conn: sqlite3.Connection, seqs: Sequence[int], now: float) -> N
     conn.executemany(
         "UPDATE sync_outbox SET attempts = attempts + 1, last_attempt_at = ? WHERE seq = ?",
         [(now, s) for s in seqs],
+    )
+
+
+def unmark_attempt(conn: sqlite3.Connection, seqs: Sequence[int]) -> None:
+    """Take back the try counted for operations the server provably did not apply."""
+    conn.executemany(
+        "UPDATE sync_outbox SET attempts = max(attempts - 1, 0) WHERE seq = ?",
+        [(s,) for s in seqs],
     )
 
 
@@ -259,6 +269,19 @@ def file_state(conn: sqlite3.Connection, target: str, path: str) -> FileState | 
         (target, path),
     ).fetchone()
     return FileState(*tuple(row)) if row else None
+
+
+def push_base(conn: sqlite3.Connection, target: str, path: str) -> str:
+    """The cloud state a push of `path` is based on ("" when this device never saw a row).
+
+    Pull records every row it reads, this device's own included, so after a pull this is
+    the row the cloud held; a version another device stores later is not it, and the server
+    refuses the push.
+    """
+    row = conn.execute(
+        "SELECT remote_sha FROM sync_files WHERE target = ? AND path = ?", (target, path)
+    ).fetchone()
+    return str(row[0]) if row else ""
 
 
 def bump_version(conn: sqlite3.Connection, target: str, path: str, seen: int = 0) -> int:

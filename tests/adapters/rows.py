@@ -21,6 +21,7 @@ def make_row(
     deleted: bool = False,
     op_id: str | None = None,
     synced_at: float = 0.0,
+    base: str | None = None,
 ) -> SyncRow:
     """A row as a device would push it; a unique op id unless one is given."""
     content = content or f"# {path}\n\n- remembered v{version}\n"
@@ -35,4 +36,5 @@ def make_row(
         version=version,
         op_id=op_id or f"op-{next(_ops)}",
         synced_at=synced_at,
+        base_sha256=base,
     )

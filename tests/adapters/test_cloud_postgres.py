@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -423,3 +425,66 @@ def test_classify_error(
     )
     assert kind is expected
     assert hint in got_hint
+
+
+# compare-and-swap --------------------------------------------------------------------------
+
+
+def test_a_push_on_a_stale_base_is_refused_and_a_null_base_wins(
+    backend: PostgresBackend, table: str, db: Any
+) -> None:
+    first = make_row("a.md", "# A\n\nfrom a\n", device="dev-a")
+    assert backend.push([first]).applied == {first.op_id}
+    theirs = make_row("a.md", "# A\n\nfrom b\n", device="dev-b", base=first.sha256)
+    assert backend.push([theirs]).applied == {theirs.op_id}
+    # dev-a still thinks the cloud holds its first version: refused, nothing written or logged.
+    stale = make_row("a.md", "# A\n\nfrom a, again\n", device="dev-a", version=2, base=first.sha256)
+    unseen = make_row("new.md", device="dev-a", base="")  # no stored row: nothing to compare
+    result = backend.push([stale, unseen])
+    assert result.refused == {stale.op_id} and result.applied == {unseen.op_id}
+    assert backend.pull("ns", 0)[0].content == "# A\n\nfrom b\n"
+    assert stale.op_id not in [e[0] for e in events(db, table)]
+    # The same bytes as the stored row are no conflict; nor is a replay, which is dropped.
+    same = make_row("a.md", "# A\n\nfrom b\n", device="dev-c", base="unrelated")
+    assert backend.push([same]).applied == {same.op_id}
+    replay = backend.push([unseen])
+    assert replay.applied == frozenset() and replay.refused == frozenset()
+    # A NULL base (an older memd, hand-written SQL): the last write wins, as before.
+    old_client = make_row("a.md", "# A\n\nold client\n", device="dev-a", version=3)
+    assert backend.push([old_client]).applied == {old_client.op_id}
+    assert [r.content for r in backend.pull("ns", 0) if r.path == "a.md"] == ["# A\n\nold client\n"]
+    # On the right base the write goes through; the base itself is never stored.
+    fixed = make_row("a.md", "# A\n\nmerged\n", device="dev-b", version=2, base=old_client.sha256)
+    assert backend.push([fixed]).applied == {fixed.op_id}
+    assert db.execute(f"select count(*) from {table} where base_sha256 is not null").fetchone() == (0,)
+
+
+def test_init_schema_upgrades_a_table_of_the_schema_before_compare_and_swap(
+    server: PgServer, table: str, db: Any
+) -> None:
+    old = (Path(__file__).with_name("sql") / "schema_before_cas.sql").read_text()
+    old = re.sub(r"\bmemd_files", table, re.sub(r"\bmemd_file_events", f"{table}_events", old))
+    db.execute(old)
+    db.execute(
+        f"insert into {table} (namespace, path, content, sha256, updated_at, device_id, version,"
+        " op_id) values ('ns', 'a.md', 'from b', 'sha-b', 1, 'dev-b', 1, 'op-old')"
+    )
+    backend = PostgresBackend(server.dsn, table=table, timeout=5)
+    try:
+        with pytest.raises(SyncPermanent, match="schema outdated") as info:
+            backend.check()
+        assert "memd sync init-schema" in info.value.hint
+        with pytest.raises(SyncPermanent, match=r"\[42703\]") as info:
+            backend.push([make_row("b.md", base="")])
+        assert "outdated" in info.value.hint and "memd sync init-schema" in info.value.hint
+        backend.init_schema()
+        assert "table " + table in backend.check()
+        (kept,) = backend.pull("ns", 0)  # the old row is still there and readable
+        assert (kept.content, kept.op_id) == ("from b", "op-old")
+        stale = make_row("a.md", "from a", device="dev-a", base="sha-a")
+        assert backend.push([stale]).refused == {stale.op_id}
+        ok = make_row("a.md", "from a", device="dev-a", base="sha-b")
+        assert backend.push([ok]).applied == {ok.op_id}
+        assert [e[0] for e in events(db, table)] == ["op-old", ok.op_id]
+    finally:
+        backend.close()

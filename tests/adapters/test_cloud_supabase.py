@@ -51,7 +51,8 @@ def test_push_sends_one_upsert_without_synced_at(
     assert request.param("on_conflict") == "namespace,path"
     columns = {c.strip('"') for c in (request.param("columns") or "").split(",")}
     assert columns == set(PUSH_COLUMNS)
-    assert {"resolution=merge-duplicates", "return=minimal"} <= request.prefer
+    assert {"resolution=merge-duplicates", "return=representation"} <= request.prefer
+    assert request.param("select") == "op_id"  # the applied op_ids, not the content again
     assert request.headers["apikey"] == KEY
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body == [{c: getattr(r, c) for c in PUSH_COLUMNS} for r in rows]
@@ -340,3 +341,40 @@ def test_fake_stores_nothing_for_a_plain_insert_conflict(server: FakePostgrest) 
     assert first.status_code == 201 and first.json()[0]["synced_at"] > 0
     assert second.status_code == 409 and second.json()["code"] == "23505"
     assert len(server.rows()) == 1
+
+
+# compare-and-swap --------------------------------------------------------------------------------
+
+
+def test_a_push_on_a_stale_base_is_refused_and_a_null_base_wins(
+    backend: SupabaseBackend, server: FakePostgrest
+) -> None:
+    first = make_row("a,(b).md", "from a", device="dev-a")  # a path PostgREST must quote
+    assert backend.push([first]).applied == {first.op_id}
+    theirs = make_row("a,(b).md", "from b", device="dev-b", base=first.sha256)
+    assert backend.push([theirs]).applied == {theirs.op_id}
+    stale = make_row("a,(b).md", "from a again", device="dev-a", version=2, base=first.sha256)
+    unseen = make_row("new.md", device="dev-a", base="")
+    result = backend.push([stale, unseen])
+    assert result.refused == {stale.op_id} and result.applied == {unseen.op_id}
+    assert [r["content"] for r in server.rows() if r["path"] == "a,(b).md"] == ["from b"]
+    assert stale.op_id not in [e["op_id"] for e in server.events()]
+    replay = backend.push([unseen])  # dropped, not refused: the server has it
+    assert replay.applied == frozenset() and replay.refused == frozenset()
+    old_client = make_row("a,(b).md", "old client", device="dev-a", version=3)
+    assert backend.push([old_client]).applied == {old_client.op_id}
+    assert all(r["base_sha256"] is None for r in server.rows())
+
+
+def test_an_outdated_table_is_reported_with_the_sql_editor_hint() -> None:
+    with FakePostgrest(api_key=KEY, base_column=False) as old:
+        backend = SupabaseBackend(old.url, KEY, timeout=2)
+        try:
+            with pytest.raises(SyncPermanent, match="schema outdated") as info:
+                backend.check()
+            assert "SQL editor" in info.value.hint
+            with pytest.raises(SyncPermanent, match="PGRST204") as info:
+                backend.push([make_row("a.md", base="")])
+            assert "SQL editor" in info.value.hint
+        finally:
+            backend.close()

@@ -11,12 +11,17 @@ run unchanged against it:
 
 Supported: ``POST /rest/v1/<table>`` (upsert with ``on_conflict``/``columns`` and
 ``Prefer: resolution=merge-duplicates|ignore-duplicates, return=minimal|representation``, or
-plain insert) and ``GET /rest/v1/<table>`` with ``select``, ``col=op.value`` filters
-(eq, neq, gt, gte, lt, lte), ``order`` and ``limit``/``offset``. Writes follow the trigger in
-``memd/adapters/sql/schema.sql``: the server sets synced_at (strictly increasing), a replayed
-op_id is a no-op, a lower version from the device that already wrote the file is dropped,
-and every applied write appends an event. Constraint and type errors come back with the
-status and JSON body PostgREST would send, and a batch is all-or-nothing.
+plain insert; with ``select`` the representation holds only those columns) and
+``GET /rest/v1/<table>`` or ``GET /rest/v1/<table's events>`` with ``select``, ``col=op.value``
+filters (eq, neq, gt, gte, lt, lte, in), ``order`` and ``limit``/``offset``. Writes follow the
+trigger in ``memd/adapters/sql/schema.sql``: the server sets synced_at (strictly increasing), a
+replayed op_id is a no-op, a lower version from the device that already wrote the file is
+dropped, a write whose non-NULL ``base_sha256`` differs from another device's stored row (and
+from its own bytes) is skipped, base_sha256 is stored as NULL, and every applied write appends
+an event. The representation lists only the rows written, as PostgreSQL's RETURNING does.
+``FakePostgrest(base_column=False)`` serves a table made by the schema before compare-and-swap.
+Constraint and type errors come back with the status and JSON body PostgREST would send, and a
+batch is all-or-nothing.
 """
 
 from __future__ import annotations
@@ -45,8 +50,21 @@ _COLUMNS: dict[str, type] = {
     "version": int,
     "op_id": str,
     "synced_at": float,
+    "base_sha256": str,
 }
-_DEFAULTS: dict[str, Any] = {"content": "", "deleted": False}
+_NULLABLE = ("base_sha256",)
+_EVENT_COLUMNS: dict[str, type] = {
+    "op_id": str,
+    "namespace": str,
+    "path": str,
+    "sha256": str,
+    "version": int,
+    "device_id": str,
+    "deleted": bool,
+    "updated_at": float,
+    "received_at": float,
+}
+_DEFAULTS: dict[str, Any] = {"content": "", "deleted": False, "base_sha256": None}
 _NON_EMPTY = ("namespace", "path", "device_id", "op_id")
 
 
@@ -166,8 +184,15 @@ class _Table:
 class FakePostgrest:
     """The server: start/stop, fault queue, recorded requests and the stored rows."""
 
-    def __init__(self, *, tables: tuple[str, ...] = ("memd_files",), api_key: str | None = None):
+    def __init__(
+        self,
+        *,
+        tables: tuple[str, ...] = ("memd_files",),
+        api_key: str | None = None,
+        base_column: bool = True,
+    ):
         self.api_key = api_key
+        self.base_column = base_column
         self.requests: list[RecordedRequest] = []
         self._tables = {name: _Table() for name in tables}
         self._faults: list[Fault] = []
@@ -372,6 +397,9 @@ class FakePostgrest:
         if not req.path.startswith(prefix) or "/" in req.path[len(prefix) :]:
             raise _ApiError(404, "PGRST125", "Invalid path specified in request URL")
         name = req.path[len(prefix) :]
+        owner = next((t for t in self._tables if _events_name(t) == name), None)
+        if owner is not None and req.method == "GET":
+            return 200, self._select(owner, req, events=True)
         if name not in self._tables:
             raise _ApiError(
                 404, "PGRST205", f"Could not find the table 'public.{name}' in the schema cache"
@@ -384,28 +412,41 @@ class FakePostgrest:
 
     # SQL-ish semantics -----------------------------------------------------------------
 
-    def _select(self, name: str, req: RecordedRequest) -> list[dict[str, Any]]:
+    def _columns(self, events: bool) -> dict[str, type]:
+        if events:
+            return _EVENT_COLUMNS
+        return _COLUMNS if self.base_column else {k: v for k, v in _COLUMNS.items()
+                                                   if k != "base_sha256"}  # fmt: skip
+
+    def _select(self, name: str, req: RecordedRequest, events: bool = False) -> list[dict[str, Any]]:
+        known = self._columns(events)
+        shown = _events_name(name) if events else name
         select = req.param("select") or "*"
-        columns = list(_COLUMNS) if select == "*" else [c.strip('"') for c in select.split(",")]
+        columns = list(known) if select == "*" else [c.strip('"') for c in select.split(",")]
         for column in columns:
-            _check_column(name, column)
+            _check_column(shown, column, known, code="42703")
         filters: list[tuple[str, str, Any]] = []
         for key, value in req.query:
             if key in ("select", "order", "limit", "offset"):
                 continue
-            _check_column(name, key)
+            _check_column(shown, key, known, code="42703")
             op, _, raw = value.partition(".")
+            if op == "in":
+                filters.append((key, op, [_convert(key, v, known) for v in _in_list(raw)]))
+                continue
             if op not in ("eq", "neq", "gt", "gte", "lt", "lte"):
                 raise _ApiError(400, "PGRST100", f'"failed to parse filter ({value})"')
-            filters.append((key, op, _convert(key, raw)))
+            filters.append((key, op, _convert(key, raw, known)))
         with self._lock:
-            rows = [dict(r) for r in self._tables[name].rows.values()]
+            table = self._tables[name]
+            source = table.events if events else table.rows.values()
+            rows = [dict(r) for r in source]
         rows = [r for r in rows if all(_compare(r[c], op, v) for c, op, v in filters)]
         for term in reversed((req.param("order") or "").split(",")):
             if not term:
                 continue
             column, _, direction = term.partition(".")
-            _check_column(name, column)
+            _check_column(shown, column, known, code="42703")
             rows.sort(key=operator.itemgetter(column), reverse=direction.startswith("desc"))
         offset = int(req.param("offset") or 0)
         limit = req.param("limit")
@@ -423,7 +464,11 @@ class FakePostgrest:
         else:
             columns = list(items[0]) if items else []
         for column in columns:
-            _check_column(name, column)
+            _check_column(name, column, self._columns(False))
+        shown = [c.strip('"') for c in (req.param("select") or "*").split(",")]
+        if shown != ["*"]:
+            for column in shown:
+                _check_column(name, column, self._columns(False), code="42703")
         prefer = req.prefer
         merge = "resolution=merge-duplicates" in prefer
         ignore = "resolution=ignore-duplicates" in prefer
@@ -461,29 +506,64 @@ class FakePostgrest:
                     continue
                 last = max(time.time(), last + 0.000001)
                 stored = {**(existing or {}), **candidate, "synced_at": last}
+                if self.base_column:
+                    stored["base_sha256"] = None
                 rows[key] = stored
                 events.append(
-                    {**{k: stored[k] for k in _COLUMNS if k not in ("content", "synced_at")},
+                    {**{k: stored[k] for k in _EVENT_COLUMNS if k != "received_at"},
                      "received_at": last}
                 )  # fmt: skip
                 applied.append(dict(stored))
             table.rows, table.events, table.last_synced = rows, events, last
         if "return=representation" in prefer:
+            if shown != ["*"]:
+                applied = [{c: r[c] for c in shown} for r in applied]
             return 201, applied
         return 201, None
 
 
-def _check_column(table: str, column: str) -> None:
-    if column not in _COLUMNS:
+def _events_name(table: str) -> str:
+    return "memd_file_events" if table == "memd_files" else f"{table}_events"
+
+
+def _check_column(
+    table: str, column: str, known: dict[str, type] = _COLUMNS, *, code: str = "PGRST204"
+) -> None:
+    if column not in known:
+        if code == "42703":  # a read: PostgreSQL itself refuses the column
+            raise _ApiError(400, code, f"column {table}.{column} does not exist")
         raise _ApiError(
             400,
-            "PGRST204",
+            code,
             f"Could not find the '{column}' column of '{table}' in the schema cache",
         )
 
 
-def _convert(column: str, raw: str) -> Any:
-    kind = _COLUMNS[column]
+def _in_list(raw: str) -> list[str]:
+    """The values of an ``in.(a,"b,c")`` filter (PostgREST quotes values with , ( ) or ")."""
+    if not (raw.startswith("(") and raw.endswith(")")):
+        raise _ApiError(400, "PGRST100", f'"failed to parse filter (in.{raw})"')
+    body, values, i = raw[1:-1], [], 0
+    while i < len(body):
+        if body[i] == '"':
+            j, chars = i + 1, []
+            while body[j] != '"':
+                if body[j] == "\\":
+                    j += 1
+                chars.append(body[j])
+                j += 1
+            values.append("".join(chars))
+            i = j + 2  # past the quote and the comma
+        else:
+            j = body.find(",", i)
+            j = len(body) if j < 0 else j
+            values.append(body[i:j])
+            i = j + 1
+    return values
+
+
+def _convert(column: str, raw: str, known: dict[str, type] = _COLUMNS) -> Any:
+    kind = known[column]
     try:
         if kind is bool:
             if raw not in ("true", "false"):
@@ -497,6 +577,8 @@ def _convert(column: str, raw: str) -> Any:
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:
+    if op == "in":
+        return left in right
     if op == "eq":
         return bool(left == right)
     if op == "neq":
@@ -535,7 +617,7 @@ def _validated(table: str, item: dict[str, Any], columns: list[str]) -> dict[str
             raise _ApiError(400, "22P05", "unsupported Unicode escape sequence")
         row[column] = float(value) if kind is float else value
     for column in _COLUMNS:
-        if column != "synced_at" and row.get(column) is None:
+        if column not in ("synced_at", *_NULLABLE) and row.get(column) is None:
             raise _ApiError(
                 400, "23502",
                 f'null value in column "{column}" of relation "{table}" violates not-null constraint',
@@ -556,7 +638,8 @@ def _validated(table: str, item: dict[str, Any], columns: list[str]) -> dict[str
 def _skipped(
     candidate: dict[str, Any], existing: dict[str, Any] | None, events: list[dict[str, Any]]
 ) -> bool:
-    """The trigger's rules: replayed op_id, or an older version from the same device."""
+    """The trigger's rules: replayed op_id, an older version from the same device, or a base
+    that is not the other device's stored row (compare-and-swap)."""
     if any(e["op_id"] == candidate["op_id"] for e in events):
         return True
     if (
@@ -565,10 +648,18 @@ def _skipped(
         and candidate["version"] < existing["version"]
     ):
         return True
-    return any(
+    if any(
         e["namespace"] == candidate["namespace"]
         and e["path"] == candidate["path"]
         and e["device_id"] == candidate["device_id"]
         and e["version"] > candidate["version"]
         for e in events
+    ):
+        return True
+    base = candidate.get("base_sha256")
+    return (
+        base is not None
+        and existing is not None
+        and existing["device_id"] != candidate["device_id"]
+        and existing["sha256"] not in (base, candidate["sha256"])
     )

@@ -8,16 +8,17 @@ runs the outbox hook). Daemon-level tests use `tests.utils.DaemonProcess` instea
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
+from memd.adapters.cloud import CloudBackend, PushResult, SyncRow
 from memd.adapters.cloud_postgres import PostgresBackend
 from memd.app import Engine
-from memd.jobs.sync import Syncer
+from memd.jobs.sync import Syncer, make_backend
 from memd.markdown.tree import create_tree
 from memd.settings import Settings, load
 from memd.store import Store, outbox
@@ -130,3 +131,45 @@ def cloud_events(dsn: str, table: str) -> list[dict[str, Any]]:
         cur.execute(f'select * from "{events}" order by received_at')
         cols = [c.name for c in cur.description or ()]
         return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+class RaceOnPush:
+    """A device's backend that lets another device act between this run's pull and push.
+
+    `before` runs just before each of the first `times` pushes goes out, `after` just after
+    it returned (with its result); every push result is kept in `results`.
+    """
+
+    def __init__(self, real: CloudBackend, before: Callable[[], None],
+                 after: Callable[[PushResult], None], times: int) -> None:  # fmt: skip
+        self.real, self.before, self.after, self.times = real, before, after, times
+        self.results: list[PushResult] = []
+        self.name = real.name
+
+    def push(self, rows: Sequence[SyncRow]) -> PushResult:
+        first = len(self.results) < self.times
+        if first:
+            self.before()
+        result = self.real.push(rows)
+        self.results.append(result)
+        if first:
+            self.after(result)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def race_on_push(device: Device, before: Callable[[], None],
+                 after: Callable[[PushResult], None], times: int = 1) -> RaceOnPush:  # fmt: skip
+    """Give `device` a racing backend (for its next runs) and return it."""
+    device.syncer.close()
+    made: list[RaceOnPush] = []
+
+    def factory(settings: Settings) -> Any:  # a CloudBackend by delegation
+        made.append(RaceOnPush(make_backend(settings), before, after, times))
+        return made[-1]
+
+    device.syncer.backend_factory = factory
+    device.syncer._open_backend()
+    return made[0]

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from memd.adapters.cloud import SyncRow
+from memd.adapters.cloud import PushResult, SyncRow
 from memd.adapters.cloud_postgres import PostgresBackend
 from memd.errors import SyncRetryable
 from memd.markdown.tree import TEMPLATES
 from memd.settings import Settings
 from memd.store import outbox
-from tests.sync.conftest import Device, cloud_events, cloud_rows
+from tests.sync.conftest import Device, cloud_events, cloud_rows, race_on_push
 
 pytestmark = pytest.mark.postgres
 
@@ -237,11 +237,12 @@ class _AckLost:
     def __init__(self, real: PostgresBackend, times: int) -> None:
         self.real, self.times = real, times
 
-    def push(self, rows: Any) -> None:
-        self.real.push(rows)
+    def push(self, rows: Any) -> PushResult:
+        result = self.real.push(rows)
         if self.times:
             self.times -= 1
             raise SyncRetryable("postgres push failed: connection lost after commit")
+        return result
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -330,3 +331,79 @@ def test_missing_tables_park_everything_until_init_schema(devices: Any, sync_dsn
     res = a.syncer.run()  # the next scheduled run goes through
     assert res.outcome.value == "success" and res.counts["pushed"] == n
     assert cloud_rows(sync_dsn, "not_created_yet")["topics/rust.md"]["content"] == RUST_A
+
+
+def test_a_push_racing_another_devices_push_is_refused_then_resolved_without_loss(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
+    a, b = devices("a"), devices("b")
+    a.write("topics/rust.md", "# Rust\n")
+    a.sync()
+    b.sync()
+    a.write("topics/rust.md", RUST_A)
+    (a_op,) = [op for op in a.queue() if op.path == "topics/rust.md"]
+    seen: dict[str, Any] = {}
+
+    def b_pushes_in_the_window() -> None:  # after A's pull, before A's push
+        b.write("topics/rust.md", RUST_B)
+        assert b.sync()["counts"]["pushed"] == 1
+
+    def cloud_after_a_push(result: Any) -> None:
+        seen["refused"] = set(result.refused)
+        seen["row"] = cloud_rows(sync_dsn, table)["topics/rust.md"]
+
+    race = race_on_push(a, b_pushes_in_the_window, cloud_after_a_push)
+    res = a.sync()
+    # A's push was refused: the cloud still held B's version, and A's op was not logged then.
+    assert seen["refused"] == {a_op.op_id}
+    assert (seen["row"]["content"], seen["row"]["device_id"]) == (RUST_B, b.syncer.device_id())
+    # In the same run A pulled B's version as a conflict copy and pushed its own on top.
+    assert res["outcome"] == "success", res
+    assert res["counts"]["refused"] == 1 and res["counts"]["conflicts"] == 1, res
+    assert a_op.op_id in race.results[1].applied
+    assert a.read("topics/rust.md") == RUST_A
+    (a_copy,) = a.memory.glob("topics/rust.conflict-*.md")
+    assert a_copy.read_text() == RUST_B
+    assert a.queue() == []
+    rows = cloud_rows(sync_dsn, table)
+    assert rows["topics/rust.md"]["content"] == RUST_A
+    assert rows[f"topics/{a_copy.name}"]["content"] == RUST_B
+    # B was unchanged since its push: it takes A's version and receives the copy.
+    b.sync()
+    assert b.read("topics/rust.md") == RUST_A
+    assert (b.memory / "topics" / a_copy.name).read_text() == RUST_B
+    assert b.queue() == [] and not [c for c in b.status()["conflicts"] if c["path"] == "topics/rust.md"]
+    # Every operation of the file arrived exactly once, A's after B's.
+    log = [(e["device_id"], e["sha256"]) for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"]
+    sha = {t: hashlib.sha256(t.encode()).hexdigest() for t in (RUST_A, RUST_B)}
+    assert log[-2:] == [(b.syncer.device_id(), sha[RUST_B]), (a.syncer.device_id(), sha[RUST_A])]
+    assert a.sync()["counts"]["pushed"] == 0 and b.sync()["counts"]["pushed"] == 0
+
+
+def test_a_push_refused_twice_stays_queued_without_penalty_and_asks_for_an_early_run(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
+    a, b = devices("a"), devices("b")  # push_delay_s = 0: local changes ask for no run
+    a.write("topics/rust.md", "# Rust\n")
+    a.sync()
+    b.sync()
+    a.write("topics/rust.md", RUST_A)
+    edits = iter([RUST_B, RUST_B + "- and clippy\n"])
+
+    def b_pushes_in_the_window() -> None:  # before both of A's pushes in its run
+        b.write("topics/rust.md", next(edits))
+        b.sync()
+
+    race = race_on_push(a, b_pushes_in_the_window, lambda result: None, times=2)
+    wakes: list[float] = []
+    a.syncer.wake = wakes.append
+    res = a.syncer.run()
+    assert res.counts["refused"] == 2 and len(race.results) == 2  # bounded: one pull and retry
+    assert wakes == [1.0]  # still refused: the next run comes in a second, not an interval
+    (op,) = [op for op in a.queue() if op.path == "topics/rust.md"]
+    assert (op.attempts, op.next_at, op.parked_at) == (0, 0, 0)
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_B + "- and clippy\n"
+    a.sync()  # the next run takes B's newest version as a copy and lands A's
+    assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_A
+    copies = sorted(p.read_text() for p in a.memory.glob("topics/rust.conflict-*.md"))
+    assert RUST_B + "- and clippy\n" in copies and a.queue() == []

@@ -14,8 +14,14 @@
 --   * Per-device order wins over arrival order: a write is dropped when the same device already
 --     wrote this (namespace, path) with a higher version (checked against the stored row and the
 --     event log, so a late op cannot even undo a newer one after another device wrote between).
---   * Between devices the last write that arrives wins; each device detects the conflict when it
---     pulls and keeps both copies (conflict files are the client's job).
+--   * Compare-and-swap between devices: a write carries `base_sha256`, the sha256 of the cloud
+--     row its device last saw for the file ('' = none). If the stored row was written by
+--     another device and holds other bytes than that base (and than the write itself), the
+--     write is skipped: that device's version would be overwritten unseen. The client pulls it
+--     (a conflict copy when both sides changed) and pushes again on the new base.
+--     `base_sha256` is never stored (always NULL in the table).
+--   * A write with a NULL base (older memd clients, hand-written SQL) skips that check: the
+--     last write that arrives wins, and each device detects the conflict when it pulls.
 --   * Deletes are tombstones (`deleted = true`), so they travel through pull like any change.
 --   * memd_file_events gets one row per applied write, in synced_at order (`received_at` is the
 --     write's synced_at): the proof that each operation arrived exactly once and in order.
@@ -35,8 +41,12 @@ create table if not exists memd_files (
     version     bigint not null check (version >= 0),
     op_id       text not null check (op_id <> ''),
     synced_at   double precision not null default extract(epoch from clock_timestamp()),
+    base_sha256 text,
     primary key (namespace, path)
 );
+
+-- Upgrade of a table created before compare-and-swap.
+alter table memd_files add column if not exists base_sha256 text;
 
 create index if not exists memd_files_namespace_synced_at_idx
     on memd_files (namespace, synced_at);
@@ -80,6 +90,20 @@ begin
           and e.device_id = new.device_id and e.version > new.version
     ) then
         return null;  -- stale: a newer op from this device was applied before another device's
+    end if;
+
+    if tg_op = 'UPDATE' then
+        if new.base_sha256 is not null and old.device_id <> new.device_id
+           and old.sha256 <> new.base_sha256 and old.sha256 <> new.sha256 then
+            return null;  -- compare-and-swap: another device stored a version this one never saw
+        end if;
+        new.base_sha256 := null;
+    elsif not exists (
+        select 1 from memd_files f where f.namespace = new.namespace and f.path = new.path
+    ) then
+        -- A plain insert. When the row exists the insert turns into the UPDATE above, whose
+        -- `excluded` row carries what this trigger returns, so the base must survive till then.
+        new.base_sha256 := null;
     end if;
 
     select max(f.synced_at) into last_synced from memd_files f where f.namespace = new.namespace;
