@@ -106,7 +106,11 @@ begin
         new.base_sha256 := null;
     end if;
 
-    select max(f.synced_at) into last_synced from memd_files f where f.namespace = new.namespace;
+    -- Written as ORDER BY … LIMIT 1, not max(): the cached generic plan of max() may scan the
+    -- whole namespace per write (seen: 2,000 pushed rows 5x slower) instead of reading one
+    -- index entry.
+    select f.synced_at into last_synced from memd_files f where f.namespace = new.namespace
+        order by f.synced_at desc limit 1;
     -- Strictly increasing even if the server clock steps back or two rows share a microsecond.
     new.synced_at := greatest(
         extract(epoch from clock_timestamp())::double precision,
