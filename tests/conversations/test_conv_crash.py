@@ -8,12 +8,29 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.utils import DaemonProcess, wait_for
 
 SESSIONS = 40
 PER_SESSION = 1000
 RECENT = 8
+
+
+def kill_mid_ingest_then_restart(home: Path, env: dict[str, str], total: int) -> dict[str, Any]:
+    """SIGKILL the daemon once some but not all turns are stored, restart it and wait until
+    all `total` turns and every session summary are in; return its `logs` status."""
+    d = DaemonProcess(home, **env).start()
+    seen = wait_for(lambda: d.call("status")["logs"]["turns"], timeout=30, interval=0.005)
+    d.stop(signal.SIGKILL)
+    assert 0 < seen < total, "the kill should land in the middle of the ingest"
+    d = DaemonProcess(home, **env).start()
+    try:
+        wait_for(lambda: d.call("status")["logs"]["turns"] == total, timeout=60)
+        wait_for(lambda: d.call("status")["logs"]["summaries_due"] == 0, timeout=60)
+        return dict(d.call("status")["logs"])
+    finally:
+        d.stop()
 
 
 def test_sigkill_mid_ingest_then_restart_stores_every_turn_once(home: Path) -> None:
@@ -34,18 +51,7 @@ def test_sigkill_mid_ingest_then_restart_stores_every_turn_once(home: Path) -> N
     total = SESSIONS * PER_SESSION
     env = {"MEMD_LOGS_CLAUDE_CODE": "false", "MEMD_LOGS_POLL_S": "0.2",
            "MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}  # fmt: skip
-    d = DaemonProcess(home, **env).start()
-    seen = wait_for(lambda: d.call("status")["logs"]["turns"], timeout=30, interval=0.005)
-    d.stop(signal.SIGKILL)
-    assert 0 < seen < total, "the kill should land in the middle of the log"
-
-    d = DaemonProcess(home, **env).start()
-    try:
-        wait_for(lambda: d.call("status")["logs"]["turns"] == total, timeout=60)
-        wait_for(lambda: d.call("status")["logs"]["summaries_due"] == 0, timeout=60)
-        st = d.call("status")["logs"]
-    finally:
-        d.stop()
+    st = kill_mid_ingest_then_restart(home, env, total)
 
     db = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
     assert db.execute("SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns").fetchone() == (total, total)
@@ -77,16 +83,7 @@ def test_sigkill_mid_scan_of_many_small_logs_then_restart_stores_every_turn_once
     total = files * per_file
     env = {"MEMD_LOGS_CLAUDE_CODE": "false", "MEMD_LOGS_POLL_S": "0.2",
            "MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}  # fmt: skip
-    d = DaemonProcess(home, **env).start()
-    seen = wait_for(lambda: d.call("status")["logs"]["turns"], timeout=30, interval=0.005)
-    d.stop(signal.SIGKILL)
-    assert 0 < seen < total, "the kill should land in the middle of the scan"
-
-    d = DaemonProcess(home, **env).start()
-    try:
-        wait_for(lambda: d.call("status")["logs"]["turns"] == total, timeout=60)
-    finally:
-        d.stop()
+    kill_mid_ingest_then_restart(home, env, total)
     db = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
     assert db.execute("SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns").fetchone() == (total, total)
     assert db.execute("SELECT count(*) FROM turns_fts").fetchone() == (total,)

@@ -22,6 +22,7 @@ from memd.jobs.sync import Syncer, make_backend
 from memd.markdown.tree import create_tree
 from memd.settings import Settings, load
 from memd.store import Store, outbox
+from tests.fakes.postgrest_server import FakePostgrest
 from tests.pgserver import PgServer
 
 
@@ -131,6 +132,22 @@ def cloud_events(dsn: str, table: str) -> list[dict[str, Any]]:
         cur.execute(f'select * from "{events}" order by received_at')
         cols = [c.name for c in cur.description or ()]
         return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+SUPABASE_KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
+
+
+@pytest.fixture
+def server() -> Iterator[FakePostgrest]:
+    """The fake PostgREST the supabase backend talks to (real HTTP, real supabase-py)."""
+    with FakePostgrest(api_key=SUPABASE_KEY) as fake:
+        yield fake
+
+
+def supabase_settings(server: FakePostgrest, key: str = SUPABASE_KEY, **extra: Any) -> dict[str, Any]:
+    """Device settings that sync to `server` as user alice, pushing at once."""
+    return {"sync.backend": "supabase", "sync.url": server.url, "sync.key": key, "sync.user_id": "alice",
+            "sync.push_delay_s": 0.0, **extra}  # fmt: skip
 
 
 class RaceOnPush:

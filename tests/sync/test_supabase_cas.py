@@ -10,17 +10,10 @@ from typing import Any
 import pytest
 
 from tests.fakes.postgrest_server import FakePostgrest
-from tests.sync.conftest import Device, race_on_push
+from tests.sync.conftest import SUPABASE_KEY, Device, race_on_push, supabase_settings
 
-KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
 RUST_A = "# Rust\n\n## Notes\n- prefers cargo nextest\n"
 RUST_B = "# Rust\n\n## Notes\n- prefers cargo test\n"
-
-
-@pytest.fixture
-def server() -> Iterator[FakePostgrest]:
-    with FakePostgrest(api_key=KEY) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -28,10 +21,7 @@ def devices(tmp_path: Path) -> Iterator[Any]:
     made: list[Device] = []
 
     def make(name: str, server: FakePostgrest) -> Device:
-        made.append(Device(tmp_path / name, **{
-            "sync.backend": "supabase", "sync.url": server.url, "sync.key": KEY,
-            "sync.user_id": "alice", "sync.timeout_s": 2, "sync.push_delay_s": 0.0,
-        }))  # fmt: skip
+        made.append(Device(tmp_path / name, **supabase_settings(server, **{"sync.timeout_s": 2})))
         return made[-1]
 
     yield make
@@ -83,7 +73,7 @@ def test_a_push_racing_another_devices_push_is_refused_then_resolved_without_los
 def test_a_table_without_the_base_column_refuses_sync_with_the_sql_editor_hint(
     devices: Any,
 ) -> None:
-    with FakePostgrest(api_key=KEY, base_column=False) as old:
+    with FakePostgrest(api_key=SUPABASE_KEY, base_column=False) as old:
         a: Device = devices("a", old)
         a.write("topics/rust.md", RUST_A)
         res = a.sync()

@@ -14,15 +14,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.postgrest_server import FakePostgrest, Fault
-from tests.sync.conftest import Device
-
-KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
-
-
-@pytest.fixture
-def server() -> Iterator[FakePostgrest]:
-    with FakePostgrest(api_key=KEY) as fake:
-        yield fake
+from tests.sync.conftest import SUPABASE_KEY as KEY
+from tests.sync.conftest import Device, supabase_settings
 
 
 @pytest.fixture
@@ -32,11 +25,7 @@ def device(tmp_path: Path, server: FakePostgrest) -> Iterator[Any]:
     def make(key: str = KEY, name: str = "a") -> Device:
         for old in made:
             old.close()
-        d = Device(tmp_path / name, **{
-            "sync.backend": "supabase", "sync.url": server.url, "sync.key": key,
-            "sync.user_id": "alice", "sync.timeout_s": 0.5, "sync.backoff_cap_s": 60,
-            "sync.push_delay_s": 0.0,
-        })  # fmt: skip
+        d = Device(tmp_path / name, **supabase_settings(server, key, **{"sync.timeout_s": 0.5, "sync.backoff_cap_s": 60}))
         made.append(d)
         return d
 
