@@ -18,6 +18,8 @@ its session's title.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import math
 import re
 import sqlite3
 import time
@@ -133,6 +135,27 @@ class TurnHit:
         }  # fmt: skip
 
 
+# "At least k of these n terms" is written as an OR of the ANDs of every k-term subset; past this
+# many subsets the expression costs more than it saves, and the plain OR is used.
+MAX_TERM_SUBSETS = 6
+
+
+def _fts_match(ts: Sequence[str], min_terms: int = 1) -> str:
+    """The MATCH expression for the terms: any of them, or at least `min_terms` of them.
+
+    Every term appears in the same number of subsets, so bm25 ranks the matching turns as
+    it would for the plain OR; only turns with fewer terms are left out (and not ranked).
+    """
+    groups = [g for g in (_fts_terms([t]) for t in dict.fromkeys(ts)) if g]
+    if not groups:
+        return ""
+    k = min(max(1, min_terms), len(groups))
+    if k == 1 or math.comb(len(groups), k) > MAX_TERM_SUBSETS:
+        return " OR ".join(_fts_terms(ts))
+    alt = [g[0] if len(g) == 1 else "(" + " OR ".join(g) + ")" for g in groups]
+    return " OR ".join("(" + " AND ".join(c) + ")" for c in itertools.combinations(alt, k))
+
+
 def _fts_terms(ts: Sequence[str]) -> list[str]:
     """FTS5 expressions for the terms; a long Chinese term also matches by its bigrams."""
     out: list[str] = []
@@ -237,8 +260,10 @@ def search_turns(
     exclude_session: str = "",
     query_terms: list[str] | None = None,
     now: float | None = None,
+    min_terms: int = 1,
 ) -> list[TurnHit]:
-    """Turns matching `query`, best first.
+    """Turns matching `query`, best first (with `min_terms`, only turns with that many of its
+    terms are candidates).
 
     FTS5 bm25 finds candidates among the turns (speaker names included); each candidate's
     score then gets part of its neighbours' scores (turns at distance 1 and 2 in the same
@@ -248,11 +273,11 @@ def search_turns(
     `exclude_session` leaves one out (the conversation in progress).
     """
     qt = query_terms if query_terms is not None else topic_terms(query)
-    fts = _fts_terms(qt)
-    if not fts:
+    match = _fts_match(qt, min_terms)
+    if not match:
         return []
     where = ["turns_fts MATCH ?"]
-    params: list[Any] = [" OR ".join(fts)]
+    params: list[Any] = [match]
     for col, val in (("t.session_id", session_id), ("t.project", project), ("t.agent_id", agent_id)):
         if val:
             where.append(f"{col} = ?")
@@ -365,8 +390,11 @@ def recall(
     project: str = "",
     agent_id: str = "",
     exclude_session: str = "",
+    min_terms: int = 1,
 ) -> dict[str, Any]:
     """Answer one of the four recall scenarios; without `mode` it is picked from the arguments.
+
+    `min_terms` (topic mode): only turns holding that many of the query's terms are recalled.
 
     Returns ``{"mode", "query", "session_id", "sessions": [...], "text"}``; each session has
     its title, date, summary and (for topic, session and within) its `turns`.
@@ -396,7 +424,7 @@ def recall(
             sessions.append(d)
     elif mode == "topic":
         hits = search_turns(conn, query, limit=CANDIDATES, project=project, agent_id=agent_id,
-                            exclude_session=exclude_session, query_terms=qt)  # fmt: skip
+                            exclude_session=exclude_session, query_terms=qt, min_terms=min_terms)  # fmt: skip
         groups: dict[str, list[TurnHit]] = {}
         for h in hits:
             g = groups.setdefault(h.session_id, [])
@@ -477,14 +505,16 @@ def conversation_candidates(conn: sqlite3.Connection, req: ContextRequest) -> li
                 continue
             out.append(_session_candidate(s, f"recall ({intent.keyword}): recent sessions", s["summary"]))
         return out[: CONTEXT_SESSIONS + (1 if req.session_id else 0)]
-    if not qt:
+    if not qt or (intent is None and len(qt) < SIMILAR_MIN_TERMS):
         return out
-    res = recall(conn, mode="topic", query=topic, limit=CONTEXT_SESSIONS, exclude_session=req.session_id)
+    # Without a recall intent only turns covering most of the query are shown: ask the index
+    # for those alone instead of ranking every turn that shares one word with the query.
+    need = 1 if intent is not None else math.ceil(SIMILAR_COVERAGE * len(qt) - 1e-9)
+    res = recall(conn, mode="topic", query=topic, limit=CONTEXT_SESSIONS, exclude_session=req.session_id,
+                 min_terms=need)  # fmt: skip
     for s in res["sessions"]:
         turns = s["turns"]
         if intent is None:
-            if len(qt) < SIMILAR_MIN_TERMS:
-                break
             turns = [t for t in turns if _coverage(t["text"], qt) >= SIMILAR_COVERAGE]
             if not turns:
                 continue

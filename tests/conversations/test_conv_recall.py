@@ -157,6 +157,28 @@ def test_context_without_keywords_needs_a_strong_match(engine: Engine) -> None:
     assert any(s["tier"] == "user" and "kyoto.md" in s["path"] for s in weak["sections"])
 
 
+def test_at_least_k_of_n_terms_is_an_or_of_and_subsets() -> None:
+    from memd.retrieval.recall import MAX_TERM_SUBSETS, _fts_match
+
+    assert _fts_match(["vue", "pinia"], 1) == '"vue" OR "pinia"'
+    assert _fts_match(["vue", "pinia", "store"], 2) == (
+        '("vue" AND "pinia") OR ("vue" AND "store") OR ("pinia" AND "store")')  # fmt: skip
+    # A long Chinese term is the OR of its bigrams inside each subset.
+    assert _fts_match(["优化记忆", "vue"], 2) == '(("优化" OR "化记" OR "记忆") AND "vue")'
+    many = [f"w{i}" for i in range(6)]  # C(6, 4) = 15 subsets: the plain OR is cheaper
+    assert MAX_TERM_SUBSETS < 15 and _fts_match(many, 4) == " OR ".join(f'"{w}"' for w in many)
+    assert _fts_match([], 2) == ""
+
+
+def test_context_without_keywords_matches_words_not_parts_of_words(engine: Engine) -> None:
+    # "race" is inside "trace": a turn about a trace context is not about a context race.
+    engine.handle("ingest", {"turns": [
+        {"session_id": "t-1", "role": "user", "content": "the trace context of the span was empty", "ts": 1_700_000_000},
+    ]})  # fmt: skip
+    got = engine.handle("context", {"query": "context race"})
+    assert not [s for s in got["sections"] if s["tier"] == "conversation"]
+
+
 def test_search_adds_turn_hits_after_sections(engine: Engine) -> None:
     hits = engine.handle("search", {"query": "Kyoto"})["hits"]
     kinds = [h["kind"] for h in hits]
