@@ -83,10 +83,10 @@ class Daemon:
             time.sleep(0.01)
         raise RuntimeError(f"daemon not ready after {timeout}s:\n{self.log_tail()}")
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
         from memd.client import call
 
-        return call(self.sock, method, params or {}, timeout=60)
+        return call(self.sock, method, params or {}, timeout=timeout)
 
     def stop(self, timeout: float = 20.0) -> int | None:
         if self.proc is None or self.proc.poll() is not None:

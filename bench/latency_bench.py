@@ -245,6 +245,14 @@ def run(args: argparse.Namespace) -> str:
         st = d.call("status")
         print(f"daemon ready in {ready:.2f}s: {st['index']['files']:,} files, "
               f"{st['index']['sections']:,} sections", flush=True)  # fmt: skip
+        if args.turns:
+            from bench.ingest_bench import conversations, write_generic
+
+            log = tmp / "history.jsonl"
+            write_generic(conversations(args.turns, args.seed), log)
+            t = time.perf_counter()
+            got = d.call("import", {"path": str(log)}, timeout=600)
+            print(f"conversation history: {got['added']:,} turns imported in {time.perf_counter() - t:.1f}s", flush=True)
         mem0 = proc_mem(d.pid)
         qs = corpus.queries(args.queries, seed=args.seed)
         print(f"{len(qs)} queries × (socket, in-process) × (context, search) …", flush=True)
@@ -350,7 +358,9 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
     body = [
         "### `context` / `search` latency and one-shot CLI (`bench/latency_bench.py`)",
         "",
-        f"Tree: {info.summary()} (seed {args.seed}); the daemon indexed"
+        f"Tree: {info.summary()} (seed {args.seed})"
+        + (f", plus a conversation history of {args.turns:,} generated turns" if args.turns else "")
+        + "; the daemon indexed"
         f" {st['index']['files']:,} files / {st['index']['sections']:,} sections in {ready:.2f} s"
         f" (spawn → socket ready). {len(qs):,} queries after {args.warmup} warm-up queries; each"
         " query goes through the six paths in turn so that load drift hits all alike. One persistent"
@@ -416,6 +426,7 @@ def main() -> None:
     add_common_args(ap, files=1_500)
     ap.add_argument("--sections", type=int, default=10_000, help="total ## sections in the tree")
     ap.add_argument("--queries", type=int, default=1_000)
+    ap.add_argument("--turns", type=int, default=0, help="conversation turns imported before measuring")
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--cli-runs", type=int, default=10)
     ap.add_argument("--cpu-queries", type=int, default=300, help="queries of the CPU-per-call pass")

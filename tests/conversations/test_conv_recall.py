@@ -179,6 +179,18 @@ def test_context_without_keywords_matches_words_not_parts_of_words(engine: Engin
     assert not [s for s in got["sections"] if s["tier"] == "conversation"]
 
 
+def test_context_without_keywords_prefers_the_newest_matching_turns(engine: Engine) -> None:
+    # Unasked, context takes the newest turns covering the query (a bounded search); asked
+    # ("did we talk about …"), recall ranks the whole history.
+    engine.handle("ingest", {"turns": [
+        {"session_id": f"df-{i}", "role": "user", "content": f"pandas versus polars for arrow data, take {i}",
+         "ts": 1_700_000_000 + i * 86400} for i in range(5)
+    ]})  # fmt: skip
+    got = engine.handle("context", {"query": "pandas polars arrow"})
+    conv = [s["session_id"] for s in got["sections"] if s["tier"] == "conversation"]
+    assert conv == ["df-4", "df-3", "df-2"]
+
+
 def test_search_adds_turn_hits_after_sections(engine: Engine) -> None:
     hits = engine.handle("search", {"query": "Kyoto"})["hits"]
     kinds = [h["kind"] for h in hits]
