@@ -175,8 +175,10 @@ def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) ->
     # One OR query: bm25 already ranks sections matching more terms first, and context needs
     # recall more than search's "all terms first" ordering.
     # Candidates scale with the budget (a topic section is ~40-120 tokens): ranking and cleaning
-    # far more sections than can fit is the bulk of a context call's time.
-    limit = max(24, req.budget_tokens // 60)
+    # far more sections than can fit is the bulk of a context call's time. One per 80 tokens
+    # fills the block as well as one per 60 did (bench: 1961 of 2000 tokens, 16.4 topic
+    # sections either way) for ~7% less CPU.
+    limit = max(24, req.budget_tokens // 80)
     for row in search_rows(conn, req.query, limit=limit, kinds=kinds, mode="or"):
         if row["id"] in seen or not _file_live(row, today):
             continue
