@@ -237,6 +237,8 @@ def date_windows(query: str, *, now: float) -> list[tuple[float, float]]:
 # often the next turn, and the words of a question often come a turn or two before the fact —
 # times a boost when it falls in a time window the query names or its speaker is named.
 CANDIDATES = 200
+# Newest-first candidates (`recent`) serve context's few sessions: a handful of turns each.
+RECENT_CANDIDATES = 60
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)  # of the best score at distance 1 and 2 in the same session
 DATE_BOOST = 1.0
 SPEAKER_BOOST = 0.3
@@ -294,7 +296,7 @@ def search_turns(
             f"SELECT t.id, t.session_id, {'-1.0' if recent else 'bm25(turns_fts)'} FROM turns_fts"
             f" JOIN turns t ON t.id = turns_fts.rowid WHERE {' AND '.join(where)}"
             f" ORDER BY {'turns_fts.rowid DESC' if recent else 'bm25(turns_fts)'} LIMIT ?",
-            (*params, max(limit, CANDIDATES)),
+            (*params, max(limit, RECENT_CANDIDATES if recent else CANDIDATES)),
         )
     }
     if not base:
@@ -429,7 +431,8 @@ def recall(
             d["summary"] = d["summary"] or session_summary(conn, r["session_id"])
             sessions.append(d)
     elif mode == "topic":
-        hits = search_turns(conn, query, limit=CANDIDATES, project=project, agent_id=agent_id,
+        hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
+                            agent_id=agent_id,
                             exclude_session=exclude_session, query_terms=qt, min_terms=min_terms,
                             recent=recent)  # fmt: skip
         groups: dict[str, list[TurnHit]] = {}
