@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.errors import ParseError, SourceError
-from memd.ingest.conversations import WriteReport, write_turns
+from memd.ingest.conversations import WriteReport, prepare, write_turns
 from memd.ingest.logs import LogIngestor, LogSource
 from memd.sources.logformats import parse_chatgpt_export
 
@@ -66,8 +66,8 @@ def _claude_files(folder: Path) -> list[str]:
 def _import_files(ingestor: LogIngestor, files: list[str], fmt: str) -> dict[str, Any]:
     added = lines = bad = 0
     sessions: set[str] = set()
-    for f in files:
-        rep = ingestor.ingest_file(f, fmt, summaries=False)
+    # One pipeline over all the files: a folder of transcripts shares writer transactions.
+    for rep in ingestor.ingest_files([(f, fmt) for f in files], summaries=False):
         added, lines, bad = added + rep.added, lines + rep.lines, bad + rep.bad
         sessions |= rep.report.sessions
     ingestor.refresh_summaries(sessions)
@@ -85,13 +85,14 @@ def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
         raise SourceError(f"{path}: {exc}", hint="expected the conversations.json of a ChatGPT data export") from exc
     total = WriteReport()
     for i in range(0, len(data.turns), BATCH):
-        batch = data.turns[i : i + BATCH]
         if not ingestor.enabled():
             break
-        rep = ingestor.store.w.run(functools.partial(write_turns, turns=batch))
-        total.merge(rep)
-        if rep.added or rep.updated:
-            ingestor.notify(rep)
+        # Redacted here, summaries once at the end: the writer only writes.
+        batch = prepare(data.turns[i : i + BATCH])
+        total.merge(ingestor.store.w.run(functools.partial(write_turns, turns=batch, prepared=True, summaries=False)))
+    ingestor.refresh_summaries(total.sessions)
+    if total.added or total.updated:
+        ingestor.notify(total)
     return {"format": "chatgpt", "files": 1, "conversations": data.conversations, "turns": len(data.turns),
             "added": total.added, "updated": total.updated, "sessions": len(total.sessions),
             "skipped": data.skipped}  # fmt: skip
