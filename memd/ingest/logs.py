@@ -287,7 +287,9 @@ class LogIngestor:
 
         with self._lock:
             try:
-                for path, fmt in files:
+                # A path listed twice would be read twice: its checkpoint is only written when
+                # the batch holding its first read is.
+                for path, fmt in dict.fromkeys(files):
                     if self._stop.is_set():
                         break
                     rep = FileReport(path)
