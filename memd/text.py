@@ -45,6 +45,8 @@ def cjk_bigrams(run: str) -> list[str]:
 
 def index_text(text: str) -> str:
     """Text as stored in the FTS table: CJK runs replaced by their space-separated bigrams."""
+    if text.isascii():  # most texts: no regex pass at all
+        return text
     return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
 
 

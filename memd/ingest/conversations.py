@@ -10,7 +10,6 @@ Texts are redacted (secrets, `<private>` spans) before they reach a table.
 from __future__ import annotations
 
 import dataclasses
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,6 @@ from memd.text import index_text, shorten
 # A later title replaces an earlier one only from an equal or better source.
 TITLE_RANK = {"": 0, "first": 1, "log": 2, "summary": 3, "custom": 4, "llm": 5, "user": 6}
 MAX_TURN_CHARS = 64_000
-has_cjk = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]").search
 TITLE_CHARS = 80
 # Summaries are rebuilt as a session grows, less often as it gets long.
 SUMMARY_MIN_STEP = 2
@@ -178,7 +176,7 @@ def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
         docs = []
         for i, r in enumerate(rows, last + 1):
             text = f"{r[10]}: {r[3]}" if r[10] else r[3]
-            docs.append((i, text if text.isascii() or not has_cjk(text) else index_text(text)))
+            docs.append((i, index_text(text)))
         insert_rows(conn, "INSERT INTO turns_fts(rowid, text)", docs)
     else:
         conn.execute(
