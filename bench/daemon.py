@@ -32,7 +32,7 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def socket_path(home: Path) -> Path:
-    from memd import settings
+    from memd.core import settings
 
     return settings.load(env=bench_env(home)).socket_path
 
@@ -65,8 +65,8 @@ class Daemon:
 
     def wait_ready(self, timeout: float = 170.0) -> float:
         """Seconds from spawn until the socket answers `status` (the startup index is done)."""
-        from memd.client import Client
-        from memd.errors import DaemonNotRunning
+        from memd.api.client import Client
+        from memd.core.errors import DaemonNotRunning
 
         assert self.proc is not None
         deadline = time.perf_counter() + timeout
@@ -84,7 +84,7 @@ class Daemon:
         raise RuntimeError(f"daemon not ready after {timeout}s:\n{self.log_tail()}")
 
     def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
-        from memd.client import call
+        from memd.api.client import call
 
         return call(self.sock, method, params or {}, timeout=timeout)
 

@@ -3,7 +3,7 @@
     python -m bench.fts_compare [--files 10000] [--queries 200] [--out docs/benchmarks.md] [--no-write]
 
 The generated corpus is parsed with memd's own parser; every `##` section (heading, body, both
-passed through `memd.text.index_text`, the CJK-bigram transform memd indexes) is loaded into
+passed through `memd.core.text.index_text`, the CJK-bigram transform memd indexes) is loaded into
 
   (a) FTS4, ``tokenize=porter`` (FTS4 cannot stack porter on unicode61), ranked with
       sqlite-fts4: ``rank_bm25(matchinfo(t, 'pcnalx'))`` (a Python function per matching row);
@@ -34,8 +34,8 @@ BLOCK = "fts"
 
 
 def load_sections(root: Path) -> list[tuple[int, str, str]]:
-    from memd.markdown.parse import parse_markdown
-    from memd.text import index_text
+    from memd.core.text import index_text
+    from memd.memory.parse import parse_markdown
 
     out: list[tuple[int, str, str]] = []
     for p in sorted(root.rglob("*.md")):
@@ -77,7 +77,7 @@ FTS5_RANKED = "SELECT rowid, bm25(t5) AS score FROM t5 WHERE t5 MATCH ? ORDER BY
 def run(args: argparse.Namespace) -> str:
     import sqlite_fts4
 
-    from memd.text import fts_term
+    from memd.core.text import fts_term
 
     tmp = Path(tempfile.mkdtemp(prefix="memd-bench-fts-"))
     try:

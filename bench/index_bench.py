@@ -40,10 +40,10 @@ BLOCK = "index"
 # -- child: the in-process cold index --------------------------------------------------------
 def child_index(home: Path, noops: int) -> dict[str, Any]:
     t_import = time.perf_counter()
-    from memd import settings
-    from memd.ingest.indexer import Indexer, Root
-    from memd.store import Store
-    from memd.store import documents as docs
+    from memd.core import settings
+    from memd.db import Store
+    from memd.memory import repo as docs
+    from memd.memory.indexer import Indexer, Root
 
     import_s = time.perf_counter() - t_import
     s = settings.load(env=bench_env(home))
@@ -85,7 +85,7 @@ def _token(rng: random.Random, i: int) -> str:
 
 
 def edit_latency(d: Daemon, files: list[Path], n: int, seed: int) -> dict[str, Any]:
-    from memd.client import Client
+    from memd.api.client import Client
 
     rng = random.Random(seed)
     pool = [p for p in files if "/_core/" not in str(p)]
@@ -274,7 +274,7 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, ci: dict[str, Any]
 
 
 def _debounce_ms() -> int:
-    from memd import settings
+    from memd.core import settings
 
     return settings.load(env={"MEMD_HOME": tempfile.gettempdir()}).index_debounce_ms
 

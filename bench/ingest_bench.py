@@ -134,9 +134,9 @@ def write_claude(convs: list[tuple[str, list[tuple[str, str, float]]]], folder: 
 
 # -- child: the library path ------------------------------------------------------------------
 def child(home: Path, source: Path, fmt: str) -> dict[str, Any]:
-    from memd import settings
-    from memd.ingest.logs import LogIngestor, LogSource
-    from memd.store import Store
+    from memd.conversations.logs import LogIngestor, LogSource
+    from memd.core import settings
+    from memd.db import Store
 
     s = settings.load(env=bench_env(home))
     store = Store.open(s.db_path)

@@ -45,8 +45,8 @@ def _timed(fn: Callable[..., Any], *a: Any) -> tuple[float, Any]:
 def open_engine(home: Path, db: Path) -> Any:
     """The daemon's own handlers (features wired: conversation providers, turn search) on a
     read-only store: the socket path minus transport, thread hand-off and usage writes."""
-    from memd import settings
     from memd.app import Engine
+    from memd.core import settings
 
     return Engine(settings.load(env=bench_env(home)), open_store(db))
 
@@ -54,7 +54,7 @@ def open_engine(home: Path, db: Path) -> Any:
 def open_store(db: Path) -> Any:
     """A read-only store whose reader on this thread has the page cache of the daemon's query
     thread, so in-process and socket runs differ by the transport only."""
-    from memd.store import Store
+    from memd.db import Store
 
     store = Store.open_readonly(db)
     store.make_hot_reader()
@@ -63,9 +63,9 @@ def open_store(db: Path) -> Any:
 
 def interleaved_runs(d: Daemon, db: Path, qs: list[tuple[str, str]], warmup: int) -> dict[str, Any]:
     """Each query through all six paths in turn, so drifting machine load hits them alike."""
-    from memd.client import Client
-    from memd.retrieval.context import ContextRequest, build_context
-    from memd.store.search import search_sections
+    from memd.api.client import Client
+    from memd.memory.context import ContextRequest, build_context
+    from memd.memory.search import search_sections
 
     times: dict[str, list[float]] = {
         k: [] for k in ("sock_ctx", "eng_ctx", "in_ctx", "sock_search", "eng_search", "in_search")
@@ -113,9 +113,9 @@ def cpu_runs(d: Daemon, db: Path, qs: list[tuple[str, str]]) -> dict[str, float]
     CPU). Unlike wall time this barely moves when other processes compete for the cores."""
     import psutil
 
-    from memd.client import Client
-    from memd.retrieval.context import ContextRequest, build_context
-    from memd.store.search import search_sections
+    from memd.api.client import Client
+    from memd.memory.context import ContextRequest, build_context
+    from memd.memory.search import search_sections
 
     proc = psutil.Process(d.pid)
 
@@ -158,7 +158,7 @@ def concurrent_runs(
     d: Daemon, qs: list[tuple[str, str]], clients: int, per_client: int
 ) -> dict[str, Any]:
     """`clients` threads, each on its own connection, sending `context` back to back."""
-    from memd.client import Client
+    from memd.api.client import Client
 
     lat: list[float] = []
     lock = threading.Lock()

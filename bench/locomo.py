@@ -146,7 +146,7 @@ class FTS5Baseline:
             self.db.executemany(f"INSERT INTO c{ci}(dia_id, text) VALUES (?, ?)", rows)
 
     def __call__(self, ci: int, question: str) -> list[str]:
-        from memd.text import terms
+        from memd.core.text import terms
 
         q = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms(question))
         if not q:
@@ -157,7 +157,7 @@ class FTS5Baseline:
 
 # -- memd over its socket ----------------------------------------------------------------------
 def memd_retriever(daemon: Daemon) -> tuple[Retriever, Callable[[], None]]:
-    from memd.client import Client
+    from memd.api.client import Client
 
     client = Client(daemon.sock, timeout=30).connect()
 

@@ -38,9 +38,9 @@ ROUNDS = 3
 
 def _engine(home: Path, dsn: str | None) -> Any:
     from memd.app import Engine
-    from memd.markdown.tree import create_tree
-    from memd.settings import load
-    from memd.store import Store
+    from memd.core.settings import load
+    from memd.db import Store
+    from memd.memory.tree import create_tree
 
     overrides: dict[str, Any] = {"logs.claude_code": False}
     if dsn:
@@ -52,13 +52,13 @@ def _engine(home: Path, dsn: str | None) -> Any:
 
 
 def _syncer(engine: Any) -> Any:
-    from memd.jobs.sync import Syncer
+    from memd.sync.job import Syncer
 
     return next(h.__self__ for h in engine.indexer.hooks if isinstance(getattr(h, "__self__", None), Syncer))
 
 
 def _fresh_db(pg: Any) -> str:
-    from memd.adapters.cloud_postgres import PostgresBackend
+    from memd.sync.postgres import PostgresBackend
 
     dsn: str = pg.create_database(f"bench_{uuid.uuid4().hex[:8]}")
     backend = PostgresBackend(dsn)

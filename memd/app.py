@@ -24,21 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from memd import __version__
-from memd import settings as settings_mod
-from memd.errors import DaemonAlreadyRunning, InvalidParams, MemdError, MethodNotFound
-from memd.ingest.indexer import Indexer, IndexReport, Root
-from memd.markdown.tree import create_tree, is_memory_file
-from memd.models import JobOutcome, JobResult
-from memd.ops.memory import PROJECT_DIR, MemoryOps, resolve_project
-from memd.retrieval.context import ContextRequest, ConversationProvider, build_context
-from memd.scheduler import JobSpec, Scheduler
-from memd.server import Server, bind_unix_socket
-from memd.service import activation, sdnotify
-from memd.settings import Settings
-from memd.sources.watcher import Watcher
-from memd.store import Store
-from memd.store import documents as docs
-from memd.store.search import search_sections
+from memd.core import settings as settings_mod
+from memd.core.errors import DaemonAlreadyRunning, InvalidParams, MemdError, MethodNotFound
+from memd.core.models import JobOutcome, JobResult
+from memd.core.settings import Settings
+from memd.core.watcher import Watcher
+from memd.daemon import activation, sdnotify
+from memd.daemon.scheduler import JobSpec, Scheduler
+from memd.daemon.server import Server, bind_unix_socket
+from memd.db import Store
+from memd.memory import repo as docs
+from memd.memory.context import ContextRequest, ConversationProvider, build_context
+from memd.memory.indexer import Indexer, IndexReport, Root
+from memd.memory.ops import PROJECT_DIR, MemoryOps, resolve_project
+from memd.memory.search import search_sections
+from memd.memory.tree import create_tree, is_memory_file
 
 log = logging.getLogger("memd")
 CACHE_TABLES = ("files", "sections", "items", "problems")
@@ -343,10 +343,10 @@ FEATURES: list[Callable[[Engine], None]] = []
 
 def _wire_conversations(engine: Engine) -> None:
     """Conversation memory: log tailing, `ingest`, `import`, `recall`, turn search, journal."""
-    from memd.ingest import imports, journal, logs
-    from memd.ingest.conversations import summaries_due, write_turns
-    from memd.retrieval import recall as rc
-    from memd.sources.logformats import parse_jsonl_line
+    from memd.conversations import imports, journal, logs
+    from memd.conversations import recall as rc
+    from memd.conversations.formats import parse_jsonl_line
+    from memd.conversations.ingest import summaries_due, write_turns
 
     s, store = engine.settings, engine.store
     ingest_log = logging.getLogger("memd.ingest")
@@ -452,8 +452,11 @@ def _wire_jobs(engine: Engine) -> None:
     """Memory jobs: extraction, session summaries, archival; item use recorded for decay."""
     import threading
 
-    from memd.jobs import archival, extraction, summaries
-    from memd.jobs.common import JobContext, llm_status
+    from memd.conversations import summary_job as summaries
+    from memd.extraction import job as extraction
+    from memd.llm.budget import llm_status
+    from memd.memory import archival
+    from memd.memory.jobs import JobContext
 
     # Jobs and the socket handlers that edit Markdown share the engine's lock when it has one.
     lock = getattr(engine, "markdown_lock", None) or threading.RLock()
@@ -479,7 +482,7 @@ FEATURES.append(_wire_jobs)
 
 def _wire_sync(engine: Engine) -> None:
     """Cloud sync: outbox hook, `sync` job, `sync_status` / `sync_now` / `sync_init_schema`."""
-    from memd.jobs.sync import JOB, Syncer
+    from memd.sync.job import JOB, Syncer
 
     s = engine.settings
     syncer = Syncer(
@@ -521,8 +524,8 @@ def _wire_export(engine: Engine) -> None:
     """`export` (the versioned JSON document) and memd exports taken by `import`."""
     import datetime as dt
 
-    from memd.jobs.sync import DEVICE_KEY
-    from memd.ops import export, merge
+    from memd.sync.job import DEVICE_KEY
+    from memd.transfer import export, merge
 
     def export_(params: dict[str, Any]) -> dict[str, Any]:
         path = _str(params, "path")

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memd import client
-from memd.errors import DaemonNotRunning
+from memd.api import client
+from memd.core.errors import DaemonNotRunning
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memd.errors import ConfigError, MemdError
+from memd.core.errors import ConfigError, MemdError
 from memd.integrations.hooks import KINDS, SESSION_START, USER_PROMPT
 
 SERVER_NAME = "memd"
@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings_default, mcp_default = default_paths()
     memd_argv = shlex.split(args.memd) if args.memd else default_memd_argv()
     try:
-        from memd.settings import load
+        from memd.core.settings import load
 
         state_file = load().paths.state_dir / "claude-code-integration.json"
         plan = integrate(

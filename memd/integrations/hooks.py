@@ -8,7 +8,7 @@ within a small budget, and stays silent when nothing relevant is found.
 
 Hooks fail open: whatever goes wrong (malformed payload, daemon down, slow daemon, bad config)
 `run_hook` prints nothing and returns 0 within its time limit, so memory can never block or slow
-a conversation. Only `memd.settings` and `memd.client` are imported, to keep the start fast.
+a conversation. Only `memd.core.settings` and `memd.api.client` are imported, to keep the start fast.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import IO, Any
 
-from memd.client import Client
-from memd.settings import Settings, load
+from memd.api.client import Client
+from memd.core.settings import Settings, load
 
 SESSION_START = "session-start"
 USER_PROMPT = "user-prompt"
@@ -50,7 +50,7 @@ def session_start(stdin_text: str, settings: Settings, *, deadline: float | None
     """Answer a SessionStart payload with the hook JSON carrying the project's context block.
 
     Returns ``""`` when there is nothing to add (memory switched off, empty block). Raises
-    `ValueError` for a malformed payload and `memd.errors.MemdError` for daemon problems;
+    `ValueError` for a malformed payload and `memd.core.errors.MemdError` for daemon problems;
     `run_hook` turns both into silence.
     """
     payload = _parse_payload(stdin_text)

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from memd.client import call
-from memd.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
-from memd.settings import load
+from memd.api.client import call
+from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
+from memd.core.settings import load
 
 log = logging.getLogger(__name__)
 

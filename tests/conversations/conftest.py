@@ -1,4 +1,4 @@
-"""Fixtures of the conversation tests: a real index file on disk."""
+"""Fixtures of the conversation tests: a real index file on disk, and the job fixtures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memd.store import Store
+from memd.db import Store
+from tests.jobenv import clock, env, server
+
+__all__ = ["clock", "env", "server", "store"]
 
 
 @pytest.fixture

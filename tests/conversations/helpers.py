@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memd.models import Turn
-from memd.store import Store
+from memd.core.models import Turn
+from memd.db import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memd.app import Engine
-from memd.ingest.conversations import write_turns
-from memd.ingest.journal import (
+from memd.conversations.ingest import write_turns
+from memd.conversations.journal import (
     ANSWER_CHARS,
     QUESTION_CHARS,
     JournalTurn,
@@ -18,8 +18,8 @@ from memd.ingest.journal import (
     short,
     write_journal,
 )
-from memd.settings import load
-from memd.store import Store
+from memd.core.settings import load
+from memd.db import Store
 from tests.conversations.helpers import rows, turn
 
 T0 = dt.datetime(2026, 3, 14, 9, 30).timestamp()

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memd.app import Engine
-from memd.errors import InvalidParams, NotFound
-from memd.markdown.tree import create_tree
-from memd.retrieval.recall import date_windows, detect_recall, topic_terms
-from memd.settings import load
-from memd.store import Store
+from memd.conversations.recall import date_windows, detect_recall, topic_terms
+from memd.core.errors import InvalidParams, NotFound
+from memd.core.settings import load
+from memd.db import Store
+from memd.memory.tree import create_tree
 from tests.conversations.helpers import FIXTURES
 
 NOW = dt.datetime(2026, 5, 10, 12, 0).timestamp()
@@ -158,7 +158,7 @@ def test_context_without_keywords_needs_a_strong_match(engine: Engine) -> None:
 
 
 def test_at_least_k_of_n_terms_is_an_or_of_and_subsets() -> None:
-    from memd.retrieval.recall import MAX_TERM_SUBSETS, _fts_match
+    from memd.conversations.recall import MAX_TERM_SUBSETS, _fts_match
 
     assert _fts_match(["vue", "pinia"], 1) == '"vue" OR "pinia"'
     assert _fts_match(["vue", "pinia", "store"], 2) == (

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memd.ingest.conversations import refresh_summary, set_title, summary_due, write_turns
-from memd.ingest.summary import summarize
-from memd.store import Store
+from memd.conversations.ingest import refresh_summary, set_title, summary_due, write_turns
+from memd.conversations.summary import summarize
+from memd.db import Store
 from tests.conversations.helpers import rows, turn
 
 T0 = 1_750_000_000.0

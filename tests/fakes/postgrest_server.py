@@ -14,7 +14,7 @@ Supported: ``POST /rest/v1/<table>`` (upsert with ``on_conflict``/``columns`` an
 plain insert; with ``select`` the representation holds only those columns) and
 ``GET /rest/v1/<table>`` or ``GET /rest/v1/<table's events>`` with ``select``, ``col=op.value``
 filters (eq, neq, gt, gte, lt, lte, in), ``order`` and ``limit``/``offset``. Writes follow the
-trigger in ``memd/adapters/sql/schema.sql``: the server sets synced_at (strictly increasing), a
+trigger in ``memd/sync/sql/schema.sql``: the server sets synced_at (strictly increasing), a
 replayed op_id is a no-op, a lower version from the device that already wrote the file is
 dropped, a write whose non-NULL ``base_sha256`` differs from another device's stored row (and
 from its own bytes) is skipped, base_sha256 is stored as NULL, and every applied write appends

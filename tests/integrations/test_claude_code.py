@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from memd.errors import ConfigError
+from memd.core.errors import ConfigError
 from memd.integrations import claude_code
 from memd.integrations.claude_code import hook_command, integrate
 from tests.utils import ROOT, memd_env

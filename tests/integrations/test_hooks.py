@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from memd.errors import ConfigError, DaemonNotRunning
+from memd.core.errors import ConfigError, DaemonNotRunning
+from memd.core.settings import Settings, load
 from memd.integrations import hooks
-from memd.settings import Settings, load
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 SESSION = "8b7c0e2e-0d4c-4a0e-9a53-5f2b6f1f0c11"

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
+from memd.core.settings import Settings, load
 from memd.integrations.mcp_server import build_server
-from memd.settings import Settings, load
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 TOOLS = {

@@ -15,13 +15,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from memd.adapters.cloud import CloudBackend, PushResult, SyncRow
-from memd.adapters.cloud_postgres import PostgresBackend
 from memd.app import Engine
-from memd.jobs.sync import Syncer, make_backend
-from memd.markdown.tree import create_tree
-from memd.settings import Settings, load
-from memd.store import Store, outbox
+from memd.core.settings import Settings, load
+from memd.db import Store
+from memd.memory.tree import create_tree
+from memd.sync import outbox
+from memd.sync.backend import CloudBackend, PushResult, SyncRow
+from memd.sync.job import Syncer, make_backend
+from memd.sync.postgres import PostgresBackend
 from tests.fakes.postgrest_server import FakePostgrest
 from tests.pgserver import PgServer
 

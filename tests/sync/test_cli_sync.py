@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memd.adapters.cloud import schema_path
+from memd.sync.backend import schema_path
 from tests.utils import DaemonProcess
 
 

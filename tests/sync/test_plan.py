@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memd.jobs.sync_rules import (
+from memd.core.settings import Settings, load
+from memd.sync.outbox import TOMBSTONE
+from memd.sync.rules import (
     Action,
     backoff_delay,
     config_fingerprint,
@@ -14,8 +16,6 @@ from memd.jobs.sync_rules import (
     plan_pull,
     safe_rel,
 )
-from memd.settings import Settings, load
-from memd.store.outbox import TOMBSTONE
 
 ME, OTHER = "dev-me", "dev-other"
 A, B, C, T = "sha-a", "sha-b", "sha-c", "sha-template"

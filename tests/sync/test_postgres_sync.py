@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from memd.adapters.cloud import PushResult, SyncRow
-from memd.adapters.cloud_postgres import PostgresBackend
-from memd.errors import SyncRetryable
-from memd.markdown.tree import TEMPLATES
-from memd.settings import Settings
-from memd.store import outbox
+from memd.core.errors import SyncRetryable
+from memd.core.settings import Settings
+from memd.memory.tree import TEMPLATES
+from memd.sync import outbox
+from memd.sync.backend import PushResult, SyncRow
+from memd.sync.postgres import PostgresBackend
 from tests.sync.conftest import Device, cloud_events, cloud_rows, race_on_push
 
 pytestmark = pytest.mark.postgres

@@ -1,0 +1,108 @@
+"""Blocking socket client for the daemon (no heavy imports: the CLI and hooks start fast)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+from memd.api.protocol import MEMORY_DISABLED, NOT_FOUND, encode_request
+from memd.core.errors import DaemonNotRunning, InvalidParams, MemdError, MemoryDisabled, NotFound
+
+
+class RemoteError(MemdError):
+    """The daemon answered with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+        if isinstance(data, dict) and data.get("hint"):
+            self.hint = str(data["hint"])
+
+
+class Client:
+    """One connection to the daemon; `call` sends a request and waits for its answer."""
+
+    def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buf = b""
+        self._ids = itertools.count(1)
+
+    def connect(self) -> Client:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.socket_path))
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            sock.close()
+            raise DaemonNotRunning(
+                f"no memd daemon is listening on {self.socket_path}",
+                hint="start it with `memd serve` (or `memd service install`)",
+            ) from exc
+        except OSError as exc:
+            sock.close()
+            raise DaemonNotRunning(f"cannot connect to {self.socket_path}: {exc}") from exc
+        self._sock = sock
+        return self
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> Client:
+        return self.connect() if self._sock is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Call `method` and return its result, or raise the error the daemon reported."""
+        if self._sock is None:
+            self.connect()
+        assert self._sock is not None
+        rid = next(self._ids)
+        try:
+            self._sock.sendall(encode_request(method, params or {}, rid))
+            line = self._readline()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self.close()
+            raise DaemonNotRunning(f"the daemon closed the connection: {exc}") from exc
+        except TimeoutError as exc:
+            self.close()
+            raise DaemonNotRunning(f"the daemon did not answer within {self.timeout}s") from exc
+        msg = json.loads(line)
+        if "error" in msg:
+            err = msg["error"]
+            code, text = err.get("code", 0), err.get("message", "")
+            if code == MEMORY_DISABLED:
+                raise MemoryDisabled(text)
+            if code == NOT_FOUND:
+                raise NotFound(text)
+            if code == -32602:
+                raise InvalidParams(text)
+            raise RemoteError(code, text, err.get("data"))
+        return msg.get("result")
+
+    def _readline(self) -> bytes:
+        assert self._sock is not None
+        while b"\n" not in self._buf:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise ConnectionResetError("connection closed before a full answer")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
+
+
+def call(
+    socket_path: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0
+) -> Any:
+    """One-shot call: connect, call, close."""
+    with Client(socket_path, timeout=timeout) as c:
+        return c.call(method, params)

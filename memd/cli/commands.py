@@ -1,0 +1,584 @@
+"""The `memd` command: a thin shell over the library and the socket client.
+
+Each command parses its arguments, calls one client or library function, renders the result
+(plain text, or `--json`), and turns memd errors into a message with a hint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd import __version__
+from memd.core.errors import DaemonNotRunning, MemdError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from memd.core import settings
+
+    overrides = {"log.level": args.log_level} if getattr(args, "log_level", None) else None
+    return settings.load(Path(args.config) if args.config else None, overrides=overrides)
+
+
+def _out(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text() if callable(text) else text)
+
+
+def call(args: argparse.Namespace, method: str, params: dict[str, Any], *, write: bool = False) -> Any:
+    """Ask the daemon; without one, answer from the index directly (and say so on stderr)."""
+    from memd.api import client
+
+    s = _settings(args)
+    try:
+        return client.call(s.socket_path, method, params, timeout=args.timeout)
+    except DaemonNotRunning:
+        pass
+    from memd.app import Engine
+    from memd.db import Store
+
+    if write:
+        print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
+        store = Store.open(s.db_path)
+    else:
+        print(f"memd: no daemon on {s.socket_path}; reading the index directly", file=sys.stderr)
+        store = Store.open_readonly(s.db_path)
+    try:
+        return Engine(s, store).handle(method, params)
+    finally:
+        store.close()
+
+
+# -- commands ------------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memd.app import Daemon, setup_logging
+
+    s = _settings(args)
+    setup_logging(s.log_level)
+    overrides = {"log.level": args.log_level} if args.log_level else None
+    return Daemon(s, config_file=Path(args.config) if args.config else None, overrides=overrides).run()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    st = call(args, "status", {})
+
+    def text() -> str:
+        d, ix = st["daemon"], st["index"]
+        lines = [f"memd {st['version']}  memory {'on' if st['enabled'] else 'OFF'}"]
+        if d.get("running"):
+            lines.append(
+                f"daemon: pid {d['pid']}, up {d.get('uptime_s', 0):.0f}s, RSS {d.get('rss_mb', 0)} MB,"
+                f" CPU {d.get('cpu_s', 0)}s, socket {st['socket']}"
+            )
+        else:
+            lines.append("daemon: not running")
+        lines.append(
+            f"index: {ix['files']} files, {ix['sections']} sections, {ix['items']} items"
+            f" ({ix['path']}); lag {ix.get('lag_s', 0)}s; watcher {st['watcher']['mode']}"
+        )
+        lines.append(f"memory root: {st['memory_root']}")
+        if "logs" in st:
+            lines += _logs_lines(st["logs"])
+        for extra in ("jobs", "llm", "sync"):
+            if extra in st:
+                lines.append(f"{extra}: {json.dumps(st[extra], ensure_ascii=False, default=str)}")
+        if st["problems"]:
+            lines.append(f"problem files ({len(st['problems'])}):")
+            lines += [f"  {p['path']}: {p['reason']}" for p in st["problems"]]
+        return "\n".join(lines)
+
+    _out(args, st, text)
+    return 0
+
+
+def _logs_lines(lg: dict[str, Any]) -> list[str]:
+    lines = [
+        f"logs: {lg['files']} files tailed ({lg['deleted_files']} deleted), {lg['turns']} turns in"
+        f" {lg['sessions']} sessions, {lg['bad_lines']} bad lines; watcher {lg['watcher']}"
+    ]
+    lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
+    lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def _when(ts: Any) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "undated"
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    scope = "conversations" if args.conversations else args.scope
+    res = call(args, "search", {"query": args.query, "limit": args.limit, "scope": scope})
+
+    def text() -> str:
+        if not res["hits"]:
+            return "no matches"
+        out = []
+        for h in res["hits"]:
+            where = f"{h['path']}:{h['start_line']}-{h['end_line']}"
+            if h.get("kind") == "turn":
+                where = (f"[{_when(h.get('ts'))}] {h.get('session_title') or h['session_id']}"
+                         f" ({h['path'] or 'session ' + h['session_id']}#{h['turn_id']})")  # fmt: skip
+            out.append(f"{h['score']:7.3f}  {where}  § {h['heading']}\n         {h['snippet']}")
+        return "\n".join(out)
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": args.query or "", "budget_tokens": args.budget}
+    for k in ("agent_id", "project", "session_id"):
+        if getattr(args, k):
+            params[k] = getattr(args, k)
+    res = call(args, "context", params)
+
+    def text() -> str:
+        if not res.get("enabled", True):
+            return "(memory is disabled)"
+        tail = f"\n\n[{res['tokens']}/{res['budget']} tokens, {len(res['sections'])} sections"
+        tail += f", {len(res['dropped'])} dropped]" if res["dropped"] else "]"
+        return (res["text"] or "(no memory to inject)") + tail
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"query": " ".join(args.query), "limit": args.limit}
+    for k in ("mode", "session_id", "project", "agent_id"):
+        if getattr(args, k):
+            params[k] = getattr(args, k)
+    res = call(args, "recall", params)
+    _out(args, res, res["text"])
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """`memd ingest`: turns as JSON lines on stdin (the generic JSONL shape), sent in batches."""
+    records: list[Any] = []
+    for n, line in enumerate(sys.stdin, 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise MemdError(f"stdin line {n} is not JSON: {exc}",
+                                hint='one turn per line: {"session_id": "…", "role": "user", "content": "…"}') from exc  # fmt: skip
+    totals = {"accepted": 0, "added": 0, "updated": 0}
+    sessions: set[str] = set()
+    for i in range(0, len(records), 500):
+        res = call(args, "ingest", {"turns": records[i : i + 500]}, write=True)
+        if not res.get("enabled", True):
+            _out(args, res, "memory is off: nothing was stored")
+            return 1
+        for k in totals:
+            totals[k] += res.get(k, 0)
+        sessions.update(res["sessions"])
+    data = {**totals, "sessions": sorted(sessions)}
+    _out(args, data, f"{totals['added']} turns added, {totals['updated']} updated in {len(sessions)} sessions")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    res = call(args, "import", {"path": str(Path(args.path).expanduser().absolute()), "format": args.format or ""},
+               write=True)  # fmt: skip
+    if res["format"] == "memd-export":
+        _out(args, res, lambda: _memd_import_text(res))
+        return 0
+    extra = f", {res['bad_lines']} bad lines" if res.get("bad_lines") else ""
+    _out(args, res, f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}")
+    return 0
+
+
+def _memd_import_text(res: dict[str, Any]) -> str:
+    f, m = res["files"], res["memories"]
+    lines = [
+        f"imported memd export v{res['version']} ({res['exported_at'] or 'undated'}): {res['new']} new",
+        f"  conversations: {res['added']} new turns, {res['updated']} updated, {res['new_sessions']} new"
+        f" sessions of {res['sessions_in_export']}",
+        f"  files: {f['written']} written, {f['identical']} already there, {len(f['kept_local'])} kept local",
+        f"  memories: {m['added']} added, {m['present']} already there",
+    ]
+    lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
+    if m["workspace_skipped"]:
+        lines.append(f"  {m['workspace_skipped']} workspace project memories not written (they live in the workspace)")
+    return "\n".join(lines)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    path = str(Path(args.file).expanduser().absolute())
+    res = call(args, "export", {"path": path, "tree": not args.no_tree})
+    _out(args, res, f"exported {res['sessions']} sessions ({res['chats']} chats), {res['memories']} memories and"
+         f" {res['files']} files to {res['path']} ({res['bytes']} bytes)")  # fmt: skip
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    scope = "project" if args.project_flag else ("agent" if args.agent_id else "user")
+    params: dict[str, Any] = {"text": " ".join(args.text), "scope": scope}
+    if scope == "project":
+        params["project"] = args.project or os.getcwd()
+    if args.agent_id:
+        params["agent_id"] = args.agent_id
+    if args.type:
+        params["type"] = args.type
+    res = call(args, "remember", params, write=True)
+    _out(args, res, f"remembered {res['id']} in {res['path']}:{res['line']}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    target = " ".join(args.what)
+    by_id = target.startswith(("m_", "h_")) and " " not in target
+    if by_id:
+        res = call(args, "forget", {"id": target}, write=True)
+    else:
+        res = call(args, "forget", {"query": target}, write=True)
+        cands = res["candidates"]
+        if not cands:
+            _out(args, res, f"nothing matches {target!r}")
+            return 1
+        if not args.yes:
+            for c in cands:
+                print(f"  {c['id']}  {c['text']}  ({c['path']}:{c['line']})", file=sys.stderr)
+            if not sys.stdin.isatty():
+                print("memd: add --yes to remove these (no terminal to confirm on)", file=sys.stderr)
+                return 1
+            answer = input(f"Forget {len(cands)} item(s)? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing removed", file=sys.stderr)
+                return 1
+        res = call(args, "forget", {"query": target, "confirm": True}, write=True)
+    _out(args, res, "\n".join(f"forgot {r['id']}: {r['text']}" for r in res["removed"]) or "nothing removed")
+    return 0
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"scope": args.scope or "", "all": args.all}
+    res = call(args, "memories", params)
+
+    def text() -> str:
+        if not res["items"]:
+            return "no memories yet"
+        out, cur = [], ""
+        for it in res["items"]:
+            if it["rel"] != cur:
+                cur = it["rel"]
+                out.append(f"{it['scope']}: {it['path']}")
+            mark = " (superseded)" if it["meta"].get("superseded") else ""
+            out.append(f"  {it['id']}  {it['text']}{mark}")
+        return "\n".join(out)
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_switch(args: argparse.Namespace) -> int:
+    on = args.command == "enable"
+    res = call(args, "set_enabled", {"enabled": on}, write=True)
+    _out(args, res, f"memory is {'on' if res['enabled'] else 'off'}")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    res = call(args, "reindex", {"full": args.full}, write=True)
+    _out(
+        args,
+        res,
+        f"{'rebuilt' if res['full'] else 'reconciled'}: {res['indexed']} indexed, {res['unchanged']} unchanged,"
+        f" {res['deleted']} deleted, {res['problems']} problems in {res['seconds']}s",
+    )
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from memd.core import settings
+
+    rows = settings.describe()
+    s = _settings(args)
+    for r in rows:
+        r["value"] = s.value(r["key"])
+        if "key" in r["key"] and r["value"]:
+            r["value"] = "(set)"
+    _out(
+        args,
+        {"file": str(s.paths.config_file), "settings": rows},
+        lambda: f"# {s.paths.config_file}\n"
+        + "\n".join(f"{r['key']} = {r['value']!r}  # {r['help']} (env {r['env']})" for r in rows),
+    )
+    return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    """`memd extract|archive|summarize --now`: run the job once and print what it did."""
+    if not args.now:
+        st = call(args, "status", {})
+        job = st.get("jobs", {}).get(args.job_name)
+        _out(args, job, json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}")
+        return 0
+    res = call(args, "run_job", {"name": args.job_name}, write=True)
+    counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items())
+    _out(args, res, f"{res['job']}: {res['outcome']}{' - ' + res['message'] if res['message'] else ''}"
+         + (f" ({counts})" if counts else ""))  # fmt: skip
+    return 0 if res["outcome"] not in ("error", "config_error") else 1
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """`memd sync [status] | --now [--retry-parked] | init-schema`: the cloud sync queue."""
+    if args.action == "init-schema":
+        res = call(args, "sync_init_schema", {}, write=True)
+        _out(args, res, f"{res['backend']}: {'tables ready' if res['created'] else 'not created here'}"
+             f" - {res['message']}")  # fmt: skip
+        return 0
+    if args.now:
+        res = call(args, "sync_now", {"retry_parked": args.retry_parked}, write=True)
+        counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items() if v)
+        _out(args, res, lambda: f"sync: {res['outcome']} - {res['message']}"
+             + (f"\n({counts})" if counts else "") + "\n\n" + _sync_text(res["status"]))  # fmt: skip
+        return 0 if res["outcome"] in ("success", "nothing_to_do") else 1
+    st = call(args, "sync_status", {})
+    _out(args, st, lambda: _sync_text(st))
+    return 0
+
+
+def _sync_text(st: dict[str, Any]) -> str:
+    import datetime as dt
+    import time
+
+    def at(ts: float | None) -> str:
+        if not ts:
+            return "never"
+        delta = ts - time.time()
+        rel = f"in {delta:.0f}s" if delta > 0 else f"{-delta:.0f}s ago"
+        return f"{dt.datetime.fromtimestamp(ts).strftime('%Y-%m-%d %H:%M:%S')} ({rel})"
+
+    if st["state"] == "off":
+        lines = [f"sync: off - {st.get('hint', '')}"]
+    elif st["state"] == "refused":
+        lines = [f"sync: REFUSED by the backend ({st['backend']}) - {st['hint']}"]
+    else:
+        lines = [f"sync: on - {st['backend']}, table {st['table']}, namespace {st['namespace']},"
+                 f" device {st['device_id'] or '(not yet assigned)'}"]  # fmt: skip
+    if "pending" in st:
+        oldest = f", oldest {st['oldest_pending_age_s']:.0f}s" if st["oldest_pending_age_s"] else ""
+        lines += [
+            f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
+            f"last success: {at(st['last_success_at'])}",
+            f"last error: {at(st['last_error_at'])}" + (f": {st['last_error']}" if st["last_error"] else ""),
+            f"next attempt: {at(st.get('next_attempt_at'))}",
+            "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
+        ]
+    if st.get("parked_ops"):
+        lines.append("parked (fix the cause, then `memd sync --now --retry-parked`):")
+        lines += [f"  {op['path']} v{op['version']} ({op['attempts']} attempts): {op['error']}"
+                  for op in st["parked_ops"]]  # fmt: skip
+    if st.get("conflicts"):
+        lines.append("conflicts (the local file was kept):")
+        for c in st["conflicts"]:
+            copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
+            lines.append(f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})")
+    for t in st.get("targets") or []:
+        lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
+                     f" last success {at(t['last_success_at'])}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memd.cli.demo import run_demo
+
+    return run_demo(home=Path(args.home) if args.home else None, serve=args.serve)
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    """`memd service install|uninstall|status`: the per-user systemd/launchd service."""
+    from memd.cli import service as install
+
+    s = _settings(args)
+    if args.action == "status":
+        st = install.service_status(s)
+
+        def status_text() -> str:
+            active = ", ".join(f"{k} {v}" for k, v in (st["active"] or {}).items()) or "unknown"
+            files = "\n".join(f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items())
+            lines = [f"{st['manager'] or 'no service manager'}: installed {'yes' if st['installed'] else 'no'};"
+                     f" state {active}", files, f"socket {st['socket']}"]  # fmt: skip
+            return "\n".join(lines + ([st["detail"]] if st["detail"] else []))
+
+        _out(args, st, status_text)
+        return 0
+    plan = install.plan_install(s) if args.action == "install" else install.plan_uninstall(s)
+    if args.dry_run:
+        _out(args, {"dry_run": True, **plan.as_dict()}, lambda: plan.describe() + "\n(dry run: nothing changed)")
+        return 0
+    res = install.apply(plan)
+    data = {
+        **plan.as_dict(),
+        "written": [str(p) for p in res.written],
+        "removed": [str(p) for p in res.removed],
+        "commands": [{"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
+                     for c in res.commands],  # fmt: skip
+    }
+
+    def text() -> str:
+        lines = [f"wrote {p}" for p in res.written] + [f"removed {p}" for p in res.removed]
+        for c in res.commands:
+            mark = "ok" if c.ok else f"failed ({c.returncode}, ignored): {c.stderr.strip()}"
+            lines.append(f"ran {' '.join(c.argv)}: {mark}")
+        return "\n".join(lines + [f"note: {n}" for n in plan.notes])
+
+    _out(args, data, text)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """`memd doctor`: every check with its verdict and a fix; exit 1 when something failed."""
+    from memd.cli import doctor
+
+    checks = doctor.run_checks(_settings(args), timeout=min(args.timeout, 5.0))
+    _out(args, doctor.as_dict(checks), lambda: doctor.render(checks))
+    return doctor.exit_code(checks)
+
+
+# -- parser --------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="settings file (default: the platform config dir)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument("--timeout", type=float, default=30.0, help="socket timeout in seconds")
+    common.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    p = argparse.ArgumentParser(prog="memd", description="A local memory daemon for AI assistants.")
+    p.add_argument("--version", action="version", version=f"memd {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, fn: Command, help: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, parents=[common], help=help, description=help)
+        sp.set_defaults(func=fn)
+        return sp
+
+    add("serve", cmd_serve, "run the daemon in the foreground")
+    add("status", cmd_status, "daemon, index, watcher and problem files")
+    sp = add("search", cmd_search, "full-text search over memory (then past conversations)")
+    sp.add_argument("query")
+    sp.add_argument("--limit", type=int, default=10, help="hits per kind: sections, then turns")
+    sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
+    sp.add_argument("--conversations", action="store_true", help="past conversations only")
+    sp = add("recall", cmd_recall, "recall past conversations: sessions, a topic, one session, within one")
+    sp.add_argument("query", nargs="*")
+    sp.add_argument("--mode", choices=["sessions", "topic", "session", "within"],
+                    help="default: from the arguments (query → topic, --session → session/within)")  # fmt: skip
+    sp.add_argument("--session", dest="session_id")
+    sp.add_argument("--project")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--limit", type=int, default=20)
+    add("ingest", cmd_ingest, "store conversation turns given as JSON lines on stdin")
+    sp = add("import", cmd_import, "import a memd export, a ChatGPT export, a Claude Code transcript folder or a log file")
+    sp.add_argument("path")
+    sp.add_argument("--format", choices=["memd", "chatgpt", "claude-code", "jsonl", "openai"])
+    sp.set_defaults(timeout=600.0)
+    sp = add("export", cmd_export, "write sessions with their chats, memories and the Markdown tree to one JSON file")
+    sp.add_argument("file")
+    sp.add_argument("--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)")
+    sp.set_defaults(timeout=600.0)
+    sp = add("context", cmd_context, "the memory block an assistant should get now")
+    sp.add_argument("query", nargs="?", default="")
+    sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    sp.add_argument("--project", help="workspace path or project slug")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--session", dest="session_id")
+    sp = add("remember", cmd_remember, "save a memory (user scope unless --project/--agent)")
+    sp.add_argument("text", nargs="+")
+    sp.add_argument("--project", dest="project_flag", action="store_true", help="this workspace's memory")
+    sp.add_argument("--project-path", dest="project", help="workspace (default: current folder)")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--type", help="personal, preference, skill, project, task, decision, knowledge")
+    sp = add("forget", cmd_forget, "remove memories by id or matching text")
+    sp.add_argument("what", nargs="+")
+    sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    sp = add("memories", cmd_memories, "list the memories in effect")
+    sp.add_argument("--scope", choices=["user", "project", "agent"])
+    sp.add_argument("--all", action="store_true", help="include superseded items")
+    add("enable", cmd_switch, "turn memory on")
+    add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
+    sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")
+    sp.add_argument("--full", action="store_true", help="rebuild into a new database and swap it in")
+    for job, help in (
+        ("extract", "extract facts and preferences from new conversation turns"),
+        ("summarize", "summarise idle sessions"),
+        ("archive", "move old journal days and expired/decayed memories to archive/"),
+    ):
+        sp = add(job, cmd_job, help + " (--now runs it; without, shows its state)")
+        sp.add_argument("--now", action="store_true", help="run it now and print what it did")
+        sp.set_defaults(job_name=job)
+    sp = add("sync", cmd_sync, "cloud sync: queue status, run now, create the cloud tables")
+    sp.add_argument("action", nargs="?", choices=["status", "init-schema"], default="status")
+    sp.add_argument("--now", action="store_true", help="pull, then push everything queued, now")
+    sp.add_argument("--retry-parked", action="store_true", help="with --now: retry parked operations")
+    add("config", cmd_config, "every setting with its value, env override and help")
+    sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
+    sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
+    sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
+    sp = add("service", cmd_service, "install, remove or inspect memd as a user service (systemd/launchd)")
+    sp.add_argument("action", choices=["install", "uninstall", "status"])
+    sp.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    add("doctor", cmd_doctor, "check SQLite, folders, limits, daemon, service, keys, cloud and index")
+    sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
+    sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
+    sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")
+    return p
+
+
+# Commands with their own argument parsing, dispatched before argparse so hooks start fast.
+DELEGATED = {
+    "hook": "memd.integrations.hooks",
+    "mcp": "memd.integrations.mcp_server",
+    "integrate": "memd.integrations.claude_code",
+}
+
+
+def _delegate(argv: list[str]) -> int:
+    import importlib
+
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "integrate":
+        if not rest or rest[0] != "claude-code":
+            print("usage: memd integrate claude-code [--dry-run] [--remove]", file=sys.stderr)
+            return 2
+        rest = rest[1:]
+    module = importlib.import_module(DELEGATED[cmd])
+    return int(module.main(rest))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        return _delegate(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except MemdError as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""`memd demo`: start a real daemon on a throwaway home and show what it does, step by step."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memd.api import client
+from memd.core.errors import DaemonNotRunning
+
+VUE = """---
+type: topic
+tags: [vue, frontend]
+---
+# Vue
+
+## Components
+- Prefer the Composition API with `<script setup>`
+- Keep components under 200 lines; split by feature
+
+## State
+- Pinia for shared state, not Vuex
+"""
+PREFS = """---
+type: preference
+pinned: true
+---
+# User Preferences
+
+## Communication Style
+- Concise answers with code examples
+
+## Technical Preferences
+- TypeScript strict mode everywhere
+"""
+
+
+def _wait(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"the daemon exited early with code {proc.returncode}")
+        try:
+            client.call(sock, "status", timeout=2)
+            return
+        except DaemonNotRunning:
+            time.sleep(0.1)
+    raise SystemExit("the daemon did not come up in time")
+
+
+def _show(title: str, text: str) -> None:
+    print(f"\n\033[1m== {title}\033[0m" if sys.stdout.isatty() else f"\n== {title}")
+    print(text)
+
+
+def run_demo(home: Path | None = None, serve: bool = False) -> int:
+    """Run the walkthrough; with `serve`, leave the daemon running in the foreground."""
+    home = home or Path(tempfile.mkdtemp(prefix="memd-demo-"))
+    env = {**os.environ, "MEMD_HOME": str(home), "MEMD_LOG_LEVEL": "WARNING"}
+    sock = home / "run" / "memd.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=env)
+    try:
+        _wait(sock, proc)
+        mem = home / "memory"
+        print(f"memd daemon running (pid {proc.pid}) with MEMD_HOME={home}")
+        (mem / "_core" / "preferences.md").write_text(PREFS, encoding="utf-8")
+        (mem / "topics" / "vue.md").write_text(VUE, encoding="utf-8")
+        time.sleep(0.6)  # the watcher picks the files up; no command is run
+        ctx = client.call(sock, "context", {"query": "how should I structure this Vue component?"})
+        _show("context('how should I structure this Vue component?')", ctx["text"])
+        print(f"[{ctx['tokens']}/{ctx['budget']} tokens]")
+        with open(mem / "topics" / "vue.md", "a", encoding="utf-8") as fh:
+            fh.write("- Tests: vitest + @vue/test-utils\n")
+        time.sleep(0.6)
+        hits = client.call(sock, "search", {"query": "vitest"})["hits"]
+        _show("edited topics/vue.md by hand; search('vitest') right after", "\n".join(
+            f"{h['path']}:{h['start_line']}-{h['end_line']}  {h['snippet']}" for h in hits))  # fmt: skip
+        r = client.call(sock, "remember", {"text": "The user's name is Sam", "type": "personal"})
+        _show("remember('The user's name is Sam')", f"{r['id']} -> {r['path']}:{r['line']}")
+        client.call(sock, "ingest", {"turns": [
+            {"session_id": "demo-1", "role": "user", "content": "Should Vue components use Pinia or Vuex?",
+             "ts": time.time() - 86400},
+            {"session_id": "demo-1", "role": "assistant", "content": "Pinia: it is the official store now.",
+             "ts": time.time() - 86390},
+        ]})  # fmt: skip
+        ctx = client.call(sock, "context", {"query": "之前聊过 Vue 吗? (did we talk about Vue before?)"})
+        _, _, recalled = ctx["text"].partition("## From past conversations")
+        _show("ingest a conversation, then context('之前聊过 Vue 吗?') recalls it",
+              recalled.replace("</memory>", "").strip() or "(nothing recalled)")  # fmt: skip
+        st = client.call(sock, "status")
+        ix = st["index"]
+        _show(
+            "status",
+            f"{ix['files']} files, {ix['sections']} sections; RSS {st['daemon'].get('rss_mb')} MB",
+        )
+        if serve:
+            print(f"\nServing on {sock}. Try, in another terminal:\n"
+                  f"  MEMD_HOME={home} memd context 'vue state'\nCtrl-C to stop.")  # fmt: skip
+            proc.wait()
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(10)

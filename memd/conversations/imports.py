@@ -1,0 +1,98 @@
+"""`memd import PATH`: a ChatGPT export, a folder of Claude Code transcripts, or one log file.
+
+Imports are idempotent: turns are keyed by their ids, and log files go through the same
+checkpointed reader as live tailing, so importing the same thing twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from memd.conversations.formats import parse_chatgpt_export
+from memd.conversations.ingest import WriteReport, prepare, write_turns
+from memd.conversations.logs import LogIngestor, LogSource
+from memd.core.errors import ParseError, SourceError
+
+BATCH = 2000
+MAX_EXPORT_BYTES = 2 << 30
+
+
+def sniff_format(path: Path) -> str:
+    """`claude-code` or `jsonl` for a JSONL log, from its first records."""
+    with open(path, "rb") as f:
+        for _ in range(50):
+            raw = f.readline()
+            if not raw:
+                break
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                if "sessionId" in obj or obj.get("type") in ("summary", "file-history-snapshot"):
+                    return "claude-code"
+                if "session_id" in obj or "messages" in obj:
+                    return "jsonl"
+    return "jsonl"
+
+
+def import_path(ingestor: LogIngestor, path: Path, fmt: str = "") -> dict[str, Any]:
+    """Import `path` and report what was added.
+
+    A `.json` file is read as a ChatGPT `conversations.json` export (only the visible branch
+    of each conversation); a folder as Claude Code transcripts (`<folder>/*.jsonl` and
+    `<folder>/*/*.jsonl`, subagent files skipped); a `.jsonl` file by its format (`fmt`, or
+    sniffed from its first records).
+    """
+    path = path.expanduser().absolute()
+    if not path.exists():
+        raise SourceError(f"{path} does not exist")
+    if path.is_dir():
+        return _import_files(ingestor, _claude_files(path), "claude-code")
+    if path.suffix == ".json" or fmt == "chatgpt":
+        return _import_chatgpt(ingestor, path)
+    return _import_files(ingestor, [str(path)], fmt or sniff_format(path))
+
+
+def _claude_files(folder: Path) -> list[str]:
+    files = [str(p) for p in sorted(folder.glob("*.jsonl")) if not p.name.startswith("agent-")]
+    files += LogSource(folder, "claude-code").files()
+    return files
+
+
+def _import_files(ingestor: LogIngestor, files: list[str], fmt: str) -> dict[str, Any]:
+    added = lines = bad = 0
+    sessions: set[str] = set()
+    # One pipeline over all the files: a folder of transcripts shares writer transactions.
+    for rep in ingestor.ingest_files([(f, fmt) for f in files], summaries=False):
+        added, lines, bad = added + rep.added, lines + rep.lines, bad + rep.bad
+        sessions |= rep.report.sessions
+    ingestor.refresh_summaries(sessions)
+    return {"format": fmt, "files": len(files), "lines": lines, "added": added, "bad_lines": bad,
+            "sessions": len(sessions)}  # fmt: skip
+
+
+def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
+    size = path.stat().st_size
+    if size > MAX_EXPORT_BYTES:
+        raise SourceError(f"{path} is {size >> 20} MB; memd reads ChatGPT exports up to {MAX_EXPORT_BYTES >> 20} MB")
+    try:
+        data = parse_chatgpt_export(path.read_bytes(), path=str(path))
+    except ParseError as exc:
+        raise SourceError(f"{path}: {exc}", hint="expected the conversations.json of a ChatGPT data export") from exc
+    total = WriteReport()
+    for i in range(0, len(data.turns), BATCH):
+        if not ingestor.enabled():
+            break
+        # Redacted here, summaries once at the end: the writer only writes.
+        batch = prepare(data.turns[i : i + BATCH])
+        total.merge(ingestor.store.w.run(functools.partial(write_turns, turns=batch, prepared=True, summaries=False)))
+    ingestor.refresh_summaries(total.sessions)
+    if total.added or total.updated:
+        ingestor.notify(total)
+    return {"format": "chatgpt", "files": 1, "conversations": data.conversations, "turns": len(data.turns),
+            "added": total.added, "updated": total.updated, "sessions": len(total.sessions),
+            "skipped": data.skipped}  # fmt: skip

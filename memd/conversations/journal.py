@@ -1,0 +1,226 @@
+"""The conversation journal: `journal/YYYY-MM-DD.md`, one short entry per exchange (seed 000).
+
+Entries are grouped under one `## <session title> · <session id>` heading per session and day,
+in local time. Each entry is a list item carrying the id of its question turn in a
+`<!-- memd turn=… -->` comment, so writing the same exchange twice (after a crash between
+the file write and the database update) never duplicates it; the file stays hand-editable.
+`sessions.journal_upto` remembers the last turn journaled, so an exchange is planned once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.core.text import shorten
+from memd.db import Store
+from memd.memory.edit import read_lines, write_atomic
+from memd.memory.parse import format_meta
+
+QUESTION_CHARS = 80
+ANSWER_CHARS = 160
+TITLE_CHARS = 60
+_TRAILING_JOINERS = "\u200d\ufe0e\ufe0f"
+_TURN_MARK = re.compile(r"<!--[ \t]*memd[: ]?[^\n]*?\bturn=\"?([^\s\"]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class JournalTurn:
+    """A stored turn as the journal planner sees it (`rowid` orders the log)."""
+
+    rowid: int
+    turn_id: str
+    role: str
+    text: str
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One exchange as a journal line."""
+
+    day: dt.date
+    session_id: str
+    title: str
+    at: str
+    question: str
+    answer: str
+    turn_id: str
+
+    def line(self) -> str:
+        body = f"{self.at} **Q:** {self.question}" if self.question else f"{self.at}"
+        if self.answer:
+            body += f" **A:** {self.answer}"
+        return f"- {body} {format_meta({'turn': self.turn_id})}"
+
+
+def short(text: str, limit: int) -> str:
+    """`memd.core.text.shorten`, never ending inside an emoji sequence (a dangling joiner)."""
+    out = shorten(text, limit)
+    if out.endswith("…"):
+        out = out[:-1].rstrip(_TRAILING_JOINERS) + "…"
+    return out
+
+
+def plan_entries(
+    session_id: str, title: str, turns: Sequence[JournalTurn], *, oldest: float = 0.0
+) -> tuple[list[Entry], int]:
+    """PURE: the exchanges of `turns` (after the last journaled one) and the new high-water mark.
+
+    An exchange is a user turn and the assistant turns that follow it. A question whose answer
+    has not arrived yet stays unplanned (the mark stops before it); assistant turns without a
+    question (a continuation of an exchange already written) are passed over. Exchanges older
+    than `oldest` (epoch seconds) are passed over without an entry.
+    """
+    entries: list[Entry] = []
+    upto = 0
+    i = 0
+    n = len(turns)
+    while i < n:
+        t = turns[i]
+        if t.role != "user":
+            upto = t.rowid
+            i += 1
+            continue
+        j = i + 1
+        answers: list[JournalTurn] = []
+        while j < n and turns[j].role != "user":
+            answers.append(turns[j])
+            j += 1
+        if not answers and j >= n:
+            break  # the answer may still come
+        if t.ts >= oldest:
+            when = dt.datetime.fromtimestamp(t.ts)
+            entries.append(
+                Entry(
+                    day=when.date(),
+                    session_id=session_id,
+                    title=short(title or session_id, TITLE_CHARS),
+                    at=when.strftime("%H:%M"),
+                    question=short(t.text, QUESTION_CHARS),
+                    answer=short(" ".join(a.text for a in answers), ANSWER_CHARS),
+                    turn_id=t.turn_id,
+                )
+            )
+        upto = turns[j - 1].rowid
+        i = j
+    return entries, upto
+
+
+def short_id(session_id: str) -> str:
+    """How a session is named in its journal heading: short ids whole, long ones abbreviated."""
+    if len(session_id) <= 16:
+        return session_id
+    return f"{session_id[:8]}-{hashlib.sha1(session_id.encode()).hexdigest()[:4]}"
+
+
+def _heading_re(session_id: str) -> re.Pattern[str]:
+    return re.compile(r"^##[ \t]+.*·[ \t]*" + re.escape(short_id(session_id)) + r"[ \t]*$")
+
+
+def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
+    """Append entries to their day files, under their session's heading; returns lines written."""
+    by_day: dict[dt.date, dict[str, list[Entry]]] = {}
+    for e in entries:
+        by_day.setdefault(e.day, {}).setdefault(e.session_id, []).append(e)
+    written = 0
+    for day, sessions in sorted(by_day.items()):
+        path = journal_dir / f"{day.isoformat()}.md"
+        lines = read_lines(path)
+        if not lines or lines == [""]:
+            lines = [f"# {day.isoformat()}", ""]
+        seen = set(_TURN_MARK.findall("\n".join(lines)))
+        changed = False
+        for es in sessions.values():
+            new = []
+            for e in es:
+                if e.turn_id not in seen:
+                    seen.add(e.turn_id)
+                    new.append(e)
+            if new:
+                _insert(lines, new)
+                changed = True
+                written += len(new)
+        if changed:
+            if lines[-1] != "":
+                lines.append("")
+            write_atomic(path, "\n".join(lines))
+    return written
+
+
+def _insert(lines: list[str], es: list[Entry]) -> None:
+    """Put one session's new entries at the end of its section (a new section at the end)."""
+    first = es[0]
+    pat = _heading_re(first.session_id)
+    start = next((i for i, line in enumerate(lines) if pat.match(line)), None)
+    if start is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        lines += ["", f"## {first.title} · {short_id(first.session_id)}", ""]
+        lines += [e.line() for e in es]
+        return
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("# ", "## "))), len(lines))
+    at = end
+    while at > start + 1 and not lines[at - 1].strip():
+        at -= 1
+    lines[at:at] = [e.line() for e in es]
+    after = at + len(es)
+    if after < len(lines) and lines[after].startswith("#"):
+        lines.insert(after, "")
+
+
+def lagging_sessions(conn: sqlite3.Connection, since: float) -> list[str]:
+    """Sessions active since `since` with turns after their journal mark (a crash between a
+    write and its journal leaves some; a question still waiting for its answer too)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT s.session_id FROM sessions s WHERE s.updated_at >= ?"
+            " AND s.journal_upto < (SELECT max(t.id) FROM turns t WHERE t.session_id = s.session_id)",
+            (since,),
+        )
+    ]
+
+
+def write_journal(store: Store, journal_dir: Path, session_ids: Iterable[str], *, oldest: float = 0.0) -> int:
+    """Journal the new exchanges of these sessions; returns the number of entries written.
+
+    The files are written before the high-water mark is committed: a crash in between writes
+    nothing twice, because entries already in a file are recognised by their turn id.
+    """
+    conn = store.read()
+    marks: dict[str, int] = {}
+    entries: list[Entry] = []
+    for sid in sorted(set(session_ids)):
+        row = conn.execute("SELECT title, journal_upto FROM sessions WHERE session_id = ?", (sid,)).fetchone()
+        if row is None:
+            continue
+        turns = [
+            JournalTurn(r[0], r[1], r[2], r[3], r[4])
+            for r in conn.execute(
+                # Texts too old to be journaled are not read (a bulk import of history is mostly that).
+                "SELECT id, turn_id, role, CASE WHEN ts >= ? THEN text ELSE '' END, ts FROM turns"
+                " WHERE session_id = ? AND id > ? ORDER BY id",
+                (oldest, sid, row[1]),
+            )
+        ]
+        es, upto = plan_entries(sid, row[0], turns, oldest=oldest)
+        entries += es
+        if upto > row[1]:
+            marks[sid] = upto
+    written = add_entries(journal_dir, entries) if entries else 0
+    if marks:
+
+        def save(c: sqlite3.Connection) -> None:
+            c.executemany(
+                "UPDATE sessions SET journal_upto = max(journal_upto, ?) WHERE session_id = ?",
+                [(v, k) for k, v in marks.items()],
+            )
+
+        store.w.run(save)
+    return written

@@ -1,0 +1,494 @@
+"""Tail assistants' conversation logs into the store, exactly once across restarts.
+
+Each log file is read from its checkpoint in `log_files` (inode, size, byte offset, line
+number, hash of the first bytes) with `memd.conversations.tailer.read_new`: only complete lines,
+a partial last line waits for its newline, a truncated or replaced file is read again from
+the start. The turns of a chunk and the checkpoint after it commit in one transaction, and
+turns are keyed by `(session_id, turn_id)`, so a crash at any point neither loses nor
+duplicates a turn. Lines that cannot be parsed are recorded in `bad_lines` with their file
+and line number and the rest of the file goes on. A log that disappears is only marked
+deleted: what memd learned from it stays.
+
+Live changes come from a `Watcher` on the source folders; a slow poll catches anything the
+watcher missed (and files that are written continuously, which a debounce would hold back).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memd.conversations.formats import SessionTitle, parse_claude_code_line, parse_jsonl_line
+from memd.conversations.ingest import (
+    WriteReport,
+    due_sessions,
+    prepare,
+    refresh_summaries,
+    set_title,
+    write_turns,
+)
+from memd.conversations.tailer import Checkpoint, read_new
+from memd.core.errors import ConfigError, ParseError
+from memd.core.models import Turn
+from memd.core.watcher import Watcher
+from memd.db import Store
+
+log = logging.getLogger(__name__)
+FORMATS = ("claude-code", "jsonl", "openai")
+CHUNK_BYTES = 1 << 20
+RECENT_BAD_LINES = 10
+SUMMARY_BATCH = 50
+
+
+# With native watches, the periodic scan only guards against lost events.
+WATCHED_RESCAN_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class LogSource:
+    """A folder (or one file) of logs in one format.
+
+    Claude Code keeps one transcript per session in `<projects>/<project>/<session>.jsonl`;
+    its subagent transcripts (`agent-*.jsonl`, `*/subagents/*`) only hold sidechain records,
+    which are not what the user and the assistant said, so they are skipped, never turned
+    into sessions of their own.
+    """
+
+    root: Path
+    format: str
+
+    def accepts(self, path: str) -> bool:
+        """Whether `path` is a log of this source."""
+        if not path.endswith(".jsonl"):
+            return False
+        root = str(self.root)
+        if path != root and not path.startswith(root.rstrip(os.sep) + os.sep):
+            return False
+        if self.format == "claude-code":
+            rel = Path(os.path.relpath(path, root))
+            return len(rel.parts) == 2 and not rel.name.startswith("agent-")
+        return True
+
+    def files(self) -> list[str]:
+        """The log files there now."""
+        if self.root.is_file():
+            return [str(self.root)] if self.accepts(str(self.root)) else []
+        if not self.root.is_dir():
+            return []
+        pattern = "*/*.jsonl" if self.format == "claude-code" else "**/*.jsonl"
+        return sorted(p for p in (str(f) for f in self.root.glob(pattern)) if self.accepts(p))
+
+
+def sources_from_settings(claude_code: bool, claude_dir: Path, extra: Iterable[dict[str, Any]]) -> list[LogSource]:
+    """The configured log sources; Claude Code's folder only when it exists."""
+    out = []
+    if claude_code and claude_dir.is_dir():
+        out.append(LogSource(claude_dir, "claude-code"))
+    for i, entry in enumerate(extra):
+        path, fmt = entry.get("path"), entry.get("format", "jsonl")
+        if not isinstance(path, str) or not path:
+            raise ConfigError(f"logs.sources[{i}] needs a path", hint='logs.sources = [{path = "...", format = "jsonl"}]')
+        if fmt not in FORMATS:
+            raise ConfigError(f"logs.sources[{i}]: unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
+        out.append(LogSource(Path(path).expanduser(), fmt))
+    return out
+
+
+@dataclass(slots=True)
+class FileReport:
+    """What reading one file did."""
+
+    path: str
+    lines: int = 0
+    added: int = 0
+    bad: int = 0
+    restarted: bool = False
+    deleted: bool = False
+    report: WriteReport = field(default_factory=WriteReport)
+
+
+_UUID_KEY = rb'"uuid"\s*:\s*"%s"'
+
+
+def _leaf_in(data: bytes, leaf: str) -> bool:
+    return re.search(_UUID_KEY % re.escape(leaf.encode()), data) is not None
+
+
+class LogIngestor:
+    """Reads every configured log source into the store; `start()` keeps it up to date."""
+
+    def __init__(
+        self,
+        store: Store,
+        sources: list[LogSource],
+        *,
+        enabled: Callable[[], bool] = lambda: True,
+        on_turns: Callable[[WriteReport], None] | None = None,
+        on_poll: Callable[[], object] | None = None,
+        poll_s: float = 5.0,
+        debounce_s: float = 0.05,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        self.store = store
+        self.sources = sources
+        self.enabled = enabled
+        self.on_turns = on_turns
+        self.on_poll = on_poll
+        self.poll_s = poll_s
+        self.debounce_s = debounce_s
+        self.chunk_bytes = chunk_bytes
+        self.watcher: Watcher | None = None
+        self.last_scan_at = 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        self._last_scan = 0.0
+
+    # -- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Watch the source folders and poll them; the first scan runs in the background."""
+        roots = [s.root for s in self.sources if s.root.is_dir()]
+        if roots:
+            self.watcher = Watcher(self.ingest_paths, accept=self._accepts, debounce_s=self.debounce_s, name="log-watcher")
+            for r in roots:
+                self.watcher.watch(r)
+            self.watcher.start()
+        self._poller = threading.Thread(target=self._poll_loop, name="memd-log-poll", daemon=True)
+        self._poller.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.watcher is not None:
+            self.watcher.stop()
+        if self._poller is not None and self._poller.is_alive():
+            self._poller.join(30)
+
+    def _needs_scan(self, now: float) -> bool:
+        """Natively watched folders only need a rare safety scan; others are polled each time."""
+        w = self.watcher
+        watched = w is not None and not w.fallbacks and all(
+            str(src.root) in w.watched_roots for src in self.sources
+        )
+        return not watched or now - self._last_scan >= WATCHED_RESCAN_S
+
+    def _poll_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                now = time.monotonic()
+                if self._needs_scan(now):
+                    # Idle CPU grows with the number of transcripts scanned, so a folder the
+                    # watcher already reports on is rescanned only every few minutes.
+                    self.scan(quick=True)
+                    self._last_scan = now
+                # Catch-up work waits while a log is being read: that read refreshes its own
+                # sessions when it ends, and meanwhile it needs the writer (and the GIL).
+                if not self._lock.locked():
+                    self.refresh_due_summaries()
+                    if self.on_poll is not None:
+                        self.on_poll()
+            except Exception:
+                # A broken source must not end tailing for the others; the next poll retries.
+                log.exception("log scan failed")
+            self._stop.wait(self.poll_s)
+
+    def refresh_due_summaries(self) -> int:
+        """Rebuild the summaries still due (a bulk load cut short by a crash leaves some)."""
+        done = 0
+        while not self._stop.is_set() and not self._lock.locked():
+            due = due_sessions(self.store.read(), SUMMARY_BATCH)
+            if not due:
+                break
+            n = self.store.w.run(functools.partial(refresh_summaries, session_ids=due))
+            if not n:
+                break
+            done += n
+        return done
+
+    def _accepts(self, path: str) -> bool:
+        return any(s.accepts(path) for s in self.sources)
+
+    # -- reading ---------------------------------------------------------------------------
+    def scan(self, *, quick: bool = False) -> list[FileReport]:
+        """Read every log of every source; with `quick`, files whose size matches their
+        checkpoint are not opened. Logs that disappeared are marked deleted."""
+        known = self._known()
+        seen: set[str] = set()
+        todo: list[tuple[str, str]] = []
+        for src in self.sources:
+            for path in src.files():
+                if self._stop.is_set():
+                    return []
+                seen.add(path)
+                if quick and path in known:
+                    try:
+                        st = os.stat(path)
+                    except OSError:
+                        continue
+                    inode, size, offset = known[path]
+                    if st.st_ino == inode and st.st_size == size and offset == size:
+                        continue
+                todo.append((path, src.format))
+        reports = self.ingest_files(todo)
+        gone = [p for p, (_, _, _) in known.items() if p not in seen and not os.path.exists(p)]
+        if gone:
+            self._mark_deleted(gone)
+        self.last_scan_at = time.time()
+        return reports
+
+    def ingest_paths(self, paths: list[str]) -> list[FileReport]:
+        """Read the given files (the watcher's callback)."""
+        files = []
+        for p in paths:
+            src = next((s for s in self.sources if s.accepts(p)), None)
+            if src is not None:
+                files.append((p, src.format))
+        return self.ingest_files(files)
+
+    def ingest_file(self, path: str, fmt: str, *, summaries: bool = True) -> FileReport:
+        """Read what is new in one file and store it with its checkpoint, chunk by chunk.
+
+        Summaries of the sessions that grew are refreshed once, after the last chunk (or by
+        the caller, with `summaries=False`).
+        """
+        return self.ingest_files([(path, fmt)], summaries=summaries)[0]
+
+    def ingest_files(self, files: Sequence[tuple[str, str]], *, summaries: bool = True) -> list[FileReport]:
+        """`ingest_file` for several (path, format) pairs, as one pipeline.
+
+        The next chunk — of the same file or of the next one — is parsed while the writer
+        stores the previous one (one write in flight keeps the order and bounds memory), so
+        a folder of small transcripts is not read and written strictly in turn.
+        """
+        reports: list[FileReport] = []
+        pending: Future[list[tuple[FileReport, WriteReport]]] | None = None
+        # Chunks of small files share a transaction: a commit per transcript was most of the
+        # writer's time on a folder of short sessions.
+        batch: list[tuple[functools.partial[WriteReport], FileReport]] = []
+        batch_bytes = 0
+
+        def flush() -> None:
+            nonlocal pending, batch, batch_bytes
+            if not batch:
+                return
+            jobs, batch, batch_bytes = batch, [], 0
+            if pending is not None:
+                self._written(pending.result())
+            pending = self.store.w.submit(lambda c: [(rep, write(c)) for write, rep in jobs])
+
+        with self._lock:
+            try:
+                # A path listed twice would be read twice: its checkpoint is only written when
+                # the batch holding its first read is.
+                for path, fmt in dict.fromkeys(files):
+                    if self._stop.is_set():
+                        break
+                    rep = FileReport(path)
+                    reports.append(rep)
+                    prev = self._checkpoint(path)
+                    while not self._stop.is_set():
+                        try:
+                            chunk = read_new(path, prev, self.chunk_bytes)
+                        except FileNotFoundError:
+                            rep.deleted = True
+                            self._mark_deleted([path])
+                            break
+                        except OSError as exc:
+                            log.warning("cannot read %s: %s", path, exc)
+                            break
+                        if not chunk.lines and not chunk.restarted:
+                            break
+                        rep.restarted |= chunk.restarted
+                        turns, titles, bad = self._parse(path, fmt, chunk.lines)
+                        if not self.enabled():
+                            # Memory is switched off: move past these lines without keeping them.
+                            turns, titles = [], []
+                        batch.append((functools.partial(
+                            self._write, path=path, fmt=fmt, cp=chunk.checkpoint, restarted=chunk.restarted,
+                            start=0 if chunk.restarted or prev is None else prev.offset,
+                            turns=prepare(turns), titles=titles, bad=bad,
+                        ), rep))  # fmt: skip
+                        batch_bytes += sum(len(raw) for _, raw in chunk.lines)
+                        if batch_bytes >= self.chunk_bytes:
+                            flush()
+                        rep.lines += len(chunk.lines)
+                        rep.bad += len(bad)
+                        prev = chunk.checkpoint
+                        if not chunk.lines:
+                            break
+                flush()
+            finally:
+                if pending is not None:
+                    self._written(pending.result())
+            for rep in reports:
+                # Once per file, not per chunk: a bulk load would rewrite the same journal
+                # pages (and have them re-indexed) once per chunk.
+                if rep.report.added or rep.report.updated:
+                    self.notify(rep.report)
+            if summaries:
+                self.refresh_summaries(s for rep in reports for s in rep.report.sessions)
+        return reports
+
+    def refresh_summaries(self, sessions: Iterable[str]) -> None:
+        """Rebuild the summaries of sessions that grew, a batch per transaction."""
+        ids = sorted(set(sessions))
+        for i in range(0, len(ids), SUMMARY_BATCH):
+            self.store.w.run(functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH]))
+
+    def _written(self, results: list[tuple[FileReport, WriteReport]]) -> None:
+        for rep, wrep in results:
+            rep.added += wrep.added
+            rep.report.merge(wrep)
+
+    def notify(self, wrep: WriteReport) -> None:
+        """Tell `on_turns` about stored turns (the journal); its failures are logged only."""
+        if self.on_turns is None:
+            return
+        try:
+            self.on_turns(wrep)
+        except Exception:
+            # The journal is a by-product: failing to write it must not stop ingestion.
+            log.exception("after-ingest hook failed")
+
+    def _parse(
+        self, path: str, fmt: str, lines: list[tuple[int, bytes]]
+    ) -> tuple[list[Turn], list[tuple[SessionTitle, bool]], list[tuple[int, str]]]:
+        turns: list[Turn] = []
+        titles: list[tuple[SessionTitle, bool]] = []
+        bad: list[tuple[int, str]] = []
+        hint = Path(path).stem
+        for lineno, raw in lines:
+            try:
+                if fmt == "claude-code":
+                    for rec in parse_claude_code_line(raw, path=path, lineno=lineno, session_hint=hint):
+                        if isinstance(rec, SessionTitle):
+                            titles.append((rec, False))
+                        else:
+                            turns.append(rec)
+                else:
+                    turns.extend(parse_jsonl_line(raw, path=path, lineno=lineno))
+            except ParseError as exc:
+                bad.append((lineno, str(exc)))
+        if titles:
+            # A leaf that appears later in the same file is found when its line is read.
+            data = b"\n".join(raw for _, raw in lines)
+            titles = [(t, _leaf_in(data, t.leaf_id)) for t, _ in titles]
+        return turns, titles, bad
+
+    def _write(
+        self,
+        c: sqlite3.Connection,
+        *,
+        path: str,
+        fmt: str,
+        cp: Checkpoint,
+        restarted: bool,
+        start: int,
+        turns: list[Turn],
+        titles: list[tuple[SessionTitle, bool]],
+        bad: list[tuple[int, str]],
+    ) -> WriteReport:
+        now = time.time()
+        if restarted:
+            c.execute("DELETE FROM bad_lines WHERE path = ?", (path,))
+        wrep = write_turns(c, turns, now=now, prepared=True, summaries=False) if turns else WriteReport()
+        if fmt == "claude-code":
+            self._apply_titles(c, path, start, cp, titles)
+        if bad:
+            c.executemany(
+                "INSERT OR REPLACE INTO bad_lines(path, line, reason, seen_at) VALUES (?,?,?,?)",
+                [(path, n, why, now) for n, why in bad],
+            )
+        c.execute(
+            "INSERT INTO log_files(path, format, inode, size, offset, lineno, head, turns, bad_lines, updated_at, deleted)"
+            " VALUES (?,?,?,?,?,?,?,?,(SELECT count(*) FROM bad_lines WHERE path = ?),?,0)"
+            " ON CONFLICT(path) DO UPDATE SET format = excluded.format, inode = excluded.inode,"
+            " size = excluded.size, offset = excluded.offset, lineno = excluded.lineno, head = excluded.head,"
+            " turns = log_files.turns + excluded.turns, bad_lines = excluded.bad_lines,"
+            " updated_at = excluded.updated_at, deleted = 0",
+            (path, fmt, cp.inode, cp.size, cp.offset, cp.lineno, cp.head, wrep.added, path, now),
+        )
+        return wrep
+
+    def _apply_titles(
+        self, c: sqlite3.Connection, path: str, start: int, cp: Checkpoint, titles: list[tuple[SessionTitle, bool]]
+    ) -> None:
+        """Titles whose leaf is in this file are applied; the others wait for their leaf."""
+        pending = {
+            r[0]: (r[1], r[2], r[3])
+            for r in c.execute("SELECT leaf_id, session_id, title, line FROM pending_titles WHERE path = ?", (path,))
+        }
+        resolved: list[tuple[str, str]] = []
+        for t, found in titles:
+            if not found and start > 0:
+                # The leaf may be in the part of the file read before (summaries are rare).
+                with open(path, "rb") as f:
+                    found = _leaf_in(f.read(start), t.leaf_id)
+            if found:
+                resolved.append((t.session_id, t.title))
+                pending.pop(t.leaf_id, None)
+                c.execute("DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, t.leaf_id))
+            else:
+                c.execute(
+                    "INSERT OR REPLACE INTO pending_titles(path, leaf_id, session_id, title, line) VALUES (?,?,?,?,?)",
+                    (path, t.leaf_id, t.session_id, t.title, t.line),
+                )
+        if pending and cp.offset > start:
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read(cp.offset - start)
+            for leaf, (sid, title, _line) in pending.items():
+                if _leaf_in(data, leaf):
+                    resolved.append((sid, title))
+                    c.execute("DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, leaf))
+        for sid, title in resolved:
+            set_title(c, sid, title, "summary")
+
+    # -- state -----------------------------------------------------------------------------
+    def _checkpoint(self, path: str) -> Checkpoint | None:
+        r = self.store.read().execute(
+            "SELECT inode, size, offset, lineno, head FROM log_files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if r is None else Checkpoint(path, r[0], r[1], r[2], r[3], r[4])
+
+    def _known(self) -> dict[str, tuple[int, int, int]]:
+        return {
+            r[0]: (r[1], r[2], r[3])
+            for r in self.store.read().execute("SELECT path, inode, size, offset FROM log_files WHERE deleted = 0")
+        }
+
+    def _mark_deleted(self, paths: list[str]) -> None:
+        self.store.w.run(
+            lambda c: c.executemany("UPDATE log_files SET deleted = 1 WHERE path = ?", [(p,) for p in paths])
+        )
+
+    def status(self) -> dict[str, Any]:
+        """Files tailed, turns, sessions, bad lines (the most recent with file:line)."""
+        conn = self.store.read()
+        files = conn.execute(
+            "SELECT count(*), coalesce(sum(turns), 0), coalesce(sum(bad_lines), 0),"
+            " coalesce(sum(deleted), 0) FROM log_files"
+        ).fetchone()
+        recent = conn.execute(
+            "SELECT path, line, reason FROM bad_lines ORDER BY seen_at DESC, path, line DESC LIMIT ?",
+            (RECENT_BAD_LINES,),
+        ).fetchall()
+        return {
+            "sources": [{"path": str(s.root), "format": s.format} for s in self.sources],
+            "files": files[0] - files[3],
+            "deleted_files": files[3],
+            "turns_from_logs": files[1],
+            "bad_lines": files[2],
+            "recent_bad_lines": [f"{r[0]}:{r[1]}: {r[2]}" for r in recent],
+            "watcher": self.watcher.mode if self.watcher else "not watching",
+            "last_scan_at": self.last_scan_at or None,
+        }

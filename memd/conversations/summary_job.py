@@ -1,0 +1,176 @@
+"""The session summary job: an idle session gets a title and summary written by the LLM.
+
+A session is idle when its last turn is `summary.idle_min` old. Offline (no key), sessions keep
+the extractive summary the conversation ingest gives them and this job does nothing. A session
+that grows after its summary is summarised again the next time it goes idle; `llm_summaries`
+remembers how far each session was handled, so a session too trivial to summarise is not
+looked at again until it has new turns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+
+from memd.conversations.ingest import set_title
+from memd.conversations.trivial import is_trivial
+from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
+from memd.core.models import JobOutcome, JobResult, Turn
+from memd.llm.anthropic import AnthropicExtractor, LLMUsage
+from memd.llm.budget import (
+    PROMPT_TOKENS,
+    Budget,
+    clear_config_error,
+    gate_llm,
+    latch_config_error,
+    llm_extractor,
+    strip_recalled,
+    turn_tokens,
+)
+from memd.memory.jobs import JobContext
+
+JOB = "summarize"
+MAX_INPUT_TOKENS = 6000
+HEAD_TURNS = 4  # the opening turns say what a session is about; the rest is its latest part
+SUMMARY_OUTPUT_TOKENS = 300
+MIN_TURNS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class IdleSession:
+    """A session due for an LLM summary."""
+
+    session_id: str
+    upto: int  # highest turns.id
+
+
+def idle_sessions(conn: sqlite3.Connection, idle_before: float) -> list[IdleSession]:
+    """Sessions quiet since `idle_before` with turns the summary job has not handled."""
+    rows = conn.execute(
+        "SELECT s.session_id, max(t.id) FROM sessions s"
+        " JOIN turns t ON t.session_id = s.session_id"
+        " LEFT JOIN llm_summaries l ON l.session_id = s.session_id"
+        " WHERE s.updated_at <= ? GROUP BY s.session_id"
+        " HAVING max(t.id) > coalesce(max(l.upto), 0) AND max(t.ts) <= ?"
+        " ORDER BY max(t.ts) DESC",
+        (idle_before, idle_before),
+    ).fetchall()
+    return [IdleSession(r[0], int(r[1])) for r in rows]
+
+
+def pick_turns(turns: list[Turn], max_tokens: int) -> list[Turn]:
+    """The opening turns and as many of the latest as fit `max_tokens`, in order."""
+    cost = [turn_tokens(t.text) for t in turns]
+    if sum(cost) <= max_tokens:
+        return turns
+    head = list(range(min(HEAD_TURNS, len(turns))))
+    used = sum(cost[i] for i in head)
+    tail: list[int] = []
+    for i in range(len(turns) - 1, len(head) - 1, -1):
+        if used + cost[i] > max_tokens:
+            break
+        tail.append(i)
+        used += cost[i]
+    return [turns[i] for i in head + sorted(tail)]
+
+
+def run_summaries(ctx: JobContext) -> JobResult:
+    """One run of the summary job."""
+    if not ctx.ops.enabled():
+        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "memory is switched off")
+    llm = llm_extractor(ctx.settings)
+    if llm is None:
+        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "offline: sessions keep their extractive summaries")
+    idle_before = ctx.now() - ctx.settings.summary_idle_min * 60
+    sessions = idle_sessions(ctx.store.read(), idle_before)
+    if not sessions:
+        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "no idle session without a summary")
+    if (stop := gate_llm(ctx, JOB)) is not None:
+        return stop
+    return _summarize_all(ctx, llm, sessions)
+
+
+def _summarize_all(ctx: JobContext, llm: AnthropicExtractor, sessions: list[IdleSession]) -> JobResult:
+    budget = Budget.start(ctx, JOB)
+    counts: Counter[str] = Counter({"summarized": 0, "skipped": 0})
+
+    def result(outcome: JobOutcome, why: str) -> JobResult:
+        msg = f"{counts['summarized']} sessions summarised, {counts['skipped']} too short; {budget.spent_run} tokens"
+        return JobResult(JOB, outcome, f"{why}; {msg}" if why else msg, {**counts, **budget.counts()})
+
+    conn = ctx.store.read()
+    for sess in sessions:
+        turns = []
+        for r in conn.execute(
+            "SELECT turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id <= ? ORDER BY id",
+            (sess.session_id, sess.upto),
+        ):
+            text = strip_recalled(r[2], set())
+            if text and not is_trivial(text):
+                turns.append(Turn(r[4], sess.session_id, r[0], r[1], text, float(r[3])))
+        if len(turns) < MIN_TURNS:
+            _record(ctx, sess, "too short", None, budget)
+            counts["skipped"] += 1
+            continue
+        room = budget.room() - PROMPT_TOKENS - SUMMARY_OUTPUT_TOKENS
+        picked = pick_turns(turns, min(MAX_INPUT_TOKENS, room))
+        if room <= 0 or not picked or turn_tokens(picked[0].text) > room:
+            return result(JobOutcome.BUDGET_EXHAUSTED, budget.exhausted_message(PROMPT_TOKENS))
+        try:
+            res = llm.summarize(picked)
+        except LLMRetryable as exc:
+            return result(JobOutcome.RETRY_LATER, f"{exc}; will retry on the next run")
+        except LLMConfigError as exc:
+            msg = f"{exc}" + (f" ({exc.hint})" if exc.hint else "")
+            latch_config_error(ctx, msg)
+            return result(JobOutcome.CONFIG_ERROR, msg)
+        except LLMError as exc:
+            # This session's answer was unusable; it keeps its extractive summary. A billed
+            # answer still counts against the budgets.
+            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            _record(ctx, sess, f"error: {exc}"[:200], None, budget, billed)
+            if billed is not None:
+                budget.spent(billed)
+            counts["llm_errors"] += 1
+            continue
+        _record(ctx, sess, "summarized", (res.title, res.summary, res.usage), budget)
+        budget.spent(res.usage)
+        counts["summarized"] += 1
+    return result(JobOutcome.SUCCESS, "")
+
+
+def _record(
+    ctx: JobContext,
+    sess: IdleSession,
+    outcome: str,
+    answer: tuple[str, str, LLMUsage] | None,
+    budget: Budget,
+    billed: LLMUsage | None = None,
+) -> None:
+    now = ctx.now()
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO llm_summaries(session_id, upto, at, outcome) VALUES (?,?,?,?)"
+            " ON CONFLICT(session_id) DO UPDATE SET upto = excluded.upto, at = excluded.at,"
+            " outcome = excluded.outcome",
+            (sess.session_id, sess.upto, now, outcome),
+        )
+        if answer is None:
+            if billed is not None:
+                budget.write(conn, billed)
+            return
+        title, summary, usage = answer
+        # summary_upto counts turns, as the extractive summaries of the conversation ingest do.
+        conn.execute(
+            "UPDATE sessions SET summary = ?, summary_kind = 'llm', summary_at = ?, summary_upto = turn_count"
+            " WHERE session_id = ?",
+            (summary, now, sess.session_id),
+        )
+        if title:
+            set_title(conn, sess.session_id, title, "llm")
+        budget.write(conn, usage)
+        clear_config_error(conn)
+
+    ctx.store.w.run(write)

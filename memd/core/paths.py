@@ -1,0 +1,104 @@
+"""Where memd keeps things: platformdirs by default, one folder when MEMD_HOME is set."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.core.errors import PathError
+
+APP = "memd"
+# sun_path is 108 bytes on Linux and 104 on macOS, including the terminating NUL.
+MAX_SOCKET_PATH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    """Every location memd reads or writes."""
+
+    home: Path | None
+    config_file: Path
+    memory_root: Path
+    data_dir: Path
+    state_dir: Path
+    runtime_dir: Path
+    log_dir: Path
+
+    @property
+    def index_path(self) -> Path:
+        return self.data_dir / "index.db"
+
+    @property
+    def default_socket(self) -> Path:
+        return self.runtime_dir / "memd.sock"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.runtime_dir / "memd.pid"
+
+
+def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
+    """Resolve memd's folders from MEMD_HOME, or from platformdirs when it is unset."""
+    env = os.environ if env is None else env
+    home = env.get("MEMD_HOME")
+    if home:
+        root = Path(home).expanduser().absolute()
+        return Paths(
+            home=root,
+            config_file=root / "config.toml",
+            memory_root=root / "memory",
+            data_dir=root / "data",
+            state_dir=root / "state",
+            runtime_dir=root / "run",
+            log_dir=root / "log",
+        )
+    import platformdirs
+
+    dirs = platformdirs.PlatformDirs(APP, appauthor=False)
+    data = Path(dirs.user_data_dir)
+    try:
+        # Without XDG_RUNTIME_DIR (cron, ssh) platformdirs warns and falls back to a private temp
+        # dir; the daemon and its clients compute the same fallback, so the warning is noise.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runtime = Path(dirs.user_runtime_dir)
+    except PermissionError:
+        runtime = Path(tempfile.gettempdir()) / f"memd-{os.getuid()}"
+    return Paths(
+        home=None,
+        config_file=Path(dirs.user_config_dir) / "config.toml",
+        memory_root=data / "memory",
+        data_dir=data,
+        state_dir=Path(dirs.user_state_dir),
+        runtime_dir=runtime,
+        log_dir=Path(dirs.user_log_dir),
+    )
+
+
+def usable_socket_path(wanted: Path) -> Path:
+    """Return `wanted`, or a short stable path under the temp dir when it is too long for AF_UNIX."""
+    if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
+        return wanted
+    digest = hashlib.sha256(os.fsencode(wanted)).hexdigest()[:12]
+    short = Path(tempfile.gettempdir()) / f"memd-{os.getuid()}-{digest}" / "memd.sock"
+    if len(os.fsencode(short)) > MAX_SOCKET_PATH:
+        raise PathError(
+            f"socket path {wanted} is too long for a Unix socket",
+            hint="set MEMD_SOCKET or server.socket to a shorter path",
+        )
+    return short
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create `path` with mode 0700 (or tighten it) and refuse one owned by another user."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = path.stat()
+    if st.st_uid != os.getuid():
+        raise PathError(f"{path} belongs to uid {st.st_uid}, not to you")
+    if st.st_mode & 0o077:
+        os.chmod(path, 0o700)

@@ -1,0 +1,351 @@
+"""The one declared table of settings, loaded once from a TOML file and MEMD_* env vars.
+
+Every field of `Settings` is a setting: its metadata gives the TOML key (``section.name``) and
+a help line; the environment override is ``MEMD_`` + the key upper-cased with dots as
+underscores (``index.debounce_ms`` → ``MEMD_INDEX_DEBOUNCE_MS``). Only entry points call
+`load`; everything else receives a `Settings` value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memd.core.errors import ConfigError
+from memd.core.paths import Paths, resolve_paths, usable_socket_path
+
+# Settings that only take effect after a restart (reported by SIGHUP reload).
+RESTART_REQUIRED = frozenset(
+    {"server.socket", "index.path", "memory.root"}
+    # The sync job and its outbox hook are built once, at start.
+    | {f"sync.{name}" for name in ("backend", "dsn", "url", "key", "table", "user_id",
+                                   "namespace", "exclude", "interval_s", "summaries",
+                                   "push_delay_s", "backoff_cap_s", "timeout_s")}
+)
+
+
+def _s(key: str, help: str, default: Any = dataclasses.MISSING, factory: Any = None) -> Any:
+    meta = {"key": key, "help": help}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All of memd's settings. Field metadata holds the TOML key and help text."""
+
+    # memory tree
+    memory_root: str = _s("memory.root", "Folder of the user-tier Markdown memory tree", "")
+    memory_workspaces: list[str] = _s(
+        "memory.workspaces",
+        "Workspaces whose .memd/memory/ folder is the project tier",
+        factory=list,
+    )
+    memory_enabled_default: bool = _s(
+        "memory.enabled_default", "Whether memory is on before `memd enable/disable` is used", True
+    )
+    # index
+    index_path: str = _s("index.path", "SQLite index file (a rebuildable cache)", "")
+    index_debounce_ms: int = _s(
+        "index.debounce_ms", "Quiet time before a changed file is read", 120
+    )
+    index_reconcile_s: int = _s(
+        "index.reconcile_s", "Seconds between full reconcile scans of the memory roots", 300
+    )
+    index_max_file_mb: float = _s(
+        "index.max_file_mb", "Markdown files larger than this are reported, not indexed", 10.0
+    )
+    # server
+    server_socket: str = _s("server.socket", "Unix socket path (MEMD_SOCKET also works)", "")
+    server_max_request_kb: int = _s("server.max_request_kb", "Largest request accepted", 1024)
+    server_read_timeout_s: float = _s(
+        "server.read_timeout_s", "Idle connections are closed after this many seconds", 60.0
+    )
+    # context
+    context_budget_tokens: int = _s("context.budget_tokens", "Default context budget", 2000)
+    context_user_tokens: int = _s("context.user_tokens", "Budget share of the user tier", 600)
+    context_project_tokens: int = _s(
+        "context.project_tokens", "Budget share of the project tier", 800
+    )
+    context_conversation_tokens: int = _s(
+        "context.conversation_tokens", "Budget share of conversation memory", 600
+    )
+    # logs
+    logs_claude_code: bool = _s(
+        "logs.claude_code", "Tail Claude Code transcripts when their folder exists", True
+    )
+    logs_claude_dir: str = _s(
+        "logs.claude_dir", "Claude Code projects folder (default ~/.claude/projects)", ""
+    )
+    logs_sources: list[dict[str, Any]] = _s(
+        "logs.sources", 'Extra log folders: [{path = "...", format = "jsonl"}]', factory=list
+    )
+    logs_poll_s: float = _s(
+        "logs.poll_s", "Seconds between scans of the log folders (the watcher reacts at once)", 5.0
+    )
+    journal_enabled: bool = _s("journal.enabled", "Write journal/YYYY-MM-DD.md entries", True)
+    journal_max_age_days: float = _s(
+        "journal.max_age_days",
+        "Exchanges older than this are not journaled (so imports of old history stay out)",
+        2.0,
+    )
+    # extraction and summaries
+    extract_api_key: str = _s(
+        "extract.api_key", "Anthropic API key (ANTHROPIC_API_KEY also works); empty = offline", ""
+    )
+    extract_base_url: str = _s("extract.base_url", "Anthropic API base URL override", "")
+    extract_model: str = _s(
+        "extract.model", "Model used for extraction and summaries", "claude-haiku-4-5"
+    )
+    extract_interval_min: int = _s("extract.interval_min", "Minutes between extraction runs", 30)
+    extract_daily_tokens: int = _s("extract.daily_tokens", "LLM tokens allowed per day", 200_000)
+    extract_run_tokens: int = _s("extract.run_tokens", "LLM tokens allowed per run", 40_000)
+    extract_timeout_s: float = _s("extract.timeout_s", "Timeout of one LLM request", 60.0)
+    summary_idle_min: int = _s("summary.idle_min", "A session idle this long gets its summary", 10)
+    # archival
+    archive_journal_days: int = _s("archive.journal_days", "Journal days kept before archival", 30)
+    archive_unused_days: int = _s(
+        "archive.unused_days", "Low-importance memories unused this long are archived", 90
+    )
+    archive_max_importance: int = _s(
+        "archive.max_importance", "Only memories at or below this importance decay", 3
+    )
+    archive_max_loss: float = _s(
+        "archive.max_loss", "A rewrite dropping more than this share of items is refused", 0.25
+    )
+    # load / battery
+    jobs_min_battery: int = _s(
+        "jobs.min_battery", "LLM jobs wait on battery below this percent", 30
+    )
+    # sync
+    sync_backend: str = _s("sync.backend", 'Cloud backend: "", "postgres" or "supabase"', "")
+    sync_dsn: str = _s("sync.dsn", "Postgres connection string (postgres backend)", "")
+    sync_url: str = _s("sync.url", "Supabase project URL (SUPABASE_URL also works)", "")
+    sync_key: str = _s("sync.key", "Supabase key (SUPABASE_KEY also works)", "")
+    sync_table: str = _s("sync.table", "Cloud table name", "memd_files")
+    sync_user_id: str = _s("sync.user_id", "Links devices: rows are shared per user when set", "")
+    sync_namespace: str = _s("sync.namespace", '"device" or "user" (shared across devices)', "user")
+    sync_exclude: list[str] = _s(
+        "sync.exclude", "Glob patterns of memory paths never synced", factory=list
+    )
+    sync_interval_s: int = _s("sync.interval_s", "Seconds between sync runs", 60)
+    sync_backoff_cap_s: int = _s("sync.backoff_cap_s", "Longest wait between retries", 600)
+    sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0)
+    sync_summaries: bool = _s("sync.summaries", "Also sync session summaries", False)
+    sync_push_delay_s: float = _s(
+        "sync.push_delay_s",
+        "Seconds after a local change or a context request before an early sync run (0: wait)",
+        5.0,
+    )
+    # logging
+    log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")
+
+    paths: Paths = field(default_factory=resolve_paths, metadata={"key": "", "help": ""})
+    source: str = field(default="", metadata={"key": "", "help": ""})
+
+    @property
+    def memory_dir(self) -> Path:
+        return Path(self.memory_root).expanduser() if self.memory_root else self.paths.memory_root
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.index_path).expanduser() if self.index_path else self.paths.index_path
+
+    @property
+    def socket_path(self) -> Path:
+        wanted = (
+            Path(self.server_socket).expanduser()
+            if self.server_socket
+            else self.paths.default_socket
+        )
+        return usable_socket_path(wanted)
+
+    @property
+    def claude_dir(self) -> Path:
+        if self.logs_claude_dir:
+            return Path(self.logs_claude_dir).expanduser()
+        base = os.environ.get("CLAUDE_CONFIG_DIR")
+        return (Path(base) if base else Path.home() / ".claude") / "projects"
+
+    @property
+    def anthropic_key(self) -> str:
+        return self.extract_api_key or os.environ.get("ANTHROPIC_API_KEY", "")
+
+    def value(self, key: str) -> Any:
+        return getattr(self, _BY_KEY[key].name)
+
+    def changed(self, other: Settings) -> list[str]:
+        """Keys whose value differs between two settings (for SIGHUP reload)."""
+        return [k for k, f in _BY_KEY.items() if getattr(self, f.name) != getattr(other, f.name)]
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One row of the declared table."""
+
+    key: str
+    type: Any
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "MEMD_" + self.key.upper().replace(".", "_")
+
+
+_HINTS = typing.get_type_hints(Settings)
+_BY_KEY: dict[str, dataclasses.Field[Any]] = {
+    f.metadata["key"]: f for f in dataclasses.fields(Settings) if f.metadata.get("key")
+}
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(
+        key,
+        _HINTS[f.name],
+        f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[misc,operator]
+        f.metadata["help"],
+    )
+    for key, f in _BY_KEY.items()
+)
+_ENV_ALIASES = {
+    "MEMD_SOCKET": "server.socket",
+    "SUPABASE_URL": "sync.url",
+    "SUPABASE_KEY": "sync.key",
+}
+
+
+def _coerce(setting: Setting, value: Any, where: str) -> Any:
+    typ = setting.type
+    origin = typing.get_origin(typ)
+    ok: bool
+    if typ is bool:
+        ok = isinstance(value, bool)
+    elif typ is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif typ is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif typ is str:
+        ok = isinstance(value, str)
+    elif origin is list:
+        (inner,) = typing.get_args(typ)
+        inner_t = typing.get_origin(inner) or inner
+        ok = isinstance(value, list) and all(isinstance(v, inner_t) for v in value)
+    else:  # pragma: no cover - the table only holds the types above
+        ok = False
+    if not ok:
+        tname = typ.__name__ if isinstance(typ, type) else str(typ)
+        raise ConfigError(
+            f"{where}: setting {setting.key!r} must be {tname}, got {value!r}",
+            hint=f"{setting.key}: {setting.help}",
+        )
+    return value
+
+
+def _from_env(setting: Setting, raw: str, var: str) -> Any:
+    typ = setting.type
+    if typ is str:
+        return raw
+    try:
+        if typ is bool:
+            low = raw.strip().lower()
+            if low not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
+                raise ValueError(raw)
+            return low in {"1", "true", "yes", "on"}
+        if typ is int:
+            return int(raw)
+        if typ is float:
+            return float(raw)
+        if typing.get_origin(typ) is list:
+            return _coerce(setting, json.loads(raw), f"environment variable {var}")
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"environment variable {var}={raw!r} is not a valid {typ}") from exc
+    raise ConfigError(f"environment variable {var} cannot be set")  # pragma: no cover
+
+
+def _flatten(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for section, body in doc.items():
+        if not isinstance(body, dict):
+            raise ConfigError(
+                f"{where}: top-level key {section!r} is not a [section]",
+                hint="settings live in sections, e.g. [index] debounce_ms = 120",
+            )
+        for name, value in body.items():
+            flat[f"{section}.{name}"] = value
+    return flat
+
+
+def load(
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Load settings: defaults < TOML file < environment < explicit overrides.
+
+    Unknown or ill-typed keys raise `ConfigError` naming the key and the file.
+    """
+    env = os.environ if env is None else env
+    paths = resolve_paths(env)
+    cfg = config_file or Path(env.get("MEMD_CONFIG", "") or paths.config_file)
+    values: dict[str, Any] = {}
+    by_key = {s.key: s for s in SETTINGS}
+    if cfg.exists():
+        try:
+            doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{cfg}: not valid TOML: {exc}") from exc
+        for key, value in _flatten(doc, str(cfg)).items():
+            if key not in by_key:
+                raise ConfigError(
+                    f"{cfg}: unknown setting {key!r}",
+                    hint="`memd config` lists every setting with its help line",
+                )
+            values[key] = _coerce(by_key[key], value, str(cfg))
+    for var, key in _ENV_ALIASES.items():
+        if env.get(var):
+            values[key] = env[var]
+    for s in SETTINGS:
+        if s.env in env:
+            values[s.key] = _from_env(s, env[s.env], s.env)
+    for key, value in (overrides or {}).items():
+        if key not in by_key:
+            raise ConfigError(f"unknown setting {key!r}")
+        values[key] = _coerce(by_key[key], value, "override")
+    kwargs = {_BY_KEY[k].name: v for k, v in values.items()}
+    settings = Settings(paths=paths, source=str(cfg) if cfg.exists() else "", **kwargs)
+    if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise ConfigError(
+            f"log.level must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}"
+        )
+    if settings.sync_backend not in {"", "postgres", "supabase"}:
+        raise ConfigError(
+            f"sync.backend must be empty, 'postgres' or 'supabase', not {settings.sync_backend!r}"
+        )
+    if settings.sync_namespace not in {"device", "user"}:
+        raise ConfigError(
+            f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}"
+        )
+    return settings
+
+
+def describe() -> list[dict[str, Any]]:
+    """The table as plain data, for `memd config` and the docs."""
+    out = []
+    for s in SETTINGS:
+        t = s.type
+        tname = (
+            t.__name__ if isinstance(t, type) and not isinstance(t, types.GenericAlias) else str(t)
+        )
+        out.append(
+            {"key": s.key, "type": tname, "default": s.default, "env": s.env, "help": s.help}
+        )
+    return out

@@ -1,0 +1,157 @@
+"""Text helpers shared by indexing and retrieval: CJK bigrams, FTS5 queries, token estimates.
+
+Why CJK bigrams: SQLite's unicode61 tokenizer turns a run of Chinese/Japanese/Korean characters
+into one token, so ``记忆`` inside ``我想优化记忆系统的性能`` is not findable, and the trigram
+tokenizer ignores terms shorter than three characters. Like Lucene's CJK analyzer we index each
+CJK run as overlapping character bigrams (``优化 化记 记忆 忆系 …``) and turn a CJK query term into
+the phrase of its bigrams, which matches exactly the texts that contain the term.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_CJK_RANGES = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK ext A
+    "\u4e00-\u9fff"  # CJK unified
+    "\uac00-\ud7af"  # hangul syllables
+    "\uf900-\ufaff"  # compatibility ideographs
+)
+_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+_WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """
+    a an and are as at be been but by can could did do does doing for from had has have how
+    i if in into is it its me my of on or our she so that the their them then there these
+    they this to was we were what when where which who whom why will with would you your he
+    him his her hers about after all also am any because before being both each few more
+    most no nor not only other out over own same should some such than too under until up
+    very just don't didn't let's us tell know remember anything something thing things like
+    get got go going went said say 的 了 吗 呢 吧 啊 是 我 你 他 她 它 们 在 有 和 与 就 都 也 还 这 那 么 什么 怎么
+    """.split()
+)
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Overlapping bigrams of one CJK run; a single character stays as is."""
+    if len(run) <= 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def index_text(text: str) -> str:
+    """Text as stored in the FTS table: CJK runs replaced by their space-separated bigrams."""
+    if text.isascii():  # most texts: no regex pass at all
+        return text
+    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
+
+
+def terms(query: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Search terms of a free-text query (words and CJK runs), lower-cased, de-duplicated."""
+    seen: dict[str, None] = {}
+    for tok in _WORD.findall(query):
+        low = tok.lower()
+        if drop_stopwords and low in STOPWORDS:
+            continue
+        seen.setdefault(low, None)
+    return list(seen)
+
+
+def fts_term(term: str) -> str:
+    """One term as an FTS5 expression: a quoted token, or the phrase of a CJK run's bigrams."""
+    if _CJK_RUN.fullmatch(term):
+        return '"' + " ".join(cjk_bigrams(term)) + '"'
+    # Hyphenated compounds ("sqlite-with-wal") are searched as the phrase of their parts.
+    parts = [p for p in re.split(r"[-'’]", term) if p] if "-" in term else [term]
+    return '"' + " ".join(p.replace('"', '""') for p in parts) + '"'
+
+
+# Characters that make a bigram a function word rather than content ("的", "如何", "怎么" …).
+_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊是我你他她它们在有和与就都也还这那么什如何怎么哪谁个把被给让从对")
+# A CJK run longer than this is a sentence, not a word: search its content bigrams instead.
+CJK_PHRASE_MAX = 4
+
+
+def expand_cjk(ts: list[str]) -> list[str]:
+    """Replace sentence-like CJK runs by their content bigrams; keep words and short runs."""
+    out: dict[str, None] = {}
+    for t in ts:
+        if _CJK_RUN.fullmatch(t) and len(t) > CJK_PHRASE_MAX:
+            for bg in cjk_bigrams(t):
+                if not (set(bg) & _CJK_FUNCTION_CHARS):
+                    out.setdefault(bg, None)
+        else:
+            out.setdefault(t, None)
+    return list(out)
+
+
+def fts_query(query: str, *, mode: str = "or") -> str:
+    """Build a safe FTS5 MATCH expression from free text (user input never reaches FTS syntax).
+
+    ``mode="and"`` requires every term; ``"or"`` ranks by how many terms match (bm25 does the
+    weighting). Returns "" when the query has no searchable terms.
+    """
+    ts = expand_cjk(terms(query) or terms(query, drop_stopwords=False))
+    if not ts:
+        return ""
+    joiner = " AND " if mode == "and" else " OR "
+    return joiner.join(fts_term(t) for t in ts)
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative offline token estimate (no tokenizer download, no network).
+
+    CJK characters count ~1 token each (real tokenizers give 0.6-1.0); other text counts one token
+    per 3.2 characters (English averages ~4), and 10% is added on top. Never underestimates by much,
+    so a budget computed with it is safe.
+    """
+    if not text:
+        return 0
+    cjk = 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))
+    other = len(text) - cjk
+    return math.ceil((cjk * 1.0 + other / 3.2) * 1.1)
+
+
+def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
+    """Cut `text` to at most `limit` characters at a word boundary (or between CJK characters)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - len(ellipsis))]
+    # Back up to a space unless the cut point sits inside CJK text, where any boundary is fine.
+    if cut and not _CJK_CHAR.match(cut[-1]):
+        space = cut.rfind(" ")
+        if space > limit // 2:
+            cut = cut[:space]
+    return cut.rstrip(" ,.;:，。；：") + ellipsis
+
+
+def snippet(text: str, query_terms: list[str], width: int = 160) -> str:
+    """A one-line excerpt of `text` around the first query term found (case-insensitive)."""
+    flat = " ".join(text.split())
+    low = flat.lower()
+    pos = -1
+    for t in query_terms:
+        p = low.find(t.lower())
+        if p != -1 and (pos == -1 or p < pos):
+            pos = p
+    if pos == -1 or len(flat) <= width:
+        return shorten(flat, width)
+    start = max(0, pos - width // 3)
+    if start > 0:
+        sp = flat.rfind(" ", 0, start)
+        start = sp + 1 if sp != -1 and start - sp < 20 else start
+    piece = flat[start : start + width]
+    return ("…" if start > 0 else "") + shorten(piece, width)
+
+
+_PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
+
+
+def normalize(text: str) -> str:
+    """Case-folded text without punctuation or extra spaces (the identity of a statement)."""
+    return " ".join(_PUNCT.sub(" ", text.casefold()).split())

@@ -1,0 +1,66 @@
+"""SQLite connections: PRAGMAs, read-only readers, the functions the schema's triggers call."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from memd.core.errors import StoreError
+from memd.core.text import index_text
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _register(conn: sqlite3.Connection) -> None:
+    conn.create_function("memd_index_text", 1, lambda s: index_text(s or ""), deterministic=True)
+
+
+READER_CACHE_KIB = 2000
+HOT_READER_CACHE_KIB = 8000
+WRITER_CACHE_KIB = 16000
+
+
+def connect(path: Path, *, readonly: bool = False, cache_kib: int | None = None) -> sqlite3.Connection:
+    """Open the index. Writers get WAL mode; readers are opened ``mode=ro`` and cannot write."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError(f"{path}: cannot switch the index to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        # Every server thread has its own reader: a small cache each keeps RSS flat under load.
+        if cache_kib is None:
+            cache_kib = READER_CACHE_KIB if readonly else WRITER_CACHE_KIB
+        conn.execute(f"PRAGMA cache_size = {-cache_kib}")
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"cannot open the index {path}: {exc}",
+            hint="the index is a cache: `memd reindex --full` rebuilds it from your files",
+        ) from exc
+    conn.row_factory = sqlite3.Row
+    _register(conn)
+    return conn
+
+
+def check_fts5() -> None:
+    """Fail clearly when this Python's SQLite lacks FTS5."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    except sqlite3.OperationalError as exc:
+        raise StoreError(
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5: {exc}",
+            hint="install a Python built with a current SQLite (python.org, Homebrew, distro)",
+        ) from exc
+    finally:
+        conn.close()

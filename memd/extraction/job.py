@@ -1,0 +1,333 @@
+"""The extraction job: new conversation turns → typed memories as list items in the Markdown tree.
+
+Per session, turns after the session's cursor (`sessions.extracted_upto`) are read in
+batches. Trivial turns and text memd itself put into the conversation (the fenced
+`<memory source="memd">` block, lines repeating a stored memory) are left out. Each batch goes
+to the Anthropic extractor when a key is configured, else to the offline rules; the memories
+are placed by `placement` and written to Markdown; then, in one transaction, the cursor moves
+past the batch, the memories' hashes are remembered and the tokens are recorded.
+
+Markdown is written before the transaction commits. A run killed in between re-reads the
+batch next time, and `placement` recognises its own items by their source turns, so nothing
+is written twice; a run stopped anywhere else resumes exactly at the cursor.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.conversations.trivial import is_trivial
+from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
+from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
+from memd.core.text import estimate_tokens, normalize
+from memd.extraction.placement import (
+    Add,
+    Bump,
+    Existing,
+    Known,
+    Plan,
+    Skip,
+    plan_batch,
+    target_for,
+)
+from memd.extraction.rules import extract_rules
+from memd.llm.anthropic import AnthropicExtractor, LLMUsage
+from memd.llm.budget import (
+    MIN_ECHO_CHARS,
+    PROMPT_TOKENS,
+    Budget,
+    clear_config_error,
+    gate_llm,
+    latch_config_error,
+    llm_extractor,
+    strip_recalled,
+    turn_tokens,
+)
+from memd.memory.context import item_meta
+from memd.memory.edit import append_item, update_items
+from memd.memory.jobs import JobContext, day_of
+from memd.memory.ops import new_memory_id
+
+JOB = "extract"
+BATCH_TURNS = 40
+BATCH_INPUT_TOKENS = 6000
+# What a request costs besides the turns: the answer (the prompt is PROMPT_TOKENS).
+OUTPUT_TOKENS = 600
+KNOWN_LIMIT = 150
+MAX_SRC_TURNS = 3
+COUNTS = ("sessions", "turns", "skipped_turns", "added", "merged", "superseded", "kept_hand_edits")
+
+
+@dataclass(frozen=True, slots=True)
+class PendingSession:
+    """A session with turns after its extraction cursor."""
+
+    session_id: str
+    upto: int
+    project: str
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    id: int
+    turn_id: str
+    role: str
+    text: str
+    ts: float
+    source: str
+
+
+def pending_sessions(conn: sqlite3.Connection) -> list[PendingSession]:
+    """Sessions with unextracted turns, the one whose oldest new turn is oldest first."""
+    rows = conn.execute(
+        "SELECT s.session_id, s.extracted_upto, s.project, s.agent_id,"
+        " (SELECT min(t.ts) FROM turns t WHERE t.session_id = s.session_id AND t.id > s.extracted_upto) AS first"
+        " FROM sessions s WHERE EXISTS"
+        " (SELECT 1 FROM turns t WHERE t.session_id = s.session_id AND t.id > s.extracted_upto)"
+        " ORDER BY first, s.session_id"
+    ).fetchall()
+    return [PendingSession(r[0], int(r[1]), r[2] or "", r[3] or "") for r in rows]
+
+
+def load_tree(conn: sqlite3.Connection) -> tuple[list[Existing], dict[tuple[str, str], Known]]:
+    """The items of the memory tree (journal aside) and the memories written before."""
+    existing = []
+    for r in conn.execute(
+        "SELECT i.text, i.meta, f.path, f.kind, f.owner FROM items i JOIN files f ON f.id = i.file_id"
+        " WHERE f.kind != 'journal' ORDER BY f.path, i.line"
+    ):
+        meta = item_meta(r[1])
+        kind, owner = r[3], r[4]
+        scope = {"project": f"project:{owner}", "agent": f"agent:{owner}", "archive": "archive"}.get(kind, "user")
+        existing.append(Existing(meta.get("id", ""), r[2], r[0], meta, scope))
+    known = {
+        (r[0], r[1]): Known(r[1], r[2], r[3], r[0])
+        for r in conn.execute("SELECT scope, hash, memory_id, content FROM memory_hashes")
+    }
+    return existing, known
+
+
+def run_extraction(ctx: JobContext) -> JobResult:
+    """One run of the extraction job (scheduled, or `memd extract --now`)."""
+    if not ctx.ops.enabled():
+        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "memory is switched off")
+    extractor = llm_extractor(ctx.settings)
+    if extractor is not None and (stop := gate_llm(ctx, JOB)) is not None:
+        return stop
+    sessions = pending_sessions(ctx.store.read())
+    if not sessions:
+        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "no new turns")
+    # Hand edits since the last reconcile must be in the index before we plan against it.
+    ctx.indexer.reconcile()
+    return _Extraction(ctx, extractor).run(sessions)
+
+
+class _Extraction:
+    """The state of one run: budget, counters, the extractor."""
+
+    def __init__(self, ctx: JobContext, extractor: AnthropicExtractor | None) -> None:
+        self.ctx = ctx
+        self.llm = extractor
+        self.budget = Budget.start(ctx, JOB) if self.llm is not None else None
+        self.counts: Counter[str] = Counter(dict.fromkeys(COUNTS, 0))
+        self.errors: list[str] = []
+
+    def run(self, sessions: Sequence[PendingSession]) -> JobResult:
+        for sess in sessions:
+            stop = self._session(sess)
+            if stop is not None:
+                return stop
+        return self._result(JobOutcome.SUCCESS, "")
+
+    def _result(self, outcome: JobOutcome, why: str) -> JobResult:
+        c = self.counts
+        mode = f"anthropic {self.llm.model}" if self.llm else "offline rules"
+        parts = [f"{c['turns']} turns of {c['sessions']} sessions ({mode})",
+                 f"{c['added']} added, {c['merged']} merged, {c['superseded']} superseded"]  # fmt: skip
+        if c["kept_hand_edits"]:
+            parts.append(f"{c['kept_hand_edits']} not re-added (edited or deleted by hand)")
+        if self.errors:
+            parts.append(f"{len(self.errors)} batches fell back to rules: {self.errors[-1]}")
+        msg = "; ".join(parts)
+        counts = dict(c)
+        if self.budget is not None:
+            counts.update(self.budget.counts())
+            msg += f"; {self.budget.spent_run} tokens"
+        return JobResult(JOB, outcome, f"{why}; {msg}" if why else msg, counts)
+
+    def _project(self, sess: PendingSession) -> tuple[str, Path] | None:
+        if not sess.project:
+            return None
+        p = self.ctx.ops.project(sess.project)
+        if not p.slug:
+            return None
+        mdir = p.memory_dir
+        if mdir is not None and mdir.is_dir():
+            return p.slug, mdir
+        return p.slug, self.ctx.memory_root / "projects" / p.slug
+
+    def _session(self, sess: PendingSession) -> JobResult | None:
+        conn = self.ctx.store.read()
+        project = self._project(sess)
+        scopes = {"user", f"project:{project[0]}"} if project else {"user"}
+        cursor = sess.upto
+        self.counts["sessions"] += 1
+        while True:
+            rows = [
+                _Row(int(r[0]), r[1], r[2], r[3], float(r[4]), r[5])
+                for r in conn.execute(
+                    "SELECT id, turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id > ?"
+                    " ORDER BY id LIMIT ?",
+                    (sess.session_id, cursor, BATCH_TURNS),
+                )
+            ]
+            if not rows:
+                return None
+            existing, known = load_tree(conn)
+            echoes = {n for e in existing if len(n := normalize(e.text)) >= MIN_ECHO_CHARS}
+            known_texts = [e.text for e in existing if e.live and e.scope in scopes][:KNOWN_LIMIT]
+            room = BATCH_INPUT_TOKENS
+            if self.budget is not None:
+                overhead = PROMPT_TOKENS + OUTPUT_TOKENS + estimate_tokens("\n".join(known_texts))
+                room = min(room, self.budget.room() - overhead)
+            batch: list[_Row] = []
+            turns: list[Turn] = []
+            used = 0
+            for r in rows:
+                text = strip_recalled(r.text, echoes)
+                keep = bool(text) and not is_trivial(text)
+                cost = turn_tokens(text) if keep else 0
+                if keep and used + cost > room:
+                    break
+                batch.append(r)
+                if keep:
+                    turns.append(Turn(r.source, sess.session_id, r.turn_id, r.role, text, r.ts,
+                                      agent_id=sess.agent_id, project=sess.project))  # fmt: skip
+                    used += cost
+            if not batch:
+                assert self.budget is not None  # only a budget can make the first turn not fit
+                return self._result(JobOutcome.BUDGET_EXHAUSTED,
+                                    self.budget.exhausted_message(turn_tokens(rows[0].text)))  # fmt: skip
+            self.counts["turns"] += len(batch)
+            self.counts["skipped_turns"] += len(batch) - len(turns)
+            upto = batch[-1].id
+            usage: LLMUsage | None = None
+            memories: list[ExtractedMemory] = []
+            if turns:
+                asked = self._ask(turns, known_texts)
+                if isinstance(asked, JobResult):
+                    return asked
+                memories, usage = asked
+            plan = self._plan(memories, turns, sess, project, existing, known)
+            self._apply(plan, sess.session_id, upto, usage)
+            cursor = upto
+
+    def _ask(
+        self, turns: list[Turn], known: list[str]
+    ) -> tuple[list[ExtractedMemory], LLMUsage | None] | JobResult:
+        if self.llm is None:
+            return extract_rules(turns), None
+        try:
+            res = self.llm.extract(turns, known)
+        except LLMRetryable as exc:
+            return self._result(JobOutcome.RETRY_LATER, f"{exc}; will retry on the next run")
+        except LLMConfigError as exc:
+            msg = f"{exc}" + (f" ({exc.hint})" if exc.hint else "")
+            latch_config_error(self.ctx, msg)
+            return self._result(JobOutcome.CONFIG_ERROR, msg)
+        except LLMError as exc:
+            # A bad answer for one batch: the rules still get what they can, and the run goes on.
+            self.counts["llm_errors"] += 1
+            self.errors.append(str(exc))
+            # It was billed all the same: its tokens count against the budgets.
+            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            return extract_rules(turns), billed
+        return res.memories, res.usage
+
+    def _plan(
+        self,
+        memories: list[ExtractedMemory],
+        turns: list[Turn],
+        sess: PendingSession,
+        project: tuple[str, Path] | None,
+        existing: list[Existing],
+        known: dict[tuple[str, str], Known],
+    ) -> Plan:
+        ts_of = {t.turn_id: t.ts for t in turns}
+        last_ts = max((t.ts for t in turns), default=self.ctx.now())
+        planned = []
+        for m in memories:
+            ids = [i for i in m.source_turn_ids if i in ts_of] or [turns[-1].turn_id]
+            at = day_of(max(ts_of.get(i, last_ts) for i in ids)).isoformat()
+            src = f"{sess.session_id}#{','.join(ids[:MAX_SRC_TURNS])}"
+            planned.append((m, target_for(m, self.ctx.memory_root, project), at, src))
+        return plan_batch(planned, existing=existing, known=known, new_id=iter(new_memory_id, None))
+
+    def _apply(self, plan: Plan, session_id: str, upto: int, usage: LLMUsage | None) -> None:
+        touched: set[str] = set()
+        added: list[Add] = []
+        with self.ctx.lock:
+            for a in plan.actions:
+                if isinstance(a, Add):
+                    # The new item first: a crash before the old one is marked leaves both, not neither.
+                    append_item(a.target.path, a.target.section, a.text, a.meta, title=a.target.title)
+                    touched.add(str(a.target.path))
+                    for old in a.supersedes:
+                        mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
+                        update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
+                        touched.add(old.path)
+                        self.counts["superseded"] += 1
+                    added.append(a)
+                    self.counts["added"] += 1
+                elif isinstance(a, Bump):
+                    update_items(Path(a.item.path), _has_id(a.item.id), _bump(self.ctx.today().isoformat()))
+                    touched.add(a.item.path)
+                    self.counts["merged"] += 1
+                elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
+                    self.counts["kept_hand_edits"] += 1
+            if touched:
+                self.ctx.indexer.index_paths(sorted(touched))
+        now = self.ctx.now()
+        budget = self.budget
+
+        def commit(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                [(a.target.scope, a.hash, a.meta["id"], a.text, str(a.target.path), session_id, now) for a in added],
+            )
+            conn.execute(
+                "UPDATE sessions SET extracted_upto = ? WHERE session_id = ? AND extracted_upto < ?",
+                (upto, session_id, upto),
+            )
+            if usage is not None and budget is not None:
+                budget.write(conn, usage)
+                clear_config_error(conn)
+
+        self.ctx.store.w.run(commit)
+        if usage is not None and budget is not None:
+            budget.spent(usage)
+
+
+def _has_id(item_id: str) -> Callable[[str, dict[str, str]], bool]:
+    return lambda _text, meta: meta.get("id") == item_id
+
+
+def _set_meta(extra: dict[str, str]) -> Callable[[str, dict[str, str]], tuple[str, dict[str, str]]]:
+    return lambda text, meta: (text, {**meta, **extra})
+
+
+def _bump(day: str) -> Callable[[str, dict[str, str]], tuple[str, dict[str, str]]]:
+    def change(text: str, meta: dict[str, str]) -> tuple[str, dict[str, str]]:
+        try:
+            hits = int(meta.get("hits", "1"))
+        except ValueError:
+            hits = 1
+        return text, {**meta, "hits": str(hits + 1), "seen": day}
+
+    return change

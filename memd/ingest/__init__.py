@@ -1,1 +1,0 @@
-"""Ingest: turn changed files and log records into store writes."""

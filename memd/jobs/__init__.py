@@ -1,1 +1,0 @@
-"""Scheduled jobs: extraction, summaries, archival, sync. Each is one function plus pure planners."""

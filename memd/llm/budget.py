@@ -1,0 +1,201 @@
+"""What the LLM jobs share: the LLM gate, the token budget and the turn text they send.
+
+An LLM job asks `gate_llm` before spending anything: memory switched off, a configuration
+error already reported for the same key/model (so a bad key is not retried every interval),
+the machine on battery or busy (`conditions`), or today's token budget spent. Tokens are
+recorded per run in `llm_runs`, in the same transaction as the work they paid for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from memd.core.conditions import defer_reason
+from memd.core.models import JobOutcome, JobResult
+from memd.core.settings import Settings
+from memd.core.text import estimate_tokens, normalize
+from memd.llm.anthropic import AnthropicExtractor, LLMUsage
+from memd.memory import repo as docs
+from memd.memory.jobs import JobContext, day_of
+
+CONFIG_ERROR_KEY = "llm.config_error"
+# A reported configuration error is not retried with the same settings for this long.
+CONFIG_ERROR_QUIET_S = 6 * 3600
+# The fixed part of an LLM request: system prompt, schema and instructions.
+PROMPT_TOKENS = 900
+MAX_TURN_CHARS = 4000
+_RECALLED = re.compile(r'<memory source="memd">.*?(?:</memory>|\Z)', re.S)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_META_COMMENT = re.compile(r"<!--\s*memd.*?-->")
+# Lines shorter than this are not treated as echoes of a memory ("- React" is not one).
+MIN_ECHO_CHARS = 12
+
+
+def strip_recalled(text: str, echoes: set[str]) -> str:
+    """Turn text without what memd gave the assistant: the fenced context block, and lines
+    that repeat a stored memory (`echoes` holds normalised memory texts)."""
+    text = _RECALLED.sub("", text)
+    kept = []
+    for line in text.split("\n"):
+        core = _META_COMMENT.sub("", _BULLET.sub("", line)).strip()
+        if len(core) >= MIN_ECHO_CHARS and normalize(core) in echoes:
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def turn_tokens(text: str) -> int:
+    """Estimated prompt tokens of one turn (the extractor cuts turns at 4000 characters)."""
+    return estimate_tokens(text[:MAX_TURN_CHARS]) + 12
+
+
+def llm_extractor(settings: Settings) -> AnthropicExtractor | None:
+    """The Anthropic extractor when a key is configured, else None (offline)."""
+    key = settings.anthropic_key
+    if not key:
+        return None
+    return AnthropicExtractor(
+        key, settings.extract_model, base_url=settings.extract_base_url, timeout=settings.extract_timeout_s
+    )
+
+
+def config_fingerprint(settings: Settings) -> str:
+    """Identifies the LLM configuration without storing the key."""
+    raw = "\0".join((settings.anthropic_key, settings.extract_model, settings.extract_base_url))
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def tokens_on(conn: sqlite3.Connection, day: dt.date) -> int:
+    """LLM tokens (input + output) spent by all jobs on one day."""
+    row = conn.execute(
+        "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_runs WHERE day = ?",
+        (day.isoformat(),),
+    ).fetchone()
+    return int(row[0])
+
+
+@dataclass
+class Budget:
+    """Tokens one run may still spend: the per-run cap and what is left of the day's budget."""
+
+    job: str
+    model: str
+    started: float
+    day: dt.date
+    daily_limit: int
+    run_limit: int
+    spent_today: int = 0
+    spent_run: int = 0
+    requests: int = 0
+    run_id: int | None = None
+
+    @classmethod
+    def start(cls, ctx: JobContext, job: str) -> Budget:
+        started = ctx.now()
+        day = day_of(started)
+        s = ctx.settings
+        return cls(job, s.extract_model, started, day, s.extract_daily_tokens, s.extract_run_tokens,
+                   spent_today=tokens_on(ctx.store.read(), day))  # fmt: skip
+
+    def room(self) -> int:
+        return max(0, min(self.daily_limit - self.spent_today, self.run_limit - self.spent_run))
+
+    def exhausted_message(self, need: int) -> str:
+        if self.daily_limit - self.spent_today <= self.run_limit - self.spent_run:
+            return f"daily token budget reached ({self.spent_today} of {self.daily_limit} spent today)"
+        return f"per-run token cap reached ({self.spent_run} of {self.run_limit}; next batch needs ~{need})"
+
+    def write(self, conn: sqlite3.Connection, usage: LLMUsage) -> None:
+        """Record one request's usage inside the caller's write transaction."""
+        if self.run_id is not None:
+            cur = conn.execute(
+                "UPDATE llm_runs SET requests = requests + 1, input_tokens = input_tokens + ?,"
+                " output_tokens = output_tokens + ? WHERE id = ?",
+                (usage.input_tokens, usage.output_tokens, self.run_id),
+            )
+            if cur.rowcount:
+                return
+        # The run's first request (or its row was rolled back with a failed transaction).
+        cur = conn.execute(
+            "INSERT INTO llm_runs(job, started, day, model, requests, input_tokens, output_tokens)"
+            " VALUES (?,?,?,?,1,?,?)",
+            (self.job, self.started, self.day.isoformat(), self.model, usage.input_tokens, usage.output_tokens),
+        )
+        self.run_id = cur.lastrowid
+
+    def spent(self, usage: LLMUsage) -> None:
+        """Count a request once its transaction committed."""
+        n = usage.input_tokens + usage.output_tokens
+        self.spent_today += n
+        self.spent_run += n
+        self.requests += 1
+
+    def counts(self) -> dict[str, int]:
+        return {"llm_requests": self.requests, "tokens": self.spent_run}
+
+
+def gate_llm(ctx: JobContext, job: str) -> JobResult | None:
+    """A result that stops an LLM job before it spends anything, or None to go ahead."""
+    s = ctx.settings
+    err = latched_config_error(ctx)
+    if err:
+        return JobResult(job, JobOutcome.CONFIG_ERROR, f"{err} (not retried until the LLM settings change)")
+    why = defer_reason(ctx.probe(), s.jobs_min_battery)
+    if why:
+        return JobResult(job, JobOutcome.DEFERRED, f"waiting: {why}")
+    spent = tokens_on(ctx.store.read(), ctx.today())
+    if spent >= s.extract_daily_tokens:
+        return JobResult(job, JobOutcome.BUDGET_EXHAUSTED,
+                         f"daily token budget reached ({spent} of {s.extract_daily_tokens} spent today)",
+                         {"tokens_today": spent})  # fmt: skip
+    return None
+
+
+def latched_config_error(ctx: JobContext) -> str:
+    """The configuration error reported for the current LLM settings, if still fresh."""
+    raw = docs.get_state(ctx.store.read(), CONFIG_ERROR_KEY, "")
+    if not raw:
+        return ""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return ""
+    if data.get("fp") != config_fingerprint(ctx.settings):
+        return ""
+    if ctx.now() - float(data.get("at", 0)) > CONFIG_ERROR_QUIET_S:
+        return ""
+    return str(data.get("message", "configuration error"))
+
+
+def latch_config_error(ctx: JobContext, message: str) -> None:
+    value = json.dumps({"fp": config_fingerprint(ctx.settings), "at": ctx.now(), "message": message})
+    ctx.store.w.run(lambda c: docs.set_state(c, CONFIG_ERROR_KEY, value))
+
+
+def clear_config_error(conn: sqlite3.Connection) -> None:
+    """Inside a write transaction: a request went through, the configuration works."""
+    conn.execute("DELETE FROM state WHERE key = ?", (CONFIG_ERROR_KEY,))
+
+
+def llm_status(ctx: JobContext) -> dict[str, Any]:
+    """The `llm` part of `status`: configured or offline, budget, and why jobs wait."""
+    s = ctx.settings
+    configured = bool(s.anthropic_key)
+    out: dict[str, Any] = {
+        "mode": "anthropic" if configured else "offline rules",
+        "model": s.extract_model if configured else "",
+        "tokens_today": tokens_on(ctx.store.read(), ctx.today()),
+        "daily_budget": s.extract_daily_tokens,
+        "run_budget": s.extract_run_tokens,
+    }
+    if configured:
+        out["waiting"] = defer_reason(ctx.probe(), s.jobs_min_battery) or None
+        out["config_error"] = latched_config_error(ctx) or None
+    return out
+

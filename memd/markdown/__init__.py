@@ -1,1 +1,0 @@
-"""Markdown memory files: parsing (pure), the tree layout and templates, and item edits."""

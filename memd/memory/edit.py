@@ -1,0 +1,180 @@
+"""Edits of memory files memd makes itself: append an item, remove items, change item metadata.
+
+Every write is atomic (temp file + rename) so an editor or the watcher never sees half a file,
+and memd only ever touches the lines it is asked to: the rest of a hand-edited file is kept
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memd.memory.parse import _HEADING, SPLIT_LEVEL, format_meta, split_item
+
+
+@dataclass(frozen=True, slots=True)
+class EditedItem:
+    """An item line memd wrote or removed."""
+
+    path: str
+    line: int
+    text: str
+    meta: dict[str, str]
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def file_lock(path: Path) -> threading.Lock:
+    """The lock serialising memd's own read-modify-write edits of one file in this process."""
+    key = os.path.abspath(path)
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically, creating parent folders.
+
+    The temp file has a unique hidden name, so concurrent writers never share one and the
+    watcher ignores it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".memd-tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def read_lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    return path.read_text(encoding="utf-8").split("\n")
+
+
+def append_item(
+    path: Path, section: str, text: str, meta: dict[str, str], *, title: str = ""
+) -> EditedItem:
+    """Append `- text <!-- memd … -->` at the end of `## section` (created when missing)."""
+    with file_lock(path):
+        return _append_item(path, section, text, meta, title)
+
+
+def _append_item(path: Path, section: str, text: str, meta: dict[str, str], title: str) -> EditedItem:
+    text = " ".join(text.split())
+    lines = read_lines(path)
+    if not lines or lines == [""]:
+        lines = [f"# {title or path.stem.replace('-', ' ').title()}", ""]
+    start = _find_section(lines, section)
+    if start is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        lines += ["", f"## {section}", ""]
+        start = len(lines) - 2
+    end = _section_end(lines, start)
+    # Insert after the last non-blank line of the section so items stay together.
+    insert_at = end
+    while insert_at > start + 1 and lines[insert_at - 1].strip() == "":
+        insert_at -= 1
+    line = f"- {text} {format_meta(meta)}" if meta else f"- {text}"
+    lines.insert(insert_at, line)
+    # Keep a blank line between the new item and a following heading.
+    if insert_at + 1 < len(lines) and lines[insert_at + 1].startswith("#"):
+        lines.insert(insert_at + 1, "")
+    if lines[-1] != "":
+        lines.append("")
+    write_atomic(path, "\n".join(lines))
+    return EditedItem(str(path), insert_at + 1, text, meta)
+
+
+def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
+    """Remove every list item for which `match(text, meta)` is true; return what was removed."""
+    with file_lock(path):
+        return _remove_items(path, match)
+
+
+def _remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
+    lines = read_lines(path)
+    kept: list[str] = []
+    removed: list[EditedItem] = []
+    for i, line in enumerate(lines):
+        it = split_item(line)
+        if it is not None and match(it[0], it[1]):
+            removed.append(EditedItem(str(path), i + 1, it[0], it[1]))
+            continue
+        kept.append(line)
+    if removed:
+        write_atomic(path, "\n".join(kept))
+    return removed
+
+
+def update_items(
+    path: Path,
+    match: Callable[[str, dict[str, str]], bool],
+    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
+) -> list[EditedItem]:
+    """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
+    with file_lock(path):
+        return _update_items(path, match, change)
+
+
+def _update_items(
+    path: Path,
+    match: Callable[[str, dict[str, str]], bool],
+    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
+) -> list[EditedItem]:
+    lines = read_lines(path)
+    changed: list[EditedItem] = []
+    for i, line in enumerate(lines):
+        it = split_item(line)
+        if it is None or not match(it[0], it[1]):
+            continue
+        text, meta = change(it[0], dict(it[1]))
+        indent = re.match(r"^[ \t]*", line)
+        prefix = indent.group(0) if indent else ""
+        lines[i] = f"{prefix}- {text} {format_meta(meta)}" if meta else f"{prefix}- {text}"
+        changed.append(EditedItem(str(path), i + 1, text, meta))
+    if changed:
+        write_atomic(path, "\n".join(lines))
+    return changed
+
+
+def _find_section(lines: list[str], section: str) -> int | None:
+    want = section.strip().lower()
+    in_fence = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m and len(m.group(1)) == 2 and m.group(2).strip().lower() == want:
+            return i
+    return None
+
+
+def _section_end(lines: list[str], start: int) -> int:
+    in_fence = False
+    for i in range(start + 1, len(lines)):
+        if lines[i].lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(lines[i])
+        if m and len(m.group(1)) <= SPLIT_LEVEL:
+            return i
+    return len(lines)

@@ -1,1 +1,0 @@
-"""Operations on memory that both the socket and the CLI offer (remember, forget, list, switch)."""

@@ -1,1 +1,0 @@
-"""Retrieval: search and token-budgeted context assembly (reads only)."""

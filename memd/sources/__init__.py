@@ -1,1 +1,0 @@
-"""Sources: read conversation logs and memory files; never touch the database."""

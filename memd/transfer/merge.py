@@ -1,0 +1,284 @@
+"""Merging a memd export (`memd.transfer.export`) into this memd: tree, memories, sessions and chats.
+
+Merging is idempotent: sessions and chats already stored are left as they are; a tree file is
+written only when it is missing, identical, still the first-start template or empty; a file
+that differs keeps the local version and gets the imported one beside it as
+`name.imported-<date>.md` (once: a copy already there with that content counts as present);
+memories whose id is not in the index afterwards (an export made with `--no-tree`) are
+appended to their file and section.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import functools
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
+from memd.core.errors import SourceError
+from memd.core.models import Turn
+from memd.core.redact import redact
+from memd.db import Store
+from memd.memory.edit import append_item, file_lock, write_atomic
+from memd.memory.indexer import Indexer
+from memd.memory.tree import TEMPLATES
+from memd.transfer.export import FORMAT, Chat, ExportDocument, MemoryRecord, SessionRecord, TreeFile
+
+BATCH_CHATS = 2000
+IMPORTED_SECTION = "Imported"
+
+
+@dataclass(slots=True)
+class _TreeOutcome:
+    written: list[str] = field(default_factory=list)
+    identical: int = 0
+    copies: list[str] = field(default_factory=list)
+
+
+def apply_export(
+    doc: ExportDocument,
+    *,
+    store: Store,
+    indexer: Indexer,
+    memory_root: Path,
+    lock: contextlib.AbstractContextManager[Any],
+    today: dt.date,
+    now: float,
+) -> dict[str, Any]:
+    """Merge a checked export into this memd: tree, then memories, then sessions and chats.
+
+    The tree goes first so that the journal entries of imported sessions are already there
+    when the journal catches up with them (it recognises entries by turn id). `lock` is the
+    lock every Markdown edit of this process holds.
+    """
+    base = memory_root.resolve()
+    for rel in [f.path for f in doc.tree] + [m.path for m in doc.memories if not m.root]:
+        if not (memory_root / rel).resolve().is_relative_to(base):
+            raise SourceError(f"{rel!r} resolves outside the memory tree {memory_root} (a symlink?)",
+                              hint="nothing was imported")  # fmt: skip
+    with lock:
+        files = _import_tree(doc.tree, memory_root, today)
+        if files.written or files.copies:
+            indexer.index_paths([str(memory_root / p) for p in (*files.written, *files.copies)])
+        mem = _import_memories(doc.memories, store, indexer, memory_root)
+    hashes = store.w.run(functools.partial(_import_memory_state, doc=doc, memory_root=memory_root))
+    conv = _import_sessions(doc.sessions, store, now)
+    new = (conv["new_sessions"] + conv["added"] + len(files.written) + len(files.copies) + mem["added"]
+           + hashes)  # fmt: skip
+    return {
+        "format": FORMAT,
+        "version": doc.version,
+        "exported_at": doc.exported_at,
+        "device_id": doc.device_id,
+        **conv,
+        "files": {"in_export": len(doc.tree), "written": len(files.written), "identical": files.identical,
+                  "kept_local": files.copies},  # fmt: skip
+        "memories": mem,
+        "memory_hashes": hashes,
+        "new": new,
+    }
+
+
+def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) -> _TreeOutcome:
+    out = _TreeOutcome()
+    for f in tree:
+        dest = memory_root / f.path
+        with file_lock(dest):
+            local = _read_local(dest)
+            if local == f.content:
+                out.identical += 1
+            elif local is None or not local.strip() or local == TEMPLATES.get(f.path):
+                write_atomic(dest, f.content)
+                out.written.append(f.path)
+            else:
+                copy = _beside(dest, f.content, today)
+                if copy is None:
+                    out.identical += 1
+                else:
+                    write_atomic(copy, f.content)
+                    out.copies.append(copy.relative_to(memory_root).as_posix())
+    return out
+
+
+def _read_local(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc}") from exc
+
+
+def _beside(dest: Path, content: str, today: dt.date) -> Path | None:
+    """Where the imported version of a locally changed file goes; None when a copy is there."""
+    for old in sorted(dest.parent.glob(f"{dest.stem}.imported-*{dest.suffix}")):
+        if _read_local(old) == content:
+            return None
+    name = f"{dest.stem}.imported-{today.isoformat()}"
+    copy, n = dest.with_name(name + dest.suffix), 2
+    while copy.exists():
+        copy, n = dest.with_name(f"{name}-{n}{dest.suffix}"), n + 1
+    return copy
+
+
+def _import_memories(
+    memories: Sequence[MemoryRecord], store: Store, indexer: Indexer, memory_root: Path
+) -> dict[str, int]:
+    present = _present_items(store.read(), [m.id for m in memories])
+    added = skipped = 0
+    touched: set[str] = set()
+    for m in memories:
+        if m.id in present:
+            continue
+        if m.root:
+            # Project memory of a workspace lives in that workspace (its own repository),
+            # which this machine may not have: it is reported, not written elsewhere.
+            skipped += 1
+            continue
+        path = memory_root / m.path
+        title = PurePosixPath(m.path).stem.replace("-", " ").title()
+        append_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title)
+        present.add(m.id)
+        touched.add(str(path))
+        added += 1
+    if touched:
+        indexer.index_paths(sorted(touched))
+    return {"in_export": len(memories), "added": added, "present": len(memories) - added - skipped,
+            "workspace_skipped": skipped}  # fmt: skip
+
+
+def _present_items(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(ids), 400):
+        chunk = ids[i : i + 400]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(f"SELECT item_id FROM items WHERE item_id IN ({marks})", chunk))
+    return found
+
+
+def _import_memory_state(conn: sqlite3.Connection, doc: ExportDocument, memory_root: Path) -> int:
+    """Item use (for decay) and the extraction job's record of what it wrote; returns new records."""
+    conn.executemany(
+        "INSERT INTO item_usage(item_id, last_used, uses) VALUES (?,?,?) ON CONFLICT(item_id) DO UPDATE SET"
+        " last_used = max(item_usage.last_used, excluded.last_used), uses = max(item_usage.uses, excluded.uses)"
+        " WHERE excluded.last_used > item_usage.last_used OR excluded.uses > item_usage.uses",
+        [(m.id, m.last_used, m.uses) for m in doc.memories if m.last_used],
+    )
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
+        " VALUES (?,?,?,?,?,?,?)",
+        [(s, h, mid, redact(c), str(memory_root / p) if p and not p.startswith("/") else p, sid, at)
+         for s, h, mid, c, p, sid, at in doc.memory_hashes],  # fmt: skip
+    )
+    return conn.total_changes - before
+
+
+def _turns_of(session: SessionRecord, chat: Chat) -> list[Turn]:
+    f = session.fields
+    base = Turn(
+        chat.source or f["source"] or "import", session.session_id, chat.turn_id, chat.role, chat.text, chat.ts,
+        source_path=chat.source_path, agent_id=chat.agent_id or f["agent_id"], project=chat.project or f["project"],
+        line=chat.line, speaker=chat.speaker,
+    )  # fmt: skip
+    if not chat.parts:
+        return [base]
+    return [Turn(base.source, base.session_id, base.turn_id, base.role, text, base.ts, source_path=base.source_path,
+                 agent_id=base.agent_id, project=base.project, line=seq, part_id=part_id, speaker=base.speaker)
+            for part_id, seq, text in sorted(chat.parts, key=lambda p: (p[1], p[0]))]  # fmt: skip
+
+
+def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float) -> dict[str, Any]:
+    conn = store.read()
+    ids = [s.session_id for s in sessions]
+    existing: set[str] = set()
+    for i in range(0, len(ids), 400):
+        chunk = ids[i : i + 400]
+        marks = ",".join("?" * len(chunk))
+        existing.update(r[0] for r in conn.execute(f"SELECT session_id FROM sessions WHERE session_id IN ({marks})", chunk))
+    # Chats go in in their storage order across sessions, so on an empty memd every turn keeps
+    # its place relative to the others (the tie-break of equal search scores).
+    order: list[tuple[int, int, SessionRecord, Chat]] = []
+    pos = 0
+    for s in sessions:
+        for c in s.chats:
+            order.append((c.seq, pos, s, c))
+            pos += 1
+    order.sort(key=lambda x: (x[0], x[1]))
+    total = WriteReport()
+    for i in range(0, len(order), BATCH_CHATS):
+        turns = [t for _, _, s, c in order[i : i + BATCH_CHATS] for t in _turns_of(s, c)]
+        total.merge(store.w.run(functools.partial(write_turns, turns=turns, now=now, summaries=False)))
+    new = [s for s in sessions if s.session_id not in existing]
+    old = [s for s in sessions if s.session_id in existing]
+    grown = total.sessions & existing
+    for i in range(0, len(new), 200):
+        store.w.run(functools.partial(_apply_new_sessions, sessions=new[i : i + 200], now=now))
+    for i in range(0, len(old), 200):
+        store.w.run(functools.partial(_merge_sessions, sessions=old[i : i + 200], grown=grown, now=now))
+    return {"sessions_in_export": len(sessions), "new_sessions": len(new), "added": total.added,
+            "updated": total.updated, "sessions": len(total.sessions)}  # fmt: skip
+
+
+def _nth_turn_id(conn: sqlite3.Connection, session_id: str, n: int) -> int:
+    if n <= 0:
+        return 0
+    row = conn.execute(
+        "SELECT id FROM turns WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?", (session_id, n - 1)
+    ).fetchone()
+    if row is None:
+        row = conn.execute("SELECT coalesce(max(id), 0) FROM turns WHERE session_id = ?", (session_id,)).fetchone()
+    return int(row[0])
+
+
+def _apply_new_sessions(conn: sqlite3.Connection, sessions: Sequence[SessionRecord], now: float) -> None:
+    """Sessions new to this memd take every field of the export, their cursors included."""
+    for s in sessions:
+        f: dict[str, Any] = {**s.fields, "title": redact(s.fields["title"]), "summary": redact(s.fields["summary"])}
+        count = conn.execute("SELECT count(*) FROM turns WHERE session_id = ?", (s.session_id,)).fetchone()[0]
+        summary_upto = min(f["summary_upto"], count)
+        conn.execute(
+            "INSERT INTO sessions(session_id, source, source_path, title, title_source, agent_id, project, started_at,"
+            " updated_at, turn_count, summary, summary_kind, summary_at, summary_upto, extracted_upto)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET"
+            " source = excluded.source, source_path = excluded.source_path, title = excluded.title,"
+            " title_source = excluded.title_source, agent_id = excluded.agent_id, project = excluded.project,"
+            " started_at = excluded.started_at, updated_at = excluded.updated_at, summary = excluded.summary,"
+            " summary_kind = excluded.summary_kind, summary_at = excluded.summary_at,"
+            " summary_upto = excluded.summary_upto, extracted_upto = excluded.extracted_upto",
+            (s.session_id, f["source"], f["source_path"], f["title"], f["title_source"], f["agent_id"], f["project"],
+             f["started_at"], f["updated_at"], count, f["summary"], f["summary_kind"], now, summary_upto,
+             _nth_turn_id(conn, s.session_id, f["extracted_upto"])),
+        )  # fmt: skip
+        if f["summary_kind"] == "llm":
+            conn.execute(
+                "INSERT OR IGNORE INTO llm_summaries(session_id, upto, at, outcome) VALUES (?,?,?,'imported')",
+                (s.session_id, _nth_turn_id(conn, s.session_id, summary_upto), now),
+            )
+
+
+def _merge_sessions(conn: sqlite3.Connection, sessions: Sequence[SessionRecord], grown: set[str], now: float) -> None:
+    """Sessions this memd already had keep their cursors; they take a better title or an LLM
+    summary from the export, and a new extractive summary when the import added turns."""
+    for s in sessions:
+        f = s.fields
+        local = conn.execute(
+            "SELECT title, summary_kind FROM sessions WHERE session_id = ?", (s.session_id,)
+        ).fetchone()
+        if local is None:
+            continue
+        if f["title"] and f["title_source"] and f["title"] != local[0]:
+            set_title(conn, s.session_id, f["title"], f["title_source"])
+        if f["summary_kind"] == "llm" and f["summary"] and local[1] != "llm":
+            conn.execute(
+                "UPDATE sessions SET summary = ?, summary_kind = 'llm', summary_at = ?, summary_upto = ?"
+                " WHERE session_id = ?",
+                (redact(f["summary"]), now, f["summary_upto"], s.session_id),
+            )
+        elif s.session_id in grown:
+            refresh_summary(conn, s.session_id, now=now)

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+
+from memd.core.text import (
+    cjk_bigrams,
+    estimate_tokens,
+    fts_query,
+    index_text,
+    shorten,
+    snippet,
+    terms,
+)
+
+
+def test_cjk_runs_become_bigrams_and_latin_is_kept() -> None:
+    assert cjk_bigrams("记忆系统") == ["记忆", "忆系", "系统"]
+    assert cjk_bigrams("记") == ["记"]
+    out = index_text("我想优化记忆 and Vue 组件").split()
+    assert "记忆" in out and "优化" in out and "Vue" in out and "组件" in out
+
+
+def test_fts_query_quotes_everything_and_phrases_cjk() -> None:
+    assert fts_query('记忆 "drop" OR NOT x*') == '"记忆" OR "drop" OR "x"'
+    assert fts_query("优化记忆") == '"优化 化记 记忆"'
+    assert fts_query("the of") == '"the" OR "of"'  # only stopwords: keep them rather than nothing
+    assert fts_query("   ") == ""
+    assert fts_query("x y", mode="and") == '"x" AND "y"'
+
+
+def test_terms_drop_stopwords_and_dedupe() -> None:
+    assert terms("How should I test this Vue vue component?") == ["test", "vue", "component"]
+
+
+@pytest.mark.parametrize(
+    ("text", "at_least"),
+    [("hello world " * 50, 600 / 4), ("记忆系统的性能" * 20, 140), ("mixed 中文 text " * 30, 0)],
+)
+def test_estimate_is_conservative(text: str, at_least: float) -> None:
+    # ~4 chars/token for English and ~1 token per CJK char are typical; we must not go under.
+    assert estimate_tokens(text) >= at_least
+    assert estimate_tokens("") == 0
+
+
+def test_shorten_never_cuts_inside_a_word_or_character() -> None:
+    s = shorten("The quick brown fox jumps over the lazy dog", 20)
+    assert s.endswith("…") and len(s) <= 20 and "jum" not in s
+    zh = shorten("我想优化记忆系统的性能非常重要", 8)
+    assert len(zh) <= 8 and zh.endswith("…")
+    assert shorten("short", 20) == "short"
+
+
+def test_snippet_centres_on_the_first_match() -> None:
+    text = "lorem " * 100 + "vitest is great " + "ipsum " * 100
+    s = snippet(text, ["vitest"], width=60)
+    assert "vitest" in s and len(s) <= 62

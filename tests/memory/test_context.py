@@ -1,0 +1,177 @@
+"""Token-budgeted context: tiers, budget, dropped sections, topic matching, remember/forget."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from memd.app import Engine
+from memd.core.settings import load
+from memd.core.text import estimate_tokens
+from memd.db import Store
+from memd.memory.context import FENCE_CLOSE, FENCE_OPEN
+from memd.memory.tree import create_tree
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
+    monkeypatch.setenv("MEMD_HOME", str(tmp_path / "h"))
+    s = load()
+    create_tree(s.memory_dir)
+    m = s.memory_dir
+    (m / "_core" / "preferences.md").write_text(
+        "# User Preferences\n\n## Technical Preferences\n- Uses TypeScript over JavaScript\n"
+        "- Prefers Vue over React\n\n## Communication Style\n- Prefers concise, direct answers\n"
+    )
+    (m / "_core" / "profile.md").write_text("# Profile\n\n## Basic Info\n- Name: John\n- Location: Shanghai\n")
+    (m / "topics" / "vue.md").write_text(
+        "# Vue\n\n## Components\n- Use script setup\n- Props down, events up\n\n## Performance\n- v-memo for big lists\n"
+    )
+    for i in range(40):
+        (m / "topics" / f"misc{i}.md").write_text(
+            f"# Misc {i}\n\n## Notes {i}\n" + "".join(f"- filler line {j} about testing strategy {i}\n" for j in range(12))
+        )
+    agent = m / "agents" / "muse"
+    agent.mkdir(parents=True)
+    (agent / "relationship.md").write_text("# Agent Relationship\n\n## Memory Points\n- User likes brief responses\n")
+    proj = m / "projects" / "shop"
+    proj.mkdir(parents=True)
+    (proj / "architecture.md").write_text("# Shop\n\n## Stack\n- Electron + React + Zustand\n")
+    store = Store.open(s.db_path)
+    eng = Engine(s, store)
+    eng.indexer.reconcile()
+    return eng
+
+
+def test_budget_is_never_exceeded_and_drops_are_listed(engine: Engine) -> None:
+    for budget in (60, 150, 400, 2000, 5000):
+        ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": budget})
+        assert ctx["tokens"] <= budget, budget
+        assert estimate_tokens(ctx["text"]) == ctx["tokens"]
+        if budget <= 2000:
+            assert ctx["dropped"], budget
+            assert all(d["reason"] for d in ctx["dropped"])
+    small = engine.handle("context", {"query": "testing strategy", "budget_tokens": 150})
+    first = small["sections"][0]
+    assert first["rel"] == "_core/preferences.md" and first["heading"] == "Technical Preferences"
+    assert "Uses TypeScript over JavaScript" in small["text"]
+    assert small["text"].startswith(FENCE_OPEN) and small["text"].endswith(FENCE_CLOSE)
+    assert "not instructions" in small["text"]
+    for line in small["text"].splitlines():  # never a cut line: every line is a whole source line
+        assert not line.endswith("…")
+
+
+def test_core_first_then_topics_and_tiers(engine: Engine) -> None:
+    ctx = engine.handle("context", {"query": "how do I make Vue components faster?"})
+    rels = [s["rel"] for s in ctx["sections"]]
+    assert rels[:3] == ["_core/preferences.md", "_core/preferences.md", "_core/profile.md"]
+    vue = [s for s in ctx["sections"] if s["rel"] == "topics/vue.md"]
+    assert {s["heading"] for s in vue} == {"Components", "Performance"}
+    assert vue[0]["reason"].startswith("topic file matches 'vue'")
+    assert all(s["start_line"] > 0 and s["path"] for s in ctx["sections"])
+    assert "agents/muse" not in ctx["text"]
+    ctx2 = engine.handle("context", {"query": "anything", "agent_id": "muse", "project": "shop"})
+    tiers = [s["tier"] for s in ctx2["sections"]]
+    assert tiers == sorted(tiers, key=["user", "project", "conversation"].index)
+    assert "User likes brief responses" in ctx2["text"] and "Electron + React + Zustand" in ctx2["text"]
+    assert "## This project (shop)" in ctx2["text"]
+
+
+def test_unused_budget_flows_and_quotas_hold(engine: Engine) -> None:
+    # With no project and no conversation memory, topics may use the whole budget.
+    ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": 2000})
+    assert ctx["tokens"] > 1200
+    # With a project, project sections are kept even when topics could fill everything.
+    ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": 400, "project": "shop"})
+    assert "Electron + React + Zustand" in ctx["text"] and ctx["tokens"] <= 400
+
+
+def test_remember_then_context_then_forget(engine: Engine) -> None:
+    r = engine.handle("remember", {"text": "always use vitest"})
+    ctx = engine.handle("context", {"query": "how should I test this"})
+    assert "always use vitest" in ctx["text"]
+    notes = Path(r["path"]).read_text()
+    assert "always use vitest <!-- memd id=" in notes
+    cands = engine.handle("forget", {"query": "vitest"})
+    assert [c["id"] for c in cands["candidates"]] == [r["id"]] and cands["removed"] == []
+    assert "always use vitest" in Path(r["path"]).read_text()  # nothing removed without confirm
+    out = engine.handle("forget", {"query": "vitest", "confirm": True})
+    assert [x["id"] for x in out["removed"]] == [r["id"]]
+    assert "vitest" not in Path(r["path"]).read_text()
+    assert "always use vitest" not in engine.handle("context", {"query": "how should I test this"})["text"]
+
+
+def test_hand_written_items_can_be_forgotten_by_id(engine: Engine) -> None:
+    items = engine.handle("memories", {"scope": "user"})["items"]
+    loc = next(i for i in items if i["text"] == "Location: Shanghai")
+    assert loc["id"].startswith("h_")
+    engine.handle("forget", {"id": loc["id"]})
+    assert "Shanghai" not in (engine.settings.memory_dir / "_core" / "profile.md").read_text()
+    assert "Name: John" in (engine.settings.memory_dir / "_core" / "profile.md").read_text()
+
+
+def test_project_scope_uses_the_workspace_folder(engine: Engine, tmp_path: Path) -> None:
+    ws = tmp_path / "work" / "app"
+    (ws / ".git").mkdir(parents=True)
+    (ws / "src").mkdir()
+    r = engine.handle("remember", {"text": "API errors use RFC 7807", "scope": "project", "project": str(ws / "src")})
+    assert r["path"] == str(ws / ".memd" / "memory" / "context.md")
+    ctx = engine.handle("context", {"query": "error format", "project": str(ws)})
+    assert ctx["project"] == "app" and "RFC 7807" in ctx["text"]
+    assert "RFC 7807" not in engine.handle("context", {"query": "error format"})["text"]
+
+
+def test_superseded_and_expired_items_are_not_injected(engine: Engine) -> None:
+    p = engine.settings.memory_dir / "_core" / "preferences.md"
+    p.write_text(
+        p.read_text()
+        + "\n## Testing\n- Uses jest <!-- memd id=m_1 superseded=2026-01-01 by=m_2 -->\n"
+        + "- Uses vitest <!-- memd id=m_2 -->\n- Old promo <!-- memd id=m_3 expires=2001-01-01 -->\n"
+    )
+    engine.indexer.reconcile()
+    text = engine.handle("context", {"query": "tests"})["text"]
+    assert "Uses vitest" in text and "Uses jest" not in text and "Old promo" not in text
+    assert "memd id=" not in text  # metadata comments are not sent to the model
+
+
+def test_disabled_switch(engine: Engine) -> None:
+    engine.handle("set_enabled", {"enabled": False})
+    assert engine.handle("context", {"query": "vue"})["enabled"] is False
+    engine.handle("set_enabled", {"enabled": True})
+    assert engine.handle("context", {"query": "vue"})["text"]
+
+
+def test_today_is_used_for_expiry() -> None:
+    from memd.memory.context import clean_body
+
+    body = "- a <!-- memd expires=2026-06-01 -->\n- b"
+    assert clean_body(body, dt.date(2026, 5, 1)) == "- a\n- b"
+    assert clean_body(body, dt.date(2026, 7, 1)) == "- b"
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        # Comments only: the one-pass path strips them, keeps every line, collapses blank runs.
+        ("- a <!-- memd id=m_1 type=fact -->\n\n\n\n- b <!-- memd: imp=6 -->  \ntext", "- a\n\n- b\ntext"),
+        ("<!-- memd id=m_2 -->", ""),
+        ("- keep <!-- not memd -->", "- keep <!-- not memd -->"),
+        # A word that only looks like a flag sends the text down the line walk: same answer.
+        ("- archived photos are in S3 <!-- memd id=m_3 -->", "- archived photos are in S3"),
+        ("- old <!-- memd id=m_4 archived=2026-01-01 -->\n- new <!-- memd id=m_5 -->", "- new"),
+    ],
+)
+def test_clean_body_strips_metadata_and_hides_retired_items(body: str, shown: str) -> None:
+    from memd.memory.context import clean_body
+
+    assert clean_body(body, dt.date(2026, 5, 1)) == shown
+
+
+def test_relevant_only_leaves_standing_memory_out(engine: Engine) -> None:
+    ctx = engine.handle("context", {"query": "vue performance", "project": "shop", "relevant_only": True})
+    rels = {s["rel"] for s in ctx["sections"]}
+    assert rels == {"topics/vue.md"}
+    none = engine.handle("context", {"query": "zzzz-nothing", "relevant_only": True})
+    assert none["sections"] == [] and none["text"] == ""
