@@ -75,7 +75,9 @@ def measure_idle(pid: int, seconds: float) -> dict[str, Any]:
     b = sample(pid)
     span = b["t"] - a["t"]
     cpu = b["cpu_s"] - a["cpu_s"]
-    per_thread = sorted((t - a["threads"].get(tid, 0.0) for tid, t in b["threads"].items()), reverse=True)
+    per_thread = sorted(
+        (t - a["threads"].get(tid, 0.0) for tid, t in b["threads"].items()), reverse=True
+    )
     return {
         "seconds": span,
         "cpu_s": cpu,
@@ -124,7 +126,11 @@ def settle(pid: int, limit: float, quiet_cpu: float = 0.02, quiet_s: int = 5) ->
         cur = sample(pid)
         quiet = quiet + 1 if cur["cpu_s"] - prev["cpu_s"] < quiet_cpu else 0
         prev = cur
-    return {"seconds": prev["t"] - first["t"], "cpu_s": prev["cpu_s"] - first["cpu_s"], "quiet": quiet >= quiet_s}
+    return {
+        "seconds": prev["t"] - first["t"],
+        "cpu_s": prev["cpu_s"] - first["cpu_s"],
+        "quiet": quiet >= quiet_s,
+    }
 
 
 def run(args: argparse.Namespace) -> str:
@@ -203,8 +209,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_common_args(ap, files=10_000)
     ap.add_argument("--idle", type=float, default=60.0, help="seconds of idle measurement")
-    ap.add_argument("--logs", type=int, default=200, help="Claude Code transcripts to tail (default 200)")
-    ap.add_argument("--settle", type=float, default=120.0, help="longest wait for the daemon to go quiet")
+    ap.add_argument(
+        "--logs", type=int, default=200, help="Claude Code transcripts to tail (default 200)"
+    )
+    ap.add_argument(
+        "--settle", type=float, default=120.0, help="longest wait for the daemon to go quiet"
+    )
     args = ap.parse_args()
     publish(args, BLOCK, run(args))
 

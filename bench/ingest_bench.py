@@ -60,7 +60,9 @@ def _text(rng: random.Random, role: str) -> str:
     else:
         text = " ".join(_sentence(rng, 8, 30) for _ in range(rng.randint(1, 8)))
     if rng.random() < 0.002:
-        text += " export GITHUB_TOKEN=ghp_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(36))
+        text += " export GITHUB_TOKEN=ghp_" + "".join(
+            rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(36)
+        )
     return text
 
 
@@ -111,9 +113,18 @@ def write_claude(convs: list[tuple[str, list[tuple[str, str, float]]]], folder: 
                 parent = uid
                 continue
             mid = f"msg_{uid}"
-            blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": "Let me think.", "signature": "c2ln"}]
+            blocks: list[dict[str, Any]] = [
+                {"type": "thinking", "thinking": "Let me think.", "signature": "c2ln"}
+            ]
             if i % 6 == 1:
-                blocks.append({"type": "tool_use", "id": f"toolu_{uid}", "name": "Read", "input": {"file_path": "/x"}})
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{uid}",
+                        "name": "Read",
+                        "input": {"file_path": "/x"},
+                    }
+                )
             blocks.append({"type": "text", "text": text})
             for j, block in enumerate(blocks):
                 rec_id = f"{uid}-{j}"
@@ -143,7 +154,9 @@ def child(home: Path, source: Path, fmt: str) -> dict[str, Any]:
     ing = LogIngestor(store, [LogSource(source, fmt)])
     files = LogSource(source, fmt).files()
     t0, c0 = time.perf_counter(), time.process_time()
-    reports = ing.ingest_files([(f, fmt) for f in files], summaries=False)  # as the daemon's scan does
+    reports = ing.ingest_files(
+        [(f, fmt) for f in files], summaries=False
+    )  # as the daemon's scan does
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     t1 = time.perf_counter()
     ing.refresh_summaries(s for r in reports for s in r.report.sessions)
@@ -182,20 +195,32 @@ def daemon_run(home: Path, log: Path, expected: int) -> dict[str, float]:
             time.sleep(0.1)  # status counts every turn: polling it harder slows what it measures
         if not t2:
             raise RuntimeError(f"the daemon did not finish:\n{d.log_tail()}")
-        hits = d.call("search", {"query": "postgres migration", "scope": "conversations", "limit": 5})["hits"]
+        hits = d.call(
+            "search", {"query": "postgres migration", "scope": "conversations", "limit": 5}
+        )["hits"]
         if not hits:
             raise RuntimeError("ingested turns are not searchable")
     return {"turns_s": t1 - t0, "summaries_s": t2 - t0}
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--turns", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of the generic log (library and daemon)")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of the generic log (library and daemon)"
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md",
+    )
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
-    ap.add_argument("--child", nargs=3, metavar=("HOME", "SOURCE", "FORMAT"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--child", nargs=3, metavar=("HOME", "SOURCE", "FORMAT"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(Path(args.child[0]), Path(args.child[1]), args.child[2])))
@@ -208,11 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         n = write_generic(convs, log)
         claude = base / "claude"
         write_claude(convs, claude)
-        print(f"{n:,} turns in {len(convs):,} sessions; generic log {log.stat().st_size / 1e6:.1f} MB")
+        print(
+            f"{n:,} turns in {len(convs):,} sessions; generic log {log.stat().st_size / 1e6:.1f} MB"
+        )
         libs = []
         for i in range(args.repeat):
             libs.append(run_child(base / f"lib{i}", log, "jsonl"))
-            print(f"  library run {i + 1}: {libs[-1]['added'] / libs[-1]['wall_s']:,.0f} turns/s", flush=True)
+            print(
+                f"  library run {i + 1}: {libs[-1]['added'] / libs[-1]['wall_s']:,.0f} turns/s",
+                flush=True,
+            )
         lib_cc = run_child(base / "lib-cc", claude, "claude-code")
         dms = []
         for i in range(args.repeat):

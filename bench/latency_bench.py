@@ -252,7 +252,10 @@ def run(args: argparse.Namespace) -> str:
             write_generic(conversations(args.turns, args.seed), log)
             t = time.perf_counter()
             got = d.call("import", {"path": str(log)}, timeout=600)
-            print(f"conversation history: {got['added']:,} turns imported in {time.perf_counter() - t:.1f}s", flush=True)
+            print(
+                f"conversation history: {got['added']:,} turns imported in {time.perf_counter() - t:.1f}s",
+                flush=True,
+            )
         mem0 = proc_mem(d.pid)
         qs = corpus.queries(args.queries, seed=args.seed)
         print(f"{len(qs)} queries × (socket, in-process) × (context, search) …", flush=True)
@@ -426,7 +429,9 @@ def main() -> None:
     add_common_args(ap, files=1_500)
     ap.add_argument("--sections", type=int, default=10_000, help="total ## sections in the tree")
     ap.add_argument("--queries", type=int, default=1_000)
-    ap.add_argument("--turns", type=int, default=0, help="conversation turns imported before measuring")
+    ap.add_argument(
+        "--turns", type=int, default=0, help="conversation turns imported before measuring"
+    )
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--cli-runs", type=int, default=10)
     ap.add_argument("--cpu-queries", type=int, default=300, help="queries of the CPU-per-call pass")

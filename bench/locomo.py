@@ -127,7 +127,9 @@ def evaluate(qs: list[tuple[int, str, int, list[str]]], retrieve: Retriever) -> 
             per_cat[cat][k].append(got)
             per_cat[0][k].append(got)
     return {
-        "recall": {cat: {k: statistics.fmean(v) for k, v in ks.items()} for cat, ks in per_cat.items()},
+        "recall": {
+            cat: {k: statistics.fmean(v) for k, v in ks.items()} for cat, ks in per_cat.items()
+        },
         "n": {cat: len(ks[1]) for cat, ks in per_cat.items()},
         "latency": summary_ms(times),
     }
@@ -140,7 +142,9 @@ class FTS5Baseline:
     def __init__(self, samples: list[dict[str, Any]]) -> None:
         self.db = sqlite3.connect(":memory:")
         for ci, sample in enumerate(samples):
-            self.db.execute(f"CREATE VIRTUAL TABLE c{ci} USING fts5(dia_id UNINDEXED, text, tokenize='unicode61')")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE c{ci} USING fts5(dia_id UNINDEXED, text, tokenize='unicode61')"
+            )
             rows = [(t["dia_id"], f"{t['speaker']}: {turn_text(t, captions=False)}")
                     for _, _, ts in sessions_of(sample["conversation"]) for t in ts]  # fmt: skip
             self.db.executemany(f"INSERT INTO c{ci}(dia_id, text) VALUES (?, ?)", rows)
@@ -151,7 +155,9 @@ class FTS5Baseline:
         q = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms(question))
         if not q:
             return []
-        rows = self.db.execute(f"SELECT dia_id FROM c{ci} WHERE c{ci} MATCH ? ORDER BY bm25(c{ci}) LIMIT 20", (q,))
+        rows = self.db.execute(
+            f"SELECT dia_id FROM c{ci} WHERE c{ci} MATCH ? ORDER BY bm25(c{ci}) LIMIT 20", (q,)
+        )
         return [r[0] for r in rows]
 
 
@@ -162,7 +168,10 @@ def memd_retriever(daemon: Daemon) -> tuple[Retriever, Callable[[], None]]:
     client = Client(daemon.sock, timeout=30).connect()
 
     def retrieve(ci: int, question: str) -> list[str]:
-        res = client.call("search", {"query": question, "scope": "conversations", "project": f"locomo-{ci}", "limit": 20})
+        res = client.call(
+            "search",
+            {"query": question, "scope": "conversations", "project": f"locomo-{ci}", "limit": 20},
+        )
         return [h["turn_id"] for h in res["hits"]]
 
     return retrieve, client.close
@@ -174,7 +183,9 @@ def wait_ingested(daemon: Daemon, expected: int, timeout: float = 120) -> float:
         if daemon.call("status")["logs"]["turns"] >= expected:
             return time.perf_counter() - t0
         time.sleep(0.05)
-    raise RuntimeError(f"the daemon did not ingest {expected} turns in {timeout}s:\n{daemon.log_tail()}")
+    raise RuntimeError(
+        f"the daemon did not ingest {expected} turns in {timeout}s:\n{daemon.log_tail()}"
+    )
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -192,24 +203,38 @@ def render(base: dict[str, Any], memd: dict[str, Any], info: dict[str, Any]) -> 
         " memd answers over its Unix socket (`search`, `scope: conversations`, the conversation as `project`);"
         " the baseline runs in-process in the same run.",
         "",
-        table(["retriever", *(f"recall@{k}" for k in KS)],
-              [_row("FTS5 bm25, OR of terms (baseline)", base), _row("memd search (socket)", memd)]),
+        table(
+            ["retriever", *(f"recall@{k}" for k in KS)],
+            [_row("FTS5 bm25, OR of terms (baseline)", base), _row("memd search (socket)", memd)],
+        ),
         "",
         "Per category:",
         "",
         table(
-            ["category", "questions", *(f"baseline @{k}" for k in (5, 10)), *(f"memd @{k}" for k in KS)],
             [
-                [f"{c} {name}", base["n"][c], *(f"{base['recall'][c][k]:.3f}" for k in (5, 10)),
-                 *(f"{memd['recall'][c][k]:.3f}" for k in KS)]
-                for c, name in CATEGORIES.items() if c in base["n"]
+                "category",
+                "questions",
+                *(f"baseline @{k}" for k in (5, 10)),
+                *(f"memd @{k}" for k in KS),
+            ],
+            [
+                [
+                    f"{c} {name}",
+                    base["n"][c],
+                    *(f"{base['recall'][c][k]:.3f}" for k in (5, 10)),
+                    *(f"{memd['recall'][c][k]:.3f}" for k in KS),
+                ]
+                for c, name in CATEGORIES.items()
+                if c in base["n"]
             ],
         ),  # fmt: skip
         "",
         table(
             ["latency per question (ms)", "mean", "p50", "p95", "max"],
-            [[name, *(f"{res['latency'][p]:.2f}" for p in ("mean", "p50", "p95", "max"))]
-             for name, res in (("baseline (in-process)", base), ("memd over the socket", memd))],
+            [
+                [name, *(f"{res['latency'][p]:.2f}" for p in ("mean", "p50", "p95", "max"))]
+                for name, res in (("baseline (in-process)", base), ("memd over the socket", memd))
+            ],
         ),  # fmt: skip
         "",
         "Targets (issue 4): recall@10 ≥ 0.70 (floor 0.568) with p95 < 20 ms.",
@@ -220,12 +245,20 @@ def render(base: dict[str, Any], memd: dict[str, Any], info: dict[str, Any]) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)"
+    )
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
-    ap.add_argument("--no-captions", action="store_true", help="leave image captions out of the logs")
-    ap.add_argument("--home", type=Path, help="use (and keep) this MEMD_HOME instead of a temp folder")
+    ap.add_argument(
+        "--no-captions", action="store_true", help="leave image captions out of the logs"
+    )
+    ap.add_argument(
+        "--home", type=Path, help="use (and keep) this MEMD_HOME instead of a temp folder"
+    )
     args = ap.parse_args(argv)
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     qs = questions(samples)
@@ -234,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         logs = home / "logs"
         n_turns = write_logs(samples, logs, captions=not args.no_captions)
         env = {"MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}
-        print(f"{len(samples)} conversations, {n_turns} turns, {len(qs)} questions; starting the daemon in {home}")
+        print(
+            f"{len(samples)} conversations, {n_turns} turns, {len(qs)} questions; starting the daemon in {home}"
+        )
         base = evaluate(qs, FTS5Baseline(samples))
         with Daemon(home, **env) as daemon:
             daemon.wait_ready()

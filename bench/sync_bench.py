@@ -54,7 +54,9 @@ def _engine(home: Path, dsn: str | None) -> Any:
 def _syncer(engine: Any) -> Any:
     from memd.sync.job import Syncer
 
-    return next(h.__self__ for h in engine.indexer.hooks if isinstance(getattr(h, "__self__", None), Syncer))
+    return next(
+        h.__self__ for h in engine.indexer.hooks if isinstance(getattr(h, "__self__", None), Syncer)
+    )
 
 
 def _fresh_db(pg: Any) -> str:
@@ -121,7 +123,12 @@ def reconnect(pg: Any, work: Path, backlog: int, seed: int) -> dict[str, Any]:
     d.start()
     try:
         d.wait_ready()
-        _wait(lambda: d.call("sync_status")["last_success_at"] and d.call("sync_status")["pending"] == 0, 120)
+        _wait(
+            lambda: (
+                d.call("sync_status")["last_success_at"] and d.call("sync_status")["pending"] == 0
+            ),
+            120,
+        )
         pg.stop()
         down = time.perf_counter()
         for i, path in enumerate(info.files):
@@ -186,9 +193,17 @@ def render(pp: dict[str, Any], rc: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--files", type=int, default=2000, help="files pushed and pulled (default 2,000)")
-    ap.add_argument("--backlog", type=int, default=1000, help="operations queued offline (default 1,000)")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md")
+    ap.add_argument(
+        "--files", type=int, default=2000, help="files pushed and pulled (default 2,000)"
+    )
+    ap.add_argument(
+        "--backlog", type=int, default=1000, help="operations queued offline (default 1,000)"
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md",
+    )
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     ap.add_argument("--seed", type=int, default=42, help="corpus seed")
     args = ap.parse_args()

@@ -51,6 +51,8 @@ def serve_inline(method: str, params: dict[str, Any]) -> bool:
     to index that project's folder (waiting on the writer), so it goes to a thread.
     """
     return method == "search" or (method == "context" and not params.get("project"))
+
+
 Handler = Callable[[dict[str, Any]], Any]
 
 
@@ -91,7 +93,9 @@ def user_roots(settings: Settings) -> list[Root]:
 class Engine:
     """Store + indexer + memory operations + retrieval behind a table of socket methods."""
 
-    def __init__(self, settings: Settings, store: Store, *, started_at: float | None = None) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, *, started_at: float | None = None
+    ) -> None:
         self.settings = settings
         self.store = store
         self.started_at = started_at or time.time()
@@ -149,7 +153,14 @@ class Engine:
         s = self.settings
         budget = _int(params, "budget_tokens", s.context_budget_tokens, 0, 200_000)
         if not self.ops.enabled():
-            return {"enabled": False, "text": "", "tokens": 0, "budget": budget, "sections": [], "dropped": []}
+            return {
+                "enabled": False,
+                "text": "",
+                "tokens": 0,
+                "budget": budget,
+                "sections": [],
+                "dropped": [],
+            }
         project = _str(params, "project")
         slug = self.ops.project(project).slug if project else ""
         req = ContextRequest(
@@ -221,7 +232,9 @@ class Engine:
                 "last_change_at": last_event or None,
                 "last_indexed_at": last_indexed or None,
                 # Freshness: a change seen by the watcher but not yet applied shows as lag.
-                "lag_s": round(max(0.0, last_event - last_indexed), 3) if last_event > last_indexed else 0.0,
+                "lag_s": round(max(0.0, last_event - last_indexed), 3)
+                if last_event > last_indexed
+                else 0.0,
                 "pending_writes": self.store.writer.pending() if self.store.writer else 0,
             },
             "watcher": {"mode": w.mode if w else "not running"},
@@ -238,14 +251,21 @@ class Engine:
         """Run one job now (CLI `memd extract|archive|summarize|sync --now`) and report what it did."""
         name = _str(params, "name")
         if name not in self.jobs:
-            raise InvalidParams(f"unknown job {name!r}; jobs: {', '.join(sorted(self.jobs)) or 'none'}")
+            raise InvalidParams(
+                f"unknown job {name!r}; jobs: {', '.join(sorted(self.jobs)) or 'none'}"
+            )
         if self.scheduler is not None:
             res = self.scheduler.run_now(name)
         else:
             started = time.time()
             res = self.jobs[name].fn()
             self.record_job(res, started, time.time())
-        return {"job": res.job, "outcome": res.outcome.value, "message": res.message, "counts": res.counts}
+        return {
+            "job": res.job,
+            "outcome": res.outcome.value,
+            "message": res.message,
+            "counts": res.counts,
+        }
 
     def record_job(self, res: JobResult, started: float, finished: float) -> None:
         """Persist a job outcome (the scheduler's callback)."""
@@ -259,7 +279,15 @@ class Engine:
                 " last_finished = excluded.last_finished, outcome = excluded.outcome, message = excluded.message,"
                 " counts = excluded.counts, runs = jobs.runs + 1,"
                 " last_success = CASE WHEN excluded.last_success > 0 THEN excluded.last_success ELSE jobs.last_success END",
-                (res.job, started, finished, res.outcome.value, res.message, counts, finished if ok else 0),
+                (
+                    res.job,
+                    started,
+                    finished,
+                    res.outcome.value,
+                    res.message,
+                    counts,
+                    finished if ok else 0,
+                ),
             )
             c.execute(
                 "INSERT INTO job_runs(name, started, finished, outcome, message, counts) VALUES (?,?,?,?,?,?)",
@@ -297,7 +325,9 @@ class Engine:
             Path(str(tmp) + suffix).unlink(missing_ok=True)
         fresh = Store.open(tmp)
         try:
-            report = Indexer(fresh, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes).reconcile()
+            report = Indexer(
+                fresh, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes
+            ).reconcile()
         finally:
             fresh.close()
 
@@ -316,7 +346,9 @@ class Engine:
                 ]
                 shadow = {
                     r[0]
-                    for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
+                    for r in conn.execute(
+                        "SELECT name FROM main.sqlite_master WHERE type = 'table'"
+                    )
                     if any(r[0].startswith(v + "_") for v in _virtual_tables(conn))
                 }
                 for t in tables:
@@ -378,7 +410,9 @@ def _wire_conversations(engine: Engine) -> None:
     def ingest(params: dict[str, Any]) -> dict[str, Any]:
         records = params.get("turns", [params] if "session_id" in params else None)
         if not isinstance(records, list) or not records:
-            raise InvalidParams('give one turn ({"session_id", "role", "content", …}) or "turns": [ … ]')
+            raise InvalidParams(
+                'give one turn ({"session_id", "role", "content", …}) or "turns": [ … ]'
+            )
         if not engine.ops.enabled():
             return {"enabled": False, "accepted": 0, "added": 0, "sessions": []}
         now = time.time()
@@ -427,22 +461,30 @@ def _wire_conversations(engine: Engine) -> None:
         if not query.strip():
             raise InvalidParams("param 'query' is required")
         limit = _int(params, "limit", 10, 1, 1000)
-        out: dict[str, Any] = base_search(params) if scope != "conversations" else {"query": query, "hits": []}
+        out: dict[str, Any] = (
+            base_search(params) if scope != "conversations" else {"query": query, "hits": []}
+        )
         if scope != "memory":
             filters = {k: _str(params, k) for k in ("session_id", "project", "agent_id")}
-            out["hits"] += [h.to_dict() for h in rc.turn_hits(store.read(), query, limit, **filters)]
+            out["hits"] += [
+                h.to_dict() for h in rc.turn_hits(store.read(), query, limit, **filters)
+            ]
         return out
 
     def status() -> dict[str, Any]:
         conn = store.read()
-        turns, sessions = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("turns", "sessions"))
+        turns, sessions = (
+            conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("turns", "sessions")
+        )
         return {"logs": {**ingestor.status(), "sessions": sessions, "turns": turns,
                          "summaries_due": summaries_due(conn)}}  # fmt: skip
 
     engine.handlers.update(ingest=ingest, recall=recall, search=search)
     engine.handlers["import"] = import_
     engine.status_parts.append(status)
-    ingest_log.debug("conversation sources: %s", ", ".join(f"{x.root} ({x.format})" for x in sources) or "none")
+    ingest_log.debug(
+        "conversation sources: %s", ", ".join(f"{x.root} ({x.format})" for x in sources) or "none"
+    )
 
 
 FEATURES.append(_wire_conversations)
@@ -466,8 +508,15 @@ def _wire_jobs(engine: Engine) -> None:
 
     s = engine.settings
     engine.jobs.update(
-        extract=JobSpec("extract", lambda: extraction.run_extraction(ctx()), s.extract_interval_min * 60, 120),
-        summarize=JobSpec("summarize", lambda: summaries.run_summaries(ctx()), max(60, s.summary_idle_min * 30), 180),
+        extract=JobSpec(
+            "extract", lambda: extraction.run_extraction(ctx()), s.extract_interval_min * 60, 120
+        ),
+        summarize=JobSpec(
+            "summarize",
+            lambda: summaries.run_summaries(ctx()),
+            max(60, s.summary_idle_min * 30),
+            180,
+        ),
         archive=JobSpec("archive", lambda: archival.run_archival(ctx()), 86400, 600),
     )
     usage = archival.UsageTracker(engine.store, time.time)
@@ -530,7 +579,9 @@ def _wire_export(engine: Engine) -> None:
     def export_(params: dict[str, Any]) -> dict[str, Any]:
         path = _str(params, "path")
         if not path or not os.path.isabs(path):
-            raise InvalidParams("param 'path' (an absolute file path; the daemon writes it) is required")
+            raise InvalidParams(
+                "param 'path' (an absolute file path; the daemon writes it) is required"
+            )
         device = docs.get_state(engine.store.read(), DEVICE_KEY)
         rep = export.write_export(engine.store, Path(path), memory_root=engine.settings.memory_dir,
                                   tree=_bool(params, "tree", True), device_id=device)  # fmt: skip
@@ -651,7 +702,9 @@ class Daemon:
 
     async def _main(self) -> int:
         s = self.settings
-        lock = InstanceLock(s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock"))
+        lock = InstanceLock(
+            s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock")
+        )
         lock.acquire()
         server: Server | None = None
         watcher: Watcher | None = None

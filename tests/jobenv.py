@@ -76,9 +76,13 @@ class Env:
 
     def ctx(self) -> JobContext:
         e = self.engine
-        return JobContext(self.settings, e.store, e.indexer, e.ops, now=self.clock, probe=self.probe)
+        return JobContext(
+            self.settings, e.store, e.indexer, e.ops, now=self.clock, probe=self.probe
+        )
 
-    def say(self, session: str, *texts: str, role: str = "user", project: str = "", gap_s: float = 30) -> list[str]:
+    def say(
+        self, session: str, *texts: str, role: str = "user", project: str = "", gap_s: float = 30
+    ) -> list[str]:
         """Add turns to a session, `gap_s` apart, ending at the clock's now; return their ids."""
         turns = []
         ids = []
@@ -92,15 +96,19 @@ class Env:
         return ids
 
     def cursor(self, session: str) -> int:
-        row = self.engine.store.read().execute(
-            "SELECT extracted_upto FROM sessions WHERE session_id = ?", (session,)
-        ).fetchone()
+        row = (
+            self.engine.store.read()
+            .execute("SELECT extracted_upto FROM sessions WHERE session_id = ?", (session,))
+            .fetchone()
+        )
         return int(row[0])
 
     def max_turn(self, session: str) -> int:
-        row = self.engine.store.read().execute(
-            "SELECT max(id) FROM turns WHERE session_id = ?", (session,)
-        ).fetchone()
+        row = (
+            self.engine.store.read()
+            .execute("SELECT max(id) FROM turns WHERE session_id = ?", (session,))
+            .fetchone()
+        )
         return int(row[0])
 
     def read(self, rel: str) -> str:

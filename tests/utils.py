@@ -63,7 +63,9 @@ class DaemonProcess:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.proc.poll() is not None:
-                raise AssertionError(f"daemon exited with {self.proc.returncode}:\n{self.log.read_text()}")
+                raise AssertionError(
+                    f"daemon exited with {self.proc.returncode}:\n{self.log.read_text()}"
+                )
             try:
                 client.call(self.sock, "status", timeout=2)
                 return self
@@ -86,9 +88,13 @@ class DaemonProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise AssertionError(f"daemon did not stop within {timeout}s:\n{self.log.read_text()}") from None
+            raise AssertionError(
+                f"daemon did not stop within {timeout}s:\n{self.log.read_text()}"
+            ) from None
 
-    def cli(self, *args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self, *args: str, input: str | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "memd", *args],
             env=memd_env(self.home, **env),

@@ -34,7 +34,9 @@ def _out(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> 
         print(text() if callable(text) else text)
 
 
-def call(args: argparse.Namespace, method: str, params: dict[str, Any], *, write: bool = False) -> Any:
+def call(
+    args: argparse.Namespace, method: str, params: dict[str, Any], *, write: bool = False
+) -> Any:
     """Ask the daemon; without one, answer from the index directly (and say so on stderr)."""
     from memd.api import client
 
@@ -65,7 +67,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     s = _settings(args)
     setup_logging(s.log_level)
     overrides = {"log.level": args.log_level} if args.log_level else None
-    return Daemon(s, config_file=Path(args.config) if args.config else None, overrides=overrides).run()
+    return Daemon(
+        s, config_file=Path(args.config) if args.config else None, overrides=overrides
+    ).run()
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -185,7 +189,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             totals[k] += res.get(k, 0)
         sessions.update(res["sessions"])
     data = {**totals, "sessions": sorted(sessions)}
-    _out(args, data, f"{totals['added']} turns added, {totals['updated']} updated in {len(sessions)} sessions")
+    _out(
+        args,
+        data,
+        f"{totals['added']} turns added, {totals['updated']} updated in {len(sessions)} sessions",
+    )
     return 0
 
 
@@ -196,7 +204,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         _out(args, res, lambda: _memd_import_text(res))
         return 0
     extra = f", {res['bad_lines']} bad lines" if res.get("bad_lines") else ""
-    _out(args, res, f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}")
+    _out(
+        args,
+        res,
+        f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}",
+    )
     return 0
 
 
@@ -211,7 +223,9 @@ def _memd_import_text(res: dict[str, Any]) -> str:
     ]
     lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
     if m["workspace_skipped"]:
-        lines.append(f"  {m['workspace_skipped']} workspace project memories not written (they live in the workspace)")
+        lines.append(
+            f"  {m['workspace_skipped']} workspace project memories not written (they live in the workspace)"
+        )
     return "\n".join(lines)
 
 
@@ -252,14 +266,20 @@ def cmd_forget(args: argparse.Namespace) -> int:
             for c in cands:
                 print(f"  {c['id']}  {c['text']}  ({c['path']}:{c['line']})", file=sys.stderr)
             if not sys.stdin.isatty():
-                print("memd: add --yes to remove these (no terminal to confirm on)", file=sys.stderr)
+                print(
+                    "memd: add --yes to remove these (no terminal to confirm on)", file=sys.stderr
+                )
                 return 1
             answer = input(f"Forget {len(cands)} item(s)? [y/N] ").strip().lower()
             if answer not in ("y", "yes"):
                 print("nothing removed", file=sys.stderr)
                 return 1
         res = call(args, "forget", {"query": target, "confirm": True}, write=True)
-    _out(args, res, "\n".join(f"forgot {r['id']}: {r['text']}" for r in res["removed"]) or "nothing removed")
+    _out(
+        args,
+        res,
+        "\n".join(f"forgot {r['id']}: {r['text']}" for r in res["removed"]) or "nothing removed",
+    )
     return 0
 
 
@@ -313,8 +333,12 @@ def cmd_config(args: argparse.Namespace) -> int:
     _out(
         args,
         {"file": str(s.paths.config_file), "settings": rows},
-        lambda: f"# {s.paths.config_file}\n"
-        + "\n".join(f"{r['key']} = {r['value']!r}  # {r['help']} (env {r['env']})" for r in rows),
+        lambda: (
+            f"# {s.paths.config_file}\n"
+            + "\n".join(
+                f"{r['key']} = {r['value']!r}  # {r['help']} (env {r['env']})" for r in rows
+            )
+        ),
     )
     return 0
 
@@ -324,7 +348,11 @@ def cmd_job(args: argparse.Namespace) -> int:
     if not args.now:
         st = call(args, "status", {})
         job = st.get("jobs", {}).get(args.job_name)
-        _out(args, job, json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}")
+        _out(
+            args,
+            job,
+            json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}",
+        )
         return 0
     res = call(args, "run_job", {"name": args.job_name}, write=True)
     counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items())
@@ -374,7 +402,8 @@ def _sync_text(st: dict[str, Any]) -> str:
         lines += [
             f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
             f"last success: {at(st['last_success_at'])}",
-            f"last error: {at(st['last_error_at'])}" + (f": {st['last_error']}" if st["last_error"] else ""),
+            f"last error: {at(st['last_error_at'])}"
+            + (f": {st['last_error']}" if st["last_error"] else ""),
             f"next attempt: {at(st.get('next_attempt_at'))}",
             "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
         ]
@@ -386,7 +415,9 @@ def _sync_text(st: dict[str, Any]) -> str:
         lines.append("conflicts (the local file was kept):")
         for c in st["conflicts"]:
             copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
-            lines.append(f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})")
+            lines.append(
+                f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})"
+            )
     for t in st.get("targets") or []:
         lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
                      f" last success {at(t['last_success_at'])}")  # fmt: skip
@@ -409,7 +440,9 @@ def cmd_service(args: argparse.Namespace) -> int:
 
         def status_text() -> str:
             active = ", ".join(f"{k} {v}" for k, v in (st["active"] or {}).items()) or "unknown"
-            files = "\n".join(f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items())
+            files = "\n".join(
+                f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items()
+            )
             lines = [f"{st['manager'] or 'no service manager'}: installed {'yes' if st['installed'] else 'no'};"
                      f" state {active}", files, f"socket {st['socket']}"]  # fmt: skip
             return "\n".join(lines + ([st["detail"]] if st["detail"] else []))
@@ -418,15 +451,21 @@ def cmd_service(args: argparse.Namespace) -> int:
         return 0
     plan = install.plan_install(s) if args.action == "install" else install.plan_uninstall(s)
     if args.dry_run:
-        _out(args, {"dry_run": True, **plan.as_dict()}, lambda: plan.describe() + "\n(dry run: nothing changed)")
+        _out(
+            args,
+            {"dry_run": True, **plan.as_dict()},
+            lambda: plan.describe() + "\n(dry run: nothing changed)",
+        )
         return 0
     res = install.apply(plan)
     data = {
         **plan.as_dict(),
         "written": [str(p) for p in res.written],
         "removed": [str(p) for p in res.removed],
-        "commands": [{"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
-                     for c in res.commands],  # fmt: skip
+        "commands": [
+            {"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
+            for c in res.commands
+        ],  # fmt: skip
     }
 
     def text() -> str:
@@ -472,7 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, default=10, help="hits per kind: sections, then turns")
     sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
     sp.add_argument("--conversations", action="store_true", help="past conversations only")
-    sp = add("recall", cmd_recall, "recall past conversations: sessions, a topic, one session, within one")
+    sp = add(
+        "recall",
+        cmd_recall,
+        "recall past conversations: sessions, a topic, one session, within one",
+    )
     sp.add_argument("query", nargs="*")
     sp.add_argument("--mode", choices=["sessions", "topic", "session", "within"],
                     help="default: from the arguments (query → topic, --session → session/within)")  # fmt: skip
@@ -481,13 +524,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--agent", dest="agent_id")
     sp.add_argument("--limit", type=int, default=20)
     add("ingest", cmd_ingest, "store conversation turns given as JSON lines on stdin")
-    sp = add("import", cmd_import, "import a memd export, a ChatGPT export, a Claude Code transcript folder or a log file")
+    sp = add(
+        "import",
+        cmd_import,
+        "import a memd export, a ChatGPT export, a Claude Code transcript folder or a log file",
+    )
     sp.add_argument("path")
     sp.add_argument("--format", choices=["memd", "chatgpt", "claude-code", "jsonl", "openai"])
     sp.set_defaults(timeout=600.0)
-    sp = add("export", cmd_export, "write sessions with their chats, memories and the Markdown tree to one JSON file")
+    sp = add(
+        "export",
+        cmd_export,
+        "write sessions with their chats, memories and the Markdown tree to one JSON file",
+    )
     sp.add_argument("file")
-    sp.add_argument("--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)")
+    sp.add_argument(
+        "--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)"
+    )
     sp.set_defaults(timeout=600.0)
     sp = add("context", cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
@@ -497,10 +550,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--session", dest="session_id")
     sp = add("remember", cmd_remember, "save a memory (user scope unless --project/--agent)")
     sp.add_argument("text", nargs="+")
-    sp.add_argument("--project", dest="project_flag", action="store_true", help="this workspace's memory")
+    sp.add_argument(
+        "--project", dest="project_flag", action="store_true", help="this workspace's memory"
+    )
     sp.add_argument("--project-path", dest="project", help="workspace (default: current folder)")
     sp.add_argument("--agent", dest="agent_id")
-    sp.add_argument("--type", help="personal, preference, skill, project, task, decision, knowledge")
+    sp.add_argument(
+        "--type", help="personal, preference, skill, project, task, decision, knowledge"
+    )
     sp = add("forget", cmd_forget, "remove memories by id or matching text")
     sp.add_argument("what", nargs="+")
     sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
@@ -510,7 +567,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("enable", cmd_switch, "turn memory on")
     add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
     sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")
-    sp.add_argument("--full", action="store_true", help="rebuild into a new database and swap it in")
+    sp.add_argument(
+        "--full", action="store_true", help="rebuild into a new database and swap it in"
+    )
     for job, help in (
         ("extract", "extract facts and preferences from new conversation turns"),
         ("summarize", "summarise idle sessions"),
@@ -522,15 +581,25 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("sync", cmd_sync, "cloud sync: queue status, run now, create the cloud tables")
     sp.add_argument("action", nargs="?", choices=["status", "init-schema"], default="status")
     sp.add_argument("--now", action="store_true", help="pull, then push everything queued, now")
-    sp.add_argument("--retry-parked", action="store_true", help="with --now: retry parked operations")
+    sp.add_argument(
+        "--retry-parked", action="store_true", help="with --now: retry parked operations"
+    )
     add("config", cmd_config, "every setting with its value, env override and help")
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
     sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
-    sp = add("service", cmd_service, "install, remove or inspect memd as a user service (systemd/launchd)")
+    sp = add(
+        "service",
+        cmd_service,
+        "install, remove or inspect memd as a user service (systemd/launchd)",
+    )
     sp.add_argument("action", choices=["install", "uninstall", "status"])
     sp.add_argument("--dry-run", action="store_true", help="print what would be written and run")
-    add("doctor", cmd_doctor, "check SQLite, folders, limits, daemon, service, keys, cloud and index")
+    add(
+        "doctor",
+        cmd_doctor,
+        "check SQLite, folders, limits, daemon, service, keys, cloud and index",
+    )
     sp = add("demo", cmd_demo, "start a daemon on a throwaway home and show what it does")
     sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
     sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")

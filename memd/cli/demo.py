@@ -87,7 +87,9 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
             {"session_id": "demo-1", "role": "assistant", "content": "Pinia: it is the official store now.",
              "ts": time.time() - 86390},
         ]})  # fmt: skip
-        ctx = client.call(sock, "context", {"query": "之前聊过 Vue 吗? (did we talk about Vue before?)"})
+        ctx = client.call(
+            sock, "context", {"query": "之前聊过 Vue 吗? (did we talk about Vue before?)"}
+        )
         _, _, recalled = ctx["text"].partition("## From past conversations")
         _show("ingest a conversation, then context('之前聊过 Vue 吗?') recalls it",
               recalled.replace("</memory>", "").strip() or "(nothing recalled)")  # fmt: skip

@@ -100,7 +100,9 @@ def sqlite_features() -> dict[str, Any]:
     conn = sqlite3.connect(":memory:")
     try:
         options = [r[0] for r in conn.execute("PRAGMA compile_options")]
-        fts5_error = _probe(conn, "CREATE VIRTUAL TABLE a USING fts5(x, tokenize='porter unicode61')")
+        fts5_error = _probe(
+            conn, "CREATE VIRTUAL TABLE a USING fts5(x, tokenize='porter unicode61')"
+        )
         trigram_error = _probe(conn, "CREATE VIRTUAL TABLE b USING fts5(x, tokenize='trigram')")
     finally:
         conn.close()
@@ -148,7 +150,10 @@ def check_folders(settings: Settings) -> Check:
     data = {k: str(v) for k, v in places.items()}
     if problems:
         return _fail(
-            "folders", "; ".join(problems), "fix the owner/mode (chown, chmod u+rwx) or move memory.root", data
+            "folders",
+            "; ".join(problems),
+            "fix the owner/mode (chown, chmod u+rwx) or move memory.root",
+            data,
         )
     if missing:
         return _warn(
@@ -161,12 +166,18 @@ def check_folders(settings: Settings) -> Check:
 
 
 def assess_permissions(
-    folder: Path, folder_st: os.stat_result | None, sock: Path, sock_st: os.stat_result | None, uid: int
+    folder: Path,
+    folder_st: os.stat_result | None,
+    sock: Path,
+    sock_st: os.stat_result | None,
+    uid: int,
 ) -> Check:
     """The socket's folder is 0700 and the socket 0600, both owned by `uid`."""
     data = {"runtime_dir": str(folder), "socket": str(sock)}
     if folder_st is None:
-        return _ok("permissions", f"{folder} does not exist yet (the daemon creates it 0700)", data=data)
+        return _ok(
+            "permissions", f"{folder} does not exist yet (the daemon creates it 0700)", data=data
+        )
     data["runtime_dir_mode"] = oct(stat.S_IMODE(folder_st.st_mode))
     if folder_st.st_uid != uid:
         return _fail(
@@ -274,7 +285,11 @@ def watched_roots(settings: Settings) -> list[Path]:
             roots.append(project.memory_dir)
     if settings.logs_claude_code:
         roots.append(settings.claude_dir)
-    roots += [Path(str(src.get("path", ""))).expanduser() for src in settings.logs_sources if src.get("path")]
+    roots += [
+        Path(str(src.get("path", ""))).expanduser()
+        for src in settings.logs_sources
+        if src.get("path")
+    ]
     return roots
 
 
@@ -283,7 +298,9 @@ def check_inotify(settings: Settings) -> Check:
         return _ok("inotify", f"not Linux ({sys.platform}): no inotify limits apply")
     dirs = count_dirs(watched_roots(settings))
     return assess_inotify(
-        _read_int(INOTIFY_DIR / "max_user_watches"), _read_int(INOTIFY_DIR / "max_user_instances"), dirs
+        _read_int(INOTIFY_DIR / "max_user_watches"),
+        _read_int(INOTIFY_DIR / "max_user_instances"),
+        dirs,
     )
 
 
@@ -309,7 +326,9 @@ def assess_daemon(
     """Reachability and health (RSS, version, watcher mode) from the daemon's status answer."""
     if status is None:
         stale = socket_path.exists() and "no memd daemon is listening" in why
-        detail = f"no daemon answers on {socket_path}" + (" (a stale socket file is left)" if stale else "")
+        detail = f"no daemon answers on {socket_path}" + (
+            " (a stale socket file is left)" if stale else ""
+        )
         return [
             _fail(
                 "daemon",
@@ -354,7 +373,9 @@ def assess_daemon(
     elif mode == "native":
         out.append(_ok("watcher", "native file events (inotify / FSEvents)", mode=mode))
     else:
-        out.append(_warn("watcher", f"watcher {mode or 'unknown'}", "restart the daemon", mode=mode))
+        out.append(
+            _warn("watcher", f"watcher {mode or 'unknown'}", "restart the daemon", mode=mode)
+        )
     return out
 
 
@@ -363,7 +384,11 @@ def assess_service(report: Mapping[str, Any], daemon_pid: int | None) -> Check:
     """Installed and active as a user service (systemd or launchd)?"""
     manager = report.get("manager") or "service manager"
     active: dict[str, str] = dict(report.get("active") or {})
-    data = {"manager": report.get("manager"), "installed": report.get("installed"), "active": active}
+    data = {
+        "manager": report.get("manager"),
+        "installed": report.get("installed"),
+        "active": active,
+    }
     by_hand = f"; the daemon runs without it (pid {daemon_pid})" if daemon_pid else ""
     if report.get("manager") is None:
         return _warn("service", f"{report.get('detail') or 'no supported service manager'}{by_hand}",
@@ -452,7 +477,9 @@ def build_backend(settings: Settings, timeout: float) -> Any:
         if not settings.sync_url or not settings.sync_key:
             raise SyncPermanent("sync.backend is supabase but the URL or key is missing",
                                 hint="set SUPABASE_URL and SUPABASE_KEY (or sync.url / sync.key)")  # fmt: skip
-        return SupabaseBackend(settings.sync_url, settings.sync_key, settings.sync_table, timeout=timeout)
+        return SupabaseBackend(
+            settings.sync_url, settings.sync_key, settings.sync_table, timeout=timeout
+        )
     raise SyncPermanent(
         f"unknown sync.backend {kind!r}", hint='use "postgres", "supabase", or "" to turn sync off'
     )
@@ -494,7 +521,9 @@ def check_sync(
     if isinstance(exc, SyncRetryable):
         return _fail("sync", f"{name} unreachable: {exc}", hint or "check the network and the server; "
                      "changes wait in the outbox and are retried with backoff", backend=name)  # fmt: skip
-    return _fail("sync", f"{name}: {exc}", hint or "check the sync.* settings (memd config)", backend=name)
+    return _fail(
+        "sync", f"{name}: {exc}", hint or "check the sync.* settings (memd config)", backend=name
+    )
 
 
 # -- the index ---------------------------------------------------------------------------------
@@ -554,7 +583,9 @@ def assess_index(ix: Mapping[str, Any], status: Mapping[str, Any] | None, now: f
     """Index present and sound, and caught up with the files (lag, stale files)."""
     rebuild = "the index is a cache: `memd reindex --full` rebuilds it from your files"
     if not ix.get("exists"):
-        return _warn("index", f"no index yet at {ix.get('path')}", "start the daemon once (`memd serve`)")
+        return _warn(
+            "index", f"no index yet at {ix.get('path')}", "start the daemon once (`memd serve`)"
+        )
     if "error" in ix:
         return _fail("index", f"cannot read {ix['path']}: {ix['error']}", rebuild)
     if ix["quick_check"] != "ok":
@@ -576,7 +607,9 @@ def assess_index(ix: Mapping[str, Any], status: Mapping[str, Any] | None, now: f
         shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
         how = ("the daemon picks them up within seconds; if not, `memd reindex`" if status
                else "no daemon is running: `memd reindex` (or start the daemon)")  # fmt: skip
-        return _warn("index", f"{detail}; {len(stale)} changed since indexed: {shown}", how, data=data)
+        return _warn(
+            "index", f"{detail}; {len(stale)} changed since indexed: {shown}", how, data=data
+        )
     return _ok("index", detail + ("; up to date" if status else "; matches the files"), data=data)
 
 
@@ -619,7 +652,9 @@ def scrub(check: Check, secrets: Sequence[str]) -> Check:
             return [clean(v) for v in value]
         return value
 
-    return replace(check, detail=clean(check.detail), hint=clean(check.hint), data=clean(check.data))
+    return replace(
+        check, detail=clean(check.detail), hint=clean(check.hint), data=clean(check.data)
+    )
 
 
 def run_checks(

@@ -553,7 +553,9 @@ def _load_object(raw: bytes, *, path: str, lineno: int) -> dict[str, Any] | None
         if raw.startswith(b"\xef\xbb\xbf"):
             raise orjson.JSONDecodeError("", "", 0)
         obj = orjson.loads(raw)
-        if isinstance(obj, dict) and any(type(v) is float and abs(v) >= 2.0**63 for v in obj.values()):
+        if isinstance(obj, dict) and any(
+            type(v) is float and abs(v) >= 2.0**63 for v in obj.values()
+        ):
             raise orjson.JSONDecodeError("", "", 0)
     except orjson.JSONDecodeError:
         try:

@@ -78,18 +78,26 @@ def _import_files(ingestor: LogIngestor, files: list[str], fmt: str) -> dict[str
 def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
     size = path.stat().st_size
     if size > MAX_EXPORT_BYTES:
-        raise SourceError(f"{path} is {size >> 20} MB; memd reads ChatGPT exports up to {MAX_EXPORT_BYTES >> 20} MB")
+        raise SourceError(
+            f"{path} is {size >> 20} MB; memd reads ChatGPT exports up to {MAX_EXPORT_BYTES >> 20} MB"
+        )
     try:
         data = parse_chatgpt_export(path.read_bytes(), path=str(path))
     except ParseError as exc:
-        raise SourceError(f"{path}: {exc}", hint="expected the conversations.json of a ChatGPT data export") from exc
+        raise SourceError(
+            f"{path}: {exc}", hint="expected the conversations.json of a ChatGPT data export"
+        ) from exc
     total = WriteReport()
     for i in range(0, len(data.turns), BATCH):
         if not ingestor.enabled():
             break
         # Redacted here, summaries once at the end: the writer only writes.
         batch = prepare(data.turns[i : i + BATCH])
-        total.merge(ingestor.store.w.run(functools.partial(write_turns, turns=batch, prepared=True, summaries=False)))
+        total.merge(
+            ingestor.store.w.run(
+                functools.partial(write_turns, turns=batch, prepared=True, summaries=False)
+            )
+        )
     ingestor.refresh_summaries(total.sessions)
     if total.added or total.updated:
         ingestor.notify(total)

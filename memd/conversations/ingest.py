@@ -115,14 +115,19 @@ def write_turns(
         for seq, part_id, text in p.parts
     ]
     if part_rows:
-        insert_rows(conn, "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text)", part_rows)
+        insert_rows(
+            conn,
+            "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text)",
+            part_rows,
+        )
     inserts: list[tuple[Any, ...]] = []
     updates: list[tuple[str, str, str]] = []
     for key, p in batch.items():
         if p.parts:
             if key in existing:
                 rows = conn.execute(
-                    "SELECT text FROM turn_parts WHERE session_id = ? AND turn_id = ? ORDER BY seq, part_id", key
+                    "SELECT text FROM turn_parts WHERE session_id = ? AND turn_id = ? ORDER BY seq, part_id",
+                    key,
                 ).fetchall()
                 texts = [r[0] for r in rows]
             else:
@@ -145,14 +150,18 @@ def write_turns(
     rep.added, rep.updated = len(inserts), len(updates)
     touched = {sid for _, sid, _ in updates} | set(rep.new_by_session)
     rep.sessions = touched
-    _upsert_sessions(conn, [p for p in batch.values() if p.turn.session_id in touched], rep.new_by_session)
+    _upsert_sessions(
+        conn, [p for p in batch.values() if p.turn.session_id in touched], rep.new_by_session
+    )
     if summaries:
         for sid in touched:
             refresh_summary(conn, sid, now=now)
     return rep
 
 
-def refresh_summaries(conn: sqlite3.Connection, session_ids: Iterable[str], *, now: float | None = None) -> int:
+def refresh_summaries(
+    conn: sqlite3.Connection, session_ids: Iterable[str], *, now: float | None = None
+) -> int:
     """`refresh_summary` for several sessions; returns how many were rebuilt."""
     now = time.time() if now is None else now
     return sum(refresh_summary(conn, sid, now=now) for sid in session_ids)
@@ -187,7 +196,9 @@ def _insert_turns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
     conn.execute("DELETE FROM state WHERE key = 'turns_fts_deferred'")
 
 
-def _existing(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+def _existing(
+    conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
     found = select_by_keys(
         conn, "t.session_id, t.turn_id, t.text", "turns t ON t.session_id = k.column1 AND t.turn_id = k.column2",
         list(keys),
@@ -211,13 +222,17 @@ class _SessionRow:
     first_text: str | None = None
 
 
-def _upsert_sessions(conn: sqlite3.Connection, pending: list[_Pending], added: dict[str, int]) -> None:
+def _upsert_sessions(
+    conn: sqlite3.Connection, pending: list[_Pending], added: dict[str, int]
+) -> None:
     agg: dict[str, _SessionRow] = {}
     for p in pending:
         t = p.turn
         a = agg.get(t.session_id)
         if a is None:
-            a = agg[t.session_id] = _SessionRow(t.source, t.source_path, t.agent_id, t.project, t.ts, t.ts)
+            a = agg[t.session_id] = _SessionRow(
+                t.source, t.source_path, t.agent_id, t.project, t.ts, t.ts
+            )
         if t.ts < a.start:
             a.start = t.ts
         if t.ts > a.end:
@@ -237,7 +252,20 @@ def _upsert_sessions(conn: sqlite3.Connection, pending: list[_Pending], added: d
         title, source = a.title, a.title_source
         if not title and a.first_text is not None:
             title, source = shorten(a.first_text, TITLE_CHARS), "first"
-        rows.append((sid, a.source, a.path, title, source, a.agent, a.project, a.start, a.end, added.get(sid, 0)))
+        rows.append(
+            (
+                sid,
+                a.source,
+                a.path,
+                title,
+                source,
+                a.agent,
+                a.project,
+                a.start,
+                a.end,
+                added.get(sid, 0),
+            )
+        )
     insert_rows(
         conn,
         "INSERT INTO sessions(session_id, source, source_path, title, title_source, agent_id, project,"
@@ -251,10 +279,16 @@ def _upsert_sessions(conn: sqlite3.Connection, pending: list[_Pending], added: d
         " agent_id = CASE WHEN sessions.agent_id = '' THEN excluded.agent_id ELSE sessions.agent_id END,"
         " project = CASE WHEN sessions.project = '' THEN excluded.project ELSE sessions.project END,"
         " source_path = CASE WHEN sessions.source_path = '' THEN excluded.source_path ELSE sessions.source_path END,"
-        " title = CASE WHEN excluded.title != '' AND " + _rank_sql("excluded.title_source") + " > "
-        + _rank_sql("sessions.title_source") + " THEN excluded.title ELSE sessions.title END,"
-        " title_source = CASE WHEN excluded.title != '' AND " + _rank_sql("excluded.title_source") + " > "
-        + _rank_sql("sessions.title_source") + " THEN excluded.title_source ELSE sessions.title_source END",
+        " title = CASE WHEN excluded.title != '' AND "
+        + _rank_sql("excluded.title_source")
+        + " > "
+        + _rank_sql("sessions.title_source")
+        + " THEN excluded.title ELSE sessions.title END,"
+        " title_source = CASE WHEN excluded.title != '' AND "
+        + _rank_sql("excluded.title_source")
+        + " > "
+        + _rank_sql("sessions.title_source")
+        + " THEN excluded.title_source ELSE sessions.title_source END",
     )
 
 
@@ -268,7 +302,9 @@ def set_title(conn: sqlite3.Connection, session_id: str, title: str, source: str
     title = shorten(redact(title), TITLE_CHARS)
     if not title:
         return False
-    row = conn.execute("SELECT title_source FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    row = conn.execute(
+        "SELECT title_source FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO sessions(session_id, source, title, title_source) VALUES (?, '', ?, ?)",
@@ -278,7 +314,8 @@ def set_title(conn: sqlite3.Connection, session_id: str, title: str, source: str
     if TITLE_RANK.get(source, 0) < TITLE_RANK.get(row[0], 0):
         return False
     conn.execute(
-        "UPDATE sessions SET title = ?, title_source = ? WHERE session_id = ?", (title, source, session_id)
+        "UPDATE sessions SET title = ?, title_source = ? WHERE session_id = ?",
+        (title, source, session_id),
     )
     return True
 
@@ -302,13 +339,19 @@ def summaries_due(conn: sqlite3.Connection) -> int:
 
 def due_sessions(conn: sqlite3.Connection, limit: int) -> list[str]:
     """Sessions whose summary is due, e.g. left behind by a crash before a bulk load ended."""
-    return [r[0] for r in conn.execute(f"SELECT session_id FROM sessions WHERE {_DUE} LIMIT ?", (limit,))]
+    return [
+        r[0]
+        for r in conn.execute(f"SELECT session_id FROM sessions WHERE {_DUE} LIMIT ?", (limit,))
+    ]
 
 
-def refresh_summary(conn: sqlite3.Connection, session_id: str, *, now: float, force: bool = False) -> bool:
+def refresh_summary(
+    conn: sqlite3.Connection, session_id: str, *, now: float, force: bool = False
+) -> bool:
     """Rebuild the extractive summary when the session grew enough; an LLM summary is kept."""
     row = conn.execute(
-        "SELECT turn_count, summary_upto, summary_kind FROM sessions WHERE session_id = ?", (session_id,)
+        "SELECT turn_count, summary_upto, summary_kind FROM sessions WHERE session_id = ?",
+        (session_id,),
     ).fetchone()
     if row is None or row[2] == "llm":
         return False
@@ -323,7 +366,9 @@ def refresh_summary(conn: sqlite3.Connection, session_id: str, *, now: float, fo
     return True
 
 
-def session_turns_for_summary(conn: sqlite3.Connection, session_id: str, count: int) -> list[tuple[str, str]]:
+def session_turns_for_summary(
+    conn: sqlite3.Connection, session_id: str, count: int
+) -> list[tuple[str, str]]:
     """The `(role, text)` turns a summary is built from: the start and the latest of a long session."""
     q = "SELECT role, text FROM turns WHERE session_id = ? ORDER BY ts, id"
     if count <= SUMMARY_HEAD_TURNS + SUMMARY_TAIL_TURNS:

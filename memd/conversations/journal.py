@@ -164,7 +164,9 @@ def _insert(lines: list[str], es: list[Entry]) -> None:
         lines += ["", f"## {first.title} · {short_id(first.session_id)}", ""]
         lines += [e.line() for e in es]
         return
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("# ", "## "))), len(lines))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith(("# ", "## "))), len(lines)
+    )
     at = end
     while at > start + 1 and not lines[at - 1].strip():
         at -= 1
@@ -187,7 +189,9 @@ def lagging_sessions(conn: sqlite3.Connection, since: float) -> list[str]:
     ]
 
 
-def write_journal(store: Store, journal_dir: Path, session_ids: Iterable[str], *, oldest: float = 0.0) -> int:
+def write_journal(
+    store: Store, journal_dir: Path, session_ids: Iterable[str], *, oldest: float = 0.0
+) -> int:
     """Journal the new exchanges of these sessions; returns the number of entries written.
 
     The files are written before the high-water mark is committed: a crash in between writes
@@ -197,7 +201,9 @@ def write_journal(store: Store, journal_dir: Path, session_ids: Iterable[str], *
     marks: dict[str, int] = {}
     entries: list[Entry] = []
     for sid in sorted(set(session_ids)):
-        row = conn.execute("SELECT title, journal_upto FROM sessions WHERE session_id = ?", (sid,)).fetchone()
+        row = conn.execute(
+            "SELECT title, journal_upto FROM sessions WHERE session_id = ?", (sid,)
+        ).fetchone()
         if row is None:
             continue
         turns = [

@@ -89,7 +89,9 @@ class LogSource:
         return sorted(p for p in (str(f) for f in self.root.glob(pattern)) if self.accepts(p))
 
 
-def sources_from_settings(claude_code: bool, claude_dir: Path, extra: Iterable[dict[str, Any]]) -> list[LogSource]:
+def sources_from_settings(
+    claude_code: bool, claude_dir: Path, extra: Iterable[dict[str, Any]]
+) -> list[LogSource]:
     """The configured log sources; Claude Code's folder only when it exists."""
     out = []
     if claude_code and claude_dir.is_dir():
@@ -97,9 +99,14 @@ def sources_from_settings(claude_code: bool, claude_dir: Path, extra: Iterable[d
     for i, entry in enumerate(extra):
         path, fmt = entry.get("path"), entry.get("format", "jsonl")
         if not isinstance(path, str) or not path:
-            raise ConfigError(f"logs.sources[{i}] needs a path", hint='logs.sources = [{path = "...", format = "jsonl"}]')
+            raise ConfigError(
+                f"logs.sources[{i}] needs a path",
+                hint='logs.sources = [{path = "...", format = "jsonl"}]',
+            )
         if fmt not in FORMATS:
-            raise ConfigError(f"logs.sources[{i}]: unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}")
+            raise ConfigError(
+                f"logs.sources[{i}]: unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}"
+            )
         out.append(LogSource(Path(path).expanduser(), fmt))
     return out
 
@@ -159,7 +166,12 @@ class LogIngestor:
         """Watch the source folders and poll them; the first scan runs in the background."""
         roots = [s.root for s in self.sources if s.root.is_dir()]
         if roots:
-            self.watcher = Watcher(self.ingest_paths, accept=self._accepts, debounce_s=self.debounce_s, name="log-watcher")
+            self.watcher = Watcher(
+                self.ingest_paths,
+                accept=self._accepts,
+                debounce_s=self.debounce_s,
+                name="log-watcher",
+            )
             for r in roots:
                 self.watcher.watch(r)
             self.watcher.start()
@@ -176,8 +188,10 @@ class LogIngestor:
     def _needs_scan(self, now: float) -> bool:
         """Natively watched folders only need a rare safety scan; others are polled each time."""
         w = self.watcher
-        watched = w is not None and not w.fallbacks and all(
-            str(src.root) in w.watched_roots for src in self.sources
+        watched = (
+            w is not None
+            and not w.fallbacks
+            and all(str(src.root) in w.watched_roots for src in self.sources)
         )
         return not watched or now - self._last_scan >= WATCHED_RESCAN_S
 
@@ -262,7 +276,9 @@ class LogIngestor:
         """
         return self.ingest_files([(path, fmt)], summaries=summaries)[0]
 
-    def ingest_files(self, files: Sequence[tuple[str, str]], *, summaries: bool = True) -> list[FileReport]:
+    def ingest_files(
+        self, files: Sequence[tuple[str, str]], *, summaries: bool = True
+    ) -> list[FileReport]:
         """`ingest_file` for several (path, format) pairs, as one pipeline.
 
         The next chunk — of the same file or of the next one — is parsed while the writer
@@ -342,7 +358,9 @@ class LogIngestor:
         """Rebuild the summaries of sessions that grew, a batch per transaction."""
         ids = sorted(set(sessions))
         for i in range(0, len(ids), SUMMARY_BATCH):
-            self.store.w.run(functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH]))
+            self.store.w.run(
+                functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH])
+            )
 
     def _written(self, results: list[tuple[FileReport, WriteReport]]) -> None:
         for rep, wrep in results:
@@ -369,7 +387,9 @@ class LogIngestor:
         for lineno, raw in lines:
             try:
                 if fmt == "claude-code":
-                    for rec in parse_claude_code_line(raw, path=path, lineno=lineno, session_hint=hint):
+                    for rec in parse_claude_code_line(
+                        raw, path=path, lineno=lineno, session_hint=hint
+                    ):
                         if isinstance(rec, SessionTitle):
                             titles.append((rec, False))
                         else:
@@ -400,7 +420,11 @@ class LogIngestor:
         now = time.time()
         if restarted:
             c.execute("DELETE FROM bad_lines WHERE path = ?", (path,))
-        wrep = write_turns(c, turns, now=now, prepared=True, summaries=False) if turns else WriteReport()
+        wrep = (
+            write_turns(c, turns, now=now, prepared=True, summaries=False)
+            if turns
+            else WriteReport()
+        )
         if fmt == "claude-code":
             self._apply_titles(c, path, start, cp, titles)
         if bad:
@@ -420,12 +444,20 @@ class LogIngestor:
         return wrep
 
     def _apply_titles(
-        self, c: sqlite3.Connection, path: str, start: int, cp: Checkpoint, titles: list[tuple[SessionTitle, bool]]
+        self,
+        c: sqlite3.Connection,
+        path: str,
+        start: int,
+        cp: Checkpoint,
+        titles: list[tuple[SessionTitle, bool]],
     ) -> None:
         """Titles whose leaf is in this file are applied; the others wait for their leaf."""
         pending = {
             r[0]: (r[1], r[2], r[3])
-            for r in c.execute("SELECT leaf_id, session_id, title, line FROM pending_titles WHERE path = ?", (path,))
+            for r in c.execute(
+                "SELECT leaf_id, session_id, title, line FROM pending_titles WHERE path = ?",
+                (path,),
+            )
         }
         resolved: list[tuple[str, str]] = []
         for t, found in titles:
@@ -436,7 +468,9 @@ class LogIngestor:
             if found:
                 resolved.append((t.session_id, t.title))
                 pending.pop(t.leaf_id, None)
-                c.execute("DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, t.leaf_id))
+                c.execute(
+                    "DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, t.leaf_id)
+                )
             else:
                 c.execute(
                     "INSERT OR REPLACE INTO pending_titles(path, leaf_id, session_id, title, line) VALUES (?,?,?,?,?)",
@@ -449,26 +483,36 @@ class LogIngestor:
             for leaf, (sid, title, _line) in pending.items():
                 if _leaf_in(data, leaf):
                     resolved.append((sid, title))
-                    c.execute("DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, leaf))
+                    c.execute(
+                        "DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, leaf)
+                    )
         for sid, title in resolved:
             set_title(c, sid, title, "summary")
 
     # -- state -----------------------------------------------------------------------------
     def _checkpoint(self, path: str) -> Checkpoint | None:
-        r = self.store.read().execute(
-            "SELECT inode, size, offset, lineno, head FROM log_files WHERE path = ?", (path,)
-        ).fetchone()
+        r = (
+            self.store.read()
+            .execute(
+                "SELECT inode, size, offset, lineno, head FROM log_files WHERE path = ?", (path,)
+            )
+            .fetchone()
+        )
         return None if r is None else Checkpoint(path, r[0], r[1], r[2], r[3], r[4])
 
     def _known(self) -> dict[str, tuple[int, int, int]]:
         return {
             r[0]: (r[1], r[2], r[3])
-            for r in self.store.read().execute("SELECT path, inode, size, offset FROM log_files WHERE deleted = 0")
+            for r in self.store.read().execute(
+                "SELECT path, inode, size, offset FROM log_files WHERE deleted = 0"
+            )
         }
 
     def _mark_deleted(self, paths: list[str]) -> None:
         self.store.w.run(
-            lambda c: c.executemany("UPDATE log_files SET deleted = 1 WHERE path = ?", [(p,) for p in paths])
+            lambda c: c.executemany(
+                "UPDATE log_files SET deleted = 1 WHERE path = ?", [(p,) for p in paths]
+            )
         )
 
     def status(self) -> dict[str, Any]:

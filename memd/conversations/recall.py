@@ -168,7 +168,9 @@ def _fts_terms(ts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-_MONTHS = ("january february march april may june july august september october november december").split()
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
 _MONTH = "|".join(_MONTHS)
 _EN_DATE = re.compile(
     rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?)?({_MONTH})(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?"
@@ -199,13 +201,19 @@ def date_windows(query: str, *, now: float) -> list[tuple[float, float]]:
             try:
                 if month and day:
                     d = dt.datetime(y, month, day)
-                    out.append((d.timestamp() - DAY_SLACK[0] * 86400, d.timestamp() + DAY_SLACK[1] * 86400))
+                    out.append(
+                        (d.timestamp() - DAY_SLACK[0] * 86400, d.timestamp() + DAY_SLACK[1] * 86400)
+                    )
                 elif month:
                     a = dt.datetime(y, month, 1)
-                    b = dt.datetime(y + month // 12, month % 12 + 1, 1) + dt.timedelta(days=MONTH_SLACK_DAYS)
+                    b = dt.datetime(y + month // 12, month % 12 + 1, 1) + dt.timedelta(
+                        days=MONTH_SLACK_DAYS
+                    )
                     out.append((a.timestamp(), b.timestamp()))
                 else:
-                    out.append((dt.datetime(y, 1, 1).timestamp(), dt.datetime(y + 1, 1, 31).timestamp()))
+                    out.append(
+                        (dt.datetime(y, 1, 1).timestamp(), dt.datetime(y + 1, 1, 31).timestamp())
+                    )
             except ValueError:
                 continue
 
@@ -217,12 +225,20 @@ def date_windows(query: str, *, now: float) -> list[tuple[float, float]]:
             add(int(m.group(5)), None, None)
         else:
             day = m.group(1) or m.group(3)
-            add(int(m.group(4)) if m.group(4) else None, _MONTHS.index(m.group(2).lower()) + 1, int(day) if day else None)
+            add(
+                int(m.group(4)) if m.group(4) else None,
+                _MONTHS.index(m.group(2).lower()) + 1,
+                int(day) if day else None,
+            )
     for m in _ZH_DATE.finditer(query):
         if m.group(4):
             add(int(m.group(4)), None, None)
         else:
-            add(int(m.group(1)) if m.group(1) else None, int(m.group(2)), int(m.group(3)) if m.group(3) else None)
+            add(
+                int(m.group(1)) if m.group(1) else None,
+                int(m.group(2)),
+                int(m.group(3)) if m.group(3) else None,
+            )
     low = query.lower()
     start_of_day = today.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
     for word, (back, span) in _RELATIVE.items():
@@ -283,7 +299,11 @@ def search_turns(
         return []
     where = ["turns_fts MATCH ?"]
     params: list[Any] = [match]
-    for col, val in (("t.session_id", session_id), ("t.project", project), ("t.agent_id", agent_id)):
+    for col, val in (
+        ("t.session_id", session_id),
+        ("t.project", project),
+        ("t.agent_id", agent_id),
+    ):
         if val:
             where.append(f"{col} = ?")
             params.append(val)
@@ -340,7 +360,10 @@ def search_turns(
         f" WHERE t.id IN ({','.join('?' * len(top))})",
         tuple(top),
     ).fetchall()
-    hits = [TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], top[r[0]], r[6], r[7], r[8], r[9], r[10]) for r in rows]
+    hits = [
+        TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], top[r[0]], r[6], r[7], r[8], r[9], r[10])
+        for r in rows
+    ]
     hits.sort(key=lambda h: (-h.score, -h.rowid if recent else h.rowid))
     return hits
 
@@ -372,7 +395,9 @@ def _session_row(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
 def session_summary(conn: sqlite3.Connection, session_id: str) -> str:
     """The stored summary of a session; before the first one is made (it needs two turns), the
     opening of the session."""
-    row = conn.execute("SELECT summary FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    row = conn.execute(
+        "SELECT summary FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
     if row is None:
         return ""
     if row[0]:
@@ -408,7 +433,11 @@ def recall(
     its title, date, summary and (for topic, session and within) its `turns`.
     """
     if not mode:
-        mode = ("within" if query.strip() else "session") if session_id else ("topic" if query.strip() else "sessions")
+        mode = (
+            ("within" if query.strip() else "session")
+            if session_id
+            else ("topic" if query.strip() else "sessions")
+        )
     if mode not in MODES:
         raise InvalidParams(f"mode must be one of {', '.join(MODES)}")
     if mode in ("session", "within") and not session_id:
@@ -424,7 +453,8 @@ def recall(
                 where.append(f"{col} = ?")
                 params.append(val)
         rows = conn.execute(
-            f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY updated_at DESC LIMIT ?", (*params, limit)
+            f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY updated_at DESC LIMIT ?",
+            (*params, limit),
         ).fetchall()
         for r in rows:
             d = _session_dict(r)
@@ -455,7 +485,8 @@ def recall(
             (session_id, max(limit, 1) * 10),
         ).fetchall()
         d["turns"] = [
-            TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], 0.0, r[7], r[8], r[9], d["title"]).to_dict() for r in rows
+            TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], 0.0, r[7], r[8], r[9], d["title"]).to_dict()
+            for r in rows
         ]
         sessions.append(d)
     else:
@@ -463,7 +494,13 @@ def recall(
         hits = search_turns(conn, query, limit=limit, session_id=session_id, query_terms=qt)
         d["turns"] = [h.to_dict() for h in hits]
         sessions.append(d)
-    out = {"mode": mode, "query": query, "session_id": session_id, "terms": qt, "sessions": sessions}
+    out = {
+        "mode": mode,
+        "query": query,
+        "session_id": session_id,
+        "terms": qt,
+        "sessions": sessions,
+    }
     out["text"] = render_recall(out)
     return out
 
@@ -473,7 +510,10 @@ def render_recall(result: dict[str, Any]) -> str:
     blocks = []
     for s in result["sessions"]:
         head = f"## {s['title'] or s['session_id']} — {s['date'] or 'undated'}"
-        lines = [head, f"(session {s['session_id']}, {s['turn_count']} turns, {s['source'] or 'app'})"]
+        lines = [
+            head,
+            f"(session {s['session_id']}, {s['turn_count']} turns, {s['source'] or 'app'})",
+        ]
         if s.get("summary") and result["mode"] in ("sessions", "session"):
             lines.append(f"Summary: {s['summary']}")
         for t in s.get("turns", []):
@@ -498,10 +538,14 @@ def conversation_candidates(conn: sqlite3.Connection, req: ContextRequest) -> li
     """The conversation tier of `context`: this session's summary, then recalled turns."""
     out: list[Candidate] = []
     if req.session_id:
-        row = conn.execute("SELECT title, started_at FROM sessions WHERE session_id = ?", (req.session_id,)).fetchone()
+        row = conn.execute(
+            "SELECT title, started_at FROM sessions WHERE session_id = ?", (req.session_id,)
+        ).fetchone()
         summary = session_summary(conn, req.session_id) if row else ""
         if summary:
-            title = f"This conversation so far: {row[0] or req.session_id} ({fmt_time(row[1])[:10]})"
+            title = (
+                f"This conversation so far: {row[0] or req.session_id} ({fmt_time(row[1])[:10]})"
+            )
             out.append(Candidate("conversation", "conversation", title, summary,
                                  {"session_id": req.session_id, "kind": "session-summary"}, 1.0,
                                  "summary of the current session"))  # fmt: skip
@@ -509,11 +553,15 @@ def conversation_candidates(conn: sqlite3.Connection, req: ContextRequest) -> li
     topic = intent.topic if intent is not None else req.query
     qt = topic_terms(topic)
     if intent is not None and not qt:
-        res = recall(conn, mode="sessions", limit=CONTEXT_SESSIONS + 1, exclude_session=req.session_id)
+        res = recall(
+            conn, mode="sessions", limit=CONTEXT_SESSIONS + 1, exclude_session=req.session_id
+        )
         for s in res["sessions"]:
             if s["session_id"] == req.session_id or not s["summary"]:
                 continue
-            out.append(_session_candidate(s, f"recall ({intent.keyword}): recent sessions", s["summary"]))
+            out.append(
+                _session_candidate(s, f"recall ({intent.keyword}): recent sessions", s["summary"])
+            )
         return out[: CONTEXT_SESSIONS + (1 if req.session_id else 0)]
     if not qt or (intent is None and len(qt) < SIMILAR_MIN_TERMS):
         return out
@@ -530,8 +578,14 @@ def conversation_candidates(conn: sqlite3.Connection, req: ContextRequest) -> li
             turns = [t for t in turns if _coverage(t["text"], qt) >= SIMILAR_COVERAGE]
             if not turns:
                 continue
-        body = "\n".join(f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in turns)
-        why = f"recall ({intent.keyword}): matches '{' '.join(qt)}'" if intent else "past turns match the query"
+        body = "\n".join(
+            f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in turns
+        )
+        why = (
+            f"recall ({intent.keyword}): matches '{' '.join(qt)}'"
+            if intent
+            else "past turns match the query"
+        )
         out.append(_session_candidate(s, why, body, score=s.get("score", 0.0)))
     return out
 
@@ -544,7 +598,13 @@ def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.
 
 
 def turn_hits(
-    conn: sqlite3.Connection, query: str, limit: int, *, session_id: str = "", project: str = "", agent_id: str = ""
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int,
+    *,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
 ) -> list[Hit]:
     """`search` results over conversation turns."""
     qt = topic_terms(query)

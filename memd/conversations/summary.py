@@ -64,7 +64,9 @@ def _sample(turns: Sequence[tuple[str, str]]) -> Sequence[tuple[str, str]]:
     return [*turns[:HEAD_TURNS], *(rest[int(i * step)] for i in range(MAX_TURNS - HEAD_TURNS))]
 
 
-def summarize(turns: Sequence[tuple[str, str]], *, max_sentences: int = 4, max_chars: int = 600) -> str:
+def summarize(
+    turns: Sequence[tuple[str, str]], *, max_sentences: int = 4, max_chars: int = 600
+) -> str:
     """Summarise a session from its `(role, text)` turns, oldest first.
 
     Returns "" when the turns hold nothing worth keeping (greetings, empty texts).

@@ -81,7 +81,9 @@ def run_summaries(ctx: JobContext) -> JobResult:
         return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "memory is switched off")
     llm = llm_extractor(ctx.settings)
     if llm is None:
-        return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "offline: sessions keep their extractive summaries")
+        return JobResult(
+            JOB, JobOutcome.NOTHING_TO_DO, "offline: sessions keep their extractive summaries"
+        )
     idle_before = ctx.now() - ctx.settings.summary_idle_min * 60
     sessions = idle_sessions(ctx.store.read(), idle_before)
     if not sessions:
@@ -91,13 +93,17 @@ def run_summaries(ctx: JobContext) -> JobResult:
     return _summarize_all(ctx, llm, sessions)
 
 
-def _summarize_all(ctx: JobContext, llm: AnthropicExtractor, sessions: list[IdleSession]) -> JobResult:
+def _summarize_all(
+    ctx: JobContext, llm: AnthropicExtractor, sessions: list[IdleSession]
+) -> JobResult:
     budget = Budget.start(ctx, JOB)
     counts: Counter[str] = Counter({"summarized": 0, "skipped": 0})
 
     def result(outcome: JobOutcome, why: str) -> JobResult:
         msg = f"{counts['summarized']} sessions summarised, {counts['skipped']} too short; {budget.spent_run} tokens"
-        return JobResult(JOB, outcome, f"{why}; {msg}" if why else msg, {**counts, **budget.counts()})
+        return JobResult(
+            JOB, outcome, f"{why}; {msg}" if why else msg, {**counts, **budget.counts()}
+        )
 
     conn = ctx.store.read()
     for sess in sessions:
@@ -128,7 +134,11 @@ def _summarize_all(ctx: JobContext, llm: AnthropicExtractor, sessions: list[Idle
         except LLMError as exc:
             # This session's answer was unusable; it keeps its extractive summary. A billed
             # answer still counts against the budgets.
-            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            billed = (
+                LLMUsage(exc.input_tokens, exc.output_tokens)
+                if isinstance(exc, LLMBadAnswer)
+                else None
+            )
             _record(ctx, sess, f"error: {exc}"[:200], None, budget, billed)
             if billed is not None:
                 budget.spent(billed)

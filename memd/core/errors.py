@@ -114,7 +114,9 @@ class LLMBadAnswer(LLMError):
     """The model answered, and the request was billed, but the answer is unusable (refused,
     empty, malformed or cut off). Carries the tokens, so budgets count what was spent."""
 
-    def __init__(self, message: str, *, hint: str = "", input_tokens: int = 0, output_tokens: int = 0) -> None:
+    def __init__(
+        self, message: str, *, hint: str = "", input_tokens: int = 0, output_tokens: int = 0
+    ) -> None:
         super().__init__(message, hint=hint)
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens

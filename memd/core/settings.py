@@ -26,9 +26,24 @@ from memd.core.paths import Paths, resolve_paths, usable_socket_path
 RESTART_REQUIRED = frozenset(
     {"server.socket", "index.path", "memory.root"}
     # The sync job and its outbox hook are built once, at start.
-    | {f"sync.{name}" for name in ("backend", "dsn", "url", "key", "table", "user_id",
-                                   "namespace", "exclude", "interval_s", "summaries",
-                                   "push_delay_s", "backoff_cap_s", "timeout_s")}
+    | {
+        f"sync.{name}"
+        for name in (
+            "backend",
+            "dsn",
+            "url",
+            "key",
+            "table",
+            "user_id",
+            "namespace",
+            "exclude",
+            "interval_s",
+            "summaries",
+            "push_delay_s",
+            "backoff_cap_s",
+            "timeout_s",
+        )
+    }
 )
 
 

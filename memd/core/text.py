@@ -71,7 +71,9 @@ def fts_term(term: str) -> str:
 
 
 # Characters that make a bigram a function word rather than content ("的", "如何", "怎么" …).
-_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧啊是我你他她它们在有和与就都也还这那么什如何怎么哪谁个把被给让从对")
+_CJK_FUNCTION_CHARS = frozenset(
+    "的了吗呢吧啊是我你他她它们在有和与就都也还这那么什如何怎么哪谁个把被给让从对"
+)
 # A CJK run longer than this is a sentence, not a word: search its content bigrams instead.
 CJK_PHRASE_MAX = 4
 

@@ -37,7 +37,10 @@ class _Handler(FileSystemEventHandler):
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if isinstance(event, FileOpenedEvent | FileClosedNoWriteEvent) or event.event_type == "attrib":
+        if (
+            isinstance(event, FileOpenedEvent | FileClosedNoWriteEvent)
+            or event.event_type == "attrib"
+        ):
             return
         is_dir = isinstance(event, DirCreatedEvent | DirDeletedEvent | DirMovedEvent)
         paths = [os.fsdecode(event.src_path)]

@@ -135,7 +135,9 @@ class Server:
             # TimeoutError is an OSError; ValueError is a request line over the size limit.
             with contextlib.suppress(OSError, ValueError):
                 writer.write(
-                    protocol.encode_error(None, protocol.PERMISSION_DENIED, "permission denied: not your daemon")
+                    protocol.encode_error(
+                        None, protocol.PERMISSION_DENIED, "permission denied: not your daemon"
+                    )
                 )
                 await writer.drain()
                 # Closing at once would make the client's first send fail with EPIPE before it

@@ -50,7 +50,9 @@ class Store:
             conn = None
         if conn is None:
             hot = threading.get_ident() == self._hot_thread
-            conn = connect(self.path, readonly=True, cache_kib=HOT_READER_CACHE_KIB if hot else None)
+            conn = connect(
+                self.path, readonly=True, cache_kib=HOT_READER_CACHE_KIB if hot else None
+            )
             conn.execute("PRAGMA query_only = 1")
             self._local.conn = conn
             self._local.gen = gen

@@ -18,7 +18,9 @@ from typing import Any
 MAX_ROWS = 500
 
 
-def _batches(conn: sqlite3.Connection, rows: Sequence[Sequence[Any]], width: int) -> Iterator[Sequence[Sequence[Any]]]:
+def _batches(
+    conn: sqlite3.Connection, rows: Sequence[Sequence[Any]], width: int
+) -> Iterator[Sequence[Sequence[Any]]]:
     """Full batches, then the rest in power-of-two sizes (110 rows: 64 + 32 + 8 + 4 + 2).
 
     Every row count is a different SQL text, and compiling a statement of a few hundred
@@ -43,7 +45,9 @@ def _values(n: int, width: int) -> str:
     return ",".join([one] * n)
 
 
-def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
+def insert_rows(
+    conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = ""
+) -> None:
     """Run ``{head} VALUES (...), (...) {tail}`` for `rows` (all of one width), a batch per statement.
 
     `head` is the statement up to VALUES, e.g. ``INSERT INTO t(a, b)``; `tail` may hold an
@@ -53,7 +57,9 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
         return
     width = len(rows[0])
     for batch in _batches(conn, rows, width):
-        conn.execute(f"{head} VALUES {_values(len(batch), width)} {tail}", [v for r in batch for v in r])
+        conn.execute(
+            f"{head} VALUES {_values(len(batch), width)} {tail}", [v for r in batch for v in r]
+        )
 
 
 def select_by_keys(

@@ -20,7 +20,9 @@ HOT_READER_CACHE_KIB = 8000
 WRITER_CACHE_KIB = 16000
 
 
-def connect(path: Path, *, readonly: bool = False, cache_kib: int | None = None) -> sqlite3.Connection:
+def connect(
+    path: Path, *, readonly: bool = False, cache_kib: int | None = None
+) -> sqlite3.Connection:
     """Open the index. Writers get WAL mode; readers are opened ``mode=ro`` and cannot write."""
     try:
         if readonly:

@@ -60,7 +60,9 @@ class Writer:
         """Submit and wait."""
         return self.submit(fn).result(timeout)
 
-    def swap_to(self, new_path: Path, copy_state: Callable[[sqlite3.Connection], None]) -> Future[None]:
+    def swap_to(
+        self, new_path: Path, copy_state: Callable[[sqlite3.Connection], None]
+    ) -> Future[None]:
         """Replace the database file with `new_path` between two queued tasks.
 
         On the writer thread: `copy_state(current_conn)` copies what is not rebuildable into the

@@ -103,7 +103,11 @@ def load_tree(conn: sqlite3.Connection) -> tuple[list[Existing], dict[tuple[str,
     ):
         meta = item_meta(r[1])
         kind, owner = r[3], r[4]
-        scope = {"project": f"project:{owner}", "agent": f"agent:{owner}", "archive": "archive"}.get(kind, "user")
+        scope = {
+            "project": f"project:{owner}",
+            "agent": f"agent:{owner}",
+            "archive": "archive",
+        }.get(kind, "user")
         existing.append(Existing(meta.get("id", ""), r[2], r[0], meta, scope))
     known = {
         (r[0], r[1]): Known(r[1], r[2], r[3], r[0])
@@ -245,7 +249,11 @@ class _Extraction:
             self.counts["llm_errors"] += 1
             self.errors.append(str(exc))
             # It was billed all the same: its tokens count against the budgets.
-            billed = LLMUsage(exc.input_tokens, exc.output_tokens) if isinstance(exc, LLMBadAnswer) else None
+            billed = (
+                LLMUsage(exc.input_tokens, exc.output_tokens)
+                if isinstance(exc, LLMBadAnswer)
+                else None
+            )
             return extract_rules(turns), billed
         return res.memories, res.usage
 
@@ -275,7 +283,9 @@ class _Extraction:
             for a in plan.actions:
                 if isinstance(a, Add):
                     # The new item first: a crash before the old one is marked leaves both, not neither.
-                    append_item(a.target.path, a.target.section, a.text, a.meta, title=a.target.title)
+                    append_item(
+                        a.target.path, a.target.section, a.text, a.meta, title=a.target.title
+                    )
                     touched.add(str(a.target.path))
                     for old in a.supersedes:
                         mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
@@ -285,7 +295,9 @@ class _Extraction:
                     added.append(a)
                     self.counts["added"] += 1
                 elif isinstance(a, Bump):
-                    update_items(Path(a.item.path), _has_id(a.item.id), _bump(self.ctx.today().isoformat()))
+                    update_items(
+                        Path(a.item.path), _has_id(a.item.id), _bump(self.ctx.today().isoformat())
+                    )
                     touched.add(a.item.path)
                     self.counts["merged"] += 1
                 elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
@@ -299,7 +311,18 @@ class _Extraction:
             conn.executemany(
                 "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
                 " VALUES (?,?,?,?,?,?,?)",
-                [(a.target.scope, a.hash, a.meta["id"], a.text, str(a.target.path), session_id, now) for a in added],
+                [
+                    (
+                        a.target.scope,
+                        a.hash,
+                        a.meta["id"],
+                        a.text,
+                        str(a.target.path),
+                        session_id,
+                        now,
+                    )
+                    for a in added
+                ],
             )
             conn.execute(
                 "UPDATE sessions SET extracted_upto = ? WHERE session_id = ? AND extracted_upto < ?",

@@ -141,7 +141,9 @@ def near_duplicate(a: str, b: str) -> bool:
     return similarity(a, b) >= NEAR_DUPLICATE
 
 
-def target_for(memory: ExtractedMemory, memory_root: Path, project: tuple[str, Path] | None) -> Target:
+def target_for(
+    memory: ExtractedMemory, memory_root: Path, project: tuple[str, Path] | None
+) -> Target:
     """The file and section a memory belongs in.
 
     `project` is (slug, folder of that project's Markdown memory) for sessions that belong to
@@ -154,7 +156,9 @@ def target_for(memory: ExtractedMemory, memory_root: Path, project: tuple[str, P
     if t == "skill":
         return Target(core / "profile.md", "Skills", "User Profile", "user")
     if t == "preference":
-        communication = memory.subject == "reply-language" or bool(_COMMUNICATION.search(memory.content))
+        communication = memory.subject == "reply-language" or bool(
+            _COMMUNICATION.search(memory.content)
+        )
         section = "Communication Style" if communication else "Technical Preferences"
         return Target(core / "preferences.md", section, "User Preferences", "user")
     if t == "task":
@@ -252,7 +256,9 @@ def plan_batch(
     ids = iter(new_id)
     plan = Plan()
     for memory, target, at, src in memories:
-        action = plan_memory(memory, target, existing=items, known=known_now, new_id=next(ids), at=at, src=src)
+        action = plan_memory(
+            memory, target, existing=items, known=known_now, new_id=next(ids), at=at, src=src
+        )
         plan.actions.append(action)
         if isinstance(action, Add):
             new_meta = action.meta
@@ -263,6 +269,10 @@ def plan_batch(
                 else e
                 for e in items
             ]
-            items.append(Existing(new_meta["id"], str(target.path), action.text, new_meta, target.scope))
-            known_now[(target.scope, action.hash)] = Known(action.hash, new_meta["id"], action.text, target.scope)
+            items.append(
+                Existing(new_meta["id"], str(target.path), action.text, new_meta, target.scope)
+            )
+            known_now[(target.scope, action.hash)] = Known(
+                action.hash, new_meta["id"], action.text, target.scope
+            )
     return plan

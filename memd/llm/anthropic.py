@@ -321,9 +321,13 @@ class AnthropicExtractor:
             for block in blocks
             if getattr(block, "type", "") == "text"
         )
+
         def bad(message: str, hint: str = "") -> LLMBadAnswer:
             return LLMBadAnswer(
-                message, hint=hint, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
+                message,
+                hint=hint,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
             )
 
         if stop_reason == "refusal":

@@ -61,7 +61,10 @@ def llm_extractor(settings: Settings) -> AnthropicExtractor | None:
     if not key:
         return None
     return AnthropicExtractor(
-        key, settings.extract_model, base_url=settings.extract_base_url, timeout=settings.extract_timeout_s
+        key,
+        settings.extract_model,
+        base_url=settings.extract_base_url,
+        timeout=settings.extract_timeout_s,
     )
 
 
@@ -108,7 +111,9 @@ class Budget:
 
     def exhausted_message(self, need: int) -> str:
         if self.daily_limit - self.spent_today <= self.run_limit - self.spent_run:
-            return f"daily token budget reached ({self.spent_today} of {self.daily_limit} spent today)"
+            return (
+                f"daily token budget reached ({self.spent_today} of {self.daily_limit} spent today)"
+            )
         return f"per-run token cap reached ({self.spent_run} of {self.run_limit}; next batch needs ~{need})"
 
     def write(self, conn: sqlite3.Connection, usage: LLMUsage) -> None:
@@ -125,7 +130,14 @@ class Budget:
         cur = conn.execute(
             "INSERT INTO llm_runs(job, started, day, model, requests, input_tokens, output_tokens)"
             " VALUES (?,?,?,?,1,?,?)",
-            (self.job, self.started, self.day.isoformat(), self.model, usage.input_tokens, usage.output_tokens),
+            (
+                self.job,
+                self.started,
+                self.day.isoformat(),
+                self.model,
+                usage.input_tokens,
+                usage.output_tokens,
+            ),
         )
         self.run_id = cur.lastrowid
 
@@ -145,7 +157,9 @@ def gate_llm(ctx: JobContext, job: str) -> JobResult | None:
     s = ctx.settings
     err = latched_config_error(ctx)
     if err:
-        return JobResult(job, JobOutcome.CONFIG_ERROR, f"{err} (not retried until the LLM settings change)")
+        return JobResult(
+            job, JobOutcome.CONFIG_ERROR, f"{err} (not retried until the LLM settings change)"
+        )
     why = defer_reason(ctx.probe(), s.jobs_min_battery)
     if why:
         return JobResult(job, JobOutcome.DEFERRED, f"waiting: {why}")
@@ -174,7 +188,9 @@ def latched_config_error(ctx: JobContext) -> str:
 
 
 def latch_config_error(ctx: JobContext, message: str) -> None:
-    value = json.dumps({"fp": config_fingerprint(ctx.settings), "at": ctx.now(), "message": message})
+    value = json.dumps(
+        {"fp": config_fingerprint(ctx.settings), "at": ctx.now(), "message": message}
+    )
     ctx.store.w.run(lambda c: docs.set_state(c, CONFIG_ERROR_KEY, value))
 
 
@@ -198,4 +214,3 @@ def llm_status(ctx: JobContext) -> dict[str, Any]:
         out["waiting"] = defer_reason(ctx.probe(), s.jobs_min_battery) or None
         out["config_error"] = latched_config_error(ctx) or None
     return out
-

@@ -142,7 +142,9 @@ def plan_journal(names: list[str], today: dt.date, keep_days: int) -> list[str]:
 
 def last_used(conn: sqlite3.Connection) -> dict[str, dt.date]:
     """item id → the day `context` or `search` last returned it."""
-    return {r[0]: day_of(float(r[1])) for r in conn.execute("SELECT item_id, last_used FROM item_usage")}
+    return {
+        r[0]: day_of(float(r[1])) for r in conn.execute("SELECT item_id, last_used FROM item_usage")
+    }
 
 
 def run_archival(ctx: JobContext) -> JobResult:
@@ -167,7 +169,9 @@ def run_archival(ctx: JobContext) -> JobResult:
             dest = archive / "journal" / name
             _move_file(src, dest)
             touched.update((str(src), str(dest)))
-            changes.append(f"- `journal/{name}` → `archive/journal/{name}` (older than {s.archive_journal_days} days)")
+            changes.append(
+                f"- `journal/{name}` → `archive/journal/{name}` (older than {s.archive_journal_days} days)"
+            )
             counts["journal_days"] += 1
         for r in ctx.indexer.roots:
             for path in sorted(_memory_files(r, root)):
@@ -189,7 +193,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                 elif plan.refused:
                     changes.append(f"- REFUSED {shown}: {plan.refused}")
                     for mv in plan.moves:
-                        changes.append(f"  - would archive \"{mv.text}\" ({mv.reason})")
+                        changes.append(f'  - would archive "{mv.text}" ({mv.reason})')
                     counts["refused"] += 1
                 elif plan.moves:
                     snap = archive / "snapshots" / f"{arel}.{stamp}.bak"
@@ -201,17 +205,21 @@ def run_archival(ctx: JobContext) -> JobResult:
                     # The archive copy is written first: a crash in between duplicates, never loses.
                     for mv in plan.moves:
                         meta = {**mv.meta, "archived": day}
-                        append_item(dest, mv.section or "Archived", mv.text, meta, title=_title(text, rel))
+                        append_item(
+                            dest, mv.section or "Archived", mv.text, meta, title=_title(text, rel)
+                        )
                     removed = remove_items(Path(path), _planned(plan))
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown}: {len(removed)} of {plan.total} items → `archive/{arel}`"
                                    f" (snapshot `archive/snapshots/{arel}.{stamp}.bak`)")  # fmt: skip
-                    changes += [f"  - \"{mv.text}\" ({mv.reason})" for mv in plan.moves]
+                    changes += [f'  - "{mv.text}" ({mv.reason})' for mv in plan.moves]
                     counts["items"] += len(removed)
         if not changes:
             changes.append("- nothing to archive")
         log_path = archive / CHANGES
-        _append_changes(log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes)
+        _append_changes(
+            log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes
+        )
         touched.add(str(log_path))
         ctx.indexer.index_paths(sorted(touched))
     moved = counts["journal_days"] + counts["files"] + counts["items"]
@@ -297,8 +305,11 @@ class UsageTracker:
         spans = [
             (str(s["path"]), int(s["start_line"]), int(s["end_line"]))
             for s in [*result.get("sections", []), *result.get("hits", [])]
-            if isinstance(s, dict) and s.get("path") and s.get("kind", "section") == "section"
-            and "start_line" in s and "end_line" in s
+            if isinstance(s, dict)
+            and s.get("path")
+            and s.get("kind", "section") == "section"
+            and "start_line" in s
+            and "end_line" in s
         ]
         if not spans:
             return
@@ -327,7 +338,9 @@ class UsageTracker:
         self.store.writer.submit(write).add_done_callback(_log_failure)
 
 
-def note_used(conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float, uses: int = 1) -> int:
+def note_used(
+    conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float, uses: int = 1
+) -> int:
     """Inside a write transaction: mark every item within these (path, first, last line) spans used."""
     n = 0
     for path, first, last in spans:
@@ -347,4 +360,3 @@ def _log_failure(fut: Any) -> None:
     exc = fut.exception()
     if exc is not None:
         log.debug("recording item use failed: %r", exc)
-

@@ -102,7 +102,9 @@ def _rows(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[s
     ).fetchall()
 
 
-def _candidate(row: sqlite3.Row, tier: str, source: str, today: dt.date, **kw: Any) -> Candidate | None:
+def _candidate(
+    row: sqlite3.Row, tier: str, source: str, today: dt.date, **kw: Any
+) -> Candidate | None:
     body = clean_body(row["text"], today)
     if not body:
         return None
@@ -136,10 +138,16 @@ def gather(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
                     out.append(c)
     qterms = terms(req.query)
     if req.project:
-        rows = [r for r in _rows(conn, "f.kind = 'project' AND f.owner = ?", (req.project,)) if _file_live(r, today)]
+        rows = [
+            r
+            for r in _rows(conn, "f.kind = 'project' AND f.owner = ?", (req.project,))
+            if _file_live(r, today)
+        ]
         ranked: dict[int, float] = {}
         if qterms:
-            for h in search_rows(conn, req.query, limit=50, kinds=("project",), owner=req.project, mode="or"):
+            for h in search_rows(
+                conn, req.query, limit=50, kinds=("project",), owner=req.project, mode="or"
+            ):
                 ranked[h["id"]] = round(-float(h["rank"]), 4)
         rows.sort(key=lambda r: (-ranked.get(r["id"], 0.0), r["rel"], r["ordinal"]))
         for r in rows:
@@ -162,14 +170,18 @@ def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) ->
     named = _rows(conn, f"f.kind IN ('topic', 'note') AND f.stem IN ({marks})", qterms)
     if req.agent_id:
         named += _rows(
-            conn, f"f.kind = 'agent' AND f.owner = ? AND f.stem IN ({marks})", (req.agent_id, *qterms)
+            conn,
+            f"f.kind = 'agent' AND f.owner = ? AND f.stem IN ({marks})",
+            (req.agent_id, *qterms),
         )
     named.sort(key=lambda r: (r["rel"], r["ordinal"]))
     for r in named:
         if not _file_live(r, today):
             continue
         seen.add(r["id"])
-        c = _candidate(r, "user", "topic", today, score=100.0, reason=f"topic file matches '{r['stem']}'")
+        c = _candidate(
+            r, "user", "topic", today, score=100.0, reason=f"topic file matches '{r['stem']}'"
+        )
         if c:
             out.append(c)
     # One OR query: bm25 already ranks sections matching more terms first, and context needs
@@ -201,7 +213,9 @@ def _fit_lines(c: Candidate, room: int) -> Candidate | None:
     lines = c.body.split("\n")
     keep: list[str] = []
     for line in lines:
-        trial = Candidate(c.tier, c.source, c.title, "\n".join([*keep, line]), c.provenance, c.score, c.reason)
+        trial = Candidate(
+            c.tier, c.source, c.title, "\n".join([*keep, line]), c.provenance, c.score, c.reason
+        )
         if estimate_tokens(render_block(trial)) > room:
             break
         keep.append(line)
@@ -218,7 +232,9 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
     labels = "".join(f"\n## {t} ({req.project})\n\n" for t in _TIER_TITLES.values())
     overhead = estimate_tokens(FENCE_OPEN + FENCE_CLOSE + labels)
     total_share = sum(req.shares) or 1
-    quotas = {t: (budget - overhead) * s / total_share for t, s in zip(TIERS, req.shares, strict=True)}
+    quotas = {
+        t: (budget - overhead) * s / total_share for t, s in zip(TIERS, req.shares, strict=True)
+    }
     chosen: list[tuple[Candidate, int]] = []
     dropped: list[tuple[Candidate, int, str]] = []
     spent = overhead
@@ -268,18 +284,34 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
         "tokens": tokens,
         "budget": budget,
         "sections": [
-            {"tier": c.tier, "source": c.source, "title": c.title, "tokens": cost,
-             "score": round(c.score, 4), "reason": c.reason, **c.provenance}
+            {
+                "tier": c.tier,
+                "source": c.source,
+                "title": c.title,
+                "tokens": cost,
+                "score": round(c.score, 4),
+                "reason": c.reason,
+                **c.provenance,
+            }
             for c, cost in chosen
         ],  # fmt: skip
         "dropped": [
-            {"tier": c.tier, "source": c.source, "title": c.title, "tokens": cost, "reason": why, **c.provenance}
+            {
+                "tier": c.tier,
+                "source": c.source,
+                "title": c.title,
+                "tokens": cost,
+                "reason": why,
+                **c.provenance,
+            }
             for c, cost, why in still
         ],
     }
 
 
-def _in_order(chosen: list[tuple[Candidate, int]], order: dict[int, int]) -> list[tuple[Candidate, int]]:
+def _in_order(
+    chosen: list[tuple[Candidate, int]], order: dict[int, int]
+) -> list[tuple[Candidate, int]]:
     return sorted(chosen, key=lambda x: (TIERS.index(x[0].tier), order.get(id(x[0]), 10**9)))
 
 
@@ -296,7 +328,9 @@ def _render(chosen: Sequence[tuple[Candidate, int]], req: ContextRequest) -> str
     for c, _ in chosen:
         if c.tier != current:
             current = c.tier
-            label = _TIER_TITLES[c.tier] + (f" ({req.project})" if c.tier == "project" and req.project else "")
+            label = _TIER_TITLES[c.tier] + (
+                f" ({req.project})" if c.tier == "project" and req.project else ""
+            )
             parts.append(f"\n## {label}\n\n")
         parts.append(render_block(c))
     parts.append(FENCE_CLOSE)
@@ -332,4 +366,12 @@ def item_meta(raw: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-__all__ = ["Candidate", "ContextRequest", "assemble", "build_context", "clean_body", "gather", "parse_meta"]
+__all__ = [
+    "Candidate",
+    "ContextRequest",
+    "assemble",
+    "build_context",
+    "clean_body",
+    "gather",
+    "parse_meta",
+]

@@ -78,7 +78,9 @@ def append_item(
         return _append_item(path, section, text, meta, title)
 
 
-def _append_item(path: Path, section: str, text: str, meta: dict[str, str], title: str) -> EditedItem:
+def _append_item(
+    path: Path, section: str, text: str, meta: dict[str, str], title: str
+) -> EditedItem:
     text = " ".join(text.split())
     lines = read_lines(path)
     if not lines or lines == [""]:

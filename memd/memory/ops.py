@@ -95,7 +95,8 @@ class MemoryOps:
     def require_enabled(self) -> None:
         if not self.enabled():
             raise MemoryDisabled(
-                "memory is disabled", hint="turn it on with `memd enable` (set_enabled over the socket)"
+                "memory is disabled",
+                hint="turn it on with `memd enable` (set_enabled over the socket)",
             )
 
     # -- projects -------------------------------------------------------------------------
@@ -120,7 +121,11 @@ class MemoryOps:
         """(file, section, title) a new memory of this scope and type goes to."""
         if scope == "user":
             if type_ == "preference":
-                return self.memory_root / "_core" / "preferences.md", "Remembered", "User Preferences"
+                return (
+                    self.memory_root / "_core" / "preferences.md",
+                    "Remembered",
+                    "User Preferences",
+                )
             if type_ in ("personal", "skill"):
                 return self.memory_root / "_core" / "profile.md", "Remembered", "User Profile"
             return self.memory_root / "_core" / "notes.md", "Notes", "Notes"
@@ -130,12 +135,20 @@ class MemoryOps:
             p = self.project(project, create=True)
             if p.memory_dir is not None:
                 return p.memory_dir / "context.md", "Context", f"Project {p.slug}"
-            return self.memory_root / "projects" / p.slug / "context.md", "Context", f"Project {p.slug}"
+            return (
+                self.memory_root / "projects" / p.slug / "context.md",
+                "Context",
+                f"Project {p.slug}",
+            )
         if scope == "agent":
             if not agent_id:
                 raise InvalidParams("scope 'agent' needs an agent_id")
             slug = slugify(agent_id)
-            return self.memory_root / "agents" / slug / "relationship.md", "Memory Points", "Agent Relationship"
+            return (
+                self.memory_root / "agents" / slug / "relationship.md",
+                "Memory Points",
+                "Agent Relationship",
+            )
         raise InvalidParams(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
 
     def remember(
@@ -160,10 +173,18 @@ class MemoryOps:
         meta = {"id": new_memory_id()}
         if type_:
             meta["type"] = type_
-        meta.update({"imp": str(max(1, min(10, importance))), "src": source, "at": self.today().isoformat()})
+        meta.update(
+            {"imp": str(max(1, min(10, importance))), "src": source, "at": self.today().isoformat()}
+        )
         item = append_item(path, section, text, meta, title=title)
         self.indexer.index_paths([str(path)])
-        return {"id": meta["id"], "path": str(path), "line": item.line, "scope": scope, "text": text}
+        return {
+            "id": meta["id"],
+            "path": str(path),
+            "line": item.line,
+            "scope": scope,
+            "text": text,
+        }
 
     def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
         """Items whose text contains every term of `query` (case-insensitive)."""
@@ -171,12 +192,16 @@ class MemoryOps:
         if not qt:
             return []
         where = " AND ".join("instr(lower(i.text), ?) > 0" for _ in qt)
-        rows = self.store.read().execute(
-            "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-            f" JOIN files f ON f.id = i.file_id WHERE {where} AND f.kind != 'archive'"
-            " ORDER BY f.rel, i.line LIMIT ?",
-            (*qt, limit),
-        ).fetchall()
+        rows = (
+            self.store.read()
+            .execute(
+                "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
+                f" JOIN files f ON f.id = i.file_id WHERE {where} AND f.kind != 'archive'"
+                " ORDER BY f.rel, i.line LIMIT ?",
+                (*qt, limit),
+            )
+            .fetchall()
+        )
         return [_item_dict(r) for r in rows]
 
     def forget(self, *, id: str = "", query: str = "", confirm: bool = False) -> dict[str, Any]:
@@ -185,11 +210,15 @@ class MemoryOps:
         if not id and not query:
             raise InvalidParams("forget needs an id or a query")
         if id:
-            rows = self.store.read().execute(
-                "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-                " JOIN files f ON f.id = i.file_id WHERE i.item_id = ?",
-                (id,),
-            ).fetchall()
+            rows = (
+                self.store.read()
+                .execute(
+                    "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
+                    " JOIN files f ON f.id = i.file_id WHERE i.item_id = ?",
+                    (id,),
+                )
+                .fetchall()
+            )
             cands = [_item_dict(r) for r in rows]
             if not cands:
                 raise NotFound(f"no memory with id {id!r}")
@@ -205,7 +234,9 @@ class MemoryOps:
             root = self.indexer.root_of(path)
             rel = os.path.relpath(path, root.path).replace(os.sep, "/") if root else path
             for g in remove_items(Path(path), _id_matcher(rel, ids)):
-                removed.append({"id": docs.item_key(rel, g.text, g.meta), "text": g.text, "path": path})
+                removed.append(
+                    {"id": docs.item_key(rel, g.text, g.meta), "text": g.text, "path": path}
+                )
         self.indexer.index_paths(list(by_path))
         return {"removed": removed, "candidates": cands}
 
@@ -220,11 +251,15 @@ class MemoryOps:
         if kinds is None:
             raise InvalidParams(f"scope must be one of {', '.join(SCOPES)}")
         marks = ",".join("?" * len(kinds))
-        rows = self.store.read().execute(
-            "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-            f" JOIN files f ON f.id = i.file_id WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
-            kinds,
-        ).fetchall()
+        rows = (
+            self.store.read()
+            .execute(
+                "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
+                f" JOIN files f ON f.id = i.file_id WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
+                kinds,
+            )
+            .fetchall()
+        )
         items = [_item_dict(r) for r in rows]
         if not include_superseded:
             items = [i for i in items if not i["meta"].get("superseded")]

@@ -265,11 +265,17 @@ class Syncer:
         target = self.target()
         state = self.store.w.run(lambda c: self._begin(c, target, now))
         if state["refused_config"] == self.fingerprint:
-            return JobResult(JOB, JobOutcome.CONFIG_ERROR, f"refused: {state['last_error']}; {REFUSED_HINT}")
+            return JobResult(
+                JOB, JobOutcome.CONFIG_ERROR, f"refused: {state['last_error']}; {REFUSED_HINT}"
+            )
         if state["retry_at"] > now:
             wait = state["retry_at"] - now
             self.wake(wait)  # an early run (a local change) must not lose the planned retry
-            return JobResult(JOB, JobOutcome.RETRY_LATER, f"backing off for {wait:.0f}s after: {state['last_error']}")
+            return JobResult(
+                JOB,
+                JobOutcome.RETRY_LATER,
+                f"backing off for {wait:.0f}s after: {state['last_error']}",
+            )
         report = RunReport()
         try:
             backend = self._open_backend()
@@ -285,9 +291,13 @@ class Syncer:
         except SyncRetryable as exc:
             failures = state["failures"] + 1
             delay = backoff_delay(failures, self.settings.sync_backoff_cap_s, self.rand())
-            self._record(target, error=describe_error(exc), failures=failures, retry_at=self.now() + delay)
+            self._record(
+                target, error=describe_error(exc), failures=failures, retry_at=self.now() + delay
+            )
             self.wake(delay)  # retries follow the backoff, not the (longer) interval
-            return JobResult(JOB, JobOutcome.RETRY_LATER, f"{exc}; next try in {delay:.0f}s", report.counts())
+            return JobResult(
+                JOB, JobOutcome.RETRY_LATER, f"{exc}; next try in {delay:.0f}s", report.counts()
+            )
         except SyncPermanent as exc:
             # Settings, credentials, schema or the pull itself were refused: nothing queued can
             # get through, so it all waits, parked, for a settings change or the user.
@@ -489,8 +499,10 @@ class Syncer:
         return parent == root or parent.startswith(root + os.sep)
 
     def _add_conflict(self, conn: sqlite3.Connection, target: str, p: _Pulled, now: float) -> None:
-        kind = "deleted-remotely" if p.row.deleted else (
-            "deleted-locally" if self._local_sha(p.rel) == TOMBSTONE else "changed-both"
+        kind = (
+            "deleted-remotely"
+            if p.row.deleted
+            else ("deleted-locally" if self._local_sha(p.rel) == TOMBSTONE else "changed-both")
         )
         seen = conn.execute(
             "SELECT 1 FROM sync_conflicts WHERE target = ? AND path = ? AND remote_version = ?"
@@ -507,7 +519,9 @@ class Syncer:
     def _queue_unsynced(self, target: str, report: RunReport) -> None:
         conn = self.store.read()
         root = str(self.root)
-        changed = [rel for rel, _ in outbox.unsynced_files(conn, target, root) if not self.excluded(rel)]
+        changed = [
+            rel for rel, _ in outbox.unsynced_files(conn, target, root) if not self.excluded(rel)
+        ]
         gone: list[str] = []
         # An empty index (a new or moved memory root not indexed yet) is no reason to delete
         # every file in the cloud.
@@ -598,12 +612,21 @@ class Syncer:
         if report.pushed:
             now = self.now()
             backend_name = self.settings.sync_backend
-            self.store.w.run(lambda c: outbox.update_target(c, target, backend_name, last_push_at=now))
+            self.store.w.run(
+                lambda c: outbox.update_target(c, target, backend_name, last_push_at=now)
+            )
         return len(held)
 
     def _send(
-        self, backend: CloudBackend, target: str, batch: list[Op], namespace: str, device: str,
-        report: RunReport, *, isolating: bool = False,
+        self,
+        backend: CloudBackend,
+        target: str,
+        batch: list[Op],
+        namespace: str,
+        device: str,
+        report: RunReport,
+        *,
+        isolating: bool = False,
     ) -> set[int]:
         """Push one batch; return the seqs the server refused by compare-and-swap."""
         now = self.now()
@@ -611,7 +634,9 @@ class Syncer:
         # The base is read now, not when the change was queued: a pull since then (a conflict
         # resolved, the other device's version taken) moved it.
         conn = self.store.read()
-        rows = [_row(op, namespace, device, outbox.push_base(conn, target, op.path)) for op in batch]
+        rows = [
+            _row(op, namespace, device, outbox.push_base(conn, target, op.path)) for op in batch
+        ]
         try:
             result = backend.push(rows)
         except SyncRetryable as exc:
@@ -651,8 +676,15 @@ class Syncer:
         self.store.w.run(lambda c: outbox.retry_later(c, delays, error, now))
 
     def _isolate(
-        self, backend: CloudBackend, target: str, batch: list[Op], exc: SyncPermanent,
-        namespace: str, device: str, report: RunReport, isolating: bool,
+        self,
+        backend: CloudBackend,
+        target: str,
+        batch: list[Op],
+        exc: SyncPermanent,
+        namespace: str,
+        device: str,
+        report: RunReport,
+        isolating: bool,
     ) -> set[int]:
         """A batch was refused: find out whether the backend or some rows are the problem."""
         now, fp = self.now(), self.fingerprint

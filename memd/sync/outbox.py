@@ -169,9 +169,7 @@ def complete(conn: sqlite3.Connection, ops: Sequence[Op]) -> None:
         set_base(conn, op.target, op.path, op.local_sha)
 
 
-def retry_later(
-    conn: sqlite3.Connection, delays: dict[int, float], error: str, now: float
-) -> None:
+def retry_later(conn: sqlite3.Connection, delays: dict[int, float], error: str, now: float) -> None:
     """Back off each operation (seq → seconds from now) after a retryable failure."""
     conn.executemany(
         "UPDATE sync_outbox SET next_at = ?, last_error = ? WHERE seq = ?",

@@ -211,9 +211,7 @@ class PostgresBackend:
                     (table, BASE_COLUMN),
                 ).fetchone()[0]
                 if not has_base:
-                    raise SyncPermanent(
-                        OUTDATED_SCHEMA.format(table=table), hint=INIT_SCHEMA_HINT
-                    )
+                    raise SyncPermanent(OUTDATED_SCHEMA.format(table=table), hint=INIT_SCHEMA_HINT)
             info = conn.info
             where = f"{info.host}:{info.port}/{database}"
             return f"postgres {version.split()[0]} at {where} as {user}, table {table}"

@@ -61,7 +61,9 @@ def plan_pull(
         return Action.TAKE
     if base_sha == "":
         missing = local_sha == TOMBSTONE and queued_sha is None
-        template = bool(pristine_sha) and local_sha == pristine_sha and queued_sha in (None, local_sha)
+        template = (
+            bool(pristine_sha) and local_sha == pristine_sha and queued_sha in (None, local_sha)
+        )
         if missing or template:
             return Action.TAKE
     return Action.CONFLICT

@@ -55,7 +55,16 @@ VERSION = 1
 MAX_IMPORT_BYTES = 2 << 30
 SNIFF_BYTES = 64 * 1024
 MEMORY_KINDS = ("core", "topic", "note", "project", "agent")
-_SESSION_STR = ("title", "title_source", "summary", "summary_kind", "source", "source_path", "agent_id", "project")
+_SESSION_STR = (
+    "title",
+    "title_source",
+    "summary",
+    "summary_kind",
+    "source",
+    "source_path",
+    "agent_id",
+    "project",
+)
 _CHAT_OPTIONAL = ("speaker", "source", "agent_id", "project")
 _FORMAT_KEY = re.compile(r'"format"\s*:\s*"' + FORMAT + '"')
 
@@ -156,7 +165,9 @@ def write_export(
     started = time.monotonic()
     dest = dest.expanduser().absolute()
     if not dest.parent.is_dir():
-        raise PathError(f"{dest.parent} is not a folder", hint="create it first, or export to another path")
+        raise PathError(
+            f"{dest.parent} is not a folder", hint="create it first, or export to another path"
+        )
     try:
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".memd-tmp")
     except OSError as exc:
@@ -168,7 +179,9 @@ def write_export(
             if own_txn:
                 conn.execute("BEGIN")
             try:
-                counts = _write_document(fh, conn, memory_root, tree=tree, device_id=device_id, now=now())
+                counts = _write_document(
+                    fh, conn, memory_root, tree=tree, device_id=device_id, now=now()
+                )
             finally:
                 if own_txn:
                     conn.execute("COMMIT")
@@ -183,11 +196,19 @@ def write_export(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    return ExportReport(str(dest), *counts, dest.stat().st_size, round(time.monotonic() - started, 3))
+    return ExportReport(
+        str(dest), *counts, dest.stat().st_size, round(time.monotonic() - started, 3)
+    )
 
 
 def _write_document(
-    fh: IO[str], conn: sqlite3.Connection, memory_root: Path, *, tree: bool, device_id: str, now: float
+    fh: IO[str],
+    conn: sqlite3.Connection,
+    memory_root: Path,
+    *,
+    tree: bool,
+    device_id: str,
+    now: float,
 ) -> tuple[int, int, int, int]:
     def dump(v: Any) -> str:
         return json.dumps(v, ensure_ascii=False)
@@ -225,7 +246,9 @@ def _write_document(
     if tree:
         for i, (rel, content) in enumerate(_tree_files(memory_root)):
             sha = hashlib.sha256(content.encode()).hexdigest()
-            fh.write(("\n" if i == 0 else ",\n") + dump({"path": rel, "content": content, "sha256": sha}))
+            fh.write(
+                ("\n" if i == 0 else ",\n") + dump({"path": rel, "content": content, "sha256": sha})
+            )
             n_files += 1
     fh.write("\n]}\n")
     return n_sessions, n_chats, n_memories, n_files
@@ -336,7 +359,9 @@ class _Invalid(Exception):
     """A field of the document is missing or of the wrong type (message names where)."""
 
 
-def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+def _get(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = ...
+) -> Any:
     if key not in obj or obj[key] is None:
         if default is ...:
             raise _Invalid(f"{where}: missing {key!r}")
@@ -369,7 +394,9 @@ def read_export(path: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> ExportDocum
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise SourceError(f"{path} is {size >> 20} MB; memd imports exports up to {max_bytes >> 20} MB")
+            raise SourceError(
+                f"{path} is {size >> 20} MB; memd imports exports up to {max_bytes >> 20} MB"
+            )
         data = json.loads(path.read_bytes())
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc}") from exc
@@ -392,7 +419,9 @@ def _document(data: Any) -> ExportDocument:
         raise _Invalid(f'the top level must be an object with "format": "{FORMAT}"')
     version = _get(data, "version", int, "document")
     if version > VERSION:
-        raise _Invalid(f"version {version} was written by a newer memd (this one reads up to {VERSION}); upgrade memd")
+        raise _Invalid(
+            f"version {version} was written by a newer memd (this one reads up to {VERSION}); upgrade memd"
+        )
     if version < 1:
         raise _Invalid(f"unknown version {version}")
     sessions, seen = [], set()
@@ -402,7 +431,9 @@ def _document(data: Any) -> ExportDocument:
             raise _Invalid(f"sessions[{i}]: session {rec.session_id!r} appears twice")
         seen.add(rec.session_id)
         sessions.append(rec)
-    memories = [_memory(m, f"memories[{i}]") for i, m in enumerate(_obj_list(data, "memories", "document"))]
+    memories = [
+        _memory(m, f"memories[{i}]") for i, m in enumerate(_obj_list(data, "memories", "document"))
+    ]
     hashes = []
     for i, h in enumerate(_obj_list(data, "memory_hashes", "document")):
         w = f"memory_hashes[{i}]"

@@ -76,8 +76,12 @@ def apply_export(
         "exported_at": doc.exported_at,
         "device_id": doc.device_id,
         **conv,
-        "files": {"in_export": len(doc.tree), "written": len(files.written), "identical": files.identical,
-                  "kept_local": files.copies},  # fmt: skip
+        "files": {
+            "in_export": len(doc.tree),
+            "written": len(files.written),
+            "identical": files.identical,
+            "kept_local": files.copies,
+        },  # fmt: skip
         "memories": mem,
         "memory_hashes": hashes,
         "new": new,
@@ -157,7 +161,10 @@ def _present_items(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
     for i in range(0, len(ids), 400):
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(f"SELECT item_id FROM items WHERE item_id IN ({marks})", chunk))
+        found.update(
+            r[0]
+            for r in conn.execute(f"SELECT item_id FROM items WHERE item_id IN ({marks})", chunk)
+        )
     return found
 
 
@@ -173,8 +180,18 @@ def _import_memory_state(conn: sqlite3.Connection, doc: ExportDocument, memory_r
     conn.executemany(
         "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
         " VALUES (?,?,?,?,?,?,?)",
-        [(s, h, mid, redact(c), str(memory_root / p) if p and not p.startswith("/") else p, sid, at)
-         for s, h, mid, c, p, sid, at in doc.memory_hashes],  # fmt: skip
+        [
+            (
+                s,
+                h,
+                mid,
+                redact(c),
+                str(memory_root / p) if p and not p.startswith("/") else p,
+                sid,
+                at,
+            )
+            for s, h, mid, c, p, sid, at in doc.memory_hashes
+        ],  # fmt: skip
     )
     return conn.total_changes - before
 
@@ -200,7 +217,12 @@ def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float
     for i in range(0, len(ids), 400):
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
-        existing.update(r[0] for r in conn.execute(f"SELECT session_id FROM sessions WHERE session_id IN ({marks})", chunk))
+        existing.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT session_id FROM sessions WHERE session_id IN ({marks})", chunk
+            )
+        )
     # Chats go in in their storage order across sessions, so on an empty memd every turn keeps
     # its place relative to the others (the tie-break of equal search scores).
     order: list[tuple[int, int, SessionRecord, Chat]] = []
@@ -213,14 +235,18 @@ def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float
     total = WriteReport()
     for i in range(0, len(order), BATCH_CHATS):
         turns = [t for _, _, s, c in order[i : i + BATCH_CHATS] for t in _turns_of(s, c)]
-        total.merge(store.w.run(functools.partial(write_turns, turns=turns, now=now, summaries=False)))
+        total.merge(
+            store.w.run(functools.partial(write_turns, turns=turns, now=now, summaries=False))
+        )
     new = [s for s in sessions if s.session_id not in existing]
     old = [s for s in sessions if s.session_id in existing]
     grown = total.sessions & existing
     for i in range(0, len(new), 200):
         store.w.run(functools.partial(_apply_new_sessions, sessions=new[i : i + 200], now=now))
     for i in range(0, len(old), 200):
-        store.w.run(functools.partial(_merge_sessions, sessions=old[i : i + 200], grown=grown, now=now))
+        store.w.run(
+            functools.partial(_merge_sessions, sessions=old[i : i + 200], grown=grown, now=now)
+        )
     return {"sessions_in_export": len(sessions), "new_sessions": len(new), "added": total.added,
             "updated": total.updated, "sessions": len(total.sessions)}  # fmt: skip
 
@@ -229,18 +255,29 @@ def _nth_turn_id(conn: sqlite3.Connection, session_id: str, n: int) -> int:
     if n <= 0:
         return 0
     row = conn.execute(
-        "SELECT id FROM turns WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?", (session_id, n - 1)
+        "SELECT id FROM turns WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?",
+        (session_id, n - 1),
     ).fetchone()
     if row is None:
-        row = conn.execute("SELECT coalesce(max(id), 0) FROM turns WHERE session_id = ?", (session_id,)).fetchone()
+        row = conn.execute(
+            "SELECT coalesce(max(id), 0) FROM turns WHERE session_id = ?", (session_id,)
+        ).fetchone()
     return int(row[0])
 
 
-def _apply_new_sessions(conn: sqlite3.Connection, sessions: Sequence[SessionRecord], now: float) -> None:
+def _apply_new_sessions(
+    conn: sqlite3.Connection, sessions: Sequence[SessionRecord], now: float
+) -> None:
     """Sessions new to this memd take every field of the export, their cursors included."""
     for s in sessions:
-        f: dict[str, Any] = {**s.fields, "title": redact(s.fields["title"]), "summary": redact(s.fields["summary"])}
-        count = conn.execute("SELECT count(*) FROM turns WHERE session_id = ?", (s.session_id,)).fetchone()[0]
+        f: dict[str, Any] = {
+            **s.fields,
+            "title": redact(s.fields["title"]),
+            "summary": redact(s.fields["summary"]),
+        }
+        count = conn.execute(
+            "SELECT count(*) FROM turns WHERE session_id = ?", (s.session_id,)
+        ).fetchone()[0]
         summary_upto = min(f["summary_upto"], count)
         conn.execute(
             "INSERT INTO sessions(session_id, source, source_path, title, title_source, agent_id, project, started_at,"
@@ -262,7 +299,9 @@ def _apply_new_sessions(conn: sqlite3.Connection, sessions: Sequence[SessionReco
             )
 
 
-def _merge_sessions(conn: sqlite3.Connection, sessions: Sequence[SessionRecord], grown: set[str], now: float) -> None:
+def _merge_sessions(
+    conn: sqlite3.Connection, sessions: Sequence[SessionRecord], grown: set[str], now: float
+) -> None:
     """Sessions this memd already had keep their cursors; they take a better title or an LLM
     summary from the export, and a new extractive summary when the import added turns."""
     for s in sessions:

@@ -21,9 +21,13 @@ class _Point:
 @pytest.mark.parametrize(
     "value",
     [
-        {"text": "记忆 ✓ \"quoted\" \\ back\nslash\ttab \u2028", "n": 3, "ok": True, "none": None},
+        {"text": '记忆 ✓ "quoted" \\ back\nslash\ttab \u2028', "n": 3, "ok": True, "none": None},
         {"score": 0.1234, "neg": -2.5, "big": 2**62, "list": [1, "a", {"b": []}]},
-        {"path": Path("/tmp/x"), "when": dt.datetime(2026, 11, 21, 10, 0, 0), "day": dt.date(2026, 1, 2)},
+        {
+            "path": Path("/tmp/x"),
+            "when": dt.datetime(2026, 11, 21, 10, 0, 0),
+            "day": dt.date(2026, 1, 2),
+        },
         {1: "int key", "obj": _Point(3)},
     ],
 )

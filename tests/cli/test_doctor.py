@@ -101,7 +101,10 @@ def test_open_permissions_and_problem_files_are_warnings(daemon: DaemonProcess) 
     assert code == 0, raw  # warnings only
     perm = checks["permissions"]
     assert perm["status"] == "warn"
-    assert "is 0o755 (should be 0o700)" in perm["detail"] and "is 0o666 (should be 0o600)" in perm["detail"]
+    assert (
+        "is 0o755 (should be 0o700)" in perm["detail"]
+        and "is 0o666 (should be 0o600)" in perm["detail"]
+    )
     assert perm["hint"] == f"chmod 700 {daemon.sock.parent} && chmod 600 {daemon.sock}"
     prob = checks["problems"]
     assert prob["status"] == "warn" and prob["data"]["count"] == 1
@@ -114,7 +117,11 @@ def test_without_a_daemon_it_fails_and_finds_stale_files(home: Path) -> None:
     note = d.memory / "topics" / "later.md"
     note.write_text("# Later\n\n- written while memd was stopped\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "memd", "doctor"], env=memd_env(home), capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "memd", "doctor"],
+        env=memd_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
@@ -231,7 +238,10 @@ def test_daemon_health_verdicts(daemon: DaemonProcess) -> None:
     st = daemon.call("status")
     ok = doctor.assess_daemon(st, "", daemon.sock)
     assert [c.status for c in ok] == ["ok", "ok"]
-    polling = {**st, "watcher": {"mode": f"polling for {daemon.memory} (inotify watch limit reached)"}}
+    polling = {
+        **st,
+        "watcher": {"mode": f"polling for {daemon.memory} (inotify watch limit reached)"},
+    }
     watcher = doctor.assess_daemon(polling, "", daemon.sock)[1]
     assert watcher.status == "warn" and watcher.detail.startswith("polling for")
     assert "max_user_watches" in watcher.hint
@@ -277,7 +287,10 @@ def test_permission_verdicts(tmp_path: Path) -> None:
         s.bind(str(sock_path))
         os.chmod(sock_path, 0o600)
         uid = os.getuid()
-        assert doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid).status == "ok"
+        assert (
+            doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid).status
+            == "ok"
+        )
         other = doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid + 1)
         assert other.status == "fail" and f"not to you (uid {uid + 1})" in other.detail
     sock_path.unlink()

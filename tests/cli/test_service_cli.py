@@ -17,7 +17,9 @@ import pytest
 
 from tests.utils import memd_env
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="systemd is Linux only")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="systemd is Linux only"
+)
 
 FAKE_SYSTEMCTL = """#!/bin/sh
 echo "$*" >> "$SYSTEMCTL_LOG"
@@ -32,7 +34,9 @@ exit 0
 """
 
 
-def memd(home: Path, user_home: Path, *args: str, bin_dir: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+def memd(
+    home: Path, user_home: Path, *args: str, bin_dir: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     full = memd_env(home, HOME=str(user_home), **env)
     full.pop("XDG_CONFIG_HOME", None)
     if bin_dir is not None:
@@ -61,7 +65,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(home: Path, tmp_path: Path)
     unit_dir = user / ".config" / "systemd" / "user"
     assert f"write {unit_dir / 'memd.service'} (mode 644)" in r.stdout
     assert "    | Type=notify" in r.stdout
-    assert f"    | Environment=\"MEMD_HOME={home}\"" in r.stdout
+    assert f'    | Environment="MEMD_HOME={home}"' in r.stdout
     assert "run systemctl --user enable --now memd.socket memd.service" in r.stdout
     assert r.stdout.rstrip().endswith("(dry run: nothing changed)")
     assert not unit_dir.exists()
@@ -91,23 +95,33 @@ def test_install_status_uninstall(home: Path, tmp_path: Path, fake_systemctl: Pa
         "--user enable --now memd.socket memd.service",
     ]
 
-    r = memd(home, user, "service", "status", "--json", bin_dir=fake_systemctl, SYSTEMCTL_STATE="active")
+    r = memd(
+        home, user, "service", "status", "--json", bin_dir=fake_systemctl, SYSTEMCTL_STATE="active"
+    )
     st = json.loads(r.stdout)
     assert st["installed"] is True
     assert st["active"] == {"memd.service": "active", "memd.socket": "active"}
     r = memd(home, user, "doctor", "--json", bin_dir=fake_systemctl, SYSTEMCTL_STATE="failed")
     service_check = next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "service")
-    assert service_check["status"] == "fail" and "journalctl --user -u memd.service" in service_check["hint"]
+    assert (
+        service_check["status"] == "fail"
+        and "journalctl --user -u memd.service" in service_check["hint"]
+    )
 
     r = memd(home, user, "service", "uninstall", bin_dir=fake_systemctl)
     assert r.returncode == 0, r.stderr
     assert not (unit_dir / "memd.service").exists() and not (unit_dir / "memd.socket").exists()
-    assert "--user disable --now memd.service memd.socket" in (fake_systemctl / "calls.log").read_text()
+    assert (
+        "--user disable --now memd.service memd.socket"
+        in (fake_systemctl / "calls.log").read_text()
+    )
     r = memd(home, user, "service", "status", bin_dir=fake_systemctl, SYSTEMCTL_STATE="inactive")
     assert r.stdout.startswith("systemd: installed no;")
 
 
-def test_install_without_a_user_session_explains(home: Path, tmp_path: Path, fake_systemctl: Path) -> None:
+def test_install_without_a_user_session_explains(
+    home: Path, tmp_path: Path, fake_systemctl: Path
+) -> None:
     user = tmp_path / "u"
     user.mkdir()
     r = memd(home, user, "service", "install", bin_dir=fake_systemctl, SYSTEMCTL_FAIL="1")

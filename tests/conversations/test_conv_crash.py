@@ -54,9 +54,15 @@ def test_sigkill_mid_ingest_then_restart_stores_every_turn_once(home: Path) -> N
     st = kill_mid_ingest_then_restart(home, env, total)
 
     db = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
-    assert db.execute("SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns").fetchone() == (total, total)
+    assert db.execute(
+        "SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns"
+    ).fetchone() == (total, total)
     assert db.execute("SELECT count(*) FROM turns_fts").fetchone() == (total,)
-    assert db.execute("SELECT turns, offset, lineno FROM log_files").fetchone() == (total, big.stat().st_size, total)
+    assert db.execute("SELECT turns, offset, lineno FROM log_files").fetchone() == (
+        total,
+        big.stat().st_size,
+        total,
+    )
     assert db.execute("SELECT count(*), sum(turn_count), min(turn_count) FROM sessions").fetchone() == (
         SESSIONS, total, PER_SESSION)  # fmt: skip
     assert st["bad_lines"] == 0 and st["files"] == 1
@@ -66,7 +72,9 @@ def test_sigkill_mid_ingest_then_restart_stores_every_turn_once(home: Path) -> N
     assert len(marks) == len(set(marks)) == RECENT * PER_SESSION // 2
 
 
-def test_sigkill_mid_scan_of_many_small_logs_then_restart_stores_every_turn_once(home: Path) -> None:
+def test_sigkill_mid_scan_of_many_small_logs_then_restart_stores_every_turn_once(
+    home: Path,
+) -> None:
     """Chunks of small files share a writer transaction: a kill must still leave each file's
     checkpoint and turns in step (all of a transaction or none of it)."""
     logs = home / "logs"
@@ -85,10 +93,14 @@ def test_sigkill_mid_scan_of_many_small_logs_then_restart_stores_every_turn_once
            "MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}])}  # fmt: skip
     kill_mid_ingest_then_restart(home, env, total)
     db = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
-    assert db.execute("SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns").fetchone() == (total, total)
+    assert db.execute(
+        "SELECT count(*), count(DISTINCT session_id || '/' || turn_id) FROM turns"
+    ).fetchone() == (total, total)
     assert db.execute("SELECT count(*) FROM turns_fts").fetchone() == (total,)
     rows = db.execute("SELECT path, turns, offset, lineno FROM log_files").fetchall()
     assert len(rows) == files
-    assert all(t == per_file and off == Path(p).stat().st_size and ln == per_file for p, t, off, ln in rows)
+    assert all(
+        t == per_file and off == Path(p).stat().st_size and ln == per_file for p, t, off, ln in rows
+    )
     assert db.execute("SELECT count(*), min(turn_count), max(turn_count) FROM sessions").fetchone() == (
         files, per_file, per_file)  # fmt: skip

@@ -43,7 +43,9 @@ def jt(rowid: int, role: str, text: str, ts: float = T0) -> JournalTurn:
          [("new", "b")], 4),
     ],
 )  # fmt: skip
-def test_plan_entries(turns: list[JournalTurn], questions: list[tuple[str, str]], upto: int) -> None:
+def test_plan_entries(
+    turns: list[JournalTurn], questions: list[tuple[str, str]], upto: int
+) -> None:
     entries, mark = plan_entries("sess", "Title", turns, oldest=T0 - 86400)
     assert [(e.question, e.answer) for e in entries] == questions
     assert mark == upto
@@ -62,14 +64,27 @@ def test_entries_are_short_and_never_cut_inside_a_character() -> None:
 
 def test_day_files_group_entries_by_session_and_keep_hand_edits(tmp_path: Path) -> None:
     day = dt.datetime.fromtimestamp(T0).date()
-    e1, _ = plan_entries("session-aaa", "Vue routing", [jt(1, "user", "How to route?"), jt(2, "assistant", "vue-router")])
-    e2, _ = plan_entries("session-bbb", "Kyoto trip", [jt(3, "user", "Kyoto?"), jt(4, "assistant", "Fushimi")])
+    e1, _ = plan_entries(
+        "session-aaa",
+        "Vue routing",
+        [jt(1, "user", "How to route?"), jt(2, "assistant", "vue-router")],
+    )
+    e2, _ = plan_entries(
+        "session-bbb", "Kyoto trip", [jt(3, "user", "Kyoto?"), jt(4, "assistant", "Fushimi")]
+    )
     assert add_entries(tmp_path, e1 + e2) == 2
     path = tmp_path / f"{day.isoformat()}.md"
     text = path.read_text()
-    text = text.replace("How to route?", "How to route? (edited by hand)") + "\nMy own note at the end.\n"
+    text = (
+        text.replace("How to route?", "How to route? (edited by hand)")
+        + "\nMy own note at the end.\n"
+    )
     path.write_text(text)
-    e3, _ = plan_entries("session-aaa", "Vue routing", [jt(5, "user", "Nested routes?"), jt(6, "assistant", "children")])
+    e3, _ = plan_entries(
+        "session-aaa",
+        "Vue routing",
+        [jt(5, "user", "Nested routes?"), jt(6, "assistant", "children")],
+    )
     assert add_entries(tmp_path, e1 + e3) == 1  # e1 is already there: not written twice
     lines = path.read_text().splitlines()
     assert lines[0] == f"# {day.isoformat()}"
@@ -85,7 +100,9 @@ def test_write_journal_marks_progress_and_waits_for_answers(store: Store, tmp_pa
     jdir = tmp_path / "journal"
     store.w.run(lambda c: write_turns(c, [turn("s1", "u1", "user", "Which ORM for Postgres?", T0)]))
     assert write_journal(store, jdir, ["s1"]) == 0
-    store.w.run(lambda c: write_turns(c, [turn("s1", "a1", "assistant", "SQLAlchemy 2.0.", T0 + 5)]))
+    store.w.run(
+        lambda c: write_turns(c, [turn("s1", "a1", "assistant", "SQLAlchemy 2.0.", T0 + 5)])
+    )
     assert write_journal(store, jdir, ["s1"]) == 1
     assert write_journal(store, jdir, ["s1"]) == 0
     assert rows(store, "SELECT journal_upto FROM sessions") == [(2,)]
@@ -94,7 +111,9 @@ def test_write_journal_marks_progress_and_waits_for_answers(store: Store, tmp_pa
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_the_journal_setting_and_the_memory_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+def test_the_journal_setting_and_the_memory_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
     monkeypatch.setenv("MEMD_HOME", str(tmp_path / "h"))
     monkeypatch.setenv("MEMD_LOGS_CLAUDE_CODE", "false")
     monkeypatch.setenv("MEMD_JOURNAL_ENABLED", "true" if enabled else "false")
@@ -108,7 +127,9 @@ def test_the_journal_setting_and_the_memory_switch(tmp_path: Path, monkeypatch: 
         files = list((s.memory_dir / "journal").glob("*.md"))
         assert len(files) == (1 if enabled else 0)
         e.handle("set_enabled", {"enabled": False})
-        off = e.handle("ingest", {"session_id": "j1", "role": "user", "content": "do not keep this"})
+        off = e.handle(
+            "ingest", {"session_id": "j1", "role": "user", "content": "do not keep this"}
+        )
         assert off == {"enabled": False, "accepted": 0, "added": 0, "sessions": []}
         assert rows(store, "SELECT count(*) FROM turns") == [(2,)]
     finally:

@@ -52,7 +52,9 @@ def logs_daemon(home: Path) -> Iterator[DaemonProcess]:
         d.stop()
 
 
-def test_claude_code_transcript_written_while_the_daemon_runs(logs_daemon: DaemonProcess, home: Path) -> None:
+def test_claude_code_transcript_written_while_the_daemon_runs(
+    logs_daemon: DaemonProcess, home: Path
+) -> None:
     d = logs_daemon
     project = home / "claude" / "-home-user-proj"
     log = project / f"{SID}.jsonl"
@@ -64,7 +66,13 @@ def test_claude_code_transcript_written_while_the_daemon_runs(logs_daemon: Daemo
     (project / SID / "subagents" / "agent-7c1e2a.jsonl").write_bytes(b"\n".join(sidechain) + b"\n")
 
     append(log, b"\n".join(lines[:6]) + b"\n")  # up to the first text part of msg_01
-    wait_for(lambda: "msg_01" in texts(d, SID) if d.call("recall", {"mode": "sessions"})["sessions"] else False)
+    wait_for(
+        lambda: (
+            "msg_01" in texts(d, SID)
+            if d.call("recall", {"mode": "sessions"})["sessions"]
+            else False
+        )
+    )
     append(log, b"\n".join(lines[6:]))  # the rest, ending in a record cut in the middle
     wait_for(lambda: "msg_04" in texts(d, SID))
 
@@ -81,7 +89,9 @@ def test_claude_code_transcript_written_while_the_daemon_runs(logs_daemon: Daemo
                    "continued from a previous conversation", "overloaded", "retry logic", "iVBORw0KGgo"):  # fmt: skip
         assert not found(d, phrase), phrase
     sessions = d.call("recall", {"mode": "sessions"})["sessions"]
-    assert [(s["session_id"], s["title"], s["turn_count"]) for s in sessions] == [(SID, "Fix flaky login test", 6)]
+    assert [(s["session_id"], s["title"], s["turn_count"]) for s in sessions] == [
+        (SID, "Fix flaky login test", 6)
+    ]
 
     # The malformed line is reported with its file and line number; the truncated one waits.
     st = d.cli("status")
@@ -106,8 +116,18 @@ def test_generic_jsonl_lines_wait_for_their_newline(logs_daemon: DaemonProcess, 
     d = logs_daemon
     log = home / "logs" / "app.jsonl"
     now = time.time()
-    first = {"session_id": "app-1", "role": "user", "content": "Which database should the shop use?", "ts": now - 60}
-    second = {"session_id": "app-1", "role": "assistant", "content": "Postgres, with pgbouncer in front.", "ts": now - 50}
+    first = {
+        "session_id": "app-1",
+        "role": "user",
+        "content": "Which database should the shop use?",
+        "ts": now - 60,
+    }
+    second = {
+        "session_id": "app-1",
+        "role": "assistant",
+        "content": "Postgres, with pgbouncer in front.",
+        "ts": now - 50,
+    }
     log.write_text(json.dumps(first) + "\n" + json.dumps(second)[:30])
     wait_for(lambda: found(d, "database should the shop"))
     time.sleep(3 * float(POLL_S))
@@ -125,7 +145,10 @@ def test_generic_jsonl_lines_wait_for_their_newline(logs_daemon: DaemonProcess, 
     # Both turns are recent: the exchange is in today's journal, under its session.
     journal = d.memory / "journal" / f"{dt.date.fromtimestamp(now - 60).isoformat()}.md"
     text = wait_for(lambda: journal.exists() and journal.read_text())
-    assert "**Q:** Which database should the shop use? **A:** Postgres, with pgbouncer in front." in text
+    assert (
+        "**Q:** Which database should the shop use? **A:** Postgres, with pgbouncer in front."
+        in text
+    )
     assert "· app-1" in text
 
 
@@ -171,7 +194,10 @@ def test_imports_and_pushed_turns(logs_daemon: DaemonProcess, home: Path, tmp_pa
     folder.mkdir(parents=True)
     shutil.copy(FIXTURES / "claude_code_session.jsonl", folder / f"{SID}.jsonl")
     out = d.cli("import", str(tmp_path / "projects"))
-    assert out.returncode == 0 and "imported claude-code: 6 new turns in 1 sessions, 1 bad lines" in out.stdout
+    assert (
+        out.returncode == 0
+        and "imported claude-code: 6 new turns in 1 sessions, 1 bad lines" in out.stdout
+    )
     assert "0 new turns" in d.cli("import", str(tmp_path / "projects")).stdout
 
     key = "ghp_" + "A" * 36
@@ -202,7 +228,11 @@ def test_recall_cli_answers_the_four_scenarios(home: Path) -> None:
         out = d.cli("recall")
         assert out.returncode == 0, out.stderr
         heads = [ln for ln in out.stdout.splitlines() if ln.startswith("## ")]
-        assert heads == ["## Kyoto trip — 2026-04-20", "## Postgres migration — 2026-03-09", "## Vue 3 组件设计 — 2026-03-02"]
+        assert heads == [
+            "## Kyoto trip — 2026-04-20",
+            "## Postgres migration — 2026-03-09",
+            "## Vue 3 组件设计 — 2026-03-02",
+        ]
         assert out.stdout.count("Summary: Asked:") == 3
 
         out = d.cli("recall", "sequences", "foreign", "keys").stdout

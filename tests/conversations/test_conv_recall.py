@@ -36,7 +36,9 @@ def test_recall_is_detected_by_command_and_keywords(query: str, keyword: str, to
     assert (intent.forced, intent.keyword, intent.topic) == (keyword == "/recall", keyword, topic)
 
 
-@pytest.mark.parametrize("query", ["How do I use Vue router?", "帮我写一个快速排序", "remember to buy milk", ""])
+@pytest.mark.parametrize(
+    "query", ["How do I use Vue router?", "帮我写一个快速排序", "remember to buy milk", ""]
+)
 def test_ordinary_messages_do_not_trigger_recall(query: str) -> None:
     assert detect_recall(query) is None
 
@@ -61,12 +63,24 @@ def _day(y: int, m: int, d: int) -> float:
 @pytest.mark.parametrize(
     ("query", "inside", "outside"),
     [
-        ("What did Maria do in December 2023?", [_day(2023, 12, 5), _day(2024, 1, 15)], [_day(2023, 11, 20)]),
+        (
+            "What did Maria do in December 2023?",
+            [_day(2023, 12, 5), _day(2024, 1, 15)],
+            [_day(2023, 11, 20)],
+        ),
         ("What did Gina find on 1 February, 2023?", [_day(2023, 2, 2)], [_day(2023, 2, 10)]),
-        ("When did Melanie go camping in June?", [_day(2023, 6, 9), _day(2025, 6, 30)], [_day(2023, 8, 1)]),
+        (
+            "When did Melanie go camping in June?",
+            [_day(2023, 6, 9), _day(2025, 6, 30)],
+            [_day(2023, 8, 1)],
+        ),
         ("2024年3月的会议", [_day(2024, 3, 3)], [_day(2024, 5, 3)]),
         ("what happened on 2024-03-01", [_day(2024, 3, 2)], [_day(2024, 3, 10)]),
-        ("what did we discuss yesterday", [_day(2026, 5, 9)], [_day(2026, 5, 10), _day(2026, 5, 7)]),
+        (
+            "what did we discuss yesterday",
+            [_day(2026, 5, 9)],
+            [_day(2026, 5, 10), _day(2026, 5, 7)],
+        ),
         ("上周聊的", [_day(2026, 5, 4)], [_day(2026, 4, 20)]),
         ("no dates in here", [], [_day(2026, 5, 9)]),
     ],
@@ -85,7 +99,9 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engine]:
     monkeypatch.setenv("MEMD_LOGS_CLAUDE_CODE", "false")
     s = load()
     create_tree(s.memory_dir)
-    (s.memory_dir / "topics" / "kyoto.md").write_text("# Kyoto\n\n## Kyoto temples\n- Kinkaku-ji is best early, before the crowds\n")
+    (s.memory_dir / "topics" / "kyoto.md").write_text(
+        "# Kyoto\n\n## Kyoto temples\n- Kinkaku-ji is best early, before the crowds\n"
+    )
     store = Store.open(s.db_path)
     e = Engine(s, store)
     e.indexer.reconcile()
@@ -139,18 +155,26 @@ def test_context_recalls_the_vue_session_with_dates(engine: Engine) -> None:
 def test_context_lists_recent_sessions_when_recall_has_no_topic(engine: Engine) -> None:
     res = engine.handle("context", {"query": "我们之前聊过什么？"})
     titles = [s["title"] for s in res["sections"] if s["tier"] == "conversation"]
-    assert titles == ["Kyoto trip — 2026-04-20", "Postgres migration — 2026-03-09", "Vue 3 组件设计 — 2026-03-02"]
+    assert titles == [
+        "Kyoto trip — 2026-04-20",
+        "Postgres migration — 2026-03-09",
+        "Vue 3 组件设计 — 2026-03-02",
+    ]
 
 
 def test_context_always_carries_the_current_session_summary(engine: Engine) -> None:
     res = engine.handle("context", {"query": "unrelated words", "session_id": "pg-1"})
     (cur,) = [s for s in res["sections"] if s["tier"] == "conversation"]
-    assert cur["kind"] == "session-summary" and cur["title"].startswith("This conversation so far: Postgres migration")
+    assert cur["kind"] == "session-summary" and cur["title"].startswith(
+        "This conversation so far: Postgres migration"
+    )
     assert "Asked: How do I migrate the orders table" in res["text"]
 
 
 def test_context_without_keywords_needs_a_strong_match(engine: Engine) -> None:
-    strong = engine.handle("context", {"query": "migrate orders table to Postgres with foreign keys"})
+    strong = engine.handle(
+        "context", {"query": "migrate orders table to Postgres with foreign keys"}
+    )
     assert [s["session_id"] for s in strong["sections"] if s["tier"] == "conversation"] == ["pg-1"]
     weak = engine.handle("context", {"query": "Kyoto"})
     assert not [s for s in weak["sections"] if s["tier"] == "conversation"]
@@ -197,9 +221,17 @@ def test_search_adds_turn_hits_after_sections(engine: Engine) -> None:
     assert kinds[0] == "section" and "turn" in kinds
     assert kinds.index("turn") > max(i for i, k in enumerate(kinds) if k == "section")
     turn = next(h for h in hits if h["kind"] == "turn")
-    assert turn["session_title"] == "Kyoto trip" and turn["ts"] > 0 and turn["path"].endswith("three_sessions.jsonl")
-    assert {h["kind"] for h in engine.handle("search", {"query": "Kyoto", "scope": "memory"})["hits"]} == {"section"}
-    only = engine.handle("search", {"query": "Kyoto", "scope": "conversations", "agent_id": "muse"})["hits"]
+    assert (
+        turn["session_title"] == "Kyoto trip"
+        and turn["ts"] > 0
+        and turn["path"].endswith("three_sessions.jsonl")
+    )
+    assert {
+        h["kind"] for h in engine.handle("search", {"query": "Kyoto", "scope": "memory"})["hits"]
+    } == {"section"}
+    only = engine.handle(
+        "search", {"query": "Kyoto", "scope": "conversations", "agent_id": "muse"}
+    )["hits"]
     assert only and {h["session_id"] for h in only} == {"trip-1"}
     with pytest.raises(InvalidParams):
         engine.handle("search", {"query": "Kyoto", "scope": "everything"})

@@ -11,10 +11,14 @@ from tests.jobenv import Env
 
 
 def session(env: Env, sid: str) -> dict[str, Any]:
-    row = env.engine.store.read().execute(
-        "SELECT title, title_source, summary, summary_kind, summary_upto, turn_count FROM sessions WHERE session_id = ?",
-        (sid,),
-    ).fetchone()
+    row = (
+        env.engine.store.read()
+        .execute(
+            "SELECT title, title_source, summary, summary_kind, summary_upto, turn_count FROM sessions WHERE session_id = ?",
+            (sid,),
+        )
+        .fetchone()
+    )
     return dict(row)
 
 
@@ -32,7 +36,9 @@ def test_idle_sessions_get_an_llm_summary_and_title(env: Env, server: FakeAnthro
                               input_tokens=300, output_tokens=50))  # fmt: skip
     res = run_summaries(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS, res
-    assert res.counts["summarized"] == 1 and res.counts["skipped"] == 1 and res.counts["tokens"] == 350
+    assert (
+        res.counts["summarized"] == 1 and res.counts["skipped"] == 1 and res.counts["tokens"] == 350
+    )
     assert len(server.requests) == 1
     sent = server.requests[0].body["messages"][0]["content"]
     assert "pgloader" in sent and "release checklist" not in sent
@@ -41,24 +47,36 @@ def test_idle_sessions_get_an_llm_summary_and_title(env: Env, server: FakeAnthro
     assert s1["summary"].startswith("Planned moving") and s1["summary_kind"] == "llm"
     assert s1["summary_upto"] == s1["turn_count"] == 3
     assert session(env, "busy")["summary_kind"] != "llm"
-    runs = env.engine.store.read().execute("SELECT job, input_tokens + output_tokens FROM llm_runs").fetchall()
+    runs = (
+        env.engine.store.read()
+        .execute("SELECT job, input_tokens + output_tokens FROM llm_runs")
+        .fetchall()
+    )
     assert [tuple(r) for r in runs] == [("summarize", 350)]
     # Nothing new: no request. The busy session goes idle later and gets its turn; the trivial
     # one is not looked at again.
     assert run_summaries(env.ctx()).outcome is JobOutcome.NOTHING_TO_DO
     env.clock.advance(minutes=11)
-    server.enqueue(json_reply({"title": "Release checklist", "summary": "Went through the release checklist."}))
+    server.enqueue(
+        json_reply({"title": "Release checklist", "summary": "Went through the release checklist."})
+    )
     res = run_summaries(env.ctx())
-    assert res.counts["summarized"] == 1 and res.counts["skipped"] == 0 and len(server.requests) == 2
+    assert (
+        res.counts["summarized"] == 1 and res.counts["skipped"] == 0 and len(server.requests) == 2
+    )
     # A session that grows is summarised again once idle; a title given by the user stays.
     env.engine.store.w.run(lambda c: c.execute(
         "UPDATE sessions SET title = 'My title', title_source = 'user' WHERE session_id = 's1'"))  # fmt: skip
     env.say("s1", "We also need to migrate the reporting views.")
     env.clock.advance(minutes=11)
-    server.enqueue(json_reply({"title": "Other", "summary": "Migration plan, now with reporting views."}))
+    server.enqueue(
+        json_reply({"title": "Other", "summary": "Migration plan, now with reporting views."})
+    )
     assert run_summaries(env.ctx()).counts["summarized"] == 1
     s1 = session(env, "s1")
-    assert s1["title"] == "My title" and "reporting views" in s1["summary"] and s1["summary_upto"] == 4
+    assert (
+        s1["title"] == "My title" and "reporting views" in s1["summary"] and s1["summary_upto"] == 4
+    )
 
 
 def test_offline_keeps_the_extractive_summary(env: Env) -> None:
@@ -83,13 +101,22 @@ def test_errors_retry_later_or_skip_the_session(env: Env, server: FakeAnthropic)
     assert session(env, "s1")["summary_kind"] == "extractive"
     # Billed even though unusable: counted in the run and in the day's total.
     assert res.counts["tokens"] == 507
-    runs = env.engine.store.read().execute("SELECT input_tokens, output_tokens FROM llm_runs").fetchall()
+    runs = (
+        env.engine.store.read()
+        .execute("SELECT input_tokens, output_tokens FROM llm_runs")
+        .fetchall()
+    )
     assert [tuple(r) for r in runs] == [(500, 7)]
-    assert run_summaries(env.ctx()).outcome is JobOutcome.NOTHING_TO_DO  # not retried until it grows
+    assert (
+        run_summaries(env.ctx()).outcome is JobOutcome.NOTHING_TO_DO
+    )  # not retried until it grows
 
 
 def test_long_sessions_send_the_opening_and_the_latest_turns() -> None:
-    turns = [Turn("ingest", "s", f"t{i}", "user", f"turn number {i} " + "word " * 200, float(i)) for i in range(30)]
+    turns = [
+        Turn("ingest", "s", f"t{i}", "user", f"turn number {i} " + "word " * 200, float(i))
+        for i in range(30)
+    ]
     picked = pick_turns(turns, 2500)
     ids = [t.turn_id for t in picked]
     assert ids[:4] == ["t0", "t1", "t2", "t3"] and ids[-1] == "t29"

@@ -73,7 +73,9 @@ def notifications(home: Path) -> Iterator[Notifications]:
     n.close()
 
 
-def spawn_socket_activated(home: Path, listener: socket.socket, **env: str) -> subprocess.Popen[bytes]:
+def spawn_socket_activated(
+    home: Path, listener: socket.socket, **env: str
+) -> subprocess.Popen[bytes]:
     """`memd serve` started the way systemd starts a socket-activated service.
 
     POSIX sh only redirects single-digit fds, so the listener rides in on stdin and the shell
@@ -116,7 +118,8 @@ class Burst:
         self.errors: list[str] = []  # anything else is a bug
         self._lock = threading.Lock()
         self._threads = [
-            threading.Thread(target=self._run, args=(t, per_thread), daemon=True) for t in range(threads)
+            threading.Thread(target=self._run, args=(t, per_thread), daemon=True)
+            for t in range(threads)
         ]
 
     def start(self) -> Burst:
@@ -200,7 +203,9 @@ def test_socket_activated_daemon_serves_inherited_socket_and_notifies(
     assert path.exists() and path.stat().st_ino == inode
 
 
-def test_sighup_reloads_settings_and_keeps_serving(home: Path, notifications: Notifications) -> None:
+def test_sighup_reloads_settings_and_keeps_serving(
+    home: Path, notifications: Notifications
+) -> None:
     config = home / "config.toml"
     config.write_text("[index]\nreconcile_s = 300\n")
     d = DaemonProcess(home, NOTIFY_SOCKET=str(notifications.path)).start()
@@ -226,7 +231,10 @@ def test_sighup_reloads_settings_and_keeps_serving(home: Path, notifications: No
 
         config.write_text("[index]\nreconcile_s = 'often'\n")
         d.proc.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
-        assert notifications.wait_for("READY=1") == "READY=1\nSTATUS=settings reload failed; still serving"
+        assert (
+            notifications.wait_for("READY=1")
+            == "READY=1\nSTATUS=settings reload failed; still serving"
+        )
         assert "settings not reloaded" in d.log.read_text()
         assert d.call("search", {"query": "reload"})["hits"]
     finally:

@@ -10,8 +10,18 @@ from tests.utils import DaemonProcess
 
 def test_jobs_run_on_demand_in_the_daemon(daemon: DaemonProcess) -> None:
     turns = [
-        {"session_id": "chat-1", "role": "user", "content": "Hi! My name is Sam and I live in Berlin.", "id": "u1"},
-        {"session_id": "chat-1", "role": "assistant", "content": "Nice to meet you, Sam.", "id": "a1"},
+        {
+            "session_id": "chat-1",
+            "role": "user",
+            "content": "Hi! My name is Sam and I live in Berlin.",
+            "id": "u1",
+        },
+        {
+            "session_id": "chat-1",
+            "role": "assistant",
+            "content": "Nice to meet you, Sam.",
+            "id": "a1",
+        },
         {"session_id": "chat-1", "role": "user", "content": "I use jest for testing.", "id": "u2"},
     ]
     assert daemon.call("ingest", {"turns": turns})["added"] == 3
@@ -25,7 +35,10 @@ def test_jobs_run_on_demand_in_the_daemon(daemon: DaemonProcess) -> None:
     ctx = daemon.call("context", {})
     assert "User lives in Berlin" in ctx["text"]
 
-    daemon.call("ingest", {"session_id": "chat-2", "role": "user", "content": "I switched to vitest.", "id": "u3"})
+    daemon.call(
+        "ingest",
+        {"session_id": "chat-2", "role": "user", "content": "I switched to vitest.", "id": "u3"},
+    )
     again = daemon.cli("extract", "--now")
     assert again.returncode == 0 and "1 superseded" in again.stdout, again.stdout + again.stderr
     assert "User switched to Vitest" in daemon.call("context", {})["text"]
@@ -39,6 +52,9 @@ def test_jobs_run_on_demand_in_the_daemon(daemon: DaemonProcess) -> None:
 
     st = json.loads(daemon.cli("status", "--json").stdout)
     assert st["jobs"]["extract"]["last_outcome"] == "success" and st["jobs"]["extract"]["runs"] == 2
-    assert st["jobs"]["extract"]["next_run"] and st["jobs"]["archive"]["last_outcome"] == "nothing_to_do"
+    assert (
+        st["jobs"]["extract"]["next_run"]
+        and st["jobs"]["archive"]["last_outcome"] == "nothing_to_do"
+    )
     assert st["llm"]["mode"] == "offline rules"
     assert "llm: " in daemon.cli("status").stdout

@@ -58,7 +58,9 @@ def test_each_method(daemon: DaemonProcess) -> None:
     assert ctx["tokens"] <= 500 and ctx["budget"] == 500
     mem = daemon.call("memories", {"scope": "user"})
     assert any(i["id"] == r["id"] for i in mem["items"])
-    assert daemon.call("forget", {"id": r["id"]})["removed"][0]["text"] == "prefers tabs over spaces"
+    assert (
+        daemon.call("forget", {"id": r["id"]})["removed"][0]["text"] == "prefers tabs over spaces"
+    )
     assert daemon.call("reindex", {})["indexed"] == 0
     assert daemon.call("reindex", {"full": True})["indexed"] >= 3
     assert daemon.search_paths("components")  # the swapped index serves searches
@@ -80,13 +82,15 @@ def test_errors_keep_the_connection_usable(daemon: DaemonProcess) -> None:
     s = raw(daemon.sock)
     assert rpc(s, b"{not json\n")["error"]["code"] == -32700
     assert rpc(s, b'{"jsonrpc": "2.0", "id": 1}\n')["error"]["code"] == -32600
-    assert rpc(s, b'[1, 2]\n')["error"]["code"] == -32600
+    assert rpc(s, b"[1, 2]\n")["error"]["code"] == -32600
     assert rpc(s, b'{"jsonrpc": "2.0", "id": 2, "method": "nope"}\n')["error"]["code"] == -32601
     r = rpc(s, b'{"jsonrpc": "2.0", "id": 3, "method": "search", "params": {"query": 5}}\n')
     assert r["error"]["code"] == -32602 and "query" in r["error"]["message"]
     r = rpc(s, b'{"jsonrpc": "2.0", "id": 4, "method": "search", "params": [1]}\n')
     assert r["error"]["code"] == -32602
-    r = rpc(s, b'{"jsonrpc": "2.0", "id": 5, "method": "context", "params": {"budget_tokens": -1}}\n')
+    r = rpc(
+        s, b'{"jsonrpc": "2.0", "id": 5, "method": "context", "params": {"budget_tokens": -1}}\n'
+    )
     assert r["error"]["code"] == -32602
     r = rpc(s, b'{"jsonrpc": "2.0", "id": 6, "method": "forget", "params": {"id": "m_nothere"}}\n')
     assert r["error"]["code"] == -32002
@@ -105,7 +109,12 @@ def test_request_size_limit(home: Path) -> None:
     d = DaemonProcess(home, MEMD_SERVER_MAX_REQUEST_KB="4").start()
     try:
         s = raw(d.sock)
-        r = rpc(s, b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"' + b"a" * 8000 + b'"}}\n')
+        r = rpc(
+            s,
+            b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"'
+            + b"a" * 8000
+            + b'"}}\n',
+        )
         assert r["error"]["code"] == -32003
         assert d.call("status")["daemon"]["running"]
     finally:
@@ -117,7 +126,9 @@ def test_disconnect_mid_request_and_idle_timeout(home: Path) -> None:
     try:
         for _ in range(20):
             s = raw(d.sock)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"context","params":{"query":"x"}}')  # no newline
+            s.sendall(
+                b'{"jsonrpc":"2.0","id":1,"method":"context","params":{"query":"x"}}'
+            )  # no newline
             s.close()
             s = raw(d.sock)
             s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"reindex"}\n')
@@ -157,7 +168,9 @@ def test_hundred_concurrent_clients(daemon: DaemonProcess) -> None:
     assert not errors and len(results) == 100
 
 
-SYSTEM_PY = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), "")
+SYSTEM_PY = next(
+    (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.access(p, os.X_OK)), ""
+)
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a client as another user")
@@ -169,7 +182,7 @@ def test_other_users_are_refused(daemon: DaemonProcess) -> None:
     os.chmod(daemon.sock, 0o666)
     code = (
         "import socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
-        "s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}\\n');print(s.recv(4096).decode())"
+        's.sendall(b\'{"jsonrpc":"2.0","id":1,"method":"status"}\\n\');print(s.recv(4096).decode())'
     )
     out = subprocess.run(
         [SYSTEM_PY, "-c", code, str(daemon.sock)],
@@ -182,9 +195,15 @@ def test_other_users_are_refused(daemon: DaemonProcess) -> None:
     assert daemon.call("status")["daemon"]["running"]
 
 
-def test_second_daemon_refuses_and_stale_socket_is_replaced(daemon: DaemonProcess, home: Path) -> None:
+def test_second_daemon_refuses_and_stale_socket_is_replaced(
+    daemon: DaemonProcess, home: Path
+) -> None:
     second = subprocess.run(
-        [sys.executable, "-m", "memd", "serve"], env=memd_env(home), capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "memd", "serve"],
+        env=memd_env(home),
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert second.returncode == 1
     assert f"already running (pid {daemon.proc.pid})" in second.stderr

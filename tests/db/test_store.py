@@ -72,7 +72,9 @@ def test_only_the_hot_thread_reader_gets_the_large_cache(tmp_path: Path) -> None
         store.read()  # opened before the thread is marked: resized in place
         store.make_hot_reader()
         sizes = [store.read().execute("PRAGMA cache_size").fetchone()[0]]
-        t = threading.Thread(target=lambda: sizes.append(store.read().execute("PRAGMA cache_size").fetchone()[0]))
+        t = threading.Thread(
+            target=lambda: sizes.append(store.read().execute("PRAGMA cache_size").fetchone()[0])
+        )
         t.start()
         t.join()
         assert sizes == [-HOT_READER_CACHE_KIB, -READER_CACHE_KIB]

@@ -54,26 +54,43 @@ def answer_for(turn: str) -> dict[str, Any]:
 
 def test_normal_answer_lands_in_the_right_files(env: Env, server: FakeAnthropic) -> None:
     env.online(server)
-    recalled = FENCE_OPEN + "## What the user told you before\n- User works at Initech\n" + FENCE_CLOSE
+    recalled = (
+        FENCE_OPEN + "## What the user told you before\n- User works at Initech\n" + FENCE_CLOSE
+    )
     t1, _ = env.say("s1", f"{recalled}\nHi! My name is Sam. I mainly use React and TypeScript.",
                     "Nice to meet you!", role="user")  # fmt: skip
     server.enqueue(json_reply(answer_for(t1), input_tokens=500, output_tokens=120))
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS, res
-    assert res.counts["added"] == 5 and res.counts["llm_requests"] == 1 and res.counts["tokens"] == 620
+    assert (
+        res.counts["added"] == 5 and res.counts["llm_requests"] == 1 and res.counts["tokens"] == 620
+    )
     body = server.requests[0].body
     assert body["model"] == MODEL and body["thinking"] == {"type": "disabled"}
     assert "Initech" not in prompt(server) and "My name is Sam" in prompt(server)
     day = env.clock.day()
     name = meta_of(env, "_core/profile.md", "User's name is Sam")
-    assert (name["type"], name["imp"], name["subject"], name["src"], name["at"]) == ("personal", "9", "name", f"s1#{t1}", day)
-    assert meta_of(env, "_core/profile.md", "User mainly uses React and TypeScript")["type"] == "skill"
+    assert (name["type"], name["imp"], name["subject"], name["src"], name["at"]) == (
+        "personal",
+        "9",
+        "name",
+        f"s1#{t1}",
+        day,
+    )
+    assert (
+        meta_of(env, "_core/profile.md", "User mainly uses React and TypeScript")["type"] == "skill"
+    )
     assert meta_of(env, "_core/preferences.md", "User prefers clean code style")["imp"] == "5"
-    assert meta_of(env, "topics/cks-lite.md", "CKS Lite is built with React + Tauri + Python")["type"] == "project"
+    assert (
+        meta_of(env, "topics/cks-lite.md", "CKS Lite is built with React + Tauri + Python")["type"]
+        == "project"
+    )
     task = meta_of(env, "tasks.md", "User must send the CKS Lite demo to Ana")
     assert task["due"] == "2026-03-06" and task["type"] == "task"
     conn = env.engine.store.read()
-    rows = conn.execute("SELECT job, requests, input_tokens, output_tokens FROM llm_runs").fetchall()
+    rows = conn.execute(
+        "SELECT job, requests, input_tokens, output_tokens FROM llm_runs"
+    ).fetchall()
     assert [tuple(r) for r in rows] == [("extract", 1, 500, 120)]
     assert env.cursor("s1") == env.max_turn("s1")
     # Known memories are sent on the next request so the model does not repeat them.
@@ -93,17 +110,25 @@ def test_thinking_block_first(env: Env, server: FakeAnthropic) -> None:
     assert meta_of(env, "_core/profile.md", "User's name is Sam")["imp"] == "9"
 
 
-def test_malformed_json_falls_back_to_the_rules_for_that_batch(env: Env, server: FakeAnthropic) -> None:
+def test_malformed_json_falls_back_to_the_rules_for_that_batch(
+    env: Env, server: FakeAnthropic
+) -> None:
     env.online(server)
     env.say("s1", "My name is Sam. I live in Berlin.")
-    server.enqueue(text_reply('{"memories": [{"content": "User\'s name is', input_tokens=300, output_tokens=50))
+    server.enqueue(
+        text_reply('{"memories": [{"content": "User\'s name is', input_tokens=300, output_tokens=50)
+    )
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS and res.counts["llm_errors"] == 1
     assert "malformed JSON" in res.message
     assert meta_of(env, "_core/profile.md", "User lives in Berlin")["type"] == "personal"
     assert env.cursor("s1") == env.max_turn("s1")
     # The unusable answer was billed: its tokens count against the budgets.
-    runs = env.engine.store.read().execute("SELECT requests, input_tokens, output_tokens FROM llm_runs").fetchall()
+    runs = (
+        env.engine.store.read()
+        .execute("SELECT requests, input_tokens, output_tokens FROM llm_runs")
+        .fetchall()
+    )
     assert [tuple(r) for r in runs] == [(1, 300, 50)] and res.counts["tokens"] == 350
 
 
@@ -132,7 +157,9 @@ def test_529_is_retried_later(env: Env, server: FakeAnthropic) -> None:
 def test_5xx_and_a_refused_connection_are_retried_later(env: Env, server: FakeAnthropic) -> None:
     env.online(server)
     env.say("s1", "My name is Sam.")
-    server.enqueue(error(500, "api_error", "Internal server error"), error(503, "api_error", "Unavailable"))
+    server.enqueue(
+        error(500, "api_error", "Internal server error"), error(503, "api_error", "Unavailable")
+    )
     for status in ("500", "503"):
         res = run_extraction(env.ctx())
         assert res.outcome is JobOutcome.RETRY_LATER and status in res.message
@@ -151,7 +178,9 @@ def test_401_stops_without_spinning(env: Env, server: FakeAnthropic) -> None:
     env.say("s2", "I live in Berlin.")
     server.enqueue(error(401, "authentication_error", "invalid x-api-key"))
     res = run_extraction(env.ctx())
-    assert res.outcome is JobOutcome.CONFIG_ERROR and "401" in res.message and "api_key" in res.message
+    assert (
+        res.outcome is JobOutcome.CONFIG_ERROR and "401" in res.message and "api_key" in res.message
+    )
     assert len(server.requests) == 1  # the second session was not tried
     assert env.cursor("s1") == 0 and env.cursor("s2") == 0
     # The next scheduled runs do not call the API again with the same settings…
@@ -178,7 +207,9 @@ def test_daily_budget_stops_the_job_until_tomorrow(env: Env, server: FakeAnthrop
     env.online(server, extract_daily_tokens=2500, extract_run_tokens=100_000)
     for s in ("s1", "s2", "s3"):
         env.say(s, f"My name is Sam and this is session {s}.")
-    server.enqueue(*[json_reply({"memories": []}, input_tokens=1000, output_tokens=100) for _ in range(3)])
+    server.enqueue(
+        *[json_reply({"memories": []}, input_tokens=1000, output_tokens=100) for _ in range(3)]
+    )
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.BUDGET_EXHAUSTED and "daily token budget" in res.message
     assert len(server.requests) == 1 and env.cursor("s1") > 0 and env.cursor("s2") == 0
@@ -199,20 +230,28 @@ def test_per_run_cap_spreads_the_work_over_runs(env: Env, server: FakeAnthropic)
     env.online(server, extract_run_tokens=2000)
     for s in ("s1", "s2"):
         env.say(s, f"I live in Berlin, session {s}.")
-    server.enqueue(*[json_reply({"memories": []}, input_tokens=1000, output_tokens=100) for _ in range(2)])
+    server.enqueue(
+        *[json_reply({"memories": []}, input_tokens=1000, output_tokens=100) for _ in range(2)]
+    )
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.BUDGET_EXHAUSTED and "per-run token cap" in res.message
     assert res.counts["llm_requests"] == 1 and res.counts["tokens"] == 1100
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.SUCCESS and len(server.requests) == 2
-    rows = env.engine.store.read().execute("SELECT requests, input_tokens + output_tokens FROM llm_runs ORDER BY id")
+    rows = env.engine.store.read().execute(
+        "SELECT requests, input_tokens + output_tokens FROM llm_runs ORDER BY id"
+    )
     assert [tuple(r) for r in rows] == [(1, 1100), (1, 1100)]
 
 
 def test_interrupted_run_resumes_without_duplicates(env: Env, server: FakeAnthropic) -> None:
     env.online(server)
     sessions = {}
-    for s, fact in (("s1", "User lives in Berlin"), ("s2", "User works at ByteDance"), ("s3", "User is 28 years old")):
+    for s, fact in (
+        ("s1", "User lives in Berlin"),
+        ("s2", "User works at ByteDance"),
+        ("s3", "User is 28 years old"),
+    ):
         (tid,) = env.say(s, f"Remember: {fact}, session {s}.")
         sessions[s] = (tid, fact)
         env.clock.advance(minutes=1)
@@ -241,7 +280,9 @@ def test_interrupted_run_resumes_without_duplicates(env: Env, server: FakeAnthro
                                       c.execute("DELETE FROM memory_hashes")))  # fmt: skip
     server.enqueue(reply("s1"), reply("s2"), reply("s3"))
     res = run_extraction(env.ctx())
-    assert res.outcome is JobOutcome.SUCCESS and res.counts["added"] == 0 and res.counts["merged"] == 0
+    assert (
+        res.outcome is JobOutcome.SUCCESS and res.counts["added"] == 0 and res.counts["merged"] == 0
+    )
     assert env.read("_core/profile.md") == before
 
 

@@ -58,7 +58,9 @@ def test_seed_004_lands_in_the_right_files(env: Env) -> None:
     assert find(env, "_core/profile.md", "User's name is Sam")["subject"] == "name"
     # The basic facts sit under the template's headings; the template front matter is intact.
     profile = env.read("_core/profile.md")
-    assert profile.startswith("---\ntype: profile\npinned: true\n---\n# User Profile\n\n## Basic Info\n- User's name is Sam")
+    assert profile.startswith(
+        "---\ntype: profile\npinned: true\n---\n# User Profile\n\n## Basic Info\n- User's name is Sam"
+    )
     assert "## Skills\n- User mainly uses React" in profile
     assert env.cursor("s1") == env.max_turn("s1")
     # Indexed at once: search and context see the new memories without waiting for the watcher.
@@ -126,14 +128,20 @@ def test_hand_deleted_and_hand_edited_lines_are_respected(env: Env) -> None:
     assert res.counts["added"] == 0 and res.counts["kept_hand_edits"] == 2, res
     after = profile.read_text()
     assert "Jest" not in after
-    assert "User's name is Samuel (Sam for friends)" in after and "- User's name is Sam <" not in after
+    assert (
+        "User's name is Samuel (Sam for friends)" in after and "- User's name is Sam <" not in after
+    )
     assert "User lives in Berlin" in after
 
 
 def test_recalled_memory_and_trivial_turns_are_not_extracted(env: Env) -> None:
     env.say("s0", "My name is Sam.")
     run_extraction(env.ctx())
-    block = FENCE_OPEN + "## What the user told you before\n- User works at Initech\n- My name is Bob\n" + FENCE_CLOSE
+    block = (
+        FENCE_OPEN
+        + "## What the user told you before\n- User works at Initech\n- My name is Bob\n"
+        + FENCE_CLOSE
+    )
     env.say("s1", f"{block}\nI live in Lisbon.", "thanks!", "ok 👍")
     env.say("s1", "- User's name is Sam", role="user")  # an echo of a stored memory
     res = run_extraction(env.ctx())
@@ -151,9 +159,13 @@ def test_project_sessions_write_to_the_project_memory(env: Env, tmp_path: Path) 
     env.say("p2", "I'm working on a project called Backoffice.", project="billing")
     res = run_extraction(env.ctx())
     assert res.counts["added"] == 2, res
-    meta = find_path(ws / ".memd" / "memory" / "context.md", "User is working on a project called Storefront")
+    meta = find_path(
+        ws / ".memd" / "memory" / "context.md", "User is working on a project called Storefront"
+    )
     assert meta["type"] == "project"
-    assert find(env, "projects/billing/context.md", "User is working on a project called Backoffice")
+    assert find(
+        env, "projects/billing/context.md", "User is working on a project called Backoffice"
+    )
     hits = env.engine.handle("search", {"query": "Storefront"})["hits"]
     assert any(".memd/memory/context.md" in h["path"] for h in hits)
 

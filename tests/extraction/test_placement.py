@@ -23,7 +23,9 @@ from memd.extraction.placement import (
 ROOT = Path("/m")
 
 
-def mem(content: str, type_: str = "preference", *, subject: str = "", topic: str = "", imp: int = 5) -> ExtractedMemory:
+def mem(
+    content: str, type_: str = "preference", *, subject: str = "", topic: str = "", imp: int = 5
+) -> ExtractedMemory:
     return ExtractedMemory(content, type_, imp, ("t9",), subject=subject, topic=topic)
 
 
@@ -37,12 +39,35 @@ def mem(content: str, type_: str = "preference", *, subject: str = "", topic: st
         ("project", "CKS Lite", None, "/m/topics/cks-lite.md", "Context", "user"),
         ("knowledge", "", None, "/m/topics/knowledge.md", "Knowledge", "user"),
         ("decision", "db", None, "/m/topics/db.md", "Decisions", "user"),
-        ("project", "cks-lite", ("shop", Path("/w/shop/.memd/memory")), "/w/shop/.memd/memory/context.md", "Context", "project:shop"),
-        ("decision", "", ("shop", Path("/m/projects/shop")), "/m/projects/shop/decisions.md", "Decisions", "project:shop"),
-        ("knowledge", "", ("shop", Path("/m/projects/shop")), "/m/projects/shop/context.md", "Knowledge", "project:shop"),
+        (
+            "project",
+            "cks-lite",
+            ("shop", Path("/w/shop/.memd/memory")),
+            "/w/shop/.memd/memory/context.md",
+            "Context",
+            "project:shop",
+        ),
+        (
+            "decision",
+            "",
+            ("shop", Path("/m/projects/shop")),
+            "/m/projects/shop/decisions.md",
+            "Decisions",
+            "project:shop",
+        ),
+        (
+            "knowledge",
+            "",
+            ("shop", Path("/m/projects/shop")),
+            "/m/projects/shop/context.md",
+            "Knowledge",
+            "project:shop",
+        ),
     ],
 )
-def test_targets(type_: str, topic: str, project: tuple[str, Path] | None, path: str, section: str, scope: str) -> None:
+def test_targets(
+    type_: str, topic: str, project: tuple[str, Path] | None, path: str, section: str, scope: str
+) -> None:
     t = target_for(mem("x", type_, topic=topic), ROOT, project)
     assert (str(t.path), t.section, t.scope) == (path, section, scope)
 
@@ -81,7 +106,15 @@ def known(id_: str, text: str, scope: str = "user") -> dict[tuple[str, str], Kno
 
 def plan(m: ExtractedMemory, existing: list[Existing], k: dict[tuple[str, str], Known] | None = None,
          at: str = "2026-03-09", src: str = "s2#t9") -> Add | Bump | Skip:  # fmt: skip
-    return plan_memory(m, target_for(m, ROOT, None), existing=existing, known=k or {}, new_id="m_new", at=at, src=src)
+    return plan_memory(
+        m,
+        target_for(m, ROOT, None),
+        existing=existing,
+        known=k or {},
+        new_id="m_new",
+        at=at,
+        src=src,
+    )
 
 
 def test_new_memory_is_added_with_full_metadata() -> None:
@@ -121,7 +154,11 @@ def test_deleted_by_hand_is_not_resurrected_even_reworded() -> None:
 
 def test_edited_by_hand_stands() -> None:
     edited = item("m_1", "User's name is Samuel", subject="name", at="2026-03-01")
-    a = plan(mem("User's name is Sam", "personal", subject="name"), [edited], known("m_1", "User's name is Sam"))
+    a = plan(
+        mem("User's name is Sam", "personal", subject="name"),
+        [edited],
+        known("m_1", "User's name is Sam"),
+    )
     assert isinstance(a, Skip) and a.reason == "edited"
 
 
@@ -147,7 +184,14 @@ def test_an_older_fact_arriving_late_is_written_already_superseded() -> None:
 
 
 def test_a_superseded_fact_can_become_current_again() -> None:
-    jest = item("m_1", "User uses Jest", subject="tool:testing", at="2026-03-02", superseded="2026-03-09", by="m_2")
+    jest = item(
+        "m_1",
+        "User uses Jest",
+        subject="tool:testing",
+        at="2026-03-02",
+        superseded="2026-03-09",
+        by="m_2",
+    )
     vitest = item("m_2", "User switched to Vitest", subject="tool:testing", at="2026-03-09")
     a = plan(mem("User uses Jest", "skill", subject="tool:testing"), [jest, vitest], known("m_1", "User uses Jest"),
              at="2026-03-20")  # fmt: skip
@@ -156,7 +200,9 @@ def test_a_superseded_fact_can_become_current_again() -> None:
 
 def test_scopes_do_not_mix() -> None:
     other_project = item("m_1", "User prefers tabs", "project:shop")
-    a = plan(mem("User prefers tabs"), [other_project], known("m_1", "User prefers tabs", "project:shop"))
+    a = plan(
+        mem("User prefers tabs"), [other_project], known("m_1", "User prefers tabs", "project:shop")
+    )
     assert isinstance(a, Add)
 
 

@@ -418,7 +418,9 @@ class FakePostgrest:
         return _COLUMNS if self.base_column else {k: v for k, v in _COLUMNS.items()
                                                    if k != "base_sha256"}  # fmt: skip
 
-    def _select(self, name: str, req: RecordedRequest, events: bool = False) -> list[dict[str, Any]]:
+    def _select(
+        self, name: str, req: RecordedRequest, events: bool = False
+    ) -> list[dict[str, Any]]:
         known = self._columns(events)
         shown = _events_name(name) if events else name
         select = req.param("select") or "*"

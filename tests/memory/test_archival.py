@@ -31,7 +31,11 @@ def write(path: Path, text: str) -> Path:
 
 
 def texts(path: Path) -> list[str]:
-    return [it[0] for line in path.read_text().split("\n") if (it := split_item(line)) is not None and it[0]]
+    return [
+        it[0]
+        for line in path.read_text().split("\n")
+        if (it := split_item(line)) is not None and it[0]
+    ]
 
 
 @pytest.fixture
@@ -40,7 +44,9 @@ def tree(env: Env, tmp_path: Path) -> dict[str, Path]:
     for n in range(40):
         day = ago(env, n)
         fm = "---\npinned: true\n---\n" if n == 35 else ""
-        write(m / "journal" / f"{day}.md", f"{fm}# {day}\n\n## 10:00 chat\n- talked about day {n}\n")
+        write(
+            m / "journal" / f"{day}.md", f"{fm}# {day}\n\n## 10:00 chat\n- talked about day {n}\n"
+        )
     rust = [
         item("Old expired fact", id="m_exp", imp="5", at=ago(env, 20), expires=ago(env, 1)),
         item("Low importance stale", id="m_stale", imp="2", at=ago(env, 100)),
@@ -49,22 +55,51 @@ def tree(env: Env, tmp_path: Path) -> dict[str, Path]:
         item("Pinned low", id="m_pin", imp="1", at=ago(env, 200), pinned="true"),
         item("Fresh low", id="m_fresh", imp="2", at=ago(env, 10)),
         item("Seen again lately", id="m_seen", imp="2", at=ago(env, 200), seen=ago(env, 5)),
-        item("Superseded long ago", id="m_sup", imp="6", at=ago(env, 200), superseded=ago(env, 120), by="m_imp"),
+        item(
+            "Superseded long ago",
+            id="m_sup",
+            imp="6",
+            at=ago(env, 200),
+            superseded=ago(env, 120),
+            by="m_imp",
+        ),
         item("A plain hand-written note"),
         item("Another hand note"),
         item("Third hand note"),
         item("Fourth hand note"),
     ]
     paths = {
-        "rust": write(m / "topics" / "rust.md", "# Rust\n\n## Notes\n" + "\n".join(rust[:6]) + "\n\n## More\n"
-                      + "\n".join(rust[6:]) + "\n"),  # fmt: skip
-        "go": write(m / "topics" / "go.md", "# Go\n\n## Notes\n" + "\n".join([
-            item("Go fact one", id="m_g1", imp="5", at=ago(env, 30), expires=ago(env, 2)),
-            item("Go fact two", id="m_g2", imp="5", at=ago(env, 30), expires=ago(env, 2)),
-            item("Go fact three"), item("Go fact four")]) + "\n"),  # fmt: skip
-        "pinned": write(m / "topics" / "pinned.md", "---\npinned: true\n---\n# Pinned\n\n"
-                        + item("Expired but pinned", id="m_p1", imp="1", at=ago(env, 300), expires=ago(env, 9)) + "\n"),  # fmt: skip
-        "old": write(m / "topics" / "old-file.md", f"---\nexpires: {ago(env, 3)}\n---\n# Old\n\n- whole file goes\n"),
+        "rust": write(
+            m / "topics" / "rust.md",
+            "# Rust\n\n## Notes\n"
+            + "\n".join(rust[:6])
+            + "\n\n## More\n"
+            + "\n".join(rust[6:])
+            + "\n",
+        ),  # fmt: skip
+        "go": write(
+            m / "topics" / "go.md",
+            "# Go\n\n## Notes\n"
+            + "\n".join(
+                [
+                    item("Go fact one", id="m_g1", imp="5", at=ago(env, 30), expires=ago(env, 2)),
+                    item("Go fact two", id="m_g2", imp="5", at=ago(env, 30), expires=ago(env, 2)),
+                    item("Go fact three"),
+                    item("Go fact four"),
+                ]
+            )
+            + "\n",
+        ),  # fmt: skip
+        "pinned": write(
+            m / "topics" / "pinned.md",
+            "---\npinned: true\n---\n# Pinned\n\n"
+            + item("Expired but pinned", id="m_p1", imp="1", at=ago(env, 300), expires=ago(env, 9))
+            + "\n",
+        ),  # fmt: skip
+        "old": write(
+            m / "topics" / "old-file.md",
+            f"---\nexpires: {ago(env, 3)}\n---\n# Old\n\n- whole file goes\n",
+        ),
     }
     ws = tmp_path / "shop"
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
@@ -91,18 +126,26 @@ def test_archival_on_a_generated_tree(env: Env, tree: dict[str, Path]) -> None:
     # Journal: days older than 30 move whole; the pinned day stays.
     moved = sorted(p.name for p in (m / "archive" / "journal").iterdir())
     assert moved == sorted(f"{ago(env, n)}.md" for n in range(31, 40) if n != 35)
-    assert (m / "journal" / f"{ago(env, 35)}.md").exists() and (m / "journal" / f"{ago(env, 30)}.md").exists()
+    assert (m / "journal" / f"{ago(env, 35)}.md").exists() and (
+        m / "journal" / f"{ago(env, 30)}.md"
+    ).exists()
 
     # rust.md: expired, decayed and long-superseded items move; everything else stays, in order.
     assert texts(tree["rust"]) == ["Low importance but used", "Important old", "Pinned low", "Fresh low",
                                    "Seen again lately", "A plain hand-written note", "Another hand note",
                                    "Third hand note", "Fourth hand note"]  # fmt: skip
     arch = (m / "archive" / "topics" / "rust.md").read_text()
-    for text, section in (("Old expired fact", "Notes"), ("Low importance stale", "Notes"), ("Superseded long ago", "More")):
+    for text, section in (
+        ("Old expired fact", "Notes"),
+        ("Low importance stale", "Notes"),
+        ("Superseded long ago", "More"),
+    ):
         line = next(x for x in arch.split("\n") if text in x)
         assert f"archived={today}" in line and arch.index(f"## {section}") < arch.index(line)
     assert "id=m_exp" in arch and "expires=" in arch and "by=m_imp" in arch
-    assert (m / "archive" / "snapshots" / f"topics/rust.md.{stamp}.bak").read_text() == originals["rust"]
+    assert (m / "archive" / "snapshots" / f"topics/rust.md.{stamp}.bak").read_text() == originals[
+        "rust"
+    ]
 
     # The 25% guard: go.md would lose 2 of 4 items.
     assert tree["go"].read_text() == originals["go"]
@@ -110,9 +153,18 @@ def test_archival_on_a_generated_tree(env: Env, tree: dict[str, Path]) -> None:
     assert not list((m / "archive" / "snapshots" / "topics").glob("go.md*"))
     # Pinned files never move; an expired file moves whole; project memory archives under projects/.
     assert tree["pinned"].read_text() == originals["pinned"]
-    assert not tree["old"].exists() and (m / "archive" / "topics" / "old-file.md").read_text() == originals["old"]
-    assert texts(tree["ws"]) == ["Shop uses Postgres", "Shop deploys on Fridays", "Shop has a staging env"]
-    assert "Shop sprint ends soon" in (m / "archive" / "projects" / "shop" / "context.md").read_text()
+    assert (
+        not tree["old"].exists()
+        and (m / "archive" / "topics" / "old-file.md").read_text() == originals["old"]
+    )
+    assert texts(tree["ws"]) == [
+        "Shop uses Postgres",
+        "Shop deploys on Fridays",
+        "Shop has a staging env",
+    ]
+    assert (
+        "Shop sprint ends soon" in (m / "archive" / "projects" / "shop" / "context.md").read_text()
+    )
 
     log = (m / "archive" / "CHANGES.md").read_text()
     when = dt.datetime.fromtimestamp(env.clock()).strftime("%Y-%m-%d %H:%M")
@@ -121,7 +173,10 @@ def test_archival_on_a_generated_tree(env: Env, tree: dict[str, Path]) -> None:
     assert "- REFUSED `topics/go.md`: would drop 2 of 4 items (50% > 25%)" in log
     assert f'"Old expired fact" (expired {ago(env, 1)})' in log
     assert f'"Low importance stale" (importance 2, unused since {ago(env, 100)})' in log
-    assert "`topics/rust.md`: 3 of 12 items" in log and f"snapshot `archive/snapshots/topics/rust.md.{stamp}.bak`" in log
+    assert (
+        "`topics/rust.md`: 3 of 12 items" in log
+        and f"snapshot `archive/snapshots/topics/rust.md.{stamp}.bak`" in log
+    )
     assert "`topics/old-file.md` → `archive/topics/old-file.md`" in log
 
     # Archived items stay searchable but context leaves them out.
@@ -169,13 +224,36 @@ def test_context_and_search_record_item_use(env: Env) -> None:
     ],
 )
 def test_plan_file_decisions(meta: dict[str, str], moves: bool) -> None:
-    body = "# T\n\n## S\n" + item("target", id="m_t", **meta) + "\n" + "".join(item(f"filler {i}") + "\n" for i in range(9))
-    plan = plan_file("topics/t.md", body, today=dt.date(2026, 3, 2), used={}, unused_days=90, max_importance=3, max_loss=0.25)
+    body = (
+        "# T\n\n## S\n"
+        + item("target", id="m_t", **meta)
+        + "\n"
+        + "".join(item(f"filler {i}") + "\n" for i in range(9))
+    )
+    plan = plan_file(
+        "topics/t.md",
+        body,
+        today=dt.date(2026, 3, 2),
+        used={},
+        unused_days=90,
+        max_importance=3,
+        max_loss=0.25,
+    )
     assert bool(plan.moves) is moves and not plan.refused and plan.total == 10
 
 
 def test_plan_file_use_keeps_an_item_alive() -> None:
-    body = "# T\n\n## S\n" + item("target", id="m_t", imp="1", at="2025-01-01") + "\n" + item("a") + "\n" + item("b") + "\n" + item("c") + "\n"
+    body = (
+        "# T\n\n## S\n"
+        + item("target", id="m_t", imp="1", at="2025-01-01")
+        + "\n"
+        + item("a")
+        + "\n"
+        + item("b")
+        + "\n"
+        + item("c")
+        + "\n"
+    )
     kw = {"today": dt.date(2026, 3, 2), "unused_days": 90, "max_importance": 3, "max_loss": 0.25}
     assert plan_file("t.md", body, used={}, **kw).moves  # type: ignore[arg-type]
     assert not plan_file("t.md", body, used={"m_t": dt.date(2026, 2, 1)}, **kw).moves  # type: ignore[arg-type]

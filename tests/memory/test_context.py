@@ -25,17 +25,22 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
         "# User Preferences\n\n## Technical Preferences\n- Uses TypeScript over JavaScript\n"
         "- Prefers Vue over React\n\n## Communication Style\n- Prefers concise, direct answers\n"
     )
-    (m / "_core" / "profile.md").write_text("# Profile\n\n## Basic Info\n- Name: John\n- Location: Shanghai\n")
+    (m / "_core" / "profile.md").write_text(
+        "# Profile\n\n## Basic Info\n- Name: John\n- Location: Shanghai\n"
+    )
     (m / "topics" / "vue.md").write_text(
         "# Vue\n\n## Components\n- Use script setup\n- Props down, events up\n\n## Performance\n- v-memo for big lists\n"
     )
     for i in range(40):
         (m / "topics" / f"misc{i}.md").write_text(
-            f"# Misc {i}\n\n## Notes {i}\n" + "".join(f"- filler line {j} about testing strategy {i}\n" for j in range(12))
+            f"# Misc {i}\n\n## Notes {i}\n"
+            + "".join(f"- filler line {j} about testing strategy {i}\n" for j in range(12))
         )
     agent = m / "agents" / "muse"
     agent.mkdir(parents=True)
-    (agent / "relationship.md").write_text("# Agent Relationship\n\n## Memory Points\n- User likes brief responses\n")
+    (agent / "relationship.md").write_text(
+        "# Agent Relationship\n\n## Memory Points\n- User likes brief responses\n"
+    )
     proj = m / "projects" / "shop"
     proj.mkdir(parents=True)
     (proj / "architecture.md").write_text("# Shop\n\n## Stack\n- Electron + React + Zustand\n")
@@ -75,7 +80,10 @@ def test_core_first_then_topics_and_tiers(engine: Engine) -> None:
     ctx2 = engine.handle("context", {"query": "anything", "agent_id": "muse", "project": "shop"})
     tiers = [s["tier"] for s in ctx2["sections"]]
     assert tiers == sorted(tiers, key=["user", "project", "conversation"].index)
-    assert "User likes brief responses" in ctx2["text"] and "Electron + React + Zustand" in ctx2["text"]
+    assert (
+        "User likes brief responses" in ctx2["text"]
+        and "Electron + React + Zustand" in ctx2["text"]
+    )
     assert "## This project (shop)" in ctx2["text"]
 
 
@@ -84,7 +92,9 @@ def test_unused_budget_flows_and_quotas_hold(engine: Engine) -> None:
     ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": 2000})
     assert ctx["tokens"] > 1200
     # With a project, project sections are kept even when topics could fill everything.
-    ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": 400, "project": "shop"})
+    ctx = engine.handle(
+        "context", {"query": "testing strategy", "budget_tokens": 400, "project": "shop"}
+    )
     assert "Electron + React + Zustand" in ctx["text"] and ctx["tokens"] <= 400
 
 
@@ -100,7 +110,10 @@ def test_remember_then_context_then_forget(engine: Engine) -> None:
     out = engine.handle("forget", {"query": "vitest", "confirm": True})
     assert [x["id"] for x in out["removed"]] == [r["id"]]
     assert "vitest" not in Path(r["path"]).read_text()
-    assert "always use vitest" not in engine.handle("context", {"query": "how should I test this"})["text"]
+    assert (
+        "always use vitest"
+        not in engine.handle("context", {"query": "how should I test this"})["text"]
+    )
 
 
 def test_hand_written_items_can_be_forgotten_by_id(engine: Engine) -> None:
@@ -116,7 +129,10 @@ def test_project_scope_uses_the_workspace_folder(engine: Engine, tmp_path: Path)
     ws = tmp_path / "work" / "app"
     (ws / ".git").mkdir(parents=True)
     (ws / "src").mkdir()
-    r = engine.handle("remember", {"text": "API errors use RFC 7807", "scope": "project", "project": str(ws / "src")})
+    r = engine.handle(
+        "remember",
+        {"text": "API errors use RFC 7807", "scope": "project", "project": str(ws / "src")},
+    )
     assert r["path"] == str(ws / ".memd" / "memory" / "context.md")
     ctx = engine.handle("context", {"query": "error format", "project": str(ws)})
     assert ctx["project"] == "app" and "RFC 7807" in ctx["text"]
@@ -155,7 +171,10 @@ def test_today_is_used_for_expiry() -> None:
     ("body", "shown"),
     [
         # Comments only: the one-pass path strips them, keeps every line, collapses blank runs.
-        ("- a <!-- memd id=m_1 type=fact -->\n\n\n\n- b <!-- memd: imp=6 -->  \ntext", "- a\n\n- b\ntext"),
+        (
+            "- a <!-- memd id=m_1 type=fact -->\n\n\n\n- b <!-- memd: imp=6 -->  \ntext",
+            "- a\n\n- b\ntext",
+        ),
         ("<!-- memd id=m_2 -->", ""),
         ("- keep <!-- not memd -->", "- keep <!-- not memd -->"),
         # A word that only looks like a flag sends the text down the line walk: same answer.
@@ -170,7 +189,9 @@ def test_clean_body_strips_metadata_and_hides_retired_items(body: str, shown: st
 
 
 def test_relevant_only_leaves_standing_memory_out(engine: Engine) -> None:
-    ctx = engine.handle("context", {"query": "vue performance", "project": "shop", "relevant_only": True})
+    ctx = engine.handle(
+        "context", {"query": "vue performance", "project": "shop", "relevant_only": True}
+    )
     rels = {s["rel"] for s in ctx["sections"]}
     assert rels == {"topics/vue.md"}
     none = engine.handle("context", {"query": "zzzz-nothing", "relevant_only": True})

@@ -9,7 +9,9 @@ from memd.memory.tree import classify, create_tree, is_memory_file
 
 def test_append_into_existing_section_keeps_the_rest(tmp_path: Path) -> None:
     p = tmp_path / "prefs.md"
-    original = "---\ntype: x\n---\n# Prefs\n\n## Testing\n- jest\n\n## Other\nhand-written *text*   \n"
+    original = (
+        "---\ntype: x\n---\n# Prefs\n\n## Testing\n- jest\n\n## Other\nhand-written *text*   \n"
+    )
     p.write_text(original)
     item = append_item(p, "Testing", "always   use vitest", {"id": "m_1", "type": "preference"})
     text = p.read_text()

@@ -17,7 +17,9 @@ from memd.memory.search import search_sections
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     (root / "topics").mkdir(parents=True)
-    (root / "topics" / "perf.md").write_text("# Perf\n\n## 计划\n我想优化记忆系统的性能\n\n## En\nWe are optimizing the indexer.\n")
+    (root / "topics" / "perf.md").write_text(
+        "# Perf\n\n## 计划\n我想优化记忆系统的性能\n\n## En\nWe are optimizing the indexer.\n"
+    )
     (root / "topics" / "vue.md").write_text("# Vue\n\n## Components\n- 组件 should be small\n")
     return root
 
@@ -65,7 +67,9 @@ def test_bad_files_are_reported_and_never_stop_the_rest(tmp_path: Path, tree: Pa
     (bad / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
     with open(bad / "huge.md", "wb") as fh:
         fh.write(b"# Huge\n" + b"x" * (50 << 20))
-    (bad / "fm.md").write_text("---\ntags: [oops\n---\n# FM\n\n## Still here\nsearchable-broken-fm\n")
+    (bad / "fm.md").write_text(
+        "---\ntags: [oops\n---\n# FM\n\n## Still here\nsearchable-broken-fm\n"
+    )
     store = Store.open(tmp_path / "index.db")
     ix = Indexer(store, [Root(tree)], max_file_bytes=10 << 20)
     rep = ix.reconcile()
@@ -90,7 +94,9 @@ def test_plan_reconcile_is_pure() -> None:
     assert plan_reconcile(disk, known) == (["b", "c"], ["d"])
 
 
-def test_full_rebuild_swaps_atomically_and_keeps_state(tmp_path: Path, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_full_rebuild_swaps_atomically_and_keeps_state(
+    tmp_path: Path, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMD_HOME", str(tmp_path / "h"))
     s = load(overrides={"memory.root": str(tree)})
     store = Store.open(s.db_path)

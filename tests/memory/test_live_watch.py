@@ -43,7 +43,12 @@ def test_create_edit_rename_move_delete_are_seen(daemon: DaemonProcess) -> None:
     (sub / "herbs.md").write_text("# Herbs\n\n## Use\n- rosemary with potatoes\n")
     wait_for(lambda: daemon.search_paths("rosemary"), LIMIT)
     shutil.move(str(sub), str(daemon.memory / "archive" / "kitchen"))
-    wait_for(lambda: daemon.search_paths("rosemary") == {str(daemon.memory / "archive/kitchen/herbs.md")}, LIMIT)
+    wait_for(
+        lambda: (
+            daemon.search_paths("rosemary") == {str(daemon.memory / "archive/kitchen/herbs.md")}
+        ),
+        LIMIT,
+    )
 
     moved.unlink()  # delete
     wait_for(lambda: not daemon.search_paths("peppers"), LIMIT)

@@ -45,7 +45,13 @@ def test_front_matter_title_sections_items() -> None:
     intro, zh, tools = p.sections
     assert intro.text == "Intro before any section."
     assert [i.text for i in zh.items] == ["使用 vitest 而非 jest", "describe/it style"]
-    assert zh.items[0].meta == {"id": "m_1", "type": "preference", "imp": "6", "src": "manual", "at": "2026-11-21"}
+    assert zh.items[0].meta == {
+        "id": "m_1",
+        "type": "preference",
+        "imp": "6",
+        "src": "manual",
+        "at": "2026-11-21",
+    }
     assert zh.items[0].line == 14  # 1-based line in the file, front matter included
     assert "not a heading" in zh.text and "Sub heading" in tools.text
     assert zh.start_line == 13 and zh.end_line == 21

@@ -39,7 +39,9 @@ class Device:
         self.engine.indexer.reconcile()
         hooks = [getattr(h, "__self__", None) for h in self.engine.indexer.hooks]
         syncers = [h for h in hooks if isinstance(h, Syncer)]
-        self.syncer: Syncer = syncers[0] if syncers else Syncer(self.settings, self.store, self.engine.indexer)
+        self.syncer: Syncer = (
+            syncers[0] if syncers else Syncer(self.settings, self.store, self.engine.indexer)
+        )
 
     @property
     def memory(self) -> Path:
@@ -145,7 +147,9 @@ def server() -> Iterator[FakePostgrest]:
         yield fake
 
 
-def supabase_settings(server: FakePostgrest, key: str = SUPABASE_KEY, **extra: Any) -> dict[str, Any]:
+def supabase_settings(
+    server: FakePostgrest, key: str = SUPABASE_KEY, **extra: Any
+) -> dict[str, Any]:
     """Device settings that sync to `server` as user alice, pushing at once."""
     return {"sync.backend": "supabase", "sync.url": server.url, "sync.key": key, "sync.user_id": "alice",
             "sync.push_delay_s": 0.0, **extra}  # fmt: skip

@@ -21,6 +21,7 @@ from tests.sync.rows import make_row
 
 pytestmark = pytest.mark.postgres
 
+
 @pytest.fixture
 def server(pg: PgServer) -> PgServer:
     pg.start()  # an earlier outage test may have failed before restarting it
@@ -456,7 +457,9 @@ def test_a_push_on_a_stale_base_is_refused_and_a_null_base_wins(
     # On the right base the write goes through; the base itself is never stored.
     fixed = make_row("a.md", "# A\n\nmerged\n", device="dev-b", version=2, base=old_client.sha256)
     assert backend.push([fixed]).applied == {fixed.op_id}
-    assert db.execute(f"select count(*) from {table} where base_sha256 is not null").fetchone() == (0,)
+    assert db.execute(f"select count(*) from {table} where base_sha256 is not null").fetchone() == (
+        0,
+    )
 
 
 def test_init_schema_upgrades_a_table_of_the_schema_before_compare_and_swap(

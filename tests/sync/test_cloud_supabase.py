@@ -16,6 +16,7 @@ from tests.sync.rows import make_row
 
 KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
 
+
 @pytest.fixture
 def server() -> Iterator[FakePostgrest]:
     with FakePostgrest(api_key=KEY) as fake:

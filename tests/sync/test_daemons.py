@@ -48,7 +48,10 @@ def queued_ops(home: Path) -> dict[str, tuple[str, int, str]]:
     """path → (op_id, version, content) of the outbox, read from the daemon's SQLite file."""
     conn = sqlite3.connect(f"file:{home / 'data' / 'index.db'}?mode=ro", uri=True)
     try:
-        return {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT path, op_id, version, content FROM sync_outbox")}
+        return {
+            r[0]: (r[1], r[2], r[3])
+            for r in conn.execute("SELECT path, op_id, version, content FROM sync_outbox")
+        }
     finally:
         conn.close()
 
@@ -65,15 +68,23 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         (a.memory / "topics").mkdir(exist_ok=True)
         (a.memory / "topics" / "rust.md").write_text("# Rust\n\n- prefers nextest\n")
         (a.memory / "topics" / "go.md").write_text("# Go\n\n- gofmt always\n")
-        wait_for(lambda: {"topics/rust.md", "topics/go.md"} <= set(cloud_rows(fresh_dsn, "memd_files")), timeout=10)
+        wait_for(
+            lambda: {"topics/rust.md", "topics/go.md"} <= set(cloud_rows(fresh_dsn, "memd_files")),
+            timeout=10,
+        )
 
         # The second device pulls on start, and its watcher does not send the files back.
         b.start()
         wait_for(lambda: (b.memory / "topics" / "rust.md").exists(), timeout=10)
         assert (b.memory / "topics" / "rust.md").read_text() == "# Rust\n\n- prefers nextest\n"
-        assert wait_for(lambda: b.search_paths("nextest"), timeout=5) == {str(b.memory / "topics" / "rust.md")}
+        assert wait_for(lambda: b.search_paths("nextest"), timeout=5) == {
+            str(b.memory / "topics" / "rust.md")
+        }
         # Once the watcher has seen the pulled files and the indexer caught up, nothing is queued.
-        wait_for(lambda: (ix := b.call("status")["index"])["last_change_at"] and ix["lag_s"] == 0, timeout=5)
+        wait_for(
+            lambda: (ix := b.call("status")["index"])["last_change_at"] and ix["lag_s"] == 0,
+            timeout=5,
+        )
         wait_for(lambda: sync_status(b)["last_success_at"], timeout=5)  # the first run is over
         assert sync_status(b)["pending"] == 0
         b_id = sync_status(b)["device_id"]
@@ -83,12 +94,22 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         assert b.stop() == 0
         (b.memory / "topics" / "rust.md").write_text("# Rust\n\n- prefers cargo test\n")
         (a.memory / "topics" / "rust.md").write_text("# Rust\n\n- prefers nextest, always\n")
-        wait_for(lambda: "always" in cloud_rows(fresh_dsn, "memd_files")["topics/rust.md"]["content"], timeout=10)
+        wait_for(
+            lambda: "always" in cloud_rows(fresh_dsn, "memd_files")["topics/rust.md"]["content"],
+            timeout=10,
+        )
         b.start()
-        copies = wait_for(lambda: list((b.memory / "topics").glob("rust.conflict-*.md")), timeout=10)
+        copies = wait_for(
+            lambda: list((b.memory / "topics").glob("rust.conflict-*.md")), timeout=10
+        )
         assert copies[0].read_text() == "# Rust\n\n- prefers nextest, always\n"
         assert (b.memory / "topics" / "rust.md").read_text() == "# Rust\n\n- prefers cargo test\n"
-        wait_for(lambda: "cargo test" in cloud_rows(fresh_dsn, "memd_files")["topics/rust.md"]["content"], timeout=10)
+        wait_for(
+            lambda: (
+                "cargo test" in cloud_rows(fresh_dsn, "memd_files")["topics/rust.md"]["content"]
+            ),
+            timeout=10,
+        )
         st = wait_for(lambda: (st := b.call("status")["sync"])["pending"] == 0 and st, timeout=5)
         assert st["state"] == "on" and st["conflicts"] == 1 and st["parked"] == 0
         shown = b.cli("sync", "status", **env)
@@ -117,7 +138,12 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
 def test_outage_with_a_restart_loses_nothing_and_sends_each_operation_once(
     tmp_path: Path, pg: PgServer, fresh_dsn: str
 ) -> None:
-    env = sync_env(fresh_dsn, MEMD_SYNC_INTERVAL_S="1", MEMD_SYNC_BACKOFF_CAP_S="1", MEMD_SYNC_PUSH_DELAY_S="0.2")
+    env = sync_env(
+        fresh_dsn,
+        MEMD_SYNC_INTERVAL_S="1",
+        MEMD_SYNC_BACKOFF_CAP_S="1",
+        MEMD_SYNC_PUSH_DELAY_S="0.2",
+    )
     d = DaemonProcess(tmp_path / "a", **env)
     assert d.cli("sync", "init-schema", **env).returncode == 0
     d.start()
@@ -129,7 +155,12 @@ def test_outage_with_a_restart_loses_nothing_and_sends_each_operation_once(
         for i in range(200):
             (topics / f"f{i:03}.md").write_text(f"# F{i}\n\n- v1\n")
         wait_for(lambda: sync_status(d)["pending"] >= 200, timeout=15)
-        wait_for(lambda: "refused" in (sync_status(d)["last_error"] or "") or sync_status(d)["last_error"], timeout=10)
+        wait_for(
+            lambda: (
+                "refused" in (sync_status(d)["last_error"] or "") or sync_status(d)["last_error"]
+            ),
+            timeout=10,
+        )
         before = queued_ops(d.home)
         assert {f"topics/f{i:03}.md" for i in range(200)} <= set(before)
 
@@ -163,7 +194,11 @@ def test_outage_with_a_restart_loses_nothing_and_sends_each_operation_once(
 
     rows = cloud_rows(fresh_dsn, "memd_files")
     events = cloud_events(fresh_dsn, "memd_files")
-    local = {str(p.relative_to(d.memory)): p.read_text() for p in d.memory.rglob("*.md") if p.name != "README.md"}
+    local = {
+        str(p.relative_to(d.memory)): p.read_text()
+        for p in d.memory.rglob("*.md")
+        if p.name != "README.md"
+    }
     # Nothing lost: every local file is in the cloud with its final content ...
     assert {path: row["content"] for path, row in rows.items() if not row["deleted"]} == local
     assert not any(f"topics/f{i:03}.md" in rows for i in range(190, 200))

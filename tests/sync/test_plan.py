@@ -113,7 +113,10 @@ def test_only_memory_paths_inside_the_tree_are_pulled(rel: str, ok: bool) -> Non
 
 
 def _settings(**overrides: object) -> Settings:
-    return load(env={"MEMD_HOME": "/nonexistent/memd"}, overrides={k.replace("_", ".", 1): v for k, v in overrides.items()})
+    return load(
+        env={"MEMD_HOME": "/nonexistent/memd"},
+        overrides={k.replace("_", ".", 1): v for k, v in overrides.items()},
+    )
 
 
 def test_namespace_is_the_user_when_shared_else_the_device() -> None:
@@ -124,6 +127,10 @@ def test_namespace_is_the_user_when_shared_else_the_device() -> None:
 
 def test_fingerprint_changes_with_where_sync_writes_but_hides_the_key() -> None:
     a = _settings(sync_backend="supabase", sync_key="k1")
-    assert config_fingerprint(a) != config_fingerprint(_settings(sync_backend="supabase", sync_key="k2"))
-    assert config_fingerprint(a) == config_fingerprint(_settings(sync_backend="supabase", sync_key="k1"))
+    assert config_fingerprint(a) != config_fingerprint(
+        _settings(sync_backend="supabase", sync_key="k2")
+    )
+    assert config_fingerprint(a) == config_fingerprint(
+        _settings(sync_backend="supabase", sync_key="k1")
+    )
     assert "k1" not in config_fingerprint(a)

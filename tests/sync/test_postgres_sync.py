@@ -25,7 +25,9 @@ RUST_A = "# Rust\n\n## Notes\n- prefers cargo nextest\n"
 RUST_B = "# Rust\n\n## Notes\n- prefers cargo test\n"
 
 
-def test_push_then_a_second_device_pulls_everything(devices: Any, sync_dsn: str, table: str) -> None:
+def test_push_then_a_second_device_pulls_everything(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     a: Device = devices("a")
     a.write("topics/rust.md", RUST_A)
     a.write("_core/profile.md", TEMPLATES["_core/profile.md"] + "- name: Alice\n")
@@ -86,7 +88,9 @@ def test_changed_on_both_sides_keeps_local_and_writes_a_conflict_copy(
     assert len(list(b.memory.glob("topics/rust.conflict-*.md"))) == 1
 
 
-def test_deletes_propagate_only_onto_unchanged_files(devices: Any, sync_dsn: str, table: str) -> None:
+def test_deletes_propagate_only_onto_unchanged_files(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     a, b = devices("a"), devices("b")
     a.write("topics/go.md", "# Go\n")
     a.write("topics/zig.md", "# Zig\n")
@@ -101,7 +105,9 @@ def test_deletes_propagate_only_onto_unchanged_files(devices: Any, sync_dsn: str
     assert rows["topics/go.md"]["deleted"] and rows["topics/go.md"]["content"] == ""
     res = b.sync()
     assert not b.path("topics/go.md").exists()  # unchanged on B: deleted
-    assert not any(h["path"].endswith("go.md") for h in b.engine.handle("search", {"query": "Go"})["hits"])
+    assert not any(
+        h["path"].endswith("go.md") for h in b.engine.handle("search", {"query": "Go"})["hits"]
+    )
     assert b.read("topics/zig.md").endswith("comptime is neat\n")  # changed on B: kept
     assert res["counts"]["deleted"] == 1 and res["counts"]["conflicts"] == 1
     assert b.status()["conflicts"][0] == {**b.status()["conflicts"][0], "path": "topics/zig.md",
@@ -156,7 +162,9 @@ def test_a_change_back_to_the_synced_bytes_is_not_sent(devices: Any) -> None:
     assert [op.path for op in a.queue()] == ["topics/rust.md"]
 
 
-def test_secrets_are_redacted_and_excluded_paths_never_leave(devices: Any, sync_dsn: str, table: str) -> None:
+def test_secrets_are_redacted_and_excluded_paths_never_leave(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     key = "sk-ant-api03-" + "A" * 93 + "AA"
     a: Device = devices("a", **{"sync.exclude": ["journal/*", "*.private.md"]})
     a.write("topics/keys.md", f"# Keys\n\n- anthropic {key}\n")
@@ -166,18 +174,35 @@ def test_secrets_are_redacted_and_excluded_paths_never_leave(devices: Any, sync_
     rows = cloud_rows(sync_dsn, table)
     assert key not in rows["topics/keys.md"]["content"]
     assert "[REDACTED:anthropic-key:" in rows["topics/keys.md"]["content"]
-    assert rows["topics/keys.md"]["sha256"] == hashlib.sha256(rows["topics/keys.md"]["content"].encode()).hexdigest()
+    assert (
+        rows["topics/keys.md"]["sha256"]
+        == hashlib.sha256(rows["topics/keys.md"]["content"].encode()).hexdigest()
+    )
     assert "journal/2026-01-05.md" not in rows and "topics/diary.private.md" not in rows
     # The local file keeps its secret; the redacted copy is what other devices get.
     assert key in a.read("topics/keys.md")
 
 
-def test_unsafe_and_excluded_cloud_rows_are_never_written(devices: Any, sync_dsn: str, table: str) -> None:
+def test_unsafe_and_excluded_cloud_rows_are_never_written(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     a: Device = devices("a", **{"sync.exclude": ["journal/*"]})
     backend = PostgresBackend(sync_dsn, table)
     rows = [
-        SyncRow("alice", path, "# x\n", hashlib.sha256(b"# x\n").hexdigest(), 1.0, False, "evil", 1, f"op-{i}")
-        for i, path in enumerate(["topics/../../escape.md", "journal/x.md", "topics/run.sh", "topics/ok.md"])
+        SyncRow(
+            "alice",
+            path,
+            "# x\n",
+            hashlib.sha256(b"# x\n").hexdigest(),
+            1.0,
+            False,
+            "evil",
+            1,
+            f"op-{i}",
+        )
+        for i, path in enumerate(
+            ["topics/../../escape.md", "journal/x.md", "topics/run.sh", "topics/ok.md"]
+        )
     ]
     backend.push(rows)
     backend.close()
@@ -273,7 +298,9 @@ def test_a_lost_acknowledgement_is_replayed_and_applied_exactly_once(
     a.close()
 
 
-def test_own_rows_seen_by_pull_complete_their_operations(devices: Any, sync_dsn: str, table: str) -> None:
+def test_own_rows_seen_by_pull_complete_their_operations(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     a: Device = devices("a")
     a.write("topics/rust.md", RUST_A)
     (op,) = [op for op in a.queue() if op.path == "topics/rust.md"]
@@ -282,7 +309,9 @@ def test_own_rows_seen_by_pull_complete_their_operations(devices: Any, sync_dsn:
                           a.syncer.device_id(), op.version, op.op_id)])  # fmt: skip
     backend.close()
     a.sync()  # e.g. memd died after the server committed: the pull recognises the op
-    assert [e["op_id"] for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"] == [op.op_id]
+    assert [e["op_id"] for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"] == [
+        op.op_id
+    ]
     assert outbox.queued(a.store.read(), a.syncer.target(), "topics/rust.md") is None
 
 
@@ -299,7 +328,9 @@ class _SaveOnEnter:
         return None
 
 
-def test_a_file_saved_while_the_pull_applies_is_never_overwritten(devices: Any, sync_dsn: str, table: str) -> None:
+def test_a_file_saved_while_the_pull_applies_is_never_overwritten(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
     a, b = devices("a"), devices("b")
     a.write("topics/rust.md", "# Rust\n")
     a.sync()
@@ -372,9 +403,15 @@ def test_a_push_racing_another_devices_push_is_refused_then_resolved_without_los
     b.sync()
     assert b.read("topics/rust.md") == RUST_A
     assert (b.memory / "topics" / a_copy.name).read_text() == RUST_B
-    assert b.queue() == [] and not [c for c in b.status()["conflicts"] if c["path"] == "topics/rust.md"]
+    assert b.queue() == [] and not [
+        c for c in b.status()["conflicts"] if c["path"] == "topics/rust.md"
+    ]
     # Every operation of the file arrived exactly once, A's after B's.
-    log = [(e["device_id"], e["sha256"]) for e in cloud_events(sync_dsn, table) if e["path"] == "topics/rust.md"]
+    log = [
+        (e["device_id"], e["sha256"])
+        for e in cloud_events(sync_dsn, table)
+        if e["path"] == "topics/rust.md"
+    ]
     sha = {t: hashlib.sha256(t.encode()).hexdigest() for t in (RUST_A, RUST_B)}
     assert log[-2:] == [(b.syncer.device_id(), sha[RUST_B]), (a.syncer.device_id(), sha[RUST_A])]
     assert a.sync()["counts"]["pushed"] == 0 and b.sync()["counts"]["pushed"] == 0

@@ -25,7 +25,10 @@ def device(tmp_path: Path, server: FakePostgrest) -> Iterator[Any]:
     def make(key: str = KEY, name: str = "a") -> Device:
         for old in made:
             old.close()
-        d = Device(tmp_path / name, **supabase_settings(server, key, **{"sync.timeout_s": 0.5, "sync.backoff_cap_s": 60}))
+        d = Device(
+            tmp_path / name,
+            **supabase_settings(server, key, **{"sync.timeout_s": 0.5, "sync.backoff_cap_s": 60}),
+        )
         made.append(d)
         return d
 
@@ -63,7 +66,9 @@ def test_connection_refused_backs_off_then_delivers(device: Any, server: FakePos
     assert len(server.rows()) == queued
 
 
-def test_503_and_timeouts_are_retried_per_operation_and_land_once(device: Any, server: FakePostgrest) -> None:
+def test_503_and_timeouts_are_retried_per_operation_and_land_once(
+    device: Any, server: FakePostgrest
+) -> None:
     d: Device = device()
     d.write("topics/rust.md", "# Rust\n")
     n = len(d.queue())
@@ -71,7 +76,9 @@ def test_503_and_timeouts_are_retried_per_operation_and_land_once(device: Any, s
     res = d.syncer.run()
     assert res.outcome.value == "retry_later" and "HTTP 503" in res.message
     ops = d.queue()
-    assert all(op.attempts == 1 and op.next_at > time.time() and "503" in op.last_error for op in ops)
+    assert all(
+        op.attempts == 1 and op.next_at > time.time() and "503" in op.last_error for op in ops
+    )
     assert d.status()["due"] == 0
     # The server applies the write but answers too late: the client times out and retries
     # the same operations, which the server recognises as replays.
@@ -99,11 +106,19 @@ def test_a_refused_row_is_parked_and_shown_while_the_rest_goes_through(
     # and only the first is refused again.
     server.fail_next(Fault.conflict_23505(method="POST"), Fault.conflict_23505(method="POST"))
     res = d.sync()
-    assert res["outcome"] == "success" and res["counts"]["parked"] == 1 and res["counts"]["pushed"] == 2
+    assert (
+        res["outcome"] == "success"
+        and res["counts"]["parked"] == 1
+        and res["counts"]["pushed"] == 2
+    )
     st = d.status()
     assert st["pending"] == 0 and st["parked"] == 1
     (parked,) = st["parked_ops"]
-    assert parked["path"] == "topics/a.md" and "23505" in parked["error"] and "HTTP 409" in parked["error"]
+    assert (
+        parked["path"] == "topics/a.md"
+        and "23505" in parked["error"]
+        and "HTTP 409" in parked["error"]
+    )
     assert {r["path"] for r in server.rows()} >= {"topics/b.md", "topics/c.md"}
     assert "topics/a.md" not in {r["path"] for r in server.rows()}
     # Parked means not retried by the schedule ...
@@ -122,7 +137,11 @@ def test_a_wrong_key_parks_everything_until_the_settings_change(
     d.write("topics/rust.md", "# Rust\n")
     n = len(d.queue())
     res = d.syncer.run()
-    assert res.outcome.value == "config_error" and "HTTP 401" in res.message and "service_role" in res.message
+    assert (
+        res.outcome.value == "config_error"
+        and "HTTP 401" in res.message
+        and "service_role" in res.message
+    )
     st = d.status()
     assert st["state"] == "refused" and st["parked"] == n and st["pending"] == 0
     assert all("HTTP 401" in op["error"] for op in st["parked_ops"])
@@ -141,11 +160,17 @@ def test_a_wrong_key_parks_everything_until_the_settings_change(
     assert {r["path"] for r in server.rows()} >= {"topics/rust.md", "topics/go.md"}
 
 
-def test_a_401_on_one_push_is_checked_before_anything_is_parked(device: Any, server: FakePostgrest) -> None:
+def test_a_401_on_one_push_is_checked_before_anything_is_parked(
+    device: Any, server: FakePostgrest
+) -> None:
     d: Device = device()
     n = len(d.queue())
     server.fail_next(Fault.jwt_invalid(method="POST"))
     res = d.sync()
     # The key works (check() reads fine), so the rows are sent one by one and all land.
-    assert res["outcome"] == "success" and res["counts"]["pushed"] == n and res["counts"]["parked"] == 0
+    assert (
+        res["outcome"] == "success"
+        and res["counts"]["pushed"] == n
+        and res["counts"]["parked"] == 0
+    )
     assert d.status()["parked"] == 0 and len(server.rows()) == n

@@ -55,23 +55,49 @@ Lifetimes in trait objects still confuse me.
 def _sessions(now: float) -> list[dict[str, Any]]:
     t0 = now - 3 * 3600
     turns = [
-        ("vue-chat", "q1", "user", "Should I pick Vue or React for the dashboard?", {"title": "Dashboard framework"}),
+        (
+            "vue-chat",
+            "q1",
+            "user",
+            "Should I pick Vue or React for the dashboard?",
+            {"title": "Dashboard framework"},
+        ),
         ("vue-chat", "a1", "assistant", "Vue 3 with Pinia fits a small team well.", {}),
         ("tokyo", "q1", "user", "我下个月去东京旅行，帮我规划一下行程", {}),
         ("vue-chat", "q2", "user", "And for state management, Pinia or Vuex?", {}),
         ("tokyo", "a1", "assistant", "第一天去浅草寺，第二天去秋叶原。", {}),
         ("vue-chat", "a2", "assistant", "Pinia: Vuex is in maintenance mode now.", {}),
-        ("db", "q1", "user", "I prefer PostgreSQL over MySQL for new projects.", {"agent_id": "coder"}),
-        ("db", "a1", "assistant", "Noted, PostgreSQL it is for the billing service.", {"agent_id": "coder"}),
+        (
+            "db",
+            "q1",
+            "user",
+            "I prefer PostgreSQL over MySQL for new projects.",
+            {"agent_id": "coder"},
+        ),
+        (
+            "db",
+            "a1",
+            "assistant",
+            "Noted, PostgreSQL it is for the billing service.",
+            {"agent_id": "coder"},
+        ),
         ("db", "q2", "user", "I always use pytest for testing Python code.", {"agent_id": "coder"}),
-        ("db", "a2", "assistant", "pytest with fixtures, then. Shall I set up the database fixture?", {"agent_id": "coder"}),
+        (
+            "db",
+            "a2",
+            "assistant",
+            "pytest with fixtures, then. Shall I set up the database fixture?",
+            {"agent_id": "coder"},
+        ),
     ]
     return [{"session_id": s, "id": i, "role": r, "content": c, "ts": t0 + n * 60, **kw}
             for n, (s, i, r, c, kw) in enumerate(turns)]  # fmt: skip
 
 
 def _ok(proc: subprocess.CompletedProcess[str]) -> Any:
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
+    )
     return json.loads(proc.stdout)
 
 
@@ -93,12 +119,19 @@ def _answers(d: DaemonProcess) -> dict[str, Any]:
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+    return {
+        str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))
+    }
 
 
 def _counts(d: DaemonProcess) -> tuple[int, int, int, int]:
     st = d.call("status")
-    return st["logs"]["sessions"], st["logs"]["turns"], st["index"]["files"], len(d.call("memories", {"all": True})["items"])
+    return (
+        st["logs"]["sessions"],
+        st["logs"]["turns"],
+        st["index"]["files"],
+        len(d.call("memories", {"all": True})["items"]),
+    )
 
 
 @pytest.fixture
@@ -162,7 +195,9 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
     b = DaemonProcess(homes / "b").start()
     try:
         first = _ok(b.cli("import", str(out), "--json"))
-        assert first["format"] == "memd-export" and first["new_sessions"] == 3 and first["added"] == 10
+        assert (
+            first["format"] == "memd-export" and first["new_sessions"] == 3 and first["added"] == 10
+        )
         # The new home's first-start templates give way to the imported files: no conflict copies.
         assert first["files"]["kept_local"] == [] and first["files"]["written"] >= 5
         assert first["files"]["written"] + first["files"]["identical"] == len(doc["tree"])
@@ -173,7 +208,9 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
 
         counts, files = _counts(b), _tree(b.memory)
         again = _ok(b.cli("import", str(out), "--json"))
-        assert again["new"] == 0 and again["added"] == again["updated"] == again["new_sessions"] == 0
+        assert (
+            again["new"] == 0 and again["added"] == again["updated"] == again["new_sessions"] == 0
+        )
         assert again["files"]["written"] == 0 and again["files"]["identical"] == len(doc["tree"])
         assert again["memories"]["added"] == 0 and again["memory_hashes"] == 0
         text = b.cli("import", str(out)).stdout
@@ -204,13 +241,21 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
     cut = tmp_path / "cut.json"
     cut.write_bytes(raw[: len(raw) * 2 // 3])
     bad = runner.cli("import", str(cut))
-    assert bad.returncode == 1 and "truncated or damaged" in bad.stderr and "nothing was imported" in bad.stderr
+    assert (
+        bad.returncode == 1
+        and "truncated or damaged" in bad.stderr
+        and "nothing was imported" in bad.stderr
+    )
     broken = json.loads(raw)
     del broken["sessions"][-1]["chats"][-1]["turn_id"]
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps(broken), encoding="utf-8")
     bad = runner.cli("import", str(wrong))
-    assert bad.returncode == 1 and f"sessions[2].chats[{len(broken['sessions'][-1]['chats']) - 1}]: missing 'turn_id'" in bad.stderr
+    assert (
+        bad.returncode == 1
+        and f"sessions[2].chats[{len(broken['sessions'][-1]['chats']) - 1}]: missing 'turn_id'"
+        in bad.stderr
+    )
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps({**broken, "version": 2}), encoding="utf-8")
     assert "newer memd" in runner.cli("import", str(newer)).stderr
@@ -225,9 +270,14 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
     assert res["memories"]["added"] == len(before["memories"]["items"]) and res["new_sessions"] == 3
 
     def key(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-        return sorted((i["id"], i["text"], i["type"], i["scope"], i["rel"], json.dumps(i["meta"])) for i in items)
+        return sorted(
+            (i["id"], i["text"], i["type"], i["scope"], i["rel"], json.dumps(i["meta"]))
+            for i in items
+        )
 
-    assert key(_ok(runner.cli("memories", "--all", "--json"))["items"]) == key(before["memories"]["items"])
+    assert key(_ok(runner.cli("memories", "--all", "--json"))["items"]) == key(
+        before["memories"]["items"]
+    )
     assert _norm(c, _ok(runner.cli("recall", "--mode", "sessions", "--json"))) == before["sessions"]
     assert _ok(runner.cli("import", str(lean), "--format", "memd", "--json"))["new"] == 0
     # Without a daemon the export reads the index directly.
@@ -248,7 +298,9 @@ def _export_import(src: Store, dst: Store, tmp_path: Path) -> dict[str, Any]:
     )  # fmt: skip
 
 
-def test_a_session_known_on_both_sides_gets_the_missing_chats_and_keeps_split_messages(tmp_path: Path) -> None:
+def test_a_session_known_on_both_sides_gets_the_missing_chats_and_keeps_split_messages(
+    tmp_path: Path,
+) -> None:
     src, dst = Store.open(tmp_path / "src.db"), Store.open(tmp_path / "dst.db")
     try:
         src.w.run(lambda c: write_turns(c, [
@@ -257,7 +309,11 @@ def test_a_session_known_on_both_sides_gets_the_missing_chats_and_keeps_split_me
             turn("s1", "m1", "assistant", "Then py-spy for the hot loop.", T0 + 2, part_id="p-b", line=4),
             turn("s1", "q2", "user", "Does py-spy need root?", T0 + 3),
         ]))  # fmt: skip
-        dst.w.run(lambda c: write_turns(c, [turn("s1", "q1", "user", "How do I profile a slow Django view?", T0)]))
+        dst.w.run(
+            lambda c: write_turns(
+                c, [turn("s1", "q1", "user", "How do I profile a slow Django view?", T0)]
+            )
+        )
         assert rows(dst, "SELECT title_source FROM sessions") == [("first",)]
 
         res = _export_import(src, dst, tmp_path)
