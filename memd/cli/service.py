@@ -200,19 +200,6 @@ def launch_agents_dir(home: Path) -> Path:
     return home / "Library" / "LaunchAgents"
 
 
-def _unit_environment(settings: Settings) -> dict[str, str]:
-    # Only variables that move memd's files: the service must find what this shell's memd finds.
-    # Secrets (API keys) never go here; unit files and plists are readable by others.
-    env: dict[str, str] = {}
-    if settings.paths.home is not None:
-        env["MEMD_HOME"] = str(settings.paths.home)
-    if settings.server_socket:
-        env["MEMD_SOCKET"] = str(Path(settings.server_socket).expanduser().absolute())
-    if settings.source and Path(settings.source) != settings.paths.config_file:
-        env["MEMD_CONFIG"] = str(Path(settings.source).absolute())
-    return env
-
-
 def _moves_socket(settings: Settings) -> bool:
     # Otherwise the socket is %t/memd/memd.sock, whatever XDG_RUNTIME_DIR this shell has.
     return settings.paths.home is not None or bool(settings.server_socket)
@@ -270,7 +257,7 @@ def plan_install(
     home = home if home is not None else Path.home()
     env = os.environ if env is None else env
     argv = list(executable) if executable is not None else resolve_executable()
-    unit_env = _unit_environment(settings)
+    unit_env = settings.location_env()
     notes: list[str] = []
     if argv[1:] == ["-m", "memd"]:
         notes.append(

@@ -202,6 +202,23 @@ class Settings:
         """Keys whose value differs between two settings (for SIGHUP reload)."""
         return [k for k, f in _BY_KEY.items() if getattr(self, f.name) != getattr(other, f.name)]
 
+    def location_env(self) -> dict[str, str]:
+        """The environment another process needs to find this memd: MEMD_HOME, MEMD_SOCKET and
+        MEMD_CONFIG when they move memd's files from their defaults.
+
+        Processes started by a service manager or by an assistant (the service unit, Claude
+        Code's hooks and MCP server) do not inherit this shell's variables. Secrets never go
+        here: unit files and assistant settings are readable by other programs.
+        """
+        env: dict[str, str] = {}
+        if self.paths.home is not None:
+            env["MEMD_HOME"] = str(self.paths.home)
+        if self.server_socket:
+            env["MEMD_SOCKET"] = str(Path(self.server_socket).expanduser().absolute())
+        if self.source and Path(self.source) != self.paths.config_file:
+            env["MEMD_CONFIG"] = str(Path(self.source).absolute())
+        return env
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:

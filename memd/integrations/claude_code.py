@@ -110,6 +110,7 @@ def integrate(
     remove: bool = False,
     dry_run: bool = False,
     state_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> IntegrationPlan:
     """Add memd's hooks to `settings_path` and its MCP server to `mcp_config_path`.
 
@@ -119,7 +120,8 @@ def integrate(
     the plan holds the would-be content. `state_file` (memd's own state folder) remembers which
     containers (``hooks``, ``hooks.SessionStart``, ``mcpServers``) memd created, so that
     `remove` also restores a container that was present but empty; without it, containers left
-    empty by `remove` are dropped.
+    empty by `remove` are dropped. `env` (``Settings.location_env()``) is set for the hooks and
+    the MCP server: Claude Code starts them without this shell's MEMD_HOME or MEMD_SOCKET.
 
     Raises `ConfigError` naming the file when a file is not valid JSON or not shaped like
     Claude Code's; no file is touched then.
@@ -147,8 +149,11 @@ def integrate(
         actions += _remove_server(mcp_doc, mcp_target, records[mcp_target])
     else:
         made: dict[Path, set[str]] = {p: set() for p in docs}
-        actions += _add_hooks(settings_doc, settings_target, list(memd_argv), made[settings_target])
-        actions += _add_server(mcp_doc, mcp_target, list(memd_argv), made[mcp_target])
+        env = dict(env or {})
+        actions += _add_hooks(
+            settings_doc, settings_target, list(memd_argv), env, made[settings_target]
+        )
+        actions += _add_server(mcp_doc, mcp_target, list(memd_argv), env, made[mcp_target])
         for p, names in made.items():
             records[p] = (records[p] or set()) | names
 
@@ -174,14 +179,24 @@ def integrate(
     return plan
 
 
-def hook_command(memd_argv: Sequence[str], kind: str) -> str:
-    """The shell command Claude Code runs for hook `kind` (``session-start``/``user-prompt``)."""
-    return shlex.join([*memd_argv, "hook", kind])
+def hook_command(memd_argv: Sequence[str], kind: str, env: Mapping[str, str] | None = None) -> str:
+    """The shell command Claude Code runs for hook `kind` (``session-start``/``user-prompt``),
+    prefixed with ``NAME=value`` assignments for `env`."""
+    # An assignment is only one when its name is unquoted: quote the value alone.
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in sorted((env or {}).items())]
+    return " ".join([*assignments, shlex.join([*memd_argv, "hook", kind])])
 
 
-def server_entry(memd_argv: Sequence[str]) -> dict[str, Any]:
-    """The ``mcpServers.memd`` entry: a stdio server started as ``<memd> mcp``."""
-    return {"type": "stdio", "command": memd_argv[0], "args": [*memd_argv[1:], "mcp"]}
+def server_entry(memd_argv: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The ``mcpServers.memd`` entry: a stdio server started as ``<memd> mcp`` with `env`."""
+    entry: dict[str, Any] = {
+        "type": "stdio",
+        "command": memd_argv[0],
+        "args": [*memd_argv[1:], "mcp"],
+    }
+    if env:
+        entry["env"] = dict(sorted(env.items()))
+    return entry
 
 
 def default_paths(env: Mapping[str, str] | None = None) -> tuple[Path, Path]:
@@ -229,7 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from memd.core.settings import load
 
-        state_file = load().paths.state_dir / "claude-code-integration.json"
+        settings = load()
+        state_file = settings.paths.state_dir / "claude-code-integration.json"
         plan = integrate(
             args.settings or settings_default,
             args.mcp_config or mcp_default,
@@ -237,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             remove=args.remove,
             dry_run=args.dry_run,
             state_file=state_file,
+            env=settings.location_env(),
         )
     except MemdError as exc:
         hint = f"\nhint: {exc.hint}" if exc.hint else ""
@@ -251,12 +268,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --- settings.json: hooks ---------------------------------------------------------------
 
 
-def _add_hooks(doc: dict[str, Any], path: Path, memd_argv: list[str], made: set[str]) -> list[str]:
+def _add_hooks(
+    doc: dict[str, Any], path: Path, memd_argv: list[str], env: dict[str, str], made: set[str]
+) -> list[str]:
     actions = []
     hooks = _container(doc, "hooks", dict, path, made, "hooks")
     for kind, event in _EVENTS.items():
         groups = _container(hooks, event, list, path, made, f"hooks.{event}")
-        command = hook_command(memd_argv, kind)
+        command = hook_command(memd_argv, kind, env)
         if any(h.get("command") == command for h in _hook_entries(groups, path, event)):
             continue
         stale = _drop_memd_hooks(groups, {kind})
@@ -336,9 +355,11 @@ def _is_memd_launcher(tokens: list[str]) -> bool:
 # --- ~/.claude.json: mcpServers ---------------------------------------------------------
 
 
-def _add_server(doc: dict[str, Any], path: Path, memd_argv: list[str], made: set[str]) -> list[str]:
+def _add_server(
+    doc: dict[str, Any], path: Path, memd_argv: list[str], env: dict[str, str], made: set[str]
+) -> list[str]:
     servers = _container(doc, "mcpServers", dict, path, made, "mcpServers")
-    wanted = server_entry(memd_argv)
+    wanted = server_entry(memd_argv, env)
     current = servers.get(SERVER_NAME)
     if current == wanted:
         return []

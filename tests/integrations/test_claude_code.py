@@ -17,9 +17,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from memd.core.errors import ConfigError
+from memd.core.settings import load as load_settings
 from memd.integrations import claude_code
 from memd.integrations.claude_code import hook_command, integrate
-from tests.utils import ROOT, memd_env
+from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 MEMD = ["/opt/memd/bin/memd"]
 
@@ -339,7 +340,9 @@ def test_main_dry_run_and_apply(
 
     assert claude_code.main([*paths, "--memd", "/x/memd"]) == 0
     assert "wrote" in capsys.readouterr().out
-    assert memd_commands(load(settings_path), "SessionStart") == ["/x/memd hook session-start"]
+    assert memd_commands(load(settings_path), "SessionStart") == [
+        f"MEMD_HOME={tmp_path / 'home'} /x/memd hook session-start"
+    ]
     assert claude_code.main([*paths, "--memd", "/x/memd", "--remove"]) == 0
     assert load(settings_path) == SETTINGS and load(claude_path) == CLAUDE_JSON
 
@@ -391,3 +394,60 @@ def test_installed_commands_run_as_claude_code_runs_them(tmp_path: Path, home: P
             return [t.name for t in (await client.list_tools()).tools]
 
     assert "memory_context" in anyio.run(list_tools)
+
+
+def test_commands_carry_memd_home_and_socket() -> None:
+    env = {"MEMD_HOME": "/data/my memd", "MEMD_SOCKET": "/run/m.sock"}
+    command = hook_command(MEMD, "user-prompt", env)
+    assert (
+        command
+        == "MEMD_HOME='/data/my memd' MEMD_SOCKET=/run/m.sock /opt/memd/bin/memd hook user-prompt"
+    )
+    assert claude_code._memd_hook_kind(command) == "user-prompt"
+    entry = claude_code.server_entry(MEMD, env)
+    assert entry["env"] == env and claude_code._is_memd_server(entry)
+
+
+def test_custom_home_reaches_hooks_and_mcp_started_without_it(
+    tmp_path: Path, home: Path, daemon: DaemonProcess
+) -> None:
+    """Claude Code starts hooks and the MCP server with its own environment, not the shell's
+    that ran `integrate`: MEMD_HOME must travel inside the commands."""
+    (daemon.memory / "_core" / "preferences.md").write_text(
+        "# Preferences\n\n## Testing\n\n- always run vitest before committing (WOMBAT)\n"
+    )
+    settings = load_settings(env=memd_env(home))
+    wait_for(lambda: "WOMBAT" in json.dumps(daemon.call("context", {"query": "vitest"})))
+    settings_path, claude_path = tmp_path / "settings.json", tmp_path / ".claude.json"
+    integrate(
+        settings_path, claude_path, [sys.executable, "-m", "memd"], env=settings.location_env()
+    )
+    bare = {k: v for k, v in memd_env(home).items() if not k.startswith("MEMD_")}
+
+    command = load(settings_path)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    proc = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps({"session_id": "s", "cwd": "/tmp", "source": "startup"}),
+        capture_output=True,
+        text=True,
+        env=bare,
+        cwd=ROOT,
+        timeout=30,
+    )
+    assert proc.returncode == 0 and "WOMBAT" in proc.stdout, (command, proc.stderr)
+
+    entry = load(claude_path)["mcpServers"]["memd"]
+    params = StdioServerParameters(
+        command=entry["command"],
+        args=entry["args"],
+        env={**bare, **entry.get("env", {})},
+        cwd=str(ROOT),
+    )
+
+    async def context() -> str:
+        async with Client(params) as client:
+            result = await client.call_tool("memory_context", {"query": "vitest"})
+            return json.dumps(result.structured_content)
+
+    assert "WOMBAT" in anyio.run(context)
