@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,11 +59,17 @@ def _show(title: str, text: str) -> None:
 
 
 def run_demo(home: Path | None = None, serve: bool = False) -> int:
-    """Run the walkthrough; with `serve`, leave the daemon running in the foreground."""
+    """Run the walkthrough; with `serve`, leave the daemon running in the foreground.
+
+    A home made here is a throwaway: it is removed when the demo ends.
+    """
+    throwaway = home is None
     home = home or Path(tempfile.mkdtemp(prefix="memd-demo-"))
     env = {**os.environ, "MEMD_HOME": str(home), "MEMD_LOG_LEVEL": "WARNING"}
     sock = home / "run" / "memd.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=env)
+    # -P: the current folder is not put on sys.path, so a folder named `memd` here (the clone,
+    # seen from its parent) cannot shadow the installed package.
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "memd", "serve"], env=env)
     try:
         _wait(sock, proc)
         mem = home / "memory"
@@ -110,3 +117,5 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(10)
+        if throwaway:
+            shutil.rmtree(home, ignore_errors=True)
