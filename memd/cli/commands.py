@@ -588,6 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
     sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
+    sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
     sp = add(
         "service",
         cmd_service,
@@ -611,6 +612,7 @@ DELEGATED = {
     "hook": "memd.integrations.hooks",
     "mcp": "memd.integrations.mcp_server",
     "integrate": "memd.integrations.claude_code",
+    "ui": "memd.ui.run",
 }
 
 

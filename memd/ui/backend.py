@@ -1,0 +1,99 @@
+"""The page's way to the daemon: its socket, or, with no daemon, the index opened read-only.
+
+The fallback is the CLI's (`memd.cli.commands.call`): an `Engine` over `Store.open_readonly`, so
+the page answers as the daemon would from the same index. Writes never take the fallback: the
+page shows what it knows and says that changes need the daemon.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from memd.api import client
+from memd.api.client import RemoteError
+from memd.core.errors import DaemonNotRunning, MemdError, MethodNotFound, StoreError
+from memd.core.settings import Settings
+
+METHOD_NOT_FOUND = -32601
+
+
+def method_missing(exc: BaseException) -> bool:
+    """Whether an error says the daemon has no such method (an older or trimmed daemon)."""
+    if isinstance(exc, MethodNotFound):
+        return True
+    return isinstance(exc, RemoteError) and exc.code == METHOD_NOT_FOUND
+
+
+class WritesNeedDaemon(DaemonNotRunning):
+    """A change was asked for while no daemon is running."""
+
+
+class Backend:
+    """Calls socket methods; falls back to the read-only index while the daemon is down."""
+
+    def __init__(self, settings: Settings, *, timeout: float = 30.0) -> None:
+        self.settings = settings
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._fallback: Any = None  # (Engine, Store) while the daemon is down
+        self._probes: dict[tuple[str, str], bool] = {}
+
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, *, write: bool = False
+    ) -> Any:
+        """Ask the daemon; without one, answer reads from the index and refuse writes."""
+        try:
+            result = client.call(
+                self.settings.socket_path, method, params or {}, timeout=self.timeout
+            )
+        except DaemonNotRunning:
+            if write:
+                raise WritesNeedDaemon(
+                    "the daemon is not running, so nothing can be changed from this page",
+                    hint="start it with `memd serve` (or `memd service install`), then reload",
+                ) from None
+            return self._engine().handle(method, params or {})
+        self._close_fallback()
+        return result
+
+    def has(self, method: str, probe: dict[str, Any], *, daemon: str) -> bool:
+        """Whether `method` exists, asked once per daemon (`daemon` names it, e.g. its pid).
+
+        `probe` must be params the method refuses or answers without changing anything: a
+        write method is probed with a missing required param, which an existing method answers
+        with "invalid params" and a missing one with "method not found".
+        """
+        key = (daemon, method)
+        if key in self._probes:
+            return self._probes[key]
+        try:
+            self.call(method, probe)
+            found = True
+        except (DaemonNotRunning, StoreError):
+            return False  # no answer at all: ask again next time
+        except MemdError as exc:
+            found = not method_missing(exc)
+        self._probes[key] = found
+        return found
+
+    def close(self) -> None:
+        self._close_fallback()
+
+    def _engine(self) -> Any:
+        with self._lock:
+            if self._fallback is None:
+                from memd.app import Engine
+                from memd.db import Store
+
+                store = Store.open_readonly(self.settings.db_path)
+                self._fallback = (Engine(self.settings, store), store)
+            return self._fallback[0]
+
+    def _close_fallback(self) -> None:
+        if self._fallback is None:
+            return
+        with self._lock:
+            if self._fallback is not None:
+                self._fallback[1].close()
+                self._fallback = None

@@ -1,0 +1,154 @@
+"""PURE helpers of the page: highlighting, times, safe return paths, and form → socket params."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from markupsafe import Markup, escape
+
+from memd.core.errors import InvalidParams
+from memd.core.text import terms
+from memd.memory.parse import strip_meta_comments
+
+OFF_MEANS = (
+    "Off means: assistants get no memory from memd (context comes back empty), new"
+    " conversation turns are not recorded, nothing is extracted or summarised, and remember and"
+    " forget are refused. Your Markdown files stay as they are, hand edits are still indexed,"
+    " and search still works. Turning it on again does not bring back what was said while it"
+    " was off."
+)
+# The socket method the page uses to change an item in place (see the Edit view).
+EDIT_METHOD = "edit_item"
+EDIT_PROBE: dict[str, Any] = {"id": ""}
+
+
+def highlight(text: str, query: str) -> Markup:
+    """`text` escaped, with every occurrence of the query's words wrapped in <mark>."""
+    # One-letter Latin terms ("c" of "c++") would mark every word; CJK characters carry meaning.
+    words = {w for w in terms(query, drop_stopwords=False) if len(w) > 1 or not w.isascii()}
+    words |= {w for w in query.split() if len(w) > 1}
+    if not words:
+        return escape(text)
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        out.append(str(escape(text[pos : m.start()])))
+        out.append(f"<mark>{escape(m.group(0))}</mark>")
+        pos = m.end()
+    out.append(str(escape(text[pos:])))
+    return Markup("".join(out))
+
+
+def clean_snippet(snippet: str) -> str:
+    """A search snippet without memd's metadata comments (what a person reads)."""
+    return " ".join(strip_meta_comments(snippet).split())
+
+
+def when(ts: Any) -> str:
+    """Epoch seconds or an ISO-8601 time as local `YYYY-MM-DD HH:MM`; "never" for none."""
+    if not ts:
+        return "never"
+    try:
+        if isinstance(ts, str) and not ts.replace(".", "", 1).isdigit():
+            moment = dt.datetime.fromisoformat(ts)
+            moment = moment.astimezone() if moment.tzinfo else moment
+        else:
+            moment = dt.datetime.fromtimestamp(float(ts))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(ts)
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def yaml_value(v: Any) -> str:
+    """A front matter value as it was written (`true`, not Python's `True`)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list | tuple):
+        return ", ".join(yaml_value(x) for x in v)
+    return str(v)
+
+
+def safe_back(path: str, default: str = "/memory") -> str:
+    """A local path to go back to after a form (never another site, never a scheme)."""
+    if not path.startswith("/") or path.startswith("//") or "\\" in path or "\n" in path:
+        return default
+    return path
+
+
+def with_message(path: str, *, msg: str = "", err: str = "", anchor: str = "") -> str:
+    """`path` (made safe) with a message for the next page, replacing any earlier one."""
+    parts = urlsplit(safe_back(path))
+    query = [
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("msg", "err")
+    ]
+    query += [(k, v) for k, v in (("msg", msg), ("err", err)) if v]
+    return urlunsplit(("", "", parts.path, urlencode(query), anchor or parts.fragment))
+
+
+def error_text(exc: Exception) -> str:
+    hint = getattr(exc, "hint", "")
+    return f"{exc} ({hint})" if hint else str(exc)
+
+
+def remember_params(form: Mapping[str, str]) -> dict[str, Any]:
+    """`remember` params from the page's form."""
+    text = " ".join(form.get("text", "").split())
+    if not text:
+        raise InvalidParams("write what to remember first")
+    scope = form.get("scope", "user") or "user"
+    params: dict[str, Any] = {"text": text, "scope": scope}
+    if form.get("type"):
+        params["type"] = form["type"]
+    if scope == "project":
+        params["project"] = form.get("project", "").strip()
+    if scope == "agent":
+        params["agent_id"] = form.get("agent_id", "").strip()
+    return params
+
+
+def edit_params(form: Mapping[str, str]) -> dict[str, Any]:
+    """`edit_item` params from the edit form: only what the person changed.
+
+    The form carries the values it showed (`orig_*`, and `expect` for the text), so a field left
+    alone is not sent and cannot overwrite a change made meanwhile; `expect_text` lets the
+    daemon refuse the edit when the item's line changed on disk since the page was loaded.
+    """
+    item_id = form.get("id", "").strip()
+    if not item_id:
+        raise InvalidParams("which item? (no id)")
+    params: dict[str, Any] = {"id": item_id, "expect_text": form.get("expect", "")}
+    text = " ".join(form.get("text", "").split())
+    if not text:
+        raise InvalidParams("the text cannot be empty (use forget to remove an item)")
+    if text != " ".join(form.get("expect", "").split()):
+        params["text"] = text
+    imp = form.get("importance", "").strip()
+    if imp != form.get("orig_importance", "").strip() and imp:
+        if not imp.isdigit() or not 1 <= int(imp) <= 10:
+            raise InvalidParams("importance is a whole number from 1 to 10")
+        params["importance"] = int(imp)
+    pinned = form.get("pinned", "") == "on"
+    if pinned != (form.get("orig_pinned", "") == "on"):
+        params["pinned"] = pinned
+    expires = form.get("expires", "").strip()
+    if expires != form.get("orig_expires", "").strip():
+        if expires:
+            try:
+                dt.date.fromisoformat(expires)
+            except ValueError:
+                raise InvalidParams("expiry is a date like 2027-01-31") from None
+        params["expires"] = expires
+    move_path = form.get("move_path", "").strip()
+    if move_path and move_path != form.get("orig_path", "").strip():
+        params["move_to"] = {
+            "path": move_path,
+            "section": form.get("move_section", "").strip() or "Notes",
+        }
+    if len(params) == 2:
+        raise InvalidParams("nothing changed")
+    return params

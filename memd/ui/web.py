@@ -1,0 +1,496 @@
+"""The page's routes: server-rendered views over the socket methods, and the forms that write.
+
+Every view asks `status` first (daemon up or not, memory on or off) and then the methods it
+shows. Writes are POSTs (the guard has already checked their CSRF token) that call one socket
+method and redirect back with what happened.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from memd.core.errors import InvalidParams, MemdError
+from memd.core.models import MEMORY_TYPES
+from memd.core.settings import Settings
+from memd.ui import charts, present, tree
+from memd.ui.backend import Backend, method_missing
+from memd.ui.guard import Guard, Keys
+
+HERE = Path(__file__).parent
+NAV = (
+    ("memory", "Memory"),
+    ("search", "Search"),
+    ("context", "Context preview"),
+    ("conversations", "Conversations"),
+    ("activity", "Activity"),
+    ("edit", "Edit"),
+)
+TIMELINE_DAYS = (7, 30, 90, 365)
+NOT_AVAILABLE = "not available in this daemon"
+
+
+def create_app(
+    settings: Settings,
+    keys: Keys,
+    port: int,
+    *,
+    backend: Backend | None = None,
+    on_login: Callable[[], None] | None = None,
+) -> Guard:
+    """The whole page behind its guard, ready for uvicorn."""
+    pages = Pages(settings, backend or Backend(settings), keys)
+    routes = [
+        Route("/", pages.home),
+        Route("/memory", pages.memory),
+        Route("/memory/file", pages.file),
+        Route("/search", pages.search),
+        Route("/context", pages.context),
+        Route("/conversations", pages.conversations),
+        Route("/conversations/session", pages.session),
+        Route("/activity", pages.activity),
+        Route("/edit", pages.edit),
+        Route("/remember", pages.remember, methods=["POST"]),
+        Route("/forget", pages.forget, methods=["POST"]),
+        Route("/edit_item", pages.edit_item, methods=["POST"]),
+        Route("/switch", pages.switch, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Guard(Starlette(routes=routes), keys, port, on_login=on_login)
+
+
+class Pages:
+    """One method per route."""
+
+    def __init__(self, settings: Settings, backend: Backend, keys: Keys) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.keys = keys
+        self.templates = Jinja2Templates(directory=HERE / "templates")
+        env = self.templates.env
+        env.filters["when"] = present.when
+        env.filters["yaml_value"] = present.yaml_value
+        env.globals.update(
+            highlight=present.highlight,
+            off_means=present.OFF_MEANS,
+            nav=NAV,
+            memory_types=MEMORY_TYPES,
+            not_available=NOT_AVAILABLE,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+    def render(self, request: Request, name: str, active: str, **ctx: Any) -> Response:
+        status = ctx.pop("status", None)
+        if status is None:
+            status, problem = self._status()
+            ctx.setdefault("problem", problem)
+        live = bool(status and status.get("daemon", {}).get("running"))
+        ctx.update(
+            status=status,
+            live=live,
+            enabled=bool(status and status.get("enabled")),
+            writable=live and bool(status and status.get("enabled")),
+            csrf=self.keys.csrf,
+            active=active,
+            here=_here(request),
+            msg=request.query_params.get("msg", ""),
+            err=request.query_params.get("err", ""),
+        )
+        return self.templates.TemplateResponse(request, name, ctx)
+
+    def _status(self) -> tuple[dict[str, Any] | None, str]:
+        try:
+            return self.backend.call("status"), ""
+        except MemdError as exc:
+            return None, present.error_text(exc)
+
+    def _call(self, method: str, params: dict[str, Any] | None = None) -> tuple[Any, str]:
+        try:
+            return self.backend.call(method, params or {}), ""
+        except MemdError as exc:
+            if method_missing(exc):
+                return None, f"{method}: {NOT_AVAILABLE}"
+            return None, present.error_text(exc)
+
+    def _daemon_key(self, status: dict[str, Any] | None) -> str:
+        """Names one daemon run, so a restarted (maybe upgraded) daemon is probed again."""
+        d = (status or {}).get("daemon") or {}
+        started = round(time.time() - float(d.get("uptime_s") or 0), -1)
+        return f"{d.get('pid')}:{started:.0f}"
+
+    def _can_edit(self, status: dict[str, Any] | None) -> bool:
+        if not (status and status.get("daemon", {}).get("running")):
+            return False
+        return self.backend.has(
+            present.EDIT_METHOD, present.EDIT_PROBE, daemon=self._daemon_key(status)
+        )
+
+    def _max_bytes(self) -> int:
+        return int(self.settings.index_max_file_mb * (1 << 20))
+
+    # -- views -----------------------------------------------------------------------------
+    def home(self, request: Request) -> Response:
+        return RedirectResponse("/memory", status_code=303)
+
+    def memory(self, request: Request) -> Response:
+        status, problem = self._status()
+        groups: list[tree.Group] = []
+        if status:
+            roots = tree.roots_from_status(status)
+            groups = tree.scan(roots, status.get("problems") or [], max_bytes=self._max_bytes())
+        return self.render(
+            request,
+            "memory.html",
+            "memory",
+            status=status,
+            problem=problem,
+            groups=groups,
+            can_edit=self._can_edit(status),
+            today=dt.date.today(),
+            title="Memory",
+        )
+
+    def file(self, request: Request) -> Response:
+        status, problem = self._status()
+        view = None
+        if status:
+            roots = tree.roots_from_status(status)
+            found = tree.resolve_file(
+                roots,
+                _int(request.query_params.get("root"), -1),
+                request.query_params.get("rel", ""),
+            )
+            if found is None:
+                problem = "no such memory file"
+            else:
+                view = tree.read_file(*found, max_bytes=self._max_bytes())
+                tree.link_replacements([view])
+                self._link_elsewhere(view)
+        return self.render(
+            request,
+            "file.html",
+            "memory",
+            status=status,
+            problem=problem,
+            file=view,
+            can_edit=self._can_edit(status),
+            today=dt.date.today(),
+            title=view.rel if view else "File",
+        )
+
+    def _link_elsewhere(self, view: tree.FileView) -> None:
+        """Replacements that live in other files, found through `memories`."""
+        wanted = {i.meta.get("by") for i in view.items if i.superseded and not i.replaced_by}
+        if not wanted - {None, ""}:
+            return
+        res, _ = self._call("memories", {"all": True})
+        by_id = {m["id"]: m for m in (res or {}).get("items", [])}
+        for i in view.items:
+            heir = by_id.get(i.meta.get("by", ""))
+            if i.superseded and not i.replaced_by and heir:
+                i.replaced_by = tree.ItemRef(heir["id"], heir["text"], heir["rel"])
+
+    def search(self, request: Request) -> Response:
+        q = request.query_params.get("q", "").strip()
+        scope = request.query_params.get("scope", "all")
+        if scope not in ("all", "memory", "conversations"):
+            scope = "all"
+        status, problem = self._status()
+        hits: list[dict[str, Any]] = []
+        if q and status:
+            res, problem = self._call("search", {"query": q, "limit": 20, "scope": scope})
+            roots = tree.roots_from_status(status)
+            hits = [_hit_view(h, roots) for h in (res or {}).get("hits", [])]
+        return self.render(
+            request,
+            "search.html",
+            "search",
+            status=status,
+            problem=problem,
+            q=q,
+            scope=scope,
+            hits=hits,
+            title=f"Search {q}" if q else "Search",
+        )
+
+    def context(self, request: Request) -> Response:
+        qp = request.query_params
+        s = self.settings
+        form = {
+            "q": qp.get("q", ""),
+            "agent_id": qp.get("agent_id", "").strip(),
+            "project": qp.get("project", "").strip(),
+            "session_id": qp.get("session_id", "").strip(),
+            "budget": _int(qp.get("budget"), s.context_budget_tokens),
+        }
+        status, problem = self._status()
+        result = None
+        bars: list[charts.TierBar] = []
+        if "q" in qp and status:
+            params: dict[str, Any] = {"query": form["q"], "budget_tokens": form["budget"]}
+            params.update({k: form[k] for k in ("agent_id", "project", "session_id") if form[k]})
+            result, problem = self._call("context", params)
+            if result and result.get("enabled", True):
+                shares = (
+                    s.context_user_tokens,
+                    s.context_project_tokens,
+                    s.context_conversation_tokens,
+                )
+                bars = charts.tier_bars(result, shares)
+        agents, projects = tree.agents_and_projects(tree.roots_from_status(status or {}))
+        return self.render(
+            request,
+            "context.html",
+            "context",
+            status=status,
+            problem=problem,
+            form=form,
+            result=result,
+            bars=bars,
+            agents=agents,
+            projects=projects,
+            title="Context preview",
+        )
+
+    def conversations(self, request: Request) -> Response:
+        days = _int(request.query_params.get("days"), 30)
+        if days not in TIMELINE_DAYS:
+            days = 30
+        source = request.query_params.get("source", "")
+        status, problem = self._status()
+        sessions: list[dict[str, Any]] = []
+        if status:
+            res, problem = self._call("recall", {"mode": "sessions", "limit": 1000})
+            sessions = (res or {}).get("sessions", [])
+        timeline = charts.session_timeline(sessions, days=days, today=dt.date.today())
+        shown = [s for s in sessions if not source or s.get("source") == source]
+        by_day: dict[str, list[dict[str, Any]]] = {}
+        for sess in shown[:300]:
+            day = charts.session_day(sess)
+            by_day.setdefault(day.isoformat() if day else "undated", []).append(sess)
+        return self.render(
+            request,
+            "conversations.html",
+            "conversations",
+            status=status,
+            problem=problem,
+            timeline=timeline,
+            by_day=by_day,
+            total=len(sessions),
+            shown=len(shown),
+            days=days,
+            day_choices=TIMELINE_DAYS,
+            source=source,
+            title="Conversations",
+        )
+
+    def session(self, request: Request) -> Response:
+        sid = request.query_params.get("id", "")
+        status, problem = self._status()
+        sess = None
+        extracted: list[dict[str, Any]] = []
+        if sid and status:
+            res, problem = self._call(
+                "recall", {"mode": "session", "session_id": sid, "limit": 1000}
+            )
+            sessions = (res or {}).get("sessions", [])
+            sess = sessions[0] if sessions else None
+            mems, _ = self._call("memories", {"all": True})
+            roots = tree.roots_from_status(status)
+            extracted = [
+                {**m, "root": _root_of(m["path"], roots)}
+                for m in (mems or {}).get("items", [])
+                if str(m["meta"].get("src", "")).partition("#")[0] == sid
+            ]
+        return self.render(
+            request,
+            "session.html",
+            "conversations",
+            status=status,
+            problem=problem,
+            sid=sid,
+            sess=sess,
+            extracted=extracted,
+            title=(sess or {}).get("title") or sid or "Session",
+        )
+
+    def activity(self, request: Request) -> Response:
+        status, problem = self._status()
+        runs = None
+        runs_note = ""
+        sync = None
+        changes = ""
+        if status:
+            if self.backend.has("job_runs", {"limit": 1}, daemon=self._daemon_key(status)):
+                res, runs_note = self._call("job_runs", {"limit": 60})
+                runs = (res or {}).get("runs")
+            else:
+                runs_note = (
+                    f"the history of runs is {NOT_AVAILABLE}: only each job's last run is shown"
+                )
+            sync, sync_problem = self._call("sync_status")
+            problem = problem or sync_problem
+            changes = _tail(Path(status.get("memory_root", "")) / "archive" / "CHANGES.md", 60)
+        return self.render(
+            request,
+            "activity.html",
+            "activity",
+            status=status,
+            problem=problem,
+            runs=runs,
+            runs_note=runs_note,
+            sync=sync,
+            changes=changes,
+            title="Activity",
+        )
+
+    def edit(self, request: Request) -> Response:
+        qp = request.query_params
+        status, problem = self._status()
+        item = None
+        candidates = None
+        fq = qp.get("forget", "").strip()
+        item_id = qp.get("id", "").strip()
+        files: list[str] = []
+        if status:
+            if item_id:
+                mems, problem = self._call("memories", {"all": True})
+                item = next((m for m in (mems or {}).get("items", []) if m["id"] == item_id), None)
+                if item is None and not problem:
+                    problem = f"no memory with id {item_id}"
+                files = sorted({m["rel"] for m in (mems or {}).get("items", [])} | _core_files())
+            if fq:
+                res, problem = self._call("forget", {"query": fq})
+                candidates = (res or {}).get("candidates", [])
+        agents, projects = tree.agents_and_projects(tree.roots_from_status(status or {}))
+        return self.render(
+            request,
+            "edit.html",
+            "edit",
+            status=status,
+            problem=problem,
+            item=item,
+            fq=fq,
+            candidates=candidates,
+            files=files,
+            agents=agents,
+            projects=projects,
+            can_edit=self._can_edit(status),
+            title="Edit",
+        )
+
+    # -- writes ----------------------------------------------------------------------------
+    async def _write(
+        self,
+        request: Request,
+        build: Callable[[dict[str, str]], tuple[str, dict[str, Any]]],
+        done: Callable[[Any], tuple[str, str]],
+    ) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        back = form.get("back", "/memory")
+        try:
+            method, params = build(form)
+            result = await run_in_threadpool(self.backend.call, method, params, write=True)
+        except MemdError as exc:
+            err = (
+                f"{NOT_AVAILABLE}: this daemon cannot do that yet"
+                if method_missing(exc)
+                else present.error_text(exc)
+            )
+            return RedirectResponse(present.with_message(back, err=err), status_code=303)
+        msg, anchor = done(result)
+        return RedirectResponse(present.with_message(back, msg=msg, anchor=anchor), status_code=303)
+
+    async def remember(self, request: Request) -> Response:
+        def done(r: dict[str, Any]) -> tuple[str, str]:
+            return f"Remembered {r['id']} in {r['path']} (line {r['line']})", f"item-{r['id']}"
+
+        return await self._write(request, lambda f: ("remember", present.remember_params(f)), done)
+
+    async def forget(self, request: Request) -> Response:
+        def build(f: dict[str, str]) -> tuple[str, dict[str, Any]]:
+            if not f.get("id", "").strip():
+                raise InvalidParams("which item? (no id)")
+            return "forget", {"id": f["id"].strip()}
+
+        def done(r: dict[str, Any]) -> tuple[str, str]:
+            gone = r.get("removed") or []
+            text = "; ".join(f"{g['id']} ({g['text']})" for g in gone) or "nothing"
+            return f"Forgot {text}", ""
+
+        return await self._write(request, build, done)
+
+    async def edit_item(self, request: Request) -> Response:
+        def done(r: dict[str, Any]) -> tuple[str, str]:
+            return f"Changed {r.get('id', '')} in {r.get('path', '')}", f"item-{r.get('id', '')}"
+
+        return await self._write(
+            request, lambda f: (present.EDIT_METHOD, present.edit_params(f)), done
+        )
+
+    async def switch(self, request: Request) -> Response:
+        def build(f: dict[str, str]) -> tuple[str, dict[str, Any]]:
+            return "set_enabled", {"enabled": f.get("enabled") == "on"}
+
+        def done(r: dict[str, Any]) -> tuple[str, str]:
+            return ("Memory is on" if r.get("enabled") else "Memory is off"), ""
+
+        return await self._write(request, build, done)
+
+
+def _int(raw: str | None, default: int) -> int:
+    try:
+        return int(raw) if raw is not None and raw.strip() else default
+    except ValueError:
+        return default
+
+
+def _here(request: Request) -> str:
+    q = request.url.query
+    kept = "&".join(p for p in q.split("&") if not p.startswith(("msg=", "err=")))
+    return request.url.path + (f"?{kept}" if kept else "")
+
+
+def _core_files() -> set[str]:
+    return {"_core/notes.md", "_core/preferences.md", "_core/profile.md"}
+
+
+def _root_of(path: str, roots: list[tree.RootInfo]) -> int:
+    """The number of the root holding `path` (the innermost one), or -1."""
+    best = -1, -1
+    for r in roots:
+        if Path(path).is_relative_to(r.path) and len(r.path.parts) > best[1]:
+            best = r.index, len(r.path.parts)
+    return best[0]
+
+
+def _hit_view(h: dict[str, Any], roots: list[tree.RootInfo]) -> dict[str, Any]:
+    out = dict(h)
+    out["snippet"] = present.clean_snippet(h.get("snippet", ""))
+    out["root"], out["rel"] = -1, h.get("path", "")
+    if h.get("kind") != "turn":
+        root = _root_of(h.get("path", ""), roots)
+        if root >= 0:
+            out["root"] = root
+            out["rel"] = Path(h["path"]).relative_to(roots[root].path).as_posix()
+    return out
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip("\n").split("\n")[-lines:])

@@ -1,0 +1,282 @@
+"""The memory page in a real Chromium, against a real daemon and the real `memd ui` process.
+
+With MEMD_SCREENSHOTS=1 these tests also write the screenshots in docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.uihelp import PageDaemon, UiProcess, screenshot, seed
+from tests.utils import DaemonProcess, wait_for
+
+pytestmark = pytest.mark.browser
+
+
+def open_page(page: Any, ui: UiProcess, path: str = "/memory") -> None:
+    page.goto(ui.url)
+    page.wait_for_url(f"{ui.base}/memory")
+    if path != "/memory":
+        page.goto(ui.base + path)
+
+
+def test_token_link_opens_the_page_and_nothing_opens_without_it(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    seed(page_daemon)
+    resp = browser.goto(f"{ui.base}/memory")
+    assert resp.status == 403
+    assert "This page needs its link" in browser.content()
+    browser.goto(ui.url)
+    browser.wait_for_url(f"{ui.base}/memory")  # the token left the address bar
+    cookie = next(c for c in browser.context.cookies() if c["name"] == f"memd_ui_{ui.port}")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert browser.evaluate("document.cookie") == ""  # HttpOnly: scripts cannot read it
+    # The tree: the core files first, each item with its metadata and where it came from.
+    assert browser.locator("#group-_core details.file").count() >= 2
+    old = browser.locator("li.item.superseded", has_text="User works at Acme Corp")
+    assert old.locator("s").inner_text() == "User works at Acme Corp"
+    assert "replaced by “User works at Globex”" in old.inner_text()
+    new = browser.locator("li.item:not(.superseded)", has_text="User works at Globex")
+    meta = new.inner_text()
+    assert "personal" in meta and "importance 8" in meta and "hits 1" in meta and "added " in meta
+    new.get_by_role("link", name="session s-globex, turn t1").click()
+    browser.wait_for_url(re.compile(r"/conversations/session\?id=s-globex#turn-t1$"))
+    assert browser.locator("#turn-t1").inner_text().count("Globex") == 1
+    assert "User works at Globex" in browser.locator("#extracted").inner_text()
+    screenshot(browser, "session")
+    browser.goto(f"{ui.base}/memory")
+    screenshot(browser, "memory")
+    browser.set_viewport_size({"width": 390, "height": 844})
+    screenshot(browser, "memory-phone")
+    browser.set_viewport_size({"width": 1200, "height": 900})
+
+
+def test_a_page_elsewhere_cannot_post_to_it(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    open_page(browser, ui, "/edit")
+    notes = page_daemon.memory / "_core" / "notes.md"
+    # The page's own form, its CSRF field taken out: refused.
+    browser.fill("#remember-text", "posted without the csrf field")
+    browser.evaluate("document.querySelector('#remember-form input[name=csrf]').remove()")
+    with browser.expect_response(f"{ui.base}/remember") as r:
+        browser.click("#remember-button")
+    assert r.value.status == 403
+    assert "CSRF" in browser.content()
+    # Another origin's page submitting a form here: the cookie stays home, the post is refused.
+    other = browser.context.new_page()
+    other.set_content(
+        f'<form method="post" action="{ui.base}/remember"><input name="text" value="cross-site">'
+        '<input name="csrf" value="guessed"><button>go</button></form>'
+    )
+    with other.expect_response(f"{ui.base}/remember") as r:
+        other.click("button")
+    assert r.value.status == 403
+    other.close()
+    assert not any(
+        t in p.read_text()
+        for p in page_daemon.memory.rglob("*.md")
+        for t in ("posted without the csrf field", "cross-site")
+    )
+    assert not notes.exists()
+
+
+def test_search_highlights_hits_in_memory_and_conversations(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    seed(page_daemon)
+    open_page(browser, ui, "/search")
+    browser.fill("#search-q", "pinia")
+    browser.keyboard.press("Enter")
+    browser.wait_for_url(re.compile(r"/search\?q=pinia"))
+    hits = browser.locator("#hits li.hit")
+    assert hits.count() >= 2
+    assert browser.locator("#hits li.hit.section mark").first.inner_text().lower() == "pinia"
+    turn = browser.locator("#hits li.hit.turn").first
+    assert turn.locator("mark").first.inner_text().lower() == "pinia"
+    assert "Vue components use Pinia" in turn.inner_text()
+    screenshot(browser, "search")
+    turn.get_by_role("link").click()
+    browser.wait_for_url(re.compile(r"/conversations/session\?id=s-vue#turn-t"))
+
+
+def test_context_preview_shows_tiers_and_what_was_dropped(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    seed(page_daemon)
+    open_page(browser, ui, "/context")
+    browser.fill("#context-q", "how should I test this vue component?")
+    browser.fill("input[name=budget]", "260")
+    browser.click("#context-form button[type=submit]")
+    browser.wait_for_url(re.compile(r"/context\?q="))
+    tiers = browser.locator("#tiers tr.tier")
+    assert [tiers.nth(i).get_attribute("data-tier") for i in range(3)] == [
+        "user",
+        "project",
+        "conversation",
+    ]
+    assert re.search(r"\d+ / \d+", tiers.nth(0).inner_text())
+    assert tiers.nth(0).locator("svg.bar rect").count() == 3
+    dropped = browser.locator("#dropped tr.dropped")
+    assert dropped.count() >= 1
+    assert "over the user tier budget" in dropped.first.locator("td.reason").inner_text()
+    block = browser.locator("#context-block").inner_text()
+    want = page_daemon.call(
+        "context", {"query": "how should I test this vue component?", "budget_tokens": 260}
+    )
+    assert block == want["text"]  # exactly what an assistant gets
+    screenshot(browser, "context")
+
+
+def test_remember_then_forget_changes_the_markdown_file(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    open_page(browser, ui, "/edit")
+    notes = page_daemon.memory / "_core" / "notes.md"
+    browser.fill("#remember-text", "Deploys happen on Tuesdays")
+    browser.select_option("#remember-type", "decision")
+    screenshot(browser, "edit")
+    browser.click("#remember-button")
+    browser.wait_for_url(re.compile(r"/memory\?msg=Remembered"))
+    assert "Remembered m_" in browser.locator("#flash").inner_text()
+    line = next(x for x in notes.read_text().splitlines() if "Deploys happen on Tuesdays" in x)
+    item_id = re.search(r"id=(m_\w+)", line).group(1)
+    assert "type=decision" in line and "src=manual" in line
+    row = browser.locator(f"#item-{item_id}")
+    assert "decision" in row.inner_text()
+    browser.once("dialog", lambda d: d.accept())
+    row.get_by_role("button", name="forget").click()
+    browser.wait_for_url(re.compile(r"msg=Forgot"))
+    assert "Deploys happen on Tuesdays" not in notes.read_text()
+    assert browser.locator(f"#item-{item_id}").count() == 0
+    # Dismissing the question keeps the item.
+    page_daemon.call("remember", {"text": "Keep this one"})
+    browser.reload()
+    row = browser.locator("li.item", has_text="Keep this one")
+    browser.once("dialog", lambda d: d.dismiss())
+    row.get_by_role("button", name="forget").click()
+    assert "Keep this one" in notes.read_text()
+
+
+def test_changing_an_item_is_offered_only_where_the_daemon_can(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    r = page_daemon.call("remember", {"text": "Use squash merges", "type": "preference"})
+    open_page(browser, ui, f"/edit?id={r['id']}")
+    note = browser.locator("#edit-unavailable")
+    assert "not available in this daemon" in note.inner_text()
+    assert browser.locator("#edit-form button[type=submit]").is_disabled()
+    # Forced through anyway, the post is answered, not failed.
+    browser.evaluate("document.querySelector('#edit-form fieldset').disabled = false")
+    browser.fill("#edit-form textarea[name=text]", "Use rebase merges")
+    browser.click("#edit-form button[type=submit]")
+    browser.wait_for_url(re.compile(r"err="))
+    assert "not available in this daemon" in browser.locator("#flash-error").inner_text()
+    assert "Use squash merges" in Path(r["path"]).read_text()
+
+
+def test_the_switch_turns_memory_off_and_says_what_that_means(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    seed(page_daemon)
+    open_page(browser, ui, "/context?q=vue")
+    assert browser.locator("#memory-state").inner_text() == "memory on"
+    browser.click("#switch-button")
+    browser.wait_for_url(re.compile(r"/context\?q=vue.*msg=Memory"))
+    assert browser.locator("#memory-state").inner_text() == "memory off"
+    banner = browser.locator(".banner.off").first.inner_text()
+    assert "assistants get no memory" in banner and "Markdown files stay as they are" in banner
+    assert page_daemon.call("status")["enabled"] is False
+    assert page_daemon.call("context", {"query": "vue"})["text"] == ""
+    browser.goto(f"{ui.base}/edit")
+    assert browser.locator("#remember-button").is_disabled()
+    browser.click("#switch-button")
+    browser.wait_for_url(re.compile(r"msg=Memory"))
+    assert browser.locator("#memory-state").inner_text() == "memory on"
+    assert page_daemon.call("status")["enabled"] is True
+
+
+def test_conversations_and_activity(page_daemon: PageDaemon, ui: UiProcess, browser: Any) -> None:
+    seed(page_daemon)
+    open_page(browser, ui, "/conversations")
+    bars = browser.locator("#timeline svg.timeline rect")
+    assert bars.count() == 3  # three days with sessions, one source
+    titles = [bars.nth(i).locator("title").text_content() for i in range(3)]
+    assert all("1 session from ingest" in t for t in titles)
+    assert browser.locator("#sessions ul.sessions li").count() == 3
+    screenshot(browser, "conversations")
+    browser.goto(f"{ui.base}/activity")
+    runs = browser.locator("#runs tbody tr")
+    assert "extract" in runs.first.inner_text() and "added" in runs.first.inner_text()
+    assert "running · pid" in browser.locator("#daemon-state").inner_text()
+    assert "Off." in browser.locator("#sync").inner_text()
+    screenshot(browser, "activity")
+
+
+def test_activity_without_the_run_history_method(
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
+) -> None:
+    open_page(browser, ui, "/activity")
+    assert "not available in this daemon" in browser.locator("#runs-note").inner_text()
+    assert browser.locator("#jobs tbody tr").count() >= 3
+
+
+def test_with_the_daemon_stopped_the_page_reads_the_index(
+    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+) -> None:
+    seed(page_daemon)
+    open_page(browser, ui)
+    page_daemon.stop()
+    browser.goto(f"{ui.base}/search?q=vitest")
+    banner = browser.locator("#daemon-down").inner_text()
+    assert "The daemon is not running" in banner and "read-only" in banner
+    assert browser.locator("#hits li.hit").count() >= 1  # from the index on disk
+    assert browser.locator("#switch-button").is_disabled()
+    screenshot(browser, "daemon-stopped")
+    browser.goto(f"{ui.base}/edit")
+    assert browser.locator("#remember-button").is_disabled()
+    browser.evaluate("document.querySelector('#remember-form fieldset').disabled = false")
+    browser.fill("#remember-text", "written while the daemon is down")
+    browser.click("#remember-button")
+    browser.wait_for_url(re.compile(r"err="))
+    assert "daemon is not running" in browser.locator("#flash-error").inner_text()
+    assert not any(
+        "written while the daemon is down" in p.read_text()
+        for p in page_daemon.memory.rglob("*.md")
+    )
+    page_daemon.start()
+    browser.goto(f"{ui.base}/memory")
+    assert browser.locator("#daemon-down").count() == 0
+
+
+def test_the_browser_is_opened_through_a_private_launch_file(
+    daemon: DaemonProcess, home: Path, tmp_path: Path, browser: Any
+) -> None:
+    record = tmp_path / "argv"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys\nopen({str(record)!r}, 'w').write(sys.argv[1])\n"
+    )
+    fake.chmod(0o700)
+    ui = UiProcess(home, open_browser=True, BROWSER=str(fake)).start()
+    try:
+        wait_for(lambda: record.exists() and record.read_text(), 10)
+        arg = record.read_text()
+        assert ui.token not in arg  # command lines are visible to every user
+        launch = Path(arg.removeprefix("file://"))
+        assert stat.S_IMODE(launch.stat().st_mode) == 0o600
+        assert stat.S_IMODE(launch.parent.stat().st_mode) == 0o700
+        assert ui.token in launch.read_text()
+        browser.goto(arg)
+        browser.wait_for_url(f"{ui.base}/memory")
+        assert browser.locator("h1").inner_text() == "Memory"
+        assert not launch.exists()  # used once, then removed
+    finally:
+        ui.stop()
