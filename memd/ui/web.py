@@ -38,6 +38,8 @@ NAV = (
 )
 TIMELINE_DAYS = (7, 30, 90, 365)
 NOT_AVAILABLE = "not available in this daemon"
+# Where an item can be moved even before anything was remembered there.
+CORE_FILES = frozenset({"_core/notes.md", "_core/preferences.md", "_core/profile.md"})
 
 
 def create_app(
@@ -90,16 +92,14 @@ class Pages:
 
     # -- helpers ---------------------------------------------------------------------------
     def render(self, request: Request, name: str, active: str, **ctx: Any) -> Response:
-        status = ctx.pop("status", None)
-        if status is None:
-            status, problem = self._status()
-            ctx.setdefault("problem", problem)
+        """A view with what every page shows: nav, switch, daemon state, messages."""
+        status = ctx.get("status")
         live = bool(status and status.get("daemon", {}).get("running"))
+        enabled = bool(status and status.get("enabled"))
         ctx.update(
-            status=status,
             live=live,
-            enabled=bool(status and status.get("enabled")),
-            writable=live and bool(status and status.get("enabled")),
+            enabled=enabled,
+            writable=live and enabled,
             csrf=self.keys.csrf,
             active=active,
             here=_here(request),
@@ -368,7 +368,7 @@ class Pages:
                 item = next((m for m in (mems or {}).get("items", []) if m["id"] == item_id), None)
                 if item is None and not problem:
                     problem = f"no memory with id {item_id}"
-                files = sorted({m["rel"] for m in (mems or {}).get("items", [])} | _core_files())
+                files = sorted({m["rel"] for m in (mems or {}).get("items", [])} | CORE_FILES)
             if fq:
                 res, problem = self._call("forget", {"query": fq})
                 candidates = (res or {}).get("candidates", [])
@@ -461,10 +461,6 @@ def _here(request: Request) -> str:
     q = request.url.query
     kept = "&".join(p for p in q.split("&") if not p.startswith(("msg=", "err=")))
     return request.url.path + (f"?{kept}" if kept else "")
-
-
-def _core_files() -> set[str]:
-    return {"_core/notes.md", "_core/preferences.md", "_core/profile.md"}
 
 
 def _root_of(path: str, roots: list[tree.RootInfo]) -> int:
