@@ -142,3 +142,19 @@ def test_it_listens_on_loopback_only(daemon: DaemonProcess, ui: UiProcess) -> No
     ]
     assert listening and all(a.ip == "127.0.0.1" for a in listening)
     assert [a.port for a in listening] == [ui.port]
+
+
+def test_what_memory_holds_is_shown_as_text_never_run(daemon: DaemonProcess, ui: UiProcess) -> None:
+    evil = '<img src=x onerror="alert(1)"> & <script>alert(2)</script>'
+    (daemon.memory / "topics" / "html.md").write_text(
+        f"# <b>Title</b>\n\n## <i>Head</i>\n- {evil}\n"
+    )
+    r = daemon.call("remember", {"text": evil})
+    cookie = ui.sign_in()
+    for path in ("/memory", "/memory/file?root=0&rel=topics/html.md", f"/edit?id={r['id']}"):
+        status, _, body = ui.request("GET", path, headers={"Cookie": cookie})
+        assert status == 200, path
+        assert "<script>alert" not in body and "<img src=x" not in body, path
+        assert "&lt;script&gt;alert(2)&lt;/script&gt;" in body, path
+    status, _, body = ui.request("GET", "/search?q=onerror", headers={"Cookie": cookie})
+    assert "<img src=x" not in body and "&lt;img src=x <mark>onerror</mark>" in body
