@@ -20,6 +20,8 @@ MemdError
 ├── SyncError              cloud backend failures
 │   ├── SyncRetryable      network errors, 5xx
 │   └── SyncPermanent      bad credentials, schema missing, row rejected
+├── HistoryError           the history of the memory tree cannot be read or written
+│   └── UndoConflict       a change cannot be undone without touching later edits
 └── ServiceError           installing/uninstalling the user service
 """
 
@@ -140,6 +142,18 @@ class SyncRetryable(SyncError):
 
 class SyncPermanent(SyncError):
     """A permanent sync failure: park the operation with the error."""
+
+
+class HistoryError(MemdError):
+    """The history repository of the memory tree cannot be read or written."""
+
+
+class UndoConflict(HistoryError):
+    """Undoing a change would overwrite later edits; carries one message per conflicting file."""
+
+    def __init__(self, message: str, *, hint: str = "", conflicts: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.conflicts = conflicts
 
 
 class ServiceError(MemdError):

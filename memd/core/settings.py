@@ -161,6 +161,12 @@ class Settings:
         "Seconds after a local change or a context request before an early sync run (0: wait)",
         5.0,
     )
+    # history
+    history_keep_days: int = _s(
+        "history.keep_days",
+        "Days of memory-tree history kept; older changes are squashed into one (0 keeps all)",
+        90,
+    )
     # logging
     log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")
 
@@ -361,6 +367,10 @@ def load(
     if settings.sync_backend not in {"", "postgres", "supabase"}:
         raise ConfigError(
             f"sync.backend must be empty, 'postgres' or 'supabase', not {settings.sync_backend!r}"
+        )
+    if settings.history_keep_days < 0:
+        raise ConfigError(
+            f"history.keep_days must be 0 (keep all) or more, not {settings.history_keep_days}"
         )
     if settings.sync_namespace not in {"device", "user"}:
         raise ConfigError(

@@ -1,0 +1,201 @@
+"""Plain values of the history: causes, changes, diffs, undo plans, status; commit messages.
+
+A change is one commit. Its message has a subject line for people (`remember: always use
+vitest`) and git trailers for memd and for anyone using git tools::
+
+    Memd-Change: 3f9a0c1d2e4b
+    Memd-Cause: remember
+    Memd-Detail: id=m_1a2b always use vitest
+
+`Memd-Change` is a stable id: pruning rewrites the commits it keeps (new parents, new commit
+ids) but never their messages, so an id shown yesterday still names the same change today.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memd.core.redact import redact
+
+
+class Cause(enum.StrEnum):
+    """Why the memory tree changed."""
+
+    REMEMBER = "remember"
+    FORGET = "forget"
+    EXTRACT = "extract"  # an extraction run; detail names the run
+    SUPERSEDE = "supersede"
+    ARCHIVE = "archive"
+    IMPORT = "import"
+    EDIT = "edit"  # an edit made on the memory page or through the socket
+    UNDO = "undo"
+    PRUNE = "prune"
+    HAND = "hand"  # a person (or another program) edited the files
+    BASELINE = "baseline"  # the tree when history started, or the squashed older part
+
+
+CAUSE_TRAILER = "Memd-Cause"
+DETAIL_TRAILER = "Memd-Detail"
+CHANGE_TRAILER = "Memd-Change"
+UNDOES_TRAILER = "Memd-Undoes"
+_TRAILER_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,40}$")
+_TRAILER_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
+MAX_DETAIL = 300
+_SUBJECT_WORDS = {
+    Cause.HAND: "hand edit",
+    Cause.EXTRACT: "extraction",
+}
+
+
+def one_line(text: str, limit: int = MAX_DETAIL) -> str:
+    """`text` redacted, on one line, at most `limit` characters."""
+    flat = " ".join(redact(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_message(cause: Cause, detail: str, trailers: dict[str, str]) -> str:
+    """The commit message of a change: a subject line, a blank line, the trailers."""
+    detail = one_line(detail)
+    word = _SUBJECT_WORDS.get(cause, cause.value)
+    subject = one_line(f"{word}: {detail}" if detail else word, 72)
+    lines = [f"{CHANGE_TRAILER}: {trailers.pop(CHANGE_TRAILER)}", f"{CAUSE_TRAILER}: {cause}"]
+    if detail:
+        lines.append(f"{DETAIL_TRAILER}: {detail}")
+    for key, value in trailers.items():
+        if not _TRAILER_KEY.match(key):
+            raise ValueError(f"not a trailer key: {key!r}")
+        lines.append(f"{key}: {one_line(value)}")
+    return subject + "\n\n" + "\n".join(lines) + "\n"
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The trailers of the last paragraph of a commit message (first value per key)."""
+    paragraphs = message.strip().split("\n\n")
+    found: dict[str, str] = {}
+    if len(paragraphs) < 2:
+        return found
+    for line in paragraphs[-1].split("\n"):
+        m = _TRAILER_LINE.match(line)
+        if m:
+            found.setdefault(m.group(1), m.group(2).strip())
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file of a change: `status` is A (added), M (modified) or D (deleted)."""
+
+    path: str  # relative to the memory tree, with / separators
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One recorded change of the memory tree."""
+
+    id: str  # the stable Memd-Change id (a short commit id for commits memd did not write)
+    commit: str
+    at: float  # seconds since the epoch
+    cause: str
+    detail: str
+    summary: str  # the subject line
+    author: str
+    files: tuple[FileChange, ...] = ()
+    undoes: str = ""  # for an undo: the id of the change it reversed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """The unified diff of one file of a change (texts as committed, secrets redacted)."""
+
+    path: str
+    status: str
+    diff: str
+    binary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeDetail:
+    """A change with the diff of every file it touched."""
+
+    change: Change
+    diffs: tuple[FileDiff, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change": self.change.to_dict(), "diffs": [asdict(d) for d in self.diffs]}
+
+
+@dataclass(frozen=True, slots=True)
+class FileUndo:
+    """What undoing a change does to one file.
+
+    `expected` is the file's text the plan was computed from (None: the file did not exist);
+    the caller must write `new` (None: delete the file) only while the file still holds exactly
+    `expected`, so an edit made after planning is never overwritten.
+    """
+
+    path: Path
+    rel: str
+    expected: str | None
+    new: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UndoPlan:
+    """The files an undo rewrites, computed against their current content."""
+
+    change: Change
+    files: tuple[FileUndo, ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "change": self.change.to_dict(),
+            "files": [
+                {
+                    "path": str(f.path),
+                    "rel": f.rel,
+                    "delete": f.new is None,
+                    "create": f.expected is None,
+                }
+                for f in self.files
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    """What one prune did."""
+
+    squashed: int  # changes folded into the new root
+    kept: int  # changes kept as they were
+    before: float  # the cutoff, seconds since the epoch
+    change: Change | None = None  # the change recording the prune (None: nothing to prune)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryStatus:
+    """Whether history is being recorded, and if not, why."""
+
+    enabled: bool
+    ok: bool
+    reason: str  # empty when ok
+    git_dir: str
+    work_tree: str
+    git: str = ""  # `git --version`, or empty when git is missing
+    head: str = ""
+    pending: int = 0  # changes captured but not committed yet, and hand edits waiting
+    recorded: int = 0  # changes committed by this process
+    skipped: int = 0  # changes that could not be recorded
+    moved_aside: tuple[str, ...] = field(default=())  # damaged repositories set aside
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,169 @@
+"""Reading the history: the list of changes, one change with its diffs, finding a change by id."""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+from memd.core.errors import NotFound
+from memd.history.git import BRANCH, Git
+from memd.history.models import (
+    CAUSE_TRAILER,
+    CHANGE_TRAILER,
+    DETAIL_TRAILER,
+    UNDOES_TRAILER,
+    Change,
+    ChangeDetail,
+    FileChange,
+    FileDiff,
+    parse_trailers,
+)
+
+_FORMAT = "--format=%x1e%H%x1f%ct%x1f%an%x1f%B%x1f"
+
+
+def _change(sha: str, at: str, author: str, body: str, files: tuple[FileChange, ...]) -> Change:
+    trailers = parse_trailers(body)
+    return Change(
+        id=trailers.get(CHANGE_TRAILER) or sha[:12],
+        commit=sha,
+        at=float(at),
+        cause=trailers.get(CAUSE_TRAILER, ""),
+        detail=trailers.get(DETAIL_TRAILER, ""),
+        summary=body.strip().split("\n", 1)[0],
+        author=author,
+        files=files,
+        undoes=trailers.get(UNDOES_TRAILER, ""),
+    )
+
+
+def _parse_log(raw: bytes) -> list[Change]:
+    changes = []
+    for rec in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+        sha, at, author, body, rest = rec.split("\x1f", 4)
+        fields = [f for f in rest.lstrip("\x00\n").split("\x00") if f]
+        files = tuple(
+            FileChange(fields[i + 1], fields[i][:1]) for i in range(0, len(fields) - 1, 2)
+        )
+        changes.append(_change(sha, at, author, body, files))
+    return changes
+
+
+def since_arg(since: float | dt.datetime | str) -> str:
+    """A `--since` value git reads exactly (ISO 8601 with an offset)."""
+    if isinstance(since, str):
+        return since
+    if isinstance(since, dt.datetime):
+        when = since if since.tzinfo else since.astimezone()
+    else:
+        when = dt.datetime.fromtimestamp(since, dt.UTC)
+    return when.isoformat()
+
+
+def log_changes(
+    git: Git,
+    *,
+    path: str = "",
+    since: float | dt.datetime | str | None = None,
+    limit: int = 50,
+    rev: str = BRANCH,
+) -> list[Change]:
+    """Changes newest first, optionally only those touching `path` (a file or folder)."""
+    if git.head() is None:
+        return []
+    args = ["log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT]
+    if limit > 0:
+        args.append(f"--max-count={limit}")
+    if since is not None:
+        args.append("--since=" + since_arg(since))
+    args.append(rev)
+    if path:
+        args += ["--", path]
+    return _parse_log(git.run(*args).stdout)
+
+
+def resolve(git: Git, change: str) -> Change:
+    """The change with this id (a Memd-Change id, or a commit id or prefix of one)."""
+    key = change.strip()
+    if not key or git.head() is None:
+        raise NotFound(f"no change {change!r} in the history")
+    raw = git.run(
+        "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT,
+        "--fixed-strings", f"--grep={CHANGE_TRAILER}: {key}", BRANCH,
+    ).stdout  # fmt: skip
+    found = [c for c in _parse_log(raw) if c.id == key]
+    if found:
+        return found[0]
+    if all(ch in "0123456789abcdef" for ch in key.lower()) and len(key) >= 4:
+        proc = git.run("rev-parse", "--verify", "--quiet", key + "^{commit}", check=False)
+        if proc.returncode == 0:
+            sha = proc.stdout.decode().strip()
+            listed = _parse_log(
+                git.run(
+                    "log", "--no-renames", "--name-status", "-z", _FORMAT, "--max-count=1", sha
+                ).stdout
+            )
+            # Only changes on the history branch count: an object left over from before a
+            # prune is not a change any more.
+            on_branch = git.run("merge-base", "--is-ancestor", sha, BRANCH, check=False)
+            if listed and on_branch.returncode == 0:
+                return listed[0]
+    raise NotFound(
+        f"no change {change!r} in the history",
+        hint="`memd history` lists the changes and their ids",
+    )
+
+
+def parent_of(git: Git, change: Change) -> str | None:
+    proc = git.run("rev-parse", "--verify", "--quiet", change.commit + "^1", check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def file_versions(git: Git, change: Change) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """(before, after) content of every file the change touched (None: absent)."""
+    paths = [f.path for f in change.files]
+    if not paths:
+        return {}
+    parent = parent_of(git, change)
+    after = git.entries(change.commit, paths)
+    before = git.entries(parent, paths) if parent else {}
+    blobs = git.blobs([*after.values(), *before.values()])
+    return {
+        p: (blobs[before[p]] if p in before else None, blobs[after[p]] if p in after else None)
+        for p in paths
+    }
+
+
+def _decode(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def show_change(git: Git, change: str) -> ChangeDetail:
+    """A change's metadata and a unified diff per file."""
+    c = resolve(git, change)
+    diffs = []
+    versions = file_versions(git, c)
+    for f in c.files:
+        before, after = versions[f.path]
+        if b"\x00" in (before or b"") or b"\x00" in (after or b""):
+            diffs.append(FileDiff(f.path, f.status, "", binary=True))
+            continue
+        a_text, b_text = _decode(before) or "", _decode(after) or ""
+        name = str(PurePosixPath(f.path))
+        lines = difflib.unified_diff(
+            a_text.splitlines(keepends=True),
+            b_text.splitlines(keepends=True),
+            fromfile="/dev/null" if before is None else f"a/{name}",
+            tofile="/dev/null" if after is None else f"b/{name}",
+        )
+        diffs.append(FileDiff(f.path, f.status, "".join(_ensure_eol(lines))))
+    return ChangeDetail(c, tuple(diffs))
+
+
+def _ensure_eol(lines: Iterable[str]) -> list[str]:
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return out

@@ -1,0 +1,709 @@
+"""`History`: record every change of the memory tree in a git repository, and undo them.
+
+How a change travels:
+
+1. memd writes files, then calls `record(paths, cause, detail)`. On the caller's thread the
+   files are read and redacted right away (microseconds for a memory file), so the change holds
+   exactly what memd wrote even if someone edits the file a moment later.
+2. A background thread commits queued changes in batches: one `git fast-import` writes the
+   blobs, trees and commits of a batch and moves the branch. Nothing a write or the indexer
+   waits on runs git.
+3. Hand edits arrive from the watcher through `note_hand_edit(path)` and are committed per file
+   once a minute (`coalesce_s`) with the file's content at that time. A path whose content
+   history already holds (memd's own writes, seen by the watcher too) records nothing.
+
+Without `start()` (a CLI process) `record` commits before it returns.
+
+Recording never raises into the write that caused it: when git is missing or a commit fails the
+change is skipped with one warning and `status()` says why; a damaged repository is set aside
+(`history.git.damaged-<time>`) and a new history starts from the tree as it is.
+
+The repository stores redacted blobs, so `git status` in it shows files that hold secrets as
+modified, and restoring files with git tools (`checkout`, `reset --hard`, `restore`) would
+write placeholders over real secrets: use `undo`, which never does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memd.core.errors import HistoryError
+from memd.history import files as tree_files
+from memd.history.git import CommitSpec, Git, blob_sha, find_git
+from memd.history.models import (
+    CHANGE_TRAILER,
+    UNDOES_TRAILER,
+    Cause,
+    Change,
+    ChangeDetail,
+    HistoryStatus,
+    PruneResult,
+    UndoPlan,
+    format_message,
+)
+from memd.history.prune import squash_before
+from memd.history.query import log_changes, resolve, show_change
+from memd.history.repo import HistoryRepo, history_dir
+from memd.history.undo import plan_undo
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from memd.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MEMD_IDENT = "memd <memd@localhost>"
+MAX_PENDING = 10_000
+_LS_CHUNK = 400
+_AUTO = "auto"
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A change captured on the caller's thread, waiting for the commit thread."""
+
+    cause: Cause
+    detail: str
+    files: dict[str, bytes | None]  # redacted content by path; None: absent
+    at: float
+    author: str
+    trailers: dict[str, str] = field(default_factory=dict)
+    folders: tuple[str, ...] = ()  # folders recorded whole: history files under them not in
+    # `files` were gone when captured
+    before: dict[str, bytes | None] | None = None
+
+
+def _hand_author() -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:
+        user = "you"
+    return f"{user} <{user}@localhost>"
+
+
+class History:
+    """The change history of one memory tree (see the module docstring)."""
+
+    def __init__(
+        self,
+        tree: Path,
+        git_dir: Path,
+        *,
+        keep_days: int = 90,
+        git: str | None = _AUTO,
+        coalesce_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+        max_file_bytes: int = tree_files.MAX_FILE_BYTES,
+    ) -> None:
+        self.tree = tree.absolute()
+        self.git_dir = git_dir.absolute()
+        self.keep_days = keep_days
+        self.coalesce_s = coalesce_s
+        self.clock = clock
+        self.max_file_bytes = max_file_bytes
+        exe = find_git() if git == _AUTO else git
+        self._git = Git(exe, self.git_dir, self.tree) if exe else None
+        self._repo = HistoryRepo(self._git) if self._git else None
+        self._reason = (
+            "" if exe else "git is not installed (no `git` on PATH): changes are not recorded"
+        )
+        self._opened = False
+        self._version = ""
+        self._moved: list[str] = []
+        self._warned: set[str] = set()
+        self._queue: list[_Pending] = []
+        self._hand: dict[str, float] = {}
+        # Capture order is commit order: files are read and queued under `_cond`'s lock, and
+        # a batch drains the queue under it too. `_work` (taken first) serialises the batches.
+        self._cond = threading.Condition(threading.Lock())
+        self._work = threading.RLock()
+        self._busy = 0
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._known: dict[str, str | None] = {}
+        self._known_head: str | None = None
+        self.recorded = 0
+        self.skipped = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: object) -> History:
+        """The history of the configured memory tree, kept in memd's data folder."""
+        return cls(
+            settings.memory_dir,
+            history_dir(settings.paths.data_dir),
+            keep_days=settings.history_keep_days,
+            max_file_bytes=int(settings.index_max_file_mb * 1024 * 1024),
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the commit thread; it opens (or creates) the repository and records what
+        changed in the tree since history last saw it."""
+        if self._thread is not None:
+            return
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, name="memd-history", daemon=True)
+        with self._cond:
+            self._busy += 1  # until the thread has opened the repository (see `_loop`)
+        self._thread.start()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Commit waiting hand edits and queued changes, then stop the commit thread."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        else:
+            self.flush(force=True)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every queued change is committed (or skipped); False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._queue or self._busy:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    # -- recording -------------------------------------------------------------------------
+    def record(
+        self,
+        paths: Iterable[str | Path],
+        cause: Cause | str,
+        detail: str = "",
+        *,
+        before: Mapping[str | Path, str | bytes | None] | None = None,
+        trailers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Record that memd just wrote `paths` (files or folders, absolute or tree-relative).
+
+        `detail` says what happened in a line (an item id and text, an extraction run id, the
+        change an undo reverses). `before` optionally gives what the files held when memd read
+        them before writing: edits history has not seen yet are then recorded first as a hand
+        edit, so this change holds only memd's own edit. Never raises on I/O or git problems.
+        """
+        cause = Cause(cause)
+        with self._cond:
+            try:
+                pending = self._capture(paths, cause, detail, before, trailers)
+            except Exception as exc:
+                self._skip(
+                    f"capture:{type(exc).__name__}", f"reading the changed files failed: {exc}"
+                )
+                return
+            if pending is None:
+                return
+            if len(self._queue) >= MAX_PENDING:
+                self._skip("queue", f"{MAX_PENDING} changes are waiting to be recorded")
+                return
+            self._queue.append(pending)
+            running = self._thread is not None and not self._stop
+            self._cond.notify_all()
+        if not running:
+            self.flush()
+
+    def note_hand_edit(self, path: str | Path) -> None:
+        """The watcher saw `path` (a file or folder of the tree) change; it is recorded as a
+        hand edit once it has been quiet-or-not for `coalesce_s`, with its content then."""
+        rel = tree_files.rel_in_tree(self.tree, path)
+        if rel is None:
+            return
+        with self._cond:
+            self._hand.setdefault(rel, self.clock())
+            self._cond.notify_all()
+
+    def flush(self, *, force: bool = False) -> int:
+        """Commit queued changes and the hand edits that are due (all of them with `force`);
+        return how many changes were recorded."""
+        return self._batch(force_hand=force)
+
+    def catch_up(self) -> int:
+        """Record, as one hand edit, every file of the tree that differs from the history
+        (edits made while memd was not running, or that the watcher missed).
+
+        Git's index stats the tree, so only files that changed are read.
+        """
+        with self._work:
+            if not self._ensure_open():
+                return 0
+            git = self._git
+            assert git is not None
+            try:
+                rels = self._changed_in_tree(git)
+            except HistoryError as exc:
+                self._skip("catch-up", f"comparing the tree with the history failed: {exc}")
+                return 0
+
+            def capture() -> list[_Pending]:
+                p = self._capture_rels(
+                    rels, Cause.HAND, "edits made outside memd's view", _hand_author()
+                )
+                return [p] if p else []
+
+            return self._batch(extra=capture) if rels else self._batch()
+
+    def _batch(
+        self, *, force_hand: bool = False, extra: Callable[[], list[_Pending]] | None = None
+    ) -> int:
+        """Drain the queue, capture due hand edits (and `extra`), commit them in one go."""
+        with self._work:
+            if not self._ensure_open():
+                with self._cond:
+                    self.skipped += len(self._queue)
+                    self._queue = []
+                    self._cond.notify_all()
+                return 0
+            with self._cond:
+                items, self._queue = self._queue, []
+                due = self._take_due(force_hand)
+                self._busy += 1
+                try:
+                    items += self._capture_hand(due)
+                    if extra is not None:
+                        items += extra()
+                except Exception as exc:
+                    self._skip(
+                        f"capture:{type(exc).__name__}", f"reading changed files failed: {exc}"
+                    )
+            try:
+                return self._commit(items) if items else 0
+            finally:
+                with self._cond:
+                    self._busy -= 1
+                    self._cond.notify_all()
+
+    # -- reading and undoing ---------------------------------------------------------------
+    def log(
+        self,
+        path: str | Path | None = None,
+        since: float | dt.datetime | str | None = None,
+        limit: int = 50,
+    ) -> list[Change]:
+        """Changes newest first; only those touching `path` (a file or folder) when given."""
+        git = self._reader()
+        rel = ""
+        if path is not None and str(path) not in ("", "."):
+            found = tree_files.rel_in_tree(self.tree, path)
+            if found is None:
+                raise HistoryError(f"{path} is not inside the memory tree {self.tree}")
+            rel = found
+        return log_changes(git, path=rel, since=since, limit=limit)
+
+    def show(self, change: str) -> ChangeDetail:
+        """One change: its metadata and a unified diff per file (as recorded, redacted)."""
+        return show_change(self._reader(), change)
+
+    def get(self, change: str) -> Change:
+        """One change by id (a Memd-Change id or a commit id prefix)."""
+        return resolve(self._reader(), change)
+
+    def undo(self, change: str) -> UndoPlan:
+        """Compute the undo of `change` against the files as they are now.
+
+        Raises `UndoConflict` naming each file and its lines when later edits touched what the
+        change wrote. Nothing is written: apply the plan with `apply_undo` (or memd's safe
+        writer, then `record(..., Cause.UNDO, ...)`).
+        """
+        self.wait()
+        return plan_undo(self._reader(), self.tree, change)
+
+    def apply_undo(
+        self,
+        plan: UndoPlan,
+        write: Callable[[Path, str | None, str | None], None] = tree_files.write_checked,
+    ) -> list[str]:
+        """Write a plan's files with `write(path, expected, new)` and record the undo.
+
+        `write` must refuse when the file no longer holds `expected` (the default does).
+        Returns the paths written.
+        """
+        done: list[str] = []
+        before: dict[str | Path, str | bytes | None] = {}
+        try:
+            for f in plan.files:
+                write(f.path, f.expected, f.new)
+                done.append(f.rel)
+                before[f.rel] = f.expected
+        finally:
+            if done:
+                c = plan.change
+                self.record(
+                    done,
+                    Cause.UNDO,
+                    f"undo {c.id}: {c.summary}",
+                    before=before,
+                    trailers={UNDOES_TRAILER: c.id},
+                )
+        return done
+
+    def prune(self) -> PruneResult:
+        """Squash changes older than `keep_days` into one root commit, record the prune and
+        run gc. Does nothing when `keep_days` is 0."""
+        now = self.clock()
+        cutoff = now - self.keep_days * 86400
+        if self.keep_days <= 0:
+            return PruneResult(0, 0, cutoff)
+        self.flush()
+        with self._work:
+            if not self._ensure_open():
+                raise HistoryError(self._reason)
+            git = self._git
+            assert git is not None and self._repo is not None
+            with self._repo.locked():
+                squashed, kept, change_id = squash_before(
+                    git, cutoff, now=now, committer=MEMD_IDENT
+                )
+            self._known_head = None
+        if not change_id:
+            return PruneResult(0, kept, cutoff)
+        return PruneResult(squashed, kept, cutoff, resolve(git, change_id))
+
+    def status(self) -> HistoryStatus:
+        """Whether changes are being recorded and, if not, why."""
+        head = ""
+        if self._git is not None and self._opened:
+            try:
+                head = self._git.head() or ""
+            except HistoryError:
+                head = ""
+        with self._cond:
+            pending = len(self._queue) + len(self._hand)
+        return HistoryStatus(
+            enabled=self._git is not None,
+            ok=not self._reason,
+            reason=self._reason,
+            git_dir=str(self.git_dir),
+            work_tree=str(self.tree),
+            git=self._version,
+            head=head,
+            pending=pending,
+            recorded=self.recorded,
+            skipped=self.skipped,
+            moved_aside=tuple(self._moved),
+        )
+
+    # -- internals -------------------------------------------------------------------------
+    def _reader(self) -> Git:
+        if self._git is None:
+            raise HistoryError(
+                self._reason, hint="install git to keep a history of the memory tree"
+            )
+        if not self._opened and not self.git_dir.exists():
+            raise HistoryError(f"no history yet in {self.git_dir}")
+        return self._git
+
+    def _skip(self, key: str, message: str) -> None:
+        self.skipped += 1
+        self._reason = message
+        if key in self._warned:
+            log.debug("history: change not recorded: %s", message)
+        else:
+            self._warned.add(key)
+            log.warning("history: change not recorded: %s", message)
+
+    def _loop(self) -> None:
+        try:
+            with self._work:
+                self._ensure_open()
+        finally:
+            with self._cond:
+                self._busy -= 1
+                self._cond.notify_all()
+        while True:
+            with self._cond:
+                while not self._stop and not self._queue and not self._due_now():
+                    self._cond.wait(self._next_due_in())
+                stopping = self._stop
+            try:
+                self._batch(force_hand=stopping)
+            except Exception:
+                log.exception("history: recording failed")
+            if stopping:
+                with self._cond:
+                    if not self._queue:
+                        return
+
+    def _due_now(self) -> bool:
+        now = self.clock()
+        return any(now - t >= self.coalesce_s for t in self._hand.values())
+
+    def _next_due_in(self) -> float | None:
+        if not self._hand:
+            return None
+        return max(0.05, min(self._hand.values()) + self.coalesce_s - self.clock())
+
+    def _take_due(self, force: bool) -> list[str]:
+        now = self.clock()
+        due = [r for r, t in self._hand.items() if force or now - t >= self.coalesce_s]
+        for r in due:
+            del self._hand[r]
+        return sorted(due)
+
+    def _capture_hand(self, rels: list[str]) -> list[_Pending]:
+        out = []
+        author = _hand_author()
+        for rel in rels:
+            try:
+                p = self._capture_rels([rel], Cause.HAND, rel, author)
+            except Exception as exc:
+                self._skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
+                continue
+            if p is not None:
+                out.append(p)
+        return out
+
+    def _capture(
+        self,
+        paths: Iterable[str | Path],
+        cause: Cause,
+        detail: str,
+        before: Mapping[str | Path, str | bytes | None] | None,
+        trailers: Mapping[str, str] | None,
+    ) -> _Pending | None:
+        if self._git is None:
+            self._skip("no-git", self._reason)
+            return None
+        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in paths) if r]
+        pending = self._capture_rels(rels, cause, detail, MEMD_IDENT)
+        if pending is None:
+            return None
+        pending.trailers = dict(trailers or {})
+        if before:
+            pending.before = {}
+            for p, content in before.items():
+                rel = tree_files.rel_in_tree(self.tree, p)
+                if rel is None or not tree_files.recordable(rel):
+                    continue
+                data = (
+                    content.encode("utf-8", "surrogateescape")
+                    if isinstance(content, str)
+                    else content
+                )
+                pending.before[rel] = None if data is None else tree_files.redact_bytes(data)
+        return pending
+
+    def _capture_rels(
+        self, rels: Iterable[str], cause: Cause, detail: str, author: str
+    ) -> _Pending | None:
+        files: dict[str, bytes | None] = {}
+        folders: list[str] = []
+        for rel in rels:
+            path = self.tree / rel
+            if path.is_dir() and not path.is_symlink():
+                folders.append(rel)
+                for f in tree_files.walk(self.tree, rel):
+                    self._read_into(files, f)
+            elif path.exists() or path.is_symlink():
+                if tree_files.recordable(rel):
+                    self._read_into(files, rel)
+            else:
+                # Gone: a file, or a folder whose files history still lists.
+                if tree_files.recordable(rel):
+                    files[rel] = None
+                folders.append(rel)
+        if not files and not folders:
+            return None
+        return _Pending(cause, detail, files, self.clock(), author, folders=tuple(folders))
+
+    def _read_into(self, files: dict[str, bytes | None], rel: str) -> None:
+        data = tree_files.read_real(self.tree, rel)
+        if data is not None and len(data) > self.max_file_bytes:
+            self._skip("too-big", f"{rel} is larger than {self.max_file_bytes} bytes; not recorded")
+            return
+        files[rel] = None if data is None else tree_files.redact_bytes(data)
+
+    def _ensure_open(self) -> bool:
+        """Open (create, or repair) the repository once; record the tree's state in it."""
+        if self._opened:
+            return True
+        if self._git is None or self._repo is None:
+            return False
+        try:
+            self._version = self._git.out("--version")
+            with self._repo.locked() if self._repo.exists() else contextlib.nullcontext():
+                moved = self._repo.ensure()
+            if moved is not None:
+                self._moved.append(str(moved))
+            self._opened = True
+            self._reason = ""
+        except HistoryError as exc:
+            self._reason = f"the history repository cannot be used: {exc}"
+            log.warning("history: %s", self._reason)
+            return False
+        self._start_from_tree()
+        return True
+
+    def _start_from_tree(self) -> None:
+        git = self._git
+        assert git is not None
+        try:
+            head = git.head()
+        except HistoryError:
+            head = None
+        if head is None:
+            detail = "the memory tree when history started"
+            # Under the capture lock, so a change captured meanwhile is either in the baseline
+            # (and dropped from the queue) or captured after it.
+            with self._cond:
+                self._queue = []
+                pending = self._capture_rels(
+                    list(tree_files.walk(self.tree)), Cause.BASELINE, detail, MEMD_IDENT
+                )
+            if pending is None or not pending.files:
+                pending = _Pending(Cause.BASELINE, detail, {}, self.clock(), MEMD_IDENT)
+            self._commit([pending], allow_empty=True)
+        else:
+            self.catch_up()
+
+    def _changed_in_tree(self, git: Git) -> list[str]:
+        if not (self.git_dir / "index").exists():
+            git.run("read-tree", "refs/heads/main")
+        git.run("update-index", "-q", "--refresh", check=False)
+        out: set[str] = set()
+        for args in (
+            ("diff-files", "--name-only", "-z"),
+            ("diff-index", "--cached", "--name-only", "-z", "refs/heads/main"),
+            ("ls-files", "--others", "--exclude-standard", "-z"),
+        ):
+            raw = git.run(*args).stdout
+            out.update(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
+        return sorted(r for r in out if tree_files.recordable(r))
+
+    def _known_for(self, git: Git, head: str | None, rels: set[str], folders: set[str]) -> None:
+        if head != self._known_head:
+            self._known = {}
+            self._known_head = head
+        if head is None:
+            for r in rels:
+                self._known.setdefault(r, None)
+            return
+        unknown = sorted(r for r in rels if r not in self._known)
+        for i in range(0, len(unknown), _LS_CHUNK):
+            chunk = unknown[i : i + _LS_CHUNK]
+            found = git.entries(head, chunk)
+            for r in chunk:
+                self._known[r] = found.get(r)
+        todo = sorted(folders)
+        for i in range(0, len(todo), _LS_CHUNK):
+            self._known.update(git.entries(head, todo[i : i + _LS_CHUNK]))
+
+    def _commit(self, items: list[_Pending], *, allow_empty: bool = False) -> int:
+        git, repo = self._git, self._repo
+        assert git is not None and repo is not None
+        try:
+            with repo.locked():
+                head = git.head()
+                rels = {r for it in items for r in it.files} | {
+                    r for it in items for r in (it.before or {})
+                }
+                self._known_for(git, head, rels, {f for it in items for f in it.folders})
+                state = dict(self._known)
+                specs: list[CommitSpec] = []
+                for it in items:
+                    if it.before:
+                        unseen = _changed(state, it.before)
+                        if unseen:
+                            specs.append(
+                                self._spec(
+                                    Cause.HAND,
+                                    f"edits not yet recorded before this {it.cause}",
+                                    unseen,
+                                    it.at,
+                                    _hand_author(),
+                                    {},
+                                )
+                            )
+                    files = dict(it.files)
+                    for folder in it.folders:
+                        prefix = folder + "/"
+                        for r, sha in state.items():
+                            if sha is not None and r.startswith(prefix) and r not in files:
+                                files[r] = None
+                    changed = _changed(state, files)
+                    if changed or allow_empty:
+                        specs.append(
+                            self._spec(it.cause, it.detail, changed, it.at, it.author, it.trailers)
+                        )
+                if not specs:
+                    return 0
+                shas = git.fast_import(specs, parent=head, committer=MEMD_IDENT)
+                self._known = state
+                self._known_head = shas[-1]
+                touched = {r for s in specs for r in s.files}
+                try:
+                    git.update_index({r: state.get(r) for r in touched})
+                except HistoryError as exc:
+                    # The index only serves `git status`; a user's git holding its lock must
+                    # not cost a change.
+                    log.debug("history: index not updated: %s", exc)
+        except HistoryError as exc:
+            self._known_head = None
+            self._commit_failed(exc, len(items))
+            return 0
+        self.recorded += len(specs)
+        self._reason = ""
+        return len(specs)
+
+    def _spec(
+        self,
+        cause: Cause,
+        detail: str,
+        files: dict[str, bytes | None],
+        at: float,
+        author: str,
+        trailers: Mapping[str, str],
+    ) -> CommitSpec:
+        extra = {CHANGE_TRAILER: secrets.token_hex(6), **trailers}
+        return CommitSpec(format_message(cause, detail, extra), author, at, files)
+
+    def _commit_failed(self, exc: HistoryError, n: int) -> None:
+        repo = self._repo
+        assert repo is not None
+        try:
+            why = repo.problem()
+        except HistoryError as probe:
+            why = str(probe)
+        if not why:
+            self._skip("commit", f"git could not record the change: {exc}")
+            self.skipped += n - 1
+            return
+        self._skip("damaged", f"{why}; the history was set aside and starts again")
+        self.skipped += n - 1
+        try:
+            with repo.locked():
+                moved = repo.set_aside()
+            self._moved.append(str(moved))
+            self._opened = False
+            self._known_head = None
+            self._ensure_open()
+        except HistoryError as again:
+            self._reason = f"the history repository cannot be used: {again}"
+            log.warning("history: %s", self._reason)
+
+
+def _changed(
+    state: dict[str, str | None], files: Mapping[str, bytes | None]
+) -> dict[str, bytes | None]:
+    """The files whose content differs from `state`; `state` is updated to them."""
+    out: dict[str, bytes | None] = {}
+    for rel, data in files.items():
+        sha = None if data is None else blob_sha(data)
+        if state.get(rel) != sha:
+            out[rel] = data
+            state[rel] = sha
+    return out

@@ -1,0 +1,353 @@
+"""Recording changes: one change per memd write with its cause, hand edits coalesced, only the
+memory tree, secrets redacted, a repository plain git can read, failures that never break a
+write."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memd.history import Cause, History
+from tests.history.conftest import Clock, git, write
+
+SECRET = "sk-ant-api03-" + "Q7x" * 31 + "AA"
+PASSWORD = "hunter2-correct-horse"
+PRIVATE = "my diary entry nobody reads"
+
+
+def _causes(h: History) -> list[str]:
+    return [c.cause for c in h.log()]
+
+
+def test_baseline_is_readable_with_plain_git(hist: History, tree: Path) -> None:
+    changes = hist.log()
+    assert [c.cause for c in changes] == ["baseline"]
+    assert {f.path for f in changes[0].files} == {
+        "_core/profile.md",
+        "_core/preferences.md",
+        "topics/vue.md",
+    }
+    # The repository is an ordinary one: git alone (no memd, no --work-tree) reads it.
+    assert (
+        git(hist, "log", "--format=%s").strip() == "baseline: the memory tree when history started"
+    )
+    assert git(hist, "status", "--porcelain") == ""
+    assert (
+        git(hist, f"--work-tree={tree}", "show", "HEAD:topics/vue.md")
+        == (tree / "topics/vue.md").read_text()
+    )
+    trailers = git(hist, "log", "-1", "--format=%(trailers:key=Memd-Cause,valueonly)").strip()
+    assert trailers == "baseline"
+
+
+@pytest.mark.parametrize(
+    ("cause", "detail"),
+    [
+        (Cause.REMEMBER, "id=m_1a2b always use pnpm"),
+        (Cause.FORGET, "id=m_1a2b always use pnpm"),
+        (Cause.EXTRACT, "run r_20261122_0930: 2 added, 1 merged"),
+        (Cause.SUPERSEDE, "m_0001 superseded by m_0002 (employer)"),
+        (Cause.ARCHIVE, "run 2026-11-22: 3 items archived"),
+        (Cause.IMPORT, "memd-export v1 from laptop.json"),
+        (Cause.EDIT, "page edit of m_0003: importance 7 -> 9"),
+    ],
+)
+def test_each_memd_write_is_one_change_with_its_cause(
+    hist: History, tree: Path, cause: Cause, detail: str
+) -> None:
+    path = write(tree, "_core/notes.md", "# Notes\n\n## Notes\n\n- always use pnpm\n")
+    hist.record([path], cause, detail)
+    # The watcher sees memd's own write too: it must not become a second change.
+    hist.note_hand_edit(path)
+    hist.flush(force=True)
+    changes = hist.log()
+    assert [c.cause for c in changes] == [cause.value, "baseline"]
+    c = changes[0]
+    assert c.detail == detail
+    assert [(f.path, f.status) for f in c.files] == [("_core/notes.md", "A")]
+    assert c.author == "memd"
+    # The same cause, as trailers git itself reads.
+    assert git(hist, "log", "-1", "--format=%(trailers:key=Memd-Cause,valueonly)").strip() == cause
+    assert (
+        git(hist, "log", "-1", "--format=%(trailers:key=Memd-Detail,valueonly)").strip() == detail
+    )
+
+
+def test_a_write_that_changed_nothing_records_nothing(hist: History, tree: Path) -> None:
+    hist.record([tree / "topics/vue.md"], Cause.EDIT, "same text")
+    assert _causes(hist) == ["baseline"]
+
+
+def test_one_change_holds_every_file_of_an_extraction_run(hist: History, tree: Path) -> None:
+    a = write(tree, "_core/profile.md", TEMPLATE_PROFILE + "- works at Acme\n")
+    b = write(tree, "topics/rust.md", "# Rust\n\n## Tooling\n\n- cargo nextest\n")
+    c = write(tree, "projects/api/context.md", "# Project api\n\n## Context\n\n- RFC 7807 errors\n")
+    hist.record([a, b, c], Cause.EXTRACT, "run r_42: 3 added")
+    [run, _] = hist.log()
+    assert run.cause == "extract"
+    assert sorted((f.path, f.status) for f in run.files) == [
+        ("_core/profile.md", "M"),
+        ("projects/api/context.md", "A"),
+        ("topics/rust.md", "A"),
+    ]
+
+
+TEMPLATE_PROFILE = "# User Profile\n\n## Basic Info\n\n- lives in Lyon\n"
+
+
+def test_background_recording_keeps_the_order_of_writes(tree: Path, tmp_path: Path) -> None:
+    h = History(tree, tmp_path / "h.git")
+    h.start()
+    assert h.wait(30)  # the baseline is committed
+    try:
+        path = tree / "_core/notes.md"
+        for n in range(5):
+            write(
+                tree,
+                "_core/notes.md",
+                "# Notes\n\n" + "".join(f"- item {i}\n" for i in range(n + 1)),
+            )
+            h.record([path], Cause.REMEMBER, f"item {n}")
+        assert h.wait(30)
+        changes = h.log()
+        assert [c.detail for c in changes[:5]] == [f"item {n}" for n in range(4, -1, -1)]
+        assert changes[-1].cause == "baseline"
+        head = git(h, "show", "HEAD:_core/notes.md")
+        assert head == path.read_text()
+    finally:
+        h.close()
+    assert not h.status().pending
+
+
+def test_hand_edits_are_coalesced_per_file_per_minute(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    vue = tree / "topics/vue.md"
+    for n in range(4):
+        write(tree, "topics/vue.md", TEMPLATE_VUE + f"- hand note {n}\n")
+        hist.note_hand_edit(vue)
+        clock.advance(10)
+    write(tree, "_core/preferences.md", "# User Preferences\n\n- spaces after all\n")
+    hist.note_hand_edit(tree / "_core/preferences.md")
+    assert hist.flush() == 0  # 40 s after the first save: still coalescing
+    assert hist.status().pending == 2
+    clock.advance(25)
+    assert hist.flush() == 1  # vue.md is due (65 s), preferences.md is not (25 s)
+    [vue_change, _] = hist.log()
+    assert vue_change.cause == "hand"
+    assert vue_change.detail == "topics/vue.md"
+    assert git(hist, "show", "HEAD:topics/vue.md").endswith("- hand note 3\n")
+    clock.advance(60)
+    assert hist.flush() == 1
+    assert [c.detail for c in hist.log()] == [
+        "_core/preferences.md",
+        "topics/vue.md",
+        "the memory tree when history started",
+    ]
+    assert hist.log()[0].author != "memd"
+
+
+TEMPLATE_VUE = "# Vue\n\n## Testing\n\n- use vitest\n- mount with @vue/test-utils\n"
+
+
+def test_a_deleted_folder_records_its_files_as_deleted(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    write(tree, "agents/bot/relationship.md", "# Bot\n\n- friendly\n")
+    write(tree, "agents/bot/topics/jokes.md", "# Jokes\n\n- puns\n")
+    hist.record([tree / "agents/bot"], Cause.IMPORT, "agent bot")
+    shutil.rmtree(tree / "agents/bot")
+    hist.note_hand_edit(tree / "agents/bot")
+    hist.flush(force=True)
+    gone = hist.log()[0]
+    assert sorted((f.path, f.status) for f in gone.files) == [
+        ("agents/bot/relationship.md", "D"),
+        ("agents/bot/topics/jokes.md", "D"),
+    ]
+
+
+def test_before_separates_an_unseen_hand_edit_from_memds_write(hist: History, tree: Path) -> None:
+    vue = tree / "topics/vue.md"
+    by_hand = TEMPLATE_VUE + "- typed by hand, not yet seen\n"
+    write(tree, "topics/vue.md", by_hand)
+    write(tree, "topics/vue.md", by_hand + "- use happy-dom <!-- memd id=m_9 -->\n")
+    hist.record([vue], Cause.REMEMBER, "id=m_9", before={vue: by_hand})
+    remember, hand, _ = hist.log()
+    assert (remember.cause, hand.cause) == ("remember", "hand")
+    diff = hist.show(remember.id).diffs[0].diff
+    assert "+- use happy-dom" in diff and "typed by hand" not in diff.replace(" - typed", "")
+    assert "+- typed by hand" in hist.show(hand.id).diffs[0].diff
+
+
+def test_only_markdown_inside_the_tree_is_recorded(
+    hist: History, tree: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# not memory\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x.md").write_text("# elsewhere\n")
+    os.symlink(outside, tree / "topics/linked.md")
+    os.symlink(tmp_path / "elsewhere", tree / "linked-folder")
+    write(tree, "topics/.vue.md.swp", "swap")
+    write(tree, "topics/notes.md~", "backup")
+    write(tree, "topics/diagram.png", "not markdown")
+    index = tmp_path / "data" / "index.db"
+    index.write_bytes(b"SQLite format 3\x00")
+    hist.record(
+        [
+            outside,
+            index,
+            tree / "topics/linked.md",
+            tree / "linked-folder/x.md",
+            tree / "linked-folder",
+            tree / "topics/.vue.md.swp",
+            tree / "topics/notes.md~",
+            tree / "topics/diagram.png",
+            tree / ".." / "outside.md",
+        ],
+        Cause.IMPORT,
+        "everything that is not memory",
+    )
+    hist.catch_up()
+    assert _causes(hist) == ["baseline"]
+    files = git(hist, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert sorted(files) == ["_core/preferences.md", "_core/profile.md", "topics/vue.md"]
+
+
+def test_secrets_never_reach_any_object(hist: History, tree: Path, clock: Clock) -> None:
+    text = (
+        "# Keys\n\n## Work\n\n"
+        f"- the deploy key is {SECRET}\n"
+        f"- db: postgres://app:{PASSWORD}@db.internal/app\n"
+        f"- <private>{PRIVATE}</private> and nothing else\n"
+    )
+    path = write(tree, "topics/keys.md", text)
+    hist.record([path], Cause.REMEMBER, f"key {SECRET}")
+    write(tree, "topics/keys.md", text + f"- token={SECRET[:-2]}ZZAA\n")
+    hist.note_hand_edit(path)
+    hist.flush(force=True)
+    blobs = git(hist, "cat-file", "--batch-all-objects", "--batch")
+    assert "topics/keys.md" in git(hist, "ls-tree", "-r", "--name-only", "HEAD")
+    for secret in (SECRET, SECRET[:-2] + "ZZAA", PASSWORD, PRIVATE):
+        assert secret not in blobs
+    assert "[REDACTED:anthropic-key:" in blobs
+    # As documented: the history holds the redacted text, so git sees the real file as modified.
+    assert git(hist, "status", "--porcelain").strip() == "M topics/keys.md"
+
+
+def test_catch_up_records_edits_made_while_memd_was_stopped(
+    tree: Path, tmp_path: Path, clock: Clock
+) -> None:
+    h = History(tree, tmp_path / "h.git", clock=clock)
+    h.flush()
+    h.close()
+    write(tree, "topics/vue.md", TEMPLATE_VUE + "- added while stopped\n")
+    (tree / "_core/preferences.md").unlink()
+    write(tree, "topics/new.md", "# New\n")
+    h2 = History(tree, tmp_path / "h.git", clock=clock)
+    h2.flush()
+    [seen, _] = h2.log()
+    assert seen.cause == "hand"
+    assert sorted((f.path, f.status) for f in seen.files) == [
+        ("_core/preferences.md", "D"),
+        ("topics/new.md", "A"),
+        ("topics/vue.md", "M"),
+    ]
+    assert h2.catch_up() == 0  # nothing new: the same state is not recorded twice
+
+
+def test_without_git_a_write_goes_on_with_one_warning(
+    tree: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = History(tree, tmp_path / "h.git", git=None)
+    with caplog.at_level(logging.WARNING, logger="memd.history"):
+        for n in range(3):
+            write(tree, "_core/notes.md", f"- {n}\n")
+            h.record([tree / "_core/notes.md"], Cause.REMEMBER, str(n))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    st = h.status()
+    assert not st.ok and not st.enabled
+    assert "git is not installed" in st.reason
+    assert st.skipped == 3
+    assert not (tmp_path / "h.git").exists()
+
+
+def test_a_damaged_repository_is_set_aside_and_started_afresh(
+    tree: Path, tmp_path: Path, clock: Clock
+) -> None:
+    gd = tmp_path / "h.git"
+    h = History(tree, gd, clock=clock)
+    h.flush()
+    h.close()
+    for obj in (gd / "objects").rglob("*"):
+        if obj.is_file() and obj.parent.name != "info":
+            obj.chmod(0o644)
+            obj.write_bytes(b"garbage")
+    h2 = History(tree, gd, clock=clock)
+    write(tree, "_core/notes.md", "- after the damage\n")
+    h2.record([tree / "_core/notes.md"], Cause.REMEMBER, "m_1")
+    st = h2.status()
+    assert st.ok, st.reason
+    assert len(st.moved_aside) == 1 and Path(st.moved_aside[0]).is_dir()
+    assert Path(st.moved_aside[0]).name.startswith("h.git.damaged-")
+    # A fresh history starts from the tree as it is now (the write that found the damage is in
+    # it), and records on from there.
+    assert [c.cause for c in h2.log()] == ["baseline"]
+    assert git(h2, "show", "HEAD:_core/notes.md") == "- after the damage\n"
+    write(tree, "_core/notes.md", "- after the damage\n- and after\n")
+    h2.record([tree / "_core/notes.md"], Cause.REMEMBER, "m_2")
+    assert [c.cause for c in h2.log()] == ["remember", "baseline"]
+
+
+def test_damage_found_while_recording_starts_a_new_history(hist: History, tree: Path) -> None:
+    shutil.rmtree(hist.git_dir / "objects")
+    write(tree, "_core/notes.md", "- noted\n")
+    hist.record([tree / "_core/notes.md"], Cause.REMEMBER, "m_2")  # must not raise
+    st = hist.status()
+    assert st.moved_aside and st.ok
+    assert [c.cause for c in hist.log()] == ["baseline"]
+    assert "_core/notes.md" in git(hist, "ls-tree", "-r", "--name-only", "HEAD")
+    write(tree, "_core/notes.md", "- noted\n- again\n")
+    hist.record([tree / "_core/notes.md"], Cause.REMEMBER, "m_3")
+    assert [c.cause for c in hist.log()] == ["remember", "baseline"]
+
+
+def test_log_by_path_since_and_limit(hist: History, tree: Path, clock: Clock) -> None:
+    t0 = clock.now
+    for n in range(3):
+        clock.advance(3600)
+        write(tree, "topics/vue.md", TEMPLATE_VUE + f"- v{n}\n")
+        hist.record([tree / "topics/vue.md"], Cause.EDIT, f"vue {n}")
+        write(tree, "_core/profile.md", TEMPLATE_PROFILE + f"- p{n}\n")
+        hist.record([tree / "_core/profile.md"], Cause.EDIT, f"profile {n}")
+    assert [c.detail for c in hist.log("topics/vue.md")][:3] == ["vue 2", "vue 1", "vue 0"]
+    assert [c.detail for c in hist.log(tree / "topics")][:1] == ["vue 2"]
+    assert [c.detail for c in hist.log(limit=2)] == ["profile 2", "vue 2"]
+    assert [c.detail for c in hist.log(since=t0 + 2 * 3600)] == [
+        "profile 2",
+        "vue 2",
+        "profile 1",
+        "vue 1",
+    ]
+    with pytest.raises(Exception, match="not inside the memory tree"):
+        hist.log("/etc/passwd")
+
+
+def test_show_gives_a_unified_diff_per_file(hist: History, tree: Path) -> None:
+    write(tree, "topics/vue.md", TEMPLATE_VUE.replace("use vitest", "use vitest 3"))
+    (tree / "_core/preferences.md").unlink()
+    hist.record([tree / "topics/vue.md", tree / "_core/preferences.md"], Cause.EDIT, "two files")
+    detail = hist.show(hist.log()[0].id)
+    by_path = {d.path: d for d in detail.diffs}
+    assert by_path["topics/vue.md"].status == "M"
+    assert "-- use vitest\n+- use vitest 3\n" in by_path["topics/vue.md"].diff
+    assert by_path["_core/preferences.md"].status == "D"
+    assert by_path["_core/preferences.md"].diff.startswith(
+        "--- a/_core/preferences.md\n+++ /dev/null\n"
+    )
+    assert detail.to_dict()["change"]["detail"] == "two files"
