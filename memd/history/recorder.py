@@ -28,19 +28,17 @@ from __future__ import annotations
 import contextlib
 import getpass
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memd.core.errors import HistoryError
 from memd.history import files as tree_files
-from memd.history.git import CommitSpec, Git, blob_sha, find_git
+from memd.history.commits import MEMD_IDENT, Captured, Committer, changed_in_tree
+from memd.history.git import Git, find_git
 from memd.history.models import (
-    CHANGE_TRAILER,
     UNDOES_TRAILER,
     Cause,
     Change,
@@ -48,7 +46,6 @@ from memd.history.models import (
     HistoryStatus,
     PruneResult,
     UndoPlan,
-    format_message,
 )
 from memd.history.prune import squash_before
 from memd.history.query import log_changes, resolve, show_change
@@ -62,25 +59,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MEMD_IDENT = "memd <memd@localhost>"
 MAX_PENDING = 10_000
-_LS_CHUNK = 400
 _AUTO = "auto"
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A change captured on the caller's thread, waiting for the commit thread."""
-
-    cause: Cause
-    detail: str
-    files: dict[str, bytes | None]  # redacted content by path; None: absent
-    at: float
-    author: str
-    trailers: dict[str, str] = field(default_factory=dict)
-    folders: tuple[str, ...] = ()  # folders recorded whole: history files under them not in
-    # `files` were gone when captured
-    before: dict[str, bytes | None] | None = None
 
 
 def _hand_author() -> str:
@@ -121,7 +101,7 @@ class History:
         self._version = ""
         self._moved: list[str] = []
         self._warned: set[str] = set()
-        self._queue: list[_Pending] = []
+        self._queue: list[Captured] = []
         self._hand: dict[str, float] = {}
         # Capture order is commit order: files are read and queued under `_cond`'s lock, and
         # a batch drains the queue under it too. `_work` (taken first) serialises the batches.
@@ -130,8 +110,9 @@ class History:
         self._busy = 0
         self._stop = False
         self._thread: threading.Thread | None = None
-        self._known: dict[str, str | None] = {}
-        self._known_head: str | None = None
+        self._committer = (
+            Committer(self._git, self._repo, _hand_author) if self._git and self._repo else None
+        )
         self.recorded = 0
         self.skipped = 0
 
@@ -244,12 +225,12 @@ class History:
             git = self._git
             assert git is not None
             try:
-                rels = self._changed_in_tree(git)
+                rels = changed_in_tree(git)
             except HistoryError as exc:
                 self._skip("catch-up", f"comparing the tree with the history failed: {exc}")
                 return 0
 
-            def capture() -> list[_Pending]:
+            def capture() -> list[Captured]:
                 p = self._capture_rels(
                     rels, Cause.HAND, "edits made outside memd's view", _hand_author()
                 )
@@ -258,7 +239,7 @@ class History:
             return self._batch(extra=capture) if rels else self._batch()
 
     def _batch(
-        self, *, force_hand: bool = False, extra: Callable[[], list[_Pending]] | None = None
+        self, *, force_hand: bool = False, extra: Callable[[], list[Captured]] | None = None
     ) -> int:
         """Drain the queue, capture due hand edits (and `extra`), commit them in one go."""
         with self._work:
@@ -368,7 +349,8 @@ class History:
                 squashed, kept, change_id = squash_before(
                     git, cutoff, now=now, committer=MEMD_IDENT
                 )
-            self._known_head = None
+            if self._committer is not None:
+                self._committer.forget()  # the branch was rewritten
         if not change_id:
             return PruneResult(0, kept, cutoff)
         return PruneResult(squashed, kept, cutoff, resolve(git, change_id))
@@ -409,12 +391,16 @@ class History:
 
     def _skip(self, key: str, message: str) -> None:
         self.skipped += 1
+        self._warn_once(key, f"change not recorded: {message}")
+        self._reason = message
+
+    def _warn_once(self, key: str, message: str) -> None:
         self._reason = message
         if key in self._warned:
-            log.debug("history: change not recorded: %s", message)
+            log.debug("history: %s", message)
         else:
             self._warned.add(key)
-            log.warning("history: change not recorded: %s", message)
+            log.warning("history: %s", message)
 
     def _loop(self) -> None:
         try:
@@ -454,7 +440,7 @@ class History:
             del self._hand[r]
         return sorted(due)
 
-    def _capture_hand(self, rels: list[str]) -> list[_Pending]:
+    def _capture_hand(self, rels: list[str]) -> list[Captured]:
         out = []
         author = _hand_author()
         for rel in rels:
@@ -474,7 +460,7 @@ class History:
         detail: str,
         before: Mapping[str | Path, str | bytes | None] | None,
         trailers: Mapping[str, str] | None,
-    ) -> _Pending | None:
+    ) -> Captured | None:
         if self._git is None:
             self._skip("no-git", self._reason)
             return None
@@ -499,7 +485,7 @@ class History:
 
     def _capture_rels(
         self, rels: Iterable[str], cause: Cause, detail: str, author: str
-    ) -> _Pending | None:
+    ) -> Captured | None:
         files: dict[str, bytes | None] = {}
         folders: list[str] = []
         for rel in rels:
@@ -518,7 +504,7 @@ class History:
                 folders.append(rel)
         if not files and not folders:
             return None
-        return _Pending(cause, detail, files, self.clock(), author, folders=tuple(folders))
+        return Captured(cause, detail, files, self.clock(), author, folders=tuple(folders))
 
     def _read_into(self, files: dict[str, bytes | None], rel: str) -> None:
         data = tree_files.read_real(self.tree, rel)
@@ -542,8 +528,7 @@ class History:
             self._opened = True
             self._reason = ""
         except HistoryError as exc:
-            self._reason = f"the history repository cannot be used: {exc}"
-            log.warning("history: %s", self._reason)
+            self._warn_once("open", f"the history repository cannot be used: {exc}")
             return False
         self._start_from_tree()
         return True
@@ -565,111 +550,23 @@ class History:
                     list(tree_files.walk(self.tree)), Cause.BASELINE, detail, MEMD_IDENT
                 )
             if pending is None or not pending.files:
-                pending = _Pending(Cause.BASELINE, detail, {}, self.clock(), MEMD_IDENT)
+                pending = Captured(Cause.BASELINE, detail, {}, self.clock(), MEMD_IDENT)
             self._commit([pending], allow_empty=True)
         else:
             self.catch_up()
 
-    def _changed_in_tree(self, git: Git) -> list[str]:
-        if not (self.git_dir / "index").exists():
-            git.run("read-tree", "refs/heads/main")
-        git.run("update-index", "-q", "--refresh", check=False)
-        out: set[str] = set()
-        for args in (
-            ("diff-files", "--name-only", "-z"),
-            ("diff-index", "--cached", "--name-only", "-z", "refs/heads/main"),
-            ("ls-files", "--others", "--exclude-standard", "-z"),
-        ):
-            raw = git.run(*args).stdout
-            out.update(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
-        return sorted(r for r in out if tree_files.recordable(r))
-
-    def _known_for(self, git: Git, head: str | None, rels: set[str], folders: set[str]) -> None:
-        if head != self._known_head:
-            self._known = {}
-            self._known_head = head
-        if head is None:
-            for r in rels:
-                self._known.setdefault(r, None)
-            return
-        unknown = sorted(r for r in rels if r not in self._known)
-        for i in range(0, len(unknown), _LS_CHUNK):
-            chunk = unknown[i : i + _LS_CHUNK]
-            found = git.entries(head, chunk)
-            for r in chunk:
-                self._known[r] = found.get(r)
-        todo = sorted(folders)
-        for i in range(0, len(todo), _LS_CHUNK):
-            self._known.update(git.entries(head, todo[i : i + _LS_CHUNK]))
-
-    def _commit(self, items: list[_Pending], *, allow_empty: bool = False) -> int:
-        git, repo = self._git, self._repo
-        assert git is not None and repo is not None
+    def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:
+        assert self._committer is not None
         try:
-            with repo.locked():
-                head = git.head()
-                rels = {r for it in items for r in it.files} | {
-                    r for it in items for r in (it.before or {})
-                }
-                self._known_for(git, head, rels, {f for it in items for f in it.folders})
-                state = dict(self._known)
-                specs: list[CommitSpec] = []
-                for it in items:
-                    if it.before:
-                        unseen = _changed(state, it.before)
-                        if unseen:
-                            specs.append(
-                                self._spec(
-                                    Cause.HAND,
-                                    f"edits not yet recorded before this {it.cause}",
-                                    unseen,
-                                    it.at,
-                                    _hand_author(),
-                                    {},
-                                )
-                            )
-                    files = dict(it.files)
-                    for folder in it.folders:
-                        prefix = folder + "/"
-                        for r, sha in state.items():
-                            if sha is not None and r.startswith(prefix) and r not in files:
-                                files[r] = None
-                    changed = _changed(state, files)
-                    if changed or allow_empty:
-                        specs.append(
-                            self._spec(it.cause, it.detail, changed, it.at, it.author, it.trailers)
-                        )
-                if not specs:
-                    return 0
-                shas = git.fast_import(specs, parent=head, committer=MEMD_IDENT)
-                self._known = state
-                self._known_head = shas[-1]
-                touched = {r for s in specs for r in s.files}
-                try:
-                    git.update_index({r: state.get(r) for r in touched})
-                except HistoryError as exc:
-                    # The index only serves `git status`; a user's git holding its lock must
-                    # not cost a change.
-                    log.debug("history: index not updated: %s", exc)
+            n = self._committer.commit(items, allow_empty=allow_empty)
         except HistoryError as exc:
-            self._known_head = None
+            self._committer.forget()
             self._commit_failed(exc, len(items))
             return 0
-        self.recorded += len(specs)
-        self._reason = ""
-        return len(specs)
-
-    def _spec(
-        self,
-        cause: Cause,
-        detail: str,
-        files: dict[str, bytes | None],
-        at: float,
-        author: str,
-        trailers: Mapping[str, str],
-    ) -> CommitSpec:
-        extra = {CHANGE_TRAILER: secrets.token_hex(6), **trailers}
-        return CommitSpec(format_message(cause, detail, extra), author, at, files)
+        self.recorded += n
+        if n:
+            self._reason = ""
+        return n
 
     def _commit_failed(self, exc: HistoryError, n: int) -> None:
         repo = self._repo
@@ -689,21 +586,8 @@ class History:
                 moved = repo.set_aside()
             self._moved.append(str(moved))
             self._opened = False
-            self._known_head = None
+            if self._committer is not None:
+                self._committer.forget()
             self._ensure_open()
         except HistoryError as again:
-            self._reason = f"the history repository cannot be used: {again}"
-            log.warning("history: %s", self._reason)
-
-
-def _changed(
-    state: dict[str, str | None], files: Mapping[str, bytes | None]
-) -> dict[str, bytes | None]:
-    """The files whose content differs from `state`; `state` is updated to them."""
-    out: dict[str, bytes | None] = {}
-    for rel, data in files.items():
-        sha = None if data is None else blob_sha(data)
-        if state.get(rel) != sha:
-            out[rel] = data
-            state[rel] = sha
-    return out
+            self._warn_once("open", f"the history repository cannot be used: {again}")

@@ -351,3 +351,18 @@ def test_show_gives_a_unified_diff_per_file(hist: History, tree: Path) -> None:
         "--- a/_core/preferences.md\n+++ /dev/null\n"
     )
     assert detail.to_dict()["change"]["detail"] == "two files"
+
+
+def test_an_unusable_data_folder_costs_one_warning_not_a_write(
+    tree: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "data").write_text("a file where the data folder should be")
+    h = History(tree, tmp_path / "data" / "history.git")
+    with caplog.at_level(logging.WARNING, logger="memd.history"):
+        for n in range(3):
+            write(tree, "_core/notes.md", f"- {n}\n")
+            h.record([tree / "_core/notes.md"], Cause.REMEMBER, str(n))
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+    st = h.status()
+    assert st.enabled and not st.ok and "cannot be used" in st.reason
+    assert st.skipped == 3

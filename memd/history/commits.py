@@ -1,0 +1,164 @@
+"""Turning captured changes into commits: what history already holds is left out.
+
+`Committer` keeps, for the paths it has seen, the blob id the history branch holds, so a batch
+needs no git call to tell which files really changed (memd's own writes come back through the
+watcher as hand edits; those compare equal and record nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from memd.core.errors import HistoryError
+from memd.history import files as tree_files
+from memd.history.git import CommitSpec, Git, blob_sha
+from memd.history.models import CHANGE_TRAILER, Cause, format_message
+from memd.history.repo import HistoryRepo
+
+log = logging.getLogger(__name__)
+
+MEMD_IDENT = "memd <memd@localhost>"
+_LS_CHUNK = 400
+
+
+@dataclass(slots=True)
+class Captured:
+    """A change captured on the caller's thread, waiting for the commit thread."""
+
+    cause: Cause
+    detail: str
+    files: dict[str, bytes | None]  # redacted content by path; None: absent
+    at: float
+    author: str
+    trailers: dict[str, str] = field(default_factory=dict)
+    folders: tuple[str, ...] = ()  # folders recorded whole: history files under them not in
+    # `files` were gone when captured
+    before: dict[str, bytes | None] | None = None
+
+
+def changed_in_tree(git: Git) -> list[str]:
+    if not (git.git_dir / "index").exists():
+        git.run("read-tree", "refs/heads/main")
+    git.run("update-index", "-q", "--refresh", check=False)
+    out: set[str] = set()
+    for args in (
+        ("diff-files", "--name-only", "-z"),
+        ("diff-index", "--cached", "--name-only", "-z", "refs/heads/main"),
+        ("ls-files", "--others", "--exclude-standard", "-z"),
+    ):
+        raw = git.run(*args).stdout
+        out.update(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
+    return sorted(r for r in out if tree_files.recordable(r))
+
+
+class Committer:
+    """Writes captured changes into one history repository."""
+
+    def __init__(self, git: Git, repo: HistoryRepo, hand_author: Callable[[], str]) -> None:
+        self.git = git
+        self.repo = repo
+        self.hand_author = hand_author
+        self._known: dict[str, str | None] = {}
+        self._known_head: str | None = None
+
+    def forget(self) -> None:
+        """Drop what is known of the branch (after a failure, a prune or a new repository)."""
+        self._known = {}
+        self._known_head = None
+
+    def _known_for(self, head: str | None, rels: set[str], folders: set[str]) -> None:
+        if head != self._known_head:
+            self._known = {}
+            self._known_head = head
+        if head is None:
+            for r in rels:
+                self._known.setdefault(r, None)
+            return
+        unknown = sorted(r for r in rels if r not in self._known)
+        for i in range(0, len(unknown), _LS_CHUNK):
+            chunk = unknown[i : i + _LS_CHUNK]
+            found = self.git.entries(head, chunk)
+            for r in chunk:
+                self._known[r] = found.get(r)
+        todo = sorted(folders)
+        for i in range(0, len(todo), _LS_CHUNK):
+            self._known.update(self.git.entries(head, todo[i : i + _LS_CHUNK]))
+
+    def commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:
+        """Commit `items` in order (files whose content history already holds are left out,
+        items left with nothing are skipped); return how many commits were written."""
+        git = self.git
+        with self.repo.locked():
+            head = git.head()
+            rels = {r for it in items for r in it.files} | {
+                r for it in items for r in (it.before or {})
+            }
+            self._known_for(head, rels, {f for it in items for f in it.folders})
+            state = dict(self._known)
+            specs: list[CommitSpec] = []
+            for it in items:
+                if it.before:
+                    unseen = _changed(state, it.before)
+                    if unseen:
+                        specs.append(
+                            self._spec(
+                                Cause.HAND,
+                                f"edits not yet recorded before this {it.cause}",
+                                unseen,
+                                it.at,
+                                self.hand_author(),
+                                {},
+                            )
+                        )
+                files = dict(it.files)
+                for folder in it.folders:
+                    prefix = folder + "/"
+                    for r, sha in state.items():
+                        if sha is not None and r.startswith(prefix) and r not in files:
+                            files[r] = None
+                changed = _changed(state, files)
+                if changed or allow_empty:
+                    specs.append(
+                        self._spec(it.cause, it.detail, changed, it.at, it.author, it.trailers)
+                    )
+            if not specs:
+                return 0
+            shas = git.fast_import(specs, parent=head, committer=MEMD_IDENT)
+            self._known = state
+            self._known_head = shas[-1]
+            touched = {r for s in specs for r in s.files}
+            try:
+                git.update_index({r: state.get(r) for r in touched})
+            except HistoryError as exc:
+                # The index only serves `git status`; a user's git holding its lock must
+                # not cost a change.
+                log.debug("history: index not updated: %s", exc)
+        return len(specs)
+
+    def _spec(
+        self,
+        cause: Cause,
+        detail: str,
+        files: dict[str, bytes | None],
+        at: float,
+        author: str,
+        trailers: Mapping[str, str],
+    ) -> CommitSpec:
+        extra = {CHANGE_TRAILER: secrets.token_hex(6), **trailers}
+        return CommitSpec(format_message(cause, detail, extra), author, at, files)
+
+
+def _changed(
+    state: dict[str, str | None], files: Mapping[str, bytes | None]
+) -> dict[str, bytes | None]:
+    """The files whose content differs from `state`; `state` is updated to them."""
+    out: dict[str, bytes | None] = {}
+    for rel, data in files.items():
+        sha = None if data is None else blob_sha(data)
+        if state.get(rel) != sha:
+            out[rel] = data
+            state[rel] = sha
+    return out
