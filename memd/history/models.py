@@ -42,6 +42,7 @@ CAUSE_TRAILER = "Memd-Cause"
 DETAIL_TRAILER = "Memd-Detail"
 CHANGE_TRAILER = "Memd-Change"
 UNDOES_TRAILER = "Memd-Undoes"
+RUN_TRAILER = "Memd-Run"
 _TRAILER_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,40}$")
 _TRAILER_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 MAX_DETAIL = 300
@@ -105,7 +106,8 @@ class Change:
     summary: str  # the subject line
     author: str
     files: tuple[FileChange, ...] = ()
-    undoes: str = ""  # for an undo: the id of the change it reversed
+    undoes: str = ""  # for an undo: the ids of the changes it reversed, comma-separated
+    run: str = ""  # the job run that made the change (extraction, archival), if any
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,13 +153,17 @@ class FileUndo:
 class UndoPlan:
     """The files an undo rewrites, computed against their current content."""
 
-    change: Change
+    changes: tuple[Change, ...]  # newest first
     files: tuple[FileUndo, ...]
     warnings: tuple[str, ...] = ()
 
+    @property
+    def change(self) -> Change:
+        return self.changes[0]
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "change": self.change.to_dict(),
+            "changes": [c.to_dict() for c in self.changes],
             "files": [
                 {
                     "path": str(f.path),

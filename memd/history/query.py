@@ -13,6 +13,7 @@ from memd.history.models import (
     CAUSE_TRAILER,
     CHANGE_TRAILER,
     DETAIL_TRAILER,
+    RUN_TRAILER,
     UNDOES_TRAILER,
     Change,
     ChangeDetail,
@@ -36,6 +37,7 @@ def _change(sha: str, at: str, author: str, body: str, files: tuple[FileChange, 
         author=author,
         files=files,
         undoes=trailers.get(UNDOES_TRAILER, ""),
+        run=trailers.get(RUN_TRAILER, ""),
     )
 
 
@@ -167,3 +169,14 @@ def _ensure_eol(lines: Iterable[str]) -> list[str]:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return out
+
+
+def run_changes(git: Git, run: str) -> list[Change]:
+    """The changes a job run made (their `Memd-Run` trailer), newest first."""
+    if not run.strip() or git.head() is None:
+        return []
+    raw = git.run(
+        "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT,
+        "--fixed-strings", f"--grep={RUN_TRAILER}: {run.strip()}", BRANCH,
+    ).stdout  # fmt: skip
+    return [c for c in _parse_log(raw) if c.run == run.strip()]

@@ -30,7 +30,7 @@ import getpass
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,7 +48,7 @@ from memd.history.models import (
     UndoPlan,
 )
 from memd.history.prune import squash_before
-from memd.history.query import log_changes, resolve, show_change
+from memd.history.query import log_changes, resolve, run_changes, show_change
 from memd.history.repo import HistoryRepo, history_dir
 from memd.history.undo import plan_undo
 
@@ -293,15 +293,21 @@ class History:
         """One change by id (a Memd-Change id or a commit id prefix)."""
         return resolve(self._reader(), change)
 
-    def undo(self, change: str) -> UndoPlan:
-        """Compute the undo of `change` against the files as they are now.
+    def run_changes(self, run: str) -> list[Change]:
+        """The changes recorded with `trailers={"Memd-Run": run}`, newest first."""
+        return run_changes(self._reader(), run)
+
+    def undo(self, change: str | Sequence[str]) -> UndoPlan:
+        """Compute the undo of `change` (an id, or several ids: all the changes of a job run)
+        against the files as they are now.
 
         Raises `UndoConflict` naming each file and its lines when later edits touched what the
         change wrote. Nothing is written: apply the plan with `apply_undo` (or memd's safe
         writer, then `record(..., Cause.UNDO, ...)`).
         """
         self.wait()
-        return plan_undo(self._reader(), self.tree, change)
+        ids = [change] if isinstance(change, str) else list(change)
+        return plan_undo(self._reader(), self.tree, ids)
 
     def apply_undo(
         self,
@@ -322,13 +328,18 @@ class History:
                 before[f.rel] = f.expected
         finally:
             if done:
-                c = plan.change
+                cs = plan.changes
+                detail = (
+                    f"{cs[0].id}: {cs[0].summary}"
+                    if len(cs) == 1
+                    else f"{len(cs)} changes: " + ", ".join(c.id for c in cs)
+                )
                 self.record(
                     done,
                     Cause.UNDO,
-                    f"undo {c.id}: {c.summary}",
+                    detail,
                     before=before,
-                    trailers={UNDOES_TRAILER: c.id},
+                    trailers={UNDOES_TRAILER: ",".join(c.id for c in cs)},
                 )
         return done
 

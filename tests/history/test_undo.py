@@ -223,3 +223,40 @@ def test_a_removed_secret_comes_back_as_its_placeholder_with_a_warning(
     assert (
         (tree / "topics/keys.md").read_text().startswith("# Keys\n\n- key [REDACTED:anthropic-key:")
     )
+
+
+def test_undo_a_run_recorded_in_several_changes(hist: History, tree: Path) -> None:
+    vue0 = (tree / "topics/vue.md").read_text()
+    run = {"Memd-Run": "extract-20261122-0930"}
+    # First batch of the run: one new item in vue.md, one new file.
+    write(tree, "topics/vue.md", vue0 + "- pinia for state <!-- memd id=m_1 -->\n")
+    write(tree, "topics/go.md", "# Go\n\n- gofmt <!-- memd id=m_2 -->\n")
+    hist.record(
+        [tree / "topics/vue.md", tree / "topics/go.md"], Cause.EXTRACT, "run 1/2", trailers=run
+    )
+    # Between the batches (the run waits on the model) someone edits vue.md by hand.
+    by_hand = (tree / "topics/vue.md").read_text().replace("# Vue", "# Vue 3")
+    write(tree, "topics/vue.md", by_hand)
+    # Second batch: the run marks the first item superseded and adds another.
+    second = by_hand.replace(
+        "<!-- memd id=m_1 -->", "<!-- memd id=m_1 superseded=2026-11-22 by=m_3 -->"
+    )
+    second += "- pinia setup stores <!-- memd id=m_3 -->\n"
+    write(tree, "topics/vue.md", second)
+    hist.record(
+        [tree / "topics/vue.md"],
+        Cause.EXTRACT,
+        "run 2/2",
+        before={tree / "topics/vue.md": by_hand},
+        trailers=run,
+    )
+    changes = hist.run_changes("extract-20261122-0930")
+    assert [c.detail for c in changes] == ["run 2/2", "run 1/2"]
+    assert all(c.run == "extract-20261122-0930" for c in changes)
+    plan = hist.undo([c.id for c in changes])
+    assert [c.id for c in plan.changes] == [c.id for c in changes]
+    hist.apply_undo(plan)
+    assert (tree / "topics/vue.md").read_text() == vue0.replace("# Vue", "# Vue 3")
+    assert not (tree / "topics/go.md").exists()
+    undo = hist.log()[0]
+    assert undo.undoes == ",".join(c.id for c in changes)
