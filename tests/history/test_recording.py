@@ -366,3 +366,40 @@ def test_an_unusable_data_folder_costs_one_warning_not_a_write(
     st = h.status()
     assert st.enabled and not st.ok and "cannot be used" in st.reason
     assert st.skipped == 3
+
+
+def test_a_scope_records_one_operations_writes_as_one_change(hist: History, tree: Path) -> None:
+    from memd.history import change_scope, note_write
+
+    def writer(rel: str, text: str | None) -> None:
+        # What memd's file writer does: read, write, report the write with what it read.
+        path = tree / rel
+        before = path.read_text() if path.exists() else None
+        if text is None:
+            path.unlink()
+        else:
+            write(tree, rel, text)
+        note_write(path, before)
+
+    note_write(tree / "topics/vue.md", "outside any scope: ignored")
+    by_hand = TEMPLATE_VUE + "- typed by hand, not yet seen\n"
+    write(tree, "topics/vue.md", by_hand)
+    with change_scope(hist, Cause.EXTRACT, trailers={"Memd-Run": "r_7"}) as scope:
+        writer("topics/vue.md", by_hand + "- pinia <!-- memd id=m_1 -->\n")
+        writer("topics/vue.md", by_hand + "- pinia <!-- memd id=m_1 hits=2 -->\n")
+        writer("topics/go.md", "# Go\n")
+        writer("_core/preferences.md", None)
+        scope.detail = "run r_7: 2 added"
+    run, hand, _ = hist.log()
+    assert (run.cause, run.detail, run.run) == ("extract", "run r_7: 2 added", "r_7")
+    assert sorted((f.path, f.status) for f in run.files) == [
+        ("_core/preferences.md", "D"),
+        ("topics/go.md", "A"),
+        ("topics/vue.md", "M"),
+    ]
+    # The hand edit the first write found is its own change, so undoing the run keeps it.
+    assert hand.cause == "hand"
+    hist.apply_undo(hist.undo(run.id))
+    assert (tree / "topics/vue.md").read_text() == by_hand
+    assert not (tree / "topics/go.md").exists()
+    assert (tree / "_core/preferences.md").exists()
