@@ -31,6 +31,8 @@ class Cause(enum.StrEnum):
     SUPERSEDE = "supersede"
     ARCHIVE = "archive"
     IMPORT = "import"
+    SYNC = "sync"  # files pulled from the cloud copy (another device's edits)
+    JOURNAL = "journal"  # conversation entries in journal/ (coalesced like hand edits)
     EDIT = "edit"  # an edit made on the memory page or through the socket
     UNDO = "undo"
     PRUNE = "prune"

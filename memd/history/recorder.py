@@ -102,7 +102,7 @@ class History:
         self._moved: list[str] = []
         self._warned: set[str] = set()
         self._queue: list[Captured] = []
-        self._hand: dict[str, float] = {}
+        self._hand: dict[str, tuple[float, Cause]] = {}  # path -> (first noted, cause)
         # Capture order is commit order: files are read and queued under `_cond`'s lock, and
         # a batch drains the queue under it too. `_work` (taken first) serialises the batches.
         self._cond = threading.Condition(threading.Lock())
@@ -199,13 +199,19 @@ class History:
             self.flush()
 
     def note_hand_edit(self, path: str | Path) -> None:
-        """The watcher saw `path` (a file or folder of the tree) change; it is recorded as a
-        hand edit once it has been quiet-or-not for `coalesce_s`, with its content then."""
+        """The watcher saw `path` (a file or folder of the tree) change: it is recorded as a
+        hand edit `coalesce_s` after the first such note, with its content then."""
+        self.note_coalesced(path, Cause.HAND)
+
+    def note_coalesced(self, path: str | Path, cause: Cause | str) -> None:
+        """Record `path` like a hand edit (per file, `coalesce_s` after the first note) but
+        with `cause`: for memd's own frequent small writes, such as journal entries. The first
+        note of a file within the window gives its cause."""
         rel = tree_files.rel_in_tree(self.tree, path)
         if rel is None:
             return
         with self._cond:
-            self._hand.setdefault(rel, self.clock())
+            self._hand.setdefault(rel, (self.clock(), Cause(cause)))
             self._cond.notify_all()
 
     def flush(self, *, force: bool = False) -> int:
@@ -437,26 +443,31 @@ class History:
 
     def _due_now(self) -> bool:
         now = self.clock()
-        return any(now - t >= self.coalesce_s for t in self._hand.values())
+        return any(now - t >= self.coalesce_s for t, _ in self._hand.values())
 
     def _next_due_in(self) -> float | None:
         if not self._hand:
             return None
-        return max(0.05, min(self._hand.values()) + self.coalesce_s - self.clock())
+        first = min(t for t, _ in self._hand.values())
+        return max(0.05, first + self.coalesce_s - self.clock())
 
-    def _take_due(self, force: bool) -> list[str]:
+    def _take_due(self, force: bool) -> list[tuple[str, Cause]]:
         now = self.clock()
-        due = [r for r, t in self._hand.items() if force or now - t >= self.coalesce_s]
-        for r in due:
+        due = [
+            (r, cause)
+            for r, (t, cause) in self._hand.items()
+            if force or now - t >= self.coalesce_s
+        ]
+        for r, _ in due:
             del self._hand[r]
         return sorted(due)
 
-    def _capture_hand(self, rels: list[str]) -> list[Captured]:
+    def _capture_hand(self, due: list[tuple[str, Cause]]) -> list[Captured]:
         out = []
-        author = _hand_author()
-        for rel in rels:
+        for rel, cause in due:
+            author = _hand_author() if cause is Cause.HAND else MEMD_IDENT
             try:
-                p = self._capture_rels([rel], Cause.HAND, rel, author)
+                p = self._capture_rels([rel], cause, rel, author)
             except Exception as exc:
                 self._skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
                 continue

@@ -403,3 +403,23 @@ def test_a_scope_records_one_operations_writes_as_one_change(hist: History, tree
     assert (tree / "topics/vue.md").read_text() == by_hand
     assert not (tree / "topics/go.md").exists()
     assert (tree / "_core/preferences.md").exists()
+
+
+def test_journal_writes_are_coalesced_with_their_own_cause(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    day = tree / "journal/2026-11-22.md"
+    for n in range(3):
+        write(
+            tree,
+            "journal/2026-11-22.md",
+            "# 2026-11-22\n\n" + "".join(f"- turn {i}\n" for i in range(n + 1)),
+        )
+        hist.note_coalesced(day, Cause.JOURNAL)
+        hist.note_hand_edit(day)  # the watcher sees memd's journal write as well
+        clock.advance(5)
+    clock.advance(60)
+    assert hist.flush() == 1
+    entry = hist.log()[0]
+    assert (entry.cause, entry.detail, entry.author) == ("journal", "journal/2026-11-22.md", "memd")
+    assert git(hist, "show", "HEAD:journal/2026-11-22.md").endswith("- turn 2\n")
