@@ -14,15 +14,27 @@ from memd.history.git import BRANCH, CommitSpec, Git
 from memd.history.models import CHANGE_TRAILER, Cause, format_message
 
 GC_TIMEOUT_S = 600.0
+LOOSE_LIMIT = 2000  # loose objects before gc packs them (about 400 changes)
 
 
 def _day(at: float) -> str:
     return dt.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
 
 
-def squash_before(git: Git, before: float, *, now: float, committer: str) -> tuple[int, int, str]:
+def _loose_objects(git: Git) -> int:
+    for line in git.out("count-objects", "-v").splitlines():
+        key, _, value = line.partition(":")
+        if key == "count":
+            return int(value)
+    return 0
+
+
+def squash_before(
+    git: Git, before: float, *, now: float, committer: str, loose_limit: int = LOOSE_LIMIT
+) -> tuple[int, int, str]:
     """Fold every change older than `before` into a new root; return (squashed, kept, the id
-    of the change recording the prune, '' when nothing was old enough)."""
+    of the change recording the prune, '' when nothing was old enough, in which case gc runs
+    only once `loose_limit` loose objects have piled up)."""
     listing = git.out("log", "--first-parent", "--format=%H %ct", BRANCH)
     commits = [(sha, int(ct)) for sha, ct in (line.split() for line in listing.splitlines())]
     commits.reverse()  # oldest first
@@ -31,6 +43,9 @@ def squash_before(git: Git, before: float, *, now: float, committer: str) -> tup
         if ct < before:
             cut = i
     if cut < 1:  # nothing older than the root
+        # Small commits are written as loose objects and nothing else packs them.
+        if _loose_objects(git) >= loose_limit:
+            git.run("gc", "--quiet", timeout=GC_TIMEOUT_S)
         return 0, len(commits), ""
     raw = git.raw_commits([sha for sha, _ in commits[cut:]])
     squashed = cut + 1

@@ -47,7 +47,7 @@ from memd.history.models import (
     PruneResult,
     UndoPlan,
 )
-from memd.history.prune import squash_before
+from memd.history.prune import LOOSE_LIMIT, squash_before
 from memd.history.query import log_changes, resolve, run_changes, show_change
 from memd.history.repo import HistoryRepo, history_dir
 from memd.history.undo import plan_undo
@@ -113,6 +113,7 @@ class History:
         self._committer = (
             Committer(self._git, self._repo, _hand_author) if self._git and self._repo else None
         )
+        self.gc_loose_objects = LOOSE_LIMIT
         self.recorded = 0
         self.skipped = 0
 
@@ -351,11 +352,11 @@ class History:
 
     def prune(self) -> PruneResult:
         """Squash changes older than `keep_days` into one root commit, record the prune and
-        run gc. Does nothing when `keep_days` is 0."""
+        run gc (when nothing is old enough, gc runs once `gc_loose_objects` loose objects have
+        piled up). With `keep_days` 0 nothing is squashed. Meant for a daily job."""
         now = self.clock()
-        cutoff = now - self.keep_days * 86400
-        if self.keep_days <= 0:
-            return PruneResult(0, 0, cutoff)
+        # keep_days 0 keeps everything: no change is older than the epoch, gc still runs.
+        cutoff = now - self.keep_days * 86400 if self.keep_days > 0 else 0.0
         self.flush()
         with self._work:
             if not self._ensure_open():
@@ -364,7 +365,7 @@ class History:
             assert git is not None and self._repo is not None
             with self._repo.locked():
                 squashed, kept, change_id = squash_before(
-                    git, cutoff, now=now, committer=MEMD_IDENT
+                    git, cutoff, now=now, committer=MEMD_IDENT, loose_limit=self.gc_loose_objects
                 )
             if self._committer is not None:
                 self._committer.forget()  # the branch was rewritten

@@ -63,7 +63,6 @@ class HistoryRepo:
             ("core.bare", "false"),
             ("core.worktree", str(self.work_tree)),
             ("core.logAllRefUpdates", "false"),
-            ("gc.auto", "0"),  # memd runs gc itself, off the write path
             ("user.name", "memd"),
             ("user.email", "memd@localhost"),
         ):

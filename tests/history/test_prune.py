@@ -70,9 +70,16 @@ def test_prune_with_nothing_old_changes_nothing(tree: Path, tmp_path: Path, cloc
     write(tree, "topics/new.md", "# New\n")
     h.record([tree / "topics/new.md"], Cause.REMEMBER, "new")
     heads = git(h, "rev-parse", "HEAD")
+    loose = int(git(h, "count-objects", "-v").split()[1])
+    h.gc_loose_objects = loose + 1
+    assert h.prune().squashed == 0
+    assert f"count: {loose}" in git(h, "count-objects", "-v").splitlines()  # not yet
+    h.gc_loose_objects = loose
     result = h.prune()
     assert (result.squashed, result.change) == (0, None)
     assert git(h, "rev-parse", "HEAD") == heads
+    # Nothing to squash, but the loose objects the plumbing wrote were packed.
+    assert "count: 0" in git(h, "count-objects", "-v").splitlines()
 
 
 def test_keep_days_zero_keeps_everything(tree: Path, tmp_path: Path, clock: Clock) -> None:
