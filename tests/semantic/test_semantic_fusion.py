@@ -1,0 +1,115 @@
+"""Fusion rules, table-driven. Pure functions: no numpy, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.semantic.fusion import (
+    FusionParams,
+    common_terms_only,
+    dominant_script,
+    fuse,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "script"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", "latin"),
+        ("Caroline是什么时候去参加LGBTQ互助小组的？", "cjk"),
+        ("我喜欢用 Vue 写前端", "cjk"),
+        ("I like 记忆 systems", "latin"),
+        ("Café au lait, s'il vous plaît", "latin"),
+        ("Привет, как дела?", "other"),
+        ("東京で寿司を食べた", "cjk"),
+        ("", ""),
+        ("42 — 7 + 3", ""),
+    ],
+)
+def test_dominant_script(text, script):
+    assert dominant_script(text) == script
+
+
+@pytest.mark.parametrize(
+    ("shares", "threshold", "common"),
+    [
+        ([0.5, 0.45], 0.2, True),    # only the two speakers' names matched
+        ([0.5, 0.01], 0.2, False),   # a rare term matched too
+        ([0.5, 0.0], 0.2, True),     # a term that matched nothing does not count
+        ([], 0.2, False),            # nothing matched: not "common only"
+        ([0.0, 0.0], 0.2, False),
+        ([0.2], 0.2, True),          # the threshold is inclusive
+    ],
+)  # fmt: skip
+def test_common_terms_only(shares, threshold, common):
+    assert common_terms_only(shares, threshold) is common
+
+
+P = FusionParams(k=1.0, depth=10)
+
+
+@pytest.mark.parametrize(
+    ("name", "fts", "vector", "kwargs", "order", "provenance", "rules"),
+    [
+        ("plain rrf: found by both beats found by one",
+         ["a", "b", "c"], ["c", "d"], {},
+         ["c", "a", "b", "d"], {"a": "fts", "b": "fts", "c": "both", "d": "vector"}, ()),
+        ("no vectors (extra off): the full-text order, unchanged",
+         ["a", "b", "c"], [], {},
+         ["a", "b", "c"], {"a": "fts", "b": "fts", "c": "fts"}, ()),
+        ("no full-text hits: the vector order",
+         [], ["x", "y"], {},
+         ["x", "y"], {"x": "vector", "y": "vector"}, ()),
+        ("equal scores: the better rank in either list first, then the full-text rank",
+         ["a", "b"], ["x", "y"], {},
+         ["a", "x", "b", "y"], {"a": "fts", "x": "vector", "b": "fts", "y": "vector"}, ()),
+        ("common terms only: trust the vector list",
+         ["a", "b", "c"], ["c", "b"], {"term_shares": [0.6, 0.5]},
+         ["c", "b"], {"c": "both", "b": "both"}, ("common-terms",)),
+        ("a rare term matched too: plain rrf",
+         ["a", "b", "c"], ["c", "b"], {"term_shares": [0.6, 0.01]},
+         ["c", "b", "a"], {"a": "fts", "b": "both", "c": "both"}, ()),
+        ("cross-script documents lose their full-text weight",
+         ["en1", "zh1"], ["zh2", "en2"],
+         {"query_script": "cjk", "doc_scripts": {"en1": "latin", "zh1": "cjk"}},
+         ["zh2", "zh1", "en2"], {"zh1": "fts", "zh2": "vector", "en2": "vector"}, ("cross-script",)),
+        ("unknown script (not in doc_scripts) is never cross-script",
+         ["a"], [], {"query_script": "cjk", "doc_scripts": {}},
+         ["a"], {"a": "fts"}, ()),
+        ("duplicates in a list count once, at their best rank",
+         ["a", "a", "b"], ["b", "b"], {},
+         ["b", "a"], {"a": "fts", "b": "both"}, ()),
+    ],
+)  # fmt: skip
+def test_fuse_rules(name, fts, vector, kwargs, order, provenance, rules):
+    got = fuse(fts, vector, params=P, **kwargs)
+    assert got.keys() == order, name
+    assert {h.key: h.provenance for h in got.hits} == provenance, name
+    assert got.rules == rules, name
+
+
+def test_partial_weights_blend_instead_of_dropping():
+    params = FusionParams(k=1.0, cross_script_fts_weight=0.5, common_fts_weight=0.5)
+    got = fuse(["en1"], ["zh1"], query_script="cjk", doc_scripts={"en1": "latin"}, params=params)
+    assert got.keys() == ["zh1", "en1"]
+    assert got.hits[1].score == pytest.approx(0.5 / 2)
+    both = fuse(["a"], [], term_shares=[0.9], query_script="cjk", doc_scripts={"a": "latin"},
+                params=params)  # fmt: skip
+    assert both.hits[0].score == pytest.approx(0.25 / 2)  # the two rules multiply
+    assert both.rules == ("common-terms", "cross-script")
+
+
+def test_ranks_scores_depth_and_limit():
+    got = fuse(["a", "b", "c", "d"], ["d", "e"], params=FusionParams(k=60.0, depth=3), limit=3)
+    assert [(h.key, h.fts_rank, h.vector_rank) for h in got.hits] == [
+        ("a", 1, None), ("d", None, 1), ("b", 2, None),
+    ]  # fmt: skip
+    assert got.hits[0].score == pytest.approx(1 / 61)
+    # depth 3: "d" at full-text rank 4 is not read, so it counts as found by vectors only
+    assert got.hits[1].provenance == "vector"
+
+
+def test_weights_shift_the_balance():
+    fts, vec = ["a", "b"], ["b", "a"]
+    assert fuse(fts, vec, params=FusionParams(vector_weight=2.0)).keys() == ["b", "a"]
+    assert fuse(fts, vec, params=FusionParams(fts_weight=2.0)).keys() == ["a", "b"]
