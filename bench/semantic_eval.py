@@ -52,10 +52,10 @@ from bench.locomo import (
 )
 from bench.report import REPO, machine_line, publish, summary_ms, table
 from bench.semantic_candidates import build
+from memd.core.text import terms
 from memd.semantic.base import Embedder
 from memd.semantic.fusion import FusionParams, Script, dominant_script, fuse
 from memd.semantic.vectors import top_k
-from memd.text import terms
 
 BLOCK = "semantic-eval"
 DEFAULT_ZH = DEFAULT_DATA.with_name("locomo-dev-zh.json")
@@ -106,7 +106,9 @@ def conversations(samples: list[dict[str, Any]]) -> list[Conversation]:
     return out
 
 
-def chinese_questions(samples: list[dict[str, Any]], path: Path) -> list[tuple[int, str, list[str]]]:
+def chinese_questions(
+    samples: list[dict[str, Any]], path: Path
+) -> list[tuple[int, str, list[str]]]:
     """(conversation, Chinese question, evidence) for the translated category 1-4 questions."""
     by_id = {s.get("sample_id", i): i for i, s in enumerate(samples)}
     out = []
@@ -127,8 +129,12 @@ class FullText:
         self.db = sqlite3.connect(":memory:")
         self.sizes = [len(c.ids) for c in convs]
         for ci, c in enumerate(convs):
-            self.db.execute(f"CREATE VIRTUAL TABLE c{ci} USING fts5(dia_id UNINDEXED, text, tokenize='unicode61')")
-            self.db.executemany(f"INSERT INTO c{ci} VALUES (?, ?)", zip(c.ids, c.fts_texts, strict=True))
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE c{ci} USING fts5(dia_id UNINDEXED, text, tokenize='unicode61')"
+            )
+            self.db.executemany(
+                f"INSERT INTO c{ci} VALUES (?, ?)", zip(c.ids, c.fts_texts, strict=True)
+            )
         self._df: dict[tuple[int, str], int] = {}
 
     @staticmethod
@@ -146,7 +152,9 @@ class FullText:
         out = []
         for t in terms(question):
             if (ci, t) not in self._df:
-                row = self.db.execute(f"SELECT count(*) FROM c{ci} WHERE c{ci} MATCH ?", (self._quote(t),))
+                row = self.db.execute(
+                    f"SELECT count(*) FROM c{ci} WHERE c{ci} MATCH ?", (self._quote(t),)
+                )
                 self._df[ci, t] = int(row.fetchone()[0])
             out.append(self._df[ci, t] / self.sizes[ci])
         return out
@@ -156,7 +164,9 @@ def embed_conversations(embedder: Embedder, convs: list[Conversation], cache: Pa
     """Fill each conversation's matrix (from the cache when the same model saw the same texts)."""
     t0 = time.perf_counter()
     for c in convs:
-        key = hashlib.sha256(("\n".join([embedder.model_id, *c.vec_texts])).encode()).hexdigest()[:24]
+        key = hashlib.sha256(("\n".join([embedder.model_id, *c.vec_texts])).encode()).hexdigest()[
+            :24
+        ]
         path = cache / f"{key}.npy" if cache else None
         if path and path.exists():
             c.matrix = np.load(path)
@@ -168,7 +178,9 @@ def embed_conversations(embedder: Embedder, convs: list[Conversation], cache: Pa
     return time.perf_counter() - t0
 
 
-def rank_all(qs: list[Question], convs: list[Conversation], fts: FullText, embedder: Embedder) -> list[float]:
+def rank_all(
+    qs: list[Question], convs: list[Conversation], fts: FullText, embedder: Embedder
+) -> list[float]:
     """Fill each question's full-text and vector lists; returns query-embedding times (s)."""
     times = []
     for q in qs:
@@ -210,7 +222,9 @@ def _key(r: dict[int, float]) -> tuple[float, float, float]:
     return (round(r[10], 6), round(r[5], 6), round(r[20], 6))
 
 
-def tune(en: list[Question], zh: list[Question], source: str, convs: list[Conversation]) -> FusionParams:
+def tune(
+    en: list[Question], zh: list[Question], source: str, convs: list[Conversation]
+) -> FusionParams:
     """Grid search on training questions: English first, then the cross-script weight on Chinese."""
     best, best_key = FusionParams(depth=DEPTH), (-1.0, -1.0, -1.0)
     for values in itertools.product(*GRID.values()):
@@ -233,7 +247,7 @@ def tune(en: list[Question], zh: list[Question], source: str, convs: list[Conver
 def memd_rankings(samples: list[dict[str, Any]], all_qs: list[Question]) -> float:
     """Fill `memd` lists from a real daemon's `search`; returns ingest seconds."""
     from bench.daemon import Daemon
-    from memd.client import Client
+    from memd.api.client import Client
 
     with tempfile.TemporaryDirectory(prefix="memd-sem-", dir="/tmp") as tmp:
         home = Path(tmp)
@@ -259,19 +273,33 @@ def _fmt(r: dict[int, float]) -> list[str]:
 
 
 def _params(p: FusionParams) -> str:
-    common = "off" if p.common_share > 1 else f"share ≥ {p.common_share:g} → fts × {p.common_fts_weight:g}"
+    common = (
+        "off"
+        if p.common_share > 1
+        else f"share ≥ {p.common_share:g} → fts × {p.common_fts_weight:g}"
+    )
     return (f"k={p.k:g}, vector weight {p.vector_weight:g}, common terms: {common},"
             f" cross-script fts × {p.cross_script_fts_weight:g}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)")
-    ap.add_argument("--zh", type=Path, default=DEFAULT_ZH, help="locomo-dev-zh.json (kept outside the repo)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)"
+    )
+    ap.add_argument(
+        "--zh", type=Path, default=DEFAULT_ZH, help="locomo-dev-zh.json (kept outside the repo)"
+    )
     ap.add_argument("--embedder", default="packaged", choices=("packaged", "use", "minilm"))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/memd-semantic-vectors"),
-                    help="reuse passage vectors of an earlier run (keyed by model id and texts)")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("/tmp/memd-semantic-vectors"),
+        help="reuse passage vectors of an earlier run (keyed by model id and texts)",
+    )
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--no-memd", action="store_true", help="skip memd's own search over a daemon")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
@@ -281,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     convs = conversations(samples)
     en = [Question(ci, q, ev, dominant_script(q)) for ci, q, _cat, ev in questions(samples)]
-    zh = [Question(ci, q, ev, dominant_script(q)) for ci, q, ev in chinese_questions(samples, args.zh)]
+    zh = [
+        Question(ci, q, ev, dominant_script(q)) for ci, q, ev in chinese_questions(samples, args.zh)
+    ]
     print(f"{len(convs)} conversations, {sum(len(c.ids) for c in convs)} turns,"
           f" {len(en)} English and {len(zh)} Chinese questions; embedder {args.embedder}")  # fmt: skip
 
@@ -289,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     embedder = build(args.embedder, args.threads)
     load_s = time.perf_counter() - t0
     embed_s = embed_conversations(embedder, convs, None if args.no_cache else args.cache)
-    print(f"model loaded in {load_s:.2f} s; passages embedded (or read from the cache) in {embed_s:.1f} s")
+    print(
+        f"model loaded in {load_s:.2f} s; passages embedded (or read from the cache) in {embed_s:.1f} s"
+    )
     fts = FullText(convs)
     q_times = rank_all(en + zh, convs, fts, embedder)
     sources = ["fts"]
@@ -317,11 +349,26 @@ def main(argv: list[str] | None = None) -> int:
                 rows_en.append(["memd search only", *_fmt(recall(te_en, lambda q: q.memd))])
                 rows_zh.append(["memd search only", *_fmt(recall(te_zh, lambda q: q.memd))])
             default = FusionParams(depth=DEPTH)
-            rows_en.append([f"{name} + vectors, RRF defaults", *_fmt(recall(te_en, fused_ranker(default, source, convs)))])
+            rows_en.append(
+                [
+                    f"{name} + vectors, RRF defaults",
+                    *_fmt(recall(te_en, fused_ranker(default, source, convs))),
+                ]
+            )
             best = tune(tr_en, tr_zh, source, convs)
             chosen.append(f"fold {fold}, {name}: {_params(best)}")
-            rows_en.append([f"{name} + vectors, fused (tuned on train)", *_fmt(recall(te_en, fused_ranker(best, source, convs)))])
-            rows_zh.append([f"{name} + vectors, fused (tuned on train)", *_fmt(recall(te_zh, fused_ranker(best, source, convs)))])
+            rows_en.append(
+                [
+                    f"{name} + vectors, fused (tuned on train)",
+                    *_fmt(recall(te_en, fused_ranker(best, source, convs))),
+                ]
+            )
+            rows_zh.append(
+                [
+                    f"{name} + vectors, fused (tuned on train)",
+                    *_fmt(recall(te_zh, fused_ranker(best, source, convs))),
+                ]
+            )
         print(f"fold {fold} done")
 
     fuse_t = []

@@ -72,7 +72,9 @@ def child(name: str, threads: int) -> dict[str, Any]:
     emb.embed(["warm up"], kind="query")
     load_ms = (time.perf_counter() - t0) * 1000
     rss1 = rss_mb()
-    query_ms = statistics.median(_median_ms(lambda t: emb.embed([t], kind="query"), q, 5) for q in QUERIES)
+    query_ms = statistics.median(
+        _median_ms(lambda t: emb.embed([t], kind="query"), q, 5) for q in QUERIES
+    )
     turn_ms = _median_ms(lambda t: emb.embed([t]), TURN, 10)
     t = time.perf_counter()
     emb.embed([f"{TURN} ({i})" for i in range(64)])
@@ -147,7 +149,9 @@ def backfill_texts(turns: int, sections: int) -> tuple[list[str], list[str]]:
         section_texts = []
         for path in info.files:
             body = path.read_text(encoding="utf-8")
-            section_texts += [s.strip() for s in re.split(r"^## ", body, flags=re.M)[1:] if s.strip()]
+            section_texts += [
+                s.strip() for s in re.split(r"^## ", body, flags=re.M)[1:] if s.strip()
+            ]
     random.Random(3).shuffle(section_texts)
     return turn_texts, section_texts[:sections]
 
@@ -214,7 +218,9 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--embedder", action="append", choices=("packaged", "use", "minilm"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--backfill", action="store_true", help="also embed 10k turns and 25k sections")

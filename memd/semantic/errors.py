@@ -11,7 +11,7 @@ MemdError
 
 from __future__ import annotations
 
-from memd.errors import MemdError
+from memd.core.errors import MemdError
 
 INSTALL_HINT = "install the extra: pip install 'memd[semantic]'"
 

