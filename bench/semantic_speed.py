@@ -30,6 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+# numpy's BLAS spins one thread per core by default: on a 2-core machine shared with other
+# work, exact top-k over 10,000 vectors took 13 ms that way and 0.6 ms with one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from bench.report import REPO, machine_line, publish, summary_ms, table
 
 BLOCK = "semantic-speed"
@@ -50,14 +54,19 @@ def rss_mb() -> float:
     return float(psutil.Process().memory_info().rss) / 2**20
 
 
-def _median_ms(fn: Any, arg: Any, reps: int) -> float:
+def _median_ms(fn: Any, arg: Any, reps: int) -> tuple[float, float]:
+    """Median wall and CPU milliseconds of `fn(arg)` (CPU time: all threads of this process).
+
+    On a shared machine wall time grows with other work; CPU time mostly does not.
+    """
     fn(arg)
-    times = []
+    wall, cpu = [], []
     for _ in range(reps):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn(arg)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall) * 1000, statistics.median(cpu) * 1000
 
 
 def child(name: str, threads: int) -> dict[str, Any]:
@@ -72,16 +81,18 @@ def child(name: str, threads: int) -> dict[str, Any]:
     emb.embed(["warm up"], kind="query")
     load_ms = (time.perf_counter() - t0) * 1000
     rss1 = rss_mb()
-    query_ms = statistics.median(
-        _median_ms(lambda t: emb.embed([t], kind="query"), q, 5) for q in QUERIES
-    )
-    turn_ms = _median_ms(lambda t: emb.embed([t]), TURN, 10)
-    t = time.perf_counter()
+    per_query = [_median_ms(lambda t: emb.embed([t], kind="query"), q, 5) for q in QUERIES]
+    query_ms = statistics.median(w for w, _ in per_query)
+    query_cpu = statistics.median(c for _, c in per_query)
+    turn_ms, turn_cpu = _median_ms(lambda t: emb.embed([t]), TURN, 10)
+    t, c = time.perf_counter(), time.process_time()
     emb.embed([f"{TURN} ({i})" for i in range(64)])
     batch_ms = (time.perf_counter() - t) * 1000 / 64
+    batch_cpu = (time.process_time() - c) * 1000 / 64
     return {"model_id": emb.model_id, "dim": emb.dim, "load_ms": load_ms, "rss_load": rss1 - rss0,
             "rss_after": rss_mb() - rss0, "query_ms": query_ms, "turn_ms": turn_ms,
-            "batch_ms": batch_ms, "cpu_s": time.process_time()}  # fmt: skip
+            "batch_ms": batch_ms, "query_cpu": query_cpu, "turn_cpu": turn_cpu,
+            "batch_cpu": batch_cpu}  # fmt: skip
 
 
 def measure_model(name: str, threads: int) -> dict[str, Any]:
@@ -107,13 +118,15 @@ def topk_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, float]:
     rng = np.random.default_rng(1)
     matrix = normalise(rng.normal(size=(n, dim)).astype(np.float32))
     qs = normalise(rng.normal(size=(queries, dim)).astype(np.float32))
-    times = []
+    times, cpu = [], []
     for q in qs:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         top_k(matrix, q, 20)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
     res = summary_ms(times)
     res["mb"] = matrix.nbytes / 2**20
+    res["cpu_p50"] = statistics.median(cpu) * 1000
     return res
 
 
@@ -183,19 +196,22 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
         "## Recall by meaning: speed and memory (`bench/semantic_speed.py`)",
         "",
         f"Each model in a fresh process, {threads} compute threads; RSS added over a process that"
-        " has already imported numpy. Per-call figures are medians.",
+        " has already imported numpy. Per-call figures are medians, as wall / CPU milliseconds (CPU:"
+        " all threads of the process; wall time grows with other work on the machine, CPU time"
+        " much less).",
         "",
         table(
             ["model", "dim", "installed MB", "import + load ms", "RSS added MB (load / after use)",
-             "ms per query", "ms per ~200-char turn", "ms per turn, batch of 64"],
+             "per query (ms)", "per ~200-char turn (ms)", "per turn, batch of 64 (ms)"],
             [[m["model_id"], m["dim"], f"{m['install_mb']:.0f}", f"{m['load_ms']:.0f}",
-              f"{m['rss_load']:.0f} / {m['rss_after']:.0f}", f"{m['query_ms']:.1f}",
-              f"{m['turn_ms']:.1f}", f"{m['batch_ms']:.1f}"] for m in models.values()],
+              f"{m['rss_load']:.0f} / {m['rss_after']:.0f}",
+              *(f"{m[f'{x}_ms']:.1f} / {m[f'{x}_cpu']:.1f}" for x in ("query", "turn", "batch"))]
+             for m in models.values()],
         ),
         "",
         table(
-            ["exact cosine top-20", "matrix MB", "p50 ms", "p95 ms", "max ms"],
-            [[f"{n:,} × 384", f"{r['mb']:.0f}", f"{r['p50']:.2f}", f"{r['p95']:.2f}", f"{r['max']:.2f}"]
+            ["exact cosine top-20", "matrix MB", "p50 ms", "p95 ms", "max ms", "CPU p50 ms"],
+            [[f"{n:,} × 384", f"{r['mb']:.0f}", f"{r['p50']:.2f}", f"{r['p95']:.2f}", f"{r['max']:.2f}", f"{r['cpu_p50']:.2f}"]
              for n, r in topk.items()],
         ),
     ]  # fmt: skip
