@@ -1,0 +1,107 @@
+"""English: what the user likes, dislikes and asks for."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import IMP_PREFERENCE, PRONOUN_START_RE, Ctx, clean, third_person
+from memd.extraction.rules.tech import EN_ADVERBS, style_subject
+
+_PREF_VERBS = {
+    "prefer": "prefers",
+    "like": "likes",
+    "love": "loves",
+    "enjoy": "enjoys",
+    "dislike": "dislikes",
+    "hate": "hates",
+    "can't stand": "can't stand",
+    "cannot stand": "can't stand",
+    "don't like": "doesn't like",
+    "do not like": "doesn't like",
+    "don't want": "doesn't want",
+    "do not want": "doesn't want",
+    "avoid": "avoids",
+}
+_EN_PREF_RE = re.compile(
+    r"\bI\s+(?:(?:really|strongly|generally|usually|also|much|do|always|definitely|totally|kind\s+of"
+    r"|absolutely|personally)\s+)*"
+    r"(?P<verb>prefer|like|love|enjoy|dislike|hate|can't\s+stand|cannot\s+stand|don't\s+like"
+    r"|do\s+not\s+like|don't\s+want|do\s+not\s+want|avoid)\s+(?=(?P<obj>[^.;!?]+))",
+    re.I,
+)
+_OBJ_STOP_RE = re.compile(
+    r"(?:\s+and\s+(?:I\s+)?(?:" + EN_ADVERBS + r"\s+)*(?:use|work|code|program|develop|write|live"
+    r"|am|'m|have|need|want|enjoy|prefer|like|love|hate)\b|,?\s+(?:but|because|since|although"
+    r"|though|so\s+that|whereas)\b|,\s+(?:and\s+)?I\b).*$",
+    re.I,
+)
+_EN_IMPERATIVE_RE = re.compile(
+    r"^\s*(?:please\s+)?(?P<neg>don't|do\s+not|never|always|avoid)\s+(?P<act>[^.;!?]+)", re.I
+)
+_IMPERATIVE_SKIP_RE = re.compile(
+    r"^(?:worry|forget|know|mind|care|hesitate|be\s+sorry|stop|bother|panic|rush|get\s+me"
+    r"|you|i|we|they|it|that|this)\b",
+    re.I,
+)
+_MAX_OBJECT_WORDS = 15
+
+
+_EN_REPLY_LANG_RE = re.compile(
+    r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:to\s+me\s+|with\s+me\s+)?in\s+"
+    r"(?P<lang>English|Chinese|Mandarin|Japanese|Korean|French|German|Spanish|Portuguese"
+    r"|Russian|Italian|Vietnamese)\b",
+    re.I,
+)
+
+
+# "I like the second option" is about this conversation, not a lasting preference.
+_CONTEXTUAL_OBJ_RE = re.compile(
+    r"^(?:the\s+|your\s+)?(?:first|second|third|fourth|last|other|previous|latter|former|above"
+    r"|below|new|old|current|original|same|latest)\b|\b(?:option|suggestion|answer|version"
+    r"|proposal|reply|response)s?\b",
+    re.I,
+)
+_OBJ_TRAIL_RE = re.compile(r"\s+(?:better|more|most|a\s+lot|very\s+much|so\s+much|too)$", re.I)
+
+
+def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    lang_m = _EN_REPLY_LANG_RE.search(sentence)
+    if lang_m:
+        lang = lang_m.group("lang").capitalize()
+        yield ctx.mem(
+            f"User wants replies in {lang}", "preference", IMP_PREFERENCE, subject="reply-language"
+        )
+        return
+    for m in _EN_PREF_RE.finditer(sentence):
+        obj = clean(_OBJ_TRAIL_RE.sub("", clean(_OBJ_STOP_RE.sub("", m.group("obj")))))
+        if not obj or PRONOUN_START_RE.match(obj) or len(obj.split()) > _MAX_OBJECT_WORDS:
+            continue
+        if _CONTEXTUAL_OBJ_RE.search(obj):
+            continue
+        verb = _PREF_VERBS[" ".join(m.group("verb").lower().split())]
+        yield ctx.mem(
+            f"User {verb} {third_person(obj)}",
+            "preference",
+            IMP_PREFERENCE,
+            subject=style_subject(obj),
+        )
+    imp = _EN_IMPERATIVE_RE.match(sentence)
+    if imp:
+        act = clean(imp.group("act"))
+        if act and not _IMPERATIVE_SKIP_RE.match(act) and len(act.split()) <= _MAX_OBJECT_WORDS:
+            neg = " ".join(imp.group("neg").lower().split())
+            lead = {
+                "don't": "not to",
+                "do not": "not to",
+                "never": "to never",
+                "always": "to always",
+                "avoid": "to avoid",
+            }[neg]
+            yield ctx.mem(
+                f"User asks {lead} {third_person(act)}",
+                "preference",
+                IMP_PREFERENCE,
+                subject=style_subject(act),
+            )

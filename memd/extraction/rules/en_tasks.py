@@ -1,0 +1,108 @@
+"""English: what the user has to do, with a due date when one is given."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import IMP_TASK, Ctx, clean, third_person
+from memd.extraction.rules.dates import find_date
+
+_EN_TASK_RES = (
+    (
+        "remind",
+        re.compile(
+            r"\b(?:please\s+)?remind\s+me\s+(?:to\s+|about\s+|that\s+)?(?P<act>[^.;!?]+)", re.I
+        ),
+    ),
+    (
+        "remind",
+        re.compile(
+            r"\b(?:don't|do\s+not)\s+(?:let\s+me\s+)?forget\s+(?:to\s+|about\s+)?(?P<act>[^.;!?]+)",
+            re.I,
+        ),
+    ),
+    ("todo", re.compile(r"^\s*(?:TODO|To-?do)\s*:?\s+(?P<act>[^.;!?]+)", re.I)),
+    (
+        "need",
+        re.compile(
+            r"\bI(?P<modal>'ll|\s+will|\s+need\s+to|\s+have\s+to|\s+must|\s+should"
+            r"|(?:'m|\s+am)\s+going\s+to|\s+plan\s+to|\s+gotta|(?:'ve|\s+have)\s+got\s+to"
+            r"|\s+got\s+to|\s+want\s+to)\s+(?P<act>[^.;!?]+)",
+            re.I,
+        ),
+    ),
+    (
+        "have",
+        re.compile(
+            r"\bI(?:'ve|\s+have)\s+(?:got\s+)?(?P<act>(?:an?|my|the)\s+(?:[\w\-]+\s+){0,4}?"
+            r"(?:meeting|appointment|interview|exam|test|deadline|call|presentation|demo|flight|trip"
+            r"|review|standup|release|launch|class|lecture|dinner|party)s?\b[^.;!?]*)",
+            re.I,
+        ),
+    ),
+    (
+        "due",
+        re.compile(
+            r"\b(?P<act>(?:my|the|our)\s+(?:[\w\-]+\s+){0,5}?[\w\-]+)\s+(?:is|are)\s+due\b[^.;!?]*",
+            re.I,
+        ),
+    ),
+)
+
+
+def _modal_phrase(modal: str | None) -> str:
+    words = " ".join((modal or "").lower().replace("'", " ").split())
+    if words in ("ll", "will", "am going to", "m going to"):
+        return "will"
+    if words == "plan to":
+        return "plans to"
+    if words == "want to":
+        return "wants to"
+    if words == "should":
+        return "should"
+    return "needs to"
+
+
+_OWNER_RE = re.compile(r"^(?:my|their|the|our)\s+", re.I)
+
+
+def _strip_span(text: str, span: tuple[int, int]) -> str:
+    return re.sub(r"\s{2,}", " ", text[: span[0]] + text[span[1] :])
+
+
+def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
+    for kind, rx in _EN_TASK_RES:
+        if question and kind != "remind":
+            continue
+        m = rx.search(sentence)
+        if m is None:
+            continue
+        found = find_date(sentence, ctx.today)
+        if found is None and kind not in ("remind", "todo"):
+            continue
+        act = m.group("act")
+        due = ""
+        if found is not None:
+            when, span = found
+            due = when.isoformat()
+            start = m.start("act")
+            if span[0] >= start:
+                act = _strip_span(act, (span[0] - start, span[1] - start))
+        act = clean(re.sub(r"\s+(?:please|pls|thanks|thank\s+you)$", "", act.strip(), flags=re.I))
+        if not act:
+            continue
+        act = third_person(act)
+        suffix = f" (due {due})" if due else ""
+        if kind == "have":
+            content = f"User has {act}{suffix}"
+        elif kind == "due":
+            thing = _OWNER_RE.sub("", act)
+            content = f"User's {thing} is due{suffix}"
+        elif kind == "remind":
+            content = f"User wants to be reminded to {act}{suffix}"
+        else:
+            content = f"User {_modal_phrase(m.groupdict().get('modal'))} {act}{suffix}"
+        yield ctx.mem(content, "task", IMP_TASK, due=due)
+        return

@@ -1,0 +1,175 @@
+"""Known technologies (category → memory type, subject → supersession key) and tool lists."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import (
+    IMP_SKILL,
+    IMP_SKILL_MAIN,
+    IMP_SWITCH,
+    IMP_TOOL_HABIT,
+    NOT_ORGS,
+    PRONOUN_START_RE,
+    Ctx,
+    clean,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tech:
+    name: str
+    category: str
+    subject: str = ""
+
+
+def _techs(category: str, subject: str, names: str) -> dict[str, _Tech]:
+    out: dict[str, _Tech] = {}
+    for name in names.split("|"):
+        out[name.lower()] = _Tech(name, category, subject)
+    return out
+
+
+TECH: dict[str, _Tech] = {
+    **_techs(
+        "language",
+        "",
+        "Python|TypeScript|JavaScript|Go|Golang|Rust|Java|Kotlin|Swift|C|C++|C#|Ruby|PHP|Scala"
+        "|Elixir|Erlang|Haskell|Dart|Lua|R|Julia|SQL|Bash|Zig|OCaml|Clojure|F#|Objective-C|Perl"
+        "|MATLAB|Solidity|HTML|CSS",
+    ),
+    **_techs(
+        "framework",
+        "",
+        "React|Vue|Vue.js|Angular|Svelte|SvelteKit|Next.js|NextJS|Nuxt|Remix|Astro|SolidJS"
+        "|Django|Flask|FastAPI|Rails|Ruby on Rails|Spring|Spring Boot|Express|NestJS|Laravel"
+        "|Tauri|Electron|Flutter|React Native|SwiftUI|PyTorch|TensorFlow|JAX|pandas|NumPy"
+        "|LangChain|Tailwind|Tailwind CSS|TailwindCSS|Node|Node.js|NodeJS|Deno|Bun|.NET|Qt"
+        "|jQuery|Redux|Zustand|GraphQL|gRPC|Pydantic|SQLAlchemy",
+    ),
+    **_techs(
+        "platform",
+        "",
+        "PostgreSQL|Postgres|MySQL|SQLite|MongoDB|Redis|Supabase|Firebase|Elasticsearch|DuckDB"
+        "|Docker|Kubernetes|K8s|AWS|GCP|Azure|Vercel|Cloudflare|Git|GitHub|GitLab|Terraform",
+    ),
+    **_techs(
+        "editor",
+        "editor",
+        "VSCode|VS Code|Visual Studio Code|Vim|Neovim|NeoVim|nvim|Emacs|IntelliJ|IntelliJ IDEA"
+        "|PyCharm|WebStorm|GoLand|Cursor|Zed|Sublime|Sublime Text|Xcode|Android Studio|Helix"
+        "|Windsurf|Visual Studio",
+    ),
+    **_techs(
+        "tool", "tool:testing", "Jest|Vitest|Mocha|Jasmine|pytest|unittest|RSpec|JUnit|TestNG|AVA"
+    ),
+    **_techs("tool", "tool:e2e-testing", "Cypress|Playwright|Selenium|Puppeteer"),
+    **_techs("tool", "tool:package-manager", "npm|Yarn|pnpm"),
+    **_techs("tool", "tool:package-manager:python", "pip|Poetry|uv|Pipenv|PDM|Conda|Rye|Hatch"),
+    **_techs("tool", "tool:bundler", "Webpack|Vite|Rollup|esbuild|Parcel|Turbopack|Rspack"),
+    **_techs("tool", "", "ESLint|Prettier|Biome|Ruff|Black|mypy|Pyright|Flake8|Pylint"),
+    **_techs("os", "os", "macOS|Mac|MacOS|Windows|Linux|Ubuntu|Arch|Arch Linux|Fedora|Debian"),
+    **_techs("tool", "tool:shell", "zsh|fish|Nushell"),
+    **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
+    **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
+}
+_PREFERENCE_CATEGORIES = frozenset({"editor", "os"})
+
+# Preference topics that are single-valued even though no tool is named.
+_STYLE_SUBJECTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:tabs|spaces)\b|缩进|制表符|空格", re.I), "style:indent"),
+    (re.compile(r"\b(?:single|double)[ -]quotes?\b|单引号|双引号", re.I), "style:quotes"),
+    (re.compile(r"\b(?:dark|light)\s+(?:mode|theme)\b|深色|浅色|暗色|亮色", re.I), "theme"),
+)
+
+EN_ADVERBS = (
+    r"(?:mainly|mostly|primarily|usually|often|typically|generally|normally|also|now|currently"
+    r"|still|always|really|just|daily|regularly|sometimes|mostly)"
+)
+
+ITEM_STOP_RE = re.compile(
+    r"\s+(?:for|to|at|when|because|since|every|in\s+my|on\s+my|as\s+my|as\s+an?|which|but|so"
+    r"|while|with\s+my|instead|these\s+days|nowadays|most\s+of|day\s+to\s+day|at\s+work"
+    r"|and\s+(?:" + EN_ADVERBS + r"\s+)*(?:use|work|code|program|develop|write|prefer|like|love"
+    r"|hate|live|am|'m|have|need|want|enjoy)\b)\b.*$|,\s*(?:which|but|so|and\s+I)\b.*$",
+    re.I,
+)
+_ITEM_SPLIT_RE = re.compile(
+    r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*|\s*\+\s*|\s*/\s*)\s*"
+)
+_ITEM_TRIM_RE = re.compile(
+    r"^(?:the|a|an|my|some|mostly|mainly|primarily|both)\s+|\s+(?:a\s+lot|daily|mostly|too"
+    r"|as\s+well|every\s*day|now|a\s+bit|heavily|extensively|exclusively)$",
+    re.I,
+)
+_PROPER_ITEM_RE = re.compile(
+    r"^(?:[A-Z0-9.][\w.+#\-]*|[\w.\-]*[A-Z0-9+#][\w.+#\-]*)(?:\s+[A-Z0-9][\w.+#\-]*){0,2}$"
+)
+
+
+def lookup_tech(item: str) -> _Tech | None:
+    return TECH.get(item.lower())
+
+
+def tech_items(raw: str) -> list[str]:
+    """Split "React, TypeScript and Tauri" into names; keep only tools and proper nouns."""
+    out: list[str] = []
+    for part in _ITEM_SPLIT_RE.split(raw.strip()):
+        item = part.strip()
+        for _ in range(2):
+            item = _ITEM_TRIM_RE.sub("", item).strip()
+        item = clean(item)
+        if not item or PRONOUN_START_RE.match(item):
+            continue
+        tech = lookup_tech(item)
+        if tech is not None:
+            out.append(item if item.lower() != item else tech.name)
+        elif _PROPER_ITEM_RE.match(item) and item.split()[0].lower() not in NOT_ORGS:
+            out.append(item)
+    return list(dict.fromkeys(out))
+
+
+def tool_memories(
+    items: Sequence[str],
+    ctx: Ctx,
+    *,
+    render: Callable[[Sequence[str]], str],
+    main: bool,
+    switch: bool = False,
+) -> Iterator[ExtractedMemory]:
+    """One memory per single-valued tool (editor, test runner, …), one for the rest."""
+    rest: list[str] = []
+    for item in items:
+        tech = lookup_tech(item)
+        if tech is None or not tech.subject:
+            rest.append(item)
+            continue
+        type_ = "preference" if tech.category in _PREFERENCE_CATEGORIES else "skill"
+        importance = (
+            IMP_SWITCH if switch else (IMP_TOOL_HABIT if type_ == "preference" else IMP_SKILL)
+        )
+        yield ctx.mem(render([item]), type_, importance, subject=tech.subject)
+    if not rest:
+        return
+    subject = ""
+    if (
+        main
+        and len(rest) == 1
+        and (t := lookup_tech(rest[0])) is not None
+        and t.category == "language"
+    ):
+        subject = "language:primary"
+    importance = IMP_SWITCH if switch else (IMP_SKILL_MAIN if main else IMP_SKILL)
+    yield ctx.mem(render(rest), "skill", importance, subject=subject)
+
+
+def style_subject(obj: str) -> str:
+    for rx, subject in _STYLE_SUBJECTS:
+        if rx.search(obj):
+            return subject
+    head = re.split(r"\s+(?:over|to|than|instead)\b", obj, maxsplit=1)[0]
+    tech = lookup_tech(clean(head))
+    return tech.subject if tech else ""

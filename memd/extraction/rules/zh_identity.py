@@ -1,0 +1,138 @@
+"""Chinese: who the user is (name, age, employer, role, city, hometown)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import (
+    CJK_RE,
+    IMP_AGE,
+    IMP_CITY,
+    IMP_EMPLOYER,
+    IMP_HOMETOWN,
+    IMP_NAME,
+    IMP_ROLE,
+    Ctx,
+    clean,
+)
+from memd.extraction.rules.dates import cn_number
+
+_ZH_STOP = r"(?=$|[，,。.！!；;、\s])"
+_ZH_NAME_RE = re.compile(
+    r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|(?:你)?(?:可以)?叫我|本人(?:名)?叫)\s*"
+    r"(?P<name>[A-Za-z][A-Za-z .'\-]{0,30}[A-Za-z]|[A-Za-z]|[\u3400-\u9fff·]{1,8})"
+)
+_ZH_NAME_CUT_RE = re.compile(
+    r"(?:今年|在|是|来自|住|目前|现在|我|的|了|啊|呀|哦|吧|就行|就好|，).*$"
+)
+_ZH_NOT_NAME_RE = re.compile(r"什么|啥|谁|哪|怎么|名字")
+
+
+def zh_name(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_NAME_RE.search(clause)
+    if m is None:
+        return
+    name = m.group("name").strip()
+    if CJK_RE.match(name):
+        name = _ZH_NAME_CUT_RE.sub("", name)
+        if not 1 <= len(name) <= 4 and "·" not in name:
+            return
+    if not name or _ZH_NOT_NAME_RE.search(name):
+        return
+    yield ctx.mem(f"用户的名字是{name}", "personal", IMP_NAME, subject="name")
+
+
+_ZH_AGE_RE = re.compile(
+    r"(?:我(?:今年)?|今年)\s*(?P<age>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:周)?岁"
+)
+
+
+def zh_age(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_AGE_RE.search(clause)
+    if m is None:
+        return
+    age = cn_number(m.group("age"))
+    if 3 <= age <= 120:
+        yield ctx.mem(f"用户今年{age}岁", "personal", IMP_AGE, subject="age")
+
+
+_ZH_CITIES = frozenset(
+    "北京 上海 广州 深圳 杭州 成都 南京 武汉 西安 苏州 天津 重庆 长沙 厦门 青岛 大连 宁波 合肥 郑州 "
+    "济南 福州 昆明 沈阳 哈尔滨 长春 石家庄 太原 南昌 南宁 贵阳 兰州 乌鲁木齐 珠海 东莞 佛山 无锡 "
+    "香港 澳门 台北 新加坡 东京 大阪 首尔 伦敦 巴黎 柏林 纽约 旧金山 洛杉矶 西雅图 硅谷 湾区 多伦多 "
+    "温哥华 悉尼 墨尔本 国外 海外 老家".split()
+)
+_ZH_PLACE_SUFFIX_RE = re.compile(r"[市省县区州镇村]$")
+_ROLE_ZH = (
+    r"(?:工程师|程序员|开发者|开发|设计师|产品经理|经理|架构师|研究员|学生|研究生|博士生|本科生|老师|教师"
+    r"|医生|律师|分析师|科学家|创始人|合伙人|总监|实习生|运营|测试|主管|负责人|专家|顾问|CTO|CEO)"
+)
+_ZH_WORK_RE = re.compile(
+    r"(?:^|我)(?:目前|现在|现|正|一直)?(?:在|于)(?P<org>[^，,。！!；;\s]{2,20}?)"
+    r"(?:工作|上班|任职|就职|实习|供职|做(?P<role1>[^，,。！!；;]{0,18}" + _ROLE_ZH + r")"
+    r"|担任(?P<role2>[^，,。！!；;]{2,20}))"
+)
+_ZH_ROLE_RES = (
+    re.compile(r"(?:担任|任职为|职位是|职务是|岗位是|我的工作是)(?P<role>[^，,。！!；;]{2,20})"),
+    re.compile(r"我是(?:一[名个位])?(?P<role>[^，,。！!；;是]{0,12}?" + _ROLE_ZH + r")" + _ZH_STOP),
+)
+
+
+def _is_zh_place(text: str) -> bool:
+    return text in _ZH_CITIES or bool(_ZH_PLACE_SUFFIX_RE.search(text))
+
+
+def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    org = role = ""
+    m = _ZH_WORK_RE.search(clause)
+    if m:
+        candidate = m.group("org")
+        if _is_zh_place(candidate):
+            yield ctx.mem(f"用户在{candidate}工作", "personal", IMP_CITY, subject="city")
+        elif not re.search(r"家|这|那|公司$", candidate):
+            org = candidate
+        role = clean(m.group("role1") or m.group("role2") or "")
+    if not role:
+        for rx in _ZH_ROLE_RES:
+            rm = rx.search(clause)
+            if rm:
+                role = clean(rm.group("role"))
+                break
+    if org:
+        yield ctx.mem(f"用户在{org}工作", "personal", IMP_EMPLOYER, subject="employer")
+    if role:
+        yield ctx.mem(f"用户担任{role}", "personal", IMP_ROLE, subject="role")
+
+
+_ZH_LIVE_RE = re.compile(
+    r"我(?:现在|目前|一直)?(?:住在|生活在|定居在|居住在|常驻|搬到了?|搬去了?)(?P<place>[^，,。！!；;\s]{2,15})"
+)
+_ZH_IN_PLACE_RE = re.compile(
+    r"我(?:现在|目前|人)?在(?P<place>[^，,。！!；;\s]{2,6}?)(?:生活|定居)?$"
+)
+_ZH_FROM_RE = re.compile(r"我(?:是|来自|老家(?:是|在))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人)?$")
+_ZH_PLACE_TRIM_RE = re.compile(r"(?:了|的|啦|呀|工作|生活|上班)$")
+
+
+def zh_location(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_LIVE_RE.search(clause)
+    place = _ZH_PLACE_TRIM_RE.sub("", m.group("place")) if m else ""
+    if not place:
+        m2 = _ZH_IN_PLACE_RE.search(clause)
+        if m2 and _is_zh_place(m2.group("place")):
+            place = m2.group("place")
+    if place:
+        yield ctx.mem(f"用户住在{place}", "personal", IMP_CITY, subject="city")
+    m3 = _ZH_FROM_RE.search(clause)
+    if m3 is None:
+        return
+    said = m3.group(0)
+    # "我是成都人" names a hometown; "我是X" alone is usually a role.
+    if (
+        "来自" in said
+        or "老家" in said
+        or (said.endswith("人") and _is_zh_place(m3.group("place")))
+    ):
+        yield ctx.mem(f"用户来自{m3.group('place')}", "personal", IMP_HOMETOWN, subject="hometown")

@@ -1,0 +1,61 @@
+"""Chinese: what the user likes, dislikes and asks for."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import IMP_PREFERENCE, Ctx, clean
+from memd.extraction.rules.tech import style_subject
+
+_ZH_PREF_RE = re.compile(
+    r"我(?P<adv>(?:比较|很|非常|特别|更|最|还是|一般|通常|也|超|挺|真的|一直)*)"
+    r"(?P<verb>不太喜欢|不是很喜欢|不喜欢|不太习惯|不习惯|讨厌|反感|受不了|喜欢|偏好|偏爱|倾向于|爱用|习惯)"
+    r"(?P<obj>.+)$"
+)
+_ZH_DONT_RE = re.compile(
+    r"^(?:请|你|千万|以后|也|就|都|尽量|记得)*(?P<neg>不要|别|请勿|避免|不用|总是|始终|一定要|务必)(?P<obj>.+)$"
+)
+_ZH_DONT_SKIP_RE = re.compile(r"^(?:人|的|处|忘|客气|担心|着急|急|了|介意|管|说了)")
+
+
+_ZH_LANGS = r"(?P<lang>简体中文|繁体中文|中文|英文|英语|日语|日文|韩语|法语|德语)"
+_ZH_REPLY_LANG_RES = (
+    re.compile(r"(?:用|使用)" + _ZH_LANGS + r"(?:来)?(?:回答|回复|交流|沟通|和我说话|跟我说话|写)"),
+    re.compile(r"(?:回答|回复|交流)(?:请|都|时|的时候)*(?:用|使用)" + _ZH_LANGS),
+)
+
+
+def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    for rx in _ZH_REPLY_LANG_RES:
+        lang_m = rx.search(clause)
+        if lang_m:
+            yield ctx.mem(
+                f"用户希望用{lang_m.group('lang')}回答",
+                "preference",
+                IMP_PREFERENCE,
+                subject="reply-language",
+            )
+            return
+    m = _ZH_PREF_RE.search(clause)
+    if m:
+        obj = clean(m.group("obj")).replace("我的", "自己的")
+        if obj and not re.match(r"^(?:这|那|它|你)", obj):
+            adv = "".join(a for a in re.findall(r"更|最|比较|很|非常|特别", m.group("adv")))
+            yield ctx.mem(
+                f"用户{adv}{m.group('verb')}{obj}",
+                "preference",
+                IMP_PREFERENCE,
+                subject=style_subject(obj),
+            )
+        return
+    m = _ZH_DONT_RE.match(clause.strip())
+    if m is None:
+        return
+    obj = clean(m.group("obj"))
+    neg = m.group("neg")
+    if not obj or len(obj) < 2 or _ZH_DONT_SKIP_RE.match(obj) or neg == "不用" and len(obj) < 3:
+        return
+    lead = {"别": "不要", "请勿": "不要", "不用": "不用"}.get(neg, neg)
+    yield ctx.mem(f"用户希望{lead}{obj}", "preference", IMP_PREFERENCE, subject=style_subject(obj))

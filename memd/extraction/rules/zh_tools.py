@@ -1,0 +1,100 @@
+"""Chinese: the tools and languages the user works with, switches, projects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import (
+    IMP_PROJECT,
+    IMP_PROJECT_DETAIL,
+    Ctx,
+    clean,
+    join_zh,
+    topic_slug,
+)
+from memd.extraction.rules.tech import tech_items, tool_memories
+
+_ASCII_NAME = r"[A-Za-z.][A-Za-z0-9_.+#\-]*(?:\s+[A-Z][A-Za-z0-9_.+#\-]*)?"
+_ZH_ITEMS = (
+    r"(?P<items>"
+    + _ASCII_NAME
+    + r"(?:\s*(?:[、,，/+]|和|与|跟|及|以及|还有)\s*"
+    + _ASCII_NAME
+    + r")*)"
+)
+_ZH_USE_RE = re.compile(
+    r"我(?P<adv>(?:主要|平时|一般|通常|经常|日常|现在|目前|一直|基本|都|也|最常|常)*)"
+    r"(?:在)?(?P<verb>用的是|使用的是|用|使用|采用|写|会用|会)\s*" + _ZH_ITEMS
+)
+_ZH_SWITCH_RE = re.compile(
+    r"我?(?:已经|最近|刚|现在)*(?:从\s*(?P<old>[A-Za-z][A-Za-z0-9_.+#\-]*)\s*)?"
+    r"(?:换成了?|改用了?|换到了?|转到了?|切换到了?|切到了?|迁移到了?|转向了?|换用了?|改成了?)\s*"
+    + _ZH_ITEMS
+)
+_ZH_ITEM_SPLIT_RE = re.compile(r"\s*(?:[、,，/+]|和|与|跟|及|以及|还有)\s*")
+
+
+def _zh_items(raw: str) -> list[str]:
+    return tech_items(", ".join(p for p in _ZH_ITEM_SPLIT_RE.split(raw) if p.strip()))
+
+
+def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_SWITCH_RE.search(clause)
+    if m:
+        new = _zh_items(m.group("items"))
+        old = _zh_items(m.group("old")) if m.group("old") else []
+        if new:
+            since = f"（之前用{join_zh(old)}）" if old else ""
+            yield from tool_memories(
+                new,
+                ctx,
+                render=lambda names: f"用户换成了{join_zh(names)}{since}",
+                main=True,
+                switch=True,
+            )
+            return
+    m = _ZH_USE_RE.search(clause)
+    if m is None:
+        return
+    items = _zh_items(m.group("items"))
+    if not items:
+        return
+    adv = m.group("adv").replace("都", "").replace("也", "")
+    yield from tool_memories(
+        items,
+        ctx,
+        render=lambda names: f"用户{adv}使用{join_zh(names)}",
+        main=any(a in adv for a in ("主要", "最常", "基本")),
+        switch="现在" in adv,
+    )
+
+
+_ZH_PROJECT_RE = re.compile(
+    r"(?:我|我们)[^，,。]{0,8}?(?:做|开发|写|搞|维护|负责)(?:一个|个)?(?:叫|名为|叫做|名叫)\s*"
+    r"[\"“「《]?(?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]?\s*的(?P<kind>[^，,。]{0,12}?"
+    r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏))"
+)
+_ZH_STACK_RE = re.compile(r"(?:用|使用|基于|采用)\s*" + _ZH_ITEMS)
+
+
+def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_PROJECT_RE.search(sentence)
+    if m is None:
+        return
+    name = clean(m.group("name"))
+    if not name:
+        return
+    topic = topic_slug(name)
+    kind = m.group("kind").strip()
+    yield ctx.mem(f"用户正在做一个名为{name}的{kind}", "project", IMP_PROJECT, topic=topic)
+    stack_m = _ZH_STACK_RE.search(sentence, m.end())
+    stack = _zh_items(stack_m.group("items")) if stack_m else []
+    if stack:
+        yield ctx.mem(
+            f"{name}使用{join_zh(stack)}构建",
+            "project",
+            IMP_PROJECT_DETAIL,
+            topic=topic,
+        )
