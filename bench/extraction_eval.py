@@ -1,0 +1,416 @@
+"""Extraction quality: what the extraction job stores from natural user messages.
+
+    python -m bench.extraction_eval [--data FILE ...] [--extractor offline|llm|both]
+                                    [--failures FOLD] [--block NAME] [--note TEXT]
+                                    [--out docs/benchmarks.md] [--no-write]
+
+Each case of a JSON Lines set (format and scoring in ../shared/bench-data/extraction-dev.md) runs
+through the real extraction job: a fresh MEMD_HOME with its memory tree and index, the case's
+turns written as one session the way ingestion writes them (one minute apart), then
+`memd.extraction.job.run_extraction` once, exactly as `memd extract --now` runs it. The memories
+are read back from the Markdown tree (every item the job wrote, superseded ones included) and
+scored:
+
+- a positive case passes when every expected fact is matched by a live memory of the same type
+  whose text contains one of its keywords (substring after NFKC + casefold);
+- a supersession case passes when, in addition, a memory holding one of the old value's keywords
+  is still stored and marked superseded;
+- a negative case passes when nothing at all was stored; every memory there is a false positive.
+
+Fact recall = matched expected facts / all expected facts; precision = matched memories /
+(matched memories + false positives). Cases are split into two folds by a fixed rule, the CRC-32
+of the case id (even: fold A, odd: fold B), so rules written while looking at one fold's failures
+can be measured on the other. `--failures A` prints the failing cases of fold A (their text, what
+was expected and what was stored) to stdout only: the data never goes into the repository or the
+document, which gets figures and case ids.
+
+The offline rules always run; the Anthropic extractor runs too with `--extractor llm|both` when
+ANTHROPIC_API_KEY is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import tempfile
+import time
+import unicodedata
+import zlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from bench.report import REPO, machine_line, publish, table
+from memd.app import Engine
+from memd.conversations.ingest import write_turns
+from memd.core.conditions import SystemState
+from memd.core.models import JobOutcome, JobResult, Turn
+from memd.core.settings import Settings, load
+from memd.db import Store
+from memd.extraction.job import run_extraction
+from memd.memory.jobs import JobContext
+from memd.memory.parse import split_item
+from memd.memory.tree import create_tree
+
+BLOCK = "extraction"
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "extraction-dev.jsonl"
+START = datetime(2026, 3, 2, 10, 0).timestamp()  # a Monday morning, local time
+TURN_GAP_S = 60
+KINDS = ("positive", "supersession", "negative")
+KEY_VAR = "ANTHROPIC_API_KEY"
+
+
+# -- cases -----------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class Expect:
+    type: str
+    keys: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    lang: str
+    turns: tuple[str, ...]
+    expect: tuple[Expect, ...]
+    superseded: tuple[tuple[str, ...], ...]
+    expect_none: bool
+
+    @property
+    def kind(self) -> str:
+        if self.expect_none:
+            return "negative"
+        return "supersession" if self.superseded else "positive"
+
+    @property
+    def fold(self) -> str:
+        return fold_of(self.id)
+
+
+def fold_of(case_id: str) -> str:
+    """The fixed split: CRC-32 of the id, even → "A", odd → "B"."""
+    return "AB"[zlib.crc32(case_id.encode("utf-8")) % 2]
+
+
+def load_cases(path: Path) -> list[Case]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            out.append(
+                Case(
+                    id=str(d["id"]),
+                    lang=str(d["lang"]),
+                    turns=tuple(str(t) for t in d["turns"]),
+                    expect=tuple(
+                        Expect(str(e["type"]), tuple(str(k) for k in e["must_contain_any"]))
+                        for e in d["expect"]
+                    ),
+                    superseded=tuple(
+                        tuple(str(k) for k in s["must_contain_any"]) for s in d["superseded"]
+                    ),
+                    expect_none=bool(d["expect_none"]),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}:{n}: not a case of the documented format: {exc}") from exc
+    return out
+
+
+# -- running ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class Memory:
+    text: str
+    type: str
+    superseded: bool
+    path: str
+
+
+@contextlib.contextmanager
+def _without_key() -> Iterator[None]:
+    """The offline rules run even when the caller has an API key in the environment."""
+    saved = os.environ.pop(KEY_VAR, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[KEY_VAR] = saved
+
+
+def run_case(case: Case, extractor: str) -> list[Memory]:
+    """The case through the extraction job in a fresh home; every memory it wrote."""
+    with tempfile.TemporaryDirectory(prefix="memd-extract-eval-") as tmp:
+        home = Path(tmp) / "home"
+        settings = load(env={"MEMD_HOME": str(home)})
+        if extractor == "llm":
+            settings = dataclasses.replace(settings, extract_api_key=os.environ[KEY_VAR])
+        create_tree(settings.memory_dir)
+        store = Store.open(settings.db_path)
+        try:
+            engine = Engine(settings, store)
+            engine.indexer.reconcile()
+            ts = [START + i * TURN_GAP_S for i in range(len(case.turns))]
+            turns = [
+                Turn("ingest", case.id, f"t{i + 1}", "user", text, ts[i])
+                for i, text in enumerate(case.turns)
+            ]
+            now = ts[-1] + TURN_GAP_S
+            store.w.run(lambda c: write_turns(c, turns, now=now))
+            result = _extract(settings, engine, now, extractor)
+            if result.outcome not in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO):
+                raise SystemExit(f"{case.id}: extraction did not run: {result.message}")
+            return read_memories(settings.memory_dir)
+        finally:
+            store.close()
+
+
+def _extract(settings: Settings, engine: Engine, now: float, extractor: str) -> JobResult:
+    # The load and battery gate is for scheduled runs on a user's machine, not for a benchmark.
+    idle = SystemState(None, None, 0.0, os.cpu_count() or 1)
+    ctx = JobContext(
+        settings, engine.store, engine.indexer, engine.ops, now=lambda: now, probe=lambda: idle
+    )
+    if extractor == "llm":
+        return run_extraction(ctx)
+    with _without_key():
+        return run_extraction(ctx)
+
+
+def read_memories(root: Path) -> list[Memory]:
+    """Every list item the extraction job wrote (it records its source `src` on each)."""
+    out = []
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("journal/"):
+            continue
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            item = split_item(line)
+            if item is None or not item[1].get("src"):
+                continue
+            text, meta = item
+            out.append(Memory(text, meta.get("type", ""), bool(meta.get("superseded")), rel))
+    return out
+
+
+# -- scoring ---------------------------------------------------------------------------------
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _contains(text: str, keys: Sequence[str]) -> bool:
+    t = _norm(text)
+    return any(_norm(k) in t for k in keys)
+
+
+@dataclasses.dataclass(slots=True)
+class Score:
+    case: Case
+    memories: list[Memory]
+    facts_matched: int = 0
+    passed: bool = False
+    matched_memories: int = 0
+    false_positives: int = 0
+    type_mismatches: list[str] = dataclasses.field(default_factory=list)
+    missed: list[Expect] = dataclasses.field(default_factory=list)
+    supersession_ok: bool = True
+
+
+def score(case: Case, memories: list[Memory]) -> Score:
+    s = Score(case, memories)
+    live = [m for m in memories if not m.superseded]
+    if case.expect_none:
+        s.false_positives = len(memories)
+        s.passed = not memories
+        return s
+    used: set[int] = set()
+    for e in case.expect:
+        hits = [i for i, m in enumerate(live) if m.type == e.type and _contains(m.text, e.keys)]
+        if hits:
+            s.facts_matched += 1
+            used.update(hits)
+        else:
+            s.missed.append(e)
+            s.type_mismatches += [f"{e.type} → {m.type}" for m in live if _contains(m.text, e.keys)]
+    s.matched_memories = len(used)
+    s.supersession_ok = all(
+        any(m.superseded and _contains(m.text, keys) for m in memories) for keys in case.superseded
+    )
+    s.passed = s.facts_matched == len(case.expect) and s.supersession_ok
+    return s
+
+
+@dataclasses.dataclass(slots=True)
+class Totals:
+    cases: int = 0
+    passed: int = 0
+    facts: int = 0
+    facts_matched: int = 0
+    matched_memories: int = 0
+    false_positives: int = 0
+    negatives_with_fp: int = 0
+    by_kind: Counter[str] = dataclasses.field(default_factory=Counter)
+    passed_by_kind: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def add(self, s: Score) -> None:
+        self.cases += 1
+        self.passed += s.passed
+        self.facts += len(s.case.expect)
+        self.facts_matched += s.facts_matched
+        self.matched_memories += s.matched_memories
+        self.false_positives += s.false_positives
+        self.negatives_with_fp += s.false_positives > 0
+        self.by_kind[s.case.kind] += 1
+        self.passed_by_kind[s.case.kind] += s.passed
+
+    def kind(self, kind: str) -> str:
+        return f"{self.passed_by_kind[kind]}/{self.by_kind[kind]}" if self.by_kind[kind] else "–"
+
+    def recall(self) -> str:
+        if not self.facts:
+            return "–"
+        return f"{self.facts_matched}/{self.facts} ({100 * self.facts_matched / self.facts:.0f}%)"
+
+    def precision(self) -> str:
+        denom = self.matched_memories + self.false_positives
+        return f"{self.matched_memories / denom:.2f}" if denom else "–"
+
+
+def totals(scores: Sequence[Score]) -> Totals:
+    t = Totals()
+    for s in scores:
+        t.add(s)
+    return t
+
+
+# -- report ----------------------------------------------------------------------------------
+def summary_rows(label: str, scores: Sequence[Score]) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for fold in ("A", "B", "all"):
+        part = [s for s in scores if fold == "all" or s.case.fold == fold]
+        if not part:
+            continue
+        t = totals(part)
+        rows.append(
+            [label, fold, f"{t.passed}/{t.cases}", t.kind("positive"), t.kind("supersession"),
+             t.kind("negative"), t.recall(), f"{t.negatives_with_fp} of {t.by_kind['negative']}",
+             t.false_positives, t.precision()]
+        )  # fmt: skip
+    return rows
+
+
+def lang_rows(label: str, scores: Sequence[Score]) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for lang in sorted({s.case.lang for s in scores}):
+        t = totals([s for s in scores if s.case.lang == lang])
+        rows.append([label, lang, f"{t.passed}/{t.cases}", t.recall(), t.false_positives])
+    return rows
+
+
+def failure_ids(scores: Sequence[Score]) -> str:
+    failed = [s.case.id for s in scores if not s.passed]
+    return ", ".join(failed) if failed else "none"
+
+
+def print_failures(scores: Sequence[Score], fold: str) -> None:
+    for s in scores:
+        if s.passed or (fold != "all" and s.case.fold != fold):
+            continue
+        c = s.case
+        print(f"\n--- {c.id} ({c.lang}, {c.kind}, fold {c.fold})")
+        for t in c.turns:
+            print(f"  > {t}")
+        for e in s.missed:
+            print(f"  missed {e.type}: {' | '.join(e.keys)}")
+        if c.superseded and not s.supersession_ok:
+            print(f"  not superseded: {c.superseded}")
+        for m in s.memories:
+            print(f"  got {m.type}{' (superseded)' if m.superseded else ''}: {m.text}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument(
+        "--data", type=Path, action="append", help=f"case file (default {DEFAULT_DATA})"
+    )
+    ap.add_argument("--extractor", choices=("offline", "llm", "both"), default="both",
+                    help="llm and both need ANTHROPIC_API_KEY; without it only offline runs")  # fmt: skip
+    ap.add_argument("--failures", choices=("A", "B", "all"), help="print this fold's failing cases")
+    ap.add_argument("--block", default=BLOCK, help=f"block of --out to write (default {BLOCK})")
+    ap.add_argument("--note", default="", help="a sentence put at the top of the block")
+    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
+    args = ap.parse_args(argv)
+
+    extractors = ["offline"]
+    if args.extractor in ("llm", "both"):
+        if os.environ.get(KEY_VAR):
+            extractors.append("llm")
+        else:
+            print(f"{KEY_VAR} is not set: the LLM extractor is not scored")
+        if args.extractor == "llm" and "llm" in extractors:
+            extractors.remove("offline")
+    files = args.data or [DEFAULT_DATA]
+    summary: list[list[object]] = []
+    langs: list[list[object]] = []
+    notes: list[str] = []
+    for path in files:
+        cases = load_cases(path)
+        for extractor in extractors:
+            t0 = time.perf_counter()
+            scores = [score(c, run_case(c, extractor)) for c in cases]
+            took = time.perf_counter() - t0
+            label = f"{path.name}, {extractor}"
+            summary += summary_rows(label, scores)
+            langs += lang_rows(label, scores)
+            mism = [
+                f"{s.case.id} ({'; '.join(s.type_mismatches)})" for s in scores if s.type_mismatches
+            ]
+            notes.append(
+                f"- {label}: {len(cases)} cases in {took:.1f} s; failing: {failure_ids(scores)}."
+                + (f" Right keyword, wrong type: {', '.join(mism)}." if mism else "")
+            )
+            if args.failures:
+                print_failures(scores, args.failures)
+
+    body = "\n\n".join(
+        part
+        for part in (
+            "## Extraction quality (offline rules"
+            + (" and the LLM" if "llm" in extractors else "")
+            + ")",
+            args.note,
+            "Each case runs through the real extraction job in a fresh MEMD_HOME (its turns as one"
+            " session, `run_extraction` once) and is scored from the Markdown it wrote, as"
+            " extraction-dev.md describes. Folds: CRC-32 of the case id, even = A, odd = B.",
+            table(
+                [
+                    "set, extractor",
+                    "fold",
+                    "cases passed",
+                    "positive",
+                    "supersession",
+                    "negative",
+                    "fact recall",
+                    "negatives with FP",
+                    "FP",
+                    "precision",
+                ],
+                summary,
+            ),  # fmt: skip
+            table(["set, extractor", "lang", "cases passed", "fact recall", "FP"], langs),
+            "\n".join(notes),
+            machine_line(),
+        )
+        if part
+    )
+    publish(args, args.block, body)
+
+
+if __name__ == "__main__":
+    main()
