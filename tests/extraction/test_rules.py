@@ -213,7 +213,6 @@ def test_relative_dates_use_the_given_zone() -> None:
         "你知道我喜欢什么吗",
         "Do you like React?",
         "My name is on the list",
-        "My wife works at Google",
         "I'm Chinese.",
         "I'm fine, thanks",
         "I like it",
@@ -272,6 +271,15 @@ def test_not_trivial(text: str) -> None:
 def test_trivial_check_is_fast_on_adversarial_input() -> None:
     # Many ways to cut "hahaha…" into phrases: a regex would backtrack exponentially.
     assert not is_trivial("haha" * 19 + "hx")
+
+
+def test_family_is_the_users_own_fact_not_their_employer() -> None:
+    [memory] = _extract("My wife works at Google")
+    assert (memory.content, memory.type, memory.subject) == (
+        "User's wife works at Google",
+        "personal",
+        "",
+    )
 
 
 def test_only_user_turns_and_source_ids() -> None:

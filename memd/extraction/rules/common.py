@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from memd.core.models import ExtractedMemory
@@ -18,10 +18,12 @@ IMP_ROLE = 8
 IMP_CITY = 7
 IMP_AGE = 6
 IMP_HOMETOWN = 6
+IMP_FAMILY = 6
 IMP_SKILL_MAIN = 7
 IMP_SKILL = 6
 IMP_PROJECT = 7
 IMP_PROJECT_DETAIL = 6
+IMP_DECISION = 6
 IMP_SWITCH = 6
 IMP_PREFERENCE = 5
 IMP_TOOL_HABIT = 5
@@ -107,12 +109,26 @@ def article(phrase: str) -> str:
 # Extraction context
 
 
+@dataclass(slots=True)
+class Session:
+    """What the rules remember across the turns of one conversation."""
+
+    project: str = ""  # the project the user last named ("it's Python" is about it)
+    self_turn: str = ""  # the last turn in which the user said who they are
+
+
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """The turn a sentence comes from and its local day; `mem` builds a memory from it."""
 
     turn_id: str
     today: date
+    session: Session = field(default_factory=Session)
+
+    def about_user(self) -> bool:
+        """Whether the user has been describing themselves in this turn (so a subjectless
+        "backend engineer at Stripe" is about them)."""
+        return self.session.self_turn == self.turn_id
 
     def mem(
         self,

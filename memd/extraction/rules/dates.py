@@ -178,3 +178,22 @@ def find_date(text: str, today: date) -> tuple[date, tuple[int, int]] | None:
         if resolved is not None:
             return resolved, m.span()
     return None
+
+
+_WEEKDAY_NAMES_EN = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_WEEKDAY_NAMES_ZH = "一二三四五六日"
+# Not calendar.month_name: that follows the process locale.
+_MONTH_NAMES_EN = (
+    "January February March April May June July August September October November December".split()
+)
+
+
+def due_en(day: date) -> str:
+    """A due date that still reads right later: "Friday March 6, 2026-03-06"."""
+    month = _MONTH_NAMES_EN[day.month - 1]
+    return f"{_WEEKDAY_NAMES_EN[day.weekday()]} {month} {day.day}, {day.isoformat()}"
+
+
+def due_zh(day: date) -> str:
+    """A due date that still reads right later: "3月6日周五，2026-03-06"."""
+    return f"{day.month}月{day.day}日周{_WEEKDAY_NAMES_ZH[day.weekday()]}，{day.isoformat()}"

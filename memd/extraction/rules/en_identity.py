@@ -10,6 +10,7 @@ from memd.extraction.rules.common import (
     IMP_AGE,
     IMP_CITY,
     IMP_EMPLOYER,
+    IMP_FAMILY,
     IMP_HOMETOWN,
     IMP_NAME,
     IMP_ROLE,
@@ -18,6 +19,7 @@ from memd.extraction.rules.common import (
     Ctx,
     article,
     clean,
+    third_person,
 )
 from memd.extraction.rules.tech import TECH
 
@@ -47,7 +49,16 @@ _EN_NAME_RES = (
     # "I'm Sam" is a name only where an introduction would stand: checked in en_name.
     re.compile(
         r"\b(?:I'm|I\s+am|Im)\s+(?P<name>" + _NAME_WORD + r")"
-        r"(?=\s*(?:[,.!;]|$|\s+(?:and|from|here|by)\b))"
+        r"(?=\s*(?:[,.!;—–]|$|\s+-\s|\s+(?:and|from|here|by|btw)\b))"
+    ),
+    # "Hannah here — ...", "hi, this is Sam from Acme": introductions at the start of a message.
+    re.compile(
+        r"^(?i:(?:hi|hello|hey)\b[\s,!]*)?(?P<name>" + _NAME_WORD + r")\s+here"
+        r"(?=\s*(?:[,.!;:—–]|$|\s-\s))"
+    ),
+    re.compile(
+        r"^(?i:(?:hi|hello|hey)\b[\s,!]*)?(?i:this\s+is)\s+(?P<name>" + _NAME_WORD + r")"
+        r"(?=\s*(?:[,.!;—–]|$|\s+(?:from|at|here)\b))"
     ),
 )
 _INTRO_PREFIX_RE = re.compile(r"^(?:(?:hi|hello|hey|yo)(?:\s+there)?\b[\s,!]*)?$|[,;:!.]\s*$", re.I)
@@ -71,9 +82,11 @@ def en_name(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _EN_AGE_RES = (
     re.compile(
         r"\b(?:I'm|I\s+am|Im)\s+(?P<age>\d{1,3})"
-        r"(?:\s*(?:years?|yrs?)(?:\s+|-)old\b|\s*y/?o\b|(?=\s*(?:[,.!;]|$)))",
+        r"(?:\s*(?:years?|yrs?)(?:\s+|-)old\b|\s*y/?o\b"
+        r"|(?=\s*(?:[,.!;]|$|\s+(?:and|but|so|btw|now|this\s+year)\b)))",
         re.I,
     ),
+    re.compile(r"\bI\s+(?:just\s+)?turned\s+(?P<age>\d{1,3})\b", re.I),
     re.compile(r"\bmy\s+age\s+is\s+(?P<age>\d{1,3})\b", re.I),
     re.compile(r"\b(?:I'm|I\s+am)\s+an?\s+(?P<age>\d{1,3})[- ]years?[- ]old\b", re.I),
 )
@@ -122,6 +135,23 @@ _EN_JOINED_RE = re.compile(
     + _ROLE
     + r")?"
 )
+# "I lead the platform team at Atlassian", "I'm on the payments team at Stripe".
+_EN_TEAM_RE = re.compile(
+    r"\bI(?:'m|\s+am)?\s+(?:currently\s+|now\s+)?(?P<verb>lead|manage|run|head|on|in|work\s+on"
+    r"|part\s+of)\s+(?:the\s+|a\s+|our\s+)?(?P<team>(?:[\w\-]+\s+){0,3}?)team\b"
+    r"(?:\s+(?:at|for|in)\s+" + _ORG + r")?"
+)
+# "I start at Datadog on Monday", "I left Deloitte and joined Canva".
+_EN_START_RE = re.compile(
+    r"(?:\bI(?:'ll|'m|\s+will|\s+am)?|\band|,)\s+(?:just\s+|recently\s+|then\s+)?"
+    r"(?:start|starting|joined|join)\s+(?:(?:a\s+new\s+job|work(?:ing)?)\s+)?"
+    r"(?:at|with)?\s*" + _ORG
+)
+# Without a subject, right after the user introduced themselves: "backend engineer at Stripe".
+_EN_ROLE_FRAGMENT_RE = re.compile(
+    r"^(?:(?:an?|the)\s+)?(?P<role>(?:[\w+#/&\-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))"
+    r"(?:\s+(?:at|@|for)\s+" + _ORG + r")?" + _ROLE_STOP
+)
 _EN_EMPLOYED_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)\s+employed\s+(?:at|by)|my\s+(?:current\s+)?employer\s+is)\s+" + _ORG,
     re.I,
@@ -158,13 +188,28 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         groups = m.groupdict()
         org = org or _org(groups.get("org"))
         role = role or _role(groups.get("role"))
+    m = _EN_TEAM_RE.search(sentence)
+    if m is not None and (team := m.group("team").strip()):
+        verb = " ".join(m.group("verb").lower().split())
+        lead = {"lead": "leads", "manage": "manages", "run": "runs", "head": "heads"}.get(verb)
+        role = role or (f"{lead} the {team} team" if lead else f"is on the {team} team")
+        org = org or _org(m.group("org"))
+    if not org and (m := _EN_START_RE.search(sentence)) is not None:
+        org = _org(m.group("org"))
+    if not role and ctx.about_user():
+        m = _EN_ROLE_FRAGMENT_RE.match(sentence)
+        if m is not None:
+            role = _role(m.group("role"))
+            org = org or _org(m.group("org"))
     if not role:
         m = _EN_ROLE_IS_RE.search(sentence)
         if m:
             role = _role(m.group("role"))
     if org:
         yield ctx.mem(f"User works at {org}", "personal", IMP_EMPLOYER, subject="employer")
-    if role:
+    if role.startswith(("leads ", "manages ", "runs ", "heads ", "is on ")):
+        yield ctx.mem(f"User {role}", "personal", IMP_ROLE, subject="role")
+    elif role:
         yield ctx.mem(f"User works as {article(role)} {role}", "personal", IMP_ROLE, subject="role")
 
 
@@ -177,7 +222,23 @@ _EN_CITY_RE = re.compile(
     r"(?:based|located|living|staying))\s+in\s+" + _PLACE
 )
 _EN_MOVED_RE = re.compile(
-    r"\bI(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to\s+" + _PLACE
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
+    r"(?:\s+(?:back|over|out))?\s+to\s+" + _PLACE,
+    re.I,
+)
+# "I'm in Austin, so ...": a bare place after "in" must end the clause to count.
+_EN_IN_PLACE_RE = re.compile(
+    r"\b(?:I(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:currently\s+|now\s+|still\s+)?"
+    r"(?:in|out\s+of|based\s+out\s+of)\s+"
+    + _PLACE
+    + r"(?=\s*(?:[,.;!—–]|$|\s+(?:so|and|but|now)\b))"
+)
+# Words that follow "I'm in" without naming a place.
+_NOT_PLACES = frozenset(
+    """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday q1 q2 q3 q4 pst est utc cet gmt
+    """.split()
 )
 _EN_HOMETOWN_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)\s+(?:originally\s+)?from|I\s+grew\s+up\s+in|my\s+home\s*town\s+is)\s+"
@@ -186,7 +247,7 @@ _EN_HOMETOWN_RE = re.compile(
 
 
 def _place(raw: str) -> str:
-    place = raw.strip().rstrip(".'")
+    place = re.sub(r"\s+(?:Time|Timezone|Office|HQ)$", "", raw.strip().rstrip(".'"))
     first = place.split()[0].lower()
     if first in NOT_ORGS or place.lower() in TECH:
         return ""
@@ -195,8 +256,36 @@ def _place(raw: str) -> str:
 
 def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_CITY_RE.search(sentence) or _EN_MOVED_RE.search(sentence)
+    if m is None and (m := _EN_IN_PLACE_RE.search(sentence)) is not None:
+        m = None if m.group("place").split()[0].lower() in _NOT_PLACES else m
     if m and (place := _place(m.group("place"))):
         yield ctx.mem(f"User lives in {place}", "personal", IMP_CITY, subject="city")
     m = _EN_HOMETOWN_RE.search(sentence)
     if m and (place := _place(m.group("place"))):
         yield ctx.mem(f"User is from {place}", "personal", IMP_HOMETOWN, subject="hometown")
+
+
+_FAMILY = (
+    r"(?:wife|husband|partner|spouse|fianc[eé]e?|girlfriend|boyfriend|daughter|son|kids?|child"
+    r"|children|baby|toddler|twins|mom|mum|mother|dad|father|parents|brother|sister|dog|cat)"
+)
+# "My daughter just started kindergarten": the user's family is part of who they are.
+_EN_FAMILY_RE = re.compile(
+    r"^(?:(?:so|and|also|btw|fyi|oh)\s+)?my\s+(?P<who>(?:(?:little|older|younger|eldest|youngest"
+    r"|oldest|new(?:born)?|two|three)\s+)?"
+    + _FAMILY
+    + r")\s+(?P<rest>(?:just\s+|recently\s+|finally\s+)?"
+    r"(?:is|are|was|were|has|had|just|started|starts|turned|turns|got|gets|goes|go|was\s+born"
+    r"|arrived|moved|graduated|lives|live|works|passed|'s)\b[^.;!?]*)",
+    re.I,
+)
+
+
+def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _EN_FAMILY_RE.match(sentence)
+    if m is None:
+        return
+    rest = clean(re.split(r",?\s+(?:so|but|because|which|and\s+I)\b", m.group("rest"))[0])
+    if len(rest.split()) < 2:
+        return
+    yield ctx.mem(f"User's {m.group('who').lower()} {third_person(rest)}", "personal", IMP_FAMILY)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import IMP_PREFERENCE, PRONOUN_START_RE, Ctx, clean, third_person
-from memd.extraction.rules.tech import EN_ADVERBS, style_subject
+from memd.extraction.rules.tech import EN_ADVERBS, lookup_tech, style_subject
 
 _PREF_VERBS = {
     "prefer": "prefers",
@@ -38,8 +38,25 @@ _OBJ_STOP_RE = re.compile(
     re.I,
 )
 _EN_IMPERATIVE_RE = re.compile(
-    r"^\s*(?:please\s+)?(?P<neg>don't|do\s+not|never|always|avoid)\s+(?P<act>[^.;!?]+)", re.I
+    r"^\s*(?:(?:please|kindly|and|also|but)\s+)*(?P<neg>don't|do\s+not|never|always|avoid)\s+"
+    r"(?P<act>[^.;!?]+)",
+    re.I,
 )
+# A plain request ("please indent with tabs") is a lasting preference when it says so, or when
+# it is about how the assistant should write (a style topic); "please fix this" is neither.
+_EN_PLEASE_RE = re.compile(
+    r"^\s*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|also)\s*,?\s+)?"
+    r"(?:please|kindly|pls)\s+(?P<act>(?:keep|make|use|write|put|indent|add|give|show|reply|answer"
+    r"|respond|format|stick|be|prefer|include|start|explain)\b[^.;!?]*)",
+    re.I,
+)
+_LASTING_RE = re.compile(
+    r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|always|never"
+    r"|every\s+time|whenever|in\s+general|from\s+here\s+on|for\s+me)\b",
+    re.I,
+)
+# "TS please" at the end of a sentence that says it is a standing choice.
+_EN_TECH_PLEASE_RE = re.compile(r"(?:^|[,;:]\s*)(?P<tech>[\w.+#\-]{1,20})\s+please$", re.I)
 _IMPERATIVE_SKIP_RE = re.compile(
     r"^(?:worry|forget|know|mind|care|hesitate|be\s+sorry|stop|bother|panic|rush|get\s+me"
     r"|you|i|we|they|it|that|this)\b",
@@ -59,8 +76,8 @@ _EN_REPLY_LANG_RE = re.compile(
 # "I like the second option" is about this conversation, not a lasting preference.
 _CONTEXTUAL_OBJ_RE = re.compile(
     r"^(?:the\s+|your\s+)?(?:first|second|third|fourth|last|other|previous|latter|former|above"
-    r"|below|new|old|current|original|same|latest)\b|\b(?:option|suggestion|answer|version"
-    r"|proposal|reply|response)s?\b",
+    r"|below|new|old|current|original|same|latest)\b|^(?:the|your|this|that|these|those)\s+"
+    r"(?:\w+\s+)?(?:option|suggestion|answer|version|proposal|reply|response|idea|one)s?\b",
     re.I,
 )
 _OBJ_TRAIL_RE = re.compile(r"\s+(?:better|more|most|a\s+lot|very\s+much|so\s+much|too)$", re.I)
@@ -87,6 +104,29 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             IMP_PREFERENCE,
             subject=style_subject(obj),
         )
+    yield from _requests(sentence, ctx)
+
+
+def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    please = _EN_PLEASE_RE.match(sentence)
+    if please is not None:
+        act = clean(please.group("act"))
+        lasting = _LASTING_RE.search(sentence) is not None
+        if act and (lasting or style_subject(act)) and len(act.split()) <= _MAX_OBJECT_WORDS:
+            yield ctx.mem(
+                f"User asks to {_to_assistant(third_person(act))}",
+                "preference",
+                IMP_PREFERENCE,
+                subject=style_subject(act),
+            )
+            return
+    tech_m = _EN_TECH_PLEASE_RE.search(sentence)
+    if tech_m is not None and _LASTING_RE.search(sentence):
+        tech = lookup_tech(tech_m.group("tech"))
+        if tech is not None:
+            yield ctx.mem(
+                f"User prefers {tech.name}", "preference", IMP_PREFERENCE, subject=tech.subject
+            )
     imp = _EN_IMPERATIVE_RE.match(sentence)
     if imp:
         act = clean(imp.group("act"))
@@ -100,8 +140,15 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 "avoid": "to avoid",
             }[neg]
             yield ctx.mem(
-                f"User asks {lead} {third_person(act)}",
+                f"User asks {lead} {_to_assistant(third_person(act))}",
                 "preference",
                 IMP_PREFERENCE,
                 subject=style_subject(act),
             )
+
+
+def _to_assistant(text: str) -> str:
+    """ "the JS you write for them" → "the JS the assistant writes for them"."""
+    text = re.sub(r"\byou\s+(write|give|send|show|generate|produce|make)\b",
+                  lambda m: f"the assistant {m.group(1)}s", text, flags=re.I)  # fmt: skip
+    return re.sub(r"\byour\b", "the assistant's", re.sub(r"\byou\b", "the assistant", text))

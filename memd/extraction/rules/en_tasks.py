@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
-from memd.extraction.rules.common import IMP_TASK, Ctx, clean, third_person
-from memd.extraction.rules.dates import find_date
+from memd.extraction.rules.common import IMP_TASK, Ctx, clean, third_person, topic_slug
+from memd.extraction.rules.dates import due_en, find_date
 
 _EN_TASK_RES = (
     (
@@ -23,7 +23,12 @@ _EN_TASK_RES = (
             re.I,
         ),
     ),
-    ("todo", re.compile(r"^\s*(?:TODO|To-?do)\s*:?\s+(?P<act>[^.;!?]+)", re.I)),
+    (
+        "todo",
+        re.compile(
+            r"^\s*(?:TODO|To-?do)(?:\s+(?:for|by)\s+[\w ]{1,20}?)?\s*:?\s+(?P<act>[^.;!?]+)", re.I
+        ),
+    ),
     (
         "need",
         re.compile(
@@ -39,6 +44,28 @@ _EN_TASK_RES = (
             r"\bI(?:'ve|\s+have)\s+(?:got\s+)?(?P<act>(?:an?|my|the)\s+(?:[\w\-]+\s+){0,4}?"
             r"(?:meeting|appointment|interview|exam|test|deadline|call|presentation|demo|flight|trip"
             r"|review|standup|release|launch|class|lecture|dinner|party)s?\b[^.;!?]*)",
+            re.I,
+        ),
+    ),
+    (
+        # "the launch got pushed to April 1", "the demo is scheduled for Friday"
+        "when",
+        re.compile(
+            r"(?P<act>\b(?:my|the|our)\s+(?:[\w\-]+\s+){0,4}?[\w\-]+)\s+"
+            r"(?:got\s+|was\s+|has\s+been\s+|is\s+|are\s+|'s\s+)?(?P<verb>moved|pushed|postponed"
+            r"|delayed|rescheduled|bumped|scheduled|set|planned|slated)\s+(?:back\s+|out\s+)?"
+            r"(?:to|for|until|on)\b",
+            re.I,
+        ),
+    ),
+    (
+        # "the migration script has to be done before Friday", "the export feature has to ship by then"
+        "must",
+        re.compile(
+            r"(?P<act>\b(?:my|the|our|this|that)\s+(?:[\w\-]+\s+){0,5}?[\w\-]+)\s+"
+            r"(?P<modal>has\s+to|have\s+to|needs?\s+to|must|should)\s+"
+            r"(?P<verb>be\s+(?:done|finished|ready|shipped|merged|deployed|released|submitted|fixed"
+            r"|completed|live|out|in)|ship|land|launch|go\s+(?:out|live)|be\s+\w+ed)\b",
             re.I,
         ),
     ),
@@ -68,6 +95,13 @@ def _modal_phrase(modal: str | None) -> str:
 _OWNER_RE = re.compile(r"^(?:my|their|the|our)\s+", re.I)
 
 
+def _owned(thing: str) -> str:
+    """ "their report" → "User's report", "the launch" → "The launch"."""
+    if re.match(r"(?:their|our|my)\s", thing, re.I):
+        return "User's " + thing.split(None, 1)[1]
+    return thing[:1].upper() + thing[1:]
+
+
 def _strip_span(text: str, span: tuple[int, int]) -> str:
     return re.sub(r"\s{2,}", " ", text[: span[0]] + text[span[1] :])
 
@@ -94,8 +128,20 @@ def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory
         if not act:
             continue
         act = third_person(act)
-        suffix = f" (due {due})" if due else ""
-        if kind == "have":
+        suffix = f" (due {due_en(found[0])})" if found is not None else ""
+        subject = ""
+        if kind == "when":
+            if found is None:
+                continue
+            thing = _OWNER_RE.sub("", act)
+            # One current date per event: a later "moved to" replaces the earlier date.
+            subject = f"date:{topic_slug(thing)}"
+            content = f"{_owned(act)} is scheduled for {due_en(found[0])}"
+        elif kind == "must":
+            verb = " ".join(m.group("verb").lower().split())
+            modal = " ".join(m.group("modal").lower().split())
+            content = f"{_owned(act)} {modal} {verb}{suffix}"
+        elif kind == "have":
             content = f"User has {act}{suffix}"
         elif kind == "due":
             thing = _OWNER_RE.sub("", act)
@@ -104,5 +150,5 @@ def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory
             content = f"User wants to be reminded to {act}{suffix}"
         else:
             content = f"User {_modal_phrase(m.groupdict().get('modal'))} {act}{suffix}"
-        yield ctx.mem(content, "task", IMP_TASK, due=due)
+        yield ctx.mem(content, "task", IMP_TASK, due=due, subject=subject)
         return

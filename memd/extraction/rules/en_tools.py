@@ -20,6 +20,7 @@ from memd.extraction.rules.common import (
 from memd.extraction.rules.tech import (
     EN_ADVERBS,
     ITEM_STOP_RE,
+    is_language,
     lookup_tech,
     tech_items,
     tool_memories,
@@ -40,15 +41,30 @@ _USE_VERBS = {
     "'m using": "uses",
     "write": "writes",
     "code": "codes",
+    "know": "knows",
 }
 # Verbs too common to take an unknown proper noun as a tool ("I write Chapter 3").
-_KNOWN_ONLY_VERBS = frozenset({"write", "code"})
+_KNOWN_ONLY_VERBS = frozenset({"write", "code", "know"})
+_GERUNDS = {
+    "using": "use",
+    "writing": "write",
+    "coding in": "code in",
+    "working with": "work with",
+    "working in": "work with",
+    "programming in": "program in",
+    "developing in": "develop in",
+    "developing with": "develop with",
+}
 _EN_USE_RE = re.compile(
-    r"(?P<subj>\bI\s+|(?:^|,\s*|\band\s+))(?P<adv>(?:" + EN_ADVERBS + r"\s+){0,2})"
+    r"(?P<subj>\bI(?:'ve|\s+have)?\s+(?:been\s+)?|\bI'm\s+|\bI\s+am\s+|(?:^|,\s*|\band\s+))"
+    r"(?P<adv>(?:" + EN_ADVERBS + r"\s+){0,2})"
     r"(?P<verb>use|work\s+with|code\s+in|program\s+in|develop\s+(?:with|in)|write(?:\s+code)?\s+in"
-    r"|rely\s+on|am\s+using|'m\s+using|write|code)\s+(?=(?P<items>[^.;!?]+))",
+    r"|rely\s+on|am\s+using|'m\s+using|write|code|using|writing|coding\s+in|working\s+(?:with|in)"
+    r"|programming\s+in|developing\s+(?:in|with)|know)\s+(?=(?P<items>[^.;!?]+))",
     re.I,
 )
+# "For testing I use jest": the purpose stands before the verb.
+_FRONT_PURPOSE_RE = re.compile(r"^\s*for\s+(?P<purpose>(?:[\w\-]+\s*){1,3}?),?\s+I\s", re.I)
 
 
 def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
@@ -57,18 +73,26 @@ def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
 
 def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     for m in _EN_USE_RE.finditer(sentence):
-        if not m.group("subj").strip().startswith("I") and not re.search(
-            r"\bI\b", sentence[: m.start()]
-        ):
+        verb = " ".join(m.group("verb").lower().split())
+        subj = m.group("subj").strip()
+        said_by_user = subj.startswith("I") or bool(re.search(r"\bI\b", sentence[: m.start()]))
+        if verb in _GERUNDS:
+            # "mostly writing Rust these days": a fragment, about the user only when the user
+            # is the subject ("I've been writing") or has just been describing themselves.
+            if not (subj.startswith("I") or ctx.about_user()):
+                continue
+            verb = _GERUNDS[verb]
+        elif not said_by_user or (subj.startswith("I") and subj != "I" and verb != "using"):
             continue  # "Use pytest." is an instruction, not a fact about the user
         raw = m.group("items")
         purpose_m = _PURPOSE_RE.match(raw[len(ITEM_STOP_RE.sub("", raw)) :])
         items = tech_items(ITEM_STOP_RE.sub("", raw))
-        verb = " ".join(m.group("verb").lower().split())
         if verb in _KNOWN_ONLY_VERBS:
-            items = [i for i in items if lookup_tech(i) is not None]
+            items = [i for i in items if lookup_tech(i) is not None or is_language(i)]
         if not items:
             continue
+        if purpose_m is None:
+            purpose_m = _FRONT_PURPOSE_RE.match(sentence)
         adverbs = m.group("adv").split()
         verb3 = _USE_VERBS.get(verb, "uses")
         adv = " ".join(a.lower() for a in adverbs if a.lower() not in {"also", "really", "just"})
@@ -85,24 +109,35 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 _EN_SWITCH_RE = re.compile(
-    r"\bI(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?"
-    r"(?:switched|moved|migrated|changed|converted)\s+"
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?"
+    r"(?:switched|moved|migrated|changed|converted|went)\s+"
+    r"(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+)?"
     r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?P<new>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
     r"(?:\s+from\s+(?P<old2>[\w.+#\-]+))?",
+    re.I,
+)
+# "we replaced jest with vitest", "I ditched Webpack for Vite".
+_EN_REPLACE_RE = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
+    r"(?:replaced|swapped(?:\s+out)?|dropped|ditched|traded)\s+(?P<old>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
+    r"\s+(?:with|for)\s+(?P<new>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)",
     re.I,
 )
 
 
 def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    m = _EN_SWITCH_RE.search(sentence)
+    m = _EN_SWITCH_RE.search(sentence) or _EN_REPLACE_RE.search(sentence)
     if m is None:
         return
     new = tech_items(m.group("new"))
     if not new:
         return
-    if lookup_tech(new[0]) is None and re.match(r"(?i)moved|relocated", m.group(0).split()[1]):
+    known = lookup_tech(new[0]) is not None
+    if not known and (m.groupdict().get("what") or m.re is _EN_REPLACE_RE):
+        return  # "we moved the meeting to Friday": only a known tool makes it a switch
+    if not known and re.match(r"(?i)moved|relocated|went", m.group(0).split()[1]):
         return  # "I moved to Berlin" is a location, handled there
-    old_raw = m.group("old") or m.group("old2") or ""
+    old_raw = m.group("old") or m.groupdict().get("old2") or ""
     old = tech_items(old_raw) if old_raw else []
     since = f" from {join_en(old)}" if old else ""
     yield from tool_memories(
@@ -149,6 +184,7 @@ def en_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if not name or name.lower() in NOT_ORGS:
             continue
         topic = topic_slug(name)
+        ctx.session.project = name
         rest = sentence[m.end() :]
         desc_m = _EN_PROJECT_DESC_RE.match(rest)
         desc = ""
@@ -169,3 +205,30 @@ def en_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                     f"{name} is built with {stack}", "project", IMP_PROJECT_DETAIL, topic=topic
                 )
         return
+
+
+# After a project was named: "it's Python, using Typer for the CLI and DuckDB for storage".
+_EN_STACK_LEAD_RE = re.compile(
+    r"^(?:it's|it\s+is|it\s+uses|it's\s+built\s+(?:with|on|in)|it\s+runs\s+on|the\s+stack\s+is"
+    r"|(?:the\s+)?(?:backend|frontend|server|client|ui|api)\s+(?:is|uses))\s+",
+    re.I,
+)
+_EN_STACK_ITEM_RE = re.compile(r"(?P<item>[\w.+#\-]*\w(?:\+\+|#)?)")
+
+
+def en_project_stack(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    name = ctx.session.project
+    lead = _EN_STACK_LEAD_RE.match(sentence)
+    if not name or lead is None:
+        return
+    found: list[str] = []
+    for m in _EN_STACK_ITEM_RE.finditer(sentence[lead.end() :]):
+        item = m.group("item")
+        tech = lookup_tech(item)
+        if tech is not None:
+            found.append(tech.name if item.lower() == item else item)
+        elif is_language(item):
+            found.append(item)
+    if found := list(dict.fromkeys(found)):
+        yield ctx.mem(f"{name} uses {join_en(found)}", "project", IMP_PROJECT_DETAIL,
+                      topic=topic_slug(name))  # fmt: skip

@@ -1,7 +1,8 @@
-"""The driver: turns → sentences → clauses → the rules of their language."""
+"""The driver: turns → the user's own words → sentences → clauses → the rules of their language."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, tzinfo
 
@@ -14,63 +15,111 @@ from memd.extraction.rules.common import (
     SENTENCE_RE,
     Ctx,
     Rule,
+    Session,
     is_question,
 )
-from memd.extraction.rules.en_identity import en_age, en_location, en_name, en_work
+from memd.extraction.rules.decisions import en_decision, zh_decision
+from memd.extraction.rules.en_identity import en_age, en_family, en_location, en_name, en_work
 from memd.extraction.rules.en_preferences import en_preference
 from memd.extraction.rules.en_tasks import en_task
-from memd.extraction.rules.en_tools import en_project, en_switch, en_tools
-from memd.extraction.rules.zh_identity import zh_age, zh_location, zh_name, zh_work
+from memd.extraction.rules.en_tools import en_project, en_project_stack, en_switch, en_tools
+from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
 from memd.extraction.rules.zh_tasks import zh_task
 from memd.extraction.rules.zh_tools import zh_project, zh_tools
 
-_EN_SENTENCE_RULES: tuple[Rule, ...] = (
+_EN_RULES: tuple[Rule, ...] = (
     en_name,
     en_age,
     en_work,
     en_location,
+    en_family,
     en_project,
+    en_project_stack,
     en_switch,
     en_tools,
     en_preference,
+    en_decision,
 )
 _ZH_CLAUSE_RULES: tuple[Rule, ...] = (
     zh_name,
     zh_age,
     zh_work,
     zh_location,
+    zh_family,
     zh_tools,
     zh_preference,
 )
 
-
 _ZH_SUBJECTS = ("我", "你", "他", "她", "它", "这", "那", "帮", "请")
+# Clauses of an English sentence: "I'm 34 and I live in Toronto", "Hannah here — I lead ...".
+_EN_CLAUSE_RE = re.compile(
+    r"\s*(?:[;:—–]|\s-\s|,\s+|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'll|my|we|we're|we've|our)\b))\s*"
+)
+# A sentence about what might be, not what is.
+_EN_HYPOTHETICAL_RE = re.compile(
+    r"^(?:(?:just\s+)?(?:if|suppose|supposing|imagine|assuming|hypothetically|what\s+if|say)\b"
+    r"|let's\s+say\b)|\bif\s+I\s+were\b|\bwould\s+I\b",
+    re.I,
+)
+_ZH_HYPOTHETICAL_RE = re.compile(r"^(?:如果|假如|假设|要是|万一|比如说)")
+
+
+def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    text = normalise_chat(sentence).strip()
+    question = is_question(text)
+    body = text.rstrip(".!?")
+    if _EN_HYPOTHETICAL_RE.search(body):
+        return
+    if not question:
+        clauses = [c for c in _EN_CLAUSE_RE.split(body) if c.strip()]
+        for part in [body, *clauses] if len(clauses) > 1 else [body]:
+            for rule in _EN_RULES:
+                yield from rule(part, ctx)
+    yield from en_task(body, ctx, question)
+
+
+def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    question = is_question(sentence)
+    body = sentence.strip().rstrip(".!?。！？；;")
+    if _ZH_HYPOTHETICAL_RE.search(body):
+        return
+    if not question:
+        project = list(zh_project(body, ctx))
+        yield from project
+        yield from zh_decision(body, ctx)
+        clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
+        # A project's stack clause ("用 Next.js 开发") is not a skill statement.
+        user_is_subject = not project and bool(clauses) and clauses[0].startswith("我")
+        for i, clause in enumerate(clauses):
+            if _ZH_HYPOTHETICAL_RE.search(clause):
+                continue
+            for rule in _ZH_CLAUSE_RULES:
+                yield from rule(clause, ctx)
+            # "我在上海工作，用Go写后端": the second clause's subject is still 我.
+            if i and user_is_subject and not clause.startswith(_ZH_SUBJECTS):
+                yield from zh_tools("我" + clause, ctx)
+    if not question or "提醒我" in body:
+        yield from zh_task(body, ctx)
 
 
 def _extract_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    question = is_question(sentence)
-    body = sentence.strip().rstrip(".!?。！？；;")
-    if CJK_RE.search(body):
-        if not question:
-            project = list(zh_project(body, ctx))
-            yield from project
-            clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
-            # A project's stack clause ("用 Next.js 开发") is not a skill statement.
-            user_is_subject = not project and bool(clauses) and clauses[0].startswith("我")
-            for i, clause in enumerate(clauses):
-                for rule in _ZH_CLAUSE_RULES:
-                    yield from rule(clause, ctx)
-                # "我在上海工作，用Go写后端": the second clause's subject is still 我.
-                if i and user_is_subject and not clause.startswith(_ZH_SUBJECTS):
-                    yield from zh_tools("我" + clause, ctx)
-        if not question or "提醒我" in body:
-            yield from zh_task(body, ctx)
-        return
-    if not question:
-        for rule in _EN_SENTENCE_RULES:
-            yield from rule(body, ctx)
-    yield from en_task(body, ctx, question)
+    if CJK_RE.search(sentence):
+        yield from _zh_sentence(sentence, ctx)
+    else:
+        yield from _en_sentence(sentence, ctx)
+
+
+def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> bool:
+    """Whether an earlier memory of the same sentence already says this (or more)."""
+    text = memory.content.casefold()
+    for e in earlier:
+        if memory.subject and e.subject == memory.subject and e.type == memory.type:
+            return True
+        if e.type == memory.type and text in e.content.casefold():
+            return True
+    return False
 
 
 def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[ExtractedMemory]:
@@ -79,21 +128,29 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
     Each memory's `source_turn_ids` is the one turn it came from. Relative dates in
     tasks ("by Friday", "明天") are resolved against the turn's `ts` in `tz` (the
     local zone when None) and returned as an ISO `due`. Text is redacted first, so
-    a secret never becomes part of a memory. Identical statements are returned once.
+    a secret never becomes part of a memory; quoted passages, code and text given to be
+    translated or corrected are not the user's words and are skipped. Identical
+    statements are returned once.
     """
     out: list[ExtractedMemory] = []
     seen: set[str] = set()
+    session = Session()
     for turn in turns:
         if turn.role != "user" or is_trivial(turn.text):
             continue
         today = datetime.fromtimestamp(turn.ts, tz).date()
-        ctx = Ctx(turn_id=turn.turn_id, today=today)
-        for sentence in SENTENCE_RE.findall(redact(turn.text)):
+        ctx = Ctx(turn_id=turn.turn_id, today=today, session=session)
+        for sentence in SENTENCE_RE.findall(own_words(redact(turn.text))):
             if not sentence.strip():
                 continue
+            said: list[ExtractedMemory] = []
             for memory in _extract_sentence(sentence, ctx):
                 key = memory.content.casefold()
-                if key not in seen:
-                    seen.add(key)
-                    out.append(memory)
+                if key in seen or _repeats(memory, said):
+                    continue
+                seen.add(key)
+                said.append(memory)
+                out.append(memory)
+                if memory.type == "personal":
+                    session.self_turn = turn.turn_id
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from memd.extraction.rules.common import (
     Ctx,
     clean,
 )
+from memd.extraction.rules.style import style_topic
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +50,18 @@ TECH: dict[str, _Tech] = {
         "|Django|Flask|FastAPI|Rails|Ruby on Rails|Spring|Spring Boot|Express|NestJS|Laravel"
         "|Tauri|Electron|Flutter|React Native|SwiftUI|PyTorch|TensorFlow|JAX|pandas|NumPy"
         "|LangChain|Tailwind|Tailwind CSS|TailwindCSS|Node|Node.js|NodeJS|Deno|Bun|.NET|Qt"
-        "|jQuery|Redux|Zustand|GraphQL|gRPC|Pydantic|SQLAlchemy",
+        "|jQuery|Redux|Zustand|GraphQL|gRPC|Pydantic|SQLAlchemy|Gin|Echo|Fiber|Actix|Axum|Tokio"
+        "|Phoenix|Sinatra|Ktor|Hono|tRPC|Prisma|Drizzle|Sequelize|TypeORM|Hibernate|Celery|Typer"
+        "|Click|Storybook|Bootstrap|htmx|Alpine.js|Ember|Gatsby|Pinia|MobX|RxJS|Three.js|D3"
+        "|Unity|Unreal|Godot|Bevy|scikit-learn|Polars|Spark|Airflow|dbt|Jupyter|Streamlit",
     ),
     **_techs(
         "platform",
         "",
         "PostgreSQL|Postgres|MySQL|SQLite|MongoDB|Redis|Supabase|Firebase|Elasticsearch|DuckDB"
-        "|Docker|Kubernetes|K8s|AWS|GCP|Azure|Vercel|Cloudflare|Git|GitHub|GitLab|Terraform",
+        "|Docker|Kubernetes|K8s|AWS|GCP|Azure|Vercel|Cloudflare|Git|GitHub|GitLab|Terraform"
+        "|DynamoDB|BigQuery|Snowflake|ClickHouse|Cassandra|Neo4j|Heroku|Netlify|Fly.io|Nginx"
+        "|Grafana|Prometheus|Sentry|Jenkins|CircleCI|GitHub Actions|Ansible|Helm|Pulumi|Lambda",
     ),
     **_techs(
         "editor",
@@ -75,15 +82,27 @@ TECH: dict[str, _Tech] = {
     **_techs("tool", "tool:shell", "zsh|fish|Nushell"),
     **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
     **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
+    **_techs("tool", "tool:build", "Gradle|Maven|Bazel|CMake|Cargo|Make"),
+    # Apps people are "in" all day: never a place or an employer.
+    **_techs("app", "", "Slack|Zoom|Teams|Jira|Notion|Figma|Linear|Discord|Excel"),
+}
+# Short forms people type, mapped to the name a memory should use.
+_ALIASES = {
+    "ts": "TypeScript",
+    "js": "JavaScript",
+    "golang": "Go",
+    "cpp": "C++",
+    "k8s": "Kubernetes",
+    "postgres": "PostgreSQL",
+    "py": "Python",
+    "node": "Node.js",
+    "nodejs": "Node.js",
+    "nextjs": "Next.js",
+    "vue.js": "Vue",
+    "vs code": "VS Code",
+    "nvim": "Neovim",
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os"})
-
-# Preference topics that are single-valued even though no tool is named.
-_STYLE_SUBJECTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:tabs|spaces)\b|缩进|制表符|空格", re.I), "style:indent"),
-    (re.compile(r"\b(?:single|double)[ -]quotes?\b|单引号|双引号", re.I), "style:quotes"),
-    (re.compile(r"\b(?:dark|light)\s+(?:mode|theme)\b|深色|浅色|暗色|亮色", re.I), "theme"),
-)
 
 EN_ADVERBS = (
     r"(?:mainly|mostly|primarily|usually|often|typically|generally|normally|also|now|currently"
@@ -98,11 +117,17 @@ ITEM_STOP_RE = re.compile(
     re.I,
 )
 _ITEM_SPLIT_RE = re.compile(
-    r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*|\s*\+\s*|\s*/\s*)\s*"
+    r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*|\s*(?<!\+)\+(?!\+)\s*|\s*/\s*)\s*"
 )
 _ITEM_TRIM_RE = re.compile(
     r"^(?:the|a|an|my|some|mostly|mainly|primarily|both)\s+|\s+(?:a\s+lot|daily|mostly|too"
     r"|as\s+well|every\s*day|now|a\s+bit|heavily|extensively|exclusively)$",
+    re.I,
+)
+# Words that end a tool's name in "Jest in all my projects", "Rust for the ledger service".
+_NAME_END_RE = re.compile(
+    r"^(?:in|for|on|with|at|to|as|these|from|all|every|most|when|since|because|professionally"
+    r"|daily|heavily|exclusively|mostly|now|nowadays|today|too|instead)$",
     re.I,
 )
 _PROPER_ITEM_RE = re.compile(
@@ -111,7 +136,51 @@ _PROPER_ITEM_RE = re.compile(
 
 
 def lookup_tech(item: str) -> _Tech | None:
-    return TECH.get(item.lower())
+    """The known technology `item` names (any case; short forms give the full name)."""
+    low = item.lower()
+    canonical = _ALIASES.get(low)
+    if canonical is not None:
+        return TECH.get(canonical.lower())
+    return TECH.get(low)
+
+
+@functools.cache
+def _lexer_names() -> frozenset[str]:
+    # Pygments knows some 600 languages and formats by the names their users write them with;
+    # sessions, templates and dumps are not languages one says one writes.
+    from pygments.lexers import get_all_lexers
+
+    noise = re.compile(
+        r"[+/]|\b(?:session|console|objdump|template|output|log|file|dialect)\b", re.I
+    )
+    return frozenset(
+        name for name, _aliases, patterns, _mimes in get_all_lexers(plugins=False)
+        if patterns and len(name) > 1 and not noise.search(name)
+    )  # fmt: skip
+
+
+def is_language(item: str) -> bool:
+    """Whether `item` is a programming language, written as its users write it ("Elixir")."""
+    tech = lookup_tech(item)
+    if tech is not None:
+        return tech.category == "language"
+    return item in _lexer_names()
+
+
+def _leading_name(part: str) -> str:
+    """The technology or proper noun a phrase starts with: "jest in all my projects" → "jest"."""
+    words = part.split()
+    for n in range(min(3, len(words)), 0, -1):
+        head = " ".join(words[:n])
+        if lookup_tech(head) is not None:
+            return head
+    if _PROPER_ITEM_RE.match(part):
+        return part
+    for n in range(min(3, len(words) - 1), 0, -1):
+        head = " ".join(words[:n])
+        if _PROPER_ITEM_RE.match(head) and _NAME_END_RE.match(words[n]):
+            return head
+    return part
 
 
 def tech_items(raw: str) -> list[str]:
@@ -121,12 +190,13 @@ def tech_items(raw: str) -> list[str]:
         item = part.strip()
         for _ in range(2):
             item = _ITEM_TRIM_RE.sub("", item).strip()
-        item = clean(item)
+        item = clean(_leading_name(clean(item)))
         if not item or PRONOUN_START_RE.match(item):
             continue
         tech = lookup_tech(item)
         if tech is not None:
-            out.append(item if item.lower() != item else tech.name)
+            aliased = item.lower() in _ALIASES
+            out.append(item if item.lower() != item and not aliased else tech.name)
         elif _PROPER_ITEM_RE.match(item) and item.split()[0].lower() not in NOT_ORGS:
             out.append(item)
     return list(dict.fromkeys(out))
@@ -155,21 +225,16 @@ def tool_memories(
     if not rest:
         return
     subject = ""
-    if (
-        main
-        and len(rest) == 1
-        and (t := lookup_tech(rest[0])) is not None
-        and t.category == "language"
-    ):
+    if main and len(rest) == 1 and is_language(rest[0]):
         subject = "language:primary"
     importance = IMP_SWITCH if switch else (IMP_SKILL_MAIN if main else IMP_SKILL)
     yield ctx.mem(render(rest), "skill", importance, subject=subject)
 
 
 def style_subject(obj: str) -> str:
-    for rx, subject in _STYLE_SUBJECTS:
-        if rx.search(obj):
-            return subject
+    """The subject key of a preference: its working-style topic, or the tool it names."""
+    if subject := style_topic(obj):
+        return subject
     head = re.split(r"\s+(?:over|to|than|instead)\b", obj, maxsplit=1)[0]
     tech = lookup_tech(clean(head))
     return tech.subject if tech else ""

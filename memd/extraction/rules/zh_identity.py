@@ -11,6 +11,7 @@ from memd.extraction.rules.common import (
     IMP_AGE,
     IMP_CITY,
     IMP_EMPLOYER,
+    IMP_FAMILY,
     IMP_HOMETOWN,
     IMP_NAME,
     IMP_ROLE,
@@ -18,6 +19,7 @@ from memd.extraction.rules.common import (
     clean,
 )
 from memd.extraction.rules.dates import cn_number
+from memd.extraction.rules.places import is_place
 
 _ZH_STOP = r"(?=$|[，,。.！!；;、\s])"
 _ZH_NAME_RE = re.compile(
@@ -46,6 +48,8 @@ def zh_name(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 _ZH_AGE_RE = re.compile(
     r"(?:我(?:今年)?|今年)\s*(?P<age>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:周)?岁"
+    # "我今年28，在深圳": a bare number after 今年 ends its clause.
+    r"|(?:我)?今年(?:已经|刚)?\s*(?P<bare>\d{2}|[一二两三四五六七八九]?十[一二三四五六七八九]?)(?:了)?\s*$"
 )
 
 
@@ -53,18 +57,11 @@ def zh_age(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _ZH_AGE_RE.search(clause)
     if m is None:
         return
-    age = cn_number(m.group("age"))
+    age = cn_number(m.group("age") or m.group("bare"))
     if 3 <= age <= 120:
         yield ctx.mem(f"用户今年{age}岁", "personal", IMP_AGE, subject="age")
 
 
-_ZH_CITIES = frozenset(
-    "北京 上海 广州 深圳 杭州 成都 南京 武汉 西安 苏州 天津 重庆 长沙 厦门 青岛 大连 宁波 合肥 郑州 "
-    "济南 福州 昆明 沈阳 哈尔滨 长春 石家庄 太原 南昌 南宁 贵阳 兰州 乌鲁木齐 珠海 东莞 佛山 无锡 "
-    "香港 澳门 台北 新加坡 东京 大阪 首尔 伦敦 巴黎 柏林 纽约 旧金山 洛杉矶 西雅图 硅谷 湾区 多伦多 "
-    "温哥华 悉尼 墨尔本 国外 海外 老家".split()
-)
-_ZH_PLACE_SUFFIX_RE = re.compile(r"[市省县区州镇村]$")
 _ROLE_ZH = (
     r"(?:工程师|程序员|开发者|开发|设计师|产品经理|经理|架构师|研究员|学生|研究生|博士生|本科生|老师|教师"
     r"|医生|律师|分析师|科学家|创始人|合伙人|总监|实习生|运营|测试|主管|负责人|专家|顾问|CTO|CEO)"
@@ -81,12 +78,28 @@ _ZH_ROLE_RES = (
 
 
 def _is_zh_place(text: str) -> bool:
-    return text in _ZH_CITIES or bool(_ZH_PLACE_SUFFIX_RE.search(text))
+    return is_place(text)
+
+
+# "从阿里跳槽到腾讯做客户端开发", "上个月入职了字节".
+_ZH_JOIN_RE = re.compile(
+    r"(?:跳槽到|跳槽去|跳到|入职了?|加入了?|换到了?)(?P<org>[^，,。！!；;\s做当]{2,12}?)"
+    r"(?:做(?P<role>[^，,。！!；;]{1,12})|当(?P<role2>[^，,。！!；;]{1,12})|工作|上班|了|$)"
+)
+# "做客户端开发", "当CTO": a line of work without a title noun.
+_ZH_DO_ROLE_RE = re.compile(
+    r"(?:^|我|在)[^，,。]{0,12}?(?:做|当|干)(?P<role>[^，,。！!；;的]{0,8}?(?:开发|设计|运维|测试|产品"
+    r"|研究|算法|前端|后端|运营|销售|咨询|CTO|CEO|PM))" + _ZH_STOP
+)
 
 
 def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     org = role = ""
-    m = _ZH_WORK_RE.search(clause)
+    jm = _ZH_JOIN_RE.search(clause)
+    if jm is not None and not _is_zh_place(jm.group("org")):
+        org = jm.group("org")
+        role = clean(jm.group("role") or jm.group("role2") or "")
+    m = None if org else _ZH_WORK_RE.search(clause)
     if m:
         candidate = m.group("org")
         if _is_zh_place(candidate):
@@ -95,7 +108,7 @@ def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             org = candidate
         role = clean(m.group("role1") or m.group("role2") or "")
     if not role:
-        for rx in _ZH_ROLE_RES:
+        for rx in (*_ZH_ROLE_RES, _ZH_DO_ROLE_RE):
             rm = rx.search(clause)
             if rm:
                 role = clean(rm.group("role"))
@@ -136,3 +149,16 @@ def zh_location(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         or (said.endswith("人") and _is_zh_place(m3.group("place")))
     ):
         yield ctx.mem(f"用户来自{m3.group('place')}", "personal", IMP_HOMETOWN, subject="hometown")
+
+
+_ZH_FAMILY_RE = re.compile(
+    r"^(?:我|我家)(?P<who>老婆|妻子|太太|爱人|老公|丈夫|先生|女朋友|男朋友|对象|女儿|儿子|孩子|宝宝"
+    r"|小孩|爸爸|妈妈|父母|爸妈)(?P<rest>(?:刚|刚刚|已经|也|今年|下个月|明年)?[^说问让叫觉想].+)$"
+)
+
+
+def zh_family(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_FAMILY_RE.match(clause.strip())
+    if m is None or len(m.group("rest")) < 2:
+        return
+    yield ctx.mem(f"用户的{m.group('who')}{clean(m.group('rest'))}", "personal", IMP_FAMILY)

@@ -23,11 +23,30 @@ _ZH_DONT_SKIP_RE = re.compile(r"^(?:人|的|处|忘|客气|担心|着急|急|了
 _ZH_LANGS = r"(?P<lang>简体中文|繁体中文|中文|英文|英语|日语|日文|韩语|法语|德语)"
 _ZH_REPLY_LANG_RES = (
     re.compile(r"(?:用|使用)" + _ZH_LANGS + r"(?:来)?(?:回答|回复|交流|沟通|和我说话|跟我说话|写)"),
-    re.compile(r"(?:回答|回复|交流)(?:请|都|时|的时候)*(?:用|使用)" + _ZH_LANGS),
+    re.compile(
+        r"(?:回答|回复|交流)(?:我)?(?:请|都|时|的时候|的|一律|统一)*(?:用|使用)" + _ZH_LANGS
+    ),
 )
 
 
+# "代码里的注释用英文就行", "commit message 都用英文写".
+_ZH_THING_IN_LANG_RE = re.compile(
+    r"^(?:以后|之后|今后|请|都)*(?P<thing>[^，,。]{1,16}?)(?:都|一律|统一|也|请)*(?:用|使用|写成)"
+    + _ZH_LANGS
+    + r"(?:来)?(?:写)?(?:就行|就好|就可以|即可|吧|了)?$"
+)
+# "以后回答简短一点", "请多给例子": a request about how the assistant works, said to last.
+_ZH_REQUEST_RE = re.compile(r"^(?:以后|之后|今后|请|麻烦|你|尽量|最好)+(?P<obj>.{2,30})$")
+
+
 def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m_lang = _ZH_THING_IN_LANG_RE.match(clause.strip())
+    if m_lang is not None and not re.search(r"回答|回复|交流", m_lang.group("thing")):
+        thing = clean(m_lang.group("thing")).replace("我的", "自己的")
+        if thing:
+            yield ctx.mem(f"用户希望{thing}用{m_lang.group('lang')}", "preference",
+                          IMP_PREFERENCE, subject=style_subject(clause))  # fmt: skip
+            return
     for rx in _ZH_REPLY_LANG_RES:
         lang_m = rx.search(clause)
         if lang_m:
@@ -52,6 +71,10 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         return
     m = _ZH_DONT_RE.match(clause.strip())
     if m is None:
+        req = _ZH_REQUEST_RE.match(clause.strip())
+        if req is not None and (subject := style_subject(req.group("obj"))):
+            obj = clean(req.group("obj"))
+            yield ctx.mem(f"用户希望{obj}", "preference", IMP_PREFERENCE, subject=subject)
         return
     obj = clean(m.group("obj"))
     neg = m.group("neg")

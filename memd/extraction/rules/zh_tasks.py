@@ -6,13 +6,19 @@ import re
 from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
-from memd.extraction.rules.common import IMP_TASK, ZH_QUESTION_RE, Ctx, clean
-from memd.extraction.rules.dates import find_date
+from memd.extraction.rules.common import IMP_TASK, ZH_QUESTION_RE, Ctx, clean, topic_slug
+from memd.extraction.rules.dates import due_zh, find_date
 
 _ZH_REMIND_RE = re.compile(r"提醒我|别忘了|不要忘了|不要忘记|记得")
 # Bare 得/前 are left out on purpose: 觉得, 前端.
 _ZH_TASK_TRIGGER_RE = re.compile(
-    r"提醒我|别忘了|不要忘了|不要忘记|记得|需要|必须|要|打算|准备|计划|截止|之前|以前"
+    r"(?:提醒我|别忘了|不要忘了|不要忘记|记得)(?:一下)?\s*[:：]?|我得|需要|必须|要|打算|准备|计划|截止"
+    r"|之前|以前"
+)
+# "launch 定在 3月15号", "发布推迟到4月1号": the one current date of an event.
+_ZH_WHEN_RE = re.compile(
+    r"(?P<thing>[A-Za-z][\w\- ]{0,30}?|[\u3400-\u9fff]{1,10}?)\s*(?:又|已经|被)?"
+    r"(?:定在|定于|安排在|约在|改到|改在|改成|推迟到|延期到|延后到|推到|提前到|挪到|移到)(?:了)?\s*$"
 )
 _ZH_TASK_SUBJECT_RE = re.compile(r"^(?:我们|我|还|也|就|一定|在|\s)+|(?:\s|还|也|就|一定)+$")
 
@@ -27,6 +33,13 @@ def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if found is not None:
         when, span = found
         due = when.isoformat()
+        head = sentence[: span[0]].rsplit("，", 1)[-1].rsplit(",", 1)[-1]
+        wm = _ZH_WHEN_RE.search(head)
+        if wm is not None and (thing := clean(wm.group("thing"))):
+            thing = re.sub(r"^(?:我们的|我的|我们|我)", "", thing)
+            yield ctx.mem(f"{thing}定在{due_zh(when)}", "task", IMP_TASK, due=due,
+                          subject=f"date:{topic_slug(thing)}")  # fmt: skip
+            return
         text = text[: span[0]] + " " + text[span[1] :]
     trigger = _ZH_TASK_TRIGGER_RE.search(text)
     if trigger is None:
@@ -36,11 +49,13 @@ def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     after = text[trigger.end() :]
     while (lead := _ZH_TASK_TRIGGER_RE.match(after.strip())) is not None:
         after = after.strip()[lead.end() :]
-    act = clean(_ZH_TASK_SUBJECT_RE.sub("", after.strip(" ，,")))
+    # The task ends with its clause: "…搭好，老板 wants it for the demo".
+    after = re.split(r"[，,]", after.strip(" ，,"), maxsplit=1)[0]
+    act = clean(_ZH_TASK_SUBJECT_RE.sub("", after))
     if before and not ZH_QUESTION_RE.search(before):
         act += before
     act = act.replace("我的", "自己的")
     if len(act) < 2:
         return
-    suffix = f"（截止 {due}）" if due else ""
+    suffix = f"（截止 {due_zh(when)}）" if found is not None else ""
     yield ctx.mem(f"用户需要{act}{suffix}", "task", IMP_TASK, due=due)

@@ -74,9 +74,10 @@ def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _ZH_PROJECT_RE = re.compile(
     r"(?:我|我们)[^，,。]{0,8}?(?:做|开发|写|搞|维护|负责)(?:一个|个)?(?:叫|名为|叫做|名叫)\s*"
     r"[\"“「《]?(?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]?\s*的(?P<kind>[^，,。]{0,12}?"
-    r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏))"
+    r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏|小程序|程序|服务|网页|机器人|框架"
+    r"|脚本|扩展|命令行工具|CLI|cli|bot|Bot))"
 )
-_ZH_STACK_RE = re.compile(r"(?:用|使用|基于|采用)\s*" + _ZH_ITEMS)
+_ZH_STACK_RE = re.compile(r"(?:用的是|用的|使用的是|用|使用|基于|采用)\s*" + _ZH_ITEMS)
 
 
 def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -87,6 +88,7 @@ def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if not name:
         return
     topic = topic_slug(name)
+    ctx.session.project = name
     kind = m.group("kind").strip()
     yield ctx.mem(f"用户正在做一个名为{name}的{kind}", "project", IMP_PROJECT, topic=topic)
     stack_m = _ZH_STACK_RE.search(sentence, m.end())
