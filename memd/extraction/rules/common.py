@@ -102,6 +102,9 @@ def join_zh(items: Sequence[str]) -> str:
 
 
 def article(phrase: str) -> str:
+    word = phrase.split()[0] if phrase.split() else ""
+    if len(word) > 1 and word.isupper():  # an acronym is read letter by letter: "an SRE"
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
     return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
@@ -115,6 +118,7 @@ class Session:
 
     project: str = ""  # the project the user last named ("it's Python" is about it)
     self_turn: str = ""  # the last turn in which the user said who they are
+    decided: set[str] = field(default_factory=set)  # subjects of the decisions stated so far
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import IMP_DECISION, Ctx, clean, third_person, topic_slug
-from memd.extraction.rules.tech import lookup_tech
+from memd.extraction.rules.tech import lookup_tech, mentioned_tech
 
 _EN_DECISION_RE = re.compile(
-    r"\b(?:I|we)(?:'ve|\s+have|\s+finally|\s+just|\s+now|\s+all)*\s+"
+    r"\b(?:I|we)(?:'ve|'re|'ll|'m|\s+have|\s+are|\s+am|\s+will|\s+finally|\s+just|\s+now|\s+all)*\s+"
     r"(?:(?P<verb>decided|agreed|settled|chose|picked|opted)\s+(?P<how>to|on|that|for|with)?"
-    r"|(?P<go>(?:went|'re\s+going|are\s+going|'ll\s+go|will\s+go|'re\s+sticking|are\s+sticking"
-    r"|stuck|'re\s+standardi[sz]ing|are\s+standardi[sz]ing|standardi[sz]ed)\s+(?:with|on)))"
-    r"\s*(?P<what>[^.;!?]+)",
+    r"|(?P<go>(?:went|going|go|sticking|stuck|standardi[sz]ing|standardi[sz]ed)\s+(?:with|on)))"
+    r"\s*(?P<what>(?:[^.;!?]|\.(?=\w))+)",
     re.I,
 )
 _ZH_DECISION_RE = re.compile(
@@ -26,15 +25,18 @@ _ZH_DECISION_RE = re.compile(
 )
 _EN_NOT_DECIDED_RE = re.compile(r"\b(?:if|whether|not\s+yet|haven't|have\s+not|undecided)\b", re.I)
 _ZH_NOT_DECIDED_RE = re.compile(r"如果|假如|要是|是否|还没|没有决定|没决定|未决定")
+_INSTEAD_RE = re.compile(r"\b(?:instead\s+of|over|rather\s+than)\b", re.I)
 _TECH_WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*")
 
 
-def _topic(text: str) -> str:
+def _about(text: str, *, english: bool = True) -> tuple[str, str]:
+    """(topic, subject) of a decision: the first technology it names, and that tool's key."""
     for word in _TECH_WORD_RE.findall(text):
-        tech = lookup_tech(word)
+        # In Chinese text a Latin word is a name; in English "go with" is not the language.
+        tech = mentioned_tech(word) if english else lookup_tech(word)
         if tech is not None:
-            return topic_slug(tech.name)
-    return ""
+            return topic_slug(tech.name), tech.subject
+    return "", ""
 
 
 def en_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -45,6 +47,8 @@ def en_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if len(what.split()) < 2 and lookup_tech(what) is None:
         return
     how = (m.group("how") or "").lower()
+    if m.group("go") and not (_about(what)[0] or _INSTEAD_RE.search(what)):
+        return  # "I'm going with my wife": only a choice between things is a decision
     if m.group("go"):
         lead = "to go with"
     else:
@@ -52,7 +56,8 @@ def en_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             how, ""
         )
     content = f"User decided {lead + ' ' if lead else ''}{third_person(what)}"
-    yield ctx.mem(content, "decision", IMP_DECISION, topic=_topic(what))
+    topic, subject = _about(what)
+    yield ctx.mem(content, "decision", IMP_DECISION, topic=topic, subject=subject)
 
 
 def zh_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -62,4 +67,5 @@ def zh_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     what = clean(m.group("what"))
     if len(what) < 3:
         return
-    yield ctx.mem(f"用户决定{what}", "decision", IMP_DECISION, topic=_topic(what))
+    topic, subject = _about(what, english=False)
+    yield ctx.mem(f"用户决定{what}", "decision", IMP_DECISION, topic=topic, subject=subject)

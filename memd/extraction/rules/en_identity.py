@@ -23,7 +23,7 @@ from memd.extraction.rules.common import (
 )
 from memd.extraction.rules.tech import TECH
 
-_NAME_WORD = r"[A-Z\u00c0-\u00de][\w'\-]*"
+_NAME_WORD = r"(?:[A-Z\u00c0-\u00de][\w'\-]*|[\u3400-\u9fff]{2,4}(?![\u3400-\u9fff]))"
 _NOT_NAMES = frozenset(
     """
     american british english chinese japanese korean german french indian canadian australian
@@ -101,7 +101,10 @@ def en_age(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             return
 
 
-_ORG = r"(?P<org>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+)?[A-Z0-9&][\w&.'\-]*){0,4})"
+_ORG = (
+    r"(?P<org>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+)?[A-Z0-9&][\w&.'\-]*){0,4}"
+    r"|[\u3400-\u9fff]{2,8}(?![\u3400-\u9fff]))"
+)
 _ROLE_STOP = (
     r"(?=\s*(?:[,.;!()]|$|\s+(?:at|in|for|and|since|with|on|where|but|who|from|based|here"
     r"|there|now|currently|today|which|because|so)\b))"
@@ -152,6 +155,14 @@ _EN_ROLE_FRAGMENT_RE = re.compile(
     r"^(?:(?:an?|the)\s+)?(?P<role>(?:[\w+#/&\-]+\s+){0,3}?(?i:" + _ROLE_NOUNS + r"))"
     r"(?:\s+(?:at|@|for)\s+" + _ORG + r")?" + _ROLE_STOP
 )
+# "I do mostly data engineering": a line of work stated without a title.
+_EN_FIELD_RE = re.compile(
+    r"\bI\s+(?:mostly\s+|mainly\s+|primarily\s+)?do\s+(?:mostly\s+|mainly\s+|primarily\s+)?"
+    r"(?P<field>(?:[\w\-]+\s+){0,2}?(?:engineering|development|design|research|science|devops"
+    r"|security|analytics|frontend|backend|front-end|back-end|full-stack|fullstack|infra"
+    r"|infrastructure|consulting|ML|AI|QA|testing|ops))\b",
+    re.I,
+)
 _EN_EMPLOYED_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)\s+employed\s+(?:at|by)|my\s+(?:current\s+)?employer\s+is)\s+" + _ORG,
     re.I,
@@ -173,7 +184,7 @@ def _org(raw: str | None) -> str:
 def _role(raw: str | None) -> str:
     if not raw:
         return ""
-    role = clean(raw)
+    role = re.sub(r"^(?:only|sole|one)\s+", "", clean(raw), flags=re.I)
     if not role or PRONOUN_START_RE.match(role) or len(role.split()) > 6:
         return ""
     return role
@@ -196,6 +207,8 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         org = org or _org(m.group("org"))
     if not org and (m := _EN_START_RE.search(sentence)) is not None:
         org = _org(m.group("org"))
+    if not role and (m := _EN_FIELD_RE.search(sentence)) is not None:
+        role = "does " + " ".join(m.group("field").split())
     if not role and ctx.about_user():
         m = _EN_ROLE_FRAGMENT_RE.match(sentence)
         if m is not None:
@@ -207,7 +220,7 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             role = _role(m.group("role"))
     if org:
         yield ctx.mem(f"User works at {org}", "personal", IMP_EMPLOYER, subject="employer")
-    if role.startswith(("leads ", "manages ", "runs ", "heads ", "is on ")):
+    if role.startswith(("leads ", "manages ", "runs ", "heads ", "is on ", "does ")):
         yield ctx.mem(f"User {role}", "personal", IMP_ROLE, subject="role")
     elif role:
         yield ctx.mem(f"User works as {article(role)} {role}", "personal", IMP_ROLE, subject="role")
@@ -254,8 +267,16 @@ def _place(raw: str) -> str:
     return place
 
 
+# "..., based in Lisbon" right after the user said who they are.
+_EN_PLACE_FRAGMENT_RE = re.compile(
+    r"^(?:(?:and|currently|now)\s+)?(?:based|living|located)\s+(?:in|out\s+of)\s+" + _PLACE
+)
+
+
 def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_CITY_RE.search(sentence) or _EN_MOVED_RE.search(sentence)
+    if m is None and ctx.about_user():
+        m = _EN_PLACE_FRAGMENT_RE.match(sentence)
     if m is None and (m := _EN_IN_PLACE_RE.search(sentence)) is not None:
         m = None if m.group("place").split()[0].lower() in _NOT_PLACES else m
     if m and (place := _place(m.group("place"))):

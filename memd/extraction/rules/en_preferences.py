@@ -50,6 +50,20 @@ _EN_PLEASE_RE = re.compile(
     r"|respond|format|stick|be|prefer|include|start|explain)\b[^.;!?]*)",
     re.I,
 )
+# A question that is a request for a standing rule.
+_EN_STANDING_REQUEST_RE = re.compile(
+    r"^(?:(?:so|ok|okay|also|and)\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?P<act>[^?]+?)"
+    r"\s*,?\s+(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|from\s+here\s+on)\b",
+    re.I,
+)
+# "I just want the diff": wanting a kind of answer.
+_EN_WANT_RE = re.compile(
+    r"\bI\s+(?:just\s+|only\s+|really\s+)?(?:want|need|prefer)\s+(?P<obj>(?:the\s+|a\s+|an\s+)?"
+    r"[^.;!?,]{1,40})",
+    re.I,
+)
+# "plain conventional commits pls (feat:, fix:, etc)": a kind of output, then please.
+_EN_STYLE_PLEASE_RE = re.compile(r"^(?P<obj>[^.;!?]{2,60}?)\s+please\b(?:\s*\(.*\))?\s*$", re.I)
 _LASTING_RE = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|always|never"
     r"|every\s+time|whenever|in\s+general|from\s+here\s+on|for\s+me)\b",
@@ -120,6 +134,18 @@ def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 subject=style_subject(act),
             )
             return
+    style_m = _EN_STYLE_PLEASE_RE.match(sentence)
+    if style_m is not None and (subject := style_subject(style_m.group("obj"))):
+        obj = clean(style_m.group("obj"))
+        yield ctx.mem(f"User asks for {third_person(obj)}", "preference", IMP_PREFERENCE,
+                      subject=subject)  # fmt: skip
+        return
+    want = _EN_WANT_RE.search(sentence)
+    if want is not None and (subject := style_subject(want.group("obj"))):
+        obj = clean(want.group("obj"))
+        yield ctx.mem(f"User wants {third_person(obj)} in answers", "preference",
+                      IMP_PREFERENCE, subject=subject)  # fmt: skip
+        return
     tech_m = _EN_TECH_PLEASE_RE.search(sentence)
     if tech_m is not None and _LASTING_RE.search(sentence):
         tech = lookup_tech(tech_m.group("tech"))
@@ -152,3 +178,14 @@ def _to_assistant(text: str) -> str:
     text = re.sub(r"\byou\s+(write|give|send|show|generate|produce|make)\b",
                   lambda m: f"the assistant {m.group(1)}s", text, flags=re.I)  # fmt: skip
     return re.sub(r"\byour\b", "the assistant's", re.sub(r"\byou\b", "the assistant", text))
+
+
+def en_standing_request(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """ "can you give me code w/o the explanations from now on": a standing request."""
+    m = _EN_STANDING_REQUEST_RE.search(sentence)
+    if m is None:
+        return
+    act = clean(re.sub(r"\bw/o\b", "without", m.group("act")))
+    if act and len(act.split()) <= _MAX_OBJECT_WORDS:
+        yield ctx.mem(f"User asks the assistant to {_to_assistant(third_person(act))}",
+                      "preference", IMP_PREFERENCE, subject=style_subject(act))  # fmt: skip

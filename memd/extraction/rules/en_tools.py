@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import (
+    IMP_DECISION,
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
     NOT_ORGS,
@@ -22,6 +23,7 @@ from memd.extraction.rules.tech import (
     ITEM_STOP_RE,
     is_language,
     lookup_tech,
+    mentioned_tech,
     tech_items,
     tool_memories,
 )
@@ -42,9 +44,11 @@ _USE_VERBS = {
     "write": "writes",
     "code": "codes",
     "know": "knows",
+    "on": "uses",
+    "learn": "is learning",
 }
 # Verbs too common to take an unknown proper noun as a tool ("I write Chapter 3").
-_KNOWN_ONLY_VERBS = frozenset({"write", "code", "know"})
+_KNOWN_ONLY_VERBS = frozenset({"write", "code", "know", "on", "learn"})
 _GERUNDS = {
     "using": "use",
     "writing": "write",
@@ -54,13 +58,17 @@ _GERUNDS = {
     "programming in": "program in",
     "developing in": "develop in",
     "developing with": "develop with",
+    "learning": "learn",
 }
 _EN_USE_RE = re.compile(
-    r"(?P<subj>\bI(?:'ve|\s+have)?\s+(?:been\s+)?|\bI'm\s+|\bI\s+am\s+|(?:^|,\s*|\band\s+))"
+    r"(?P<subj>\bI(?:'ve|\s+have)?\s+(?:been\s+)?|\bI'm\s+|\bI\s+am\s+|^been\s+|(?:^|,\s*|\band\s+))"
     r"(?P<adv>(?:" + EN_ADVERBS + r"\s+){0,2})"
     r"(?P<verb>use|work\s+with|code\s+in|program\s+in|develop\s+(?:with|in)|write(?:\s+code)?\s+in"
     r"|rely\s+on|am\s+using|'m\s+using|write|code|using|writing|coding\s+in|working\s+(?:with|in)"
-    r"|programming\s+in|developing\s+(?:in|with)|know)\s+(?=(?P<items>[^.;!?]+))",
+    r"|programming\s+in|developing\s+(?:in|with)|know|learning|learn"
+    # "I'm on Cursor full time", "been on Neovim for 6 years", "I do everything in VS Code"
+    r"|on|do\s+(?:everything|all\s+(?:of\s+)?my\s+\w+"
+    r"|most\s+of\s+my\s+\w+|my\s+\w+)\s+in)\s+(?=(?P<items>[^.;!?]+))",
     re.I,
 )
 # "For testing I use jest": the purpose stands before the verb.
@@ -74,7 +82,11 @@ def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
 def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     for m in _EN_USE_RE.finditer(sentence):
         verb = " ".join(m.group("verb").lower().split())
+        if verb.startswith("do "):
+            verb = "use"
         subj = m.group("subj").strip()
+        if subj.lower() == "been":
+            subj = "I've been"
         said_by_user = subj.startswith("I") or bool(re.search(r"\bI\b", sentence[: m.start()]))
         if verb in _GERUNDS:
             # "mostly writing Rust these days": a fragment, about the user only when the user
@@ -82,6 +94,9 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             if not (subj.startswith("I") or ctx.about_user()):
                 continue
             verb = _GERUNDS[verb]
+        elif verb == "on":
+            if not re.fullmatch(r"I'm|I\s+am|I've\s+been|I\s+have\s+been", subj):
+                continue  # "I'm on it" has no tool; "on" needs "I'm" or "been" before it
         elif not said_by_user or (subj.startswith("I") and subj != "I" and verb != "using"):
             continue  # "Use pytest." is an instruction, not a fact about the user
         raw = m.group("items")
@@ -109,18 +124,18 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 _EN_SWITCH_RE = re.compile(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?"
-    r"(?:switched|moved|migrated|changed|converted|went)\s+"
+    r"\b(?P<who>I|we)(?:'ve|'re|'m|\s+have|\s+are|\s+am)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?"
+    r"(?:switched|moved|migrated|changed|converted|went|switching|moving|migrating)\s+"
     r"(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+)?"
-    r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?P<new>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
-    r"(?:\s+from\s+(?P<old2>[\w.+#\-]+))?",
+    r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
+    r"(?:\s+(?:from|instead\s+of)\s+(?P<old2>[\w.+#\-]+))?",
     re.I,
 )
 # "we replaced jest with vitest", "I ditched Webpack for Vite".
 _EN_REPLACE_RE = re.compile(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
-    r"(?:replaced|swapped(?:\s+out)?|dropped|ditched|traded)\s+(?P<old>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)"
-    r"\s+(?:with|for)\s+(?P<new>[\w.+#\-]+(?:\s+[A-Z][\w.+#\-]*)?)",
+    r"\b(?P<who>I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
+    r"(?:replaced|swapped(?:\s+out)?|dropped|ditched|traded)\s+(?P<old>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
+    r"\s+(?:with|for)\s+(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)",
     re.I,
 )
 
@@ -140,6 +155,13 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     old_raw = m.group("old") or m.groupdict().get("old2") or ""
     old = tech_items(old_raw) if old_raw else []
     since = f" from {join_en(old)}" if old else ""
+    if m.group("who").lower() == "we" and known:
+        # A team's switch is a decision the user reports, not a habit of theirs.
+        tech = lookup_tech(new[0])
+        assert tech is not None
+        yield ctx.mem(f"User decided to switch to {join_en(new)}{since}", "decision",
+                      IMP_DECISION, topic=topic_slug(tech.name), subject=tech.subject)  # fmt: skip
+        return
     yield from tool_memories(
         new,
         ctx,
@@ -161,6 +183,15 @@ _EN_PROJECT_RES = (
     ),
     re.compile(
         r"\b(?i:my\s+(?:side\s+|current\s+|main\s+)?project,?\s+(?:is\s+)?(?:called\s+)?)" + _PNAME
+    ),
+    # "I'm building a Flutter app for my gym — it's called Crux Log", "the thing I'm building
+    # right now is called Tidepool": the name comes later in the sentence.
+    re.compile(
+        r"(?i:\b(?:building|working\s+on|developing|making|writing|creating|maintaining)\s+"
+        r"(?:(?:a|an|my|our|the|this)\s+[^.;!?]{0,40}?(?:project|app|application|tool|library|game"
+        r"|website|site|service|startup|product|framework|plugin|extension|bot|cli|package|platform"
+        r"|system)\b|right\s+now|at\s+the\s+moment|currently)[^.;!?]{0,60}?"
+        r"(?:it's|it\s+is|is|which\s+is)?\s*(?:called|named))\s+" + _PNAME
     ),
 )
 _EN_PROJECT_DESC_RE = re.compile(
@@ -204,6 +235,10 @@ def en_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 yield ctx.mem(
                     f"{name} is built with {stack}", "project", IMP_PROJECT_DETAIL, topic=topic
                 )
+        elif found := _stack_names(rest):
+            # "— it's our feature-flag service, FastAPI on the backend with Postgres underneath"
+            yield ctx.mem(f"{name} uses {join_en(found)}", "project", IMP_PROJECT_DETAIL,
+                          topic=topic)  # fmt: skip
         return
 
 
@@ -216,19 +251,24 @@ _EN_STACK_LEAD_RE = re.compile(
 _EN_STACK_ITEM_RE = re.compile(r"(?P<item>[\w.+#\-]*\w(?:\+\+|#)?)")
 
 
+def _stack_names(text: str) -> list[str]:
+    """The technologies a stack description names, in order, once each."""
+    found: list[str] = []
+    for m in _EN_STACK_ITEM_RE.finditer(text):
+        item = m.group("item")
+        tech = mentioned_tech(item)
+        if tech is not None and tech.category in ("language", "framework", "platform", "tool"):
+            found.append(tech.name if item.lower() == item else item)
+        elif tech is None and is_language(item):
+            found.append(item)
+    return list(dict.fromkeys(found))
+
+
 def en_project_stack(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     name = ctx.session.project
     lead = _EN_STACK_LEAD_RE.match(sentence)
     if not name or lead is None:
         return
-    found: list[str] = []
-    for m in _EN_STACK_ITEM_RE.finditer(sentence[lead.end() :]):
-        item = m.group("item")
-        tech = lookup_tech(item)
-        if tech is not None:
-            found.append(tech.name if item.lower() == item else item)
-        elif is_language(item):
-            found.append(item)
-    if found := list(dict.fromkeys(found)):
+    if found := _stack_names(sentence[lead.end() :]):
         yield ctx.mem(f"{name} uses {join_en(found)}", "project", IMP_PROJECT_DETAIL,
                       topic=topic_slug(name))  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 
 from memd.conversations.trivial import is_trivial
@@ -12,18 +13,26 @@ from memd.core.redact import redact
 from memd.extraction.rules.common import (
     CJK_RE,
     CLAUSE_SPLIT_RE,
+    IMP_DECISION,
+    IMP_SKILL,
     SENTENCE_RE,
     Ctx,
     Rule,
     Session,
     is_question,
+    join_en,
 )
 from memd.extraction.rules.decisions import en_decision, zh_decision
 from memd.extraction.rules.en_identity import en_age, en_family, en_location, en_name, en_work
-from memd.extraction.rules.en_preferences import en_preference
+from memd.extraction.rules.en_preferences import (
+    _EN_STANDING_REQUEST_RE,
+    en_preference,
+    en_standing_request,
+)
 from memd.extraction.rules.en_tasks import en_task
 from memd.extraction.rules.en_tools import en_project, en_project_stack, en_switch, en_tools
 from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
 from memd.extraction.rules.zh_tasks import zh_task
@@ -64,11 +73,17 @@ _EN_HYPOTHETICAL_RE = re.compile(
     re.I,
 )
 _ZH_HYPOTHETICAL_RE = re.compile(r"^(?:如果|假如|假设|要是|万一|比如说)")
+_ZH_GREETING_RE = re.compile(r"(?:你好|您好|嗨|哈喽|hi|hello|hey)[呀啊!！~]*", re.I)
+_LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b)", re.I)
 
 
 def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = normalise_chat(sentence).strip()
     question = is_question(text)
+    if question and _EN_STANDING_REQUEST_RE.search(text):
+        # "can you give me code without explanations from now on?" asks for a standing rule.
+        yield from en_standing_request(text.rstrip("?"), ctx)
+        return
     body = text.rstrip(".!?")
     if _EN_HYPOTHETICAL_RE.search(body):
         return
@@ -90,16 +105,25 @@ def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield from project
         yield from zh_decision(body, ctx)
         clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
+        while clauses and _ZH_GREETING_RE.fullmatch(clauses[0]):
+            clauses.pop(0)
         # A project's stack clause ("用 Next.js 开发") is not a skill statement.
-        user_is_subject = not project and bool(clauses) and clauses[0].startswith("我")
+        user_is_subject = not project and bool(clauses) and clauses[0].startswith(("我", "I"))
         for i, clause in enumerate(clauses):
             if _ZH_HYPOTHETICAL_RE.search(clause):
                 continue
+            # "我在上海工作，用Go写后端": a later clause without a subject is still about 我.
+            implied = i > 0 and user_is_subject and not clause.startswith(_ZH_SUBJECTS)
             for rule in _ZH_CLAUSE_RULES:
-                yield from rule(clause, ctx)
-            # "我在上海工作，用Go写后端": the second clause's subject is still 我.
-            if i and user_is_subject and not clause.startswith(_ZH_SUBJECTS):
-                yield from zh_tools("我" + clause, ctx)
+                if rule is zh_preference and implied:
+                    # "直接给结论就行" is a request as it stands; "配色喜欢X" needs its 我.
+                    said = list(rule(clause, ctx))
+                    yield from said or rule("我" + clause, ctx)
+                else:
+                    yield from rule("我" + clause if implied else clause, ctx)
+            if _LATIN_START_RE.match(clause):
+                # Mixed messages: "I'm 陈浩, working at 字节跳动 as an SRE".
+                yield from _en_sentence(clause, ctx)
     if not question or "提醒我" in body:
         yield from zh_task(body, ctx)
 
@@ -115,7 +139,9 @@ def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> boo
     """Whether an earlier memory of the same sentence already says this (or more)."""
     text = memory.content.casefold()
     for e in earlier:
-        if memory.subject and e.subject == memory.subject and e.type == memory.type:
+        # One sentence states one employer, one editor...: a second one is a misreading.
+        single = memory.type in ("personal", "skill") or memory.subject.startswith("tool:")
+        if single and memory.subject and e.subject == memory.subject and e.type == memory.type:
             return True
         if e.type == memory.type and text in e.content.casefold():
             return True
@@ -145,6 +171,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 continue
             said: list[ExtractedMemory] = []
             for memory in _extract_sentence(sentence, ctx):
+                if memory.subject in session.decided and memory.type in ("skill", "preference"):
+                    # A new tool for something decided earlier is that decision revised.
+                    memory = replace(memory, type="decision", importance=IMP_DECISION)
                 key = memory.content.casefold()
                 if key in seen or _repeats(memory, said):
                     continue
@@ -153,4 +182,37 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 out.append(memory)
                 if memory.type == "personal":
                     session.self_turn = turn.turn_id
+                if memory.type == "decision" and memory.subject:
+                    session.decided.add(memory.subject)
+            if not CJK_RE.search(sentence):
+                out += _role_stack(sentence, said, ctx, seen)
     return out
+
+
+_NEGATION_RE = re.compile(r"\b(?:never|not|don't|haven't|no|without|can't)\b", re.I)
+_TECH_WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*\w(?:\+\+|#)?|[A-Z]")
+
+
+def _role_stack(
+    sentence: str, said: Sequence[ExtractedMemory], ctx: Ctx, seen: set[str]
+) -> list[ExtractedMemory]:
+    """ "I'm the only frontend dev, so all the React + Tailwind work lands on me": the tools
+    named where the user states their role are the user's tools."""
+    if not any(m.subject == "role" for m in said) or any(m.type == "skill" for m in said):
+        return []
+    names: list[str] = []
+    for clause in _EN_CLAUSE_RE.split(sentence):
+        if _NEGATION_RE.search(clause):
+            continue
+        for word in _TECH_WORD_RE.findall(clause):
+            tech = mentioned_tech(word)
+            if tech is not None and tech.category in ("language", "framework", "platform", "tool"):
+                names.append(tech.name)
+    names = list(dict.fromkeys(names))
+    if not names:
+        return []
+    memory = ctx.mem(f"User works with {join_en(names)}", "skill", IMP_SKILL)
+    if memory.content.casefold() in seen:
+        return []
+    seen.add(memory.content.casefold())
+    return [memory]

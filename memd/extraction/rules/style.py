@@ -36,10 +36,10 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b(?:commit\s+messages?|commits)\b[^.;!?]{0,30}\b(?:in\s+(?:English|Chinese)"
-            r"|conventional)\b|commit[^，。]{0,12}(?:用|写)(?:英文|中文|英语)",
+            r"|conventional)\b|\bconventional\s+commits?\b|commit[^，。]{0,12}(?:用|写)(?:英文|中文|英语)",
             re.I,
         ),
-        "style:commit-language",
+        "style:commits",
     ),
     (re.compile(r"\b(?:tabs|spaces)\b|\bindent|缩进|制表符|空格", re.I), "style:indent"),
     (re.compile(r"\b(?:single|double)[ -]quotes?\b|单引号|双引号", re.I), "style:quotes"),
@@ -60,7 +60,8 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
             + r"|\bmore\s+(?:detail|details|detailed|concise|brief)\b"
             + r"|\bless\s+(?:verbose|wordy)\b"
             + r"|(?:回答|回复|解释|说明|讲)[^，。]{0,6}(?:简短|简洁|短一点|精简|详细|啰嗦|长一点|具体)"
-            + r"|(?:简短|简洁|精简|详细|具体)(?:一点|一些|些)?(?:地|的)?(?:回答|回复|解释|说)",
+            + r"|(?:简短|简洁|精简|详细|具体)(?:一点|一些|些)?(?:地|的)?(?:回答|回复|解释|说)"
+            + r"|直接(?:给|说|回答|上)|别绕弯子|不要绕弯子|开门见山|长篇大论|\bstraight\s+to\s+the\s+point",
             re.I,
         ),
         "style:length",

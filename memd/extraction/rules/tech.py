@@ -77,7 +77,9 @@ TECH: dict[str, _Tech] = {
     **_techs("tool", "tool:package-manager", "npm|Yarn|pnpm"),
     **_techs("tool", "tool:package-manager:python", "pip|Poetry|uv|Pipenv|PDM|Conda|Rye|Hatch"),
     **_techs("tool", "tool:bundler", "Webpack|Vite|Rollup|esbuild|Parcel|Turbopack|Rspack"),
-    **_techs("tool", "", "ESLint|Prettier|Biome|Ruff|Black|mypy|Pyright|Flake8|Pylint"),
+    **_techs("tool", "tool:formatter:python", "Black|Ruff|autopep8|YAPF"),
+    **_techs("tool", "tool:formatter:js", "Prettier|Biome|dprint"),
+    **_techs("tool", "", "ESLint|mypy|Pyright|Flake8|Pylint|Clippy|golangci-lint|RuboCop"),
     **_techs("os", "os", "macOS|Mac|MacOS|Windows|Linux|Ubuntu|Arch|Arch Linux|Fedora|Debian"),
     **_techs("tool", "tool:shell", "zsh|fish|Nushell"),
     **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
@@ -142,6 +144,21 @@ def lookup_tech(item: str) -> _Tech | None:
     if canonical is not None:
         return TECH.get(canonical.lower())
     return TECH.get(low)
+
+
+# Names that are also everyday English words when written in lowercase ("go with", "make sure").
+_EVERYDAY_WORDS = frozenset(
+    "go make swift dart express spring click echo fiber phoenix unity lambda helm arc edge brave"
+    " warp kitty fish bun node cargo black linear teams zoom notion excel spark r c next rest"
+    " remix astro bootstrap ember d3 git".split()
+)
+
+
+def mentioned_tech(word: str) -> _Tech | None:
+    """`lookup_tech` for a word of running English text: "go" and "make" are verbs there."""
+    if word.islower() and word in _EVERYDAY_WORDS:
+        return None
+    return lookup_tech(word)
 
 
 @functools.cache

@@ -23,7 +23,8 @@ from memd.extraction.rules.places import is_place
 
 _ZH_STOP = r"(?=$|[，,。.！!；;、\s])"
 _ZH_NAME_RE = re.compile(
-    r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|(?:你)?(?:可以)?叫我|本人(?:名)?叫)\s*"
+    r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|(?:你)?(?:可以)?叫我|本人(?:名)?叫|\b(?i:I'm|I\s+am"
+    r"|my\s+name\s+is)(?=\s*[\u3400-\u9fff]))\s*"
     r"(?P<name>[A-Za-z][A-Za-z .'\-]{0,30}[A-Za-z]|[A-Za-z]|[\u3400-\u9fff·]{1,8})"
 )
 _ZH_NAME_CUT_RE = re.compile(
@@ -72,6 +73,8 @@ _ZH_WORK_RE = re.compile(
     r"|担任(?P<role2>[^，,。！!；;]{2,20}))"
 )
 _ZH_ROLE_RES = (
+    # "我是做算法的", "我是搞前端的": a line of work.
+    re.compile(r"我是(?P<role>(?:做|搞|干|写)[^，,。！!；;的]{1,10})的" + _ZH_STOP),
     re.compile(r"(?:担任|任职为|职位是|职务是|岗位是|我的工作是)(?P<role>[^，,。！!；;]{2,20})"),
     re.compile(r"我是(?:一[名个位])?(?P<role>[^，,。！!；;是]{0,12}?" + _ROLE_ZH + r")" + _ZH_STOP),
 )
@@ -115,7 +118,9 @@ def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 break
     if org:
         yield ctx.mem(f"用户在{org}工作", "personal", IMP_EMPLOYER, subject="employer")
-    if role:
+    if role[:1] in ("做", "搞", "干", "写"):
+        yield ctx.mem(f"用户是{role}的", "personal", IMP_ROLE, subject="role")
+    elif role:
         yield ctx.mem(f"用户担任{role}", "personal", IMP_ROLE, subject="role")
 
 
@@ -125,6 +130,10 @@ _ZH_LIVE_RE = re.compile(
 _ZH_IN_PLACE_RE = re.compile(
     r"我(?:现在|目前|人)?在(?P<place>[^，,。！!；;\s]{2,6}?)(?:生活|定居)?$"
 )
+# "我在杭州一家做电商的公司写后端": the place of a workplace.
+_ZH_PLACE_OF_WORK_RE = re.compile(
+    r"我(?:现在|目前)?在(?P<place>[\u3400-\u9fff]{2,5}?)(?:的)?(?:一家|一个|某家?|这边|那边)"
+)
 _ZH_FROM_RE = re.compile(r"我(?:是|来自|老家(?:是|在))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人)?$")
 _ZH_PLACE_TRIM_RE = re.compile(r"(?:了|的|啦|呀|工作|生活|上班)$")
 
@@ -133,7 +142,7 @@ def zh_location(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _ZH_LIVE_RE.search(clause)
     place = _ZH_PLACE_TRIM_RE.sub("", m.group("place")) if m else ""
     if not place:
-        m2 = _ZH_IN_PLACE_RE.search(clause)
+        m2 = _ZH_IN_PLACE_RE.search(clause) or _ZH_PLACE_OF_WORK_RE.search(clause)
         if m2 and _is_zh_place(m2.group("place")):
             place = m2.group("place")
     if place:

@@ -7,10 +7,12 @@ from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import IMP_PREFERENCE, Ctx, clean
-from memd.extraction.rules.tech import style_subject
+from memd.extraction.rules.tech import lookup_tech, style_subject
 
 _ZH_PREF_RE = re.compile(
-    r"我(?P<adv>(?:比较|很|非常|特别|更|最|还是|一般|通常|也|超|挺|真的|一直)*)"
+    # "我配色喜欢 Solarized": a short topic may stand before the verb.
+    r"我(?P<topic>(?!不|没|也|很|比较|更|最|还|一|非|特|超|挺|真|都|们|就|会|要|想)[\u3400-\u9fff]{2,3}?)?"
+    r"(?P<adv>(?:比较|很|非常|特别|更|最|还是|一般|通常|也|超|挺|真的|一直)*)"
     r"(?P<verb>不太喜欢|不是很喜欢|不喜欢|不太习惯|不习惯|讨厌|反感|受不了|喜欢|偏好|偏爱|倾向于|爱用|习惯)"
     r"(?P<obj>.+)$"
 )
@@ -29,24 +31,47 @@ _ZH_REPLY_LANG_RES = (
 )
 
 
-# "代码里的注释用英文就行", "commit message 都用英文写".
+# "代码里的注释用英文就行", "commit message 都用英文写", "formatter 一律用 black 就好".
 _ZH_THING_IN_LANG_RE = re.compile(
-    r"^(?:以后|之后|今后|请|都)*(?P<thing>[^，,。]{1,16}?)(?:都|一律|统一|也|请)*(?:用|使用|写成)"
-    + _ZH_LANGS
-    + r"(?:来)?(?:写)?(?:就行|就好|就可以|即可|吧|了)?$"
+    r"^(?:以后|之后|今后|请|都)*(?P<thing>[^，,。]{1,16}?)(?:都|一律|统一|也|请|全部)*(?:用|使用|写成)\s*"
+    r"(?:" + _ZH_LANGS + r"|(?P<tool>[A-Za-z][\w.+#\-]*))"
+    r"\s*(?:来)?(?:写)?(?:就行|就好|就可以|即可|吧|了)?$"
 )
+# What other people use is not the user's preference; answers have their own rule.
+_ZH_NOT_A_THING_RE = re.compile(
+    r"回答|回复|交流|我|^(?:别人|他|她|它|同事|朋友|大家|有人|很多人|有些人|你们|老板|领导|队友|团队)"
+)
+# "写 Python 的时候请一律加上类型注解": a request said to hold every time.
+_ZH_PLEASE_ALWAYS_RE = re.compile(
+    r"(?:请|麻烦)(?:你)?(?:以后)?(?=一律|总是|始终|每次|永远|都要|统一|务必|一定)"
+)
+# "直接给结论和代码就行": a request about how to answer.
+_ZH_JUST_DO_RE = re.compile(r"^(?:你)?(?P<obj>.{2,30}?)(?:就行|就好|就可以|即可)(?:了)?$")
 # "以后回答简短一点", "请多给例子": a request about how the assistant works, said to last.
 _ZH_REQUEST_RE = re.compile(r"^(?:以后|之后|今后|请|麻烦|你|尽量|最好)+(?P<obj>.{2,30})$")
 
 
 def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m_lang = _ZH_THING_IN_LANG_RE.match(clause.strip())
-    if m_lang is not None and not re.search(r"回答|回复|交流", m_lang.group("thing")):
-        thing = clean(m_lang.group("thing")).replace("我的", "自己的")
-        if thing:
-            yield ctx.mem(f"用户希望{thing}用{m_lang.group('lang')}", "preference",
-                          IMP_PREFERENCE, subject=style_subject(clause))  # fmt: skip
+    if m_lang is not None and not _ZH_NOT_A_THING_RE.search(m_lang.group("thing")):
+        thing = clean(m_lang.group("thing"))
+        tool = m_lang.group("tool") or ""
+        known = lookup_tech(tool) if tool else None
+        if thing and (known is not None or not tool):
+            value = m_lang.group("lang") or tool
+            subject = style_subject(clause) if not tool else (known.subject if known else "")
+            yield ctx.mem(f"用户希望{thing}用{value}", "preference", IMP_PREFERENCE,
+                          subject=subject)  # fmt: skip
             return
+    if _ZH_PLEASE_ALWAYS_RE.search(clause):
+        obj = clean(re.sub(r"(?:请|麻烦)(?:你)?", "", clause, count=1))
+        yield ctx.mem(f"用户希望{obj}", "preference", IMP_PREFERENCE, subject=style_subject(obj))
+        return
+    just = _ZH_JUST_DO_RE.match(clause.strip())
+    if just is not None and not clause.startswith("我") and (subject := style_subject(clause)):
+        yield ctx.mem(f"用户希望{clean(just.group('obj'))}", "preference", IMP_PREFERENCE,
+                      subject=subject)  # fmt: skip
+        return
     for rx in _ZH_REPLY_LANG_RES:
         lang_m = rx.search(clause)
         if lang_m:
@@ -63,7 +88,7 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if obj and not re.match(r"^(?:这|那|它|你)", obj):
             adv = "".join(a for a in re.findall(r"更|最|比较|很|非常|特别", m.group("adv")))
             yield ctx.mem(
-                f"用户{adv}{m.group('verb')}{obj}",
+                f"用户{m.group('topic') or ''}{adv}{m.group('verb')}{obj}",
                 "preference",
                 IMP_PREFERENCE,
                 subject=style_subject(obj),

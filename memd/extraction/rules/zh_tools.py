@@ -9,6 +9,7 @@ from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import (
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
+    IMP_SKILL,
     Ctx,
     clean,
     join_zh,
@@ -26,7 +27,17 @@ _ZH_ITEMS = (
 )
 _ZH_USE_RE = re.compile(
     r"我(?P<adv>(?:主要|平时|一般|通常|经常|日常|现在|目前|一直|基本|都|也|最常|常)*)"
+    # "我平时终端用 tmux": a short topic may stand before the verb.
+    r"(?:(?!觉得|想|打算|不|没|别|要|会|在做|是)[\u3400-\u9fff]{1,3}?)?"
     r"(?:在)?(?P<verb>用的是|使用的是|用|使用|采用|写|会用|会)\s*" + _ZH_ITEMS
+)
+# "PyTorch 用的比较多": the tool first.
+_ZH_USED_MUCH_RE = re.compile(
+    _ZH_ITEMS + r"\s*(?:用的|用得|写的|写得)(?:比较|最|挺|很|非常|特别)?多"
+)
+# "最近在自学 Rust": learning, said with or without 我.
+_ZH_LEARN_RE = re.compile(
+    r"^(?:我)?(?:最近|现在|目前|正在|在|开始|也)*(?:自学|学习|在学|学)\s*" + _ZH_ITEMS
 )
 _ZH_SWITCH_RE = re.compile(
     r"我?(?:已经|最近|刚|现在)*(?:从\s*(?P<old>[A-Za-z][A-Za-z0-9_.+#\-]*)\s*)?"
@@ -55,6 +66,15 @@ def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 switch=True,
             )
             return
+    lm = _ZH_LEARN_RE.search(clause)
+    if lm is not None and (learning := _zh_items(lm.group("items"))):
+        yield ctx.mem(f"用户正在学习{join_zh(learning)}", "skill", IMP_SKILL)
+        return
+    um = _ZH_USED_MUCH_RE.search(clause)
+    if um is not None and (much := _zh_items(um.group("items"))):
+        yield from tool_memories(much, ctx, render=lambda names: f"用户经常使用{join_zh(names)}",
+                                 main=False)  # fmt: skip
+        return
     m = _ZH_USE_RE.search(clause)
     if m is None:
         return
@@ -77,11 +97,18 @@ _ZH_PROJECT_RE = re.compile(
     r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏|小程序|程序|服务|网页|机器人|框架"
     r"|脚本|扩展|命令行工具|CLI|cli|bot|Bot))"
 )
-_ZH_STACK_RE = re.compile(r"(?:用的是|用的|使用的是|用|使用|基于|采用)\s*" + _ZH_ITEMS)
+# "我们组在做一个内部的日志检索平台，叫「鹰眼」": the name after the kind.
+_ZH_PROJECT_THEN_NAME_RE = re.compile(
+    r"(?:我|我们)[^，,。]{0,8}?(?:做|开发|写|搞|维护|负责)(?:一个|个)?(?P<kind>[^，,。]{0,16}?"
+    r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏|小程序|程序|服务|网页|机器人|框架"
+    r"|脚本|扩展|命令行工具|CLI|cli|bot|Bot))[，,]?\s*(?:叫做|叫|名叫|名为|名字叫)\s*"
+    r"[\"“「《]?(?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]?(?=$|[，,。])"
+)
+_ZH_STACK_RE = re.compile(r"(?:用的是|用的|使用的是|用|使用|基于|采用|拿)\s*" + _ZH_ITEMS)
 
 
 def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    m = _ZH_PROJECT_RE.search(sentence)
+    m = _ZH_PROJECT_RE.search(sentence) or _ZH_PROJECT_THEN_NAME_RE.search(sentence)
     if m is None:
         return
     name = clean(m.group("name"))
@@ -91,8 +118,11 @@ def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     ctx.session.project = name
     kind = m.group("kind").strip()
     yield ctx.mem(f"用户正在做一个名为{name}的{kind}", "project", IMP_PROJECT, topic=topic)
-    stack_m = _ZH_STACK_RE.search(sentence, m.end())
-    stack = _zh_items(stack_m.group("items")) if stack_m else []
+    stack = list(
+        dict.fromkeys(
+            i for s in _ZH_STACK_RE.finditer(sentence, m.end()) for i in _zh_items(s.group("items"))
+        )
+    )
     if stack:
         yield ctx.mem(
             f"{name}使用{join_zh(stack)}构建",
