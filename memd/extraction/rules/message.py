@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 # Fenced and inline code, and quoted lines ("> ...") of Markdown.
-_CODE_RE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)|`[^`\n]*`|^\s*>.*$", re.S | re.M)
+_CODE_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`|^[ \t]*>[^\n]*", re.S | re.M)
 # A quoted passage: paired quotes around text that holds a clause (a space-separated phrase
 # of three words or more, or CJK text with punctuation or a first-person pronoun).
 _QUOTE_RE = re.compile(
