@@ -5,18 +5,56 @@ Used when no LLM is configured. It reads only user turns and proposes the same
 is Sam", "用户喜欢简洁的代码") with a type, an importance on the seed-004 scale
 (identity 8–10, skills 6–8, preferences 4–6, transient 1–3), the turn they came from,
 and a `subject` key for single-valued facts (`name`, `employer`, `city`,
-`tool:testing`, …) so a later "I switched to vitest" supersedes "I use jest".
+`tool:testing`, `style:length`, `date:<event>` …) so a later "I switched to vitest"
+supersedes "I use jest".
 
-It is deliberately conservative: a sentence that is a question, or an object that is
-a pronoun, yields nothing. Missing a fact is cheaper than storing a wrong one.
+It is deliberately conservative: a question, a hypothetical, a quoted passage, a text given to
+be translated or corrected, or an object that is a pronoun yields nothing. Missing a fact is
+cheaper than storing a wrong one.
 
-Modules: `extract` (the driver), `common` (sentences, questions, pronouns, importances),
-`dates`, `tech` (the technology lexicon), and one module per language and kind of fact:
-`en_identity`/`zh_identity`, `en_tools`/`zh_tools`, `en_preferences`/`zh_preferences`,
-`en_tasks`/`zh_tasks`.
+The API (pure functions over `memd.core.models.Turn`; only user turns are read):
+
+- `extract_rules(turns, *, tz=None) -> list[ExtractedMemory]`: every memory the turns state,
+  in order; relative dates resolved against each turn's `ts` in `tz`.
+- `memory_points(turns, *, tz=None) -> list[ExtractedMemory]`: the subset that says how the
+  assistant should work with the user ("keep your answers short from now on" →
+  "User asks to keep the assistant's answers short from now on", subject `style:length`;
+  "别用表情" → `style:emoji`; "I often work late at night" → `schedule`).
+  `is_memory_point(memory)` tells one memory apart, so a caller can send these to an agent's
+  relationship file and the rest to the user's files.
+- `session_signals(turns) -> list[SessionSignals]`: per session (with its `agent_id`), the
+  interaction signals of its user turns: `Signal(kind, turn_id, strength, evidence)` with
+  `kind` a `SignalKind` (thanks, praise, frustration, correction, revert) and `strength` in
+  (0, 1]; `turn_signals(turn)` does one turn. Quoted text and mentions ("how do I say thanks in
+  Japanese?", "how do I revert a commit?") are not signals.
+
+Modules: `extract` (the driver), `message` (the user's own words), `common` (sentences,
+questions, pronouns, importances, `Ctx`), `dates`, `tech` (the technology lexicon, with
+Pygments' language names), `places` (pycountry's countries and regions, large cities),
+`style` (working-style topics and their keys), one module per language and kind of fact
+(`en_identity`/`zh_identity`, `en_tools`/`zh_tools`, `en_preferences`/`zh_preferences`,
+`en_tasks`/`zh_tasks`, `decisions`), `points` and `signals`.
 """
 
 from memd.conversations.trivial import is_trivial
 from memd.extraction.rules.extract import extract_rules
+from memd.extraction.rules.points import is_memory_point, memory_points
+from memd.extraction.rules.signals import (
+    SessionSignals,
+    Signal,
+    SignalKind,
+    session_signals,
+    turn_signals,
+)
 
-__all__ = ["extract_rules", "is_trivial"]
+__all__ = [
+    "SessionSignals",
+    "Signal",
+    "SignalKind",
+    "extract_rules",
+    "is_memory_point",
+    "is_trivial",
+    "memory_points",
+    "session_signals",
+    "turn_signals",
+]

@@ -58,12 +58,26 @@ _EN_STANDING_REQUEST_RE = re.compile(
 )
 # "I just want the diff": wanting a kind of answer.
 _EN_WANT_RE = re.compile(
-    r"\bI\s+(?:just\s+|only\s+|really\s+)?(?:want|need|prefer)\s+(?P<obj>(?:the\s+|a\s+|an\s+)?"
+    r"\bI\s+(?:just\s+|only\s+|really\s+)?(?:want|need)\s+(?P<obj>(?:the\s+|a\s+|an\s+)?"
     r"[^.;!?,]{1,40})",
     re.I,
 )
 # "plain conventional commits pls (feat:, fix:, etc)": a kind of output, then please.
 _EN_STYLE_PLEASE_RE = re.compile(r"^(?P<obj>[^.;!?]{2,60}?)\s+please\b(?:\s*\(.*\))?\s*$", re.I)
+# "keep your answers short from now on": an imperative about how the assistant works.
+_EN_STYLE_IMPERATIVE_RE = re.compile(
+    r"^\s*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|also|and)\s*,?\s+)?"
+    r"(?P<act>(?:keep|make|use|write|put|give|show|reply|answer|respond|format|stick\s+to|be|include"
+    r"|start|explain|stop|skip|add)\s+[^.;!?]*)",
+    re.I,
+)
+# "I often work late at night": when the user works.
+_EN_HABIT_RE = re.compile(
+    r"\bI\s+(?P<adv>(?:often|usually|mostly|mainly|always|normally|generally|tend\s+to|typically)\s+)"
+    r"(?P<act>(?:work|code|program|am\s+online|am\s+around)\b[^.;!?]*?\b(?:late\s+at\s+night|at\s+night"
+    r"|late|in\s+the\s+(?:early\s+)?mornings?|early\s+mornings?|in\s+the\s+evenings?|on\s+weekends)\b)",
+    re.I,
+)
 _LASTING_RE = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|always|never"
     r"|every\s+time|whenever|in\s+general|from\s+here\s+on|for\s+me)\b",
@@ -134,6 +148,16 @@ def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 subject=style_subject(act),
             )
             return
+    habit = _EN_HABIT_RE.search(sentence)
+    if habit is not None:
+        adv = " ".join(habit.group("adv").split())
+        act = third_person(clean(habit.group("act")))
+        act = re.sub(r"^(work|code|program)\b", r"\1s", re.sub(r"^am\b", "is", act))
+        lead = "tends to" if adv.lower() == "tend to" else adv.lower()
+        if lead == "tends to":
+            act = re.sub(r"^(work|code|program)s\b", r"\1", act)
+        yield ctx.mem(f"User {lead} {act}", "preference", IMP_PREFERENCE, subject="schedule")
+        return
     style_m = _EN_STYLE_PLEASE_RE.match(sentence)
     if style_m is not None and (subject := style_subject(style_m.group("obj"))):
         obj = clean(style_m.group("obj"))
@@ -146,6 +170,13 @@ def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"User wants {third_person(obj)} in answers", "preference",
                       IMP_PREFERENCE, subject=subject)  # fmt: skip
         return
+    bare = _EN_STYLE_IMPERATIVE_RE.match(sentence)
+    if bare is not None and (subject := style_subject(bare.group("act"))):
+        act = clean(bare.group("act"))
+        if len(act.split()) <= _MAX_OBJECT_WORDS:
+            yield ctx.mem(f"User asks to {_to_assistant(third_person(act))}", "preference",
+                          IMP_PREFERENCE, subject=subject)  # fmt: skip
+            return
     tech_m = _EN_TECH_PLEASE_RE.search(sentence)
     if tech_m is not None and _LASTING_RE.search(sentence):
         tech = lookup_tech(tech_m.group("tech"))

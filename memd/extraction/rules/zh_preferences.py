@@ -48,10 +48,26 @@ _ZH_PLEASE_ALWAYS_RE = re.compile(
 # "直接给结论和代码就行": a request about how to answer.
 _ZH_JUST_DO_RE = re.compile(r"^(?:你)?(?P<obj>.{2,30}?)(?:就行|就好|就可以|即可)(?:了)?$")
 # "以后回答简短一点", "请多给例子": a request about how the assistant works, said to last.
-_ZH_REQUEST_RE = re.compile(r"^(?:以后|之后|今后|请|麻烦|你|尽量|最好)+(?P<obj>.{2,30})$")
+_ZH_REQUEST_RE = re.compile(
+    r"^(?:(?:以后|之后|今后|请|麻烦|你|尽量|最好)+(?P<obj>.{2,30})"
+    # "回答简短一点", "解释详细些": how to answer, said as it stands.
+    r"|(?P<how>(?:回答|回复|解释|说明|语气|代码)[^，,。]{1,12}(?:一点|一些|些|点)))$"
+)
+
+
+# "我经常熬夜写代码", "我一般晚上才有空": when the user works.
+_ZH_HABIT_RE = re.compile(
+    r"我(?P<adv>经常|一般|通常|习惯|总是|平时|基本上?|大多)(?P<act>(?:在)?(?:熬夜|深夜|半夜|凌晨|晚上|早上|周末)"
+    r"[^，,。！!；;]{0,12})"
+)
 
 
 def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    habit = _ZH_HABIT_RE.search(clause)
+    if habit is not None:
+        yield ctx.mem(f"用户{habit.group('adv')}{clean(habit.group('act'))}", "preference",
+                      IMP_PREFERENCE, subject="schedule")  # fmt: skip
+        return
     m_lang = _ZH_THING_IN_LANG_RE.match(clause.strip())
     if m_lang is not None and not _ZH_NOT_A_THING_RE.search(m_lang.group("thing")):
         thing = clean(m_lang.group("thing"))
@@ -97,8 +113,9 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _ZH_DONT_RE.match(clause.strip())
     if m is None:
         req = _ZH_REQUEST_RE.match(clause.strip())
-        if req is not None and (subject := style_subject(req.group("obj"))):
-            obj = clean(req.group("obj"))
+        said = (req.group("obj") or req.group("how")) if req is not None else ""
+        if said and (subject := style_subject(said)):
+            obj = clean(said)
             yield ctx.mem(f"用户希望{obj}", "preference", IMP_PREFERENCE, subject=subject)
         return
     obj = clean(m.group("obj"))
