@@ -25,7 +25,8 @@ was expected and what was stored) to stdout only: the data never goes into the r
 document, which gets figures and case ids.
 
 The offline rules always run; the Anthropic extractor runs too with `--extractor llm|both` when
-ANTHROPIC_API_KEY is set.
+ANTHROPIC_API_KEY is set (MEMD_EXTRACT_MODEL, MEMD_EXTRACT_BASE_URL and MEMD_EXTRACT_TIMEOUT_S
+are honoured; no other setting of the caller is).
 """
 
 from __future__ import annotations
@@ -147,7 +148,9 @@ def run_case(case: Case, extractor: str) -> list[Memory]:
     """The case through the extraction job in a fresh home; every memory it wrote."""
     with tempfile.TemporaryDirectory(prefix="memd-extract-eval-") as tmp:
         home = Path(tmp) / "home"
-        settings = load(env={"MEMD_HOME": str(home)})
+        # Only the extractor's own settings pass through (model, base URL, timeout).
+        passed = {k: v for k, v in os.environ.items() if k.startswith("MEMD_EXTRACT_")}
+        settings = load(env={**passed, "MEMD_HOME": str(home)})
         if extractor == "llm":
             settings = dataclasses.replace(settings, extract_api_key=os.environ[KEY_VAR])
         create_tree(settings.memory_dir)

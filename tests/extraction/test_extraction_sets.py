@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.extraction_eval import load_cases, run_case, score, totals
 from memd.core.models import JobOutcome
 from memd.extraction.job import run_extraction
-from tests.jobenv import Env
+from tests.fakes.anthropic_server import FakeAnthropic, json_reply
+from tests.jobenv import API_KEY, MODEL, Env
 from tests.jobenv import file_items as items
 
 OWN_SET = Path(__file__).with_name("extraction_own.jsonl")
@@ -43,6 +46,26 @@ def test_chinese_reschedule_supersedes_the_old_date(env: Env) -> None:
     old = next(m for t, m in tasks.items() if "3月20日" in t)
     new = next(m for t, m in tasks.items() if "4月3日" in t)
     assert old["by"] == new["id"] and new["due"] == "2026-04-03"
+
+
+def test_the_eval_scores_the_llm_extractor_too(
+    server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("MEMD_EXTRACT_BASE_URL", server.base_url)
+    monkeypatch.setenv("MEMD_EXTRACT_MODEL", MODEL)
+    [case] = [c for c in load_cases(OWN_SET) if c.superseded and c.lang == "en"][:1]
+    new, old = case.expect[0], case.superseded[0]
+    answer = [
+        {"content": f"User uses {old[0]}", "type": new.type, "importance": 6,
+         "source_turn_ids": ["t1"], "subject": "tool", "topic": "", "due": ""},
+        {"content": f"User uses {new.keys[0]}", "type": new.type, "importance": 6,
+         "source_turn_ids": ["t2"], "subject": "tool", "topic": "", "due": ""},
+    ]  # fmt: skip
+    server.enqueue(json_reply({"memories": answer}))
+    s = score(case, run_case(case, "llm"))
+    assert s.passed and s.facts_matched == 1
+    assert case.turns[0] in str(server.requests[0].body)
 
 
 def test_own_set_floor() -> None:

@@ -33,6 +33,8 @@ _NOT_NAMES = frozenset(
     tired busy free home late early in at on a an the currently now working using trying looking
     going glad curious confused stuck lost retired single married monday tuesday wednesday
     thursday friday saturday sunday tomorrow today tonight bored hungry sick excited new
+    same everyone everybody nobody somebody someone all both neither either me us nothing
+    something anything everything there this that it
     """.split()
 )
 _EN_NAME_RES = (

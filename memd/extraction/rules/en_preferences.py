@@ -87,7 +87,13 @@ _LASTING_RE = re.compile(
 _EN_TECH_PLEASE_RE = re.compile(r"(?:^|[,;:]\s*)(?P<tech>[\w.+#\-]{1,20})\s+please$", re.I)
 _IMPERATIVE_SKIP_RE = re.compile(
     r"^(?:worry|forget|know|mind|care|hesitate|be\s+sorry|stop|bother|panic|rush|get\s+me"
-    r"|you|i|we|they|it|that|this)\b",
+    r"|you|i|we|they|it|that|this"
+    # encouragement, not instructions: "don't give up", "never stop believing"
+    r"|give\s+up|quit|lose|let\s+\w+\s+(?:down|stop|get)|get\s+discouraged|be\s+(?:afraid|scared|shy|hard)"
+    r"|feel|miss|doubt|underestimate|change|look\s+back)\b"
+    # not a verb in its base form: "never saw this coming", "always good to hear"
+    r"|^\w+ed\b|^(?:saw|been|was|were|had|did|said|thought|knew|good|great|nice|fun|so|too|the|a|an"
+    r"|here|there|happy|glad|ready|say\s+never)\b",
     re.I,
 )
 _MAX_OBJECT_WORDS = 15
@@ -171,7 +177,7 @@ def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                       IMP_PREFERENCE, subject=subject)  # fmt: skip
         return
     bare = _EN_STYLE_IMPERATIVE_RE.match(sentence)
-    if bare is not None and (subject := style_subject(bare.group("act"))):
+    if bare is not None and (subject := style_subject(bare.group("act"))) != "schedule" and subject:
         act = clean(bare.group("act"))
         if len(act.split()) <= _MAX_OBJECT_WORDS:
             yield ctx.mem(f"User asks to {_to_assistant(third_person(act))}", "preference",

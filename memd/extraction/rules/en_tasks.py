@@ -13,7 +13,10 @@ _EN_TASK_RES = (
     (
         "remind",
         re.compile(
-            r"\b(?:please\s+)?remind\s+me\s+(?:to\s+|about\s+|that\s+)?(?P<act>[^.;!?]+)", re.I
+            # "remind me to ...", not "these photos remind me of that day"
+            r"(?:^|\bplease\s+|\bpls\s+|\byou\s+|\band\s+|[,:;]\s*)remind\s+me\s+(?!of\b)"
+            r"(?:to\s+|about\s+|that\s+)?(?P<act>[^.;!?]+)",
+            re.I,
         ),
     ),
     (
