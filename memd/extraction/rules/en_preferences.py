@@ -142,72 +142,107 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    please = _EN_PLEASE_RE.match(sentence)
-    if please is not None:
-        act = clean(please.group("act"))
-        lasting = _LASTING_RE.search(sentence) is not None
-        if act and (lasting or style_subject(act)) and len(act.split()) <= _MAX_OBJECT_WORDS:
-            yield ctx.mem(
-                f"User asks to {_to_assistant(third_person(act))}",
-                "preference",
-                IMP_PREFERENCE,
-                subject=style_subject(act),
-            )
+    """What the user asks of the assistant; the first reading that fits wins."""
+    for read in (
+        _please,
+        _habit,
+        _style_please,
+        _want,
+        _style_imperative,
+        _tech_please,
+        _imperative,
+    ):
+        memory = read(sentence, ctx)
+        if memory is not None:
+            yield memory
             return
-    habit = _EN_HABIT_RE.search(sentence)
-    if habit is not None:
-        adv = " ".join(habit.group("adv").split())
-        act = third_person(clean(habit.group("act")))
-        act = re.sub(r"^(work|code|program)\b", r"\1s", re.sub(r"^am\b", "is", act))
-        lead = "tends to" if adv.lower() == "tend to" else adv.lower()
-        if lead == "tends to":
-            act = re.sub(r"^(work|code|program)s\b", r"\1", act)
-        yield ctx.mem(f"User {lead} {act}", "preference", IMP_PREFERENCE, subject="schedule")
-        return
-    style_m = _EN_STYLE_PLEASE_RE.match(sentence)
-    if style_m is not None and (subject := style_subject(style_m.group("obj"))):
-        obj = clean(style_m.group("obj"))
-        yield ctx.mem(f"User asks for {third_person(obj)}", "preference", IMP_PREFERENCE,
-                      subject=subject)  # fmt: skip
-        return
-    want = _EN_WANT_RE.search(sentence)
-    if want is not None and (subject := style_subject(want.group("obj"))):
-        obj = clean(want.group("obj"))
-        yield ctx.mem(f"User wants {third_person(obj)} in answers", "preference",
-                      IMP_PREFERENCE, subject=subject)  # fmt: skip
-        return
-    bare = _EN_STYLE_IMPERATIVE_RE.match(sentence)
-    if bare is not None and (subject := style_subject(bare.group("act"))) != "schedule" and subject:
-        act = clean(bare.group("act"))
-        if len(act.split()) <= _MAX_OBJECT_WORDS:
-            yield ctx.mem(f"User asks to {_to_assistant(third_person(act))}", "preference",
-                          IMP_PREFERENCE, subject=subject)  # fmt: skip
-            return
-    tech_m = _EN_TECH_PLEASE_RE.search(sentence)
-    if tech_m is not None and _LASTING_RE.search(sentence):
-        tech = lookup_tech(tech_m.group("tech"))
-        if tech is not None:
-            yield ctx.mem(
-                f"User prefers {tech.name}", "preference", IMP_PREFERENCE, subject=tech.subject
-            )
-    imp = _EN_IMPERATIVE_RE.match(sentence)
-    if imp:
-        act = clean(imp.group("act"))
-        if act and not _IMPERATIVE_SKIP_RE.match(act) and len(act.split()) <= _MAX_OBJECT_WORDS:
-            neg = " ".join(imp.group("neg").lower().split())
-            lead = {
-                "don't": "not to",
-                "do not": "not to",
-                "never": "to never",
-                "always": "to always",
-                "avoid": "to avoid",
-            }[neg]
-            yield ctx.mem(
-                f"User asks {lead} {_to_assistant(third_person(act))}",
-                "preference",
-                IMP_PREFERENCE,
-                subject=style_subject(act),
-            )
+
+
+def _pref(ctx: Ctx, content: str, subject: str) -> ExtractedMemory:
+    return ctx.mem(content, "preference", IMP_PREFERENCE, subject=subject)
+
+
+def _please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "please indent with tabs": lasting when it says so or when it is about style."""
+    m = _EN_PLEASE_RE.match(sentence)
+    if m is None:
+        return None
+    act = clean(m.group("act"))
+    lasting = _LASTING_RE.search(sentence) is not None
+    if not act or not (lasting or style_subject(act)) or len(act.split()) > _MAX_OBJECT_WORDS:
+        return None
+    return _pref(ctx, f"User asks to {_to_assistant(third_person(act))}", style_subject(act))
+
+
+def _habit(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "I often work late at night"."""
+    m = _EN_HABIT_RE.search(sentence)
+    if m is None:
+        return None
+    adv = " ".join(m.group("adv").split()).lower()
+    act = re.sub(r"^am\b", "is", third_person(clean(m.group("act"))))
+    if adv == "tend to":
+        return _pref(ctx, f"User tends to {act}", "schedule")
+    act = re.sub(r"^(work|code|program)\b", r"\1s", act)
+    return _pref(ctx, f"User {adv} {act}", "schedule")
+
+
+def _style_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "plain conventional commits please"."""
+    m = _EN_STYLE_PLEASE_RE.match(sentence)
+    if m is None or not (subject := style_subject(m.group("obj"))):
+        return None
+    return _pref(ctx, f"User asks for {third_person(clean(m.group('obj')))}", subject)
+
+
+def _want(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "I just want the diff"."""
+    m = _EN_WANT_RE.search(sentence)
+    if m is None or not (subject := style_subject(m.group("obj"))):
+        return None
+    return _pref(ctx, f"User wants {third_person(clean(m.group('obj')))} in answers", subject)
+
+
+def _style_imperative(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "keep your answers short from now on"."""
+    m = _EN_STYLE_IMPERATIVE_RE.match(sentence)
+    if m is None:
+        return None
+    subject = style_subject(m.group("act"))
+    act = clean(m.group("act"))
+    if not subject or subject == "schedule" or len(act.split()) > _MAX_OBJECT_WORDS:
+        return None
+    return _pref(ctx, f"User asks to {_to_assistant(third_person(act))}", subject)
+
+
+def _tech_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "whenever there's a choice, TS please"."""
+    m = _EN_TECH_PLEASE_RE.search(sentence)
+    if m is None or _LASTING_RE.search(sentence) is None:
+        return None
+    tech = lookup_tech(m.group("tech"))
+    return _pref(ctx, f"User prefers {tech.name}", tech.subject) if tech is not None else None
+
+
+_IMPERATIVE_LEADS = {
+    "don't": "not to",
+    "do not": "not to",
+    "never": "to never",
+    "always": "to always",
+    "avoid": "to avoid",
+}
+
+
+def _imperative(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "never commit directly to main", "don't add emojis"."""
+    m = _EN_IMPERATIVE_RE.match(sentence)
+    if m is None:
+        return None
+    act = clean(m.group("act"))
+    if not act or _IMPERATIVE_SKIP_RE.match(act) or len(act.split()) > _MAX_OBJECT_WORDS:
+        return None
+    lead = _IMPERATIVE_LEADS[" ".join(m.group("neg").lower().split())]
+    return _pref(ctx, f"User asks {lead} {_to_assistant(third_person(act))}", style_subject(act))
 
 
 def _to_assistant(text: str) -> str:
@@ -215,6 +250,11 @@ def _to_assistant(text: str) -> str:
     text = re.sub(r"\byou\s+(write|give|send|show|generate|produce|make)\b",
                   lambda m: f"the assistant {m.group(1)}s", text, flags=re.I)  # fmt: skip
     return re.sub(r"\byour\b", "the assistant's", re.sub(r"\byou\b", "the assistant", text))
+
+
+def is_standing_request(question: str) -> bool:
+    """Whether a question asks for a standing rule ("could you skip X from now on?")."""
+    return _EN_STANDING_REQUEST_RE.search(question) is not None
 
 
 def en_standing_request(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:

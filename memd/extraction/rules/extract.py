@@ -25,9 +25,9 @@ from memd.extraction.rules.common import (
 from memd.extraction.rules.decisions import en_decision, zh_decision
 from memd.extraction.rules.en_identity import en_age, en_family, en_location, en_name, en_work
 from memd.extraction.rules.en_preferences import (
-    _EN_STANDING_REQUEST_RE,
     en_preference,
     en_standing_request,
+    is_standing_request,
 )
 from memd.extraction.rules.en_tasks import en_task
 from memd.extraction.rules.en_tools import en_project, en_project_stack, en_switch, en_tools
@@ -80,7 +80,7 @@ _LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b)", re.I)
 def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = normalise_chat(sentence).strip()
     question = is_question(text)
-    if question and _EN_STANDING_REQUEST_RE.search(text):
+    if question and is_standing_request(text):
         # "can you give me code without explanations from now on?" asks for a standing rule.
         yield from en_standing_request(text.rstrip("?"), ctx)
         return
