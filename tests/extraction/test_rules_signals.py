@@ -62,6 +62,7 @@ def _kinds(text: str) -> set[SignalKind]:
         ("I already told you to use pnpm", {F}),
         ("又错了，说了多少次了", {F}),
         ("还是不行", {F}),
+        ("how many times do I have to say it: no semicolons", {F}),
         ("no, revert that, it still doesn't work", {C, R, F}),
     ],
 )
@@ -85,6 +86,7 @@ def test_signals(text: str, kinds: set[SignalKind]) -> None:
         "对不对？",
         "can you write the undo logic for the editor",
         "the test checks that an error is thrown",
+        "how many times is this function called?",
     ],
 )
 def test_not_signals(text: str) -> None:

@@ -135,7 +135,7 @@ _RULES: tuple[tuple[SignalKind, float, re.Pattern[str]], ...] = (
         0.7,
         re.compile(
             r"\b(?:wtf|ffs|ugh+|argh+|come\s+on|seriously|useless|waste\s+of\s+time|I\s+(?:already|just)\s+told\s+you"
-            r"|(?:how\s+many\s+times|for\s+the\s+(?:third|fourth|fifth|nth|last)\s+time)|you\s+keep\s+\w+ing"
+            r"|how\s+many\s+times\s+(?:do\s+I\s+have\s+to|have\s+I\s+(?:told|said|asked)|must\s+I)|for\s+the\s+(?:third|fourth|fifth|nth|last)\s+time|you\s+keep\s+\w+ing"
             r"|(?:it|this|that)\s+still\s+(?:doesn't|does\s+not|won't|isn't)\s+work|still\s+(?:broken|not\s+working)"
             r"|stop\s+(?:doing|adding|changing|ignoring)|are\s+you\s+even\s+(?:reading|listening))\b",
             re.I,
