@@ -123,6 +123,7 @@ _ROLE_NOUNS = (
 _EN_WORK_RE = re.compile(
     r"(?:\bI\s+(?:currently\s+|now\s+|still\s+)?work|\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?working"
     r"|\bI(?:'ve|\s+have)\s+been\s+working|(?:^|(?<=,\s)|(?<=\band\s))(?:currently\s+|now\s+)?working)"
+    r"(?:\s+(?:remotely|full[\s-]time|part[\s-]time|freelance|mostly|mainly))?"
     r"\s+(?:at|for)\s+" + _ORG + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?" + _ROLE + r")?"
 )
 _EN_WORK_AS_RE = re.compile(
@@ -165,6 +166,11 @@ _EN_FIELD_RE = re.compile(
     r"|infrastructure|consulting|ML|AI|QA|testing|ops))\b",
     re.I,
 )
+# "I teach computer science at a high school": the subject taught is the job.
+_EN_TEACH_RE = re.compile(
+    r"\bI\s+(?:currently\s+|now\s+)?(?:teach|lecture\s+in|lecture)\s+(?P<what>[\w\- ]{2,40}?)"
+    r"(?=\s+(?:at|in|to|for)\b|\s*[,.;!]|$)"
+)
 _EN_EMPLOYED_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)\s+employed\s+(?:at|by)|my\s+(?:current\s+)?employer\s+is)\s+" + _ORG,
     re.I,
@@ -178,7 +184,9 @@ def _org(raw: str | None) -> str:
     if not raw:
         return ""
     org = re.sub(r"\s+of$", "", raw.strip()).rstrip(".'")
-    if org.lower() in NOT_ORGS or org.lower() in TECH:
+    tech = TECH.get(org.lower())
+    # Platforms and apps are also companies ("I work for GitLab"); a language is not.
+    if org.lower() in NOT_ORGS or (tech is not None and tech.category not in ("platform", "app")):
         return ""
     return org
 
@@ -209,6 +217,8 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         org = org or _org(m.group("org"))
     if not org and (m := _EN_START_RE.search(sentence)) is not None:
         org = _org(m.group("org"))
+    if not role and (m := _EN_TEACH_RE.search(sentence)) is not None:
+        role = "teaches " + m.group("what").strip()
     if not role and (m := _EN_FIELD_RE.search(sentence)) is not None:
         role = "does " + " ".join(m.group("field").split())
     if not role and ctx.about_user():
@@ -222,7 +232,7 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             role = _role(m.group("role"))
     if org:
         yield ctx.mem(f"User works at {org}", "personal", IMP_EMPLOYER, subject="employer")
-    if role.startswith(("leads ", "manages ", "runs ", "heads ", "is on ", "does ")):
+    if role.startswith(("leads ", "manages ", "runs ", "heads ", "is on ", "does ", "teaches ")):
         yield ctx.mem(f"User {role}", "personal", IMP_ROLE, subject="role")
     elif role:
         yield ctx.mem(f"User works as {article(role)} {role}", "personal", IMP_ROLE, subject="role")
@@ -269,6 +279,10 @@ def _place(raw: str) -> str:
     return place
 
 
+# "I teach at a high school in Leeds", "I work for a startup in Berlin".
+_EN_WORKPLACE_IN_RE = re.compile(
+    r"\bI\b[^.;!?]{0,60}?\b(?:at|for)\s+(?:a|an|the|my)\s+[\w\- ]{1,30}?\s+in\s+" + _PLACE
+)
 # "..., based in Lisbon" right after the user said who they are.
 _EN_PLACE_FRAGMENT_RE = re.compile(
     r"^(?:(?:and|currently|now)\s+)?(?:based|living|located)\s+(?:in|out\s+of)\s+" + _PLACE
@@ -279,6 +293,8 @@ def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_CITY_RE.search(sentence) or _EN_MOVED_RE.search(sentence)
     if m is None and ctx.about_user():
         m = _EN_PLACE_FRAGMENT_RE.match(sentence)
+    if m is None:
+        m = _EN_WORKPLACE_IN_RE.search(sentence)
     if m is None and (m := _EN_IN_PLACE_RE.search(sentence)) is not None:
         m = None if m.group("place").split()[0].lower() in _NOT_PLACES else m
     if m and (place := _place(m.group("place"))):

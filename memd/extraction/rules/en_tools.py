@@ -11,6 +11,7 @@ from memd.extraction.rules.common import (
     IMP_DECISION,
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
+    IMP_SKILL,
     NOT_ORGS,
     Ctx,
     clean,
@@ -45,10 +46,11 @@ _USE_VERBS = {
     "code": "codes",
     "know": "knows",
     "on": "uses",
+    "run": "runs",
     "learn": "is learning",
 }
 # Verbs too common to take an unknown proper noun as a tool ("I write Chapter 3").
-_KNOWN_ONLY_VERBS = frozenset({"write", "code", "know", "on", "learn"})
+_KNOWN_ONLY_VERBS = frozenset({"write", "code", "know", "on", "learn", "run"})
 _GERUNDS = {
     "using": "use",
     "writing": "write",
@@ -65,7 +67,7 @@ _EN_USE_RE = re.compile(
     r"(?P<adv>(?:" + EN_ADVERBS + r"\s+){0,2})"
     r"(?P<verb>use|work\s+with|code\s+in|program\s+in|develop\s+(?:with|in)|write(?:\s+code)?\s+in"
     r"|rely\s+on|am\s+using|'m\s+using|write|code|using|writing|coding\s+in|working\s+(?:with|in)"
-    r"|programming\s+in|developing\s+(?:in|with)|know|learning|learn"
+    r"|programming\s+in|developing\s+(?:in|with)|know|learning|learn|run"
     # "I'm on Cursor full time", "been on Neovim for 6 years", "I do everything in VS Code"
     r"|on|do\s+(?:everything|all\s+(?:of\s+)?my\s+\w+"
     r"|most\s+of\s+my\s+\w+|my\s+\w+)\s+in)\s+(?=(?P<items>[^.;!?]+))",
@@ -73,6 +75,42 @@ _EN_USE_RE = re.compile(
 )
 # "For testing I use jest": the purpose stands before the verb.
 _FRONT_PURPOSE_RE = re.compile(r"^\s*for\s+(?P<purpose>(?:[\w\-]+\s*){1,3}?),?\s+I\s", re.I)
+
+
+# "my editor is Sublime Text", "my test runner is vitest".
+_EN_MY_TOOL_RE = re.compile(
+    r"\bmy\s+(?:(?:go-to|main|daily|favou?rite|current|primary|usual)\s+)?(?P<kind>editor|ide|shell|terminal"
+    r"|browser|os|test\s+runner|package\s+manager|bundler|language|stack)\s+(?:is|are|of\s+choice\s+is)\s+"
+    r"(?P<items>[^.;!?]+)",
+    re.I,
+)
+# "most of my pipelines are written in Scala", "I maintain a couple of Rust crates".
+_EN_WRITTEN_IN_RE = re.compile(
+    r"\bmy\s+(?:[\w\-]+\s+){0,3}?(?:is|are)\s+(?:mostly\s+|all\s+|usually\s+)?(?:written|built|implemented"
+    r"|coded|done)\s+(?:in|with|using)\s+(?P<items>[^.;!?]+)",
+    re.I,
+)
+_EN_MAKES_RE = re.compile(
+    r"\bI(?:'ve\s+been|\s+have\s+been|'m|\s+am)?\s+(?:\w+\s+)?(?:maintain(?:ing)?|build(?:ing)?|ship(?:ping)?"
+    r"|develop(?:ing)?|creat(?:e|ing)|doing|do|contribut(?:e|ing)\s+to)\b(?P<obj>[^.;!?]{0,60})",
+    re.I,
+)
+
+
+def en_tool_mentions(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """Tools named in what the user makes or writes with: "I maintain some Rust crates"."""
+    m = _EN_MY_TOOL_RE.search(sentence)
+    if m is not None and (items := tech_items(ITEM_STOP_RE.sub("", m.group("items")))):
+        yield from tool_memories(items, ctx, render=lambda names: f"User uses {join_en(names)}",
+                                 main=m.group("kind").lower() == "language")  # fmt: skip
+        return
+    m = _EN_WRITTEN_IN_RE.search(sentence)
+    if m is not None and (items := tech_items(ITEM_STOP_RE.sub("", m.group("items")))):
+        yield ctx.mem(f"User works with {join_en(items)}", "skill", IMP_SKILL)
+        return
+    m = _EN_MAKES_RE.search(sentence)
+    if m is not None and (names := _stack_names(m.group("obj"))):
+        yield ctx.mem(f"User works with {join_en(names)}", "skill", IMP_SKILL)
 
 
 def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
@@ -124,9 +162,9 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 _EN_SWITCH_RE = re.compile(
-    r"\b(?P<who>I|we)(?:'ve|'re|'m|\s+have|\s+are|\s+am)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?"
-    r"(?:switched|moved|migrated|changed|converted|went|switching|moving|migrating)\s+"
-    r"(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+)?"
+    r"(?:\b(?P<who>I|we)(?:'ve|'re|'m|\s+have|\s+are|\s+am)?\s+|^(?:(?:finally|just|so)\s+)?"
+    r"(?:gave\s+in\s+and\s+)?)(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?(?P<verb>switched|moved|migrated|changed"
+    r"|converted|went|switching|moving|migrating)\s+(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+)?"
     r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
     r"(?:\s+(?:from|instead\s+of)\s+(?P<old2>[\w.+#\-]+))?",
     re.I,
@@ -150,12 +188,14 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     known = lookup_tech(new[0]) is not None
     if not known and (m.groupdict().get("what") or m.re is _EN_REPLACE_RE):
         return  # "we moved the meeting to Friday": only a known tool makes it a switch
-    if not known and re.match(r"(?i)moved|relocated|went", m.group(0).split()[1]):
+    if not known and (m.re is not _EN_SWITCH_RE or m.group("who") is None):
+        return  # without "I"/"we" only a known tool makes a sentence a switch
+    if not known and m.group("verb").lower() in ("moved", "moving", "went"):
         return  # "I moved to Berlin" is a location, handled there
     old_raw = m.group("old") or m.groupdict().get("old2") or ""
     old = tech_items(old_raw) if old_raw else []
     since = f" from {join_en(old)}" if old else ""
-    if m.group("who").lower() == "we" and known:
+    if (m.group("who") or "I").lower() == "we" and known:
         # A team's switch is a decision the user reports, not a habit of theirs.
         tech = lookup_tech(new[0])
         assert tech is not None

@@ -30,7 +30,13 @@ from memd.extraction.rules.en_preferences import (
     is_standing_request,
 )
 from memd.extraction.rules.en_tasks import en_task
-from memd.extraction.rules.en_tools import en_project, en_project_stack, en_switch, en_tools
+from memd.extraction.rules.en_tools import (
+    en_project,
+    en_project_stack,
+    en_switch,
+    en_tool_mentions,
+    en_tools,
+)
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
@@ -48,6 +54,7 @@ _EN_RULES: tuple[Rule, ...] = (
     en_project_stack,
     en_switch,
     en_tools,
+    en_tool_mentions,
     en_preference,
     en_decision,
 )

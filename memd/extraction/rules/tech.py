@@ -61,7 +61,8 @@ TECH: dict[str, _Tech] = {
         "PostgreSQL|Postgres|MySQL|SQLite|MongoDB|Redis|Supabase|Firebase|Elasticsearch|DuckDB"
         "|Docker|Kubernetes|K8s|AWS|GCP|Azure|Vercel|Cloudflare|Git|GitHub|GitLab|Terraform"
         "|DynamoDB|BigQuery|Snowflake|ClickHouse|Cassandra|Neo4j|Heroku|Netlify|Fly.io|Nginx"
-        "|Grafana|Prometheus|Sentry|Jenkins|CircleCI|GitHub Actions|Ansible|Helm|Pulumi|Lambda",
+        "|Grafana|Prometheus|Sentry|Jenkins|CircleCI|GitHub Actions|Ansible|Helm|Pulumi|Lambda"
+        "|iOS|Android|watchOS|WebAssembly|Wasm",
     ),
     **_techs(
         "editor",

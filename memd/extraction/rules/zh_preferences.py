@@ -11,7 +11,8 @@ from memd.extraction.rules.tech import lookup_tech, style_subject
 
 _ZH_PREF_RE = re.compile(
     # "我配色喜欢 Solarized": a short topic may stand before the verb.
-    r"我(?P<topic>(?!不|没|也|很|比较|更|最|还|一|非|特|超|挺|真|都|们|就|会|要|想)[\u3400-\u9fff]{2,3}?)?"
+    r"我(?P<topic>(?!不|没|也|很|比较|更|最|还|一|非|特|超|挺|真|都|们|就|会|要|想|同事|朋友|老婆|老公|爸|妈"
+    r"|家人|室友|同学|老板|领导|女朋友|男朋友|孩子|儿子|女儿)[\u3400-\u9fff]{2,3}?)?"
     r"(?P<adv>(?:比较|很|非常|特别|更|最|还是|一般|通常|也|超|挺|真的|一直)*)"
     r"(?P<verb>不太喜欢|不是很喜欢|不喜欢|不太习惯|不习惯|讨厌|反感|受不了|喜欢|偏好|偏爱|倾向于|爱用|习惯)"
     r"(?P<obj>.+)$"

@@ -31,6 +31,10 @@ _ZH_USE_RE = re.compile(
     r"(?:(?!觉得|想|打算|不|没|别|要|会|在做|是)[\u3400-\u9fff]{1,3}?)?"
     r"(?:在)?(?P<verb>用的是|使用的是|用|使用|采用|写|会用|会)\s*" + _ZH_ITEMS
 )
+# "日常 stack 是 React + TypeScript", "技术栈：Go、Redis".
+_ZH_STACK_IS_RE = re.compile(
+    r"(?:技术栈|stack|栈)\s*(?:是|用的是|主要是|[:：])\s*" + _ZH_ITEMS, re.I
+)
 # "PyTorch 用的比较多": the tool first.
 _ZH_USED_MUCH_RE = re.compile(
     _ZH_ITEMS + r"\s*(?:用的|用得|写的|写得)(?:比较|最|挺|很|非常|特别)?多"
@@ -70,6 +74,11 @@ def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if lm is not None and (learning := _zh_items(lm.group("items"))):
         yield ctx.mem(f"用户正在学习{join_zh(learning)}", "skill", IMP_SKILL)
         return
+    sm = _ZH_STACK_IS_RE.search(clause)
+    if sm is not None and (stack := _zh_items(sm.group("items"))):
+        yield from tool_memories(stack, ctx, render=lambda names: f"用户的技术栈包括{join_zh(names)}",
+                                 main=False)  # fmt: skip
+        return
     um = _ZH_USED_MUCH_RE.search(clause)
     if um is not None and (much := _zh_items(um.group("items"))):
         yield from tool_memories(much, ctx, render=lambda names: f"用户经常使用{join_zh(names)}",
@@ -92,7 +101,7 @@ def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 _ZH_PROJECT_RE = re.compile(
-    r"(?:我|我们)[^，,。]{0,8}?(?:做|开发|写|搞|维护|负责)(?:一个|个)?(?:叫|名为|叫做|名叫)\s*"
+    r"(?:我|我们|(?:^|(?<=[，,]))(?:最近|现在|目前|正在|在)+)[^，,。]{0,8}?(?:做|开发|写|搞|维护|负责)(?:一个|个)?(?:叫|名为|叫做|名叫)\s*"
     r"[\"“「《]?(?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]?\s*的(?P<kind>[^，,。]{0,12}?"
     r"(?:项目|应用|工具|产品|网站|App|app|APP|库|平台|系统|插件|游戏|小程序|程序|服务|网页|机器人|框架"
     r"|脚本|扩展|命令行工具|CLI|cli|bot|Bot))"
