@@ -109,7 +109,8 @@ _ORG = (
 )
 _ROLE_STOP = (
     r"(?=\s*(?:[,.;!()]|$|\s+(?:at|in|for|and|since|with|on|where|but|who|from|based|here"
-    r"|there|now|currently|today|which|because|so)\b))"
+    r"|there|now|currently|today|which|because|so|working|doing|building|mostly|mainly|focusing"
+    r"|been)\b))"
 )
 _ROLE = r"(?P<role>[A-Za-z][\w+#/&\-]*(?:\s+[\w+#/&\-]+){0,5}?)" + _ROLE_STOP
 _ROLE_NOUNS = (
@@ -131,7 +132,7 @@ _EN_WORK_AS_RE = re.compile(
     r"(?:an?\s+|the\s+)?" + _ROLE + r"(?:\s+(?:at|for)\s+" + _ORG + r")?"
 )
 _EN_ROLE_AT_RE = re.compile(
-    r"\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?:an?|the)\s+(?P<role>(?:[\w+#/&\-]+\s+){0,4}?"
+    r"\bI(?:'m|\s+am|'ve\s+been|\s+have\s+been)\s+(?:currently\s+|now\s+)?(?:an?|the)\s+(?P<role>(?:[\w+#/&\-]+\s+){0,4}?"
     r"(?i:" + _ROLE_NOUNS + r"))(?:\s+(?:at|for|with)\s+" + _ORG + r")?" + _ROLE_STOP
 )
 _EN_JOINED_RE = re.compile(
@@ -149,9 +150,10 @@ _EN_TEAM_RE = re.compile(
 )
 # "I start at Datadog on Monday", "I left Deloitte and joined Canva".
 _EN_START_RE = re.compile(
-    r"(?:\bI(?:'ll|'m|\s+will|\s+am)?|\band|,)\s+(?:just\s+|recently\s+|then\s+)?"
-    r"(?:start|starting|joined|join)\s+(?:(?:a\s+new\s+job|work(?:ing)?)\s+)?"
-    r"(?:at|with)?\s*" + _ORG
+    r"(?:\bI(?:'ll|'m|\s+will|\s+am|'ve|\s+have)?\s+|\band\s+|,\s*|^)(?:just\s+|recently\s+|then\s+)?"
+    r"(?:start|starting|started|joined|join)\s+(?:(?:a\s+new\s+(?:job|role|position)|work(?:ing)?)\s+)?"
+    r"(?:at|with)?\s*" + _ORG,
+    re.I,
 )
 # Without a subject, right after the user introduced themselves: "backend engineer at Stripe".
 _EN_ROLE_FRAGMENT_RE = re.compile(
@@ -248,7 +250,8 @@ _EN_CITY_RE = re.compile(
 )
 _EN_MOVED_RE = re.compile(
     r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
-    r"(?:\s+(?:back|over|out))?\s+to\s+" + _PLACE,
+    r"(?:\s+(?:back|over|out))?(?:\s+from\s+[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*)?)?\s+to\s+"
+    + _PLACE,
     re.I,
 )
 # "I'm in Austin, so ...": a bare place after "in" must end the clause to count.
@@ -283,6 +286,10 @@ def _place(raw: str) -> str:
 _EN_WORKPLACE_IN_RE = re.compile(
     r"\bI\b[^.;!?]{0,60}?\b(?:at|for)\s+(?:a|an|the|my)\s+[\w\- ]{1,30}?\s+in\s+" + _PLACE
 )
+# "We're a small team in Nairobi".
+_EN_WE_IN_RE = re.compile(
+    r"\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:a|an|the)\s+[\w\- ]{1,30}?\s+(?:in|from)\s+" + _PLACE
+)
 # "..., based in Lisbon" right after the user said who they are.
 _EN_PLACE_FRAGMENT_RE = re.compile(
     r"^(?:(?:and|currently|now)\s+)?(?:based|living|located)\s+(?:in|out\s+of)\s+" + _PLACE
@@ -294,7 +301,7 @@ def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if m is None and ctx.about_user():
         m = _EN_PLACE_FRAGMENT_RE.match(sentence)
     if m is None:
-        m = _EN_WORKPLACE_IN_RE.search(sentence)
+        m = _EN_WORKPLACE_IN_RE.search(sentence) or _EN_WE_IN_RE.search(sentence)
     if m is None and (m := _EN_IN_PLACE_RE.search(sentence)) is not None:
         m = None if m.group("place").split()[0].lower() in _NOT_PLACES else m
     if m and (place := _place(m.group("place"))):
@@ -320,7 +327,20 @@ _EN_FAMILY_RE = re.compile(
 )
 
 
+_EN_WITH_FAMILY_RE = re.compile(
+    r"^(?:(?:so|and|also|btw|fyi|oh)\s+)?my\s+(?P<who>" + _FAMILY + r")\s+and\s+I\s+"
+    r"(?P<rest>(?:just\s+|recently\s+|finally\s+)?[a-z]+ed\b[^.;!?]*)",
+    re.I,
+)
+
+
 def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    w = _EN_WITH_FAMILY_RE.match(sentence)
+    if w is not None:
+        rest = clean(re.split(r",?\s+(?:so|but|because|which)\b", w.group("rest"))[0])
+        who = w.group("who").lower()
+        yield ctx.mem(f"User and their {who} {third_person(rest)}", "personal", IMP_FAMILY)
+        return
     m = _EN_FAMILY_RE.match(sentence)
     if m is None:
         return

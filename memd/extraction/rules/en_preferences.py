@@ -78,6 +78,16 @@ _EN_HABIT_RE = re.compile(
     r"|late|in\s+the\s+(?:early\s+)?mornings?|early\s+mornings?|in\s+the\s+evenings?|on\s+weekends)\b)",
     re.I,
 )
+# "bullet points work much better for me", "I'm allergic to long explanations".
+_EN_WORKS_FOR_ME_RE = re.compile(
+    r"^(?P<obj>[^.;!?,]{2,40}?)\s+(?:work|works|are|is)\s+(?:much\s+|a\s+lot\s+|way\s+)?better\s+for\s+me\b",
+    re.I,
+)
+_EN_FAN_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?P<how>allergic\s+to|not\s+a\s+(?:big\s+)?fan\s+of|a\s+(?:big\s+|huge\s+)?fan\s+of"
+    r"|really\s+into|big\s+on)\s+(?P<obj>[^.;!?,—–]{2,50})",
+    re.I,
+)
 _LASTING_RE = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|always|never"
     r"|every\s+time|whenever|in\s+general|from\s+here\s+on|for\s+me)\b",
@@ -143,15 +153,9 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
-    for read in (
-        _please,
-        _habit,
-        _style_please,
-        _want,
-        _style_imperative,
-        _tech_please,
-        _imperative,
-    ):
+    readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
+               _works_for_me, _fan)  # fmt: skip
+    for read in readers:
         memory = read(sentence, ctx)
         if memory is not None:
             yield memory
@@ -222,6 +226,26 @@ def _tech_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
         return None
     tech = lookup_tech(m.group("tech"))
     return _pref(ctx, f"User prefers {tech.name}", tech.subject) if tech is not None else None
+
+
+def _works_for_me(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "bullet points work much better for me"."""
+    m = _EN_WORKS_FOR_ME_RE.match(sentence)
+    if m is None or PRONOUN_START_RE.match(m.group("obj")):
+        return None
+    obj = third_person(clean(m.group("obj")))
+    return _pref(ctx, f"User prefers {obj}", style_subject(obj))
+
+
+def _fan(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "I'm allergic to long explanations", "I'm a big fan of type hints"."""
+    m = _EN_FAN_RE.search(sentence)
+    if m is None or PRONOUN_START_RE.match(m.group("obj")):
+        return None
+    how = " ".join(m.group("how").lower().split())
+    verb = "dislikes" if how.startswith(("allergic", "not")) else "likes"
+    obj = third_person(clean(m.group("obj")))
+    return _pref(ctx, f"User {verb} {obj}", style_subject(obj))
 
 
 _IMPERATIVE_LEADS = {

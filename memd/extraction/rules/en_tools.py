@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import (
-    IMP_DECISION,
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
     IMP_SKILL,
@@ -69,7 +68,7 @@ _EN_USE_RE = re.compile(
     r"|rely\s+on|am\s+using|'m\s+using|write|code|using|writing|coding\s+in|working\s+(?:with|in)"
     r"|programming\s+in|developing\s+(?:in|with)|know|learning|learn|run"
     # "I'm on Cursor full time", "been on Neovim for 6 years", "I do everything in VS Code"
-    r"|on|do\s+(?:everything|all\s+(?:of\s+)?my\s+\w+"
+    r"|on|(?:do|write)\s+(?:everything|all\s+(?:of\s+)?my\s+\w+"
     r"|most\s+of\s+my\s+\w+|my\s+\w+)\s+in)\s+(?=(?P<items>[^.;!?]+))",
     re.I,
 )
@@ -90,9 +89,23 @@ _EN_WRITTEN_IN_RE = re.compile(
     r"|coded|done)\s+(?:in|with|using)\s+(?P<items>[^.;!?]+)",
     re.I,
 )
+# "I always run the test suite with pytest -x", "we deploy everything via Terraform".
+_EN_RUN_WITH_RE = re.compile(
+    r"\b(?:I|we)\s+(?:\w+\s+)?(?:run|test|build|deploy|lint|format|bundle|host|manage|provision)\s+"
+    r"[^.;!?]{0,30}?\b(?:with|using|via|through|on)\s+(?P<items>[^.;!?]+)",
+    re.I,
+)
 _EN_MAKES_RE = re.compile(
     r"\bI(?:'ve\s+been|\s+have\s+been|'m|\s+am)?\s+(?:\w+\s+)?(?:maintain(?:ing)?|build(?:ing)?|ship(?:ping)?"
     r"|develop(?:ing)?|creat(?:e|ing)|doing|do|contribut(?:e|ing)\s+to)\b(?P<obj>[^.;!?]{0,60})",
+    re.I,
+)
+
+
+# "I've been a Django developer for eight years": the tool in the title.
+_EN_ROLE_TECH_RE = re.compile(
+    r"\bI(?:'m|\s+am|'ve\s+been|\s+have\s+been|\s+was)\s+(?:an?|the)\s+(?:\w+\s+)?(?P<tech>[\w.+#]+)\s+"
+    r"(?:developer|dev|engineer|programmer|consultant|expert|specialist)s?\b",
     re.I,
 )
 
@@ -108,6 +121,15 @@ def en_tool_mentions(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if m is not None and (items := tech_items(ITEM_STOP_RE.sub("", m.group("items")))):
         yield ctx.mem(f"User works with {join_en(items)}", "skill", IMP_SKILL)
         return
+    m = _EN_RUN_WITH_RE.search(sentence)
+    if m is not None and (names := [i for i in tech_items(ITEM_STOP_RE.sub("", m.group("items")))
+                                    if lookup_tech(i) is not None]):  # fmt: skip
+        yield from tool_memories(names, ctx, render=lambda n: f"User uses {join_en(n)}", main=False)
+        return
+    m = _EN_ROLE_TECH_RE.search(sentence)
+    if m is not None and (tech := mentioned_tech(m.group("tech"))) is not None:
+        yield ctx.mem(f"User works with {tech.name}", "skill", IMP_SKILL, subject=tech.subject)
+        return
     m = _EN_MAKES_RE.search(sentence)
     if m is not None and (names := _stack_names(m.group("obj"))):
         yield ctx.mem(f"User works with {join_en(names)}", "skill", IMP_SKILL)
@@ -120,8 +142,8 @@ def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
 def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     for m in _EN_USE_RE.finditer(sentence):
         verb = " ".join(m.group("verb").lower().split())
-        if verb.startswith("do "):
-            verb = "use"
+        if verb.startswith(("do ", "write ")):
+            verb = "write in" if verb.startswith("write ") else "use"
         subj = m.group("subj").strip()
         if subj.lower() == "been":
             subj = "I've been"
@@ -129,7 +151,7 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if verb in _GERUNDS:
             # "mostly writing Rust these days": a fragment, about the user only when the user
             # is the subject ("I've been writing") or has just been describing themselves.
-            if not (subj.startswith("I") or ctx.about_user()):
+            if not (subj.startswith("I") or ctx.about_user() or said_by_user):
                 continue
             verb = _GERUNDS[verb]
         elif verb == "on":
@@ -164,8 +186,9 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _EN_SWITCH_RE = re.compile(
     r"(?:\b(?P<who>I|we)(?:'ve|'re|'m|\s+have|\s+are|\s+am)?\s+|^(?:(?:finally|just|so)\s+)?"
     r"(?:gave\s+in\s+and\s+)?)(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?(?P<verb>switched|moved|migrated|changed"
-    r"|converted|went|switching|moving|migrating)\s+(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+)?"
-    r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
+    r"|converted|went|switching|moving|migrating)\s+(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+"
+    r"|(?-i:[A-Za-z]{2,12})\s+(?=from\b))?"
+    r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?:an?\s+)?(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
     r"(?:\s+(?:from|instead\s+of)\s+(?P<old2>[\w.+#\-]+))?",
     re.I,
 )
@@ -195,13 +218,6 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     old_raw = m.group("old") or m.groupdict().get("old2") or ""
     old = tech_items(old_raw) if old_raw else []
     since = f" from {join_en(old)}" if old else ""
-    if (m.group("who") or "I").lower() == "we" and known:
-        # A team's switch is a decision the user reports, not a habit of theirs.
-        tech = lookup_tech(new[0])
-        assert tech is not None
-        yield ctx.mem(f"User decided to switch to {join_en(new)}{since}", "decision",
-                      IMP_DECISION, topic=topic_slug(tech.name), subject=tech.subject)  # fmt: skip
-        return
     yield from tool_memories(
         new,
         ctx,

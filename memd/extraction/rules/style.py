@@ -26,6 +26,7 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "reply-language",
     ),
+    (re.compile(r"\bemojis?\b|\bemoticons?\b|表情|颜文字", re.I), "style:emoji"),
     (
         re.compile(
             r"\bcomments?\b[^.;!?]{0,30}\bin\s+(?:English|Chinese)\b|注释[^，。]{0,6}(?:用|写)(?:英文|中文|英语)",
@@ -36,7 +37,8 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b(?:commit\s+messages?|commits)\b[^.;!?]{0,30}\b(?:in\s+(?:English|Chinese)"
-            r"|conventional)\b|\bconventional\s+commits?\b|commit[^，。]{0,12}(?:用|写)(?:英文|中文|英语)",
+            r"|conventional|imperative)\b|\bconventional\s+commits?\b|\bcommit\s+messages?\b"
+            r"|commit[^，。]{0,12}(?:用|写)(?:英文|中文|英语)",
             re.I,
         ),
         "style:commits",
@@ -44,7 +46,6 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:tabs|spaces)\b|\bindent|缩进|制表符|空格", re.I), "style:indent"),
     (re.compile(r"\b(?:single|double)[ -]quotes?\b|单引号|双引号", re.I), "style:quotes"),
     (re.compile(r"\bsemicolons?\b|分号", re.I), "style:semicolons"),
-    (re.compile(r"\bemojis?\b|\bemoticons?\b|表情|颜文字", re.I), "style:emoji"),
     (re.compile(r"\b(?:dark|light)\s+(?:mode|theme)\b|深色|浅色|暗色|亮色", re.I), "theme"),
     (
         re.compile(

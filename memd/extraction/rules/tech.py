@@ -58,7 +58,7 @@ TECH: dict[str, _Tech] = {
     **_techs(
         "platform",
         "",
-        "PostgreSQL|Postgres|MySQL|SQLite|MongoDB|Redis|Supabase|Firebase|Elasticsearch|DuckDB"
+        "Redis|Supabase|Firebase|Elasticsearch|DuckDB"
         "|Docker|Kubernetes|K8s|AWS|GCP|Azure|Vercel|Cloudflare|Git|GitHub|GitLab|Terraform"
         "|DynamoDB|BigQuery|Snowflake|ClickHouse|Cassandra|Neo4j|Heroku|Netlify|Fly.io|Nginx"
         "|Grafana|Prometheus|Sentry|Jenkins|CircleCI|GitHub Actions|Ansible|Helm|Pulumi|Lambda"
@@ -86,6 +86,10 @@ TECH: dict[str, _Tech] = {
     **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
     **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
     **_techs("tool", "tool:build", "Gradle|Maven|Bazel|CMake|Cargo|Make"),
+    # The main database of a project: "数据库换成 PostgreSQL" replaces MySQL.
+    **_techs(
+        "platform", "tool:database", "PostgreSQL|Postgres|MySQL|MariaDB|SQLite|MongoDB|Oracle"
+    ),
     # Apps people are "in" all day: never a place or an employer.
     **_techs("app", "", "Slack|Zoom|Teams|Jira|Notion|Figma|Linear|Discord|Excel"),
 }
@@ -104,6 +108,9 @@ _ALIASES = {
     "vue.js": "Vue",
     "vs code": "VS Code",
     "nvim": "Neovim",
+    "macbook": "macOS",
+    "macbook pro": "macOS",
+    "macbook air": "macOS",
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os"})
 

@@ -52,7 +52,9 @@ _ZH_JUST_DO_RE = re.compile(r"^(?:你)?(?P<obj>.{2,30}?)(?:就行|就好|就可�
 _ZH_REQUEST_RE = re.compile(
     r"^(?:(?:以后|之后|今后|请|麻烦|你|尽量|最好)+(?P<obj>.{2,30})"
     # "回答简短一点", "解释详细些": how to answer, said as it stands.
-    r"|(?P<how>(?:回答|回复|解释|说明|语气|代码)[^，,。]{1,12}(?:一点|一些|些|点)))$"
+    r"|(?P<how>(?:回答|回复|解释|说明|语气|代码)[^，,。]{1,12}(?:一点|一些|些|点))"
+    # "回复的时候多用代码示例": when answering, do so.
+    r"|(?P<when>(?:回答|回复|解释|写代码|给代码)(?:我)?(?:的时候|时)[^，,。]{2,20}))$"
 )
 
 
@@ -114,7 +116,9 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _ZH_DONT_RE.match(clause.strip())
     if m is None:
         req = _ZH_REQUEST_RE.match(clause.strip())
-        said = (req.group("obj") or req.group("how")) if req is not None else ""
+        said = (
+            (req.group("obj") or req.group("how") or req.group("when")) if req is not None else ""
+        )
         if said and (subject := style_subject(said)):
             obj = clean(said)
             yield ctx.mem(f"用户希望{obj}", "preference", IMP_PREFERENCE, subject=subject)

@@ -48,7 +48,7 @@ _ZH_SWITCH_RE = re.compile(
     r"(?:换成了?|改用了?|换到了?|转到了?|切换到了?|切到了?|迁移到了?|转向了?|换用了?|改成了?)\s*"
     + _ZH_ITEMS
 )
-_ZH_ITEM_SPLIT_RE = re.compile(r"\s*(?:[、,，/+]|和|与|跟|及|以及|还有)\s*")
+_ZH_ITEM_SPLIT_RE = re.compile(r"\s*(?:[、,，/]|(?<!\+)\+(?!\+)|和|与|跟|及|以及|还有)\s*")
 
 
 def _zh_items(raw: str) -> list[str]:
