@@ -1,4 +1,8 @@
-"""Blocking socket client for the daemon (no heavy imports: the CLI and hooks start fast)."""
+"""Blocking socket client for the daemon (no heavy imports: the CLI and hooks start fast).
+
+`Client.request(SIGNATURE, params)` sends a typed params struct and returns the typed result
+(`memd.api.messages`); `Client.call(method, dict)` is the untyped form, answers as plain JSON.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,16 @@ import itertools
 import json
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from memd.api.protocol import MEMORY_DISABLED, NOT_FOUND, encode_request
-from memd.core.errors import DaemonNotRunning, InvalidParams, MemdError, MemoryDisabled, NotFound
+from memd.api.protocol import encode_request, error_class
+from memd.core.errors import DaemonNotRunning, MemdError, ProtocolError
+
+if TYPE_CHECKING:
+    from memd.api.messages import Params, Signature
+
+P = TypeVar("P", bound="Params")
+R = TypeVar("R")
 
 
 class RemoteError(MemdError):
@@ -61,14 +71,20 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def request(self, sig: Signature[P, R], params: P) -> R:
+        """Call a method with typed params; its result as the method's result type."""
+        from memd.api.messages import decode_result
+
+        return decode_result(sig, self.call(sig.name, params))
+
+    def call(self, method: str, params: Any = None) -> Any:
         """Call `method` and return its result, or raise the error the daemon reported."""
         if self._sock is None:
             self.connect()
         assert self._sock is not None
         rid = next(self._ids)
         try:
-            self._sock.sendall(encode_request(method, params or {}, rid))
+            self._sock.sendall(encode_request(method, {} if params is None else params, rid))
             line = self._readline()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self.close()
@@ -80,12 +96,14 @@ class Client:
         if "error" in msg:
             err = msg["error"]
             code, text = err.get("code", 0), err.get("message", "")
-            if code == MEMORY_DISABLED:
-                raise MemoryDisabled(text)
-            if code == NOT_FOUND:
-                raise NotFound(text)
-            if code == -32602:
-                raise InvalidParams(text)
+            cls = error_class(code)
+            # Errors about the request itself are raised as their own class; the rest (a failure
+            # inside the daemon) as RemoteError, which keeps the code and the daemon's hint.
+            if cls is not None and cls is not ProtocolError:
+                error = cls(text)
+                if isinstance(err.get("data"), dict) and err["data"].get("hint"):
+                    error.hint = str(err["data"]["hint"])
+                raise error
             raise RemoteError(code, text, err.get("data"))
         return msg.get("result")
 
@@ -100,9 +118,13 @@ class Client:
         return line
 
 
-def call(
-    socket_path: Path, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0
-) -> Any:
+def call(socket_path: Path, method: str, params: Any = None, timeout: float = 30.0) -> Any:
     """One-shot call: connect, call, close."""
     with Client(socket_path, timeout=timeout) as c:
         return c.call(method, params)
+
+
+def request(socket_path: Path, sig: Signature[P, R], params: P, timeout: float = 30.0) -> R:
+    """One-shot typed call: connect, call, close."""
+    with Client(socket_path, timeout=timeout) as c:
+        return c.request(sig, params)

@@ -12,12 +12,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from memd import __version__
 from memd.core.errors import DaemonNotRunning, MemdError
 
+if TYPE_CHECKING:
+    from memd.api.messages import Params, Signature
+
 Command = Callable[[argparse.Namespace], int]
+P = TypeVar("P", bound="Params")
+R = TypeVar("R")
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -29,20 +34,20 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def _out(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> None:
     if getattr(args, "json", False):
-        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        from memd.api.messages import to_builtins
+
+        print(json.dumps(to_builtins(data), ensure_ascii=False, indent=2, default=str))
     else:
         print(text() if callable(text) else text)
 
 
-def call(
-    args: argparse.Namespace, method: str, params: dict[str, Any], *, write: bool = False
-) -> Any:
+def call(args: argparse.Namespace, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
     """Ask the daemon; without one, answer from the index directly (and say so on stderr)."""
     from memd.api import client
 
     s = _settings(args)
     try:
-        return client.call(s.socket_path, method, params, timeout=args.timeout)
+        return client.request(s.socket_path, sig, params, timeout=args.timeout)
     except DaemonNotRunning:
         pass
     from memd.app import Engine
@@ -55,53 +60,67 @@ def call(
         print(f"memd: no daemon on {s.socket_path}; reading the index directly", file=sys.stderr)
         store = Store.open_readonly(s.db_path)
     try:
-        return Engine(s, store).handle(method, params)
+        result: R = Engine(s, store).call(sig, params)
+        return result
     finally:
         store.close()
 
 
 # -- commands ------------------------------------------------------------------------------
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memd.app import Daemon, setup_logging
+    from memd import app
 
     s = _settings(args)
-    setup_logging(s.log_level)
+    app.setup_logging(s.log_level)
     overrides = {"log.level": args.log_level} if args.log_level else None
-    return Daemon(
+    return app.daemon(
         s, config_file=Path(args.config) if args.config else None, overrides=overrides
     ).run()
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    st = call(args, "status", {})
+    from memd.api import messages as m
+
+    st = call(args, m.STATUS, m.NoParams())
 
     def text() -> str:
-        d, ix = st["daemon"], st["index"]
-        lines = [f"memd {st['version']}  memory {'on' if st['enabled'] else 'OFF'}"]
+        d, ix = st.daemon, _part(st.index)
+        lines = [f"memd {st.version}  memory {'on' if st.enabled else 'OFF'}"]
         if d.get("running"):
             lines.append(
                 f"daemon: pid {d['pid']}, up {d.get('uptime_s', 0):.0f}s, RSS {d.get('rss_mb', 0)} MB,"
-                f" CPU {d.get('cpu_s', 0)}s, socket {st['socket']}"
+                f" CPU {d.get('cpu_s', 0)}s, socket {st.socket}"
             )
         else:
             lines.append("daemon: not running")
         lines.append(
-            f"index: {ix['files']} files, {ix['sections']} sections, {ix['items']} items"
-            f" ({ix['path']}); lag {ix.get('lag_s', 0)}s; watcher {st['watcher']['mode']}"
+            f"index: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('items')} items"
+            f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"
+            f" watcher {_part(st.watcher).get('mode', 'not running')}"
         )
-        lines.append(f"memory root: {st['memory_root']}")
-        if "logs" in st:
-            lines += _logs_lines(st["logs"])
-        for extra in ("jobs", "llm", "sync"):
-            if extra in st:
-                lines.append(f"{extra}: {json.dumps(st[extra], ensure_ascii=False, default=str)}")
-        if st["problems"]:
-            lines.append(f"problem files ({len(st['problems'])}):")
-            lines += [f"  {p['path']}: {p['reason']}" for p in st["problems"]]
+        lines.append(f"memory root: {_part(st.memory_root, '')}")
+        if st.logs:
+            lines += _logs_lines(_part(st.logs))
+        for extra, value in (("jobs", st.jobs), ("llm", st.llm), ("sync", st.sync)):
+            if value is not m.UNSET:
+                lines.append(f"{extra}: {json.dumps(value, ensure_ascii=False, default=str)}")
+        problems = _part(st.problems, [])
+        if problems:
+            lines.append(f"problem files ({len(problems)}):")
+            lines += [f"  {p['path']}: {p['reason']}" for p in problems]
         return "\n".join(lines)
 
     _out(args, st, text)
     return 0
+
+
+def _part(value: Any, default: Any = None) -> Any:
+    """A status part, or `default` (an empty dict) when the daemon has no such part."""
+    from memd.api.messages import UNSET
+
+    if value is UNSET:
+        return {} if default is None else default
+    return value
 
 
 def _logs_lines(lg: dict[str, Any]) -> list[str]:
@@ -121,19 +140,22 @@ def _when(ts: Any) -> str:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
     scope = "conversations" if args.conversations else args.scope
-    res = call(args, "search", {"query": args.query, "limit": args.limit, "scope": scope})
+    params = m.SearchParams(query=args.query, limit=args.limit, scope=cast(Any, scope))
+    res = call(args, m.SEARCH, params)
 
     def text() -> str:
-        if not res["hits"]:
+        if not res.hits:
             return "no matches"
         out = []
-        for h in res["hits"]:
-            where = f"{h['path']}:{h['start_line']}-{h['end_line']}"
-            if h.get("kind") == "turn":
-                where = (f"[{_when(h.get('ts'))}] {h.get('session_title') or h['session_id']}"
-                         f" ({h['path'] or 'session ' + h['session_id']}#{h['turn_id']})")  # fmt: skip
-            out.append(f"{h['score']:7.3f}  {where}  § {h['heading']}\n         {h['snippet']}")
+        for h in res.hits:
+            where = f"{h.path}:{h.start_line}-{h.end_line}"
+            if h.kind == "turn":
+                where = (f"[{_when(h.ts)}] {h.session_title or h.session_id}"
+                         f" ({h.path or 'session ' + h.session_id}#{h.turn_id})")  # fmt: skip
+            out.append(f"{h.score:7.3f}  {where}  § {h.heading}\n         {h.snippet}")
         return "\n".join(out)
 
     _out(args, res, text)
@@ -141,35 +163,48 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"query": args.query or "", "budget_tokens": args.budget}
-    for k in ("agent_id", "project", "session_id"):
-        if getattr(args, k):
-            params[k] = getattr(args, k)
-    res = call(args, "context", params)
+    from memd.api import messages as m
+
+    params = m.ContextParams(
+        query=args.query or "",
+        budget_tokens=args.budget,
+        agent_id=args.agent_id or "",
+        project=args.project or "",
+        session_id=args.session_id or "",
+    )
+    res = call(args, m.CONTEXT, params)
 
     def text() -> str:
-        if not res.get("enabled", True):
+        if not res.enabled:
             return "(memory is disabled)"
-        tail = f"\n\n[{res['tokens']}/{res['budget']} tokens, {len(res['sections'])} sections"
-        tail += f", {len(res['dropped'])} dropped]" if res["dropped"] else "]"
-        return (res["text"] or "(no memory to inject)") + tail
+        tail = f"\n\n[{res.tokens}/{res.budget} tokens, {len(res.sections)} sections"
+        tail += f", {len(res.dropped)} dropped]" if res.dropped else "]"
+        return (res.text or "(no memory to inject)") + tail
 
     _out(args, res, text)
     return 0
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"query": " ".join(args.query), "limit": args.limit}
-    for k in ("mode", "session_id", "project", "agent_id"):
-        if getattr(args, k):
-            params[k] = getattr(args, k)
-    res = call(args, "recall", params)
-    _out(args, res, res["text"])
+    from memd.api import messages as m
+
+    params = m.RecallParams(
+        query=" ".join(args.query),
+        limit=args.limit,
+        mode=args.mode or "",
+        session_id=args.session_id or "",
+        project=args.project or "",
+        agent_id=args.agent_id or "",
+    )
+    res = call(args, m.RECALL, params)
+    _out(args, res, res.text)
     return 0
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """`memd ingest`: turns as JSON lines on stdin (the generic JSONL shape), sent in batches."""
+    from memd.api import messages as m
+
     records: list[Any] = []
     for n, line in enumerate(sys.stdin, 1):
         if line.strip():
@@ -181,13 +216,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     totals = {"accepted": 0, "added": 0, "updated": 0}
     sessions: set[str] = set()
     for i in range(0, len(records), 500):
-        res = call(args, "ingest", {"turns": records[i : i + 500]}, write=True)
-        if not res.get("enabled", True):
+        res = call(args, m.INGEST, m.IngestParams(turns=records[i : i + 500]), write=True)
+        if not res.enabled:
             _out(args, res, "memory is off: nothing was stored")
             return 1
-        for k in totals:
-            totals[k] += res.get(k, 0)
-        sessions.update(res["sessions"])
+        totals["accepted"] += res.accepted
+        totals["added"] += res.added
+        totals["updated"] += res.updated if res.updated is not m.UNSET else 0
+        sessions.update(res.sessions)
     data = {**totals, "sessions": sorted(sessions)}
     _out(
         args,
@@ -198,8 +234,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    res = call(args, "import", {"path": str(Path(args.path).expanduser().absolute()), "format": args.format or ""},
-               write=True)  # fmt: skip
+    from memd.api import messages as m
+
+    params = m.ImportParams(
+        path=str(Path(args.path).expanduser().absolute()), format=args.format or ""
+    )
+    res = call(args, m.IMPORT, params, write=True)
     if res["format"] == "memd-export":
         _out(args, res, lambda: _memd_import_text(res))
         return 0
@@ -230,41 +270,47 @@ def _memd_import_text(res: dict[str, Any]) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
     path = str(Path(args.file).expanduser().absolute())
-    res = call(args, "export", {"path": path, "tree": not args.no_tree})
-    _out(args, res, f"exported {res['sessions']} sessions ({res['chats']} chats), {res['memories']} memories and"
-         f" {res['files']} files to {res['path']} ({res['bytes']} bytes)")  # fmt: skip
+    res = call(args, m.EXPORT, m.ExportParams(path=path, tree=not args.no_tree))
+    _out(args, res, f"exported {res.sessions} sessions ({res.chats} chats), {res.memories} memories and"
+         f" {res.files} files to {res.path} ({res.bytes} bytes)")  # fmt: skip
     return 0
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
     scope = "project" if args.project_flag else ("agent" if args.agent_id else "user")
-    params: dict[str, Any] = {"text": " ".join(args.text), "scope": scope}
-    if scope == "project":
-        params["project"] = args.project or os.getcwd()
-    if args.agent_id:
-        params["agent_id"] = args.agent_id
-    if args.type:
-        params["type"] = args.type
-    res = call(args, "remember", params, write=True)
-    _out(args, res, f"remembered {res['id']} in {res['path']}:{res['line']}")
+    params = m.RememberParams(
+        text=" ".join(args.text),
+        scope=cast(Any, scope),
+        project=(args.project or os.getcwd()) if scope == "project" else "",
+        agent_id=args.agent_id or "",
+        type=args.type or "",
+    )
+    res = call(args, m.REMEMBER, params, write=True)
+    _out(args, res, f"remembered {res.id} in {res.path}:{res.line}")
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
     target = " ".join(args.what)
     by_id = target.startswith(("m_", "h_")) and " " not in target
     if by_id:
-        res = call(args, "forget", {"id": target}, write=True)
+        res = call(args, m.FORGET, m.ForgetParams(id=target), write=True)
     else:
-        res = call(args, "forget", {"query": target}, write=True)
-        cands = res["candidates"]
+        res = call(args, m.FORGET, m.ForgetParams(query=target), write=True)
+        cands = res.candidates
         if not cands:
             _out(args, res, f"nothing matches {target!r}")
             return 1
         if not args.yes:
             for c in cands:
-                print(f"  {c['id']}  {c['text']}  ({c['path']}:{c['line']})", file=sys.stderr)
+                print(f"  {c.id}  {c.text}  ({c.path}:{c.line})", file=sys.stderr)
             if not sys.stdin.isatty():
                 print(
                     "memd: add --yes to remove these (no terminal to confirm on)", file=sys.stderr
@@ -274,29 +320,30 @@ def cmd_forget(args: argparse.Namespace) -> int:
             if answer not in ("y", "yes"):
                 print("nothing removed", file=sys.stderr)
                 return 1
-        res = call(args, "forget", {"query": target, "confirm": True}, write=True)
+        res = call(args, m.FORGET, m.ForgetParams(query=target, confirm=True), write=True)
     _out(
         args,
         res,
-        "\n".join(f"forgot {r['id']}: {r['text']}" for r in res["removed"]) or "nothing removed",
+        "\n".join(f"forgot {r.id}: {r.text}" for r in res.removed) or "nothing removed",
     )
     return 0
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"scope": args.scope or "", "all": args.all}
-    res = call(args, "memories", params)
+    from memd.api import messages as m
+
+    res = call(args, m.MEMORIES, m.MemoriesParams(scope=args.scope or "", all=args.all))
 
     def text() -> str:
-        if not res["items"]:
+        if not res.items:
             return "no memories yet"
         out, cur = [], ""
-        for it in res["items"]:
-            if it["rel"] != cur:
-                cur = it["rel"]
-                out.append(f"{it['scope']}: {it['path']}")
-            mark = " (superseded)" if it["meta"].get("superseded") else ""
-            out.append(f"  {it['id']}  {it['text']}{mark}")
+        for it in res.items:
+            if it.rel != cur:
+                cur = it.rel
+                out.append(f"{it.scope}: {it.path}")
+            mark = " (superseded)" if it.meta.get("superseded") else ""
+            out.append(f"  {it.id}  {it.text}{mark}")
         return "\n".join(out)
 
     _out(args, res, text)
@@ -304,19 +351,23 @@ def cmd_memories(args: argparse.Namespace) -> int:
 
 
 def cmd_switch(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
     on = args.command == "enable"
-    res = call(args, "set_enabled", {"enabled": on}, write=True)
-    _out(args, res, f"memory is {'on' if res['enabled'] else 'off'}")
+    res = call(args, m.SET_ENABLED, m.SetEnabledParams(enabled=on), write=True)
+    _out(args, res, f"memory is {'on' if res.enabled else 'off'}")
     return 0
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    res = call(args, "reindex", {"full": args.full}, write=True)
+    from memd.api import messages as m
+
+    res = call(args, m.REINDEX, m.ReindexParams(full=args.full), write=True)
     _out(
         args,
         res,
-        f"{'rebuilt' if res['full'] else 'reconciled'}: {res['indexed']} indexed, {res['unchanged']} unchanged,"
-        f" {res['deleted']} deleted, {res['problems']} problems in {res['seconds']}s",
+        f"{'rebuilt' if res.full else 'reconciled'}: {res.indexed} indexed, {res.unchanged} unchanged,"
+        f" {res.deleted} deleted, {res.problems} problems in {res.seconds}s",
     )
     return 0
 
@@ -345,36 +396,39 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def cmd_job(args: argparse.Namespace) -> int:
     """`memd extract|archive|summarize --now`: run the job once and print what it did."""
+    from memd.api import messages as m
+
     if not args.now:
-        st = call(args, "status", {})
-        job = st.get("jobs", {}).get(args.job_name)
+        job = call(args, m.STATUS, m.NoParams()).jobs.get(args.job_name)
         _out(
             args,
             job,
             json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}",
         )
         return 0
-    res = call(args, "run_job", {"name": args.job_name}, write=True)
-    counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items())
-    _out(args, res, f"{res['job']}: {res['outcome']}{' - ' + res['message'] if res['message'] else ''}"
+    res = call(args, m.RUN_JOB, m.RunJobParams(name=args.job_name), write=True)
+    counts = ", ".join(f"{k} {v}" for k, v in res.counts.items())
+    _out(args, res, f"{res.job}: {res.outcome}{' - ' + res.message if res.message else ''}"
          + (f" ({counts})" if counts else ""))  # fmt: skip
-    return 0 if res["outcome"] not in ("error", "config_error") else 1
+    return 0 if res.outcome not in ("error", "config_error") else 1
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """`memd sync [status] | --now [--retry-parked] | init-schema`: the cloud sync queue."""
+    from memd.api import messages as m
+
     if args.action == "init-schema":
-        res = call(args, "sync_init_schema", {}, write=True)
+        res = call(args, m.SYNC_INIT_SCHEMA, m.NoParams(), write=True)
         _out(args, res, f"{res['backend']}: {'tables ready' if res['created'] else 'not created here'}"
              f" - {res['message']}")  # fmt: skip
         return 0
     if args.now:
-        res = call(args, "sync_now", {"retry_parked": args.retry_parked}, write=True)
-        counts = ", ".join(f"{k} {v}" for k, v in res["counts"].items() if v)
-        _out(args, res, lambda: f"sync: {res['outcome']} - {res['message']}"
-             + (f"\n({counts})" if counts else "") + "\n\n" + _sync_text(res["status"]))  # fmt: skip
-        return 0 if res["outcome"] in ("success", "nothing_to_do") else 1
-    st = call(args, "sync_status", {})
+        now = call(args, m.SYNC_NOW, m.SyncNowParams(retry_parked=args.retry_parked), write=True)
+        counts = ", ".join(f"{k} {v}" for k, v in now.counts.items() if v)
+        _out(args, now, lambda: f"sync: {now.outcome} - {now.message}"
+             + (f"\n({counts})" if counts else "") + "\n\n" + _sync_text(now.status))  # fmt: skip
+        return 0 if now.outcome in ("success", "nothing_to_do") else 1
+    st = call(args, m.SYNC_STATUS, m.NoParams())
     _out(args, st, lambda: _sync_text(st))
     return 0
 

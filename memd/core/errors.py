@@ -6,9 +6,12 @@ MemdError
 ├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
 ├── SourceError            a memory file or log that cannot be read or parsed
 │   └── ParseError         one malformed record/line; carries file and line number
-├── ProtocolError          malformed JSON-RPC request (maps to a JSON-RPC error object)
+├── ProtocolError          malformed JSON-RPC request (codes: memd.api.protocol.ERRORS)
+│   ├── ParseRequestError
 │   ├── MethodNotFound
-│   └── InvalidParams
+│   ├── InvalidParams
+│   └── RequestTooLarge
+├── PermissionDenied       a socket peer running as another user
 ├── DaemonError
 │   ├── DaemonNotRunning   no daemon answers on the socket
 │   └── DaemonAlreadyRunning
@@ -67,25 +70,25 @@ class ParseError(SourceError):
 class ProtocolError(MemdError):
     """A socket request is not valid JSON-RPC 2.0."""
 
-    code = -32600
-
 
 class ParseRequestError(ProtocolError):
     """The request bytes are not JSON."""
-
-    code = -32700
 
 
 class MethodNotFound(ProtocolError):
     """The requested method does not exist."""
 
-    code = -32601
-
 
 class InvalidParams(ProtocolError):
     """The method's params are missing or of the wrong type."""
 
-    code = -32602
+
+class RequestTooLarge(ProtocolError):
+    """A request line is over the size limit."""
+
+
+class PermissionDenied(MemdError):
+    """The peer of a socket connection is not allowed to use this daemon."""
 
 
 class DaemonError(MemdError):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,6 +66,8 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
             warnings.simplefilter("ignore")
             runtime = Path(dirs.user_runtime_dir)
     except PermissionError:
+        import tempfile  # rare: no runtime folder; imported here to keep hooks starting fast
+
         runtime = Path(tempfile.gettempdir()) / f"memd-{os.getuid()}"
     return Paths(
         home=None,
@@ -84,6 +84,9 @@ def usable_socket_path(wanted: Path) -> Path:
     """Return `wanted`, or a short stable path under the temp dir when it is too long for AF_UNIX."""
     if len(os.fsencode(wanted)) <= MAX_SOCKET_PATH:
         return wanted
+    import hashlib
+    import tempfile
+
     digest = hashlib.sha256(os.fsencode(wanted)).hexdigest()[:12]
     short = Path(tempfile.gettempdir()) / f"memd-{os.getuid()}-{digest}" / "memd.sock"
     if len(os.fsencode(short)) > MAX_SOCKET_PATH:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Mapping
@@ -337,6 +336,8 @@ def load(
     values: dict[str, Any] = {}
     by_key = {s.key: s for s in SETTINGS}
     if cfg.exists():
+        import tomllib  # only with a config file: hooks and one-shot calls start faster
+
         try:
             doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

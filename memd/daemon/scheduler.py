@@ -13,24 +13,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from memd.api.methods import JobSpec
 from memd.core.models import JobOutcome, JobResult
 
 log = logging.getLogger(__name__)
-JobFn = Callable[[], JobResult]
 OutcomeSink = Callable[[JobResult, float, float], None]
-
-
-@dataclass(frozen=True, slots=True)
-class JobSpec:
-    """One scheduled job."""
-
-    name: str
-    fn: JobFn
-    interval_s: float
-    first_delay_s: float = 5.0
 
 
 class Scheduler:

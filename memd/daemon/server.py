@@ -1,7 +1,8 @@
 """The asyncio Unix-socket server: newline-delimited JSON-RPC 2.0, one request per line.
 
-Handlers are plain synchronous functions (they read SQLite or wait on the writer), run in a
-thread pool so a slow call never blocks other clients. Malformed requests get a JSON-RPC error
+Requests are answered from a method table (`Dispatcher`, the engine): each method's handler is
+a plain synchronous function run where its declaration says (on the loop, or in a worker
+thread so a slow call never blocks other clients). Malformed requests get a JSON-RPC error
 object and the connection keeps working; peers running as another user are refused.
 """
 
@@ -15,22 +16,27 @@ import os
 import socket
 import struct
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memd.api import protocol
-from memd.core.errors import (
-    DaemonAlreadyRunning,
-    InvalidParams,
-    MemdError,
-    MethodNotFound,
-    ProtocolError,
-)
+from memd.api.methods import Method
+from memd.core.errors import DaemonAlreadyRunning, MemdError, ProtocolError
 from memd.core.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)
-Handler = Callable[[dict[str, Any]], Any]
+
+
+class Dispatcher(Protocol):
+    """The method table the server answers from (the engine)."""
+
+    def lookup(self, name: str, params: Any) -> tuple[Method[Any, Any], Any]:
+        """The method and its validated params; raises MethodNotFound / InvalidParams."""
+        ...
+
+    def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
+        """Run the method on validated params and return its result."""
+        ...
 
 
 def peer_uid(sock: socket.socket) -> int | None:
@@ -83,21 +89,17 @@ def bind_unix_socket(path: Path) -> socket.socket:
 
 
 class Server:
-    """Serves handlers on one listening Unix socket."""
+    """Serves a method table on one listening Unix socket."""
 
     def __init__(
         self,
-        handlers: dict[str, Handler],
+        methods: Dispatcher,
         *,
         max_request_bytes: int = 1 << 20,
         read_timeout: float = 60.0,
         allowed_uid: int | None = None,
-        inline: Callable[[str, dict[str, Any]], bool] | None = None,
     ) -> None:
-        self.handlers = handlers
-        # Short read-only methods run on the loop itself: a thread hand-off costs more than the
-        # work, and the GIL would serialise the Python part of them anyway.
-        self.inline = inline
+        self.methods = methods
         self.max_request_bytes = max_request_bytes
         self.read_timeout = read_timeout
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
@@ -184,25 +186,21 @@ class Server:
         try:
             req = protocol.decode_request(line)
         except ProtocolError as exc:
-            return protocol.encode_error(None, exc.code, str(exc))
+            return protocol.encode_error(None, protocol.error_code(exc), str(exc))
         self.requests += 1
-        handler = self.handlers.get(req.method)
         self._inflight += 1
         self._idle.clear()
         try:
-            if handler is None:
-                raise MethodNotFound(f"method not found: {req.method}")
-            if self.inline is not None and self.inline(req.method, req.params):
-                result = handler(req.params)
+            method, params = self.methods.lookup(req.method, req.params)
+            if method.where(params) == "loop":
+                # A read well under a millisecond: a thread hand-off would cost more than it.
+                result = self.methods.dispatch(method, params)
             else:
-                result = await asyncio.to_thread(handler, req.params)
+                result = await asyncio.to_thread(self.methods.dispatch, method, params)
             out = protocol.encode_result(req.id, result)
         except MemdError as exc:
             data = {"hint": exc.hint} if exc.hint else None
             out = protocol.encode_error(req.id, protocol.error_code(exc), str(exc), data)
-        except TypeError as exc:
-            # A handler called with params it does not take: report, don't crash.
-            out = protocol.encode_error(req.id, InvalidParams.code, f"invalid params: {exc}")
         except Exception as exc:
             log.exception("method %s failed", req.method)
             out = protocol.encode_error(req.id, protocol.APP_ERROR, f"internal error: {exc}")

@@ -8,7 +8,8 @@ within a small budget, and stays silent when nothing relevant is found.
 
 Hooks fail open: whatever goes wrong (malformed payload, daemon down, slow daemon, bad config)
 `run_hook` prints nothing and returns 0 within its time limit, so memory can never block or slow
-a conversation. Only `memd.core.settings` and `memd.api.client` are imported, to keep the start fast.
+a conversation. Only `memd.core.settings`, `memd.api.client` and the typed messages are imported,
+to keep the start fast.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import IO, Any
 
+from memd.api import messages as m
 from memd.api.client import Client
 from memd.core.settings import Settings, load
 
@@ -54,8 +56,10 @@ def session_start(stdin_text: str, settings: Settings, *, deadline: float | None
     `run_hook` turns both into silence.
     """
     payload = _parse_payload(stdin_text)
-    params: dict[str, Any] = {"query": "", "budget_tokens": SESSION_BUDGET_TOKENS}
-    params.update(_session_params(payload))
+    project, session_id = _session_params(payload)
+    params = m.ContextParams(
+        budget_tokens=SESSION_BUDGET_TOKENS, project=project, session_id=session_id
+    )
     result = _fetch_context(settings, params, deadline)
     text = _context_text(result)
     return _hook_output(SESSION_START, text) if text else ""
@@ -74,12 +78,14 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
         raise ValueError("UserPromptSubmit payload has no string 'prompt'")
     if not prompt.strip():
         return ""
-    params: dict[str, Any] = {
-        "query": prompt,
-        "budget_tokens": PROMPT_BUDGET_TOKENS,
-        "relevant_only": True,  # SessionStart already put the standing memory into the session
-    }
-    params.update(_session_params(payload))
+    project, session_id = _session_params(payload)
+    params = m.ContextParams(
+        query=prompt,
+        budget_tokens=PROMPT_BUDGET_TOKENS,
+        relevant_only=True,  # SessionStart already put the standing memory into the session
+        project=project,
+        session_id=session_id,
+    )
     result = _fetch_context(settings, params, deadline)
     text = _context_text(result)
     if not text or not _has_query_matches(result):
@@ -148,20 +154,20 @@ def _parse_payload(stdin_text: str) -> dict[str, Any]:
     return payload
 
 
-def _session_params(payload: dict[str, Any]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    cwd = payload.get("cwd")
-    if isinstance(cwd, str) and cwd:
-        params["project"] = cwd
-    session_id = payload.get("session_id")
-    if isinstance(session_id, str) and session_id:
-        params["session_id"] = session_id
-    return params
+def _session_params(payload: dict[str, Any]) -> tuple[str, str]:
+    """(project, session_id) of a hook payload: its `cwd` and `session_id`, when strings."""
+    cwd, session_id = payload.get("cwd"), payload.get("session_id")
+    return (
+        cwd if isinstance(cwd, str) else "",
+        session_id if isinstance(session_id, str) else "",
+    )
 
 
-def _fetch_context(settings: Settings, params: dict[str, Any], deadline: float | None) -> Any:
+def _fetch_context(
+    settings: Settings, params: m.ContextParams, deadline: float | None
+) -> m.ContextResult:
     with Client(settings.socket_path, timeout=_remaining(deadline)) as client:
-        return client.call("context", params)
+        return client.request(m.CONTEXT, params)
 
 
 def _remaining(deadline: float | None) -> float:
@@ -173,36 +179,27 @@ def _remaining(deadline: float | None) -> float:
     return left
 
 
-def _context_text(result: Any) -> str:
-    if not isinstance(result, dict) or result.get("enabled") is False:
+def _context_text(result: m.ContextResult) -> str:
+    if not result.enabled:
         return ""
-    text = result.get("text")
-    return text if isinstance(text, str) and text.strip() else ""
+    return result.text if result.text.strip() else ""
 
 
-def _has_query_matches(result: dict[str, Any]) -> bool:
-    sections = result.get("sections")
-    if not isinstance(sections, list):
-        return False
-    return any(isinstance(s, dict) and not _is_standing(s) for s in sections)
+def _has_query_matches(result: m.ContextResult) -> bool:
+    return any(not _is_standing(s) for s in result.sections)
 
 
-def _is_standing(section: dict[str, Any]) -> bool:
+def _is_standing(section: m.ContextSection) -> bool:
     """True for memory that is in every context block whatever the query (already injected).
 
     Core and agent files are always loaded, and so is the current session's summary; project
     files are loaded for their project, with a nonzero `score` only when they match the query.
     """
-    source = section.get("source")
-    if source in ("core", "agent") or section.get("kind") == "session-summary":
+    if section.source in ("core", "agent") or section.kind == "session-summary":
         return True
-    if source == "project":
-        return not section.get("score")
-    if source is not None:
-        return False
-    path = str(section.get("path") or "").replace("\\", "/")
-    parts = path.split("/")
-    return "_core" in parts or parts[-1] == "relationship.md"
+    if section.source == "project":
+        return not section.score
+    return False
 
 
 def _hook_output(kind: str, text: str) -> str:

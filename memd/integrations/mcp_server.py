@@ -18,16 +18,19 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from memd.api.client import call
+from memd.api import messages as m
+from memd.api.client import request
 from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
 from memd.core.settings import load
 
 log = logging.getLogger(__name__)
+P = TypeVar("P", bound=m.Params)
+R = TypeVar("R")
 
 INSTRUCTIONS = (
     "memd is the user's long-term memory, shared by all their assistants. Call memory_context "
@@ -78,14 +81,14 @@ def build_server(
         notes and past conversations relevant to `query`. `project` is the workspace path (or
         project slug); it defaults to the project this server was started for.
         """
-        params = _params(
+        params = m.ContextParams(
             query=query,
             budget_tokens=budget_tokens,
-            project=project or default_project,
-            agent_id=agent_id,
-            session_id=session_id,
+            project=project or default_project or "",
+            agent_id=agent_id or "",
+            session_id=session_id or "",
         )
-        return forward("context", params, _render_context)
+        return forward(m.CONTEXT, params, _render_context)
 
     @server.tool(title="Search memory", annotations=READ_ONLY)
     def memory_search(query: str, limit: int = 10) -> CallToolResult:
@@ -94,7 +97,7 @@ def build_server(
         Each hit names its source: the Markdown file and heading with line numbers, or the
         conversation session, turn and time.
         """
-        return forward("search", _params(query=query, limit=limit), _render_search)
+        return forward(m.SEARCH, m.SearchParams(query=query, limit=limit), _render_search)
 
     @server.tool(title="Recall conversations", annotations=READ_ONLY)
     def memory_recall(
@@ -109,8 +112,8 @@ def build_server(
         "within" searches `query` inside one session. Without `mode` it is picked from the
         arguments given.
         """
-        params = _params(query=query, session_id=session_id, mode=mode)
-        return forward("recall", params, _render_recall)
+        params = m.RecallParams(query=query or "", session_id=session_id or "", mode=mode or "")
+        return forward(m.RECALL, params, _render_recall)
 
     @server.tool(title="Remember", annotations=ADDITIVE)
     def memory_remember(
@@ -128,8 +131,10 @@ def build_server(
         """
         if scope == "project":
             project = project or default_project
-        params = _params(text=text, scope=scope, type=type, project=project, agent_id=agent_id)
-        return forward("remember", params, _render_remember)
+        params = m.RememberParams(
+            text=text, scope=scope, type=type or "", project=project or "", agent_id=agent_id or ""
+        )
+        return forward(m.REMEMBER, params, _render_remember)
 
     @server.tool(title="Forget", annotations=DESTRUCTIVE)
     def memory_forget(
@@ -141,13 +146,13 @@ def build_server(
         listed so you can show them to the user; call again with `confirm=true` (or with the
         `id` of one candidate) to remove them. Only use this when the user asks to forget.
         """
-        params = _params(id=id, query=query, confirm=confirm or None)
-        return forward("forget", params, _render_forget)
+        params = m.ForgetParams(id=id or "", query=query or "", confirm=confirm)
+        return forward(m.FORGET, params, _render_forget)
 
     @server.tool(title="List memories", annotations=READ_ONLY)
     def memory_list(scope: Literal["user", "project", "agent"] | None = None) -> CallToolResult:
         """List the memories in effect (optionally one scope), with their ids and files."""
-        return forward("memories", _params(scope=scope), _render_list)
+        return forward(m.MEMORIES, m.MemoriesParams(scope=scope or ""), _render_list)
 
     if memory_dir is not None:
         _add_core_resources(server, memory_dir)
@@ -186,10 +191,11 @@ class _Forwarder:
         self.socket_path = socket_path
 
     def __call__(
-        self, method: str, params: dict[str, Any], render: Callable[[dict[str, Any]], str]
+        self, sig: m.Signature[P, R], params: P, render: Callable[[R], str]
     ) -> CallToolResult:
+        method = sig.name
         try:
-            result = call(self.socket_path, method, params, timeout=CALL_TIMEOUT_S)
+            result = request(self.socket_path, sig, params, timeout=CALL_TIMEOUT_S)
         except DaemonNotRunning:
             return _error(
                 f"memd daemon is not running on {self.socket_path}: start it with `memd serve` "
@@ -202,8 +208,8 @@ class _Forwarder:
         except MemdError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
             return _error(f"memd {method} failed: {exc}{hint}")
-        text = render(result) if isinstance(result, dict) else str(result)
-        structured = result if isinstance(result, dict) else {"result": result}
+        text = render(result)
+        structured = m.to_builtins(result)
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=structured
         )
@@ -213,49 +219,43 @@ def _error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def _params(**kwargs: Any) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v is not None}
-
-
-def _render_context(result: dict[str, Any]) -> str:
-    if result.get("enabled") is False:
+def _render_context(result: m.ContextResult) -> str:
+    if not result.enabled:
         return "memd memory is switched off; no context."
-    text = str(result.get("text") or "").strip()
+    text = result.text.strip()
     if not text:
         return "No memory to add for this context."
-    footer = f"\n\n({result.get('tokens', '?')} of {result.get('budget', '?')} tokens"
-    dropped = result.get("dropped") or []
-    if dropped:
-        footer += f"; {len(dropped)} section(s) left out for the budget"
+    footer = f"\n\n({result.tokens} of {result.budget} tokens"
+    if result.dropped:
+        footer += f"; {len(result.dropped)} section(s) left out for the budget"
     return text + footer + ")"
 
 
-def _render_search(result: dict[str, Any]) -> str:
-    hits = result.get("hits") or []
-    if not hits:
+def _render_search(result: m.SearchResult) -> str:
+    if not result.hits:
         return "No matches."
     lines = []
-    for n, hit in enumerate(hits, 1):
+    for n, hit in enumerate(result.hits, 1):
         lines.append(f"{n}. {_provenance(hit)}")
-        snippet = " ".join(str(hit.get("snippet") or "").split())
+        snippet = " ".join(hit.snippet.split())
         if snippet:
             lines.append(f"   {snippet}")
     return "\n".join(lines)
 
 
-def _provenance(hit: dict[str, Any]) -> str:
-    if hit.get("kind") == "turn" or hit.get("session_id"):
-        title = hit.get("session_title") or hit.get("session_id") or "session"
-        where = f"conversation “{title}” (session {hit.get('session_id', '?')}"
-        if hit.get("turn_id"):
-            where += f", turn {hit['turn_id']}"
-        when = _iso(hit.get("ts"))
+def _provenance(hit: m.SearchHit) -> str:
+    if hit.kind == "turn" or hit.session_id:
+        title = hit.session_title or hit.session_id or "session"
+        where = f"conversation “{title}” (session {hit.session_id or '?'}"
+        if hit.turn_id:
+            where += f", turn {hit.turn_id}"
+        when = _iso(hit.ts)
         return where + (f", {when})" if when else ")")
-    where = str(hit.get("path") or "?")
-    if hit.get("heading"):
-        where += f" › {hit['heading']}"
-    if hit.get("start_line"):
-        where += f" (lines {hit['start_line']}–{hit.get('end_line', hit['start_line'])})"
+    where = hit.path or "?"
+    if hit.heading:
+        where += f" › {hit.heading}"
+    if hit.start_line:
+        where += f" (lines {hit.start_line}–{hit.end_line})"
     return where
 
 
@@ -265,45 +265,43 @@ def _iso(ts: Any) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _render_recall(result: dict[str, Any]) -> str:
-    text = str(result.get("text") or "").strip()
+def _render_recall(result: m.RecallResult) -> str:
+    text = result.text.strip()
     if text:
         return text
-    sessions = result.get("sessions") or []
-    if not sessions:
+    if not result.sessions:
         return "Nothing recalled."
-    return "\n".join(f"- {_describe(s)}" for s in sessions)
+    return "\n".join(f"- {_describe(s)}" for s in result.sessions)
 
 
-def _render_remember(result: dict[str, Any]) -> str:
-    where = str(result.get("path") or "?")
-    if result.get("line"):
-        where += f":{result['line']}"
-    return f"Remembered (id {result.get('id', '?')}) in {where}."
+def _render_remember(result: m.RememberResult) -> str:
+    where = result.path or "?"
+    if result.line:
+        where += f":{result.line}"
+    return f"Remembered (id {result.id or '?'}) in {where}."
 
 
-def _render_forget(result: dict[str, Any]) -> str:
-    removed = result.get("removed") or []
+def _render_forget(result: m.ForgetResult) -> str:
+    removed = result.removed
     if removed:
         lines = [f"Forgot {len(removed)} memory item(s):"]
-        lines.extend(f"- {_describe(item)}" for item in removed)
+        lines.extend(f"- {_describe(m.to_builtins(item))}" for item in removed)
         return "\n".join(lines)
-    candidates = result.get("candidates") or []
+    candidates = result.candidates
     if not candidates:
         return "Nothing matched; nothing was forgotten."
     lines = [
         f"{len(candidates)} candidate(s) match; nothing removed yet. Call memory_forget again "
         "with confirm=true to forget all of them, or with the id of the one to forget:"
     ]
-    lines.extend(f"- {_describe(item)}" for item in candidates)
+    lines.extend(f"- {_describe(m.to_builtins(item))}" for item in candidates)
     return "\n".join(lines)
 
 
-def _render_list(result: dict[str, Any]) -> str:
-    items = result.get("items") or []
-    if not items:
+def _render_list(result: m.MemoriesResult) -> str:
+    if not result.items:
         return "No memories saved yet."
-    return "\n".join(f"- {_describe(item)}" for item in items)
+    return "\n".join(f"- {_describe(m.to_builtins(item))}" for item in result.items)
 
 
 def _describe(item: Any) -> str:

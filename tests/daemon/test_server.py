@@ -83,6 +83,8 @@ def test_errors_keep_the_connection_usable(daemon: DaemonProcess) -> None:
     assert rpc(s, b"{not json\n")["error"]["code"] == -32700
     assert rpc(s, b'{"jsonrpc": "2.0", "id": 1}\n')["error"]["code"] == -32600
     assert rpc(s, b"[1, 2]\n")["error"]["code"] == -32600
+    batch = rpc(s, b'[{"jsonrpc": "2.0", "id": 1, "method": "status"}]\n')["error"]
+    assert batch["code"] == -32600 and "batches are not supported" in batch["message"]
     assert rpc(s, b'{"jsonrpc": "2.0", "id": 2, "method": "nope"}\n')["error"]["code"] == -32601
     r = rpc(s, b'{"jsonrpc": "2.0", "id": 3, "method": "search", "params": {"query": 5}}\n')
     assert r["error"]["code"] == -32602 and "query" in r["error"]["message"]

@@ -1,0 +1,397 @@
+"""The typed messages of the socket: one params type and one result type per method.
+
+Shared by the daemon (which decodes params and encodes results with them), the client, the
+CLI, MCP and the hooks. They are msgspec `Struct`s: decoding and validating a `context`
+request costs ~2 µs and its ~20 KB answer ~60 µs, against ~25 µs and ~690 µs for
+dataclasses checked by a generic validator (`bench/api_decode.py`, figures in
+docs/benchmarks.md).
+
+Conventions:
+
+- Params ignore unknown fields (older and newer clients keep working) and a ``null`` param is
+  the same as leaving it out (`decode_params`). A wrong type or range is `InvalidParams`
+  (-32602) naming the field: ``param 'budget_tokens': expected int >= 0``.
+- Result fields typed ``X | UnsetType`` are left out of the answer when unset: they are the
+  provenance keys a section or hit carries only for some kinds.
+- A result typed ``dict[str, Any]`` (`Document`) is an open document owned by a feature whose
+  fields are listed in docs/protocol.md (sync status, imports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET as UNSET
+from msgspec import Meta, Struct
+from msgspec import UnsetType as UnsetType
+
+from memd.core.errors import InvalidParams
+
+Document = dict[str, Any]
+NonNegative = Annotated[int, Meta(ge=0)]
+Limit = Annotated[int, Meta(ge=1, le=1000)]
+Budget = Annotated[int, Meta(ge=0, le=200_000)]
+Scope = Literal["user", "project", "agent"]
+
+
+class Params(Struct, frozen=True, kw_only=True):
+    """Base of every params type."""
+
+
+class Result(Struct, kw_only=True):
+    """Base of every result type."""
+
+
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Signature(Generic[P, R]):
+    """A method's name with its params and result types (what client and server agree on)."""
+
+    name: str
+    params: type[P]
+    result: type[R]
+
+
+# -- memory ---------------------------------------------------------------------------------
+class ContextParams(Params, frozen=True, kw_only=True):
+    query: str = ""
+    budget_tokens: Budget | UnsetType = UNSET  # default: `context.budget_tokens` of the daemon
+    agent_id: str = ""
+    project: str = ""  # a workspace path or a project slug
+    session_id: str = ""
+    relevant_only: bool = False
+
+
+class Provenance(Struct, kw_only=True):
+    """Where a context section comes from: a Markdown section, or a conversation."""
+
+    path: str | UnsetType = UNSET
+    rel: str | UnsetType = UNSET
+    heading: str | UnsetType = UNSET
+    start_line: int | UnsetType = UNSET
+    end_line: int | UnsetType = UNSET
+    truncated: bool | UnsetType = UNSET
+    lines_kept: int | UnsetType = UNSET
+    lines_total: int | UnsetType = UNSET
+    session_id: str | UnsetType = UNSET
+    source_path: str | UnsetType = UNSET
+    turn_ids: list[str] | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+
+
+class ContextSection(Provenance, kw_only=True):
+    tier: str
+    source: str
+    title: str
+    tokens: int
+    score: float
+    reason: str
+
+
+class DroppedSection(Provenance, kw_only=True):
+    tier: str
+    source: str
+    title: str
+    tokens: int
+    reason: str
+
+
+class ContextResult(Result, kw_only=True):
+    enabled: bool
+    text: str
+    tokens: int
+    budget: int
+    sections: list[ContextSection]
+    dropped: list[DroppedSection]
+    project: str | UnsetType = UNSET  # the resolved project slug; unset when memory is off
+
+
+class SearchParams(Params, frozen=True, kw_only=True):
+    query: str = ""
+    limit: Limit = 10
+    scope: Literal["all", "memory", "conversations"] = "all"
+    # Filters of conversation turns.
+    session_id: str = ""
+    project: str = ""
+    agent_id: str = ""
+
+
+class SearchHit(Struct, kw_only=True):
+    kind: str  # "section" | "turn"
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    text: str = ""
+    file_kind: str = ""
+    session_id: str = ""
+    turn_id: str = ""
+    ts: float = 0.0
+    session_title: str = ""
+    role: str = ""
+    archived: bool = False
+
+
+class SearchResult(Result, kw_only=True):
+    query: str
+    hits: list[SearchHit]
+
+
+class RememberParams(Params, frozen=True, kw_only=True):
+    text: str = ""
+    scope: Scope = "user"
+    project: str = ""
+    agent_id: str = ""
+    type: str = ""
+
+
+class RememberResult(Result, kw_only=True):
+    id: str
+    path: str
+    line: int
+    scope: str
+    text: str
+
+
+class ForgetParams(Params, frozen=True, kw_only=True):
+    id: str = ""
+    query: str = ""
+    confirm: bool = False
+
+
+class MemoryItem(Struct, kw_only=True):
+    id: str
+    text: str
+    path: str
+    rel: str
+    line: int
+    type: str
+    scope: str
+    owner: str
+    meta: dict[str, str]
+
+
+class RemovedItem(Struct, kw_only=True):
+    id: str
+    text: str
+    path: str
+
+
+class ForgetResult(Result, kw_only=True):
+    removed: list[RemovedItem]
+    candidates: list[MemoryItem]
+
+
+class MemoriesParams(Params, frozen=True, kw_only=True):
+    scope: Literal["", "user", "project", "agent"] = ""
+    all: bool = False  # include superseded items
+
+
+class MemoriesResult(Result, kw_only=True):
+    enabled: bool
+    items: list[MemoryItem]
+
+
+class SetEnabledParams(Params, frozen=True, kw_only=True):
+    enabled: bool
+
+
+class SetEnabledResult(Result, kw_only=True):
+    enabled: bool
+
+
+# -- the daemon's own -----------------------------------------------------------------------
+class NoParams(Params, frozen=True, kw_only=True):
+    pass
+
+
+class ReindexParams(Params, frozen=True, kw_only=True):
+    full: bool = False
+
+
+class ReindexResult(Result, kw_only=True):
+    full: bool = False
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    problems: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+
+class RunJobParams(Params, frozen=True, kw_only=True):
+    name: str = ""
+
+
+class RunJobResult(Result, kw_only=True):
+    job: str
+    outcome: str
+    message: str
+    counts: dict[str, Any]
+
+
+class StatusResult(Result, kw_only=True):
+    """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
+
+    version: str
+    daemon: dict[str, Any]
+    socket: str
+    jobs: dict[str, dict[str, Any]] = {}
+    enabled: bool | UnsetType = UNSET
+    memory_root: str | UnsetType = UNSET
+    roots: list[dict[str, Any]] | UnsetType = UNSET
+    index: dict[str, Any] | UnsetType = UNSET
+    watcher: dict[str, Any] | UnsetType = UNSET
+    problems: list[dict[str, Any]] | UnsetType = UNSET
+    logs: dict[str, Any] | UnsetType = UNSET
+    llm: dict[str, Any] | UnsetType = UNSET
+    sync: dict[str, Any] | UnsetType = UNSET
+
+
+# -- conversations --------------------------------------------------------------------------
+class IngestParams(Params, frozen=True, kw_only=True):
+    """Turns in the generic JSONL shape: a list in `turns`, or one turn as the params itself.
+
+    The turns' fields are checked by the generic JSONL parser, which names the turn and field.
+    """
+
+    turns: list[Any] | UnsetType = UNSET
+    session_id: Any = UNSET
+    role: Any = UNSET
+    content: Any = UNSET
+    ts: Any = UNSET
+    id: Any = UNSET
+    agent_id: Any = UNSET
+    project: Any = UNSET
+    title: Any = UNSET
+    name: Any = UNSET
+
+
+class IngestResult(Result, kw_only=True):
+    enabled: bool
+    accepted: int
+    added: int
+    updated: int | UnsetType = UNSET  # not counted when memory is off
+    sessions: list[str]
+
+
+class RecallParams(Params, frozen=True, kw_only=True):
+    mode: Literal["", "sessions", "topic", "session", "within"] = ""
+    query: str = ""
+    session_id: str = ""
+    limit: Limit = 20
+    per_session: Annotated[int, Meta(ge=1, le=100)] = 5
+    project: str = ""
+    agent_id: str = ""
+
+
+class RecallResult(Result, kw_only=True):
+    mode: str
+    query: str
+    session_id: str
+    terms: list[str]
+    sessions: list[dict[str, Any]]
+    text: str
+
+
+class ImportParams(Params, frozen=True, kw_only=True):
+    path: str = ""
+    format: Literal["", "memd", "chatgpt", "claude-code", "jsonl", "openai"] = ""
+
+
+# -- transfer -------------------------------------------------------------------------------
+class ExportParams(Params, frozen=True, kw_only=True):
+    path: str = ""
+    tree: bool = True
+
+
+class ExportResult(Result, kw_only=True):
+    path: str
+    sessions: int
+    chats: int
+    memories: int
+    files: int
+    bytes: int
+    seconds: float
+
+
+# -- sync -----------------------------------------------------------------------------------
+class SyncNowParams(Params, frozen=True, kw_only=True):
+    retry_parked: bool = False
+
+
+class SyncNowResult(RunJobResult, kw_only=True):
+    status: Document
+
+
+# -- the method signatures ------------------------------------------------------------------
+CONTEXT = Signature("context", ContextParams, ContextResult)
+SEARCH = Signature("search", SearchParams, SearchResult)
+REMEMBER = Signature("remember", RememberParams, RememberResult)
+FORGET = Signature("forget", ForgetParams, ForgetResult)
+MEMORIES = Signature("memories", MemoriesParams, MemoriesResult)
+SET_ENABLED = Signature("set_enabled", SetEnabledParams, SetEnabledResult)
+STATUS = Signature("status", NoParams, StatusResult)
+REINDEX = Signature("reindex", ReindexParams, ReindexResult)
+RUN_JOB = Signature("run_job", RunJobParams, RunJobResult)
+INGEST = Signature("ingest", IngestParams, IngestResult)
+RECALL = Signature("recall", RecallParams, RecallResult)
+IMPORT = Signature("import", ImportParams, Document)  # memd export or conversation logs
+EXPORT = Signature("export", ExportParams, ExportResult)
+SYNC_STATUS = Signature("sync_status", NoParams, Document)
+SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
+SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, Document)
+
+SIGNATURES: dict[str, Signature[Any, Any]] = {
+    s.name: s
+    for s in (
+        CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, STATUS, REINDEX, RUN_JOB,
+        INGEST, RECALL, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW, SYNC_INIT_SCHEMA,
+    )
+}  # fmt: skip
+
+
+# -- decoding -------------------------------------------------------------------------------
+def decode_params(params_type: type[P], params: Any) -> P:
+    """Validate a request's params (a JSON object, already parsed) into `params_type`.
+
+    Raises `InvalidParams` naming the field. A ``null`` value counts as absent.
+    """
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidParams('invalid params: "params" must be an object (named parameters)')
+    if None in params.values():
+        params = {k: v for k, v in params.items() if v is not None}
+    try:
+        return msgspec.convert(params, params_type, strict=True)
+    except msgspec.ValidationError as exc:
+        raise InvalidParams(validation_message(exc)) from None
+
+
+def decode_result(sig: Signature[Any, R], result: Any) -> R:
+    """A result as its typed value (the client's side; a feature's answer on the server)."""
+    return msgspec.convert(result, sig.result, strict=False)
+
+
+def to_builtins(value: Any) -> Any:
+    """A message as plain JSON values (dicts, lists, …), unset fields left out."""
+    return msgspec.to_builtins(value)
+
+
+def validation_message(exc: msgspec.ValidationError) -> str:
+    """``Expected `int` >= 0 - at `$.budget_tokens` `` → ``param 'budget_tokens': expected int >= 0``."""
+    text = str(exc)
+    what, sep, where = text.rpartition(" - at `$")
+    if not sep:
+        return f"invalid params: {text}"
+    field = where.rstrip("`").lstrip(".")
+    what = what.replace("`", "")
+    return f"param {field!r}: {what[:1].lower()}{what[1:]}"

@@ -1,0 +1,165 @@
+"""The engine: one method table, an ordered middleware list, jobs and status, over one store.
+
+The engine knows no feature. The composition root (`memd.app`) builds the features and hands
+them over with `add`; the daemon process serves the engine on the socket, and the CLI's
+no-daemon fallback calls the very same table in-process, so both answer alike.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from memd.api import messages
+from memd.api.messages import RunJobResult, Signature
+from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
+from memd.core.errors import InvalidParams, MethodNotFound
+from memd.core.models import JobResult
+from memd.core.settings import Settings
+from memd.daemon import repo
+from memd.daemon.scheduler import Scheduler
+from memd.db import Store
+
+log = logging.getLogger("memd")
+Call = Callable[[Any], Any]
+
+
+def _around(mw: Middleware, name: str, call_next: Call) -> Call:
+    def call(params: Any) -> Any:
+        return mw.around(name, params, call_next)
+
+    return call
+
+
+class Engine:
+    """Everything memd does minus the process: the features' methods behind one table."""
+
+    def __init__(
+        self, settings: Settings, store: Store, *, started_at: float | None = None
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.started_at = started_at or time.time()
+        self.daemon_pid: int | None = None
+        self.scheduler: Scheduler | None = None
+        self.features: list[Feature] = []
+        self.methods: dict[str, Method[Any, Any]] = {}
+        self.middleware: list[Middleware] = []
+        self.jobs: dict[str, JobSpec] = {}
+        self._chains: dict[str, Call] = {}
+
+    # -- composition -----------------------------------------------------------------------
+    def add(self, feature: Feature) -> None:
+        """Add a feature's methods, jobs, status parts and life cycle."""
+        for m in feature.methods:
+            if m.name in self.methods:
+                raise ValueError(f"method {m.name!r} declared twice ({feature.name})")
+            self.methods[m.name] = m
+        for j in feature.jobs:
+            self.jobs[j.name] = j
+        self.features.append(feature)
+        self._chains.clear()
+
+    def use(self, middleware: Sequence[Middleware]) -> None:
+        """Set the middleware, in order: the first is the outermost around a call."""
+        for mw in middleware:
+            unknown = mw.methods - set(self.methods)
+            if unknown:
+                raise ValueError(f"middleware {mw.name} names unknown methods {sorted(unknown)}")
+        self.middleware = list(middleware)
+        self._chains.clear()
+
+    # -- calls -----------------------------------------------------------------------------
+    def lookup(self, name: str, params: Any) -> tuple[Method[Any, Any], Any]:
+        """The method called `name` and its validated params, or MethodNotFound/InvalidParams."""
+        m = self.methods.get(name)
+        if m is None:
+            raise MethodNotFound(f"method not found: {name}")
+        return m, messages.decode_params(m.signature.params, params)
+
+    def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
+        """Run a method (through its middleware) on validated params; its typed result."""
+        chain = self._chains.get(method.name)
+        if chain is None:
+            chain = self._chains[method.name] = self._chain(method)
+        return chain(params)
+
+    def _chain(self, method: Method[Any, Any]) -> Call:
+        call: Call = method.handler
+        for mw in reversed(self.middleware):
+            if method.name in mw.methods:
+                call = _around(mw, method.name, call)
+        return call
+
+    def call(self, sig: Signature[Any, Any], params: Any) -> Any:
+        """A typed in-process call (the CLI's no-daemon fallback), checked as the socket does."""
+        m, p = self.lookup(sig.name, messages.to_builtins(params))
+        return self.dispatch(m, p)
+
+    def handle(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Call a method the way the socket does: plain JSON params in, plain JSON out."""
+        m, p = self.lookup(method, params)
+        return messages.to_builtins(self.dispatch(m, p))
+
+    # -- the Host side features see --------------------------------------------------------
+    @property
+    def in_daemon(self) -> bool:
+        return self.daemon_pid is not None
+
+    def run_job(self, name: str) -> RunJobResult:
+        """Run one job now and record what it did (CLI `memd extract|archive|… --now`)."""
+        if name not in self.jobs:
+            raise InvalidParams(
+                f"unknown job {name!r}; jobs: {', '.join(sorted(self.jobs)) or 'none'}"
+            )
+        if self.scheduler is not None:
+            res = self.scheduler.run_now(name)
+        else:
+            started = time.time()
+            res = self.jobs[name].fn()
+            self.record_job(res, started, time.time())
+        return RunJobResult(
+            job=res.job, outcome=res.outcome.value, message=res.message, counts=res.counts
+        )
+
+    def record_job(self, res: JobResult, started: float, finished: float) -> None:
+        """Persist a job outcome (the scheduler's callback)."""
+        self.store.w.run(lambda c: repo.record_job(c, res, started, finished))
+
+    def next_run(self, job: str) -> str | None:
+        """The job's next scheduled run (ISO time), None outside the daemon."""
+        return self.scheduler.next_runs().get(job) if self.scheduler is not None else None
+
+    def nudge(self, job: str, delay_s: float) -> None:
+        if self.scheduler is not None:
+            self.scheduler.nudge(job, delay_s)
+
+    # -- life cycle, gathered from the features in order -----------------------------------
+    def _gather(self, attr: str) -> list[Any]:
+        return [x for f in self.features for x in getattr(f, attr)]
+
+    @property
+    def status_parts(self) -> list[Callable[[], dict[str, Any]]]:
+        return self._gather("status")
+
+    @property
+    def startup(self) -> list[Callable[[], None]]:
+        return self._gather("startup")
+
+    @property
+    def on_start(self) -> list[Callable[[], None]]:
+        return self._gather("on_start")
+
+    @property
+    def on_stop(self) -> list[Callable[[], None]]:
+        return self._gather("on_stop")
+
+    @property
+    def on_reload(self) -> list[Callable[[Settings], None]]:
+        return self._gather("on_reload")
+
+    @property
+    def periodic(self) -> list[Periodic]:
+        return self._gather("periodic")

@@ -1,0 +1,143 @@
+"""The daemon's own methods: `status`, `run_job` and `reindex`.
+
+`reindex` works on any `Index` (the composition root passes the Markdown index): a reconcile
+scan, or a full rebuild into a new file that is swapped in between two writes, with the
+operational state carried over.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from memd import __version__
+from memd.api import messages as msg
+from memd.api.methods import Feature, Method
+from memd.daemon import repo
+from memd.daemon.engine import Engine
+from memd.db import Store
+
+
+class Index(Protocol):
+    """A rebuildable index kept in the store (the Markdown tree's)."""
+
+    @property
+    def cache_tables(self) -> tuple[str, ...]:
+        """Tables that a rebuild makes afresh (everything else is carried over)."""
+        ...
+
+    def reconcile(self) -> msg.ReindexResult:
+        """Catch up with the files (changed files only)."""
+        ...
+
+    def build(self, store: Store) -> msg.ReindexResult:
+        """Index every file into `store` (a new, empty index)."""
+        ...
+
+
+def daemon_feature(engine: Engine, index: Index) -> Feature:
+    """The methods every memd daemon has, whatever features it was built with."""
+
+    def status(_: msg.NoParams) -> msg.StatusResult:
+        return status_of(engine)
+
+    def run_job(p: msg.RunJobParams) -> msg.RunJobResult:
+        return engine.run_job(p.name)
+
+    def reindex(p: msg.ReindexParams) -> msg.ReindexResult:
+        report = rebuild(engine.store, index) if p.full else index.reconcile()
+        report.full = p.full
+        return report
+
+    return Feature(
+        "daemon",
+        methods=[
+            Method(msg.STATUS, status, why="reads counters of every feature: ~1 ms"),
+            Method(msg.RUN_JOB, run_job, why="runs a job: seconds"),
+            Method(msg.REINDEX, reindex, why="scans the tree: 10 ms to minutes"),
+        ],
+        status=[lambda: {"jobs": jobs_status(engine)}],
+    )
+
+
+def status_of(engine: Engine) -> msg.StatusResult:
+    """The daemon's part of `status`, then every feature's part, in feature order."""
+    daemon: dict[str, Any] = {"running": engine.in_daemon, "pid": engine.daemon_pid}
+    if engine.in_daemon:
+        daemon.update(process_stats(engine.started_at, time.time()))
+    out: dict[str, Any] = {
+        "version": __version__,
+        "daemon": daemon,
+        "socket": str(engine.settings.socket_path),
+    }
+    for part in engine.status_parts:
+        out.update(part())
+    return msgspec.convert(out, msg.StatusResult)
+
+
+def jobs_status(engine: Engine) -> dict[str, Any]:
+    """Each job's last outcome and next run."""
+    rows = repo.job_rows(engine.store.read())
+    nxt = engine.scheduler.describe() if engine.scheduler else {}
+    out: dict[str, Any] = {}
+    for name in sorted(set(engine.jobs) | set(rows)):
+        r = rows.get(name, {})
+        out[name] = {
+            "last_outcome": r.get("outcome") or None,
+            "last_message": r.get("message") or "",
+            "last_finished": r.get("last_finished") or None,
+            "last_success": r.get("last_success") or None,
+            "runs": r.get("runs", 0),
+            "counts": json.loads(r.get("counts") or "{}"),
+            "next_run": nxt.get(name, {}).get("next_run"),
+            "running": nxt.get(name, {}).get("running", False),
+        }
+    return out
+
+
+def rebuild(store: Store, index: Index) -> msg.ReindexResult:
+    """`reindex --full`: build a fresh index in a new file and swap it in atomically."""
+    final = store.path
+    tmp = final.with_name(final.name + ".rebuild")
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(tmp) + suffix).unlink(missing_ok=True)
+    fresh = Store.open(tmp)
+    try:
+        report = index.build(fresh)
+    finally:
+        fresh.close()
+    store.w.swap_to(tmp, lambda c: repo.copy_state(c, tmp, index.cache_tables)).result(300)
+    # Changes made while the new index was being built are caught by one more pass.
+    return merge_reports(report, index.reconcile())
+
+
+def merge_reports(a: msg.ReindexResult, b: msg.ReindexResult) -> msg.ReindexResult:
+    """`a` with the counts of `b` added (its time is the time of `a`, the long pass)."""
+    return msg.ReindexResult(
+        full=a.full,
+        indexed=a.indexed + b.indexed,
+        unchanged=a.unchanged + b.unchanged,
+        deleted=a.deleted + b.deleted,
+        problems=a.problems + b.problems,
+        bytes=a.bytes + b.bytes,
+        seconds=a.seconds,
+    )
+
+
+def process_stats(started_at: float, now: float) -> dict[str, Any]:
+    import psutil
+
+    p = psutil.Process()
+    with p.oneshot():
+        cpu = p.cpu_times()
+        return {
+            "uptime_s": round(now - started_at, 1),
+            "rss_mb": round(p.memory_info().rss / (1 << 20), 1),
+            "cpu_s": round(cpu.user + cpu.system, 2),
+            "cpu_percent": p.cpu_percent(None),
+            "threads": p.num_threads(),
+        }

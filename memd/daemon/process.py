@@ -1,0 +1,224 @@
+"""The daemon process behind `memd serve`: lock, store, engine, socket, signals, readiness,
+periodic work and an ordered shutdown. It serves whatever engine the composition root builds.
+
+Start order: instance lock → store → engine → the features' startup steps (catch up with the
+files, start watching) → socket → scheduler → periodic loops → the features' `on_start`
+(tailers) → ready. Shutdown runs the other way: stop accepting and let requests finish →
+scheduler (jobs stop at their next checkpoint) → the features' `on_stop` in reverse order →
+store (its writer drains queued writes) → socket file → lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import fcntl
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd import __version__
+from memd.api.methods import Periodic
+from memd.core import settings as settings_mod
+from memd.core.errors import DaemonAlreadyRunning, MemdError
+from memd.core.settings import Settings
+from memd.daemon import activation, sdnotify
+from memd.daemon.engine import Engine
+from memd.daemon.scheduler import Scheduler
+from memd.daemon.server import Server, bind_unix_socket
+from memd.db import Store
+
+log = logging.getLogger("memd")
+EngineFactory = Callable[[Settings, Store], Engine]
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+class InstanceLock:
+    """An flock on the data folder: one daemon per MEMD_HOME, whatever socket it uses."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            pid = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DaemonAlreadyRunning(
+                f"memd is already running (pid {pid}) for {self.path.parent}",
+                hint="stop it first, or point MEMD_HOME elsewhere",
+            ) from exc
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class Daemon:
+    """The long-running process behind `memd serve`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        build: EngineFactory,
+        *,
+        config_file: Path | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.build = build
+        self.config_file = config_file
+        # Command-line overrides (`--log-level`) outlive a SIGHUP reload of the file.
+        self.overrides = overrides
+        self.stop_event: asyncio.Event | None = None
+        self.engine: Engine | None = None
+        self._bound_path: Path | None = None
+
+    def run(self) -> int:
+        return asyncio.run(self._main())
+
+    async def _main(self) -> int:
+        s = self.settings
+        lock = InstanceLock(
+            s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock")
+        )
+        lock.acquire()
+        server: Server | None = None
+        store: Store | None = None
+        self.stop_event = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        try:
+            store = Store.open(s.db_path)
+            store.make_hot_reader()  # methods that run on the loop read on this thread
+            engine = self.build(s, store)
+            engine.daemon_pid = os.getpid()
+            self.engine = engine
+            for step in engine.startup:
+                await asyncio.to_thread(step)
+            server = Server(
+                engine,
+                max_request_bytes=s.server_max_request_kb * 1024,
+                read_timeout=s.server_read_timeout_s,
+            )
+            await server.start(self._listen_socket())
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stop_event.set)
+            loop.add_signal_handler(signal.SIGHUP, self._reload)
+            scheduler = Scheduler(engine.record_job)
+            for spec in engine.jobs.values():
+                scheduler.add(spec)
+            engine.scheduler = scheduler
+            scheduler.start()
+            tasks = [asyncio.create_task(self._periodic(p)) for p in engine.periodic]
+            interval = sdnotify.watchdog_interval()
+            if interval:
+                tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
+            for start in engine.on_start:
+                await asyncio.to_thread(start)
+            log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
+            sdnotify.ready(self._ready_status(engine))
+            await self.stop_event.wait()
+            log.info("stopping")
+            sdnotify.stopping()
+            for t in tasks:
+                t.cancel()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                with contextlib.suppress(Exception):
+                    loop.remove_signal_handler(sig)
+            if server is not None:
+                await server.stop(grace=5.0)
+            if self.engine is not None and self.engine.scheduler is not None:
+                # Jobs stop at their next checkpoint; waiting keeps a half-done batch from being cut.
+                await asyncio.to_thread(self.engine.scheduler.shutdown, True)
+            if self.engine is not None:
+                for stop in reversed(self.engine.on_stop):
+                    with contextlib.suppress(Exception):
+                        await asyncio.to_thread(stop)
+            if store is not None:
+                store.close()
+            if self._bound_path is not None:
+                self._bound_path.unlink(missing_ok=True)
+            lock.release()
+        log.info("stopped cleanly")
+        return 0
+
+    @staticmethod
+    def _ready_status(engine: Engine) -> str:
+        from memd.daemon.methods import status_of
+
+        ix = status_of(engine).index
+        if isinstance(ix, dict):
+            return f"serving; {ix.get('files', 0)} files, {ix.get('sections', 0)} sections indexed"
+        return "serving"
+
+    def _listen_socket(self) -> socket.socket:
+        inherited = activation.inherited_unix_listener()
+        if inherited is not None:
+            # systemd owns the socket file: never unlink or rebind it.
+            inherited.setblocking(False)
+            log.info("using the socket passed by the service manager")
+            return inherited
+        path = self.settings.socket_path
+        sock = bind_unix_socket(path)
+        self._bound_path = path
+        return sock
+
+    def _reload(self) -> None:
+        sdnotify.reloading()
+        try:
+            new = settings_mod.load(self.config_file, overrides=self.overrides)
+        except MemdError as exc:
+            log.error("SIGHUP: settings not reloaded: %s", exc)
+            sdnotify.ready("settings reload failed; still serving")
+            return
+        changed = self.settings.changed(new)
+        restart = [k for k in changed if k in settings_mod.RESTART_REQUIRED]
+        log.info("SIGHUP: reloaded settings; changed: %s", ", ".join(changed) or "nothing")
+        if restart:
+            log.warning("SIGHUP: %s only take effect after a restart", ", ".join(restart))
+            # Until then the running values stay in force, and `status` must report those.
+            new = dataclasses.replace(new, **{
+                f.name: getattr(self.settings, f.name)
+                for f in dataclasses.fields(Settings)
+                if f.metadata.get("key") in restart
+            })  # fmt: skip
+        self.settings = new
+        logging.getLogger().setLevel(getattr(logging, new.log_level.upper(), logging.INFO))
+        if self.engine is not None:
+            self.engine.settings = new
+            for hook in self.engine.on_reload:
+                hook(new)
+        sdnotify.ready("settings reloaded")
+
+    async def _watchdog_loop(self, interval: float) -> None:
+        while True:
+            sdnotify.watchdog_ping()
+            await asyncio.sleep(interval)
+
+    async def _periodic(self, p: Periodic) -> None:
+        while True:
+            await asyncio.sleep(p.interval())
+            try:
+                await asyncio.to_thread(p.fn)
+            except MemdError as exc:
+                log.error("%s failed: %s", p.name, exc)

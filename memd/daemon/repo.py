@@ -1,0 +1,75 @@
+"""The daemon's SQL: job outcomes, and carrying operational state into a rebuilt index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memd.core.models import JobOutcome, JobResult
+
+RUNS_KEPT = 200  # job_runs rows kept per job
+
+
+def record_job(c: sqlite3.Connection, res: JobResult, started: float, finished: float) -> None:
+    """Store a job's outcome: its row in `jobs` and one more line of its history."""
+    counts = json.dumps(res.counts)
+    ok = res.outcome in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO)
+    c.execute(
+        "INSERT INTO jobs(name, last_started, last_finished, outcome, message, counts, last_success, runs)"
+        " VALUES (?,?,?,?,?,?,?,1) ON CONFLICT(name) DO UPDATE SET last_started = excluded.last_started,"
+        " last_finished = excluded.last_finished, outcome = excluded.outcome, message = excluded.message,"
+        " counts = excluded.counts, runs = jobs.runs + 1,"
+        " last_success = CASE WHEN excluded.last_success > 0 THEN excluded.last_success ELSE jobs.last_success END",
+        (res.job, started, finished, res.outcome.value, res.message, counts, finished if ok else 0),
+    )
+    c.execute(
+        "INSERT INTO job_runs(name, started, finished, outcome, message, counts) VALUES (?,?,?,?,?,?)",
+        (res.job, started, finished, res.outcome.value, res.message, counts),
+    )
+    c.execute(
+        "DELETE FROM job_runs WHERE name = ? AND id NOT IN"
+        " (SELECT id FROM job_runs WHERE name = ? ORDER BY id DESC LIMIT ?)",
+        (res.job, res.job, RUNS_KEPT),
+    )
+
+
+def job_rows(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Every job's last outcome, by name."""
+    return {r["name"]: dict(r) for r in conn.execute("SELECT * FROM jobs")}
+
+
+def copy_state(conn: sqlite3.Connection, fresh: Path, cache_tables: tuple[str, ...]) -> None:
+    """Copy every table that is not a rebuildable cache from `conn` into the index at `fresh`.
+
+    Switch state, log offsets, outbox, jobs and conversations are not rebuilt from files, so a
+    full rebuild carries them over; `cache_tables` and the FTS tables (with their shadow
+    tables) are what the rebuild made afresh.
+    """
+    conn.execute("ATTACH DATABASE ? AS fresh", (str(fresh),))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        virtual = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                " AND name != '_memd_migrations' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
+        for t in tables:
+            if t in cache_tables or any(t.startswith(v + "_") for v in virtual):
+                continue
+            conn.execute(f'DELETE FROM fresh."{t}"')
+            conn.execute(f'INSERT INTO fresh."{t}" SELECT * FROM main."{t}"')
+        conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.execute("DETACH DATABASE fresh")

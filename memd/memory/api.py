@@ -1,0 +1,288 @@
+"""The Markdown memory feature as the daemon serves it.
+
+Methods: `context` (given the conversation providers by the composition root), `remember`,
+`forget`, `memories`, `set_enabled`; the section half of `search` (`section_hits`); the
+`archive` job; the index the daemon's `reindex` rebuilds; the watcher and periodic reconcile
+of the tree; and the usage-counting middleware that archival's decay by disuse reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memd.api import messages as msg
+from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware, Periodic, Runs
+from memd.core.settings import Settings
+from memd.core.watcher import Watcher
+from memd.db import Store
+from memd.memory import archival
+from memd.memory import repo as docs
+from memd.memory.context import ContextRequest, ConversationProvider, build_context
+from memd.memory.indexer import Indexer, IndexReport, Root
+from memd.memory.jobs import JobContext
+from memd.memory.ops import PROJECT_DIR, MemoryOps, resolve_project
+from memd.memory.search import search_sections
+from memd.memory.tree import create_tree, is_memory_file
+
+log = logging.getLogger("memd")
+CACHE_TABLES = ("files", "sections", "items", "problems")
+
+
+def user_roots(settings: Settings) -> list[Root]:
+    """The user tier's memory folder and the configured workspaces' `.memd/memory/` folders."""
+    roots = [Root(settings.memory_dir)]
+    for ws in settings.memory_workspaces:
+        p = resolve_project(str(Path(ws).expanduser()))
+        if p.memory_dir is not None:
+            roots.append(Root(p.memory_dir, p.slug))
+    return roots
+
+
+def report_result(r: IndexReport) -> msg.ReindexResult:
+    return msg.ReindexResult(
+        indexed=r.indexed,
+        unchanged=r.unchanged,
+        deleted=r.deleted,
+        problems=r.problems,
+        bytes=r.bytes,
+        seconds=round(r.seconds, 4),
+    )
+
+
+class MarkdownIndex:
+    """The Markdown tree's index, as the daemon's `reindex` sees it."""
+
+    cache_tables = CACHE_TABLES
+
+    def __init__(self, indexer: Indexer) -> None:
+        self.indexer = indexer
+
+    def reconcile(self) -> msg.ReindexResult:
+        return report_result(self.indexer.reconcile())
+
+    def build(self, store: Store) -> msg.ReindexResult:
+        fresh = Indexer(store, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes)
+        return report_result(fresh.reconcile())
+
+
+class MemoryFeature:
+    """The memory tree of one engine: index, operations, the edit lock, usage counts."""
+
+    def __init__(self, host: Host, store: Store) -> None:
+        s = host.settings
+        self.host = host
+        self.store = store
+        self.indexer = Indexer(
+            store, user_roots(s), max_file_bytes=int(s.index_max_file_mb * (1 << 20))
+        )
+        self.ops = MemoryOps(
+            store,
+            self.indexer,
+            s.memory_dir,
+            enabled_default=s.memory_enabled_default,
+            on_new_root=self._root_added,
+        )
+        # Markdown edits are read-modify-write of a whole file: two at once on the same file
+        # lose one of them. Every handler or job that edits memory files holds this lock.
+        self.lock = threading.RLock()
+        self.usage = archival.UsageTracker(store, time.time)
+        self.watcher: Watcher | None = None
+        self.index = MarkdownIndex(self.indexer)
+
+    def job_context(self) -> JobContext:
+        """What a memory job needs, with the settings in force now."""
+        return JobContext(self.host.settings, self.store, self.indexer, self.ops, lock=self.lock)
+
+    def _root_added(self, root: Root) -> None:
+        if self.watcher is not None:
+            self.watcher.watch(root.path)
+
+    # -- methods ---------------------------------------------------------------------------
+    def context(
+        self, p: msg.ContextParams, providers: Sequence[ConversationProvider]
+    ) -> msg.ContextResult:
+        s = self.host.settings
+        budget = s.context_budget_tokens if p.budget_tokens is msg.UNSET else p.budget_tokens
+        if not self.ops.enabled():
+            return msg.ContextResult(
+                enabled=False, text="", tokens=0, budget=budget, sections=[], dropped=[]
+            )
+        slug = self.ops.project(p.project).slug if p.project else ""
+        req = ContextRequest(
+            query=p.query,
+            budget_tokens=budget,
+            agent_id=p.agent_id,
+            project=slug,
+            session_id=p.session_id,
+            shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
+            relevant_only=p.relevant_only,
+        )
+        out = build_context(self.store.read(), req, providers)
+        out["project"] = slug
+        return msg.decode_result(msg.CONTEXT, out)
+
+    def section_hits(self, p: msg.SearchParams) -> list[msg.SearchHit]:
+        """The Markdown half of `search`."""
+        hits = search_sections(self.store.read(), p.query, limit=p.limit)
+        return [msg.SearchHit(**h.to_dict()) for h in hits]
+
+    def remember(self, p: msg.RememberParams) -> msg.RememberResult:
+        with self.lock:
+            out = self.ops.remember(
+                p.text, scope=p.scope, project=p.project, agent_id=p.agent_id, type_=p.type
+            )
+        return msg.decode_result(msg.REMEMBER, out)
+
+    def forget(self, p: msg.ForgetParams) -> msg.ForgetResult:
+        with self.lock:
+            out = self.ops.forget(id=p.id, query=p.query, confirm=p.confirm)
+        return msg.decode_result(msg.FORGET, out)
+
+    def memories(self, p: msg.MemoriesParams) -> msg.MemoriesResult:
+        return msg.decode_result(msg.MEMORIES, self.ops.memories(p.scope, include_superseded=p.all))
+
+    def set_enabled(self, p: msg.SetEnabledParams) -> msg.SetEnabledResult:
+        return msg.SetEnabledResult(enabled=self.ops.set_enabled(p.enabled))
+
+    # -- usage counting --------------------------------------------------------------------
+    def count_usage(self, method: str, params: Any, call_next: Call) -> Any:
+        """Middleware: note the sections an answer returned, for archival's decay by disuse."""
+        result = call_next(params)
+        if self.store.writer is not None:
+            if isinstance(result, msg.ContextResult):
+                self.usage.note({"sections": [_span(s) for s in result.sections]})
+            elif isinstance(result, msg.SearchResult):
+                self.usage.note({"hits": [_span(h) for h in result.hits]})
+        return result
+
+    def usage_middleware(self) -> Middleware:
+        return Middleware("usage", frozenset({"context", "search"}), self.count_usage)
+
+    # -- status and life cycle -------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        conn = self.store.read()
+        w = self.watcher
+        last_event = w.last_event_at if w else 0.0
+        last_indexed = self.indexer.last_indexed_at
+        return {
+            "enabled": self.ops.enabled(),
+            "memory_root": str(self.host.settings.memory_dir),
+            "roots": [{"path": str(r.path), "project": r.project_slug} for r in self.indexer.roots],
+            "index": {
+                "path": str(self.store.path),
+                **docs.counts(conn),
+                "last_change_at": last_event or None,
+                "last_indexed_at": last_indexed or None,
+                # Freshness: a change seen by the watcher but not yet applied shows as lag.
+                "lag_s": round(max(0.0, last_event - last_indexed), 3)
+                if last_event > last_indexed
+                else 0.0,
+                "pending_writes": self.store.writer.pending() if self.store.writer else 0,
+            },
+            "watcher": {"mode": w.mode if w else "not running"},
+            "problems": docs.problems(conn),
+        }
+
+    def prepare_tree(self) -> None:
+        s = self.host.settings
+        if create_tree(s.memory_dir):
+            log.info("created the memory tree in %s", s.memory_dir)
+
+    def catch_up(self) -> None:
+        rep = self.indexer.reconcile()
+        log.info(
+            "index ready: %d indexed, %d unchanged, %d deleted, %d problems in %.2fs",
+            rep.indexed, rep.unchanged, rep.deleted, rep.problems, rep.seconds,
+        )  # fmt: skip
+
+    def start_watching(self) -> None:
+        s = self.host.settings
+        watcher = Watcher(
+            self.indexer.index_paths,
+            accept=_accept_markdown,
+            debounce_s=s.index_debounce_ms / 1000,
+            name="memory-watcher",
+        )
+        for r in self.indexer.roots:
+            watcher.watch(r.path)
+        watcher.start()
+        self.watcher = watcher
+
+    def stop_watching(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+    def reload(self, new: Settings) -> None:
+        # Parts built from settings at start read them again here; the rest read
+        # host.settings on every use.
+        self.indexer.max_file_bytes = int(new.index_max_file_mb * (1 << 20))
+        if self.watcher is not None:
+            self.watcher.debounce_s = new.index_debounce_ms / 1000
+
+    def reconcile_now(self) -> None:
+        rep = self.indexer.reconcile()
+        if rep.indexed or rep.deleted:
+            log.info("reconcile: %d indexed, %d deleted", rep.indexed, rep.deleted)
+
+    def feature(self, providers: Sequence[ConversationProvider] = ()) -> Feature:
+        """The memory feature; `providers` add conversation memory to `context`."""
+
+        def context(p: msg.ContextParams) -> msg.ContextResult:
+            return self.context(p, providers)
+
+        return Feature(
+            "memory",
+            methods=[
+                Method(
+                    msg.CONTEXT,
+                    context,
+                    runs=_context_runs,
+                    why="ranks ~1,000 FTS matches: p50 2-3 ms; a project may index a folder",
+                ),
+                Method(msg.REMEMBER, self.remember, why="edits a file, waits on the writer"),
+                Method(msg.FORGET, self.forget, why="edits files, waits on the writer"),
+                Method(msg.MEMORIES, self.memories, why="lists every item: ms to 100s of ms"),
+                Method(msg.SET_ENABLED, self.set_enabled, why="waits on the writer"),
+            ],  # fmt: skip
+            jobs=[
+                JobSpec("archive", lambda: archival.run_archival(self.job_context()), 86400, 600)
+            ],
+            status=[self.status],
+            startup=[self.prepare_tree, self.catch_up, self.start_watching],
+            on_stop=[self.stop_watching, self.usage.flush],
+            on_reload=[self.reload],
+            periodic=[
+                Periodic(
+                    "reconcile",
+                    lambda: max(5, self.host.settings.index_reconcile_s),
+                    self.reconcile_now,
+                )
+            ],
+        )
+
+
+def _context_runs(p: msg.ContextParams) -> Runs:
+    # A `context` naming a project may first have to index that project's folder (waiting
+    # on the writer), so it goes to a thread.
+    return "pool" if p.project else "loop"
+
+
+def _span(s: Any) -> dict[str, Any]:
+    """A section or hit as the usage tracker reads it."""
+    out: dict[str, Any] = {"kind": getattr(s, "kind", "section") or "section"}
+    for k in ("path", "start_line", "end_line"):
+        v = getattr(s, k, msg.UNSET)
+        if v is not msg.UNSET:
+            out[k] = v
+    return out
+
+
+def _accept_markdown(path: str) -> bool:
+    name = os.path.basename(path)
+    return is_memory_file(name) or PROJECT_DIR.name in path

@@ -1,0 +1,54 @@
+"""memd's own export document as the daemon serves it: `export`, and the memd half of
+`import` (`import_export`; the composition root sends other formats to conversations)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memd.api import messages as msg
+from memd.api.methods import Feature, Method
+from memd.core.errors import InvalidParams
+from memd.memory.api import MemoryFeature
+from memd.transfer import export, merge
+
+
+class Transfer:
+    """Export and import of one engine; `device_id` names this device in the document."""
+
+    def __init__(self, memory: MemoryFeature, device_id: Callable[[], str]) -> None:
+        self.memory = memory
+        self.device_id = device_id
+
+    def export(self, p: msg.ExportParams) -> msg.ExportResult:
+        if not p.path or not os.path.isabs(p.path):
+            raise InvalidParams(
+                "param 'path' (an absolute file path; the daemon writes it) is required"
+            )
+        mem = self.memory
+        rep = export.write_export(mem.store, Path(p.path), memory_root=mem.host.settings.memory_dir,
+                                  tree=p.tree, device_id=self.device_id())  # fmt: skip
+        return msg.decode_result(msg.EXPORT, rep.to_dict())
+
+    @staticmethod
+    def is_export(p: msg.ImportParams) -> bool:
+        """Whether an `import` is of a memd export (by `format`, else by the file's content)."""
+        return p.format == "memd" or (not p.format and export.is_export_file(Path(p.path)))
+
+    def import_export(self, p: msg.ImportParams) -> dict[str, Any]:
+        mem = self.memory
+        mem.ops.require_enabled()
+        doc = export.read_export(Path(p.path))
+        return merge.apply_export(
+            doc, store=mem.store, indexer=mem.indexer, memory_root=mem.host.settings.memory_dir,
+            lock=mem.lock, today=dt.date.today(), now=time.time(),
+        )  # fmt: skip
+
+    def feature(self) -> Feature:
+        return Feature(
+            "transfer", methods=[Method(msg.EXPORT, self.export, why="writes a file: seconds")]
+        )
