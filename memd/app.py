@@ -80,7 +80,10 @@ def search_method(memory: MemoryFeature, conversations: Conversations) -> Method
             hits += conversations.turn_hits(p)
         return msg.SearchResult(query=p.query, hits=hits)
 
-    return Method(msg.SEARCH, search, runs="loop", why="FTS over sections: p50 ~1 ms")
+    return Method(
+        msg.SEARCH, search, runs="reader",
+        why="FTS over sections p50 ~1 ms, p99 6 ms; over 100k turns up to 100 ms",
+    )  # fmt: skip
 
 
 def import_method(transfer: Transfer, conversations: Conversations) -> Method[Any, Any]:

@@ -9,16 +9,19 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memd.api.protocol import encode_request, error_class
-from memd.core.errors import DaemonNotRunning, MemdError, ProtocolError
+from memd.core.errors import DaemonNotRunning, MemdError, ProtocolError, ServerBusy
 
 if TYPE_CHECKING:
     from memd.api.messages import Params, Signature
 
 P = TypeVar("P", bound="Params")
+RETRY_BACKLOG_S = 1.0  # how long a connect is retried while the daemon's backlog is full
+RETRY_REFUSED_S = 0.3  # ... and while its socket refuses (a restart in progress)
 R = TypeVar("R")
 
 
@@ -44,21 +47,38 @@ class Client:
         self._ids = itertools.count(1)
 
     def connect(self) -> Client:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(str(self.socket_path))
-        except (FileNotFoundError, ConnectionRefusedError) as exc:
-            sock.close()
-            raise DaemonNotRunning(
+        """Connect, retrying briefly while the daemon's backlog is full or it is restarting."""
+        start = time.monotonic()
+        delay = 0.005
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(str(self.socket_path))
+            except (BlockingIOError, InterruptedError, ConnectionRefusedError) as exc:
+                sock.close()
+                # EAGAIN: the listen backlog is full (a burst of clients); ECONNREFUSED: the
+                # socket file is there but nobody accepts yet (a restart). Both pass quickly.
+                waited = time.monotonic() - start
+                limit = RETRY_BACKLOG_S if isinstance(exc, BlockingIOError) else RETRY_REFUSED_S
+                if waited + delay > min(limit, self.timeout):
+                    raise self._not_running(exc) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+                continue
+            except OSError as exc:
+                sock.close()
+                raise self._not_running(exc) from exc
+            self._sock = sock
+            return self
+
+    def _not_running(self, exc: OSError) -> DaemonNotRunning:
+        if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
+            return DaemonNotRunning(
                 f"no memd daemon is listening on {self.socket_path}",
                 hint="start it with `memd serve` (or `memd service install`)",
-            ) from exc
-        except OSError as exc:
-            sock.close()
-            raise DaemonNotRunning(f"cannot connect to {self.socket_path}: {exc}") from exc
-        self._sock = sock
-        return self
+            )
+        return DaemonNotRunning(f"cannot connect to {self.socket_path}: {exc}")
 
     def close(self) -> None:
         if self._sock is not None:
@@ -78,7 +98,22 @@ class Client:
         return decode_result(sig, self.call(sig.name, params))
 
     def call(self, method: str, params: Any = None) -> Any:
-        """Call `method` and return its result, or raise the error the daemon reported."""
+        """Call `method` and return its result, or raise the error the daemon reported.
+
+        A connection the daemon refused as one too many (it did not read the request) is made
+        again, briefly, before `ServerBusy` reaches the caller.
+        """
+        start = time.monotonic()
+        while True:
+            try:
+                return self._call(method, params)
+            except ServerBusy:
+                self.close()
+                if time.monotonic() - start > min(RETRY_BACKLOG_S, self.timeout):
+                    raise
+                time.sleep(0.05)
+
+    def _call(self, method: str, params: Any) -> Any:
         if self._sock is None:
             self.connect()
         assert self._sock is not None

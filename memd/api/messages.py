@@ -30,6 +30,10 @@ from msgspec import UnsetType as UnsetType
 from memd.core.errors import InvalidParams
 
 Document = dict[str, Any]
+# Past these a path cannot name a file on Linux or macOS (PATH_MAX, NAME_MAX): refuse it as
+# invalid params rather than let the OS fail inside a handler.
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
 NonNegative = Annotated[int, Meta(ge=0)]
 Limit = Annotated[int, Meta(ge=1, le=1000)]
 Budget = Annotated[int, Meta(ge=0, le=200_000)]
@@ -58,6 +62,17 @@ class Signature(Generic[P, R]):
 
 
 # -- memory ---------------------------------------------------------------------------------
+def check_path(value: str, field: str) -> None:
+    """Refuse a path param no file can have: a NUL byte, or over PATH_MAX / NAME_MAX."""
+    if "\x00" in value:
+        raise InvalidParams(f"param {field!r}: a path cannot hold a NUL byte")
+    raw = value.encode("utf-8", "surrogateescape")
+    if len(raw) > MAX_PATH_BYTES:
+        raise InvalidParams(f"param {field!r}: path longer than {MAX_PATH_BYTES} bytes")
+    if any(len(part) > MAX_NAME_BYTES for part in raw.split(b"/")):
+        raise InvalidParams(f"param {field!r}: a path name is longer than {MAX_NAME_BYTES} bytes")
+
+
 class ContextParams(Params, frozen=True, kw_only=True):
     query: str = ""
     budget_tokens: Budget | UnsetType = UNSET  # default: `context.budget_tokens` of the daemon
@@ -65,6 +80,9 @@ class ContextParams(Params, frozen=True, kw_only=True):
     project: str = ""  # a workspace path or a project slug
     session_id: str = ""
     relevant_only: bool = False
+
+    def __post_init__(self) -> None:
+        check_path(self.project, "project")
 
 
 class Provenance(Struct, kw_only=True):
@@ -150,6 +168,9 @@ class RememberParams(Params, frozen=True, kw_only=True):
     project: str = ""
     agent_id: str = ""
     type: str = ""
+
+    def __post_init__(self) -> None:
+        check_path(self.project, "project")
 
 
 class RememberResult(Result, kw_only=True):
@@ -305,11 +326,17 @@ class ImportParams(Params, frozen=True, kw_only=True):
     path: str = ""
     format: Literal["", "memd", "chatgpt", "claude-code", "jsonl", "openai"] = ""
 
+    def __post_init__(self) -> None:
+        check_path(self.path, "path")
+
 
 # -- transfer -------------------------------------------------------------------------------
 class ExportParams(Params, frozen=True, kw_only=True):
     path: str = ""
     tree: bool = True
+
+    def __post_init__(self) -> None:
+        check_path(self.path, "path")
 
 
 class ExportResult(Result, kw_only=True):
@@ -370,10 +397,36 @@ def decode_params(params_type: type[P], params: Any) -> P:
         raise InvalidParams('invalid params: "params" must be an object (named parameters)')
     if None in params.values():
         params = {k: v for k, v in params.items() if v is not None}
+    _refuse_lone_surrogates(params)
     try:
         return msgspec.convert(params, params_type, strict=True)
     except msgspec.ValidationError as exc:
         raise InvalidParams(validation_message(exc)) from None
+
+
+def _refuse_lone_surrogates(params: dict[str, Any]) -> None:
+    """A string with half of a UTF-16 pair (JSON allows the escape) is not text memd can
+    store, search or write: refuse it here, naming the param, instead of failing later."""
+    for key, value in params.items():
+        stack = [key, value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, str):
+                if v.isascii():
+                    continue
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    bad = v[exc.start]
+                    raise InvalidParams(
+                        f"param {key!r}: holds a lone surrogate ({ascii(bad)[1:-1]}),"
+                        " which is not valid Unicode"
+                    ) from None
+            elif isinstance(v, dict):
+                stack.extend(v.keys())
+                stack.extend(v.values())
+            elif isinstance(v, list):
+                stack.extend(v)
 
 
 def decode_result(sig: Signature[Any, R], result: Any) -> R:

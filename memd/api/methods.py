@@ -5,8 +5,11 @@ the composition root (`memd.app`) hands them to the daemon's `Engine`, which ser
 
 Where a method runs is part of its declaration and follows its measured cost (docs/protocol.md
 has the table): ``"loop"`` answers on the event loop (only reads that take well under a
-millisecond, where a thread hand-off would cost more than the work); ``"pool"`` runs in the
-daemon's bounded worker pool, so a slow call never holds up other clients.
+millisecond, where a thread hand-off would cost more than the work); ``"reader"`` runs in the
+small pool of query threads (one per core, each with a large SQLite page cache: `context`,
+`search`); ``"pool"`` runs in the bounded worker pool (writes, files, the network). Nothing that
+can take more than a millisecond or two runs on the loop, so a slow call never holds up other
+clients.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from memd.core.settings import Settings
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
-Runs = Literal["loop", "pool"]
+Runs = Literal["loop", "reader", "pool"]
 
 
 @dataclass(frozen=True, slots=True)

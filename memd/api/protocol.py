@@ -20,6 +20,7 @@ from memd.core.errors import (
     PermissionDenied,
     ProtocolError,
     RequestTooLarge,
+    ServerBusy,
 )
 
 JSONRPC = "2.0"
@@ -36,9 +37,11 @@ ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (MemoryDisabled, -32001),
     (NotFound, -32002),
     (PermissionDenied, -32004),
+    (ServerBusy, -32005),
 )
 PARSE_ERROR, METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32700, -32601, -32602, -32600
 MEMORY_DISABLED, NOT_FOUND, REQUEST_TOO_LARGE, PERMISSION_DENIED = -32001, -32002, -32003, -32004
+SERVER_BUSY = -32005
 
 
 def error_code(exc: MemdError) -> int:
@@ -76,18 +79,30 @@ def decode_request(line: bytes) -> Request:
         obj = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ParseRequestError(f"parse error: {exc}") from exc
+    except RecursionError:
+        raise ParseRequestError("parse error: nested deeper than memd reads") from None
     if isinstance(obj, list):
         raise ProtocolError("invalid request: batches are not supported; send one request per line")
     if not isinstance(obj, dict) or obj.get("jsonrpc") != JSONRPC:
         raise ProtocolError('invalid request: expected an object with "jsonrpc": "2.0"')
     method = obj.get("method")
-    if not isinstance(method, str) or not method:
+    if not isinstance(method, str) or not method or not method.isprintable():
         raise ProtocolError('invalid request: "method" must be a non-empty string')
     rid = obj.get("id")
     if rid is not None and (isinstance(rid, bool) or not isinstance(rid, int | str)):
         raise ProtocolError('invalid request: "id" must be a string or an integer')
+    if isinstance(rid, str) and not _encodable(rid):
+        raise ProtocolError('invalid request: "id" holds a lone surrogate')
     params = obj.get("params")
     return Request(method=method, params={} if params is None else params, id=rid)
+
+
+def _encodable(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def encode_result(rid: int | str | None, result: Any) -> bytes:
@@ -123,7 +138,11 @@ def encode_request(method: str, params: Any, rid: int | str) -> bytes:
 
 
 def _dump(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode() + b"\n"
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate in some text: \u-escapes keep the line valid
+        return json.dumps(obj, separators=(",", ":"), default=str).encode() + b"\n"
 
 
 def _dump_fast(obj: dict[str, Any]) -> bytes:

@@ -138,7 +138,12 @@ class Conversations:
             "conversations",
             methods=[
                 Method(msg.INGEST, self.ingest, why="waits on the writer"),
-                Method(msg.RECALL, self.recall, why="ranks turns: ms to 100 ms on long histories"),
+                Method(
+                    msg.RECALL,
+                    self.recall,
+                    runs="reader",
+                    why="ranks turns: ms to 100 ms on long histories",
+                ),  # fmt: skip
             ],
             jobs=[
                 JobSpec(

@@ -12,6 +12,7 @@ MemdError
 │   ├── InvalidParams
 │   └── RequestTooLarge
 ├── PermissionDenied       a socket peer running as another user
+├── ServerBusy             the daemon serves as many connections as it may
 ├── DaemonError
 │   ├── DaemonNotRunning   no daemon answers on the socket
 │   └── DaemonAlreadyRunning
@@ -89,6 +90,10 @@ class RequestTooLarge(ProtocolError):
 
 class PermissionDenied(MemdError):
     """The peer of a socket connection is not allowed to use this daemon."""
+
+
+class ServerBusy(MemdError):
+    """The daemon refused a connection: it serves as many as it is allowed to."""
 
 
 class DaemonError(MemdError):

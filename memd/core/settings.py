@@ -23,7 +23,14 @@ from memd.core.paths import Paths, resolve_paths, usable_socket_path
 
 # Settings that only take effect after a restart (reported by SIGHUP reload).
 RESTART_REQUIRED = frozenset(
-    {"server.socket", "index.path", "memory.root"}
+    {
+        "server.socket",
+        "index.path",
+        "memory.root",
+        "server.max_connections",
+        "server.max_buffered_mb",
+        "server.workers",
+    }
     # The sync job and its outbox hook are built once, at start.
     | {
         f"sync.{name}"
@@ -83,6 +90,17 @@ class Settings:
     server_max_request_kb: int = _s("server.max_request_kb", "Largest request accepted", 1024)
     server_read_timeout_s: float = _s(
         "server.read_timeout_s", "Idle connections are closed after this many seconds", 60.0
+    )
+    server_max_connections: int = _s(
+        "server.max_connections", "Connections served at once; more are refused", 2048
+    )
+    server_max_buffered_mb: int = _s(
+        "server.max_buffered_mb",
+        "Memory for requests still arriving, all connections together (MiB)",
+        64,
+    )
+    server_workers: int = _s(
+        "server.workers", "Threads answering slow methods (writes, imports, jobs run now)", 8
     )
     # context
     context_budget_tokens: int = _s("context.budget_tokens", "Default context budget", 2000)

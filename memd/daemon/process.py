@@ -108,7 +108,6 @@ class Daemon:
         loop = asyncio.get_running_loop()
         try:
             store = Store.open(s.db_path)
-            store.make_hot_reader()  # methods that run on the loop read on this thread
             engine = self.build(s, store)
             engine.daemon_pid = os.getpid()
             self.engine = engine
@@ -118,7 +117,14 @@ class Daemon:
                 engine,
                 max_request_bytes=s.server_max_request_kb * 1024,
                 read_timeout=s.server_read_timeout_s,
+                max_connections=s.server_max_connections,
+                max_buffered_bytes=s.server_max_buffered_mb << 20,
+                workers=s.server_workers,
+                readers=max(1, os.cpu_count() or 1),
+                # The query threads answer most requests: they get the large page cache.
+                on_reader_thread=store.make_hot_reader,
             )
+            _raise_open_files_limit(s.server_max_connections + 256)
             await server.start(self._listen_socket())
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop_event.set)
@@ -222,3 +228,14 @@ class Daemon:
                 await asyncio.to_thread(p.fn)
             except MemdError as exc:
                 log.error("%s failed: %s", p.name, exc)
+
+
+def _raise_open_files_limit(wanted: int) -> None:
+    """Let the process hold as many connections as it is allowed to serve (up to the hard limit)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -10,18 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import errno
+import functools
+import gc
 import logging
 import os
 import socket
 import struct
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
 from memd.api import protocol
 from memd.api.methods import Method
-from memd.core.errors import DaemonAlreadyRunning, MemdError, ProtocolError
+from memd.core.errors import (
+    DaemonAlreadyRunning,
+    MemdError,
+    ProtocolError,
+    RequestTooLarge,
+    ServerBusy,
+)
 from memd.core.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)
@@ -83,9 +95,58 @@ def bind_unix_socket(path: Path) -> socket.socket:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-    sock.listen(256)
+    sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock
+
+
+CHUNK = 16 * 1024  # read size; the transport pauses a client past twice this
+SMALL_LINE = 32 * 1024  # a partial line up to this needs no share of the shared budget
+BACKLOG = 4096  # pending connects the kernel holds while the loop is busy
+BUDGET_WAIT_S = 2.0  # how long a growing line waits for others to finish before it is refused
+
+
+class _Budget:
+    """Bytes of partial request lines (past `SMALL_LINE` each), all connections together.
+
+    A connection whose line grows past its free share waits here a moment (its client's sends
+    block in the kernel) for others to finish, and is refused as busy if they do not: many slow
+    senders cost bounded memory, not a line each.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.used = 0
+        self._changed = asyncio.Condition()
+
+    async def take(self, n: int, wait_s: float) -> bool:
+        """Reserve `n` bytes, waiting up to `wait_s` for them; False when they did not come."""
+        async with self._changed:
+            try:
+                async with asyncio.timeout(wait_s):
+                    await self._changed.wait_for(lambda: self.used + n <= self.total)
+            except TimeoutError:
+                return False
+            self.used += n
+            return True
+
+    async def give(self, n: int) -> None:
+        if n <= 0:
+            return
+        async with self._changed:
+            self.used -= n
+            self._changed.notify_all()
+
+
+class _Conn:
+    """One client's partial input and its share of the budget."""
+
+    __slots__ = ("buf", "reserved", "scanned")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.reserved = 0
+        self.scanned = 0
 
 
 class Server:
@@ -98,22 +159,38 @@ class Server:
         max_request_bytes: int = 1 << 20,
         read_timeout: float = 60.0,
         allowed_uid: int | None = None,
+        max_connections: int = 2048,
+        max_buffered_bytes: int = 64 << 20,
+        workers: int = 8,
+        readers: int = 2,
+        on_reader_thread: Callable[[], None] | None = None,
     ) -> None:
         self.methods = methods
         self.max_request_bytes = max_request_bytes
         self.read_timeout = read_timeout
         self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self.max_connections = max_connections
+        self._budget = _Budget(max(max_buffered_bytes, max_request_bytes))
+        # Two bounded pools: short reads (context, search) never queue behind slow writes.
+        self._pools: dict[str, ThreadPoolExecutor] = {
+            "reader": ThreadPoolExecutor(
+                readers, thread_name_prefix="memd-reader", initializer=on_reader_thread
+            ),
+            "pool": ThreadPoolExecutor(workers, thread_name_prefix="memd-worker"),
+        }
         self._server: asyncio.AbstractServer | None = None
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._trim: asyncio.TimerHandle | None = None
         self.requests = 0
         self.refused = 0
+        self.busy = 0
 
     async def start(self, sock: socket.socket) -> None:
         self._server = await asyncio.start_unix_server(
-            self._serve, sock=sock, limit=self.max_request_bytes + 1
+            self._serve, sock=sock, limit=CHUNK, backlog=BACKLOG
         )
 
     async def stop(self, grace: float = 5.0) -> None:
@@ -127,6 +204,24 @@ class Server:
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    @property
+    def connections(self) -> int:
+        return len(self._writers)
+
+    async def _refuse(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, code: int, text: str
+    ) -> None:
+        # TimeoutError is an OSError; ValueError is a request line over the size limit.
+        with contextlib.suppress(OSError, ValueError, asyncio.LimitOverrunError):
+            writer.write(protocol.encode_error(None, code, text))
+            await writer.drain()
+            # Closing at once would make the client's first send fail with EPIPE (or reset
+            # the connection) before it reads why: take some of its request first.
+            await asyncio.wait_for(reader.read(CHUNK), 1.0)
+        writer.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
@@ -134,40 +229,41 @@ class Server:
         if uid is None or (uid != self.allowed_uid and uid != 0):
             self.refused += 1
             log.warning("refused a connection from uid %s", uid)
-            # TimeoutError is an OSError; ValueError is a request line over the size limit.
-            with contextlib.suppress(OSError, ValueError):
-                writer.write(
-                    protocol.encode_error(
-                        None, protocol.PERMISSION_DENIED, "permission denied: not your daemon"
-                    )
+            await self._refuse(
+                reader, writer, protocol.PERMISSION_DENIED, "permission denied: not your daemon"
+            )
+            return
+        if len(self._writers) >= self.max_connections:
+            self.busy += 1
+            if self.busy in (1, 10, 100) or self.busy % 1000 == 0:
+                log.warning(
+                    "refused a connection: %d open (cap %d)", self.busy, self.max_connections
                 )
-                await writer.drain()
-                # Closing at once would make the client's first send fail with EPIPE before it
-                # reads why: take its request (up to a second), then close.
-                await asyncio.wait_for(reader.readline(), 1.0)
-            writer.close()
+            await self._refuse(
+                reader, writer, protocol.SERVER_BUSY,
+                f"too many connections ({self.max_connections}): try again shortly",
+            )  # fmt: skip
             return
         self._writers.add(writer)
+        # asyncio's socket transport reads up to 256 KiB at a time into the stream's buffer
+        # before it pauses; a thousand slow senders would hold a quarter GB that way.
+        if isinstance(getattr(writer.transport, "max_size", None), int):
+            writer.transport.max_size = CHUNK  # type: ignore[attr-defined]
+        conn = _Conn()
         try:
             while True:
                 try:
                     # asyncio.timeout, not wait_for: wait_for wraps every read in a new task.
                     async with asyncio.timeout(self.read_timeout):
-                        line = await reader.readline()
+                        line = await self._readline(reader, conn)
                 except TimeoutError:
                     break
-                except (ValueError, asyncio.LimitOverrunError):
-                    # The line is over the limit: the stream cannot be resynchronised safely.
-                    writer.write(
-                        protocol.encode_error(
-                            None,
-                            protocol.REQUEST_TOO_LARGE,
-                            f"request larger than {self.max_request_bytes} bytes",
-                        )
-                    )
+                except (RequestTooLarge, ServerBusy) as exc:
+                    # The stream cannot be resynchronised safely: answer, then close.
+                    writer.write(protocol.encode_error(None, protocol.error_code(exc), str(exc)))
                     await writer.drain()
                     break
-                if not line:
+                if line is None:
                     break
                 if not line.strip():
                     continue
@@ -179,8 +275,68 @@ class Server:
             pass  # the client went away mid-request; nothing of ours is harmed
         finally:
             self._writers.discard(writer)
+            reserved, conn.reserved, conn.buf = conn.reserved, 0, bytearray()
+            await self._budget.give(reserved)
+            if reserved:
+                self._give_memory_back()
             with contextlib.suppress(Exception):
                 writer.close()
+
+    async def _readline(self, reader: asyncio.StreamReader, conn: _Conn) -> bytes | None:
+        """The next request line, None at the end of the stream.
+
+        The line is read in chunks; past `SMALL_LINE` it takes its growth from the shared
+        budget first, and past `max_request_bytes` it is refused.
+        """
+        buf = conn.buf
+        while True:
+            i = buf.find(b"\n", conn.scanned)
+            if i > self.max_request_bytes:
+                raise RequestTooLarge(f"request larger than {self.max_request_bytes} bytes")
+            if i >= 0:
+                line = bytes(buf[: i + 1])
+                del buf[: i + 1]
+                conn.scanned = 0
+                keep = max(0, len(buf) - SMALL_LINE)
+                await self._budget.give(conn.reserved - keep)
+                conn.reserved = keep
+                return line
+            conn.scanned = len(buf)
+            if len(buf) > self.max_request_bytes:
+                raise RequestTooLarge(f"request larger than {self.max_request_bytes} bytes")
+            chunk = await reader.read(CHUNK)
+            if not chunk:
+                return None
+            need = max(0, len(buf) + len(chunk) - SMALL_LINE) - conn.reserved
+            if need > 0:
+                if not await self._budget.take(need, BUDGET_WAIT_S):
+                    raise ServerBusy(
+                        f"busy: {self._budget.total >> 20} MiB of requests are already arriving;"
+                        " try again shortly"
+                    )
+                conn.reserved += need
+            buf += chunk
+
+    def _give_memory_back(self) -> None:
+        """Ask the C allocator to return freed memory to the OS once big lines are gone.
+
+        Debounced: a burst of closing connections ends in one trim, half a second after the
+        last one.
+        """
+        if self._trim is not None:
+            self._trim.cancel()
+        self._trim = asyncio.get_running_loop().call_later(0.5, self._trim_now)
+
+    def _trim_now(self) -> None:
+        self._trim = None
+        if self._budget.used:
+            return  # other big lines are still arriving; their end trims again
+        # Closed connections' transports and buffers sit in reference cycles until a full
+        # collection; only then is their memory free to give back.
+        gc.collect()
+        trim = _malloc_trim()
+        if trim is not None:
+            trim(0)
 
     async def _dispatch(self, line: bytes) -> bytes | None:
         try:
@@ -192,11 +348,15 @@ class Server:
         self._idle.clear()
         try:
             method, params = self.methods.lookup(req.method, req.params)
-            if method.where(params) == "loop":
+            where = method.where(params)
+            if where == "loop":
                 # A read well under a millisecond: a thread hand-off would cost more than it.
                 result = self.methods.dispatch(method, params)
             else:
-                result = await asyncio.to_thread(self.methods.dispatch, method, params)
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(
+                    self._pools[where], self.methods.dispatch, method, params
+                )
             out = protocol.encode_result(req.id, result)
         except MemdError as exc:
             data = {"hint": exc.hint} if exc.hint else None
@@ -209,3 +369,14 @@ class Server:
             if self._inflight == 0:
                 self._idle.set()
         return None if req.id is None else out
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None elsewhere (other allocators give memory back themselves)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim

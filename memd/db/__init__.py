@@ -20,7 +20,7 @@ class Store:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._hot_thread: int | None = None
+        self._hot_threads: set[int] = set()
 
     @classmethod
     def open(cls, path: Path) -> Store:
@@ -49,7 +49,7 @@ class Store:
                     self._readers.remove(conn)
             conn = None
         if conn is None:
-            hot = threading.get_ident() == self._hot_thread
+            hot = threading.get_ident() in self._hot_threads
             conn = connect(
                 self.path, readonly=True, cache_kib=HOT_READER_CACHE_KIB if hot else None
             )
@@ -61,13 +61,14 @@ class Store:
         return conn
 
     def make_hot_reader(self) -> None:
-        """Give this thread's reader a larger page cache: the thread that answers most queries.
+        """Give this thread's reader a larger page cache: a thread that answers most queries.
 
         A `context` call ranks ~1,000 full-text matches; with the small per-thread cache the FTS
         pages it needs are re-read from the OS on every call (measured: FTS query p50 2.0 ms with
-        2 MB, 1.5 ms with 8 MB on 10,000 sections). Only one thread gets it, so RSS stays bounded.
+        2 MB, 1.5 ms with 8 MB on 10,000 sections). Only the daemon's few query threads get it,
+        so RSS stays bounded.
         """
-        self._hot_thread = threading.get_ident()
+        self._hot_threads.add(threading.get_ident())
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.execute(f"PRAGMA cache_size = {-HOT_READER_CACHE_KIB}")

@@ -247,7 +247,12 @@ class MemoryFeature:
                 ),
                 Method(msg.REMEMBER, self.remember, why="edits a file, waits on the writer"),
                 Method(msg.FORGET, self.forget, why="edits files, waits on the writer"),
-                Method(msg.MEMORIES, self.memories, why="lists every item: ms to 100s of ms"),
+                Method(
+                    msg.MEMORIES,
+                    self.memories,
+                    runs="reader",
+                    why="lists every item: ms to 100s of ms",
+                ),
                 Method(msg.SET_ENABLED, self.set_enabled, why="waits on the writer"),
             ],  # fmt: skip
             jobs=[
@@ -269,8 +274,8 @@ class MemoryFeature:
 
 def _context_runs(p: msg.ContextParams) -> Runs:
     # A `context` naming a project may first have to index that project's folder (waiting
-    # on the writer), so it goes to a thread.
-    return "pool" if p.project else "loop"
+    # on the writer): it goes to the worker pool, not to the query threads.
+    return "pool" if p.project else "reader"
 
 
 def _span(s: Any) -> dict[str, Any]:
