@@ -274,6 +274,8 @@ class StatusResult(Result, kw_only=True):
     logs: dict[str, Any] | UnsetType = UNSET
     llm: dict[str, Any] | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET
+    # A damaged index moved aside and rebuilt: {"at", "moved_to", "reason"}.
+    recovered: dict[str, Any] | UnsetType = UNSET
 
 
 # -- conversations --------------------------------------------------------------------------

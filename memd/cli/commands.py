@@ -51,16 +51,22 @@ def call(args: argparse.Namespace, sig: Signature[P, R], params: P, *, write: bo
     except DaemonNotRunning:
         pass
     from memd.app import Engine
-    from memd.db import Store
+    from memd.db import Store, recovery
 
+    recovered = None
     if write:
         print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
-        store = Store.open(s.db_path)
+        store, recovered = recovery.open_store(s.db_path)
+        if recovered is not None:
+            print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
+                  " rebuilding it from your files", file=sys.stderr)  # fmt: skip
     else:
         print(f"memd: no daemon on {s.socket_path}; reading the index directly", file=sys.stderr)
         store = Store.open_readonly(s.db_path)
     try:
-        result: R = Engine(s, store).call(sig, params)
+        engine = Engine(s, store)
+        engine.recovered = recovered
+        result: R = engine.call(sig, params)
         return result
     finally:
         store.close()
@@ -99,6 +105,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             f" watcher {_part(st.watcher).get('mode', 'not running')}"
         )
         lines.append(f"memory root: {_part(st.memory_root, '')}")
+        if st.recovered:
+            r = _part(st.recovered)
+            lines.append(f"index was damaged ({r['reason']}): moved aside to {r['moved_to']}"
+                         f" at {_when(r['at'])} and rebuilt from the files")  # fmt: skip
         if st.logs:
             lines += _logs_lines(_part(st.logs))
         for extra, value in (("jobs", st.jobs), ("llm", st.llm), ("sync", st.sync)):

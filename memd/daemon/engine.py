@@ -21,6 +21,7 @@ from memd.core.settings import Settings
 from memd.daemon import repo
 from memd.daemon.scheduler import Scheduler
 from memd.db import Store
+from memd.db.recovery import Recovery
 
 log = logging.getLogger("memd")
 Call = Callable[[Any], Any]
@@ -48,6 +49,8 @@ class Engine:
         self.methods: dict[str, Method[Any, Any]] = {}
         self.middleware: list[Middleware] = []
         self.jobs: dict[str, JobSpec] = {}
+        # A damaged index moved aside at start or by `reindex --full`, shown in `status`.
+        self.recovered: Recovery | None = None
         self._chains: dict[str, Call] = {}
 
     # -- composition -----------------------------------------------------------------------

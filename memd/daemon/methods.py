@@ -8,7 +8,10 @@ operational state carried over.
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,7 +22,10 @@ from memd.api import messages as msg
 from memd.api.methods import Feature, Method
 from memd.daemon import repo
 from memd.daemon.engine import Engine
-from memd.db import Store
+from memd.db import Store, recovery
+from memd.db.recovery import Recovery
+
+log = logging.getLogger("memd")
 
 
 class Index(Protocol):
@@ -49,8 +55,10 @@ def daemon_feature(engine: Engine, index: Index) -> Feature:
         return engine.run_job(p.name)
 
     def reindex(p: msg.ReindexParams) -> msg.ReindexResult:
-        report = rebuild(engine.store, index) if p.full else index.reconcile()
-        report.full = p.full
+        if not p.full:
+            return index.reconcile()
+        report = rebuild(engine.store, index, on_damage=lambda r: setattr(engine, "recovered", r))
+        report.full = True
         return report
 
     return Feature(
@@ -74,6 +82,8 @@ def status_of(engine: Engine) -> msg.StatusResult:
         "daemon": daemon,
         "socket": str(engine.settings.socket_path),
     }
+    if engine.recovered is not None:
+        out["recovered"] = engine.recovered.to_dict()
     for part in engine.status_parts:
         out.update(part())
     return msgspec.convert(out, msg.StatusResult)
@@ -99,9 +109,23 @@ def jobs_status(engine: Engine) -> dict[str, Any]:
     return out
 
 
-def rebuild(store: Store, index: Index) -> msg.ReindexResult:
-    """`reindex --full`: build a fresh index in a new file and swap it in atomically."""
+def rebuild(
+    store: Store, index: Index, on_damage: Callable[[Recovery], None] = lambda r: None
+) -> msg.ReindexResult:
+    """`reindex --full`: build a fresh index in a new file and swap it in atomically.
+
+    When the current file is damaged, a copy of it is kept beside it (`index.db.corrupt-<time>`)
+    and only the state that can still be read is carried over.
+    """
     final = store.path
+    reason = recovery.damage_of(final)
+    if reason:
+        at = time.time()
+        kept = final.with_name(f"{final.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copy2(final, kept)
+        log.error("the index %s is damaged (%s): a copy is kept in %s; rebuilding it from the"
+                  " files", final, reason, kept)  # fmt: skip
+        on_damage(Recovery(at, str(kept), reason))
     tmp = final.with_name(final.name + ".rebuild")
     for suffix in ("", "-wal", "-shm"):
         Path(str(tmp) + suffix).unlink(missing_ok=True)

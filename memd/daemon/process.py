@@ -31,7 +31,7 @@ from memd.daemon import activation, sdnotify
 from memd.daemon.engine import Engine
 from memd.daemon.scheduler import Scheduler
 from memd.daemon.server import Server, bind_unix_socket
-from memd.db import Store
+from memd.db import Store, recovery
 
 log = logging.getLogger("memd")
 EngineFactory = Callable[[Settings, Store], Engine]
@@ -107,9 +107,10 @@ class Daemon:
         self.stop_event = asyncio.Event()
         loop = asyncio.get_running_loop()
         try:
-            store = Store.open(s.db_path)
+            store, recovered = recovery.open_store(s.db_path)
             engine = self.build(s, store)
             engine.daemon_pid = os.getpid()
+            engine.recovered = recovered
             self.engine = engine
             for step in engine.startup:
                 await asyncio.to_thread(step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from memd.core.models import JobOutcome, JobResult
 
 RUNS_KEPT = 200  # job_runs rows kept per job
+log = logging.getLogger("memd")
 
 
 def record_job(c: sqlite3.Connection, res: JobResult, started: float, finished: float) -> None:
@@ -50,24 +52,38 @@ def copy_state(conn: sqlite3.Connection, fresh: Path, cache_tables: tuple[str, .
     conn.execute("ATTACH DATABASE ? AS fresh", (str(fresh),))
     try:
         conn.execute("BEGIN IMMEDIATE")
-        virtual = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        try:
+            virtual = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+                )
+            ]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                    " AND name != '_memd_migrations' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+                )
+            ]
+        except sqlite3.DatabaseError as exc:
+            log.error(
+                "rebuild: the old index's schema cannot be read (%s): no state carried over", exc
             )
-        ]
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                " AND name != '_memd_migrations' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
-            )
-        ]
+            tables, virtual = [], []
         for t in tables:
             if t in cache_tables or any(t.startswith(v + "_") for v in virtual):
                 continue
-            conn.execute(f'DELETE FROM fresh."{t}"')
-            conn.execute(f'INSERT INTO fresh."{t}" SELECT * FROM main."{t}"')
+            try:
+                conn.execute(f'DELETE FROM fresh."{t}"')
+                conn.execute(f'INSERT INTO fresh."{t}" SELECT * FROM main."{t}"')
+            except sqlite3.DatabaseError as exc:
+                # A damaged table: the fresh index keeps what the rebuild made of it.
+                log.error(
+                    "rebuild: table %s of the old index cannot be read (%s): not carried over",
+                    t,
+                    exc,
+                )
         conn.execute("COMMIT")
     finally:
         if conn.in_transaction:
