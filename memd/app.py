@@ -94,7 +94,7 @@ def import_method(transfer: Transfer, conversations: Conversations) -> Method[An
             return transfer.import_export(p)
         return conversations.import_logs(p)
 
-    return Method(msg.IMPORT, import_, why="reads a file: seconds")
+    return Method(msg.IMPORT, import_, writes=True, why="reads a file: seconds")
 
 
 def daemon(

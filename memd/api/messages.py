@@ -276,6 +276,8 @@ class StatusResult(Result, kw_only=True):
     sync: dict[str, Any] | UnsetType = UNSET
     # A damaged index moved aside and rebuilt: {"at", "moved_to", "reason"}.
     recovered: dict[str, Any] | UnsetType = UNSET
+    # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.
+    read_only: str | UnsetType = UNSET
 
 
 # -- conversations --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ class Method(Generic[P, R]):
     handler: Callable[[P], R]
     runs: Runs | Callable[[P], Runs] = "pool"
     why: str = ""  # the measured cost behind `runs`, for the docs and the next reader
+    writes: bool = False  # refused while the daemon runs read-only (a full disk)
 
     @property
     def name(self) -> str:

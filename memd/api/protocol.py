@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.core.errors import (
+    DiskFull,
     InvalidParams,
     MemdError,
     MemoryDisabled,
@@ -38,6 +39,7 @@ ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (NotFound, -32002),
     (PermissionDenied, -32004),
     (ServerBusy, -32005),
+    (DiskFull, -32006),
 )
 PARSE_ERROR, METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32700, -32601, -32602, -32600
 MEMORY_DISABLED, NOT_FOUND, REQUEST_TOO_LARGE, PERMISSION_DENIED = -32001, -32002, -32003, -32004

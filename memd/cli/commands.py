@@ -105,6 +105,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             f" watcher {_part(st.watcher).get('mode', 'not running')}"
         )
         lines.append(f"memory root: {_part(st.memory_root, '')}")
+        if st.read_only:
+            lines.append(
+                f"read-only ({_part(st.read_only, '')}): queries are answered, writes refused"
+            )
         if st.recovered:
             r = _part(st.recovered)
             lines.append(f"index was damaged ({r['reason']}): moved aside to {r['moved_to']}"

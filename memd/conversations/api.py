@@ -137,7 +137,7 @@ class Conversations:
         return Feature(
             "conversations",
             methods=[
-                Method(msg.INGEST, self.ingest, why="waits on the writer"),
+                Method(msg.INGEST, self.ingest, writes=True, why="waits on the writer"),
                 Method(
                     msg.RECALL,
                     self.recall,

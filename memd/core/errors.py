@@ -13,6 +13,7 @@ MemdError
 │   └── RequestTooLarge
 ├── PermissionDenied       a socket peer running as another user
 ├── ServerBusy             the daemon serves as many connections as it may
+├── DiskFull               no space left to write (the daemon may run read-only)
 ├── DaemonError
 │   ├── DaemonNotRunning   no daemon answers on the socket
 │   └── DaemonAlreadyRunning
@@ -90,6 +91,10 @@ class RequestTooLarge(ProtocolError):
 
 class PermissionDenied(MemdError):
     """The peer of a socket connection is not allowed to use this daemon."""
+
+
+class DiskFull(MemdError):
+    """There is no space left on the disk to write (memory files or the index)."""
 
 
 class ServerBusy(MemdError):

@@ -8,6 +8,7 @@ no-daemon fallback calls the very same table in-process, so both answer alike.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,13 +16,13 @@ from typing import Any
 from memd.api import messages
 from memd.api.messages import RunJobResult, Signature
 from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
-from memd.core.errors import InvalidParams, MethodNotFound
+from memd.core.errors import DiskFull, InvalidParams, MethodNotFound
 from memd.core.models import JobResult
 from memd.core.settings import Settings
 from memd.daemon import repo
 from memd.daemon.scheduler import Scheduler
 from memd.db import Store
-from memd.db.recovery import Recovery
+from memd.db.recovery import Recovery, disk_full_error, is_disk_full
 
 log = logging.getLogger("memd")
 Call = Callable[[Any], Any]
@@ -51,6 +52,8 @@ class Engine:
         self.jobs: dict[str, JobSpec] = {}
         # A damaged index moved aside at start or by `reindex --full`, shown in `status`.
         self.recovered: Recovery | None = None
+        # Why writes are refused ("" when they are not): the daemon started on a full disk.
+        self.read_only = ""
         self._chains: dict[str, Call] = {}
 
     # -- composition -----------------------------------------------------------------------
@@ -84,10 +87,20 @@ class Engine:
 
     def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
         """Run a method (through its middleware) on validated params; its typed result."""
+        if self.read_only and method.writes:
+            raise DiskFull(
+                f"{self.read_only}: memd is read-only and does not {method.name}",
+                hint="free some space on that disk, then restart memd",
+            )
         chain = self._chains.get(method.name)
         if chain is None:
             chain = self._chains[method.name] = self._chain(method)
-        return chain(params)
+        try:
+            return chain(params)
+        except (OSError, sqlite3.OperationalError) as exc:
+            if is_disk_full(exc):
+                raise disk_full_error(exc) from exc
+            raise
 
     def _chain(self, method: Method[Any, Any]) -> Call:
         call: Call = method.handler

@@ -65,8 +65,8 @@ def daemon_feature(engine: Engine, index: Index) -> Feature:
         "daemon",
         methods=[
             Method(msg.STATUS, status, why="reads counters of every feature: ~1 ms"),
-            Method(msg.RUN_JOB, run_job, why="runs a job: seconds"),
-            Method(msg.REINDEX, reindex, why="scans the tree: 10 ms to minutes"),
+            Method(msg.RUN_JOB, run_job, writes=True, why="runs a job: seconds"),
+            Method(msg.REINDEX, reindex, writes=True, why="scans the tree: 10 ms to minutes"),
         ],
         status=[lambda: {"jobs": jobs_status(engine)}],
     )
@@ -84,6 +84,8 @@ def status_of(engine: Engine) -> msg.StatusResult:
     }
     if engine.recovered is not None:
         out["recovered"] = engine.recovered.to_dict()
+    if engine.read_only:
+        out["read_only"] = engine.read_only
     for part in engine.status_parts:
         out.update(part())
     return msgspec.convert(out, msg.StatusResult)

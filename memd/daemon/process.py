@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import socket
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 from memd import __version__
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
-from memd.core.errors import DaemonAlreadyRunning, MemdError
+from memd.core.errors import DaemonAlreadyRunning, DiskFull, MemdError
 from memd.core.settings import Settings
 from memd.daemon import activation, sdnotify
 from memd.daemon.engine import Engine
@@ -107,13 +108,20 @@ class Daemon:
         self.stop_event = asyncio.Event()
         loop = asyncio.get_running_loop()
         try:
-            store, recovered = recovery.open_store(s.db_path)
+            store, recovered, read_only = open_index(s.db_path)
             engine = self.build(s, store)
             engine.daemon_pid = os.getpid()
             engine.recovered = recovered
+            engine.read_only = read_only
             self.engine = engine
             for step in engine.startup:
-                await asyncio.to_thread(step)
+                try:
+                    await asyncio.to_thread(step)
+                except Exception as exc:
+                    if not (engine.read_only or recovery.is_disk_full(exc)):
+                        raise
+                    engine.read_only = engine.read_only or "disk full"
+                    log.warning("read-only: %s skipped (%s)", _step_name(step), exc)
             server = Server(
                 engine,
                 max_request_bytes=s.server_max_request_kb * 1024,
@@ -130,17 +138,24 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop_event.set)
             loop.add_signal_handler(signal.SIGHUP, self._reload)
-            scheduler = Scheduler(engine.record_job)
-            for spec in engine.jobs.values():
-                scheduler.add(spec)
-            engine.scheduler = scheduler
-            scheduler.start()
-            tasks = [asyncio.create_task(self._periodic(p)) for p in engine.periodic]
+            tasks = []
+            if not engine.read_only:
+                # Jobs, periodic scans and tailers all write: none of them in read-only mode.
+                scheduler = Scheduler(engine.record_job)
+                for spec in engine.jobs.values():
+                    scheduler.add(spec)
+                engine.scheduler = scheduler
+                scheduler.start()
+                tasks = [asyncio.create_task(self._periodic(p)) for p in engine.periodic]
             interval = sdnotify.watchdog_interval()
             if interval:
                 tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
-            for start in engine.on_start:
-                await asyncio.to_thread(start)
+            if not engine.read_only:
+                for start in engine.on_start:
+                    await asyncio.to_thread(start)
+            else:
+                log.error("%s: serving read-only (queries answered, writes refused) until restarted"
+                          " with space to write", engine.read_only)  # fmt: skip
             log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
             sdnotify.ready(self._ready_status(engine))
             await self.stop_event.wait()
@@ -229,6 +244,40 @@ class Daemon:
                 await asyncio.to_thread(p.fn)
             except MemdError as exc:
                 log.error("%s failed: %s", p.name, exc)
+
+
+def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
+    """Open the index for writing (a damaged one is moved aside and rebuilt); on a full disk,
+    open it read-only: (store, recovery, why read-only or "")."""
+    recovered = None
+    try:
+        store, recovered = recovery.open_store(path)
+        try:
+            # A write the size of one page: an index that opens may still have no room to grow.
+            store.w.run(lambda c: c.execute(f"PRAGMA user_version = {_user_version(c)}"))
+        except BaseException:
+            store.close()
+            raise
+        return store, recovered, ""
+    except (MemdError, sqlite3.Error, OSError) as exc:
+        if not recovery.is_disk_full(exc):
+            raise
+    log.error("disk full: cannot write the index %s; opening it read-only", path)
+    try:
+        return Store.open_readonly(path), recovered, "disk full"
+    except MemdError as exc:
+        raise DiskFull(
+            f"disk full: no space to create the index {path}",
+            hint="free some space and start again",
+        ) from exc
+
+
+def _user_version(c: sqlite3.Connection) -> int:
+    return int(c.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _step_name(step: Callable[[], None]) -> str:
+    return getattr(step, "__name__", repr(step))
 
 
 def _raise_open_files_limit(wanted: int) -> None:

@@ -8,6 +8,7 @@ created, which the startup scan fills from the files on disk.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -17,12 +18,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memd.core.errors import StoreError
+from memd.core.errors import DiskFull, StoreError
 from memd.db import Store
 
 log = logging.getLogger("memd")
 # SQLite's words for a file that is not (or no longer) a sound database.
 _DAMAGE = ("malformed", "not a database", "corrupt", "encrypted", "wrong # of entries")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error (OS or SQLite, or a StoreError made of one) means the disk is full."""
+    while isinstance(exc, StoreError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(exc, sqlite3.Error) and "disk is full" in str(exc)
+
+
+def disk_full_error(exc: BaseException) -> DiskFull:
+    """A plain "disk full" error for `exc`, naming the file when the OS said which."""
+    where = getattr(exc, "filename", None)
+    place = f" writing {where}" if where else ""
+    return DiskFull(
+        f"disk full: no space left{place}",
+        hint="free some space on that disk and try again",
+    )
 
 
 @dataclass(frozen=True, slots=True)

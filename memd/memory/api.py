@@ -245,15 +245,22 @@ class MemoryFeature:
                     runs=_context_runs,
                     why="ranks ~1,000 FTS matches: p50 2-3 ms; a project may index a folder",
                 ),
-                Method(msg.REMEMBER, self.remember, why="edits a file, waits on the writer"),
-                Method(msg.FORGET, self.forget, why="edits files, waits on the writer"),
+                Method(
+                    msg.REMEMBER,
+                    self.remember,
+                    writes=True,
+                    why="edits a file, waits on the writer",
+                ),
+                Method(
+                    msg.FORGET, self.forget, writes=True, why="edits files, waits on the writer"
+                ),
                 Method(
                     msg.MEMORIES,
                     self.memories,
                     runs="reader",
                     why="lists every item: ms to 100s of ms",
                 ),
-                Method(msg.SET_ENABLED, self.set_enabled, why="waits on the writer"),
+                Method(msg.SET_ENABLED, self.set_enabled, writes=True, why="waits on the writer"),
             ],  # fmt: skip
             jobs=[
                 JobSpec("archive", lambda: archival.run_archival(self.job_context()), 86400, 600)

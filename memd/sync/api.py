@@ -52,10 +52,11 @@ class Sync:
             "sync",
             methods=[
                 Method(msg.SYNC_STATUS, lambda p: self.syncer.status(), why="reads the outbox"),
-                Method(msg.SYNC_NOW, self.sync_now, why="talks to the cloud: seconds"),
+                Method(msg.SYNC_NOW, self.sync_now, writes=True, why="talks to the cloud: seconds"),
                 Method(
                     msg.SYNC_INIT_SCHEMA,
                     lambda p: self.syncer.init_schema(),
+                    writes=True,
                     why="talks to the cloud",
                 ),
             ],  # fmt: skip
