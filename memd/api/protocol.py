@@ -18,6 +18,7 @@ from memd.core.errors import (
     MethodNotFound,
     NotFound,
     ParseRequestError,
+    PathError,
     PermissionDenied,
     ProtocolError,
     RequestTooLarge,
@@ -25,10 +26,11 @@ from memd.core.errors import (
 )
 
 JSONRPC = "2.0"
-APP_ERROR = -32000  # a memd error with no code of its own, or a bug (logged by the daemon)
+APP_ERROR = -32000  # a bug in memd (the daemon logs it with its traceback); nothing else
 
 # Error class -> code, most specific first. JSON-RPC reserves -32768..-32000 for itself;
-# memd's own codes count down from -32001.
+# memd's own codes count down from -32001. Every error memd raises on purpose has a code
+# here (the last row catches the rest), so -32000 means a bug.
 ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (ParseRequestError, -32700),
     (MethodNotFound, -32601),
@@ -40,10 +42,13 @@ ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (PermissionDenied, -32004),
     (ServerBusy, -32005),
     (DiskFull, -32006),
+    (PathError, -32602),  # a path given in the params cannot be used (no such folder, …)
+    (MemdError, -32010),  # memd could not do it; `error.data.hint` says what to do
 )
 PARSE_ERROR, METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32700, -32601, -32602, -32600
 MEMORY_DISABLED, NOT_FOUND, REQUEST_TOO_LARGE, PERMISSION_DENIED = -32001, -32002, -32003, -32004
 SERVER_BUSY = -32005
+MEMD_ERROR = -32010
 
 
 def error_code(exc: MemdError) -> int:
