@@ -2,7 +2,7 @@
 
 Shared by the daemon (which decodes params and encodes results with them), the client, the
 CLI, MCP and the hooks. They are msgspec `Struct`s: decoding and validating a `context`
-request costs ~2 µs and its ~20 KB answer ~60 µs, against ~25 µs and ~690 µs for
+request costs ~4 µs and its ~20 KB answer ~67 µs, against ~21 µs and ~850 µs for
 dataclasses checked by a generic validator (`bench/api_decode.py`, figures in
 docs/benchmarks.md).
 
