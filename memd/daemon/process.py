@@ -28,7 +28,7 @@ from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
 from memd.core.errors import DaemonAlreadyRunning, DiskFull, MemdError
 from memd.core.settings import Settings
-from memd.daemon import activation, sdnotify
+from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
 from memd.daemon.scheduler import Scheduler
 from memd.daemon.server import Server, bind_unix_socket
@@ -254,7 +254,7 @@ def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
         store, recovered = recovery.open_store(path)
         try:
             # A write the size of one page: an index that opens may still have no room to grow.
-            store.w.run(lambda c: c.execute(f"PRAGMA user_version = {_user_version(c)}"))
+            store.w.run(repo.touch_header)
         except BaseException:
             store.close()
             raise
@@ -270,10 +270,6 @@ def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
             f"disk full: no space to create the index {path}",
             hint="free some space and start again",
         ) from exc
-
-
-def _user_version(c: sqlite3.Connection) -> int:
-    return int(c.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _step_name(step: Callable[[], None]) -> str:
