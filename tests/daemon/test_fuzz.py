@@ -61,7 +61,8 @@ class Conn:
 @pytest.fixture(scope="module")
 def fuzzed() -> Iterator[tuple[DaemonProcess, Conn]]:
     with tempfile.TemporaryDirectory(prefix="memd-fz-", dir="/tmp") as home:
-        d = DaemonProcess(Path(home)).start()
+        # Module-scoped: started before the per-test HOME isolation, so tail no real logs.
+        d = DaemonProcess(Path(home), MEMD_LOGS_CLAUDE_CODE="false").start()
         (d.memory / "topics" / "vue.md").write_text("# Vue\n\n## Components\n- small ones\n")
         conn = Conn(d)
         yield d, conn
