@@ -38,6 +38,11 @@ from memd.core.paths import ensure_private_dir
 
 log = logging.getLogger(__name__)
 
+CHUNK = 16 * 1024  # read size; the transport pauses a client past twice this
+SMALL_LINE = 32 * 1024  # a partial line up to this needs no share of the shared budget
+BACKLOG = 4096  # pending connects the kernel holds while the loop is busy
+BUDGET_WAIT_S = 2.0  # how long a growing line waits for others to finish before it is refused
+
 
 class Dispatcher(Protocol):
     """The method table the server answers from (the engine)."""
@@ -98,12 +103,6 @@ def bind_unix_socket(path: Path) -> socket.socket:
     sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock
-
-
-CHUNK = 16 * 1024  # read size; the transport pauses a client past twice this
-SMALL_LINE = 32 * 1024  # a partial line up to this needs no share of the shared budget
-BACKLOG = 4096  # pending connects the kernel holds while the loop is busy
-BUDGET_WAIT_S = 2.0  # how long a growing line waits for others to finish before it is refused
 
 
 class _Budget:
