@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.memory.parse import _HEADING, SPLIT_LEVEL, format_meta, split_item
+from memd.core.errors import SourceError
+from memd.core.models import ParsedFile
+from memd.memory.parse import format_meta, item_prefix, parse_markdown, split_item
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,26 +86,34 @@ def _append_item(
     lines = read_lines(path)
     if not lines or lines == [""]:
         lines = [f"# {title or path.stem.replace('-', ' ').title()}", ""]
-    start = _find_section(lines, section)
-    if start is None:
+    span = _find_section(_parse(lines), section)
+    if span is None:
         while lines and lines[-1] == "":
             lines.pop()
         lines += ["", f"## {section}", ""]
-        start = len(lines) - 2
-    end = _section_end(lines, start)
+        span = (len(lines) - 2, len(lines))
+    start, end = span
     # Insert after the last non-blank line of the section so items stay together.
     insert_at = end
     while insert_at > start + 1 and lines[insert_at - 1].strip() == "":
         insert_at -= 1
     line = f"- {text} {format_meta(meta)}" if meta else f"- {text}"
-    lines.insert(insert_at, line)
-    # Keep a blank line between the new item and a following heading.
-    if insert_at + 1 < len(lines) and lines[insert_at + 1].startswith("#"):
-        lines.insert(insert_at + 1, "")
-    if lines[-1] != "":
-        lines.append("")
-    write_atomic(path, "\n".join(lines))
-    return EditedItem(str(path), insert_at + 1, text, meta)
+    # A blank line before the item ends an HTML block it would otherwise continue.
+    for before in ([], [""]):
+        new = [*lines[:insert_at], *before, line, *lines[insert_at:]]
+        at = insert_at + len(before)
+        if insert_at == end < len(lines):  # keep a blank line before the next heading
+            new.insert(at + 1, "")
+        if new[-1] != "":
+            new.append("")
+        if at + 1 in _item_lines(_parse(new)):
+            write_atomic(path, "\n".join(new))
+            return EditedItem(str(path), at + 1, text, meta)
+    raise SourceError(
+        f"cannot add to {path}: line {insert_at + 1}, where section {section!r} ends, is inside"
+        " a code block or HTML block that is never closed, so a list item there would not be one",
+        hint="close the code fence (``` or ~~~) or the HTML block in that file",
+    )
 
 
 def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
@@ -115,10 +124,11 @@ def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> li
 
 def _remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
     lines = read_lines(path)
+    item_lines = _item_lines(_parse(lines))
     kept: list[str] = []
     removed: list[EditedItem] = []
     for i, line in enumerate(lines):
-        it = split_item(line)
+        it = split_item(line) if i + 1 in item_lines else None
         if it is not None and match(it[0], it[1]):
             removed.append(EditedItem(str(path), i + 1, it[0], it[1]))
             continue
@@ -144,39 +154,35 @@ def _update_items(
     change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
 ) -> list[EditedItem]:
     lines = read_lines(path)
+    item_lines = _item_lines(_parse(lines))
     changed: list[EditedItem] = []
     for i, line in enumerate(lines):
-        it = split_item(line)
+        it = split_item(line) if i + 1 in item_lines else None
         if it is None or not match(it[0], it[1]):
             continue
         text, meta = change(it[0], dict(it[1]))
-        indent = re.match(r"^[ \t]*", line)
-        prefix = indent.group(0) if indent else ""
-        lines[i] = f"{prefix}- {text} {format_meta(meta)}" if meta else f"{prefix}- {text}"
+        # The marker and a task box stay as they were: `1.` or `- [x]` keep their meaning.
+        prefix = item_prefix(line)
+        lines[i] = f"{prefix}{text} {format_meta(meta)}" if meta else f"{prefix}{text}"
         changed.append(EditedItem(str(path), i + 1, text, meta))
     if changed:
         write_atomic(path, "\n".join(lines))
     return changed
 
 
-def _find_section(lines: list[str], section: str) -> int | None:
+def _parse(lines: list[str]) -> ParsedFile:
+    return parse_markdown("\n".join(lines))
+
+
+def _item_lines(parsed: ParsedFile) -> set[int]:
+    """1-based numbers of the lines that are list items with text."""
+    return {it.line for s in parsed.sections for it in s.items}
+
+
+def _find_section(parsed: ParsedFile, section: str) -> tuple[int, int] | None:
+    """0-based [heading line, end) of the first level-2 section called `section`."""
     want = section.strip().lower()
-    in_fence = False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m and len(m.group(1)) == 2 and m.group(2).strip().lower() == want:
-            return i
+    for s in parsed.sections:
+        if s.level == 2 and s.heading.lower() == want:
+            return s.start_line - 1, s.end_line
     return None
-
-
-def _section_end(lines: list[str], start: int) -> int:
-    in_fence = False
-    for i in range(start + 1, len(lines)):
-        if lines[i].lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(lines[i])
-        if m and len(m.group(1)) <= SPLIT_LEVEL:
-            return i
-    return len(lines)

@@ -1,23 +1,55 @@
-"""PURE: Markdown text → `ParsedFile` (front matter, title, `## Section` chunks, list items)."""
+"""PURE: Markdown text → `ParsedFile` (front matter, title, `## Section` chunks, list items).
+
+Which lines are headings (ATX and setext), code (fenced or indented) and list items is
+CommonMark's answer, from markdown-it-py's block parser; line numbers are those of the file,
+front matter included, because edits rewrite files by line. Most memory files hold only `#`
+headings, bullet lists and prose, where a plain line scan gives the same answer at a fraction
+of the cost: `needs_full_parse` sends every file with a construct where the two could differ
+(code fences, setext underlines and thematic breaks, indentation of four columns, HTML blocks,
+ordered lists, indented headings) to the parser, and a property test holds both paths to one
+result.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from memd.core.models import Item, ParsedFile, Section
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.*)$")
 _META = re.compile(r"[ \t]*<!--[ \t]*memd[: ]?(.*?)-->[ \t]*$")
 _META_PAIR = re.compile(r"([A-Za-z_][\w-]*)=(\"[^\"]*\"|\S+)")
+# An ATX heading that starts in column 0 (CommonMark allows three spaces of indentation; such
+# lines go to the full parser, because inside a list item they are not top-level headings).
+_ATX = re.compile(r"(#{1,6})(?=[ \t]|$)")
+# Lines on which a line scan and CommonMark can disagree about headings, code or list items.
+# Searched in "\n" + body: a literal first character lets `re` skip ahead to line starts.
+_NEEDS_PARSER = re.compile(
+    r"\n(?:"
+    r" {0,3}(?:=+|-+)[ \t]*$"  # setext underline, or `---` as a thematic break
+    r"| {0,3}([-*_])[ \t]*(?:\1[ \t]*){2,}$"  # thematic break (`* * *` is not a list item)
+    r"| {0,3}\t| {4}"  # indented code, or content nested deeper than a line scan can tell
+    r"| {0,3}<"  # HTML block: `## x` or `- x` inside it is neither heading nor item
+    r"| {1,3}#"  # an indented heading may belong to a list item
+    r"|[ \t]*\d+[.)]"  # ordered list: whether `2.` starts an item depends on what precedes it
+    r")",
+    re.M,
+)
 # libyaml's safe loader is ~10x faster than the pure-Python one; both are safe.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Sections are split at levels 1 and 2; deeper headings stay inside their section.
 SPLIT_LEVEL = 2
+# markdown-it stops descending past this many open blocks (its default of 20 would hide list
+# items in a deeply nested list); each level costs a few stack frames.
+_MAX_NESTING = 100
 
 
 def parse_meta(comment_body: str) -> dict[str, str]:
@@ -48,6 +80,12 @@ def split_item(line: str) -> tuple[str, dict[str, str]] | None:
     return body.strip(), meta
 
 
+def item_prefix(line: str) -> str:
+    """What precedes an item's text: indentation, marker and task box (`  - [x] `)."""
+    m = _ITEM.match(line)
+    return line[: m.start(1)] if m else ""
+
+
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]:
     """Return (front matter, body, number of lines the front matter used, error or None).
 
@@ -75,17 +113,96 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]
     return {}, text, 0, "broken front matter: no closing '---'"
 
 
-def parse_markdown(text: str, fallback_title: str = "") -> ParsedFile:
-    """Parse a memory file. Never raises on content: problems become `warnings`."""
+def needs_full_parse(body: str) -> bool:
+    """True when a line scan could misread `body`'s headings, code or items (see module doc)."""
+    return (
+        "```" in body
+        or "~~~" in body
+        or "\r" in body  # CommonMark breaks lines at a lone CR; memd's line numbers do not
+        or _NEEDS_PARSER.search("\n" + body) is not None
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    level: int
+    span: int  # lines the heading takes: 1 for ATX, 2 or more for setext
+    text: str
+
+
+def _atx_text(line: str) -> str:
+    """The text of an ATX heading line, without its `#` marks and optional closing sequence."""
+    rest = line.lstrip(" \t").lstrip("#").rstrip(" \t")
+    bare = rest.rstrip("#")
+    if len(bare) < len(rest) and (not bare or bare[-1] in " \t"):
+        rest = bare
+    return rest.strip()
+
+
+def _scan_outline(lines: list[str]) -> dict[int, _Heading]:
+    """Headings of a body that needs no parser: ATX lines in column 0."""
+    headings: dict[int, _Heading] = {}
+    for idx, line in enumerate(lines):
+        if line.startswith("#"):
+            m = _ATX.match(line)
+            if m and len(m.group(1)) <= SPLIT_LEVEL:
+                text = _atx_text(line)
+                if text:
+                    headings[idx] = _Heading(len(m.group(1)), 1, text)
+    return headings
+
+
+@functools.cache
+def _markdown_it() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # Block structure only: inline parsing (emphasis, links) is most of markdown-it's work and
+    # none of memd's business.
+    md = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
+    return md.disable(["inline", "text_join"])
+
+
+def _parse_outline(body: str, lines: list[str]) -> tuple[dict[int, _Heading], frozenset[int]]:
+    """Top-level level-1/2 headings and the first line of every list item, by CommonMark."""
+    # A lone CR would be a line break to markdown-it and shift every later line number.
+    tokens = _markdown_it().parse(body.replace("\r", " "))
+    headings: dict[int, _Heading] = {}
+    items: set[int] = set()
+    for tok in tokens:
+        if tok.map is None:
+            continue
+        if tok.type == "list_item_open":
+            items.add(tok.map[0])
+        elif tok.type == "heading_open" and tok.level == 0 and tok.tag in ("h1", "h2"):
+            start, end = tok.map
+            if tok.markup.startswith("#"):
+                text = _atx_text(lines[start])
+            else:  # setext: the paragraph lines above the underline
+                text = " ".join(line.strip() for line in lines[start : end - 1]).strip()
+            if text:
+                headings[start] = _Heading(int(tok.tag[1]), end - start, text)
+    return headings, frozenset(items)
+
+
+def parse_markdown(text: str, fallback_title: str = "", *, full: bool | None = None) -> ParsedFile:
+    """Parse a memory file. Never raises on content: problems become `warnings`.
+
+    `full` forces (True) or forbids (False) the CommonMark parser; by default it runs only on
+    files that `needs_full_parse`.
+    """
     fm, body, offset, err = split_front_matter(text)
     warnings = (err,) if err else ()
     lines = body.split("\n")
+    item_lines: frozenset[int] | None = None  # None: every line that looks like an item is one
+    if full or (full is None and needs_full_parse(body)):
+        headings, item_lines = _parse_outline(body, lines)
+    else:
+        headings = _scan_outline(lines)
     title = ""
     sections: list[Section] = []
     cur_heading, cur_level, cur_start = "", 0, offset + 1
     buf: list[str] = []
     items: list[Item] = []
-    in_fence = False
 
     def flush(end_line: int) -> None:
         content = "\n".join(buf).strip("\n")
@@ -102,27 +219,29 @@ def parse_markdown(text: str, fallback_title: str = "") -> ParsedFile:
                 )
             )
 
-    for idx, line in enumerate(lines):
+    idx = 0
+    while idx < len(lines):
         lineno = offset + idx + 1
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m and len(m.group(1)) <= SPLIT_LEVEL:
-            level, heading = len(m.group(1)), m.group(2).strip()
-            if level == 1 and not title:
-                title = heading
-                if not sections and not "".join(buf).strip():
-                    cur_start = lineno + 1
+        h = headings.get(idx)
+        if h is not None:
+            idx += h.span
+            if h.level == 1 and not title:
+                title = h.text
+                # A title line that opens the file starts no section of its own.
+                if not sections and not cur_heading and not "".join(buf).strip():
+                    cur_start = lineno + h.span
                     continue
             flush(lineno - 1)
-            cur_heading, cur_level, cur_start = heading, level, lineno
+            cur_heading, cur_level, cur_start = h.text, h.level, lineno
             buf, items = [], []
             continue
+        line = lines[idx]
         buf.append(line)
-        if not in_fence:
+        if item_lines is None or idx in item_lines:
             it = split_item(line)
             if it is not None and it[0]:
                 items.append(Item(line=lineno, text=it[0], meta=it[1]))
+        idx += 1
     flush(offset + len(lines))
     if not title:
         t = fm.get("title")

@@ -72,3 +72,75 @@ def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
     items = parse_markdown(p.read_text()).sections[-1].items
     assert sorted(int(i.text.split()[1]) for i in items) == list(range(40))
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".memd-tmp")]
+
+
+def test_append_finds_the_section_outside_code_blocks(tmp_path: Path) -> None:
+    p = tmp_path / "prefs.md"
+    # The `~~~` lines inside the ``` block neither open nor close a fence.
+    p.write_text("# Prefs\n\n```md\n~~~\n## Testing\n~~~\n```\n\n## Testing\n- jest\n")
+    item = append_item(p, "Testing", "vitest", {"id": "m_1"})
+    lines = p.read_text().split("\n")
+    assert item.line == 11 and lines[10] == "- vitest <!-- memd id=m_1 -->"
+    assert lines[2:7] == ["```md", "~~~", "## Testing", "~~~", "```"]
+    sec = parse_markdown(p.read_text()).sections[-1]
+    assert sec.heading == "Testing" and [i.text for i in sec.items] == ["jest", "vitest"]
+
+
+def test_append_under_a_setext_heading_and_before_the_next_one(tmp_path: Path) -> None:
+    p = tmp_path / "prefs.md"
+    # Without the blank line it adds, `Tools` would continue the new item's paragraph.
+    p.write_text("Prefs\n=====\n\nTesting\n-------\nTools\n-----\n- vim\n")
+    append_item(p, "Testing", "vitest", {})
+    assert p.read_text() == "Prefs\n=====\n\nTesting\n-------\n- vitest\n\nTools\n-----\n- vim\n"
+    assert [s.heading for s in parse_markdown(p.read_text()).sections] == ["Testing", "Tools"]
+
+
+def test_append_after_an_html_block_leaves_a_blank_line(tmp_path: Path) -> None:
+    p = tmp_path / "notes.md"
+    p.write_text("# N\n\n## Notes\n<details>\nold notes\n")
+    item = append_item(p, "Notes", "new", {"id": "m_1"})
+    assert p.read_text() == "# N\n\n## Notes\n<details>\nold notes\n\n- new <!-- memd id=m_1 -->\n"
+    assert item.line == 7
+    assert [i.text for i in parse_markdown(p.read_text()).sections[-1].items] == ["new"]
+
+
+def test_append_into_an_unclosed_fence_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    import pytest
+
+    from memd.core.errors import SourceError
+
+    p = tmp_path / "notes.md"
+    original = "# N\n\n## Notes\n- a\n\n```sh\n## not a heading\nnpm test\n"
+    p.write_text(original)
+    for section in ("Notes", "Elsewhere"):
+        with pytest.raises(SourceError, match="never closed") as exc:
+            append_item(p, section, "new", {"id": "m_1"})
+        assert "close the code fence" in exc.value.hint
+        assert p.read_text() == original
+
+
+def test_remove_and_update_leave_code_blocks_alone(tmp_path: Path) -> None:
+    p = tmp_path / "a.md"
+    text = (
+        "# A\n\n## S\n```md\n- use vitest\n~~~\n```\n- use vitest\n\nProse.\n\n    - use vitest\n"
+    )
+    p.write_text(text)
+    assert [g.line for g in remove_items(p, lambda t, m: t == "use vitest")] == [8]
+    assert p.read_text() == text.replace("```\n- use vitest\n", "```\n")
+    p.write_text(text)
+    update_items(p, lambda t, m: t == "use vitest", lambda t, m: (t, {"imp": "9"}))
+    assert p.read_text() == text.replace(
+        "```\n- use vitest\n", "```\n- use vitest <!-- memd imp=9 -->\n"
+    )
+
+
+def test_update_keeps_the_marker_and_the_task_box(tmp_path: Path) -> None:
+    p = tmp_path / "tasks.md"
+    p.write_text(
+        "# T\n\n## Open\n1. first <!-- memd id=m_1 -->\n  * [x] done <!-- memd id=m_2 -->\n"
+    )
+    update_items(p, lambda t, m: True, lambda t, m: (t, {**m, "seen": "2026-11-23"}))
+    assert p.read_text() == (
+        "# T\n\n## Open\n1. first <!-- memd id=m_1 seen=2026-11-23 -->\n"
+        "  * [x] done <!-- memd id=m_2 seen=2026-11-23 -->\n"
+    )
