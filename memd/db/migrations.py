@@ -1,5 +1,10 @@
 """The schema as an append-only list of small named migrations. Never edit a released one.
 
+`MIGRATIONS` below lists them in the order they run, which is the order of their numbers; a new
+one gets the next number and goes at the end. A database records the names it has applied, so
+one that ran them in another order (memd once ran m020 before m010; the two are independent)
+upgrades by running only the names it lacks.
+
 The index part (files, sections, FTS) is a cache that `memd reindex --full` rebuilds; the
 operational part (log offsets, outbox, job state, settings state) lives only here.
 """
@@ -11,8 +16,6 @@ import time
 from collections.abc import Callable
 
 Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[Migration] = []
-migration = MIGRATIONS.append
 
 
 def run_script(conn: sqlite3.Connection, sql: str) -> None:
@@ -32,7 +35,6 @@ def run_script(conn: sqlite3.Connection, sql: str) -> None:
         conn.execute(buf)
 
 
-@migration
 def m001_memory_index(conn: sqlite3.Connection) -> None:
     run_script(
         conn,
@@ -104,41 +106,6 @@ def m001_memory_index(conn: sqlite3.Connection) -> None:
     )
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; each one and its record share a transaction."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _memd_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
-    )
-    done = {r[0] for r in conn.execute("SELECT name FROM _memd_migrations")}
-    known = {m.__name__ for m in MIGRATIONS}
-    unknown = done - known
-    if unknown:
-        from memd.core.errors import StoreError
-
-        raise StoreError(
-            f"the index was written by a newer memd (migrations {sorted(unknown)})",
-            hint="upgrade memd, or `memd reindex --full` to rebuild the index",
-        )
-    applied = []
-    for m in MIGRATIONS:
-        if m.__name__ in done:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            m(conn)
-            conn.execute(
-                "INSERT INTO _memd_migrations(name, applied_at) VALUES (?, ?)",
-                (m.__name__, time.time()),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        applied.append(m.__name__)
-    return applied
-
-
-@migration
 def m002_conversations(conn: sqlite3.Connection) -> None:
     # Conversations are memory, not cache: a log deleted by its app (Claude Code keeps 30 days)
     # must never delete what memd learned from it, so these rows are only rebuilt from logs
@@ -225,7 +192,6 @@ def m002_conversations(conn: sqlite3.Connection) -> None:
     )
 
 
-@migration
 def m003_jobs(conn: sqlite3.Connection) -> None:
     run_script(
         conn,
@@ -254,7 +220,43 @@ def m003_jobs(conn: sqlite3.Connection) -> None:
     )
 
 
-@migration
+def m010_conversation_extra(conn: sqlite3.Connection) -> None:
+    # journal_upto: the last turn (rowid) written to journal/, so an exchange is journaled once.
+    # speaker: who said a turn when the log names people; searchable with the text, so the
+    # insert/update triggers are replaced. FTS5 flushes its pending terms at every statement
+    # inside a trigger (one segment per row, ~5x slower), so a batch writer sets the
+    # 'turns_fts_deferred' state key and indexes its rows with one INSERT … SELECT instead.
+    # pending_titles: Claude Code `summary` records wait here until their leafUuid is seen in
+    # the same file (summaries of other sessions can be written into a transcript).
+    run_script(
+        conn,
+        """
+        ALTER TABLE sessions ADD COLUMN journal_upto INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE turns ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER turns_ai;
+        DROP TRIGGER turns_au;
+        CREATE TRIGGER turns_ai AFTER INSERT ON turns
+        WHEN NOT EXISTS (SELECT 1 FROM state WHERE key = 'turns_fts_deferred') BEGIN
+            INSERT INTO turns_fts(rowid, text) VALUES (new.id, memd_index_text(
+                CASE WHEN new.speaker = '' THEN new.text ELSE new.speaker || ': ' || new.text END));
+        END;
+        CREATE TRIGGER turns_au AFTER UPDATE OF text, speaker ON turns BEGIN
+            DELETE FROM turns_fts WHERE rowid = old.id;
+            INSERT INTO turns_fts(rowid, text) VALUES (new.id, memd_index_text(
+                CASE WHEN new.speaker = '' THEN new.text ELSE new.speaker || ': ' || new.text END));
+        END;
+        CREATE TABLE pending_titles (
+            path TEXT NOT NULL,
+            leaf_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            PRIMARY KEY (path, leaf_id)
+        );
+        """,
+    )
+
+
 def m020_sync_outbox(conn: sqlite3.Connection) -> None:
     # Operational state, never rebuilt: the queue of changes waiting for the cloud (one row per
     # file and target: newer changes replace queued ones), what each file looked like when it
@@ -326,45 +328,6 @@ def m020_sync_outbox(conn: sqlite3.Connection) -> None:
     )
 
 
-@migration
-def m010_conversation_extra(conn: sqlite3.Connection) -> None:
-    # journal_upto: the last turn (rowid) written to journal/, so an exchange is journaled once.
-    # speaker: who said a turn when the log names people; searchable with the text, so the
-    # insert/update triggers are replaced. FTS5 flushes its pending terms at every statement
-    # inside a trigger (one segment per row, ~5x slower), so a batch writer sets the
-    # 'turns_fts_deferred' state key and indexes its rows with one INSERT … SELECT instead.
-    # pending_titles: Claude Code `summary` records wait here until their leafUuid is seen in
-    # the same file (summaries of other sessions can be written into a transcript).
-    run_script(
-        conn,
-        """
-        ALTER TABLE sessions ADD COLUMN journal_upto INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE turns ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
-        DROP TRIGGER turns_ai;
-        DROP TRIGGER turns_au;
-        CREATE TRIGGER turns_ai AFTER INSERT ON turns
-        WHEN NOT EXISTS (SELECT 1 FROM state WHERE key = 'turns_fts_deferred') BEGIN
-            INSERT INTO turns_fts(rowid, text) VALUES (new.id, memd_index_text(
-                CASE WHEN new.speaker = '' THEN new.text ELSE new.speaker || ': ' || new.text END));
-        END;
-        CREATE TRIGGER turns_au AFTER UPDATE OF text, speaker ON turns BEGIN
-            DELETE FROM turns_fts WHERE rowid = old.id;
-            INSERT INTO turns_fts(rowid, text) VALUES (new.id, memd_index_text(
-                CASE WHEN new.speaker = '' THEN new.text ELSE new.speaker || ': ' || new.text END));
-        END;
-        CREATE TABLE pending_titles (
-            path TEXT NOT NULL,
-            leaf_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            title TEXT NOT NULL,
-            line INTEGER NOT NULL,
-            PRIMARY KEY (path, leaf_id)
-        );
-        """,
-    )
-
-
-@migration
 def m030_memory_jobs(conn: sqlite3.Connection) -> None:
     # memory_hashes: every memory the extraction job ever wrote, so a line deleted or edited by
     # hand is never written again. llm_runs: tokens spent per job run (daily budget, cost report).
@@ -410,13 +373,11 @@ def m030_memory_jobs(conn: sqlite3.Connection) -> None:
     )
 
 
-@migration
 def m040_items_section_index(conn: sqlite3.Connection) -> None:
     # Without it every cascading section delete scans the whole items table (16 ms per file).
     conn.execute("CREATE INDEX IF NOT EXISTS items_section ON items(section_id)")
 
 
-@migration
 def m050_turns_fts_contentless(conn: sqlite3.Connection) -> None:
     # The turns' text is kept in `turns`; the FTS table kept a second copy of it (a third of
     # the index file, and a sixth of the ingest time). Contentless, FTS5 keeps only the index,
@@ -447,3 +408,49 @@ def m050_turns_fts_contentless(conn: sqlite3.Connection) -> None:
         END;
         """,
     )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_memory_index,
+    m002_conversations,
+    m003_jobs,
+    m010_conversation_extra,
+    m020_sync_outbox,
+    m030_memory_jobs,
+    m040_items_section_index,
+    m050_turns_fts_contentless,
+)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; each one and its record share a transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _memd_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
+    done = {r[0] for r in conn.execute("SELECT name FROM _memd_migrations")}
+    known = {m.__name__ for m in MIGRATIONS}
+    unknown = done - known
+    if unknown:
+        from memd.core.errors import StoreError
+
+        raise StoreError(
+            f"the index was written by a newer memd (migrations {sorted(unknown)})",
+            hint="upgrade memd, or `memd reindex --full` to rebuild the index",
+        )
+    applied = []
+    for m in MIGRATIONS:
+        if m.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            m(conn)
+            conn.execute(
+                "INSERT INTO _memd_migrations(name, applied_at) VALUES (?, ?)",
+                (m.__name__, time.time()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(m.__name__)
+    return applied
