@@ -191,65 +191,65 @@ def parse_markdown(text: str, fallback_title: str = "", *, full: bool | None = N
     files that `needs_full_parse`.
     """
     fm, body, offset, err = split_front_matter(text)
-    warnings = (err,) if err else ()
     lines = body.split("\n")
     item_lines: frozenset[int] | None = None  # None: every line that looks like an item is one
     if full or (full is None and needs_full_parse(body)):
         headings, item_lines = _parse_outline(body, lines)
     else:
         headings = _scan_outline(lines)
-    title = ""
-    sections: list[Section] = []
-    cur_heading, cur_level, cur_start = "", 0, offset + 1
-    buf: list[str] = []
-    items: list[Item] = []
-
-    def flush(end_line: int) -> None:
-        content = "\n".join(buf).strip("\n")
-        if content.strip() or cur_heading:
-            sections.append(
-                Section(
-                    ordinal=len(sections),
-                    heading=cur_heading,
-                    level=cur_level,
-                    start_line=cur_start,
-                    end_line=max(cur_start, end_line),
-                    text=content,
-                    items=tuple(items),
-                )
-            )
-
-    idx = 0
-    while idx < len(lines):
-        lineno = offset + idx + 1
-        h = headings.get(idx)
-        if h is not None:
-            idx += h.span
-            if h.level == 1 and not title:
-                title = h.text
-                # A title line that opens the file starts no section of its own.
-                if not sections and not cur_heading and not "".join(buf).strip():
-                    cur_start = lineno + h.span
-                    continue
-            flush(lineno - 1)
-            cur_heading, cur_level, cur_start = h.text, h.level, lineno
-            buf, items = [], []
-            continue
-        line = lines[idx]
-        buf.append(line)
-        if item_lines is None or idx in item_lines:
-            it = split_item(line)
-            if it is not None and it[0]:
-                items.append(Item(line=lineno, text=it[0], meta=it[1]))
-        idx += 1
-    flush(offset + len(lines))
+    title, sections = _split_sections(lines, offset, headings, item_lines)
     if not title:
         t = fm.get("title")
         title = str(t) if t else fallback_title
     if sections and not sections[0].heading and title:
         s0 = sections[0]
         sections[0] = Section(s0.ordinal, title, 1, s0.start_line, s0.end_line, s0.text, s0.items)
+    warnings = (err,) if err else ()
     return ParsedFile(title=title, front_matter=fm, sections=tuple(sections), warnings=warnings)
+
+
+def _split_sections(
+    lines: list[str],
+    offset: int,
+    headings: dict[int, _Heading],
+    item_lines: frozenset[int] | None,
+) -> tuple[str, list[Section]]:
+    """The title (first level-1 heading) and a section per level-1/2 heading.
+
+    `offset` is the number of front matter lines before `lines`; line numbers are 1-based.
+    """
+    title = ""
+    sections: list[Section] = []
+    heading, level, first = "", 0, 0  # the current section; `first`: its first body line
+    start = offset + 1
+    for idx in [*sorted(headings), len(lines)]:
+        h = headings.get(idx)
+        if h is not None and h.level == 1 and not title:
+            title = h.text
+            # A title line that opens the file starts no section of its own.
+            if not sections and not heading and not "".join(lines[first:idx]).strip():
+                start, first = offset + idx + 1 + h.span, idx + h.span
+                continue
+        content = "\n".join(lines[first:idx]).strip("\n")
+        if content.strip() or heading:
+            items = _items(lines, range(first, idx), offset, item_lines)
+            end = max(start, offset + idx)
+            sections.append(Section(len(sections), heading, level, start, end, content, items))
+        if h is not None:
+            heading, level, start, first = h.text, h.level, offset + idx + 1, idx + h.span
+    return title, sections
+
+
+def _items(
+    lines: list[str], span: range, offset: int, item_lines: frozenset[int] | None
+) -> tuple[Item, ...]:
+    items = []
+    for idx in span:
+        if item_lines is None or idx in item_lines:
+            it = split_item(lines[idx])
+            if it is not None and it[0]:
+                items.append(Item(line=offset + idx + 1, text=it[0], meta=it[1]))
+    return tuple(items)
 
 
 def strip_meta_comments(text: str) -> str:

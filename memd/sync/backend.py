@@ -1,8 +1,10 @@
 """The cloud sync interface: one row type, one backend protocol, one SQL schema.
 
-Two backends implement `CloudBackend`: `cloud_postgres.PostgresBackend` (a direct psycopg
+Two backends implement `CloudBackend`: `postgres.PostgresBackend` (a direct psycopg
 connection to any Postgres, Supabase's database URL included) and
-`cloud_supabase.SupabaseBackend` (supabase-py over the REST API). Both talk to the tables in
+`supabase.SupabaseBackend` (postgrest-py over the REST API). Each needs its client
+library, installed with the matching extra (`memd[postgres]`, `memd[supabase]`) and imported
+only when the backend is built; without it the backend raises `missing_extra`. Both talk to the tables in
 `sql/schema.sql`, whose trigger decides how replays, stale versions, compare-and-swap and
 cursors behave (see the comment at the top of that file). Backends raise only `SyncRetryable`
 (try again later) and `SyncPermanent` (park the operation and tell the user).
@@ -126,6 +128,16 @@ class CloudBackend(Protocol):
     def close(self) -> None:
         """Release connections. The backend must not be used afterwards."""
         ...
+
+
+def missing_extra(backend: str, exc: ImportError) -> SyncPermanent:
+    """The error for a backend whose client library is not installed: names the extra."""
+    what = exc.name or str(exc)
+    return SyncPermanent(
+        f"sync.backend is {backend} but its client library is not installed ({what}: {exc})",
+        hint=f"install it into memd's environment: pip install 'memd[{backend}]', restart the"
+        " daemon, then `memd sync --now --retry-parked`",
+    )
 
 
 def check_table_name(table: str) -> str:

@@ -27,6 +27,7 @@ from memd.sync.backend import (
     check_table_name,
     classify_sqlstate,
     events_table,
+    missing_extra,
     schema_sql,
     sort_skipped,
 )
@@ -85,8 +86,11 @@ class PostgresBackend:
     name = "postgres"
 
     def __init__(self, dsn: str, table: str = DEFAULT_TABLE, timeout: float = 10) -> None:
-        import psycopg
-        from psycopg import sql
+        try:
+            import psycopg
+            from psycopg import sql
+        except ImportError as exc:
+            raise missing_extra("postgres", exc) from exc
 
         self._psycopg = psycopg
         self._dsn = dsn

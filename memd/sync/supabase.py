@@ -1,4 +1,8 @@
-"""The `supabase` sync backend: supabase-py over the PostgREST API of a Supabase project.
+"""The `supabase` sync backend: postgrest-py over the PostgREST API of a Supabase project.
+
+Only the table API is used (upsert, select, filters), so the client is postgrest-py alone,
+with the headers supabase-py would send (the key as `apikey` and as a bearer token); the rest
+of supabase-py (auth, realtime, storage, functions) is not installed.
 
 REST cannot run DDL, so the tables come from `sql/schema.sql` pasted into the Supabase SQL
 editor (or the `postgres` backend's init-schema with the database URL). The same trigger as
@@ -8,6 +12,7 @@ for the postgres backend assigns synced_at and drops replays and stale versions.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -25,6 +30,7 @@ from memd.sync.backend import (
     check_table_name,
     classify_sqlstate,
     events_table,
+    missing_extra,
     schema_path,
     sort_skipped,
 )
@@ -38,6 +44,7 @@ _SCHEMA_PGRST = ("PGRST200", "PGRST202", "PGRST204", "PGRST205")
 _KEY_HINT = "check the Supabase key (memd needs the service_role / secret key)"
 _MAX_MESSAGE = 300
 _MIN_SECRET = 8
+_HTTP_URL = re.compile(r"https?://[^\s/]+")
 
 
 def schema_hint() -> str:
@@ -93,11 +100,20 @@ class SupabaseBackend:
     name = "supabase"
 
     def __init__(self, url: str, key: str, table: str = DEFAULT_TABLE, timeout: float = 10) -> None:
-        import httpx
-        from postgrest.exceptions import APIError
-        from postgrest.types import ReturnMethod
-        from supabase import ClientOptions, SupabaseException, create_client
+        try:
+            import httpx
+            from postgrest import SyncPostgrestClient
+            from postgrest.exceptions import APIError
+            from postgrest.types import ReturnMethod
+        except ImportError as exc:
+            raise missing_extra("supabase", exc) from exc
 
+        if not _HTTP_URL.match(url) or not key:
+            problem = "the key is empty" if _HTTP_URL.match(url) else "the URL is not http(s)"
+            raise SyncPermanent(
+                f"invalid Supabase settings: {problem}",
+                hint="the URL must look like https://<project>.supabase.co and the key be set",
+            )
         self._httpx = httpx
         self._api_error = APIError
         self._representation = ReturnMethod.representation
@@ -106,27 +122,23 @@ class SupabaseBackend:
         self._key = key
         self._lock = threading.Lock()
         self._last_status: int | None = None
-        # memd's own httpx client instead of `postgrest_client_timeout`: that option is cut to
+        # memd's own httpx client instead of postgrest-py's `timeout`: that option is cut to
         # whole seconds and triggers a DeprecationWarning, and the hook below keeps the HTTP
         # status, which APIError drops whenever the body is JSON (e.g. a gateway's 502/429).
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout), event_hooks={"response": [self._record_status]}
         )
         try:
-            self._client = create_client(
-                url,
-                key,
-                options=ClientOptions(
-                    httpx_client=self._http,
-                    postgrest_client_retry=False,  # the outbox retries, with backoff
-                    auto_refresh_token=False,
-                    persist_session=False,
-                ),
+            self._client = SyncPostgrestClient(
+                url.rstrip("/") + "/rest/v1",
+                headers={"apikey": key, "Authorization": f"Bearer {key}"},
+                http_client=self._http,
+                retry_enabled=False,  # the outbox retries, with backoff
             )
-        except SupabaseException as exc:
+        except ValueError as exc:  # a URL postgrest-py cannot use
             self._http.close()
             raise SyncPermanent(
-                f"invalid Supabase settings: {self._scrub(exc.message)}",
+                f"invalid Supabase settings: {self._scrub(str(exc))}",
                 hint="the URL must look like https://<project>.supabase.co and the key be set",
             ) from exc
 

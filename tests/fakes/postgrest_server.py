@@ -1,6 +1,6 @@
-"""A local HTTP server speaking the PostgREST subset supabase-py uses for memd's sync table.
+"""A local HTTP server speaking the PostgREST subset postgrest-py uses for memd's sync table.
 
-Real sockets, real HTTP/1.1 (keep-alive included), so the real supabase-py client and httpx
+Real sockets, real HTTP/1.1 (keep-alive included), so the real postgrest-py client and httpx
 run unchanged against it:
 
     with FakePostgrest(api_key="k") as server:

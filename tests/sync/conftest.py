@@ -142,7 +142,7 @@ SUPABASE_KEY = "sb_secret_T3stKeyDoNotLeak0123456789"
 
 @pytest.fixture
 def server() -> Iterator[FakePostgrest]:
-    """The fake PostgREST the supabase backend talks to (real HTTP, real supabase-py)."""
+    """The fake PostgREST the supabase backend talks to (real HTTP, real postgrest-py)."""
     with FakePostgrest(api_key=SUPABASE_KEY) as fake:
         yield fake
 

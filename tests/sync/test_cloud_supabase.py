@@ -1,4 +1,4 @@
-"""SupabaseBackend: the real supabase-py client against a local fake PostgREST server."""
+"""SupabaseBackend: the real postgrest-py client against a local fake PostgREST server."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_pull_fault_mapping(
     server.fail_next(fault)
     with pytest.raises(expected):
         backend.pull("ns", 0)
-    # supabase-py would retry a GET on 503 with sleeps of its own; memd turns that off.
+    # postgrest-py would retry a GET on 503 with sleeps of its own; memd turns that off.
     assert [r.method for r in server.requests] == ["POST", "GET"]
     assert len(backend.pull("ns", 0)) == 1
 

@@ -1,4 +1,4 @@
-"""Compare-and-swap through the supabase backend (real supabase-py) and the fake PostgREST."""
+"""Compare-and-swap through the supabase backend (real postgrest-py) and the fake PostgREST."""
 
 from __future__ import annotations
 

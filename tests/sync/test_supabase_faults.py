@@ -1,4 +1,4 @@
-"""The supabase backend (real supabase-py and httpx) against a local PostgREST that fails on cue.
+"""The supabase backend (real postgrest-py and httpx) against a local PostgREST that fails on cue.
 
 Connection refused, 503, timeouts, 409/23505 and 401: what is retried (with backoff), what is
 parked, and what `sync status` says about it.
