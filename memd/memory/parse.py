@@ -158,8 +158,11 @@ def _markdown_it() -> MarkdownIt:
 
     # Block structure only: inline parsing (emphasis, links) is most of markdown-it's work and
     # none of memd's business.
-    md = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
-    return md.disable(["inline", "text_join"])
+    md = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).disable(["inline", "text_join"])
+    # One instance serves every thread; parsing once compiles its rule chains, the only state
+    # a parse would otherwise build lazily on first use.
+    md.parse("# x\n\ny\n")
+    return md
 
 
 def _parse_outline(body: str, lines: list[str]) -> tuple[dict[int, _Heading], frozenset[int]]:
