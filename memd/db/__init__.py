@@ -1,4 +1,9 @@
-"""SQLite store: the only package that writes SQL. `Store` = one writer + read-only readers."""
+"""SQLite store: `Store` = one writer + read-only readers; connections, migrations, bulk helpers.
+
+The store holds no feature's SQL: each feature keeps its statements in its repository
+(`memd/<feature>/repo.py`, for sync `memd/sync/outbox.py`), and only those modules and this
+package import `sqlite3`. Others type their connections with `memd.db.Connection`.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,18 @@ import threading
 from pathlib import Path
 
 from memd.core.errors import StoreError
-from memd.db.connection import HOT_READER_CACHE_KIB, check_fts5, connect
+from memd.db.connection import (
+    HOT_READER_CACHE_KIB,
+    Connection,
+    DatabaseError,
+    Row,
+    check_fts5,
+    connect,
+    snapshot,
+)
 from memd.db.writer import Writer
+
+__all__ = ["Connection", "DatabaseError", "Row", "Store", "snapshot"]
 
 
 class Store:

@@ -1,12 +1,23 @@
-"""SQLite connections: PRAGMAs, read-only readers, the functions the schema's triggers call."""
+"""SQLite connections: PRAGMAs, read-only readers, the functions the schema's triggers call.
+
+Only `memd.db` and the features' repositories import `sqlite3`; everything else names a
+connection, a row or a database error through the aliases below.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from memd.core.errors import StoreError
 from memd.core.text import index_text
+
+Connection: TypeAlias = sqlite3.Connection
+Row: TypeAlias = sqlite3.Row
+DatabaseError = sqlite3.DatabaseError
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -66,3 +77,58 @@ def check_fts5() -> None:
         ) from exc
     finally:
         conn.close()
+
+
+@contextmanager
+def snapshot(conn: Connection) -> Iterator[Connection]:
+    """One read transaction around the block: every query in it sees the same index state.
+
+    Inside a transaction already (a writer's), the block simply joins it.
+    """
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if own:
+            conn.execute("COMMIT")
+
+
+def has_table(conn: Connection, name: str) -> bool:
+    """Whether the index has a table (or another schema object) called `name`."""
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+    )
+
+
+def quick_check(conn: Connection) -> str:
+    """SQLite's `quick_check` verdict on the file: "ok", or what is damaged."""
+    return str(conn.execute("PRAGMA quick_check").fetchone()[0])
+
+
+def _probe(conn: Connection, sql: str) -> str:
+    try:
+        conn.execute(sql)
+    except sqlite3.Error as exc:
+        return str(exc)
+    return ""
+
+
+def sqlite_features() -> dict[str, Any]:
+    """What this Python's SQLite offers: version, compile options and real FTS5 probes."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        options = [r[0] for r in conn.execute("PRAGMA compile_options")]
+        fts5_error = _probe(
+            conn, "CREATE VIRTUAL TABLE a USING fts5(x, tokenize='porter unicode61')"
+        )
+        trigram_error = _probe(conn, "CREATE VIRTUAL TABLE b USING fts5(x, tokenize='trigram')")
+    finally:
+        conn.close()
+    return {
+        "version": sqlite3.sqlite_version,
+        "compile_fts5": "ENABLE_FTS5" in options,
+        "fts5_error": fts5_error,
+        "trigram_error": trigram_error,
+    }

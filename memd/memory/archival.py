@@ -21,7 +21,6 @@ import logging
 import os
 import re
 import shutil
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.models import JobOutcome, JobResult
-from memd.db import Store
+from memd.db import Connection, Store
+from memd.memory import repo
 from memd.memory.edit import append_item, read_lines, remove_items, write_atomic
 from memd.memory.indexer import Root, scan_root
 from memd.memory.jobs import JobContext, day_of
@@ -140,11 +140,9 @@ def plan_journal(names: list[str], today: dt.date, keep_days: int) -> list[str]:
     return out
 
 
-def last_used(conn: sqlite3.Connection) -> dict[str, dt.date]:
+def last_used(conn: Connection) -> dict[str, dt.date]:
     """item id → the day `context` or `search` last returned it."""
-    return {
-        r[0]: day_of(float(r[1])) for r in conn.execute("SELECT item_id, last_used FROM item_usage")
-    }
+    return {item: day_of(at) for item, at in repo.last_used(conn).items()}
 
 
 def run_archival(ctx: JobContext) -> JobResult:
@@ -332,28 +330,10 @@ class UsageTracker:
         for sp, key in pending.items():
             groups.setdefault(key, []).append(sp)
 
-        def write(c: sqlite3.Connection) -> int:
-            return sum(note_used(c, sps, when, uses) for (when, uses), sps in groups.items())
+        def write(c: Connection) -> int:
+            return sum(repo.note_used(c, sps, when, uses) for (when, uses), sps in groups.items())
 
         self.store.writer.submit(write).add_done_callback(_log_failure)
-
-
-def note_used(
-    conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float, uses: int = 1
-) -> int:
-    """Inside a write transaction: mark every item within these (path, first, last line) spans used."""
-    n = 0
-    for path, first, last in spans:
-        cur = conn.execute(
-            "INSERT INTO item_usage(item_id, last_used, uses)"
-            " SELECT i.item_id, ?, ? FROM items i JOIN files f ON f.id = i.file_id"
-            " WHERE f.path = ? AND i.line BETWEEN ? AND ?"
-            " ON CONFLICT(item_id) DO UPDATE SET last_used = max(last_used, excluded.last_used),"
-            " uses = uses + excluded.uses",
-            (when, uses, path, first, last),
-        )
-        n += cur.rowcount
-    return n
 
 
 def _log_failure(fut: Any) -> None:

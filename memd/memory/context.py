@@ -12,14 +12,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from memd.core.text import estimate_tokens, terms
+from memd.db import Connection
 from memd.memory.parse import parse_meta, split_item
-from memd.memory.search import search_rows
+from memd.memory.repo import (
+    RankedSection,
+    SectionRow,
+    core_sections,
+    named_sections,
+    owned_sections,
+    search_rows,
+)
 
 FENCE_OPEN = (
     '<memory source="memd">\n'
@@ -88,70 +95,57 @@ def clean_body(text: str, today: dt.date) -> str:
     return _BLANK_RUNS.sub("\n\n", "\n".join(out)).strip()
 
 
-def _file_live(row: sqlite3.Row, today: dt.date) -> bool:
-    exp = row["expires"]
+def _file_live(row: SectionRow | RankedSection, today: dt.date) -> bool:
+    exp = row.expires
     return not (exp and str(exp)[:10] < today.isoformat())
 
 
-def _rows(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[sqlite3.Row]:
-    return conn.execute(
-        "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
-        " s.ordinal, s.start_line, s.end_line, s.text FROM sections s JOIN files f ON f.id = s.file_id"
-        f" WHERE {where}",
-        params,
-    ).fetchall()
-
-
 def _candidate(
-    row: sqlite3.Row, tier: str, source: str, today: dt.date, **kw: Any
+    row: SectionRow | RankedSection, tier: str, source: str, today: dt.date, **kw: Any
 ) -> Candidate | None:
-    body = clean_body(row["text"], today)
+    body = clean_body(row.text, today)
     if not body:
         return None
-    title = f"{row['rel']} › {row['heading']}" if row["heading"] else row["rel"]
+    title = f"{row.rel} › {row.heading}" if row.heading else row.rel
     prov = {
-        "path": row["path"],
-        "rel": row["rel"],
-        "heading": row["heading"],
-        "start_line": row["start_line"],
-        "end_line": row["end_line"],
+        "path": row.path,
+        "rel": row.rel,
+        "heading": row.heading,
+        "start_line": row.start_line,
+        "end_line": row.end_line,
     }
     return Candidate(tier, source, title, body, prov, **kw)
 
 
-def gather(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
+def gather(conn: Connection, req: ContextRequest) -> list[Candidate]:
     """All Markdown candidates for a request, in priority order within each tier."""
     today = req.today
     out: list[Candidate] = []
-    core = [r for r in _rows(conn, "f.kind = 'core'", ()) if _file_live(r, today)]
-    core.sort(key=lambda r: (_CORE_ORDER.get(r["stem"], 9), r["rel"], r["ordinal"]))
+    core = [r for r in core_sections(conn) if _file_live(r, today)]
+    core.sort(key=lambda r: (_CORE_ORDER.get(r.stem, 9), r.rel, r.ordinal))
     for r in core:
         if c := _candidate(r, "user", "core", today, score=1.0, reason="core memory (always)"):
             out.append(c)
     if req.agent_id:
-        rows = _rows(conn, "f.kind = 'agent' AND f.owner = ?", (req.agent_id,))
-        rows.sort(key=lambda r: (r["stem"] != "relationship", r["rel"], r["ordinal"]))
+        rows = owned_sections(conn, "agent", req.agent_id)
+        rows.sort(key=lambda r: (r.stem != "relationship", r.rel, r.ordinal))
         for r in rows:
-            if r["stem"] == "relationship" and _file_live(r, today):
+            if r.stem == "relationship" and _file_live(r, today):
                 c = _candidate(r, "user", "agent", today, score=1.0, reason=f"agent {req.agent_id}")
                 if c:
                     out.append(c)
     qterms = terms(req.query)
     if req.project:
-        rows = [
-            r
-            for r in _rows(conn, "f.kind = 'project' AND f.owner = ?", (req.project,))
-            if _file_live(r, today)
-        ]
+        rows = [r for r in owned_sections(conn, "project", req.project) if _file_live(r, today)]
         ranked: dict[int, float] = {}
         if qterms:
             for h in search_rows(
                 conn, req.query, limit=50, kinds=("project",), owner=req.project, mode="or"
             ):
-                ranked[h["id"]] = round(-float(h["rank"]), 4)
-        rows.sort(key=lambda r: (-ranked.get(r["id"], 0.0), r["rel"], r["ordinal"]))
+                ranked[h.id] = round(-float(h.rank), 4)
+        rows.sort(key=lambda r: (-ranked.get(r.id, 0.0), r.rel, r.ordinal))
         for r in rows:
-            sc = ranked.get(r["id"], 0.0)
+            sc = ranked.get(r.id, 0.0)
             why = "project memory, matches the query" if sc else f"project memory ({req.project})"
             if c := _candidate(r, "project", "project", today, score=sc, reason=why):
                 out.append(c)
@@ -160,27 +154,20 @@ def gather(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
     return out
 
 
-def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) -> list[Candidate]:
+def _topics(conn: Connection, req: ContextRequest, qterms: list[str]) -> list[Candidate]:
     """Topic sections: whole files whose name matches a query term first, then full-text hits."""
     today = req.today
     seen: set[int] = set()
     out: list[Candidate] = []
     kinds = ("topic", "note", "agent")
-    marks = ",".join("?" * len(qterms))
-    named = _rows(conn, f"f.kind IN ('topic', 'note') AND f.stem IN ({marks})", qterms)
-    if req.agent_id:
-        named += _rows(
-            conn,
-            f"f.kind = 'agent' AND f.owner = ? AND f.stem IN ({marks})",
-            (req.agent_id, *qterms),
-        )
-    named.sort(key=lambda r: (r["rel"], r["ordinal"]))
+    named = named_sections(conn, qterms, req.agent_id)
+    named.sort(key=lambda r: (r.rel, r.ordinal))
     for r in named:
         if not _file_live(r, today):
             continue
-        seen.add(r["id"])
+        seen.add(r.id)
         c = _candidate(
-            r, "user", "topic", today, score=100.0, reason=f"topic file matches '{r['stem']}'"
+            r, "user", "topic", today, score=100.0, reason=f"topic file matches '{r.stem}'"
         )
         if c:
             out.append(c)
@@ -192,12 +179,12 @@ def _topics(conn: sqlite3.Connection, req: ContextRequest, qterms: list[str]) ->
     # sections either way) for ~7% less CPU.
     limit = max(24, req.budget_tokens // 80)
     for row in search_rows(conn, req.query, limit=limit, kinds=kinds, mode="or"):
-        if row["id"] in seen or not _file_live(row, today):
+        if row.id in seen or not _file_live(row, today):
             continue
-        if row["kind"] == "agent" and row["owner"] != req.agent_id:
+        if row.kind == "agent" and row.owner != req.agent_id:
             continue
-        seen.add(row["id"])
-        score = round(-float(row["rank"]), 4)
+        seen.add(row.id)
+        score = round(-float(row.rank), 4)
         c = _candidate(row, "user", "topic", today, score=score, reason="matches the query")
         if c:
             out.append(c)
@@ -338,7 +325,7 @@ def _render(chosen: Sequence[tuple[Candidate, int]], req: ContextRequest) -> str
 
 
 def build_context(
-    conn: sqlite3.Connection, req: ContextRequest, providers: Sequence[ConversationProvider] = ()
+    conn: Connection, req: ContextRequest, providers: Sequence[ConversationProvider] = ()
 ) -> dict[str, Any]:
     """Gather candidates from the index (and conversation providers) and assemble the block."""
     cands = gather(conn, req)

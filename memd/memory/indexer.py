@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memd.core.models import ParsedFile
-from memd.db import Store
+from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
 from memd.memory.tree import classify, is_memory_file
@@ -52,7 +51,7 @@ class FileChange:
     content: str = ""
 
 
-ChangeHook = Callable[[sqlite3.Connection, Sequence[FileChange]], None]
+ChangeHook = Callable[[Connection, Sequence[FileChange]], None]
 
 
 @dataclass(slots=True)
@@ -183,31 +182,13 @@ class Indexer:
             elif os.path.isdir(p):
                 sub = scan_root(Root(Path(p)))
                 entry[1].extend(sub)
-                known_below = [
-                    r[0]
-                    for r in reader.execute(
-                        "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
-                        (len(p) + 1, p + os.sep),
-                    )
-                ]
+                known_below = docs.paths_under(reader, p)
                 entry[2].extend(k for k in known_below if k not in sub)
             else:
                 entry[2].append(p)
-                entry[2].extend(
-                    r[0]
-                    for r in reader.execute(
-                        "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
-                        (len(p) + 1, p + os.sep),
-                    )
-                )
+                entry[2].extend(docs.paths_under(reader, p))
         for root, to_read, to_delete in by_root.values():
-            known = {
-                r[0]: (r[1], r[2], r[3])
-                for path in to_read
-                for r in reader.execute(
-                    "SELECT path, mtime_ns, size, sha256 FROM files WHERE path = ?", (path,)
-                )
-            }
+            known = docs.manifest_of(reader, to_read)
             report.merge(
                 self._apply(root, sorted(set(to_read)), sorted(set(to_delete)), known, force=True)
             )
@@ -283,9 +264,7 @@ class Indexer:
             self.last_indexed_at = time.time()
         return report
 
-    def _write(
-        self, conn: sqlite3.Connection, batch: list[_Loaded], dels: list[str]
-    ) -> IndexReport:
+    def _write(self, conn: Connection, batch: list[_Loaded], dels: list[str]) -> IndexReport:
         report = IndexReport()
         changes: list[FileChange] = []
         for ld in batch:
@@ -311,11 +290,11 @@ class Indexer:
                 FileChange(rec.path, rec.root, rec.rel, rec.kind, False, rec.sha256, ld.content)
             )
         for p in dels:
-            row = conn.execute("SELECT root, rel, kind FROM files WHERE path = ?", (p,)).fetchone()
-            if docs.delete_file(conn, p):
+            row = docs.indexed_file(conn, p)
+            if row is not None and docs.delete_file(conn, p):
                 report.deleted += 1
                 report.changed_paths.append(p)
-                changes.append(FileChange(p, row[0], row[1], row[2], True))
+                changes.append(FileChange(p, row.root, row.rel, row.kind, True))
             else:
                 docs.clear_problem(conn, p)
         if changes:
@@ -325,11 +304,11 @@ class Indexer:
 
 
 def _bind_write(
-    fn: Callable[[sqlite3.Connection, list[_Loaded], list[str]], IndexReport],
+    fn: Callable[[Connection, list[_Loaded], list[str]], IndexReport],
     batch: list[_Loaded],
     dels: list[str],
-) -> Callable[[sqlite3.Connection], IndexReport]:
-    def run(conn: sqlite3.Connection) -> IndexReport:
+) -> Callable[[Connection], IndexReport]:
+    def run(conn: Connection) -> IndexReport:
         return fn(conn, batch, dels)
 
     return run

@@ -191,18 +191,7 @@ class MemoryOps:
         qt = terms(query) or terms(query, drop_stopwords=False)
         if not qt:
             return []
-        where = " AND ".join("instr(lower(i.text), ?) > 0" for _ in qt)
-        rows = (
-            self.store.read()
-            .execute(
-                "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-                f" JOIN files f ON f.id = i.file_id WHERE {where} AND f.kind != 'archive'"
-                " ORDER BY f.rel, i.line LIMIT ?",
-                (*qt, limit),
-            )
-            .fetchall()
-        )
-        return [_item_dict(r) for r in rows]
+        return [_item_dict(r) for r in docs.items_containing(self.store.read(), qt, limit)]
 
     def forget(self, *, id: str = "", query: str = "", confirm: bool = False) -> dict[str, Any]:
         """Remove items by id, or by query (only with `confirm`; otherwise list candidates)."""
@@ -210,16 +199,7 @@ class MemoryOps:
         if not id and not query:
             raise InvalidParams("forget needs an id or a query")
         if id:
-            rows = (
-                self.store.read()
-                .execute(
-                    "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-                    " JOIN files f ON f.id = i.file_id WHERE i.item_id = ?",
-                    (id,),
-                )
-                .fetchall()
-            )
-            cands = [_item_dict(r) for r in rows]
+            cands = [_item_dict(r) for r in docs.items_with_id(self.store.read(), id)]
             if not cands:
                 raise NotFound(f"no memory with id {id!r}")
         else:
@@ -250,17 +230,7 @@ class MemoryOps:
         }.get(scope)
         if kinds is None:
             raise InvalidParams(f"scope must be one of {', '.join(SCOPES)}")
-        marks = ",".join("?" * len(kinds))
-        rows = (
-            self.store.read()
-            .execute(
-                "SELECT i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner FROM items i"
-                f" JOIN files f ON f.id = i.file_id WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
-                kinds,
-            )
-            .fetchall()
-        )
-        items = [_item_dict(r) for r in rows]
+        items = [_item_dict(r) for r in docs.items_of_kinds(self.store.read(), kinds)]
         if not include_superseded:
             items = [i for i in items if not i["meta"].get("superseded")]
         return {"enabled": self.enabled(), "items": items}
@@ -273,17 +243,17 @@ def _id_matcher(rel: str, ids: set[str]) -> Callable[[str, dict[str, str]], bool
     return match
 
 
-def _item_dict(r: Any) -> dict[str, Any]:
-    meta = json.loads(r["meta"]) if r["meta"] else {}
-    scope = {"project": "project", "agent": "agent"}.get(r["kind"], "user")
+def _item_dict(r: docs.ItemRow) -> dict[str, Any]:
+    meta = json.loads(r.meta) if r.meta else {}
+    scope = {"project": "project", "agent": "agent"}.get(r.kind, "user")
     return {
-        "id": r["item_id"],
-        "text": r["text"],
-        "path": r["path"],
-        "rel": r["rel"],
-        "line": r["line"],
+        "id": r.item_id,
+        "text": r.text,
+        "path": r.path,
+        "rel": r.rel,
+        "line": r.line,
         "type": meta.get("type", ""),
         "scope": scope,
-        "owner": r["owner"],
+        "owner": r.owner,
         "meta": meta,
     }

@@ -1,16 +1,32 @@
-"""Writes and reads of indexed Markdown files, their sections and list items."""
+"""The memory feature's storage: every SQL statement over its tables lives here.
+
+Tables: `files`, `sections` and `items` (the index of the Markdown tree, FTS kept in step by
+triggers), `problems` (files that could not be indexed), `item_usage` (when `context` or
+`search` last returned an item) and `memory_hashes` (every memory memd wrote, so that a line
+deleted or edited by hand is never written again). Results are plain named tuples; ranking,
+snippets and the context block are built from them in `search` and `context`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from memd.core.models import ParsedFile
-from memd.core.text import estimate_tokens
+from memd.core.text import estimate_tokens, fts_query, terms
+from memd.db.state import get_state as get_state
+from memd.db.state import set_state as set_state
+
+# Heading matches weigh twice as much as body matches.
+BM25_WEIGHTS = (2.0, 1.0)
+# Ids per `IN (...)` lookup: well under SQLite's variable limit.
+_IDS_PER_QUERY = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +43,103 @@ class FileRecord:
     sha256: str
 
 
+class IndexedFile(NamedTuple):
+    """Where an indexed file sits: its root, its path inside it and its kind."""
+
+    root: str
+    rel: str
+    kind: str
+
+
+class SectionRow(NamedTuple):
+    """An indexed section with the columns of its file."""
+
+    id: int
+    path: str
+    rel: str
+    kind: str
+    owner: str
+    stem: str
+    title: str
+    expires: str | None
+    heading: str
+    ordinal: int
+    start_line: int
+    end_line: int
+    text: str
+
+
+class RankedSection(NamedTuple):
+    """A section found by full-text search; `rank` is its bm25 score (lower is better)."""
+
+    id: int
+    path: str
+    rel: str
+    kind: str
+    owner: str
+    stem: str
+    title: str
+    expires: str | None
+    heading: str
+    ordinal: int
+    start_line: int
+    end_line: int
+    text: str
+    tokens: int
+    rank: float
+
+
+class ItemRow(NamedTuple):
+    """An indexed list item with its file; `meta` is the item's metadata as stored (JSON)."""
+
+    item_id: str
+    text: str
+    line: int
+    meta: str
+    path: str
+    rel: str
+    kind: str
+    owner: str
+
+
+class TreeItem(NamedTuple):
+    """An item of the tree as the extraction job plans against it."""
+
+    text: str
+    meta: str
+    path: str
+    kind: str
+    owner: str
+
+
+class ExportItem(NamedTuple):
+    """An item with its file, section and use, as an export writes it."""
+
+    item_id: str
+    text: str
+    meta: str
+    rel: str
+    root: str
+    kind: str
+    owner: str
+    heading: str
+    level: int
+    last_used: float | None
+    uses: int | None
+
+
+class MemoryHash(NamedTuple):
+    """One memory memd wrote: its scope, content hash, id and text, where and when."""
+
+    scope: str
+    hash: str
+    memory_id: str
+    content: str
+    path: str
+    session_id: str
+    created_at: float
+
+
 def item_key(rel: str, text: str, meta: dict[str, str]) -> str:
     """An item's id: its metadata id, or a stable hash of file and text for hand-written items."""
     if meta.get("id"):
@@ -38,6 +151,7 @@ def _json_default(o: Any) -> str:
     return str(o)
 
 
+# -- files ------------------------------------------------------------------------------------
 def upsert_file(conn: sqlite3.Connection, rec: FileRecord, parsed: ParsedFile) -> int:
     """Replace a file's row, sections and items (FTS is kept in step by triggers)."""
     fm = parsed.front_matter
@@ -95,17 +209,60 @@ def touch_file(conn: sqlite3.Connection, path: str, mtime_ns: int, size: int) ->
 
 
 def delete_file(conn: sqlite3.Connection, path: str) -> bool:
+    """Drop a file (its sections and items go with it) and its problem; True if it was indexed."""
     cur = conn.execute("DELETE FROM files WHERE path = ?", (path,))
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
     return cur.rowcount > 0
 
 
-def delete_under(conn: sqlite3.Connection, folder: str) -> int:
-    """Delete every file below `folder` (a moved or deleted directory)."""
-    prefix = folder.rstrip("/") + "/"
-    cur = conn.execute("DELETE FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
-    conn.execute("DELETE FROM problems WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))
-    return cur.rowcount
+def indexed_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
+    """The root, relative path and kind of an indexed file."""
+    row = conn.execute("SELECT root, rel, kind FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else IndexedFile(row[0], row[1], row[2])
+
+
+def paths_under(conn: sqlite3.Connection, folder: str) -> list[str]:
+    """Indexed files below `folder`."""
+    prefix = folder + os.sep
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+        )
+    ]
+
+
+def manifest(conn: sqlite3.Connection, root: str) -> dict[str, tuple[int, int, str]]:
+    """path → (mtime_ns, size, sha256) for every indexed file of a root."""
+    return {
+        r[0]: (r[1], r[2], r[3])
+        for r in conn.execute(
+            "SELECT path, mtime_ns, size, sha256 FROM files WHERE root = ?", (root,)
+        )
+    }
+
+
+def manifest_of(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, tuple[int, int, str]]:
+    """`manifest` for the given paths (those not indexed are left out)."""
+    return {
+        r[0]: (r[1], r[2], r[3])
+        for path in paths
+        for r in conn.execute(
+            "SELECT path, mtime_ns, size, sha256 FROM files WHERE path = ?", (path,)
+        )
+    }
+
+
+def has_files(conn: sqlite3.Connection, root: str) -> bool:
+    """Whether anything of `root` is indexed."""
+    return (
+        conn.execute("SELECT 1 FROM files WHERE root = ? LIMIT 1", (root,)).fetchone() is not None
+    )
+
+
+def last_indexed_at(conn: sqlite3.Connection) -> float:
+    """When a file was last (re)indexed (epoch seconds, 0 when none was)."""
+    return float(conn.execute("SELECT max(indexed_at) FROM files").fetchone()[0] or 0.0)
 
 
 def set_problem(conn: sqlite3.Connection, path: str, reason: str) -> None:
@@ -120,34 +277,11 @@ def clear_problem(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
 
 
-def manifest(conn: sqlite3.Connection, root: str) -> dict[str, tuple[int, int, str]]:
-    """path → (mtime_ns, size, sha256) for every indexed file of a root."""
-    return {
-        r[0]: (r[1], r[2], r[3])
-        for r in conn.execute(
-            "SELECT path, mtime_ns, size, sha256 FROM files WHERE root = ?", (root,)
-        )
-    }
-
-
 def problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [
         {"path": r[0], "reason": r[1], "seen_at": r[2]}
         for r in conn.execute("SELECT path, reason, seen_at FROM problems ORDER BY path")
     ]
-
-
-def get_state(conn: sqlite3.Connection, key: str, default: str = "") -> str:
-    row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
-    return str(row[0]) if row else default
-
-
-def set_state(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute(
-        "INSERT INTO state(key, value) VALUES (?, ?)"
-        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (key, value),
-    )
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -156,3 +290,263 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         " (SELECT count(*) FROM items), (SELECT count(*) FROM problems)"
     ).fetchone()
     return {"files": one[0], "sections": one[1], "items": one[2], "problems": one[3]}
+
+
+# -- sections (the context block) ---------------------------------------------------------------
+def _sections(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[SectionRow]:
+    return list(
+        map(
+            SectionRow._make,
+            conn.execute(
+                "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
+                " s.ordinal, s.start_line, s.end_line, s.text FROM sections s JOIN files f ON f.id = s.file_id"
+                f" WHERE {where}",
+                params,
+            ),
+        )
+    )
+
+
+def core_sections(conn: sqlite3.Connection) -> list[SectionRow]:
+    """Every section of the `_core/` files."""
+    return _sections(conn, "f.kind = 'core'", ())
+
+
+def owned_sections(
+    conn: sqlite3.Connection, kind: Literal["agent", "project"], owner: str
+) -> list[SectionRow]:
+    """Every section of one agent's or one project's files."""
+    return _sections(conn, f"f.kind = '{kind}' AND f.owner = ?", (owner,))
+
+
+def named_sections(
+    conn: sqlite3.Connection, stems: Sequence[str], agent_id: str = ""
+) -> list[SectionRow]:
+    """Sections of topic and note files named like one of `stems` (and of `agent_id`'s files)."""
+    marks = ",".join("?" * len(stems))
+    rows = _sections(conn, f"f.kind IN ('topic', 'note') AND f.stem IN ({marks})", stems)
+    if agent_id:
+        rows += _sections(
+            conn, f"f.kind = 'agent' AND f.owner = ? AND f.stem IN ({marks})", (agent_id, *stems)
+        )
+    return rows
+
+
+# -- full-text search ---------------------------------------------------------------------------
+def search_sql(
+    kinds: Sequence[str] = (), owner: bool = False, exclude_kinds: Sequence[str] = ()
+) -> str:
+    """The SQL behind `search_rows` (printable, testable)."""
+    where = ["sections_fts MATCH :q"]
+    if kinds:
+        where.append(f"f2.kind IN ({','.join(repr(k) for k in kinds)})")
+    if exclude_kinds:
+        where.append(f"f2.kind NOT IN ({','.join(repr(k) for k in exclude_kinds)})")
+    if owner:
+        where.append("f2.owner = :owner")
+    # Rank ids only, then fetch the few winning rows: sorting every match with its text is
+    # what made OR queries over common words slow.
+    return (
+        "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
+        " s.ordinal, s.start_line, s.end_line, s.text, s.tokens, top.rank FROM ("
+        " SELECT sections_fts.rowid AS sid,"
+        f" bm25(sections_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank"
+        " FROM sections_fts"
+        + (
+            " JOIN sections s2 ON s2.id = sections_fts.rowid JOIN files f2 ON f2.id = s2.file_id"
+            if len(where) > 1
+            else ""
+        )
+        + f" WHERE {' AND '.join(where)} ORDER BY rank LIMIT :limit) AS top"
+        " JOIN sections s ON s.id = top.sid JOIN files f ON f.id = s.file_id ORDER BY top.rank"
+    )
+
+
+def search_rows(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    mode: str = "auto",
+) -> list[RankedSection]:
+    """Sections matching `query`, best first.
+
+    ``mode="auto"`` returns sections containing every term first, then fills up to `limit` with
+    sections matching some of the terms; ``"and"`` / ``"or"`` use one of the two alone.
+    """
+    sql = search_sql(kinds, owner is not None, exclude_kinds)
+    rows: list[RankedSection] = []
+    seen: set[int] = set()
+    for m in ("and", "or") if mode == "auto" else (mode,):
+        q = fts_query(query, mode=m)
+        if not q or len(rows) >= limit:
+            break
+        params: dict[str, object] = {"q": q, "limit": limit}
+        if owner is not None:
+            params["owner"] = owner
+        for r in map(RankedSection._make, conn.execute(sql, params).fetchall()):
+            if r.id not in seen and len(rows) < limit:
+                seen.add(r.id)
+                rows.append(r)
+        if len(terms(query) or terms(query, drop_stopwords=False)) <= 1:
+            break  # AND and OR are the same query
+    return rows
+
+
+# -- items ------------------------------------------------------------------------------------
+_ITEM_COLUMNS = "i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner"
+
+
+def items_containing(conn: sqlite3.Connection, words: Sequence[str], limit: int) -> list[ItemRow]:
+    """Items outside the archive whose text holds every one of `words` (lowercase)."""
+    where = " AND ".join("instr(lower(i.text), ?) > 0" for _ in words)
+    return list(
+        map(
+            ItemRow._make,
+            conn.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM items i"
+                f" JOIN files f ON f.id = i.file_id WHERE {where} AND f.kind != 'archive'"
+                " ORDER BY f.rel, i.line LIMIT ?",
+                (*words, limit),
+            ).fetchall(),
+        )
+    )
+
+
+def items_with_id(conn: sqlite3.Connection, item_id: str) -> list[ItemRow]:
+    """The items carrying `item_id` (one, unless a file was copied by hand)."""
+    return list(
+        map(
+            ItemRow._make,
+            conn.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM items i"
+                " JOIN files f ON f.id = i.file_id WHERE i.item_id = ?",
+                (item_id,),
+            ).fetchall(),
+        )
+    )
+
+
+def items_of_kinds(conn: sqlite3.Connection, kinds: Sequence[str]) -> list[ItemRow]:
+    """Every item of files of these kinds, by kind, file and line."""
+    marks = ",".join("?" * len(kinds))
+    return list(
+        map(
+            ItemRow._make,
+            conn.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM items i"
+                f" JOIN files f ON f.id = i.file_id WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
+                tuple(kinds),
+            ).fetchall(),
+        )
+    )
+
+
+def tree_items(conn: sqlite3.Connection) -> list[TreeItem]:
+    """Every item of the tree except the journal's, by file and line."""
+    return list(
+        map(
+            TreeItem._make,
+            conn.execute(
+                "SELECT i.text, i.meta, f.path, f.kind, f.owner FROM items i JOIN files f ON f.id = i.file_id"
+                " WHERE f.kind != 'journal' ORDER BY f.path, i.line"
+            ),
+        )
+    )
+
+
+def export_items(
+    conn: sqlite3.Connection, kinds: Sequence[str], user_root: str
+) -> Iterable[ExportItem]:
+    """Items of files of these kinds with their section and use, the user tree's first."""
+    marks = ",".join("?" * len(kinds))
+    return map(
+        ExportItem._make,
+        conn.execute(
+            "SELECT i.item_id, i.text, i.meta, f.rel, f.root, f.kind, f.owner, s.heading, s.level,"
+            " u.last_used, u.uses FROM items i JOIN files f ON f.id = i.file_id"
+            " JOIN sections s ON s.id = i.section_id LEFT JOIN item_usage u ON u.item_id = i.item_id"
+            f" WHERE f.kind IN ({marks}) ORDER BY f.root != ?, f.root, f.rel, i.line",
+            (*kinds, user_root),
+        ),
+    )
+
+
+def present_items(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    """Which of `ids` are items of the index."""
+    found: set[str] = set()
+    for i in range(0, len(ids), _IDS_PER_QUERY):
+        chunk = ids[i : i + _IDS_PER_QUERY]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            r[0]
+            for r in conn.execute(f"SELECT item_id FROM items WHERE item_id IN ({marks})", chunk)
+        )
+    return found
+
+
+# -- item use (decay) -------------------------------------------------------------------------
+def last_used(conn: sqlite3.Connection) -> dict[str, float]:
+    """item id → when `context` or `search` last returned it (epoch seconds)."""
+    return {r[0]: float(r[1]) for r in conn.execute("SELECT item_id, last_used FROM item_usage")}
+
+
+def note_used(
+    conn: sqlite3.Connection, spans: list[tuple[str, int, int]], when: float, uses: int = 1
+) -> int:
+    """Inside a write transaction: mark every item within these (path, first, last line) spans used."""
+    n = 0
+    for path, first, last in spans:
+        cur = conn.execute(
+            "INSERT INTO item_usage(item_id, last_used, uses)"
+            " SELECT i.item_id, ?, ? FROM items i JOIN files f ON f.id = i.file_id"
+            " WHERE f.path = ? AND i.line BETWEEN ? AND ?"
+            " ON CONFLICT(item_id) DO UPDATE SET last_used = max(last_used, excluded.last_used),"
+            " uses = uses + excluded.uses",
+            (when, uses, path, first, last),
+        )
+        n += cur.rowcount
+    return n
+
+
+def merge_usage(conn: sqlite3.Connection, uses: Sequence[tuple[str, float, int]]) -> None:
+    """Take (item id, last used, uses) from elsewhere where it is later or more than ours."""
+    conn.executemany(
+        "INSERT INTO item_usage(item_id, last_used, uses) VALUES (?,?,?) ON CONFLICT(item_id) DO UPDATE SET"
+        " last_used = max(item_usage.last_used, excluded.last_used), uses = max(item_usage.uses, excluded.uses)"
+        " WHERE excluded.last_used > item_usage.last_used OR excluded.uses > item_usage.uses",
+        uses,
+    )
+
+
+# -- memories memd wrote ------------------------------------------------------------------------
+def known_memories(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+    """(scope, hash, memory id, content) of every memory memd wrote."""
+    return [
+        (r[0], r[1], r[2], r[3])
+        for r in conn.execute("SELECT scope, hash, memory_id, content FROM memory_hashes")
+    ]
+
+
+def memory_hashes(conn: sqlite3.Connection) -> Iterable[MemoryHash]:
+    """Every record of a memory memd wrote, oldest first."""
+    return map(
+        MemoryHash._make,
+        conn.execute(
+            "SELECT scope, hash, memory_id, content, path, session_id, created_at FROM memory_hashes ORDER BY rowid"
+        ),
+    )
+
+
+def add_memory_hashes(conn: sqlite3.Connection, rows: Sequence[MemoryHash]) -> int:
+    """Remember memories memd wrote (those already known are kept); returns how many are new."""
+    before = conn.total_changes
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
+        " VALUES (?,?,?,?,?,?,?)",
+        rows,
+    )
+    return conn.total_changes - before

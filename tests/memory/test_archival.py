@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from memd.core.models import JobOutcome
-from memd.memory.archival import note_used, plan_file, plan_journal, run_archival
+from memd.memory.archival import plan_file, plan_journal, run_archival
 from memd.memory.parse import split_item
+from memd.memory.repo import note_used
 from tests.jobenv import Env
 
 
