@@ -7,6 +7,7 @@ hand it any battery and load they like. A machine without a battery (desktops, C
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass
 
@@ -44,3 +45,8 @@ def defer_reason(state: SystemState, min_battery: int) -> str:
     if state.load_1m > state.cores:
         return f"system busy: load {state.load_1m:.2f} > {state.cores} cores"
     return ""
+
+
+def day_of(ts: float) -> dt.date:
+    """The local calendar day of an epoch timestamp (token budgets and decay count in days)."""
+    return dt.datetime.fromtimestamp(ts).date()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.conversations.trivial import is_trivial
+from memd.core.conditions import day_of
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
 from memd.core.text import estimate_tokens, normalize
@@ -49,7 +50,7 @@ from memd.llm.budget import (
 )
 from memd.memory.context import item_meta
 from memd.memory.edit import append_item, update_items
-from memd.memory.jobs import JobContext, day_of
+from memd.memory.jobs import JobContext
 from memd.memory.ops import new_memory_id
 
 JOB = "extract"

@@ -12,19 +12,19 @@ import datetime as dt
 import hashlib
 import json
 import re
-import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from memd.core.conditions import defer_reason
+from memd.core.conditions import SystemState, day_of, defer_reason
 from memd.core.models import JobOutcome, JobResult
 from memd.core.settings import Settings
 from memd.core.text import estimate_tokens, normalize
+from memd.db import Connection, Store
+from memd.llm import repo
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
-from memd.memory import repo as docs
-from memd.memory.jobs import JobContext, day_of
+from memd.llm.repo import tokens_on
 
-CONFIG_ERROR_KEY = "llm.config_error"
 # A reported configuration error is not retried with the same settings for this long.
 CONFIG_ERROR_QUIET_S = 6 * 3600
 # The fixed part of an LLM request: system prompt, schema and instructions.
@@ -35,6 +35,22 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _META_COMMENT = re.compile(r"<!--\s*memd.*?-->")
 # Lines shorter than this are not treated as echoes of a memory ("- React" is not one).
 MIN_ECHO_CHARS = 12
+
+
+class LLMJob(Protocol):
+    """What the gate and the budget read from the job that asks (a memory `JobContext`)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def now(self) -> Callable[[], float]: ...
+
+    @property
+    def probe(self) -> Callable[[], SystemState]: ...
 
 
 def strip_recalled(text: str, echoes: set[str]) -> str:
@@ -74,15 +90,6 @@ def config_fingerprint(settings: Settings) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def tokens_on(conn: sqlite3.Connection, day: dt.date) -> int:
-    """LLM tokens (input + output) spent by all jobs on one day."""
-    row = conn.execute(
-        "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_runs WHERE day = ?",
-        (day.isoformat(),),
-    ).fetchone()
-    return int(row[0])
-
-
 @dataclass
 class Budget:
     """Tokens one run may still spend: the per-run cap and what is left of the day's budget."""
@@ -99,7 +106,7 @@ class Budget:
     run_id: int | None = None
 
     @classmethod
-    def start(cls, ctx: JobContext, job: str) -> Budget:
+    def start(cls, ctx: LLMJob, job: str) -> Budget:
         started = ctx.now()
         day = day_of(started)
         s = ctx.settings
@@ -116,30 +123,12 @@ class Budget:
             )
         return f"per-run token cap reached ({self.spent_run} of {self.run_limit}; next batch needs ~{need})"
 
-    def write(self, conn: sqlite3.Connection, usage: LLMUsage) -> None:
+    def write(self, conn: Connection, usage: LLMUsage) -> None:
         """Record one request's usage inside the caller's write transaction."""
-        if self.run_id is not None:
-            cur = conn.execute(
-                "UPDATE llm_runs SET requests = requests + 1, input_tokens = input_tokens + ?,"
-                " output_tokens = output_tokens + ? WHERE id = ?",
-                (usage.input_tokens, usage.output_tokens, self.run_id),
-            )
-            if cur.rowcount:
-                return
-        # The run's first request (or its row was rolled back with a failed transaction).
-        cur = conn.execute(
-            "INSERT INTO llm_runs(job, started, day, model, requests, input_tokens, output_tokens)"
-            " VALUES (?,?,?,?,1,?,?)",
-            (
-                self.job,
-                self.started,
-                self.day.isoformat(),
-                self.model,
-                usage.input_tokens,
-                usage.output_tokens,
-            ),
-        )
-        self.run_id = cur.lastrowid
+        self.run_id = repo.add_usage(
+            conn, self.run_id, job=self.job, started=self.started, day=self.day, model=self.model,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        )  # fmt: skip
 
     def spent(self, usage: LLMUsage) -> None:
         """Count a request once its transaction committed."""
@@ -152,7 +141,7 @@ class Budget:
         return {"llm_requests": self.requests, "tokens": self.spent_run}
 
 
-def gate_llm(ctx: JobContext, job: str) -> JobResult | None:
+def gate_llm(ctx: LLMJob, job: str) -> JobResult | None:
     """A result that stops an LLM job before it spends anything, or None to go ahead."""
     s = ctx.settings
     err = latched_config_error(ctx)
@@ -163,7 +152,7 @@ def gate_llm(ctx: JobContext, job: str) -> JobResult | None:
     why = defer_reason(ctx.probe(), s.jobs_min_battery)
     if why:
         return JobResult(job, JobOutcome.DEFERRED, f"waiting: {why}")
-    spent = tokens_on(ctx.store.read(), ctx.today())
+    spent = tokens_on(ctx.store.read(), day_of(ctx.now()))
     if spent >= s.extract_daily_tokens:
         return JobResult(job, JobOutcome.BUDGET_EXHAUSTED,
                          f"daily token budget reached ({spent} of {s.extract_daily_tokens} spent today)",
@@ -171,9 +160,9 @@ def gate_llm(ctx: JobContext, job: str) -> JobResult | None:
     return None
 
 
-def latched_config_error(ctx: JobContext) -> str:
+def latched_config_error(ctx: LLMJob) -> str:
     """The configuration error reported for the current LLM settings, if still fresh."""
-    raw = docs.get_state(ctx.store.read(), CONFIG_ERROR_KEY, "")
+    raw = repo.config_error(ctx.store.read())
     if not raw:
         return ""
     try:
@@ -187,26 +176,26 @@ def latched_config_error(ctx: JobContext) -> str:
     return str(data.get("message", "configuration error"))
 
 
-def latch_config_error(ctx: JobContext, message: str) -> None:
+def latch_config_error(ctx: LLMJob, message: str) -> None:
     value = json.dumps(
         {"fp": config_fingerprint(ctx.settings), "at": ctx.now(), "message": message}
     )
-    ctx.store.w.run(lambda c: docs.set_state(c, CONFIG_ERROR_KEY, value))
+    ctx.store.w.run(lambda c: repo.latch_config_error(c, value))
 
 
-def clear_config_error(conn: sqlite3.Connection) -> None:
+def clear_config_error(conn: Connection) -> None:
     """Inside a write transaction: a request went through, the configuration works."""
-    conn.execute("DELETE FROM state WHERE key = ?", (CONFIG_ERROR_KEY,))
+    repo.clear_config_error(conn)
 
 
-def llm_status(ctx: JobContext) -> dict[str, Any]:
+def llm_status(ctx: LLMJob) -> dict[str, Any]:
     """The `llm` part of `status`: configured or offline, budget, and why jobs wait."""
     s = ctx.settings
     configured = bool(s.anthropic_key)
     out: dict[str, Any] = {
         "mode": "anthropic" if configured else "offline rules",
         "model": s.extract_model if configured else "",
-        "tokens_today": tokens_on(ctx.store.read(), ctx.today()),
+        "tokens_today": tokens_on(ctx.store.read(), day_of(ctx.now())),
         "daily_budget": s.extract_daily_tokens,
         "run_budget": s.extract_run_tokens,
     }

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memd.core.conditions import day_of
 from memd.core.models import JobOutcome, JobResult
 from memd.db import Connection, Store
 from memd.memory import repo
 from memd.memory.edit import append_item, read_lines, remove_items, write_atomic
 from memd.memory.indexer import Root, scan_root
-from memd.memory.jobs import JobContext, day_of
+from memd.memory.jobs import JobContext
 from memd.memory.parse import parse_markdown
 
 JOB = "archive"

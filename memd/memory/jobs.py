@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.core.conditions import SystemState, probe_system
+from memd.core.conditions import SystemState, day_of, probe_system
 from memd.core.settings import Settings
 from memd.db import Store
 from memd.memory.indexer import Indexer
@@ -38,8 +38,3 @@ class JobContext:
 
     def today(self) -> dt.date:
         return day_of(self.now())
-
-
-def day_of(ts: float) -> dt.date:
-    """The local calendar day of an epoch timestamp."""
-    return dt.datetime.fromtimestamp(ts).date()
