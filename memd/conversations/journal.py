@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memd.conversations import repo
+from memd.conversations.repo import lagging_sessions as lagging_sessions
 from memd.core.text import shorten
 from memd.db import Store
 from memd.memory.edit import read_lines, write_atomic
@@ -176,19 +177,6 @@ def _insert(lines: list[str], es: list[Entry]) -> None:
         lines.insert(after, "")
 
 
-def lagging_sessions(conn: sqlite3.Connection, since: float) -> list[str]:
-    """Sessions active since `since` with turns after their journal mark (a crash between a
-    write and its journal leaves some; a question still waiting for its answer too)."""
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT s.session_id FROM sessions s WHERE s.updated_at >= ?"
-            " AND s.journal_upto < (SELECT max(t.id) FROM turns t WHERE t.session_id = s.session_id)",
-            (since,),
-        )
-    ]
-
-
 def write_journal(
     store: Store, journal_dir: Path, session_ids: Iterable[str], *, oldest: float = 0.0
 ) -> int:
@@ -201,32 +189,16 @@ def write_journal(
     marks: dict[str, int] = {}
     entries: list[Entry] = []
     for sid in sorted(set(session_ids)):
-        row = conn.execute(
-            "SELECT title, journal_upto FROM sessions WHERE session_id = ?", (sid,)
-        ).fetchone()
-        if row is None:
+        mark = repo.journal_mark(conn, sid)
+        if mark is None:
             continue
-        turns = [
-            JournalTurn(r[0], r[1], r[2], r[3], r[4])
-            for r in conn.execute(
-                # Texts too old to be journaled are not read (a bulk import of history is mostly that).
-                "SELECT id, turn_id, role, CASE WHEN ts >= ? THEN text ELSE '' END, ts FROM turns"
-                " WHERE session_id = ? AND id > ? ORDER BY id",
-                (oldest, sid, row[1]),
-            )
-        ]
-        es, upto = plan_entries(sid, row[0], turns, oldest=oldest)
+        title, journaled = mark
+        turns = [JournalTurn(*r) for r in repo.turns_to_journal(conn, sid, journaled, oldest)]
+        es, upto = plan_entries(sid, title, turns, oldest=oldest)
         entries += es
-        if upto > row[1]:
+        if upto > journaled:
             marks[sid] = upto
     written = add_entries(journal_dir, entries) if entries else 0
     if marks:
-
-        def save(c: sqlite3.Connection) -> None:
-            c.executemany(
-                "UPDATE sessions SET journal_upto = max(journal_upto, ?) WHERE session_id = ?",
-                [(v, k) for k, v in marks.items()],
-            )
-
-        store.w.run(save)
+        store.w.run(lambda c: repo.set_journal_marks(c, marks))
     return written

@@ -19,7 +19,6 @@ import functools
 import logging
 import os
 import re
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memd.conversations import repo
 from memd.conversations.formats import SessionTitle, parse_claude_code_line, parse_jsonl_line
 from memd.conversations.ingest import (
     WriteReport,
@@ -41,7 +41,7 @@ from memd.conversations.tailer import Checkpoint, read_new
 from memd.core.errors import ConfigError, ParseError
 from memd.core.models import Turn
 from memd.core.watcher import Watcher
-from memd.db import Store
+from memd.db import Connection, Store
 
 log = logging.getLogger(__name__)
 FORMATS = ("claude-code", "jsonl", "openai")
@@ -406,7 +406,7 @@ class LogIngestor:
 
     def _write(
         self,
-        c: sqlite3.Connection,
+        c: Connection,
         *,
         path: str,
         fmt: str,
@@ -419,7 +419,7 @@ class LogIngestor:
     ) -> WriteReport:
         now = time.time()
         if restarted:
-            c.execute("DELETE FROM bad_lines WHERE path = ?", (path,))
+            repo.forget_bad_lines(c, path)
         wrep = (
             write_turns(c, turns, now=now, prepared=True, summaries=False)
             if turns
@@ -428,37 +428,20 @@ class LogIngestor:
         if fmt == "claude-code":
             self._apply_titles(c, path, start, cp, titles)
         if bad:
-            c.executemany(
-                "INSERT OR REPLACE INTO bad_lines(path, line, reason, seen_at) VALUES (?,?,?,?)",
-                [(path, n, why, now) for n, why in bad],
-            )
-        c.execute(
-            "INSERT INTO log_files(path, format, inode, size, offset, lineno, head, turns, bad_lines, updated_at, deleted)"
-            " VALUES (?,?,?,?,?,?,?,?,(SELECT count(*) FROM bad_lines WHERE path = ?),?,0)"
-            " ON CONFLICT(path) DO UPDATE SET format = excluded.format, inode = excluded.inode,"
-            " size = excluded.size, offset = excluded.offset, lineno = excluded.lineno, head = excluded.head,"
-            " turns = log_files.turns + excluded.turns, bad_lines = excluded.bad_lines,"
-            " updated_at = excluded.updated_at, deleted = 0",
-            (path, fmt, cp.inode, cp.size, cp.offset, cp.lineno, cp.head, wrep.added, path, now),
-        )
+            repo.add_bad_lines(c, path, bad, now)
+        repo.save_checkpoint(c, path, fmt, cp, wrep.added, now)
         return wrep
 
     def _apply_titles(
         self,
-        c: sqlite3.Connection,
+        c: Connection,
         path: str,
         start: int,
         cp: Checkpoint,
         titles: list[tuple[SessionTitle, bool]],
     ) -> None:
         """Titles whose leaf is in this file are applied; the others wait for their leaf."""
-        pending = {
-            r[0]: (r[1], r[2], r[3])
-            for r in c.execute(
-                "SELECT leaf_id, session_id, title, line FROM pending_titles WHERE path = ?",
-                (path,),
-            )
-        }
+        pending = repo.pending_titles(c, path)
         resolved: list[tuple[str, str]] = []
         for t, found in titles:
             if not found and start > 0:
@@ -468,14 +451,9 @@ class LogIngestor:
             if found:
                 resolved.append((t.session_id, t.title))
                 pending.pop(t.leaf_id, None)
-                c.execute(
-                    "DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, t.leaf_id)
-                )
+                repo.drop_pending_title(c, path, t.leaf_id)
             else:
-                c.execute(
-                    "INSERT OR REPLACE INTO pending_titles(path, leaf_id, session_id, title, line) VALUES (?,?,?,?,?)",
-                    (path, t.leaf_id, t.session_id, t.title, t.line),
-                )
+                repo.add_pending_title(c, path, t.leaf_id, t.session_id, t.title, t.line)
         if pending and cp.offset > start:
             with open(path, "rb") as f:
                 f.seek(start)
@@ -483,56 +461,32 @@ class LogIngestor:
             for leaf, (sid, title, _line) in pending.items():
                 if _leaf_in(data, leaf):
                     resolved.append((sid, title))
-                    c.execute(
-                        "DELETE FROM pending_titles WHERE path = ? AND leaf_id = ?", (path, leaf)
-                    )
+                    repo.drop_pending_title(c, path, leaf)
         for sid, title in resolved:
             set_title(c, sid, title, "summary")
 
     # -- state -----------------------------------------------------------------------------
     def _checkpoint(self, path: str) -> Checkpoint | None:
-        r = (
-            self.store.read()
-            .execute(
-                "SELECT inode, size, offset, lineno, head FROM log_files WHERE path = ?", (path,)
-            )
-            .fetchone()
-        )
-        return None if r is None else Checkpoint(path, r[0], r[1], r[2], r[3], r[4])
+        return repo.checkpoint(self.store.read(), path)
 
     def _known(self) -> dict[str, tuple[int, int, int]]:
-        return {
-            r[0]: (r[1], r[2], r[3])
-            for r in self.store.read().execute(
-                "SELECT path, inode, size, offset FROM log_files WHERE deleted = 0"
-            )
-        }
+        return repo.tailed_files(self.store.read())
 
     def _mark_deleted(self, paths: list[str]) -> None:
-        self.store.w.run(
-            lambda c: c.executemany(
-                "UPDATE log_files SET deleted = 1 WHERE path = ?", [(p,) for p in paths]
-            )
-        )
+        self.store.w.run(lambda c: repo.mark_deleted(c, paths))
 
     def status(self) -> dict[str, Any]:
         """Files tailed, turns, sessions, bad lines (the most recent with file:line)."""
         conn = self.store.read()
-        files = conn.execute(
-            "SELECT count(*), coalesce(sum(turns), 0), coalesce(sum(bad_lines), 0),"
-            " coalesce(sum(deleted), 0) FROM log_files"
-        ).fetchone()
-        recent = conn.execute(
-            "SELECT path, line, reason FROM bad_lines ORDER BY seen_at DESC, path, line DESC LIMIT ?",
-            (RECENT_BAD_LINES,),
-        ).fetchall()
+        files = repo.log_totals(conn)
+        recent = repo.recent_bad_lines(conn, RECENT_BAD_LINES)
         return {
             "sources": [{"path": str(s.root), "format": s.format} for s in self.sources],
-            "files": files[0] - files[3],
-            "deleted_files": files[3],
-            "turns_from_logs": files[1],
-            "bad_lines": files[2],
-            "recent_bad_lines": [f"{r[0]}:{r[1]}: {r[2]}" for r in recent],
+            "files": files.files - files.deleted,
+            "deleted_files": files.deleted,
+            "turns_from_logs": files.turns,
+            "bad_lines": files.bad_lines,
+            "recent_bad_lines": [f"{path}:{line}: {why}" for path, line, why in recent],
             "watcher": self.watcher.mode if self.watcher else "not watching",
             "last_scan_at": self.last_scan_at or None,
         }

@@ -21,15 +21,16 @@ import datetime as dt
 import itertools
 import math
 import re
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memd.conversations import repo
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, shorten, snippet, terms
+from memd.db import Connection
 from memd.memory.context import Candidate, ContextRequest
 
 MODES = ("sessions", "topic", "session", "within")
@@ -268,7 +269,7 @@ def _name_in(name: str, low_query: str) -> bool:
 
 
 def search_turns(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: str,
     *,
     limit: int = 10,
@@ -297,38 +298,15 @@ def search_turns(
     match = _fts_match(qt, min_terms)
     if not match:
         return []
-    where = ["turns_fts MATCH ?"]
-    params: list[Any] = [match]
-    for col, val in (
-        ("t.session_id", session_id),
-        ("t.project", project),
-        ("t.agent_id", agent_id),
-    ):
-        if val:
-            where.append(f"{col} = ?")
-            params.append(val)
-    if exclude_session:
-        where.append("t.session_id != ?")
-        params.append(exclude_session)
-    base = {
-        r[0]: (r[1], -float(r[2]))
-        for r in conn.execute(
-            f"SELECT t.id, t.session_id, {'-1.0' if recent else 'bm25(turns_fts)'} FROM turns_fts"
-            f" JOIN turns t ON t.id = turns_fts.rowid WHERE {' AND '.join(where)}"
-            f" ORDER BY {'turns_fts.rowid DESC' if recent else 'bm25(turns_fts)'} LIMIT ?",
-            (*params, max(limit, RECENT_CANDIDATES if recent else CANDIDATES)),
-        )
-    }
+    base = repo.match_turns(
+        conn, match, limit=max(limit, RECENT_CANDIDATES if recent else CANDIDATES),
+        session_id=session_id, project=project, agent_id=agent_id,
+        exclude_session=exclude_session, recent=recent,
+    )  # fmt: skip
     if not base:
         return []
     ids = set(base) | {i + d for i in base for d in (-2, -1, 1, 2)}
-    meta = {
-        r[0]: r
-        for r in conn.execute(
-            f"SELECT id, session_id, ts, speaker, project, agent_id FROM turns WHERE id IN ({','.join('?' * len(ids))})",
-            tuple(ids),
-        )
-    }
+    meta = repo.turn_refs(conn, ids)
     windows = date_windows(query, now=time.time() if now is None else now)
     low = query.lower()
     named: dict[str, bool] = {}
@@ -354,16 +332,11 @@ def search_turns(
     top = dict((i, sc) for sc, i in scored[:limit])
     if not top:
         return []
-    rows = conn.execute(
-        "SELECT t.id, t.session_id, t.turn_id, t.role, t.text, t.ts, t.source, t.source_path, t.line,"
-        " coalesce(s.title, ''), t.speaker FROM turns t LEFT JOIN sessions s ON s.session_id = t.session_id"
-        f" WHERE t.id IN ({','.join('?' * len(top))})",
-        tuple(top),
-    ).fetchall()
     hits = [
-        TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], top[r[0]], r[6], r[7], r[8], r[9], r[10])
-        for r in rows
-    ]
+        TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, top[r.id], r.source,
+                r.source_path, r.line, r.session_title, r.speaker)
+        for r in repo.found_turns(conn, top)
+    ]  # fmt: skip
     hits.sort(key=lambda h: (-h.score, -h.rowid if recent else h.rowid))
     return hits
 
@@ -376,42 +349,38 @@ def fmt_time(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _session_dict(r: sqlite3.Row) -> dict[str, Any]:
+def _session_dict(r: repo.SessionRow) -> dict[str, Any]:
     return {
-        "session_id": r["session_id"], "title": r["title"], "summary": r["summary"],
-        "summary_kind": r["summary_kind"], "source": r["source"], "source_path": r["source_path"],
-        "agent_id": r["agent_id"], "project": r["project"], "started_at": r["started_at"],
-        "updated_at": r["updated_at"], "date": fmt_time(r["started_at"])[:10], "turn_count": r["turn_count"],
+        "session_id": r.session_id, "title": r.title, "summary": r.summary,
+        "summary_kind": r.summary_kind, "source": r.source, "source_path": r.source_path,
+        "agent_id": r.agent_id, "project": r.project, "started_at": r.started_at,
+        "updated_at": r.updated_at, "date": fmt_time(r.started_at)[:10], "turn_count": r.turn_count,
     }  # fmt: skip
 
 
-def _session_row(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
-    row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+def _session_row(conn: Connection, session_id: str) -> repo.SessionRow:
+    row = repo.session(conn, session_id)
     if row is None:
         raise NotFound(f"no session {session_id!r}")
-    return row  # type: ignore[no-any-return]
+    return row
 
 
-def session_summary(conn: sqlite3.Connection, session_id: str) -> str:
+def session_summary(conn: Connection, session_id: str) -> str:
     """The stored summary of a session; before the first one is made (it needs two turns), the
     opening of the session."""
-    row = conn.execute(
-        "SELECT summary FROM sessions WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    if row is None:
+    summary = repo.stored_summary(conn, session_id)
+    if summary is None:
         return ""
-    if row[0]:
-        return str(row[0])
-    first = conn.execute(
-        "SELECT role, text FROM turns WHERE session_id = ? ORDER BY ts, id LIMIT 1", (session_id,)
-    ).fetchone()
+    if summary:
+        return summary
+    first = repo.first_turn(conn, session_id)
     if first is None:
         return ""
     return ("Asked: " if first[0] == "user" else "") + shorten(first[1], TURN_CHARS)
 
 
 def recall(
-    conn: sqlite3.Connection,
+    conn: Connection,
     *,
     mode: str = "",
     query: str = "",
@@ -447,18 +416,9 @@ def recall(
     sessions: list[dict[str, Any]] = []
     qt = topic_terms(query)
     if mode == "sessions":
-        where, params = ["turn_count > 0"], []
-        for col, val in (("project", project), ("agent_id", agent_id)):
-            if val:
-                where.append(f"{col} = ?")
-                params.append(val)
-        rows = conn.execute(
-            f"SELECT * FROM sessions WHERE {' AND '.join(where)} ORDER BY updated_at DESC LIMIT ?",
-            (*params, limit),
-        ).fetchall()
-        for r in rows:
+        for r in repo.recent_sessions(conn, limit=limit, project=project, agent_id=agent_id):
             d = _session_dict(r)
-            d["summary"] = d["summary"] or session_summary(conn, r["session_id"])
+            d["summary"] = d["summary"] or session_summary(conn, r.session_id)
             sessions.append(d)
     elif mode == "topic":
         hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
@@ -479,14 +439,13 @@ def recall(
     elif mode == "session":
         d = _session_dict(_session_row(conn, session_id))
         d["summary"] = d["summary"] or session_summary(conn, session_id)
-        rows = conn.execute(
-            "SELECT id, session_id, turn_id, role, text, ts, 0.0, source, source_path, line FROM turns"
-            " WHERE session_id = ? ORDER BY ts, id LIMIT ?",
-            (session_id, max(limit, 1) * 10),
-        ).fetchall()
         d["turns"] = [
-            TurnHit(r[0], r[1], r[2], r[3], r[4], r[5], 0.0, r[7], r[8], r[9], d["title"]).to_dict()
-            for r in rows
+            TurnHit(
+                rowid, session_id, tid, role, text, ts, 0.0, src, path, line, d["title"]
+            ).to_dict()
+            for rowid, tid, role, text, ts, src, path, line in repo.opening_turns(
+                conn, session_id, max(limit, 1) * 10
+            )
         ]
         sessions.append(d)
     else:
@@ -534,15 +493,13 @@ def _coverage(text: str, qt: list[str]) -> float:
     return sum(1 for t in qt if t in low) / len(qt) if qt else 0.0
 
 
-def conversation_candidates(conn: sqlite3.Connection, req: ContextRequest) -> list[Candidate]:
+def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candidate]:
     """The conversation tier of `context`: this session's summary, then recalled turns."""
     out: list[Candidate] = []
     if req.session_id:
-        row = conn.execute(
-            "SELECT title, started_at FROM sessions WHERE session_id = ?", (req.session_id,)
-        ).fetchone()
+        row = repo.title_and_start(conn, req.session_id)
         summary = session_summary(conn, req.session_id) if row else ""
-        if summary:
+        if row and summary:
             title = (
                 f"This conversation so far: {row[0] or req.session_id} ({fmt_time(row[1])[:10]})"
             )
@@ -598,7 +555,7 @@ def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.
 
 
 def turn_hits(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: str,
     limit: int,
     *,

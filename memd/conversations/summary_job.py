@@ -9,14 +9,15 @@ looked at again until it has new turns.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 
+from memd.conversations import repo
 from memd.conversations.ingest import set_title
 from memd.conversations.trivial import is_trivial
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.core.models import JobOutcome, JobResult, Turn
+from memd.db import Connection
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
 from memd.llm.budget import (
     PROMPT_TOKENS,
@@ -45,18 +46,9 @@ class IdleSession:
     upto: int  # highest turns.id
 
 
-def idle_sessions(conn: sqlite3.Connection, idle_before: float) -> list[IdleSession]:
+def idle_sessions(conn: Connection, idle_before: float) -> list[IdleSession]:
     """Sessions quiet since `idle_before` with turns the summary job has not handled."""
-    rows = conn.execute(
-        "SELECT s.session_id, max(t.id) FROM sessions s"
-        " JOIN turns t ON t.session_id = s.session_id"
-        " LEFT JOIN llm_summaries l ON l.session_id = s.session_id"
-        " WHERE s.updated_at <= ? GROUP BY s.session_id"
-        " HAVING max(t.id) > coalesce(max(l.upto), 0) AND max(t.ts) <= ?"
-        " ORDER BY max(t.ts) DESC",
-        (idle_before, idle_before),
-    ).fetchall()
-    return [IdleSession(r[0], int(r[1])) for r in rows]
+    return [IdleSession(sid, upto) for sid, upto in repo.idle_sessions(conn, idle_before)]
 
 
 def pick_turns(turns: list[Turn], max_tokens: int) -> list[Turn]:
@@ -108,13 +100,10 @@ def _summarize_all(
     conn = ctx.store.read()
     for sess in sessions:
         turns = []
-        for r in conn.execute(
-            "SELECT turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id <= ? ORDER BY id",
-            (sess.session_id, sess.upto),
-        ):
-            text = strip_recalled(r[2], set())
+        for turn_id, role, raw, ts, source in repo.turns_upto(conn, sess.session_id, sess.upto):
+            text = strip_recalled(raw, set())
             if text and not is_trivial(text):
-                turns.append(Turn(r[4], sess.session_id, r[0], r[1], text, float(r[3])))
+                turns.append(Turn(source, sess.session_id, turn_id, role, text, float(ts)))
         if len(turns) < MIN_TURNS:
             _record(ctx, sess, "too short", None, budget)
             counts["skipped"] += 1
@@ -160,24 +149,14 @@ def _record(
 ) -> None:
     now = ctx.now()
 
-    def write(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "INSERT INTO llm_summaries(session_id, upto, at, outcome) VALUES (?,?,?,?)"
-            " ON CONFLICT(session_id) DO UPDATE SET upto = excluded.upto, at = excluded.at,"
-            " outcome = excluded.outcome",
-            (sess.session_id, sess.upto, now, outcome),
-        )
+    def write(conn: Connection) -> None:
+        repo.record_llm_summary(conn, sess.session_id, sess.upto, now, outcome)
         if answer is None:
             if billed is not None:
                 budget.write(conn, billed)
             return
         title, summary, usage = answer
-        # summary_upto counts turns, as the extractive summaries of the conversation ingest do.
-        conn.execute(
-            "UPDATE sessions SET summary = ?, summary_kind = 'llm', summary_at = ?, summary_upto = turn_count"
-            " WHERE session_id = ?",
-            (summary, now, sess.session_id),
-        )
+        repo.set_llm_summary(conn, sess.session_id, summary, now)
         if title:
             set_title(conn, sess.session_id, title, "llm")
         budget.write(conn, usage)
