@@ -14,17 +14,18 @@ is written twice; a run stopped anywhere else resumes exactly at the cursor.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memd.conversations import repo as conversations
 from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
 from memd.core.text import estimate_tokens, normalize
+from memd.db import Connection
 from memd.extraction.placement import (
     Add,
     Bump,
@@ -35,6 +36,7 @@ from memd.extraction.placement import (
     plan_batch,
     target_for,
 )
+from memd.extraction.repo import PendingSession, advance_cursor, pending_sessions
 from memd.extraction.rules import extract_rules
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
 from memd.llm.budget import (
@@ -48,6 +50,7 @@ from memd.llm.budget import (
     strip_recalled,
     turn_tokens,
 )
+from memd.memory import repo as memories
 from memd.memory.context import item_meta
 from memd.memory.edit import append_item, update_items
 from memd.memory.jobs import JobContext
@@ -64,16 +67,6 @@ COUNTS = ("sessions", "turns", "skipped_turns", "added", "merged", "superseded",
 
 
 @dataclass(frozen=True, slots=True)
-class PendingSession:
-    """A session with turns after its extraction cursor."""
-
-    session_id: str
-    upto: int
-    project: str
-    agent_id: str
-
-
-@dataclass(frozen=True, slots=True)
 class _Row:
     id: int
     turn_id: str
@@ -83,36 +76,20 @@ class _Row:
     source: str
 
 
-def pending_sessions(conn: sqlite3.Connection) -> list[PendingSession]:
-    """Sessions with unextracted turns, the one whose oldest new turn is oldest first."""
-    rows = conn.execute(
-        "SELECT s.session_id, s.extracted_upto, s.project, s.agent_id,"
-        " (SELECT min(t.ts) FROM turns t WHERE t.session_id = s.session_id AND t.id > s.extracted_upto) AS first"
-        " FROM sessions s WHERE EXISTS"
-        " (SELECT 1 FROM turns t WHERE t.session_id = s.session_id AND t.id > s.extracted_upto)"
-        " ORDER BY first, s.session_id"
-    ).fetchall()
-    return [PendingSession(r[0], int(r[1]), r[2] or "", r[3] or "") for r in rows]
-
-
-def load_tree(conn: sqlite3.Connection) -> tuple[list[Existing], dict[tuple[str, str], Known]]:
+def load_tree(conn: Connection) -> tuple[list[Existing], dict[tuple[str, str], Known]]:
     """The items of the memory tree (journal aside) and the memories written before."""
     existing = []
-    for r in conn.execute(
-        "SELECT i.text, i.meta, f.path, f.kind, f.owner FROM items i JOIN files f ON f.id = i.file_id"
-        " WHERE f.kind != 'journal' ORDER BY f.path, i.line"
-    ):
-        meta = item_meta(r[1])
-        kind, owner = r[3], r[4]
+    for r in memories.tree_items(conn):
+        meta = item_meta(r.meta)
         scope = {
-            "project": f"project:{owner}",
-            "agent": f"agent:{owner}",
+            "project": f"project:{r.owner}",
+            "agent": f"agent:{r.owner}",
             "archive": "archive",
-        }.get(kind, "user")
-        existing.append(Existing(meta.get("id", ""), r[2], r[0], meta, scope))
+        }.get(r.kind, "user")
+        existing.append(Existing(meta.get("id", ""), r.path, r.text, meta, scope))
     known = {
-        (r[0], r[1]): Known(r[1], r[2], r[3], r[0])
-        for r in conn.execute("SELECT scope, hash, memory_id, content FROM memory_hashes")
+        (scope, h): Known(h, memory_id, content, scope)
+        for scope, h, memory_id, content in memories.known_memories(conn)
     }
     return existing, known
 
@@ -185,11 +162,7 @@ class _Extraction:
         while True:
             rows = [
                 _Row(int(r[0]), r[1], r[2], r[3], float(r[4]), r[5])
-                for r in conn.execute(
-                    "SELECT id, turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id > ?"
-                    " ORDER BY id LIMIT ?",
-                    (sess.session_id, cursor, BATCH_TURNS),
-                )
+                for r in conversations.turns_after(conn, sess.session_id, cursor, BATCH_TURNS)
             ]
             if not rows:
                 return None
@@ -308,27 +281,13 @@ class _Extraction:
         now = self.ctx.now()
         budget = self.budget
 
-        def commit(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
-                " VALUES (?,?,?,?,?,?,?)",
-                [
-                    (
-                        a.target.scope,
-                        a.hash,
-                        a.meta["id"],
-                        a.text,
-                        str(a.target.path),
-                        session_id,
-                        now,
-                    )
-                    for a in added
-                ],
-            )
-            conn.execute(
-                "UPDATE sessions SET extracted_upto = ? WHERE session_id = ? AND extracted_upto < ?",
-                (upto, session_id, upto),
-            )
+        def commit(conn: Connection) -> None:
+            memories.add_memory_hashes(conn, [
+                memories.MemoryHash(a.target.scope, a.hash, a.meta["id"], a.text,
+                                    str(a.target.path), session_id, now)
+                for a in added
+            ])  # fmt: skip
+            advance_cursor(conn, session_id, upto)
             if usage is not None and budget is not None:
                 budget.write(conn, usage)
                 clear_config_error(conn)
