@@ -40,7 +40,6 @@ import dataclasses
 import logging
 import os
 import random
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -52,8 +51,9 @@ from memd.core.errors import ConfigError, SyncError, SyncPermanent, SyncRetryabl
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
-from memd.db import Store
-from memd.memory import repo as docs
+from memd.db import Connection, Store
+from memd.db.state import get_state, set_state
+from memd.memory import repo as memories
 from memd.memory.edit import file_lock, write_atomic
 from memd.memory.indexer import FileChange, Indexer
 from memd.sync import outbox
@@ -81,6 +81,7 @@ JOB = "sync"
 BATCH = 100
 PULL_PAGE = 500
 SUMMARIES_DIR = "_sessions"
+SUMMARIES_PER_RUN = 1000
 DEVICE_KEY = "sync.device_id"
 
 
@@ -186,29 +187,29 @@ class Syncer:
         return config_fingerprint(self.settings)
 
     # -- identity ---------------------------------------------------------------------------
-    def device_id(self, conn: sqlite3.Connection | None = None) -> str:
+    def device_id(self, conn: Connection | None = None) -> str:
         """This device's id, generated once and stored (needs `conn` inside a write)."""
         if self._device_id:
             return self._device_id
-        found = docs.get_state(conn or self.store.read(), DEVICE_KEY)
+        found = get_state(conn or self.store.read(), DEVICE_KEY)
         if not found and conn is not None:
             found = str(uuid.uuid4())
-            docs.set_state(conn, DEVICE_KEY, found)
+            set_state(conn, DEVICE_KEY, found)
         if not found:
             found = self.store.w.run(lambda c: self.device_id(c))
         self._device_id = found
         return found
 
-    def namespace(self, conn: sqlite3.Connection | None = None) -> str:
+    def namespace(self, conn: Connection | None = None) -> str:
         return namespace_of(self.settings, self.device_id(conn))
 
-    def target(self, conn: sqlite3.Connection | None = None) -> str:
+    def target(self, conn: Connection | None = None) -> str:
         """The key of the configured target: backend, table and namespace."""
         s = self.settings
         return f"{s.sync_backend}:{s.sync_table}:{self.namespace(conn)}"
 
     # -- the hook (writer thread, inside the index transaction) ------------------------------
-    def on_change(self, conn: sqlite3.Connection, changes: Sequence[FileChange]) -> None:
+    def on_change(self, conn: Connection, changes: Sequence[FileChange]) -> None:
         """Queue the changed memory files of the user tree (an `Indexer` hook)."""
         root = str(self.root)
         mine = [c for c in changes if c.root == root and not self.excluded(c.rel)]
@@ -320,7 +321,7 @@ class Syncer:
         outcome = JobOutcome.SUCCESS if busy else JobOutcome.NOTHING_TO_DO
         return JobResult(JOB, outcome, message, {**report.counts(), "pending": pending})
 
-    def _begin(self, conn: sqlite3.Connection, target: str, now: float) -> dict[str, Any]:
+    def _begin(self, conn: Connection, target: str, now: float) -> dict[str, Any]:
         fp = self.fingerprint
         outbox.update_target(conn, target, self.settings.sync_backend, last_attempt_at=now)
         outbox.unpark(conn, target, unless_config=fp)
@@ -335,7 +336,7 @@ class Syncer:
         backend = self.settings.sync_backend
         log.error("sync: %s", error)
 
-        def refuse(conn: sqlite3.Connection) -> int:
+        def refuse(conn: Connection) -> int:
             outbox.update_target(conn, target, backend, last_error=error, last_error_at=now,
                                  refused_config=fp)  # fmt: skip
             return outbox.park_all(conn, target, error, fp, now)
@@ -420,7 +421,7 @@ class Syncer:
         # the file before this page is settled, or memd dies in between.
         if takes:
 
-            def announce(conn: sqlite3.Connection) -> set[str]:
+            def announce(conn: Connection) -> set[str]:
                 moved = set()
                 for p in takes:
                     now_queued = outbox.queued(conn, target, p.rel)
@@ -447,7 +448,7 @@ class Syncer:
         cursor = rows[-1].synced_at
         now = self.now()
 
-        def settle(conn: sqlite3.Connection) -> None:
+        def settle(conn: Connection) -> None:
             for p in items:
                 row = p.row
                 base: str | None = None
@@ -498,18 +499,14 @@ class Syncer:
         root, parent = os.path.realpath(self.root), os.path.realpath(dest.parent)
         return parent == root or parent.startswith(root + os.sep)
 
-    def _add_conflict(self, conn: sqlite3.Connection, target: str, p: _Pulled, now: float) -> None:
+    def _add_conflict(self, conn: Connection, target: str, p: _Pulled, now: float) -> None:
         kind = (
             "deleted-remotely"
             if p.row.deleted
             else ("deleted-locally" if self._local_sha(p.rel) == TOMBSTONE else "changed-both")
         )
-        seen = conn.execute(
-            "SELECT 1 FROM sync_conflicts WHERE target = ? AND path = ? AND remote_version = ?"
-            " AND remote_device = ?",
-            (target, p.rel, p.row.version, p.row.device_id),
-        ).fetchone()
-        if seen is None:  # a page pulled again after a crash must not report it twice
+        # A page pulled again after a crash must not report it twice.
+        if not outbox.conflict_recorded(conn, target, p.rel, p.row.version, p.row.device_id):
             outbox.add_conflict(
                 conn, target, p.rel, kind=kind, copy_path=p.copy_rel,
                 remote_device=p.row.device_id, remote_version=p.row.version, at=now,
@@ -525,7 +522,7 @@ class Syncer:
         gone: list[str] = []
         # An empty index (a new or moved memory root not indexed yet) is no reason to delete
         # every file in the cloud.
-        if conn.execute("SELECT 1 FROM files WHERE root = ? LIMIT 1", (root,)).fetchone():
+        if memories.has_files(conn, root):
             gone = [
                 rel
                 for rel in outbox.vanished_files(conn, target, root)
@@ -545,7 +542,7 @@ class Syncer:
             return
         now = self.now()
 
-        def queue(conn: sqlite3.Connection) -> int:
+        def queue(conn: Connection) -> int:
             n = 0
             for rel, data in loaded:
                 if outbox.queued(conn, target, rel) is not None:
@@ -567,18 +564,13 @@ class Syncer:
 
         report.queued += self.store.w.run(queue)
 
-    def _queue_summaries(self, conn: sqlite3.Connection, target: str, now: float) -> int:
+    def _queue_summaries(self, conn: Connection, target: str, now: float) -> int:
         cursor = outbox.target_state(conn, target)["summaries_cursor"]
-        rows = conn.execute(
-            "SELECT session_id, title, source, agent_id, project, started_at, summary,"
-            " summary_kind, summary_at FROM sessions WHERE summary != '' AND summary_at > ?"
-            " ORDER BY summary_at LIMIT 1000",
-            (cursor,),
-        ).fetchall()
+        rows = outbox.summaries_since(conn, cursor, SUMMARIES_PER_RUN)
         n = 0
         for row in rows:
-            rel = f"{SUMMARIES_DIR}/{_file_safe(row['session_id'])}.md"
-            cursor = max(cursor, row["summary_at"])
+            rel = f"{SUMMARIES_DIR}/{_file_safe(row.session_id)}.md"
+            cursor = max(cursor, row.summary_at)
             if self.excluded(rel):
                 continue
             content = render_summary(row)
@@ -588,7 +580,7 @@ class Syncer:
                 continue
             outbox.enqueue(
                 conn, target, rel, op_id=str(uuid.uuid4()), content=content, sha256=sha,
-                local_sha=sha, deleted=False, updated_at=row["summary_at"], now=now,
+                local_sha=sha, deleted=False, updated_at=row.summary_at, now=now,
             )  # fmt: skip
             n += 1
         if rows:
@@ -656,7 +648,7 @@ class Syncer:
         done = [op for op in batch if op.op_id not in result.refused]
         refused = [op for op in batch if op.op_id in result.refused]
 
-        def record(conn: sqlite3.Connection) -> None:
+        def record(conn: Connection) -> None:
             outbox.complete(conn, done)
             outbox.unmark_attempt(conn, [op.seq for op in refused])
             outbox.update_target(conn, target, backend_name, add_pushed=len(done))
@@ -717,7 +709,7 @@ class Syncer:
         target = self.target()
         backend = self.settings.sync_backend
 
-        def reset(conn: sqlite3.Connection) -> None:
+        def reset(conn: Connection) -> None:
             outbox.make_due(conn, target)
             outbox.update_target(conn, target, backend, retry_at=0, refused_config="")
             if retry_parked:
@@ -742,7 +734,7 @@ class Syncer:
         target = self.target()
         backend_name = self.settings.sync_backend
 
-        def retry(conn: sqlite3.Connection) -> int:
+        def retry(conn: Connection) -> int:
             outbox.update_target(conn, target, backend_name, refused_config="", retry_at=0)
             return outbox.unpark(conn, target)
 
@@ -763,7 +755,7 @@ class Syncer:
         """
         conn = self.store.read()
         full = describe(
-            conn, self.settings, device_id=self._device_id or docs.get_state(conn, DEVICE_KEY),
+            conn, self.settings, device_id=self._device_id or get_state(conn, DEVICE_KEY),
             fingerprint=self.fingerprint, next_run=self.next_run(), now=self.now(),
         )  # fmt: skip
         return full if detail else shorten(full)

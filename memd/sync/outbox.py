@@ -1,4 +1,7 @@
-"""The cloud sync outbox and per-file sync state (tables of migration m020_sync_outbox).
+"""The sync feature's storage: the outbox, per-file and per-target sync state, conflicts.
+
+Every SQL statement of sync lives here (the tables of migration m020_sync_outbox, and the two
+reads it makes of others' tables: indexed files not synced yet, session summaries to publish).
 
 Every local change of a synced file becomes one *operation* row, written in the same
 transaction as the index change that caused it. An operation carries its idempotency key
@@ -419,6 +422,20 @@ def targets(conn: sqlite3.Connection) -> list[str]:
 
 
 # -- conflicts ------------------------------------------------------------------------------
+def conflict_recorded(
+    conn: sqlite3.Connection, target: str, path: str, remote_version: int, remote_device: str
+) -> bool:
+    """Whether this conflict (the same remote version of the path) is recorded already."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM sync_conflicts WHERE target = ? AND path = ? AND remote_version = ?"
+            " AND remote_device = ?",
+            (target, path, remote_version, remote_device),
+        ).fetchone()
+        is not None
+    )
+
+
 def add_conflict(
     conn: sqlite3.Connection,
     target: str,
@@ -453,4 +470,33 @@ def conflicts(conn: sqlite3.Connection, target: str, limit: int = 20) -> list[di
             " WHERE target = ? ORDER BY id DESC LIMIT ?",
             (target, limit),
         )
+    ]
+
+
+# -- session summaries (synced as documents) -------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A session's summary as sync publishes it (read from the conversation tables)."""
+
+    session_id: str
+    title: str
+    source: str
+    agent_id: str
+    project: str
+    started_at: float
+    summary: str
+    summary_kind: str
+    summary_at: float
+
+
+def summaries_since(conn: sqlite3.Connection, cursor: float, limit: int) -> list[SessionSummary]:
+    """Sessions whose summary was written after `cursor`, oldest summary first."""
+    return [
+        SessionSummary(*tuple(r))
+        for r in conn.execute(
+            "SELECT session_id, title, source, agent_id, project, started_at, summary,"
+            " summary_kind, summary_at FROM sessions WHERE summary != '' AND summary_at > ?"
+            " ORDER BY summary_at LIMIT ?",
+            (cursor, limit),
+        ).fetchall()
     ]

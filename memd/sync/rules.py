@@ -9,7 +9,6 @@ import datetime as dt
 import enum
 import fnmatch
 import hashlib
-import sqlite3
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
@@ -17,7 +16,7 @@ from memd.core.errors import SyncError
 from memd.core.redact import redact
 from memd.core.settings import Settings
 from memd.memory.tree import TEMPLATES, is_memory_file
-from memd.sync.outbox import TOMBSTONE
+from memd.sync.outbox import TOMBSTONE, SessionSummary
 
 BACKOFF_BASE_S = 2.0
 _PRISTINE = {rel: hashlib.sha256(text.encode()).hexdigest() for rel, text in TEMPLATES.items()}
@@ -120,19 +119,19 @@ def describe_error(exc: SyncError) -> str:
     return f"{exc} (hint: {exc.hint})" if exc.hint else str(exc)
 
 
-def render_summary(row: sqlite3.Row) -> str:
+def render_summary(s: SessionSummary) -> str:
     """A session summary as the Markdown document that is synced."""
-    title = row["title"] or row["session_id"]
-    started = dt.datetime.fromtimestamp(row["started_at"], dt.UTC).isoformat(timespec="seconds")
+    title = s.title or s.session_id
+    started = dt.datetime.fromtimestamp(s.started_at, dt.UTC).isoformat(timespec="seconds")
     lines = [
         "---",
-        f"session_id: {row['session_id']}",
-        f"source: {row['source']}",
+        f"session_id: {s.session_id}",
+        f"source: {s.source}",
         f"started_at: {started}",
-        f"summary_kind: {row['summary_kind'] or 'extractive'}",
+        f"summary_kind: {s.summary_kind or 'extractive'}",
     ]
-    lines += [f"{k}: {row[k]}" for k in ("agent_id", "project") if row[k]]
-    lines += ["---", f"# {title}", "", row["summary"].strip(), ""]
+    lines += [f"{k}: {v}" for k, v in (("agent_id", s.agent_id), ("project", s.project)) if v]
+    lines += ["---", f"# {title}", "", s.summary.strip(), ""]
     return redact("\n".join(lines))
 
 

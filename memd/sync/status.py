@@ -7,10 +7,11 @@ a daemon.
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 from typing import Any
 
 from memd.core.settings import Settings
+from memd.db import Connection
+from memd.db.connection import has_table
 from memd.sync import outbox
 from memd.sync.rules import namespace_of
 
@@ -23,7 +24,7 @@ _SHORT = (
 
 
 def describe(
-    conn: sqlite3.Connection,
+    conn: Connection,
     settings: Settings,
     *,
     device_id: str,
@@ -39,7 +40,7 @@ def describe(
         "state": "on" if settings.sync_backend else "off",
         "device_id": device_id or None,
     }
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sync_outbox'").fetchone() is None:
+    if not has_table(conn, "sync_outbox"):
         out["note"] = "this index predates sync: start the daemon once to add its tables"
         return out
     active = ""
@@ -84,7 +85,7 @@ def shorten(full: dict[str, Any]) -> dict[str, Any]:
     return short
 
 
-def _target(conn: sqlite3.Connection, target: str, now: float, *, detail: bool) -> dict[str, Any]:
+def _target(conn: Connection, target: str, now: float, *, detail: bool) -> dict[str, Any]:
     st = outbox.target_state(conn, target)
     q = outbox.queue_stats(conn, target, now)
     oldest = q["oldest_pending_at"]
