@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -45,9 +44,11 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from memd import __version__
+from memd.conversations import repo as conversations
 from memd.core.errors import PathError, SourceError
 from memd.core.redact import redact
-from memd.db import Store
+from memd.db import Connection, Store, snapshot
+from memd.memory import repo as memories
 from memd.memory.tree import is_memory_file
 
 FORMAT = "memd-export"
@@ -175,16 +176,10 @@ def write_export(
     conn = store.read()
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            own_txn = not conn.in_transaction
-            if own_txn:
-                conn.execute("BEGIN")
-            try:
+            with snapshot(conn):
                 counts = _write_document(
                     fh, conn, memory_root, tree=tree, device_id=device_id, now=now()
                 )
-            finally:
-                if own_txn:
-                    conn.execute("COMMIT")
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
@@ -203,7 +198,7 @@ def write_export(
 
 def _write_document(
     fh: IO[str],
-    conn: sqlite3.Connection,
+    conn: Connection,
     memory_root: Path,
     *,
     tree: bool,
@@ -234,12 +229,10 @@ def _write_document(
         n_memories += 1
     fh.write('\n],\n"memory_hashes": [')
     root_prefix = str(memory_root) + os.sep
-    for i, r in enumerate(conn.execute(
-        "SELECT scope, hash, memory_id, content, path, session_id, created_at FROM memory_hashes ORDER BY rowid"
-    )):  # fmt: skip
-        path = r[4][len(root_prefix) :] if r[4].startswith(root_prefix) else r[4]
-        row = {"scope": r[0], "hash": r[1], "memory_id": r[2], "content": redact(r[3]), "path": path,
-               "session_id": r[5], "created_at": r[6]}  # fmt: skip
+    for i, r in enumerate(memories.memory_hashes(conn)):
+        path = r.path[len(root_prefix) :] if r.path.startswith(root_prefix) else r.path
+        row = {"scope": r.scope, "hash": r.hash, "memory_id": r.memory_id, "content": redact(r.content),
+               "path": path, "session_id": r.session_id, "created_at": r.created_at}  # fmt: skip
         fh.write(("\n" if i == 0 else ",\n") + dump(row))
     fh.write('\n],\n"tree": [')
     n_files = 0
@@ -254,70 +247,56 @@ def _write_document(
     return n_sessions, n_chats, n_memories, n_files
 
 
-def _sessions(conn: sqlite3.Connection) -> Iterator[dict[str, Any]]:
-    for s in conn.execute("SELECT * FROM sessions ORDER BY id").fetchall():
-        sid = s["session_id"]
+def _sessions(conn: Connection) -> Iterator[dict[str, Any]]:
+    for s in conversations.sessions(conn):
+        sid = s.session_id
         parts: dict[str, list[dict[str, Any]]] = {}
-        for p in conn.execute(
-            "SELECT turn_id, part_id, seq, text FROM turn_parts WHERE session_id = ? ORDER BY turn_id, seq, part_id",
-            (sid,),
-        ):
-            parts.setdefault(p[0], []).append({"part_id": p[1], "seq": p[2], "text": p[3]})
+        for turn_id, part_id, seq, text in conversations.parts_of(conn, sid):
+            parts.setdefault(turn_id, []).append({"part_id": part_id, "seq": seq, "text": text})
         chats = []
         extracted = 0
-        for t in conn.execute(
-            "SELECT id, turn_id, role, text, ts, source, source_path, line, agent_id, project, speaker"
-            " FROM turns WHERE session_id = ? ORDER BY id",
-            (sid,),
-        ):
-            chat: dict[str, Any] = {"seq": t["id"], "turn_id": t["turn_id"], "role": t["role"], "text": t["text"],
-                                    "ts": t["ts"], "source_path": t["source_path"], "line": t["line"]}  # fmt: skip
-            if t["speaker"]:
-                chat["speaker"] = t["speaker"]
+        for t in conversations.turns_of(conn, sid):
+            chat: dict[str, Any] = {"seq": t.id, "turn_id": t.turn_id, "role": t.role, "text": t.text,
+                                    "ts": t.ts, "source_path": t.source_path, "line": t.line}  # fmt: skip
+            if t.speaker:
+                chat["speaker"] = t.speaker
             for k in ("source", "agent_id", "project"):
-                if t[k] != s[k]:
-                    chat[k] = t[k]
-            if t["turn_id"] in parts:
-                chat["parts"] = parts[t["turn_id"]]
-            if t["id"] <= s["extracted_upto"]:
+                if getattr(t, k) != getattr(s, k):
+                    chat[k] = getattr(t, k)
+            if t.turn_id in parts:
+                chat["parts"] = parts[t.turn_id]
+            if t.id <= s.extracted_upto:
                 extracted += 1
             chats.append(chat)
         yield {
             "session_id": sid,
-            **{k: s[k] for k in _SESSION_STR},
-            "summary_upto": s["summary_upto"],
+            **{k: getattr(s, k) for k in _SESSION_STR},
+            "summary_upto": s.summary_upto,
             "extracted_upto": extracted,
-            "started_at": s["started_at"],
-            "updated_at": s["updated_at"],
+            "started_at": s.started_at,
+            "updated_at": s.updated_at,
             "chats": chats,
         }
 
 
-def _memories(conn: sqlite3.Connection, memory_root: Path) -> Iterator[dict[str, Any]]:
-    marks = ",".join("?" * len(MEMORY_KINDS))
+def _memories(conn: Connection, memory_root: Path) -> Iterator[dict[str, Any]]:
     user_root = str(memory_root)
-    for r in conn.execute(
-        "SELECT i.item_id, i.text, i.meta, f.rel, f.root, f.kind, f.owner, s.heading, s.level,"
-        " u.last_used, u.uses FROM items i JOIN files f ON f.id = i.file_id"
-        " JOIN sections s ON s.id = i.section_id LEFT JOIN item_usage u ON u.item_id = i.item_id"
-        f" WHERE f.kind IN ({marks}) ORDER BY f.root != ?, f.root, f.rel, i.line",
-        (*MEMORY_KINDS, user_root),
-    ):
-        meta = json.loads(r["meta"]) if r["meta"] else {}
+    for r in memories.export_items(conn, MEMORY_KINDS, user_root):
+        meta = json.loads(r.meta) if r.meta else {}
         m: dict[str, Any] = {
-            "id": r["item_id"],
-            "text": redact(r["text"]),
+            "id": r.item_id,
+            "text": redact(r.text),
             "type": meta.get("type", ""),
-            "scope": {"project": "project", "agent": "agent"}.get(r["kind"], "user"),
-            "owner": r["owner"],
+            "scope": {"project": "project", "agent": "agent"}.get(r.kind, "user"),
+            "owner": r.owner,
             "meta": meta,
-            "path": r["rel"],
-            "section": r["heading"] if r["level"] == 2 else "",
+            "path": r.rel,
+            "section": r.heading if r.level == 2 else "",
         }
-        if r["root"] != user_root:
-            m["root"] = r["root"]
-        if r["last_used"] is not None:
-            m["last_used"], m["uses"] = r["last_used"], r["uses"]
+        if r.root != user_root:
+            m["root"] = r.root
+        if r.last_used is not None:
+            m["last_used"], m["uses"] = r.last_used, r.uses
         yield m
 
 

@@ -13,17 +13,18 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memd.conversations import repo as conversations
 from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
 from memd.core.errors import SourceError
 from memd.core.models import Turn
 from memd.core.redact import redact
-from memd.db import Store
+from memd.db import Connection, Store
+from memd.memory import repo as memories
 from memd.memory.edit import append_item, file_lock, write_atomic
 from memd.memory.indexer import Indexer
 from memd.memory.tree import TEMPLATES
@@ -131,12 +132,12 @@ def _beside(dest: Path, content: str, today: dt.date) -> Path | None:
 
 
 def _import_memories(
-    memories: Sequence[MemoryRecord], store: Store, indexer: Indexer, memory_root: Path
+    records: Sequence[MemoryRecord], store: Store, indexer: Indexer, memory_root: Path
 ) -> dict[str, int]:
-    present = _present_items(store.read(), [m.id for m in memories])
+    present = memories.present_items(store.read(), [m.id for m in records])
     added = skipped = 0
     touched: set[str] = set()
-    for m in memories:
+    for m in records:
         if m.id in present:
             continue
         if m.root:
@@ -152,48 +153,18 @@ def _import_memories(
         added += 1
     if touched:
         indexer.index_paths(sorted(touched))
-    return {"in_export": len(memories), "added": added, "present": len(memories) - added - skipped,
+    return {"in_export": len(records), "added": added, "present": len(records) - added - skipped,
             "workspace_skipped": skipped}  # fmt: skip
 
 
-def _present_items(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for i in range(0, len(ids), 400):
-        chunk = ids[i : i + 400]
-        marks = ",".join("?" * len(chunk))
-        found.update(
-            r[0]
-            for r in conn.execute(f"SELECT item_id FROM items WHERE item_id IN ({marks})", chunk)
-        )
-    return found
-
-
-def _import_memory_state(conn: sqlite3.Connection, doc: ExportDocument, memory_root: Path) -> int:
+def _import_memory_state(conn: Connection, doc: ExportDocument, memory_root: Path) -> int:
     """Item use (for decay) and the extraction job's record of what it wrote; returns new records."""
-    conn.executemany(
-        "INSERT INTO item_usage(item_id, last_used, uses) VALUES (?,?,?) ON CONFLICT(item_id) DO UPDATE SET"
-        " last_used = max(item_usage.last_used, excluded.last_used), uses = max(item_usage.uses, excluded.uses)"
-        " WHERE excluded.last_used > item_usage.last_used OR excluded.uses > item_usage.uses",
-        [(m.id, m.last_used, m.uses) for m in doc.memories if m.last_used],
-    )
-    before = conn.total_changes
-    conn.executemany(
-        "INSERT OR IGNORE INTO memory_hashes(scope, hash, memory_id, content, path, session_id, created_at)"
-        " VALUES (?,?,?,?,?,?,?)",
-        [
-            (
-                s,
-                h,
-                mid,
-                redact(c),
-                str(memory_root / p) if p and not p.startswith("/") else p,
-                sid,
-                at,
-            )
-            for s, h, mid, c, p, sid, at in doc.memory_hashes
-        ],  # fmt: skip
-    )
-    return conn.total_changes - before
+    memories.merge_usage(conn, [(m.id, m.last_used, m.uses) for m in doc.memories if m.last_used])
+    return memories.add_memory_hashes(conn, [
+        memories.MemoryHash(s, h, mid, redact(c), str(memory_root / p) if p and not p.startswith("/") else p,
+                            sid, at)
+        for s, h, mid, c, p, sid, at in doc.memory_hashes
+    ])  # fmt: skip
 
 
 def _turns_of(session: SessionRecord, chat: Chat) -> list[Turn]:
@@ -211,18 +182,7 @@ def _turns_of(session: SessionRecord, chat: Chat) -> list[Turn]:
 
 
 def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float) -> dict[str, Any]:
-    conn = store.read()
-    ids = [s.session_id for s in sessions]
-    existing: set[str] = set()
-    for i in range(0, len(ids), 400):
-        chunk = ids[i : i + 400]
-        marks = ",".join("?" * len(chunk))
-        existing.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT session_id FROM sessions WHERE session_id IN ({marks})", chunk
-            )
-        )
+    existing = conversations.known_sessions(store.read(), [s.session_id for s in sessions])
     # Chats go in in their storage order across sessions, so on an empty memd every turn keeps
     # its place relative to the others (the tie-break of equal search scores).
     order: list[tuple[int, int, SessionRecord, Chat]] = []
@@ -251,73 +211,39 @@ def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float
             "updated": total.updated, "sessions": len(total.sessions)}  # fmt: skip
 
 
-def _nth_turn_id(conn: sqlite3.Connection, session_id: str, n: int) -> int:
-    if n <= 0:
-        return 0
-    row = conn.execute(
-        "SELECT id FROM turns WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET ?",
-        (session_id, n - 1),
-    ).fetchone()
-    if row is None:
-        row = conn.execute(
-            "SELECT coalesce(max(id), 0) FROM turns WHERE session_id = ?", (session_id,)
-        ).fetchone()
-    return int(row[0])
-
-
-def _apply_new_sessions(
-    conn: sqlite3.Connection, sessions: Sequence[SessionRecord], now: float
-) -> None:
+def _apply_new_sessions(conn: Connection, sessions: Sequence[SessionRecord], now: float) -> None:
     """Sessions new to this memd take every field of the export, their cursors included."""
     for s in sessions:
-        f: dict[str, Any] = {
-            **s.fields,
-            "title": redact(s.fields["title"]),
-            "summary": redact(s.fields["summary"]),
-        }
-        count = conn.execute(
-            "SELECT count(*) FROM turns WHERE session_id = ?", (s.session_id,)
-        ).fetchone()[0]
+        f = s.fields
+        count = conversations.turn_count(conn, s.session_id)
         summary_upto = min(f["summary_upto"], count)
-        conn.execute(
-            "INSERT INTO sessions(session_id, source, source_path, title, title_source, agent_id, project, started_at,"
-            " updated_at, turn_count, summary, summary_kind, summary_at, summary_upto, extracted_upto)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET"
-            " source = excluded.source, source_path = excluded.source_path, title = excluded.title,"
-            " title_source = excluded.title_source, agent_id = excluded.agent_id, project = excluded.project,"
-            " started_at = excluded.started_at, updated_at = excluded.updated_at, summary = excluded.summary,"
-            " summary_kind = excluded.summary_kind, summary_at = excluded.summary_at,"
-            " summary_upto = excluded.summary_upto, extracted_upto = excluded.extracted_upto",
-            (s.session_id, f["source"], f["source_path"], f["title"], f["title_source"], f["agent_id"], f["project"],
-             f["started_at"], f["updated_at"], count, f["summary"], f["summary_kind"], now, summary_upto,
-             _nth_turn_id(conn, s.session_id, f["extracted_upto"])),
-        )  # fmt: skip
+        conversations.import_session(conn, conversations.SessionRow(
+            0, s.session_id, f["source"], f["source_path"], redact(f["title"]), f["title_source"],
+            f["agent_id"], f["project"], f["started_at"], f["updated_at"], count, redact(f["summary"]),
+            f["summary_kind"], now, summary_upto,
+            conversations.nth_turn_id(conn, s.session_id, f["extracted_upto"]), 0,
+        ))  # fmt: skip
         if f["summary_kind"] == "llm":
-            conn.execute(
-                "INSERT OR IGNORE INTO llm_summaries(session_id, upto, at, outcome) VALUES (?,?,?,'imported')",
-                (s.session_id, _nth_turn_id(conn, s.session_id, summary_upto), now),
+            conversations.note_imported_llm_summary(
+                conn, s.session_id, conversations.nth_turn_id(conn, s.session_id, summary_upto), now
             )
 
 
 def _merge_sessions(
-    conn: sqlite3.Connection, sessions: Sequence[SessionRecord], grown: set[str], now: float
+    conn: Connection, sessions: Sequence[SessionRecord], grown: set[str], now: float
 ) -> None:
     """Sessions this memd already had keep their cursors; they take a better title or an LLM
     summary from the export, and a new extractive summary when the import added turns."""
     for s in sessions:
         f = s.fields
-        local = conn.execute(
-            "SELECT title, summary_kind FROM sessions WHERE session_id = ?", (s.session_id,)
-        ).fetchone()
+        local = conversations.session(conn, s.session_id)
         if local is None:
             continue
-        if f["title"] and f["title_source"] and f["title"] != local[0]:
+        if f["title"] and f["title_source"] and f["title"] != local.title:
             set_title(conn, s.session_id, f["title"], f["title_source"])
-        if f["summary_kind"] == "llm" and f["summary"] and local[1] != "llm":
-            conn.execute(
-                "UPDATE sessions SET summary = ?, summary_kind = 'llm', summary_at = ?, summary_upto = ?"
-                " WHERE session_id = ?",
-                (redact(f["summary"]), now, f["summary_upto"], s.session_id),
+        if f["summary_kind"] == "llm" and f["summary"] and local.summary_kind != "llm":
+            conversations.set_llm_summary(
+                conn, s.session_id, redact(f["summary"]), now, f["summary_upto"]
             )
         elif s.session_id in grown:
             refresh_summary(conn, s.session_id, now=now)
