@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -31,7 +30,8 @@ from memd import __version__
 from memd.cli.service import Runner, service_status
 from memd.core.errors import DaemonNotRunning, MemdError, SyncPermanent, SyncRetryable
 from memd.core.settings import Settings
-from memd.db.connection import connect
+from memd.db import DatabaseError
+from memd.db.connection import connect, quick_check, sqlite_features
 from memd.memory import repo as docs
 from memd.memory.indexer import Root, plan_reconcile, scan_root
 from memd.memory.ops import resolve_project
@@ -85,33 +85,6 @@ def check_python(version: Sequence[int] = sys.version_info[:3]) -> Check:
             "install memd into a newer Python (pipx install memd, or a 3.11+ venv)",
         )
     return _ok("python", f"Python {text} at {sys.executable}", version=text)
-
-
-def _probe(conn: sqlite3.Connection, sql: str) -> str:
-    try:
-        conn.execute(sql)
-    except sqlite3.Error as exc:
-        return str(exc)
-    return ""
-
-
-def sqlite_features() -> dict[str, Any]:
-    """What this Python's SQLite offers: version, compile options and real FTS5 probes."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        options = [r[0] for r in conn.execute("PRAGMA compile_options")]
-        fts5_error = _probe(
-            conn, "CREATE VIRTUAL TABLE a USING fts5(x, tokenize='porter unicode61')"
-        )
-        trigram_error = _probe(conn, "CREATE VIRTUAL TABLE b USING fts5(x, tokenize='trigram')")
-    finally:
-        conn.close()
-    return {
-        "version": sqlite3.sqlite_version,
-        "compile_fts5": "ENABLE_FTS5" in options,
-        "fts5_error": fts5_error,
-        "trigram_error": trigram_error,
-    }
 
 
 def assess_sqlite(f: Mapping[str, Any]) -> Check:
@@ -543,9 +516,9 @@ def inspect_index(settings: Settings) -> dict[str, Any]:
         return {"exists": False, "path": str(path)}
     conn = connect(path, readonly=True)
     try:
-        quick = conn.execute("PRAGMA quick_check").fetchone()[0]
+        quick = quick_check(conn)
         counts = docs.counts(conn)
-        last = conn.execute("SELECT max(indexed_at) FROM files").fetchone()[0] or 0.0
+        last = docs.last_indexed_at(conn)
         problems = docs.problems(conn)
         bad = {p["path"] for p in problems}
         stale: list[str] = []
@@ -553,7 +526,7 @@ def inspect_index(settings: Settings) -> dict[str, Any]:
             disk = scan_root(root) if root.path.is_dir() else {}
             to_read, to_delete = plan_reconcile(disk, docs.manifest(conn, root.key))
             stale += [p for p in (*to_read, *to_delete) if p not in bad]
-    except sqlite3.DatabaseError as exc:
+    except DatabaseError as exc:
         return {"exists": True, "path": str(path), "error": str(exc)}
     finally:
         conn.close()
