@@ -8,16 +8,16 @@ only the last one. Register with ``engine.handlers.update(handlers(engine.store.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 from memd.core.errors import InvalidParams
+from memd.db import Connection
 
 MAX_RUNS = 200  # the engine keeps at most 200 runs per job
 
 
-def job_runs(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, Any]:
+def job_runs(conn: Connection, params: dict[str, Any]) -> dict[str, Any]:
     """Recorded job runs, newest first.
 
     Params: `name` (a job name; default every job), `limit` (1-200, default 50).
@@ -64,7 +64,7 @@ def _counts(raw: str) -> dict[str, Any]:
 
 
 def handlers(
-    read: Callable[[], sqlite3.Connection],
+    read: Callable[[], Connection],
 ) -> dict[str, Callable[[dict[str, Any]], Any]]:
     """The socket methods of this module, bound to a reader (`Store.read`)."""
     return {"job_runs": lambda params: job_runs(read(), params)}
