@@ -13,7 +13,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from memd.cli.units import (
     render_systemd_socket,
 )
 from memd.core.errors import ServiceError
+from memd.core.fsio import atomic_write
 from memd.core.settings import Settings
 
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -349,19 +349,6 @@ def plan_uninstall(
     return InstallPlan("uninstall", kind, tuple(steps), notes)
 
 
-def _write_atomic(step: WriteFile) -> None:
-    step.path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{step.path.name}.", dir=step.path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(step.content)
-        os.chmod(tmp, step.mode)
-        os.replace(tmp, step.path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _command_hint(argv: Sequence[str], stderr: str) -> str:
     if argv[0] == "systemctl" and ("bus" in stderr.lower() or "XDG_RUNTIME_DIR" in stderr):
         return (
@@ -386,7 +373,7 @@ def apply(plan: InstallPlan, runner: Runner = subprocess.run) -> ApplyResult:
     for step in plan.steps:
         try:
             if isinstance(step, WriteFile):
-                _write_atomic(step)
+                atomic_write(step.path, step.content, mode=step.mode)
                 written.append(step.path)
             elif isinstance(step, MakeDir):
                 step.path.mkdir(parents=True, exist_ok=True, mode=step.mode)

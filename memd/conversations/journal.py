@@ -18,9 +18,10 @@ from pathlib import Path
 
 from memd.conversations import repo
 from memd.conversations.repo import lagging_sessions as lagging_sessions
+from memd.core.fsio import atomic_write
 from memd.core.text import shorten
 from memd.db import Store
-from memd.memory.edit import read_lines, write_atomic
+from memd.memory.edit import read_lines
 from memd.memory.parse import format_meta
 
 QUESTION_CHARS = 80
@@ -150,7 +151,7 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
         if changed:
             if lines[-1] != "":
                 lines.append("")
-            write_atomic(path, "\n".join(lines))
+            atomic_write(path, "\n".join(lines))
     return written
 
 

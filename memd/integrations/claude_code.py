@@ -17,20 +17,19 @@ content is kept next to the file as ``<name>.bak``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import json
 import os
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memd.core.errors import ConfigError, MemdError
+from memd.core.fsio import atomic_write
 from memd.integrations.hooks import KINDS, SESSION_START, USER_PROMPT
 
 SERVER_NAME = "memd"
@@ -454,25 +453,10 @@ def _dump(doc: dict[str, Any]) -> str:
 
 
 def _write_atomic(path: Path, text: str, *, backup: Path | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o600  # ~/.claude.json holds credentials: new files are private
     if backup is not None and path.exists():
         shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    # ~/.claude.json holds credentials: new files are private.
+    atomic_write(path, text, new_mode=0o600)
 
 
 def _read_state(state_file: Path | None) -> dict[str, list[str]]:

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.conditions import day_of
+from memd.core.fsio import atomic_write
 from memd.core.models import JobOutcome, JobResult
 from memd.db import Connection, Store
 from memd.memory import repo
-from memd.memory.edit import append_item, read_lines, remove_items, write_atomic
+from memd.memory.edit import append_item, read_lines, remove_items
 from memd.memory.indexer import Root, scan_root
 from memd.memory.jobs import JobContext
 from memd.memory.parse import parse_markdown
@@ -258,7 +259,7 @@ def _move_file(src: Path, dest: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         old = dest.read_text(encoding="utf-8")
-        write_atomic(dest, old.rstrip("\n") + "\n\n" + src.read_text(encoding="utf-8"))
+        atomic_write(dest, old.rstrip("\n") + "\n\n" + src.read_text(encoding="utf-8"))
         src.unlink()
     else:
         os.replace(src, dest)
@@ -270,7 +271,7 @@ def _append_changes(path: Path, when: str, lines: list[str]) -> None:
             "What the archival job moved, refused or kept; newest last.", ""]  # fmt: skip
     while head and head[-1] == "":
         head.pop()
-    write_atomic(path, "\n".join([*head, "", f"## {when}", "", *lines, ""]))
+    atomic_write(path, "\n".join([*head, "", f"## {when}", "", *lines, ""]))
 
 
 class UsageTracker:

@@ -7,15 +7,14 @@ byte for byte.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.errors import SourceError
+from memd.core.fsio import atomic_write
 from memd.core.models import ParsedFile
 from memd.memory.parse import format_meta, item_prefix, parse_markdown, split_item
 
@@ -39,30 +38,6 @@ def file_lock(path: Path) -> threading.Lock:
     key = os.path.abspath(path)
     with _locks_guard:
         return _locks.setdefault(key, threading.Lock())
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically, creating parent folders.
-
-    The temp file has a unique hidden name, so concurrent writers never share one and the
-    watcher ignores it.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".memd-tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def read_lines(path: Path) -> list[str]:
@@ -107,7 +82,7 @@ def _append_item(
         if new[-1] != "":
             new.append("")
         if at + 1 in _item_lines(_parse(new)):
-            write_atomic(path, "\n".join(new))
+            atomic_write(path, "\n".join(new))
             return EditedItem(str(path), at + 1, text, meta)
     raise SourceError(
         f"cannot add to {path}: line {insert_at + 1}, where section {section!r} ends, is inside"
@@ -134,7 +109,7 @@ def _remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> l
             continue
         kept.append(line)
     if removed:
-        write_atomic(path, "\n".join(kept))
+        atomic_write(path, "\n".join(kept))
     return removed
 
 
@@ -166,7 +141,7 @@ def _update_items(
         lines[i] = f"{prefix}{text} {format_meta(meta)}" if meta else f"{prefix}{text}"
         changed.append(EditedItem(str(path), i + 1, text, meta))
     if changed:
-        write_atomic(path, "\n".join(lines))
+        atomic_write(path, "\n".join(lines))
     return changed
 
 

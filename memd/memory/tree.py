@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path, PurePosixPath
 
+from memd.core.fsio import atomic_write
 from memd.core.models import FileKind
 
 FOLDERS = ("_core", "topics", "agents", "projects", "journal", "archive")
@@ -66,10 +66,7 @@ def create_tree(root: Path) -> list[Path]:
     for rel, body in TEMPLATES.items():
         p = root / rel
         if not p.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_name(f".{p.name}.memd-tmp")
-            tmp.write_text(body, encoding="utf-8")
-            os.replace(tmp, p)
+            atomic_write(p, body)
             created.append(p)
     return created
 

@@ -48,13 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import ConfigError, SyncError, SyncPermanent, SyncRetryable
+from memd.core.fsio import atomic_write
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.state import get_state, set_state
 from memd.memory import repo as memories
-from memd.memory.edit import file_lock, write_atomic
+from memd.memory.edit import file_lock
 from memd.memory.indexer import FileChange, Indexer
 from memd.sync import outbox
 from memd.sync.backend import CloudBackend, PushResult, SyncRow, schema_path
@@ -481,7 +482,7 @@ class Syncer:
                             dest.unlink()
                         report.deleted += 1
                     else:
-                        write_atomic(dest, p.row.content)
+                        atomic_write(dest, p.row.content)
                         report.applied += 1
                     return p, [str(dest)]
             p = _as_conflict(p)  # saved since the plan: never overwrite it
@@ -490,7 +491,7 @@ class Syncer:
             if not p.copy_rel:
                 return p, []
             copy = self.root / p.copy_rel
-            write_atomic(copy, p.row.content)
+            atomic_write(copy, p.row.content)
             report.conflict_paths.append(p.copy_rel)
             return p, [str(copy)]
         return p, []

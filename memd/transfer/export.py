@@ -30,13 +30,11 @@ so a damaged file writes nothing.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ from typing import IO, Any
 from memd import __version__
 from memd.conversations import repo as conversations
 from memd.core.errors import PathError, SourceError
+from memd.core.fsio import atomic_file
 from memd.core.redact import redact
 from memd.db import Connection, Store, snapshot
 from memd.memory import repo as memories
@@ -169,28 +168,15 @@ def write_export(
         raise PathError(
             f"{dest.parent} is not a folder", hint="create it first, or export to another path"
         )
-    try:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".memd-tmp")
-    except OSError as exc:
-        raise PathError(f"cannot write in {dest.parent}: {exc}") from exc
     conn = store.read()
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            with snapshot(conn):
-                counts = _write_document(
-                    fh, conn, memory_root, tree=tree, device_id=device_id, now=now()
-                )
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
+        # Private data: the file is the owner's alone, whatever was at `dest` before.
+        with atomic_file(dest, mode=0o600) as fh, snapshot(conn):
+            counts = _write_document(
+                fh, conn, memory_root, tree=tree, device_id=device_id, now=now()
+            )
     except OSError as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
         raise PathError(f"cannot write {dest}: {exc}") from exc
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
     return ExportReport(
         str(dest), *counts, dest.stat().st_size, round(time.monotonic() - started, 3)
     )

@@ -21,11 +21,12 @@ from typing import Any
 from memd.conversations import repo as conversations
 from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
 from memd.core.errors import SourceError
+from memd.core.fsio import atomic_write
 from memd.core.models import Turn
 from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as memories
-from memd.memory.edit import append_item, file_lock, write_atomic
+from memd.memory.edit import append_item, file_lock
 from memd.memory.indexer import Indexer
 from memd.memory.tree import TEMPLATES
 from memd.transfer.export import FORMAT, Chat, ExportDocument, MemoryRecord, SessionRecord, TreeFile
@@ -98,14 +99,14 @@ def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) ->
             if local == f.content:
                 out.identical += 1
             elif local is None or not local.strip() or local == TEMPLATES.get(f.path):
-                write_atomic(dest, f.content)
+                atomic_write(dest, f.content)
                 out.written.append(f.path)
             else:
                 copy = _beside(dest, f.content, today)
                 if copy is None:
                     out.identical += 1
                 else:
-                    write_atomic(copy, f.content)
+                    atomic_write(copy, f.content)
                     out.copies.append(copy.relative_to(memory_root).as_posix())
     return out
 
