@@ -28,13 +28,14 @@ from typing import Any, Literal
 
 from memd import __version__
 from memd.cli.service import Runner, service_status
-from memd.core.errors import DaemonNotRunning, MemdError, SyncPermanent, SyncRetryable
+from memd.core.errors import DaemonNotRunning, MemdError, SyncRetryable
 from memd.core.settings import Settings
 from memd.db import DatabaseError
 from memd.db.connection import connect, quick_check, sqlite_features
 from memd.memory import repo as docs
 from memd.memory.indexer import Root, plan_reconcile, scan_root
 from memd.memory.ops import resolve_project
+from memd.sync.backend import make_backend
 
 Status = Literal["ok", "warn", "fail"]
 MIN_PYTHON = (3, 11)
@@ -434,33 +435,7 @@ def check_anthropic(settings: Settings) -> Check:
 BackendFactory = Callable[[Settings, float], Any]
 
 
-def build_backend(settings: Settings, timeout: float) -> Any:
-    """The configured cloud backend, with requests bounded by `timeout` seconds."""
-    kind = settings.sync_backend
-    if kind == "postgres":
-        from memd.sync.postgres import PostgresBackend
-
-        if not settings.sync_dsn:
-            raise SyncPermanent("sync.backend is postgres but sync.dsn is empty",
-                                hint="set sync.dsn (or MEMD_SYNC_DSN) to a postgresql:// URL")  # fmt: skip
-        return PostgresBackend(settings.sync_dsn, settings.sync_table, timeout=timeout)
-    if kind == "supabase":
-        from memd.sync.supabase import SupabaseBackend
-
-        if not settings.sync_url or not settings.sync_key:
-            raise SyncPermanent("sync.backend is supabase but the URL or key is missing",
-                                hint="set SUPABASE_URL and SUPABASE_KEY (or sync.url / sync.key)")  # fmt: skip
-        return SupabaseBackend(
-            settings.sync_url, settings.sync_key, settings.sync_table, timeout=timeout
-        )
-    raise SyncPermanent(
-        f"unknown sync.backend {kind!r}", hint='use "postgres", "supabase", or "" to turn sync off'
-    )
-
-
-def check_sync(
-    settings: Settings, timeout: float, factory: BackendFactory = build_backend
-) -> Check:
+def check_sync(settings: Settings, timeout: float, factory: BackendFactory = make_backend) -> Check:
     """Cloud sync: off, or configured and answering `check()` within `timeout` seconds."""
     if not settings.sync_backend:
         return _ok("sync", "cloud sync not configured (memory stays on this machine)", backend="")
@@ -635,7 +610,7 @@ def run_checks(
     *,
     timeout: float = 3.0,
     runner: Runner = subprocess.run,
-    backend_factory: BackendFactory = build_backend,
+    backend_factory: BackendFactory = make_backend,
 ) -> list[Check]:
     """Run every check; `timeout` bounds the socket and cloud probes (seconds each)."""
     checks = [check_python(), assess_sqlite(sqlite_features()), check_folders(settings),

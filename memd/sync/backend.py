@@ -4,7 +4,8 @@ Two backends implement `CloudBackend`: `postgres.PostgresBackend` (a direct psyc
 connection to any Postgres, Supabase's database URL included) and
 `supabase.SupabaseBackend` (postgrest-py over the REST API). Each needs its client
 library, installed with the matching extra (`memd[postgres]`, `memd[supabase]`) and imported
-only when the backend is built; without it the backend raises `missing_extra`. Both talk to the tables in
+only when the backend is built; without it the backend raises `missing_extra`.
+`make_backend` opens the configured one. Both talk to the tables in
 `sql/schema.sql`, whose trigger decides how replays, stale versions, compare-and-swap and
 cursors behave (see the comment at the top of that file). Backends raise only `SyncRetryable`
 (try again later) and `SyncPermanent` (park the operation and tell the user).
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memd.core.errors import SyncError, SyncPermanent, SyncRetryable
+from memd.core.settings import Settings
 
 DEFAULT_TABLE = "memd_files"
 _EVENTS_TABLE = "memd_file_events"
@@ -137,6 +139,34 @@ def missing_extra(backend: str, exc: ImportError) -> SyncPermanent:
         f"sync.backend is {backend} but its client library is not installed ({what}: {exc})",
         hint=f"install it into memd's environment: pip install 'memd[{backend}]', restart the"
         " daemon, then `memd sync --now --retry-parked`",
+    )
+
+
+def make_backend(settings: Settings, timeout: float | None = None) -> CloudBackend:
+    """The configured backend, its requests bounded by `timeout` seconds (`sync.timeout_s` by
+    default); SyncPermanent when its settings are incomplete."""
+    timeout = settings.sync_timeout_s if timeout is None else timeout
+    kind = settings.sync_backend
+    if kind == "postgres":
+        if not settings.sync_dsn:
+            raise SyncPermanent(
+                "sync.backend is postgres but sync.dsn is empty",
+                hint="set sync.dsn (MEMD_SYNC_DSN) to a postgresql:// URL or libpq DSN",
+            )
+        from memd.sync.postgres import PostgresBackend
+
+        return PostgresBackend(settings.sync_dsn, settings.sync_table, timeout)
+    if kind == "supabase":
+        if not (settings.sync_url and settings.sync_key):
+            raise SyncPermanent(
+                "sync.backend is supabase but the project URL or key is missing",
+                hint="set sync.url and sync.key (SUPABASE_URL, SUPABASE_KEY)",
+            )
+        from memd.sync.supabase import SupabaseBackend
+
+        return SupabaseBackend(settings.sync_url, settings.sync_key, settings.sync_table, timeout)
+    raise SyncPermanent(
+        f"unknown sync.backend {kind!r}", hint='use "postgres", "supabase", or "" to turn sync off'
     )
 
 

@@ -58,7 +58,7 @@ from memd.memory import repo as memories
 from memd.memory.edit import file_lock
 from memd.memory.indexer import FileChange, Indexer
 from memd.sync import outbox
-from memd.sync.backend import CloudBackend, PushResult, SyncRow, schema_path
+from memd.sync.backend import CloudBackend, PushResult, SyncRow, make_backend, schema_path
 from memd.sync.outbox import TOMBSTONE, Op
 from memd.sync.rules import (
     Action,
@@ -84,32 +84,6 @@ PULL_PAGE = 500
 SUMMARIES_DIR = "_sessions"
 SUMMARIES_PER_RUN = 1000
 DEVICE_KEY = "sync.device_id"
-
-
-def make_backend(settings: Settings) -> CloudBackend:
-    """The configured backend; SyncPermanent when its settings are incomplete."""
-    timeout = settings.sync_timeout_s
-    if settings.sync_backend == "postgres":
-        if not settings.sync_dsn:
-            raise SyncPermanent(
-                "sync.backend is postgres but sync.dsn is empty",
-                hint="set sync.dsn (MEMD_SYNC_DSN) to a postgresql:// URL or libpq DSN",
-            )
-        from memd.sync.postgres import PostgresBackend
-
-        return PostgresBackend(settings.sync_dsn, settings.sync_table, timeout)
-    if settings.sync_backend == "supabase":
-        if not (settings.sync_url and settings.sync_key):
-            raise SyncPermanent(
-                "sync.backend is supabase but the project URL or key is missing",
-                hint="set sync.url and sync.key (SUPABASE_URL, SUPABASE_KEY)",
-            )
-        from memd.sync.supabase import SupabaseBackend
-
-        return SupabaseBackend(settings.sync_url, settings.sync_key, settings.sync_table, timeout)
-    raise SyncPermanent(
-        f"unknown sync.backend {settings.sync_backend!r}", hint='use "postgres" or "supabase"'
-    )
 
 
 # -- results of one run ---------------------------------------------------------------------

@@ -20,8 +20,8 @@ from memd.core.settings import Settings, load
 from memd.db import Store
 from memd.memory.tree import create_tree
 from memd.sync import outbox
-from memd.sync.backend import CloudBackend, PushResult, SyncRow
-from memd.sync.job import Syncer, make_backend
+from memd.sync.backend import CloudBackend, PushResult, SyncRow, make_backend
+from memd.sync.job import Syncer
 from memd.sync.postgres import PostgresBackend
 from tests.fakes.postgrest_server import FakePostgrest
 from tests.pgserver import PgServer
