@@ -19,16 +19,15 @@ from pathlib import Path
 from memd.conversations import repo
 from memd.conversations.repo import lagging_sessions as lagging_sessions
 from memd.core.fsio import atomic_write
-from memd.core.text import shorten
+from memd.core.text import META_COMMENT, shorten
 from memd.db import Store
 from memd.memory.edit import read_lines
-from memd.memory.parse import format_meta
+from memd.memory.parse import format_meta, parse_meta
 
 QUESTION_CHARS = 80
 ANSWER_CHARS = 160
 TITLE_CHARS = 60
 _TRAILING_JOINERS = "\u200d\ufe0e\ufe0f"
-_TURN_MARK = re.compile(r"<!--[ \t]*memd[: ]?[^\n]*?\bturn=\"?([^\s\"]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +135,7 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
         lines = read_lines(path)
         if not lines or lines == [""]:
             lines = [f"# {day.isoformat()}", ""]
-        seen = set(_TURN_MARK.findall("\n".join(lines)))
+        seen = _journaled_turns(lines)
         changed = False
         for es in sessions.values():
             new = []
@@ -153,6 +152,17 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
                 lines.append("")
             atomic_write(path, "\n".join(lines))
     return written
+
+
+def _journaled_turns(lines: list[str]) -> set[str]:
+    """The turn ids in the metadata comments of a day file (entries already written)."""
+    return {
+        meta["turn"]
+        for line in lines
+        if "<!--" in line
+        for m in META_COMMENT.finditer(line)
+        if "turn" in (meta := parse_meta(m.group(1)))
+    }
 
 
 def _insert(lines: list[str], es: list[Entry]) -> None:

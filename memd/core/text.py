@@ -19,6 +19,11 @@ _CJK_RANGES = (
     "\uac00-\ud7af"  # hangul syllables
     "\uf900-\ufaff"  # compatibility ideographs
 )
+# The `<!-- memd key=value … -->` comment that carries a list item's metadata; group 1 is its
+# body (`memd.memory.parse.parse_meta` reads the pairs).
+META_COMMENT = re.compile(r"<!--[ \t]*memd[: ]?(.*?)-->")
+# The same comment closing a line, with the blanks around it: what is cut to show the line.
+META_COMMENT_AT_END = re.compile(r"[ \t]*" + META_COMMENT.pattern + r"[ \t]*$")
 _CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 _WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from memd.core.conditions import SystemState, day_of, defer_reason
 from memd.core.models import JobOutcome, JobResult
 from memd.core.settings import Settings
-from memd.core.text import estimate_tokens, normalize
+from memd.core.text import META_COMMENT, estimate_tokens, normalize
 from memd.db import Connection, Store
 from memd.llm import repo
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
@@ -32,7 +32,6 @@ PROMPT_TOKENS = 900
 MAX_TURN_CHARS = 4000
 _RECALLED = re.compile(r'<memory source="memd">.*?(?:</memory>|\Z)', re.S)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_META_COMMENT = re.compile(r"<!--\s*memd.*?-->")
 # Lines shorter than this are not treated as echoes of a memory ("- React" is not one).
 MIN_ECHO_CHARS = 12
 
@@ -59,7 +58,7 @@ def strip_recalled(text: str, echoes: set[str]) -> str:
     text = _RECALLED.sub("", text)
     kept = []
     for line in text.split("\n"):
-        core = _META_COMMENT.sub("", _BULLET.sub("", line)).strip()
+        core = META_COMMENT.sub("", _BULLET.sub("", line)).strip()
         if len(core) >= MIN_ECHO_CHARS and normalize(core) in echoes:
             continue
         kept.append(line)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memd.core.text import estimate_tokens, terms
+from memd.core.text import META_COMMENT_AT_END, estimate_tokens, terms
 from memd.db import Connection
 from memd.memory.parse import parse_meta, split_item
 from memd.memory.repo import (
@@ -35,8 +35,7 @@ FENCE_OPEN = (
 )
 FENCE_CLOSE = "</memory>"
 TIERS = ("user", "project", "conversation")
-_META_COMMENT = re.compile(r"[ \t]*<!--[ \t]*memd[: ]?(.*?)-->[ \t]*$")
-_META_COMMENTS = re.compile(_META_COMMENT.pattern, re.M)
+_META_COMMENTS = re.compile(META_COMMENT_AT_END.pattern, re.M)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _CORE_ORDER = {"preferences": 0, "profile": 1, "notes": 2}
 MIN_PARTIAL_TOKENS = 24
@@ -90,7 +89,7 @@ def clean_body(text: str, today: dt.date) -> str:
             exp = meta.get("expires", "")
             if exp and exp[:10] < today.isoformat():
                 continue
-        out.append(_META_COMMENT.sub("", line))
+        out.append(META_COMMENT_AT_END.sub("", line))
     # Collapse runs of blank lines left behind.
     return _BLANK_RUNS.sub("\n\n", "\n".join(out)).strip()
 

@@ -96,6 +96,16 @@ def test_day_files_group_entries_by_session_and_keep_hand_edits(tmp_path: Path) 
     assert sum("turn=t1" in line for line in lines) == 1
 
 
+@pytest.mark.parametrize("turn_id", ["turn 7", ""])
+def test_an_entry_is_recognised_whatever_its_turn_id(tmp_path: Path, turn_id: str) -> None:
+    """A turn id that needs quotes in the metadata comment (a space, or empty) is read back
+    whole, so writing the same exchange again adds nothing."""
+    es, _ = plan_entries("s", "Title", [JournalTurn(1, turn_id, "user", "q", T0),
+                                        JournalTurn(2, "a1", "assistant", "a", T0)])  # fmt: skip
+    assert add_entries(tmp_path, es) == 1
+    assert add_entries(tmp_path, es) == 0
+
+
 def test_write_journal_marks_progress_and_waits_for_answers(store: Store, tmp_path: Path) -> None:
     jdir = tmp_path / "journal"
     store.w.run(lambda c: write_turns(c, [turn("s1", "u1", "user", "Which ORM for Postgres?", T0)]))
