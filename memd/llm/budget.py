@@ -83,7 +83,7 @@ def llm_extractor(settings: Settings) -> AnthropicExtractor | None:
     )
 
 
-def config_fingerprint(settings: Settings) -> str:
+def llm_config_fingerprint(settings: Settings) -> str:
     """Identifies the LLM configuration without storing the key."""
     raw = "\0".join((settings.anthropic_key, settings.extract_model, settings.extract_base_url))
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
@@ -168,7 +168,7 @@ def latched_config_error(ctx: LLMJob) -> str:
         data = json.loads(raw)
     except json.JSONDecodeError:
         return ""
-    if data.get("fp") != config_fingerprint(ctx.settings):
+    if data.get("fp") != llm_config_fingerprint(ctx.settings):
         return ""
     if ctx.now() - float(data.get("at", 0)) > CONFIG_ERROR_QUIET_S:
         return ""
@@ -177,7 +177,7 @@ def latched_config_error(ctx: LLMJob) -> str:
 
 def latch_config_error(ctx: LLMJob, message: str) -> None:
     value = json.dumps(
-        {"fp": config_fingerprint(ctx.settings), "at": ctx.now(), "message": message}
+        {"fp": llm_config_fingerprint(ctx.settings), "at": ctx.now(), "message": message}
     )
     ctx.store.w.run(lambda c: repo.latch_config_error(c, value))
 

@@ -63,7 +63,6 @@ from memd.sync.outbox import TOMBSTONE, Op
 from memd.sync.rules import (
     Action,
     backoff_delay,
-    config_fingerprint,
     conflict_name,
     describe_error,
     is_excluded,
@@ -73,6 +72,7 @@ from memd.sync.rules import (
     render_summary,
     safe_rel,
     sha_of,
+    sync_config_fingerprint,
 )
 from memd.sync.status import OFF_HINT, REFUSED_HINT, describe, shorten
 
@@ -159,7 +159,7 @@ class Syncer:
 
     @property
     def fingerprint(self) -> str:
-        return config_fingerprint(self.settings)
+        return sync_config_fingerprint(self.settings)
 
     # -- identity ---------------------------------------------------------------------------
     def device_id(self, conn: Connection | None = None) -> str:

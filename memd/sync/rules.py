@@ -108,7 +108,7 @@ def namespace_of(settings: Settings, device_id: str) -> str:
     return device_id
 
 
-def config_fingerprint(settings: Settings) -> str:
+def sync_config_fingerprint(settings: Settings) -> str:
     """A hash of the settings that decide where sync writes (parked ops retry when it changes)."""
     parts = (settings.sync_backend, settings.sync_dsn, settings.sync_url, settings.sync_key,
              settings.sync_table)  # fmt: skip

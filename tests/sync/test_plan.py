@@ -9,12 +9,12 @@ from memd.sync.outbox import TOMBSTONE
 from memd.sync.rules import (
     Action,
     backoff_delay,
-    config_fingerprint,
     conflict_name,
     is_excluded,
     namespace_of,
     plan_pull,
     safe_rel,
+    sync_config_fingerprint,
 )
 
 ME, OTHER = "dev-me", "dev-other"
@@ -127,10 +127,10 @@ def test_namespace_is_the_user_when_shared_else_the_device() -> None:
 
 def test_fingerprint_changes_with_where_sync_writes_but_hides_the_key() -> None:
     a = _settings(sync_backend="supabase", sync_key="k1")
-    assert config_fingerprint(a) != config_fingerprint(
+    assert sync_config_fingerprint(a) != sync_config_fingerprint(
         _settings(sync_backend="supabase", sync_key="k2")
     )
-    assert config_fingerprint(a) == config_fingerprint(
+    assert sync_config_fingerprint(a) == sync_config_fingerprint(
         _settings(sync_backend="supabase", sync_key="k1")
     )
-    assert "k1" not in config_fingerprint(a)
+    assert "k1" not in sync_config_fingerprint(a)
