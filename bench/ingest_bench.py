@@ -7,7 +7,7 @@
    few with secrets for the redactor to find. It also writes the same conversations as a
    Claude Code transcript set (one file per session, with the records Claude Code adds:
    thinking, tool calls and results, file snapshots, an assistant message split per block).
-2. In a child process, the library path: `LogIngestor.ingest_file` into a fresh index
+2. In a child process, the library path: `LogIngestor.ingest_files` into a fresh index
    (wall and CPU time; summaries after the last chunk are timed apart).
 3. A real daemon on a fresh MEMD_HOME with an empty log folder: at t0 the log is moved into
    the folder; `status` is polled until every turn is stored and searchable (t1), then until

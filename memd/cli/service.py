@@ -89,10 +89,6 @@ class InstallPlan:
         return tuple(s for s in self.steps if isinstance(s, WriteFile))
 
     @property
-    def removals(self) -> tuple[Path, ...]:
-        return tuple(s.path for s in self.steps if isinstance(s, RemoveFile))
-
-    @property
     def commands(self) -> tuple[tuple[str, ...], ...]:
         return tuple(s.argv for s in self.steps if isinstance(s, RunCommand))
 

@@ -268,20 +268,13 @@ class LogIngestor:
                 files.append((p, src.format))
         return self.ingest_files(files)
 
-    def ingest_file(self, path: str, fmt: str, *, summaries: bool = True) -> FileReport:
-        """Read what is new in one file and store it with its checkpoint, chunk by chunk.
-
-        Summaries of the sessions that grew are refreshed once, after the last chunk (or by
-        the caller, with `summaries=False`).
-        """
-        return self.ingest_files([(path, fmt)], summaries=summaries)[0]
-
     def ingest_files(
         self, files: Sequence[tuple[str, str]], *, summaries: bool = True
     ) -> list[FileReport]:
-        """`ingest_file` for several (path, format) pairs, as one pipeline.
+        """Read what is new in each (path, format) and store it with its checkpoint, chunk by chunk.
 
-        The next chunk — of the same file or of the next one — is parsed while the writer
+        Summaries of the sessions that grew are refreshed once, after the last chunk (or by
+        the caller, with `summaries=False`). The files are read as one pipeline: the next chunk — of the same file or of the next one — is parsed while the writer
         stores the previous one (one write in flight keeps the order and bounds memory), so
         a folder of small transcripts is not read and written strictly in turn.
         """

@@ -115,10 +115,6 @@ class TurnHit:
     session_title: str
     speaker: str = ""
 
-    @property
-    def who(self) -> str:
-        return self.speaker or self.role
-
     def to_hit(self, query_terms: list[str]) -> Hit:
         return Hit(
             kind="turn", path=self.source_path, heading=self.session_title or self.session_id,

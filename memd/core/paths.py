@@ -35,10 +35,6 @@ class Paths:
     def default_socket(self) -> Path:
         return self.runtime_dir / "memd.sock"
 
-    @property
-    def pid_file(self) -> Path:
-        return self.runtime_dir / "memd.pid"
-
 
 def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
     """Resolve memd's folders from MEMD_HOME, or from platformdirs when it is unset."""
