@@ -20,7 +20,7 @@ SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
 STORE = ("db/",)
 REPOSITORIES = (
     "memory/repo.py",
-    "conversations/repo.py",
+    "conversations/repo/",
     "extraction/repo.py",
     "llm/repo.py",
     "sync/outbox.py",

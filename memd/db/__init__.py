@@ -1,8 +1,9 @@
 """SQLite store: `Store` = one writer + read-only readers; connections, migrations, bulk helpers.
 
 The store holds no feature's SQL: each feature keeps its statements in its repository
-(`memd/<feature>/repo.py`, for sync `memd/sync/outbox.py`), and only those modules and this
-package import `sqlite3`. Others type their connections with `memd.db.Connection`.
+(`memd/<feature>/repo.py`, a package for conversations, `memd/sync/outbox.py` for sync), and
+only those modules and this package import `sqlite3`. Others type their connections with
+`memd.db.Connection`.
 """
 
 from __future__ import annotations

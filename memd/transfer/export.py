@@ -234,7 +234,7 @@ def _write_document(
 
 
 def _sessions(conn: Connection) -> Iterator[dict[str, Any]]:
-    for s in conversations.sessions(conn):
+    for s in conversations.all_sessions(conn):
         sid = s.session_id
         parts: dict[str, list[dict[str, Any]]] = {}
         for turn_id, part_id, seq, text in conversations.parts_of(conn, sid):
