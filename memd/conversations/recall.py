@@ -436,13 +436,10 @@ def recall(
         d = _session_dict(_session_row(conn, session_id))
         d["summary"] = d["summary"] or session_summary(conn, session_id)
         d["turns"] = [
-            TurnHit(
-                rowid, session_id, tid, role, text, ts, 0.0, src, path, line, d["title"]
-            ).to_dict()
-            for rowid, tid, role, text, ts, src, path, line in repo.opening_turns(
-                conn, session_id, max(limit, 1) * 10
-            )
-        ]
+            TurnHit(t.id, session_id, t.turn_id, t.role, t.text, t.ts, 0.0, t.source,
+                    t.source_path, t.line, d["title"]).to_dict()
+            for t in repo.opening_turns(conn, session_id, max(limit, 1) * 10)
+        ]  # fmt: skip
         sessions.append(d)
     else:
         d = _session_dict(_session_row(conn, session_id))

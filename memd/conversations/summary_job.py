@@ -100,10 +100,10 @@ def _summarize_all(
     conn = ctx.store.read()
     for sess in sessions:
         turns = []
-        for turn_id, role, raw, ts, source in repo.turns_upto(conn, sess.session_id, sess.upto):
-            text = strip_recalled(raw, set())
+        for t in repo.turns_upto(conn, sess.session_id, sess.upto):
+            text = strip_recalled(t.text, set())
             if text and not is_trivial(text):
-                turns.append(Turn(source, sess.session_id, turn_id, role, text, float(ts)))
+                turns.append(Turn(t.source, sess.session_id, t.turn_id, t.role, text, float(t.ts)))
         if len(turns) < MIN_TURNS:
             _record(ctx, sess, "too short", None, budget)
             counts["skipped"] += 1

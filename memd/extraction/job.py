@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from memd.conversations import repo as conversations
@@ -64,16 +63,6 @@ OUTPUT_TOKENS = 600
 KNOWN_LIMIT = 150
 MAX_SRC_TURNS = 3
 COUNTS = ("sessions", "turns", "skipped_turns", "added", "merged", "superseded", "kept_hand_edits")
-
-
-@dataclass(frozen=True, slots=True)
-class _Row:
-    id: int
-    turn_id: str
-    role: str
-    text: str
-    ts: float
-    source: str
 
 
 def load_tree(conn: Connection) -> tuple[list[Existing], dict[tuple[str, str], Known]]:
@@ -160,10 +149,7 @@ class _Extraction:
         cursor = sess.upto
         self.counts["sessions"] += 1
         while True:
-            rows = [
-                _Row(int(r[0]), r[1], r[2], r[3], float(r[4]), r[5])
-                for r in conversations.turns_after(conn, sess.session_id, cursor, BATCH_TURNS)
-            ]
+            rows = conversations.turns_after(conn, sess.session_id, cursor, BATCH_TURNS)
             if not rows:
                 return None
             existing, known = load_tree(conn)
@@ -173,7 +159,7 @@ class _Extraction:
             if self.budget is not None:
                 overhead = PROMPT_TOKENS + OUTPUT_TOKENS + estimate_tokens("\n".join(known_texts))
                 room = min(room, self.budget.room() - overhead)
-            batch: list[_Row] = []
+            batch: list[conversations.StoredTurn] = []
             turns: list[Turn] = []
             used = 0
             for r in rows:

@@ -20,7 +20,6 @@ from memd.core.text import META_COMMENT_AT_END, estimate_tokens, terms
 from memd.db import Connection
 from memd.memory.parse import parse_meta, split_item
 from memd.memory.repo import (
-    RankedSection,
     SectionRow,
     core_sections,
     named_sections,
@@ -94,13 +93,13 @@ def clean_body(text: str, today: dt.date) -> str:
     return _BLANK_RUNS.sub("\n\n", "\n".join(out)).strip()
 
 
-def _file_live(row: SectionRow | RankedSection, today: dt.date) -> bool:
+def _file_live(row: SectionRow, today: dt.date) -> bool:
     exp = row.expires
     return not (exp and str(exp)[:10] < today.isoformat())
 
 
 def _candidate(
-    row: SectionRow | RankedSection, tier: str, source: str, today: dt.date, **kw: Any
+    row: SectionRow, tier: str, source: str, today: dt.date, **kw: Any
 ) -> Candidate | None:
     body = clean_body(row.text, today)
     if not body:

@@ -16,6 +16,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import starmap
 from typing import Any, Literal, NamedTuple
 
 from memd.core.models import ParsedFile
@@ -52,7 +53,8 @@ class IndexedFile(NamedTuple):
 
 
 class SectionRow(NamedTuple):
-    """An indexed section with the columns of its file."""
+    """An indexed section with the columns of its file; a full-text search also gives its
+    `tokens` and its bm25 `rank` (lower is better)."""
 
     id: int
     path: str
@@ -67,26 +69,8 @@ class SectionRow(NamedTuple):
     start_line: int
     end_line: int
     text: str
-
-
-class RankedSection(NamedTuple):
-    """A section found by full-text search; `rank` is its bm25 score (lower is better)."""
-
-    id: int
-    path: str
-    rel: str
-    kind: str
-    owner: str
-    stem: str
-    title: str
-    expires: str | None
-    heading: str
-    ordinal: int
-    start_line: int
-    end_line: int
-    text: str
-    tokens: int
-    rank: float
+    tokens: int = 0
+    rank: float = 0.0
 
 
 class ItemRow(NamedTuple):
@@ -295,8 +279,8 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 # -- sections (the context block) ---------------------------------------------------------------
 def _sections(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[SectionRow]:
     return list(
-        map(
-            SectionRow._make,
+        starmap(
+            SectionRow,
             conn.execute(
                 "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
                 " s.ordinal, s.start_line, s.end_line, s.text FROM sections s JOIN files f ON f.id = s.file_id"
@@ -371,14 +355,14 @@ def search_rows(
     exclude_kinds: Sequence[str] = (),
     owner: str | None = None,
     mode: str = "auto",
-) -> list[RankedSection]:
+) -> list[SectionRow]:
     """Sections matching `query`, best first.
 
     ``mode="auto"`` returns sections containing every term first, then fills up to `limit` with
     sections matching some of the terms; ``"and"`` / ``"or"`` use one of the two alone.
     """
     sql = search_sql(kinds, owner is not None, exclude_kinds)
-    rows: list[RankedSection] = []
+    rows: list[SectionRow] = []
     seen: set[int] = set()
     for m in ("and", "or") if mode == "auto" else (mode,):
         q = fts_query(query, mode=m)
@@ -387,7 +371,7 @@ def search_rows(
         params: dict[str, object] = {"q": q, "limit": limit}
         if owner is not None:
             params["owner"] = owner
-        for r in map(RankedSection._make, conn.execute(sql, params).fetchall()):
+        for r in map(SectionRow._make, conn.execute(sql, params).fetchall()):
             if r.id not in seen and len(rows) < limit:
                 seen.add(r.id)
                 rows.append(r)

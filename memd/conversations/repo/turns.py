@@ -117,45 +117,38 @@ def update_texts(conn: sqlite3.Connection, updates: Sequence[tuple[str, str, str
     conn.executemany("UPDATE turns SET text = ? WHERE session_id = ? AND turn_id = ?", updates)
 
 
-def turns_of(conn: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
-    """Every turn of a session, in storage order."""
+_TURN_COLUMNS = "id, turn_id, role, text, ts, source, source_path, line, agent_id, project, speaker"
+
+
+def _turns(conn: sqlite3.Connection, rest: str, params: Sequence[Any]) -> list[StoredTurn]:
     return list(
         map(
             StoredTurn._make,
-            conn.execute(
-                "SELECT id, turn_id, role, text, ts, source, source_path, line, agent_id, project, speaker"
-                " FROM turns WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ),
+            conn.execute(f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? {rest}", params),
         )
     )
 
 
+def turns_of(conn: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    """Every turn of a session, in storage order."""
+    return _turns(conn, "ORDER BY id", (session_id,))
+
+
 def turns_after(
     conn: sqlite3.Connection, session_id: str, after: int, limit: int
-) -> list[tuple[int, str, str, str, float, str]]:
-    """(id, turn id, role, text, ts, source) of up to `limit` turns stored after turn `after`."""
-    return [
-        (r[0], r[1], r[2], r[3], r[4], r[5])
-        for r in conn.execute(
-            "SELECT id, turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id > ?"
-            " ORDER BY id LIMIT ?",
-            (session_id, after, limit),
-        )
-    ]
+) -> list[StoredTurn]:
+    """Up to `limit` turns of a session stored after turn `after`, in order."""
+    return _turns(conn, "AND id > ? ORDER BY id LIMIT ?", (session_id, after, limit))
 
 
-def turns_upto(
-    conn: sqlite3.Connection, session_id: str, upto: int
-) -> list[tuple[str, str, str, float, str]]:
-    """(turn id, role, text, ts, source) of a session's turns up to turn `upto`, in order."""
-    return [
-        (r[0], r[1], r[2], r[3], r[4])
-        for r in conn.execute(
-            "SELECT turn_id, role, text, ts, source FROM turns WHERE session_id = ? AND id <= ? ORDER BY id",
-            (session_id, upto),
-        )
-    ]
+def turns_upto(conn: sqlite3.Connection, session_id: str, upto: int) -> list[StoredTurn]:
+    """A session's turns up to turn `upto`, in order."""
+    return _turns(conn, "AND id <= ? ORDER BY id", (session_id, upto))
+
+
+def opening_turns(conn: sqlite3.Connection, session_id: str, limit: int) -> list[StoredTurn]:
+    """A session's first `limit` turns by time."""
+    return _turns(conn, "ORDER BY ts, id LIMIT ?", (session_id, limit))
 
 
 def turns_to_journal(
@@ -196,21 +189,6 @@ def first_turn(conn: sqlite3.Connection, session_id: str) -> tuple[str, str] | N
         "SELECT role, text FROM turns WHERE session_id = ? ORDER BY ts, id LIMIT 1", (session_id,)
     ).fetchone()
     return None if row is None else (row[0], row[1])
-
-
-def opening_turns(
-    conn: sqlite3.Connection, session_id: str, limit: int
-) -> list[tuple[int, str, str, str, float, str, str, int]]:
-    """(id, turn id, role, text, ts, source, source path, line) of a session's first `limit`
-    turns by time."""
-    return [
-        (r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
-        for r in conn.execute(
-            "SELECT id, turn_id, role, text, ts, source, source_path, line FROM turns"
-            " WHERE session_id = ? ORDER BY ts, id LIMIT ?",
-            (session_id, limit),
-        )
-    ]
 
 
 def turn_count(conn: sqlite3.Connection, session_id: str) -> int:
