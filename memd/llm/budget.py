@@ -23,7 +23,6 @@ from memd.core.text import META_COMMENT, estimate_tokens, normalize
 from memd.db import Connection, Store
 from memd.llm import repo
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
-from memd.llm.repo import tokens_on
 
 # A reported configuration error is not retried with the same settings for this long.
 CONFIG_ERROR_QUIET_S = 6 * 3600
@@ -110,7 +109,7 @@ class Budget:
         day = day_of(started)
         s = ctx.settings
         return cls(job, s.extract_model, started, day, s.extract_daily_tokens, s.extract_run_tokens,
-                   spent_today=tokens_on(ctx.store.read(), day))  # fmt: skip
+                   spent_today=repo.tokens_on(ctx.store.read(), day))  # fmt: skip
 
     def room(self) -> int:
         return max(0, min(self.daily_limit - self.spent_today, self.run_limit - self.spent_run))
@@ -151,7 +150,7 @@ def gate_llm(ctx: LLMJob, job: str) -> JobResult | None:
     why = defer_reason(ctx.probe(), s.jobs_min_battery)
     if why:
         return JobResult(job, JobOutcome.DEFERRED, f"waiting: {why}")
-    spent = tokens_on(ctx.store.read(), day_of(ctx.now()))
+    spent = repo.tokens_on(ctx.store.read(), day_of(ctx.now()))
     if spent >= s.extract_daily_tokens:
         return JobResult(job, JobOutcome.BUDGET_EXHAUSTED,
                          f"daily token budget reached ({spent} of {s.extract_daily_tokens} spent today)",
@@ -194,7 +193,7 @@ def llm_status(ctx: LLMJob) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": "anthropic" if configured else "offline rules",
         "model": s.extract_model if configured else "",
-        "tokens_today": tokens_on(ctx.store.read(), day_of(ctx.now())),
+        "tokens_today": repo.tokens_on(ctx.store.read(), day_of(ctx.now())),
         "daily_budget": s.extract_daily_tokens,
         "run_budget": s.extract_run_tokens,
     }

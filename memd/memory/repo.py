@@ -21,6 +21,8 @@ from typing import Any, Literal, NamedTuple
 
 from memd.core.models import ParsedFile
 from memd.core.text import estimate_tokens, fts_query, terms
+
+# The memory switch ("enabled") is a `state` value; the engine reads state through here too.
 from memd.db.state import get_state as get_state
 from memd.db.state import set_state as set_state
 

@@ -13,7 +13,8 @@ from typing import Any
 from memd.core.conditions import SystemState
 from memd.core.models import JobOutcome
 from memd.extraction.job import run_extraction
-from memd.llm.budget import llm_status, tokens_on
+from memd.llm.budget import llm_status
+from memd.llm.repo import tokens_on
 from memd.memory.context import FENCE_CLOSE, FENCE_OPEN
 from tests.fakes.anthropic_server import (
     FakeAnthropic,
