@@ -59,7 +59,7 @@ from bench.locomo import (
 from bench.report import REPO, machine_line, publish, summary_ms, table
 from memd.core.text import terms
 from memd.semantic.base import Embedder
-from memd.semantic.bridge import Dictionary, to_english
+from memd.semantic.bridge import Dictionary, DictionarySegmenter, to_english
 from memd.semantic.fusion import Ranked, fuse_lists, neighbour_smooth
 from memd.semantic.passages import Turn, turn_passages
 from memd.semantic.vectors import top_k
@@ -367,11 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     dictionary = Dictionary.load()
     dict_s, dict_cpu = time.perf_counter() - t0, time.process_time() - c0
     bridged: dict[str, str] = {}
+    bridged_mm: dict[str, str] = {}
     b_wall: list[float] = []
     for q in zh:
         t = time.perf_counter()
         bridged[q.text] = to_english(q.text, dictionary).text
         b_wall.append(time.perf_counter() - t)
+        bridged_mm[q.text] = to_english(q.text, dictionary, DictionarySegmenter(dictionary)).text
     vecs, qv_wall, qv_cpu = embed_queries(
         embedder, [q.text for q in en + zh] + list(bridged.values()), cache
     )
@@ -388,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     for q in zh:
         b = bridged[q.text]
         q.lists["fts:bridged"] = fts.rank(q.conv, b)
+        q.lists["fts:bridged-mm"] = fts.rank(q.conv, bridged_mm[q.text])
         for name in PASSAGES:
             q.lists[f"vec:{name}:bridged"] = vector_ranking(convs[q.conv], name, vecs[b])
 
@@ -395,12 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     search_ms: dict[str, float] = {}
     if not args.no_memd:
         asks = [(q.conv, q.text) for q in en + zh] + [(q.conv, bridged[q.text]) for q in zh]
+        asks += [(q.conv, bridged_mm[q.text]) for q in zh]
         got, ingest_s, s_times = memd_rankings(samples, asks)
         search_ms = summary_ms(s_times)
         for q in en + zh:
             q.lists["memd"] = got[q.conv, q.text]
         for q in zh:
             q.lists["memd:bridged"] = got[q.conv, bridged[q.text]]
+            q.lists["memd:bridged-mm"] = got[q.conv, bridged_mm[q.text]]
 
     lexical = "memd" if not args.no_memd else "fts"
     en_variants = [

@@ -86,14 +86,31 @@ class Dictionary:
 
     Build it with `load` (the packaged dictionary, once per process) or `from_lines` (any
     CC-CEDICT text, for tests). `freq` ranks Chinese words for the English → Chinese
-    direction; without it headwords keep the dictionary's order.
+    direction; without it headwords keep the dictionary's order. Senses are kept as one
+    string per headword and split on lookup: the whole dictionary is ~120,000 headwords,
+    and one string each instead of a tuple of strings halves its memory.
     """
 
-    def __init__(self, entries: dict[str, Entry], freq: dict[str, int] | None = None) -> None:
-        self.entries = entries
+    def __init__(
+        self,
+        senses: dict[str, str],
+        *,
+        proper: frozenset[str] = frozenset(),
+        traditional: frozenset[str] = frozenset(),
+        freq: dict[str, int] | None = None,
+    ) -> None:
+        self._senses = senses
+        self._proper = proper
+        self._traditional = traditional
         self.freq = freq or {}
-        self.max_len = max((len(w) for w in entries), default=1)
+        self.max_len = max((len(w) for w in senses), default=1)
         self._en: dict[str, tuple[str, ...]] | None = None
+
+    def __contains__(self, word: str) -> bool:
+        return word in self._senses
+
+    def __len__(self) -> int:
+        return len(self._senses)
 
     @classmethod
     def from_lines(cls, lines: Iterable[str], freq: dict[str, int] | None = None) -> Dictionary:
@@ -111,16 +128,17 @@ class Dictionary:
             if not m:
                 continue
             trad, simp, pinyin, senses = m.groups()
-            is_proper = pinyin[:1].isupper()
-            target = proper if is_proper else common
+            target = proper if pinyin[:1].isupper() else common
             simplified.add(simp)
             for word in dict.fromkeys((simp, trad)):
-                target.setdefault(word, []).extend(s for s in senses.split("/") if s)
-        entries = {
-            w: Entry(tuple(common.get(w, []) + proper.get(w, [])), w not in common, w in simplified)
-            for w in common.keys() | proper.keys()
-        }
-        return cls(entries, freq)
+                target.setdefault(word, []).append(senses.strip("/"))
+        words = common.keys() | proper.keys()
+        return cls(
+            {w: "/".join(common.get(w, []) + proper.get(w, [])) for w in words},
+            proper=frozenset(proper.keys() - common.keys()),
+            traditional=frozenset(words - simplified),
+            freq=freq,
+        )
 
     @classmethod
     def load(cls) -> Dictionary:
@@ -132,16 +150,23 @@ class Dictionary:
         global _LOADED
         with _LOAD_LOCK:
             if _LOADED is None:
-                _LOADED = cls.from_lines(_cedict_lines(), dict(_segmenter().FREQ))
+                _LOADED = cls.from_lines(_cedict_lines(), _segmenter().FREQ)
             return _LOADED
 
     def lookup(self, word: str) -> Entry | None:
         """The entry for a Chinese word (simplified or traditional), or None."""
-        return self.entries.get(word)
+        senses = self._senses.get(word)
+        if senses is None:
+            return None
+        return Entry(
+            tuple(s for s in senses.split("/") if s),
+            word in self._proper,
+            word not in self._traditional,
+        )
 
     def english_terms(self, word: str) -> list[str]:
         """English content words of the first `MAX_SENSES` translating senses of `word`."""
-        entry = self.entries.get(word)
+        entry = self.lookup(word)
         if entry is None:
             return []
         out: list[str] = []
@@ -165,7 +190,7 @@ class Dictionary:
         i = 0
         while i < len(run):
             for n in range(min(self.max_len, len(run) - i), 0, -1):
-                if run[i : i + n] in self.entries:
+                if run[i : i + n] in self._senses:
                     out.append(run[i : i + n])
                     i += n
                     break
@@ -182,10 +207,10 @@ class Dictionary:
 
     def _invert(self) -> dict[str, tuple[str, ...]]:
         found: dict[str, dict[str, int]] = {}
-        for word, entry in self.entries.items():
-            if entry.proper or not entry.simplified or not _HAN.search(word):
+        for word, senses in self._senses.items():
+            if word in self._proper or word in self._traditional or not _HAN.search(word):
                 continue
-            for rank, sense in enumerate(entry.senses):
+            for rank, sense in enumerate(s for s in senses.split("/") if s):
                 key = _PAREN.sub(" ", sense).strip().lower()
                 key = key[3:] if key.startswith("to ") else key
                 if key and " " not in key and key not in STOPWORDS:
@@ -230,6 +255,17 @@ class Segmenter(Protocol):
     """Cuts Chinese text into words (jieba's `Tokenizer` has this shape)."""
 
     def lcut(self, sentence: str, cut_all: bool = ..., HMM: bool = ...) -> list[str]: ...
+
+
+class DictionarySegmenter:
+    """Segmentation without jieba: each CJK run as the longest dictionary words from the left."""
+
+    def __init__(self, dictionary: Dictionary) -> None:
+        self.dictionary = dictionary
+
+    def lcut(self, sentence: str, cut_all: bool = False, HMM: bool = True) -> list[str]:
+        """`Dictionary.split` of `sentence` (the flags are jieba's, and ignored)."""
+        return self.dictionary.split(sentence)
 
 
 def to_english(query: str, dictionary: Dictionary, segmenter: Segmenter | None = None) -> Bridged:

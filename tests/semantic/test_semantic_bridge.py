@@ -50,7 +50,7 @@ def test_parse_keeps_common_senses_before_proper_nouns(small):
     entry = small.lookup("互助")
     assert entry is not None and not entry.proper
     assert entry.senses[0] == "to help each other"
-    assert small.lookup("互助") is small.lookup("互助")
+    assert small.lookup("互助") == small.lookup("互助")
     assert small.lookup("測試") is not None  # traditional headwords too
     wang = small.lookup("王")
     assert wang is not None and wang.proper
@@ -160,3 +160,78 @@ def test_real_dictionary_to_english(query, expected):
 def test_real_dictionary_to_chinese(query, expected):
     b = to_chinese(query, Dictionary.load())
     assert expected <= set(b.terms), b
+
+
+# -- bridged queries over memd's own full-text index ----------------------------------------
+# Memory sections in one language, questions in the other that share no word with them: the
+# bridged query must find the right section first in an FTS5 table built the way memd indexes
+# sections (porter unicode61, CJK runs as bigrams; memd.core.text).
+EN_SECTIONS = {
+    "testing": "I test my Python code with pytest; the test framework runs in CI.",
+    "database": "The database migration to PostgreSQL is planned for next month.",
+    "pottery": "Melanie signed up for a pottery class last week.",
+    "camping": "We went camping by the lake in July and slept in a tent.",
+    "museum": "Caroline took the kids to the science museum on Sunday.",
+}
+ZH_SECTIONS = {
+    "testing": "我用 pytest 测试代码，测试框架在持续集成里运行。",
+    "database": "数据库迁移到 PostgreSQL 计划在下个月完成。",
+    "backup": "每天晚上自动备份笔记到移动硬盘。",
+    "camping": "七月我们在湖边露营，住在帐篷里。",
+    "museum": "周日带孩子们去了科学博物馆。",
+}
+
+
+def _fts(sections: dict[str, str]):
+    import sqlite3
+
+    from memd.core.text import index_text
+
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE s USING fts5(key UNINDEXED, body, tokenize='porter unicode61')"
+    )
+    db.executemany("INSERT INTO s VALUES (?, ?)", [(k, index_text(v)) for k, v in sections.items()])
+    return db
+
+
+def _first(db, query: str) -> str | None:
+    from memd.core.text import fts_query
+
+    q = fts_query(query, mode="or")
+    row = db.execute("SELECT key FROM s WHERE s MATCH ? ORDER BY bm25(s) LIMIT 1", (q,)).fetchone()
+    return row[0] if row else None
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+@pytest.mark.parametrize(
+    ("question", "key"),
+    [
+        ("我用什么测试框架？", "testing"),
+        ("数据库迁移什么时候做？", "database"),
+        ("Melanie报名了什么课？", "pottery"),
+        ("我们去哪里露营了？", "camping"),
+        ("Caroline带孩子们去了哪个博物馆？", "museum"),
+    ],
+)
+def test_chinese_question_finds_english_section(question, key):
+    db = _fts(EN_SECTIONS)
+    assert _first(db, question) in (None, "pottery", "museum")  # only names can match as is
+    assert _first(db, to_english(question, Dictionary.load()).text) == key
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+@pytest.mark.parametrize(
+    ("question", "key"),
+    [
+        ("Which test framework do I use?", "testing"),
+        ("When is the database migration?", "database"),
+        ("Where do my notes get a backup?", "backup"),
+        ("Where did we go camping?", "camping"),
+        ("Which museum did we visit?", "museum"),
+    ],
+)
+def test_english_question_finds_chinese_section(question, key):
+    db = _fts(ZH_SECTIONS)
+    assert _first(db, question) is None  # no shared word
+    assert _first(db, to_chinese(question, Dictionary.load()).text) == key

@@ -113,3 +113,66 @@ def test_weights_shift_the_balance():
     fts, vec = ["a", "b"], ["b", "a"]
     assert fuse(fts, vec, params=FusionParams(vector_weight=2.0)).keys() == ["b", "a"]
     assert fuse(fts, vec, params=FusionParams(fts_weight=2.0)).keys() == ["a", "b"]
+
+
+# -- fuse_lists: any number of named rankings ------------------------------------------------
+from memd.semantic.fusion import Ranked, fuse_lists, neighbour_smooth  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("lists", "kwargs", "order"),
+    [
+        # RRF, equal weights: a key both lists ranked beats either list's top alone; equal
+        # scores go to the key first reached (a before c, b before d).
+        ({"memd": Ranked(["a", "b", "c"]), "vec": Ranked(["c", "d", "a"])}, {"k": 1.0}, ["a", "c", "b", "d"]),
+        # A small weight on the vectors keeps memd's order at the top.
+        ({"memd": Ranked(["a", "b", "c"]), "vec": Ranked(["c", "d", "a"])},
+         {"k": 1.0, "weights": {"vec": 0.1}}, ["a", "b", "c", "d"]),
+        # Weight 0: the list ranks nothing, and keys only it found are dropped.
+        ({"memd": Ranked(["a", "b"]), "vec": Ranked(["c", "a"])}, {"weights": {"vec": 0.0}}, ["a", "b"]),
+        # Depth: entries past it are not read.
+        ({"memd": Ranked(["a", "b", "c"]), "vec": Ranked(["d", "e", "c"])}, {"k": 1.0, "depth": 2},
+         ["a", "d", "b", "e"]),
+        # Three lists; ties go to the better rank, then to the earlier list.
+        ({"memd": Ranked(["a"]), "vec": Ranked(["b"]), "vec2": Ranked(["c"])}, {}, ["a", "b", "c"]),
+        # Score fusion: scores min-max normalised per list (b: 0.9875 + 0.5), then summed.
+        ({"memd": Ranked(["a", "b", "c"], [9.0, 8.9, 1.0]), "vec": Ranked(["c", "b", "a"], [0.9, 0.8, 0.7])},
+         {"method": "score"}, ["b", "a", "c"]),
+        # ... where RRF would put b last but one: its ranks are 2 and 2.
+        ({"memd": Ranked(["a", "b", "c"], [9.0, 8.9, 1.0]), "vec": Ranked(["c", "b", "a"], [0.9, 0.8, 0.7])},
+         {"k": 1.0}, ["a", "c", "b"]),
+        # Score fusion without scores: positions stand in for them (a 1 + 0, c 0 + 1, b 0.5 + 0).
+        ({"memd": Ranked(["a", "b", "c"]), "vec": Ranked(["c", "b"], [])}, {"method": "score"}, ["a", "c", "b"]),
+        # One empty list: the other's order, unchanged.
+        ({"memd": Ranked(["a", "b"]), "vec": Ranked([])}, {}, ["a", "b"]),
+        ({}, {}, []),
+    ],
+)  # fmt: skip
+def test_fuse_lists_order(lists, kwargs, order):
+    assert fuse_lists(lists, **kwargs).keys() == order
+
+
+def test_fuse_lists_provenance_and_limit():
+    fused = fuse_lists({"memd": Ranked(["a", "b", "a"]), "vec": Ranked(["b", "c"])}, k=1.0, limit=2)
+    assert [h.key for h in fused.hits] == ["b", "a"]
+    b, a = fused.hits
+    assert b.ranks == {"memd": 2, "vec": 1} and b.found_by == ("memd", "vec")
+    assert a.ranks == {"memd": 1} and a.found_by == ("memd",)  # a repeated key counts once
+    assert a.score == pytest.approx(1 / 2)
+    assert b.score == pytest.approx(1 / 3 + 1 / 2)
+
+
+@pytest.mark.parametrize(
+    ("scores", "groups", "weights", "expected"),
+    [
+        # Scores are taken above the median (here 1.0) first.
+        ([1.0, 3.0, 1.0], [1, 1, 1], (0.5,), [1.0, 2.0, 1.0]),
+        # The turn after a strong one rises; across a session boundary nothing moves.
+        ([1.0, 3.0, 1.0, 1.0], [1, 1, 1, 2], (0.5,), [1.0, 2.0, 1.0, 0.0]),
+        # Distance 2 with its own weight; the better of the two neighbours counts.
+        ([0.0, 4.0, 0.0, 2.0, 0.0], [1] * 5, (0.5, 0.25), [2.0, 4.5, 2.0, 3.0, 1.0]),
+        ([], [], (0.5,), []),
+    ],
+)
+def test_neighbour_smooth(scores, groups, weights, expected):
+    assert neighbour_smooth(scores, groups, weights) == pytest.approx(expected)
