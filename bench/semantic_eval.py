@@ -15,7 +15,7 @@ in-process with the library functions of `memd.semantic`:
    embedded with the packaged model, the question as a query, exact cosine over that
    conversation's turns.
 2. Chinese questions (locomo-dev-zh.json, same evidence) are also bridged to English
-   (`memd.semantic.bridge.to_english`: jieba + CC-CEDICT) and the English terms are searched
+   (`memd.semantic.bridge.to_english`: CC-CEDICT) and the English terms are searched
    (FTS5 and memd) and embedded as a second query.
 3. Every fused variant's parameters are chosen by grid search on conversations 0-2 and
    reported on 3-4 (fold A), then the reverse (fold B). Baselines are computed in the same run.
@@ -59,7 +59,7 @@ from bench.locomo import (
 from bench.report import REPO, machine_line, publish, summary_ms, table
 from memd.core.text import terms
 from memd.semantic.base import Embedder
-from memd.semantic.bridge import Dictionary, DictionarySegmenter, to_english
+from memd.semantic.bridge import Dictionary, Segmenter, to_english
 from memd.semantic.fusion import Ranked, fuse_lists, neighbour_smooth
 from memd.semantic.passages import Turn, turn_passages
 from memd.semantic.vectors import top_k
@@ -203,6 +203,19 @@ def smoothed_ranking(
     return Ranked([c.ids[i] for i in order], [sm[i] for i in order])
 
 
+def _jieba() -> Segmenter | None:
+    """jieba's segmenter when it is installed (``pip install jieba``): measured against the
+    dictionary's own longest-word segmentation, which memd uses."""
+    try:
+        import jieba  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:
+        return None
+    jieba.setLogLevel(60)
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    return tok  # type: ignore[no-any-return]
+
+
 # -- memd over its socket --------------------------------------------------------------------
 def memd_rankings(
     samples: list[dict[str, Any]], asks: Iterable[tuple[int, str]]
@@ -327,24 +340,22 @@ def run_folds(
     return rows, chosen, got
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)"
-    )
-    ap.add_argument(
-        "--zh", type=Path, default=DEFAULT_ZH, help="locomo-dev-zh.json (kept outside the repo)"
-    )
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/memd-semantic-vectors"),
-                    help="reuse vectors of an earlier run (keyed by model id and text)")  # fmt: skip
-    ap.add_argument("--no-cache", action="store_true")
-    ap.add_argument("--no-memd", action="store_true", help="skip memd's own search over a daemon")
-    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
-    ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
-    args = ap.parse_args(argv)
+@dataclass
+class Prepared:
+    """Everything the variants are computed from: questions with their ranked lists, and costs."""
+
+    convs: list[Conversation]
+    en: list[Question]
+    zh: list[Question]
+    model_id: str
+    vecs: dict[str, npt.NDArray[np.float32]]
+    bridged: dict[str, str]
+    costs: dict[str, Any]
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Embed, bridge and rank every question with every ranker (vectors and memd results
+    come from the caches when they hold them)."""
     cache = None if args.no_cache else args.cache
     cpu0 = time.process_time()
 
@@ -366,14 +377,16 @@ def main(argv: list[str] | None = None) -> int:
     t0, c0 = time.perf_counter(), time.process_time()
     dictionary = Dictionary.load()
     dict_s, dict_cpu = time.perf_counter() - t0, time.process_time() - c0
+    jieba = _jieba()
     bridged: dict[str, str] = {}
-    bridged_mm: dict[str, str] = {}
+    bridged_jieba: dict[str, str] = {}
     b_wall: list[float] = []
     for q in zh:
         t = time.perf_counter()
         bridged[q.text] = to_english(q.text, dictionary).text
         b_wall.append(time.perf_counter() - t)
-        bridged_mm[q.text] = to_english(q.text, dictionary, DictionarySegmenter(dictionary)).text
+        if jieba is not None:
+            bridged_jieba[q.text] = to_english(q.text, dictionary, jieba).text
     vecs, qv_wall, qv_cpu = embed_queries(
         embedder, [q.text for q in en + zh] + list(bridged.values()), cache
     )
@@ -390,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     for q in zh:
         b = bridged[q.text]
         q.lists["fts:bridged"] = fts.rank(q.conv, b)
-        q.lists["fts:bridged-mm"] = fts.rank(q.conv, bridged_mm[q.text])
+        if jieba is not None:
+            q.lists["fts:bridged-jieba"] = fts.rank(q.conv, bridged_jieba[q.text])
         for name in PASSAGES:
             q.lists[f"vec:{name}:bridged"] = vector_ranking(convs[q.conv], name, vecs[b])
 
@@ -398,15 +412,68 @@ def main(argv: list[str] | None = None) -> int:
     search_ms: dict[str, float] = {}
     if not args.no_memd:
         asks = [(q.conv, q.text) for q in en + zh] + [(q.conv, bridged[q.text]) for q in zh]
-        asks += [(q.conv, bridged_mm[q.text]) for q in zh]
-        got, ingest_s, s_times = memd_rankings(samples, asks)
+        asks += [(q.conv, b) for q in zh if (b := bridged_jieba.get(q.text))]
+        if args.memd_results and args.memd_results.exists():
+            saved = json.loads(args.memd_results.read_text(encoding="utf-8"))
+            got = {(ci, t): Ranked(k, s) for ci, t, k, s in saved["results"]}
+            ingest_s, s_times = saved["ingest_s"], saved["times"]
+        else:
+            got, ingest_s, s_times = memd_rankings(samples, asks)
+            if args.memd_results:
+                results = [[ci, t, list(r.keys), list(r.scores)] for (ci, t), r in got.items()]
+                args.memd_results.write_text(json.dumps(
+                    {"results": results, "ingest_s": ingest_s, "times": s_times}), encoding="utf-8")  # fmt: skip
         search_ms = summary_ms(s_times)
         for q in en + zh:
             q.lists["memd"] = got[q.conv, q.text]
         for q in zh:
             q.lists["memd:bridged"] = got[q.conv, bridged[q.text]]
-            q.lists["memd:bridged-mm"] = got[q.conv, bridged_mm[q.text]]
+            if q.text in bridged_jieba:
+                q.lists["memd:bridged-jieba"] = got[q.conv, bridged_jieba[q.text]]
 
+    costs = {"cpu0": cpu0, "load_s": load_s, "embed_s": embed_s, "dict_s": dict_s,
+             "dict_cpu": dict_cpu, "b_wall": b_wall, "qv_wall": qv_wall, "qv_cpu": qv_cpu,
+             "ingest_s": ingest_s, "search_ms": search_ms}  # fmt: skip
+    return Prepared(convs, en, zh, embedder.model_id, vecs, bridged, costs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="locomo-dev.json (kept outside the repo)"
+    )
+    ap.add_argument(
+        "--zh", type=Path, default=DEFAULT_ZH, help="locomo-dev-zh.json (kept outside the repo)"
+    )
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/memd-semantic-vectors"),
+                    help="reuse vectors of an earlier run (keyed by model id and text)")  # fmt: skip
+    ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--no-memd", action="store_true", help="skip memd's own search over a daemon")
+    ap.add_argument("--memd-results", type=Path, default=None,
+                    help="JSON file of memd search results: read when present, else written"
+                         " (for trying fusion variants without re-running the daemon)")  # fmt: skip
+    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
+    ap.add_argument("--passages", nargs="+", choices=list(PASSAGES), default=list(PASSAGES),
+                    help="passage shapes to embed and compare (default: all)")  # fmt: skip
+    args = ap.parse_args(argv)
+    for name in list(PASSAGES):
+        if name not in args.passages:
+            del PASSAGES[name]
+    p = prepare(args)
+    convs, en, zh = p.convs, p.en, p.zh
+    c = p.costs
+    cpu0, load_s, dict_s, dict_cpu, ingest_s = (
+        c["cpu0"],
+        c["load_s"],
+        c["dict_s"],
+        c["dict_cpu"],
+        c["ingest_s"],
+    )
+    b_wall, qv_wall, qv_cpu, search_ms = c["b_wall"], c["qv_wall"], c["qv_cpu"], c["search_ms"]
     lexical = "memd" if not args.no_memd else "fts"
     en_variants = [
         Variant("FTS5 only", ("fts",), "single"),
@@ -433,11 +500,11 @@ def main(argv: list[str] | None = None) -> int:
         Variant("FTS5 only", ("fts",), "single"),
         *([Variant("memd search only", ("memd",), "single")] if lexical == "memd" else []),
         Variant("FTS5, bridged query", ("fts:bridged",), "single"),
-        *(
-            [Variant("memd search, bridged query", ("memd:bridged",), "single")]
-            if lexical == "memd"
-            else []
-        ),  # fmt: skip
+        Variant("FTS5, bridged query (segmented by jieba)", ("fts:bridged-jieba",), "single"),
+        Variant("memd search, bridged query", ("memd:bridged",), "single"),
+        Variant(
+            "memd search, bridged query (segmented by jieba)", ("memd:bridged-jieba",), "single"
+        ),
         *[Variant(f"vectors only ({n})", (f"vec:{n}",), "single") for n in PASSAGES],
         Variant("vectors only (turn), bridged query", ("vec:turn:bridged",), "single"),
         Variant("vectors (turn): Chinese + bridged queries, RRF", ("vec:turn", "vec:turn:bridged")),
@@ -458,21 +525,24 @@ def main(argv: list[str] | None = None) -> int:
             "score",
         ),  # fmt: skip
     ]
+    # Variants whose lists were not computed (--passages, --no-memd) are left out.
+    en_variants = [v for v in en_variants if all(n in en[0].lists for n in v.lists)]
+    zh_variants = [v for v in zh_variants if all(n in zh[0].lists for n in v.lists)]
     rows_en, chosen_en, _ = run_folds(en, en_variants)
     print("English done")
     rows_zh, chosen_zh, _ = run_folds(zh, zh_variants)
     print("Chinese done")
 
-    three = Variant("timing", (lexical, "vec:turn", "vec:prev+turn"))
+    three = Variant("timing", (lexical, "vec:turn", "vec:turn~0.5"))
     fuse_t = []
     for q in en[:200]:
         t = time.perf_counter()
-        three.ranker({"k": 10.0, "weights": {"vec:turn": 0.5, "vec:prev+turn": 0.5}})(q)
+        three.ranker({"k": 10.0, "weights": {"vec:turn": 0.5, "vec:turn~0.5": 0.5}})(q)
         fuse_t.append(time.perf_counter() - t)
     head = ["ranker", *(f"A R@{k}" for k in KS), *(f"B R@{k}" for k in KS)]
     qw, qc, bw, fu = summary_ms(qv_wall), summary_ms(qv_cpu), summary_ms(b_wall), summary_ms(fuse_t)
     body = "\n".join([
-        f"## Recall by meaning: LoCoMo with embeddings and query bridging (`bench/semantic_eval.py`, {embedder.model_id})",
+        f"## Recall by meaning: LoCoMo with embeddings and query bridging (`bench/semantic_eval.py`, {p.model_id})",
         "",
         f"{len(convs)} conversations, {sum(len(c.ids) for c in convs)} turns, {len(en)} English questions"
         f" of categories 1-4 and their {len(zh)} Chinese translations (same evidence). Fold A: parameters"
@@ -487,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
         table(head, rows_en),
         "",
         "Chinese questions over the English conversations (held-out recall); \"bridged\" = the"
-        " question's English terms from `memd.semantic.bridge.to_english` (jieba + CC-CEDICT):",
+        " question's English terms from `memd.semantic.bridge.to_english` (CC-CEDICT; jieba segmentation where named):",
         "",
         table(head, rows_zh),
         "",
@@ -499,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
         f" p50 {qw['p50']:.1f} ms wall / {qc['p50']:.1f} ms CPU, p95 {qw['p95']:.1f} ms wall"
         f" / {qc['p95']:.1f} ms CPU ({qw['n']} queries; 0 when all came from the vector cache)."
         f" Bridging one Chinese question: p50 {bw['p50']:.2f} ms, p95 {bw['p95']:.2f} ms; loading"
-        f" the dictionary (CC-CEDICT + jieba) {dict_s:.2f} s wall / {dict_cpu:.2f} s CPU."
+        f" the dictionary (CC-CEDICT) {dict_s:.2f} s wall / {dict_cpu:.2f} s CPU."
         f" Fusing three 50-entry lists: p50 {fu['p50'] * 1000:.0f} µs. Model load {load_s:.2f} s."
         f" CPU time of the whole run: {time.process_time() - cpu0:.0f} s.",
         "",

