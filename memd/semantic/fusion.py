@@ -23,7 +23,7 @@ found it.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
@@ -239,15 +239,18 @@ def fuse_lists(
     k: float = 60.0,
     depth: int = 50,
     limit: int | None = None,
+    doc_weight: Callable[[str, K], float] | None = None,
 ) -> ListFusion[K]:
     """Fuse any number of named rankings into one, with provenance.
 
     ``method="rrf"``: a key at 1-based rank r of list L scores ``weights[L] / (k + r)``.
     ``method="score"``: each list's scores over its first `depth` entries are min-max
     normalised to [0, 1] and a key scores the weighted sum (a list without scores counts
-    1 for its top entry down to 0 for its last). Missing weights are 1; a list of weight 0
-    contributes nothing and a key only it found is dropped. Ties go to the better best
-    rank, then to the order of the lists.
+    1 for its top entry down to 0 for its last). Missing weights are 1. `doc_weight(list,
+    key)` multiplies one list's weight for one key (the cross-script rule of
+    `memd.semantic.recipe`). A list whose weight for a key is 0 did not find it: it is not
+    in the key's provenance, and a key no list found with a positive weight is dropped.
+    Ties go to the better best rank, then to the order of the lists.
     """
     weights = weights or {}
     score: dict[K, float] = {}
@@ -259,32 +262,23 @@ def fuse_lists(
             raw = list(ranked.scores[: len(keys)])
             if len(raw) != len(keys):
                 raw = [float(len(keys) - i) for i in range(len(keys))]
-            contrib = [w * s for s in _minmax(raw)]
+            unit = _minmax(raw)
         else:
-            contrib = [w / (k + r) for r in range(1, len(keys) + 1)]
-        for r, (key, c) in enumerate(zip(keys, contrib, strict=True), start=1):
-            seen = ranks.setdefault(key, {})
-            if name in seen:
+            unit = [1.0 / (k + r) for r in range(1, len(keys) + 1)]
+        for r, (key, u) in enumerate(zip(keys, unit, strict=True), start=1):
+            wk = w * doc_weight(name, key) if doc_weight is not None else w
+            if wk <= 0 or name in ranks.get(key, {}):
                 continue
-            seen[name] = r
-            score[key] = score.get(key, 0.0) + c
+            ranks.setdefault(key, {})[name] = r
+            score[key] = score.get(key, 0.0) + wk * u
     names = list(lists)
 
     def order(key: K) -> tuple[float, int, int]:
         rk = ranks[key]
         return (-score[key], min(rk.values()), min(names.index(n) for n in rk))
 
-    kept = [
-        key
-        for key in score
-        if score[key] > 0 or (method == "score" and _weighted(ranks[key], weights))
-    ]
-    hits = [ListHit(key, score[key], ranks[key]) for key in sorted(kept, key=order)]
+    hits = [ListHit(key, score[key], ranks[key]) for key in sorted(ranks, key=order)]
     return ListFusion(hits[:limit] if limit is not None else hits)
-
-
-def _weighted(ranks: Mapping[str, int], weights: Mapping[str, float]) -> bool:
-    return any(weights.get(n, 1.0) > 0 for n in ranks)
 
 
 def neighbour_smooth(

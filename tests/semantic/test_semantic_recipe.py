@@ -1,0 +1,101 @@
+"""The retrieval recipe: which rankings a query asks for, and the cross-script rule of the fusion."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.semantic.bridge import Dictionary
+from memd.semantic.fusion import Ranked
+from memd.semantic.passages import Turn
+from memd.semantic.recipe import (
+    FTS,
+    FTS_BRIDGED,
+    VECTOR,
+    Weights,
+    fuse,
+    passage_texts,
+    plan,
+)
+
+CEDICT = """\
+測試 测试 [ce4 shi4] /to test (machinery etc)/a test/
+框架 框架 [kuang4 jia4] /(construction) frame/(fig.) framework/
+數據庫 数据库 [shu4 ju4 ku4] /database/
+"""
+
+
+@pytest.fixture(scope="module")
+def small() -> Dictionary:
+    return Dictionary.from_lines(CEDICT.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("query", "script", "full_text"),
+    [
+        ("测试框架", "cjk", {FTS: "测试框架", FTS_BRIDGED: "test frame framework"}),
+        (
+            "Which test framework?",
+            "latin",
+            {FTS: "Which test framework?", FTS_BRIDGED: "测试 框架"},
+        ),
+        # Nothing the dictionary translates: only the query as typed.
+        ("hello there", "latin", {FTS: "hello there"}),
+        ("？", "", {FTS: "？"}),
+        ("Привет", "other", {FTS: "Привет"}),
+    ],
+)
+def test_plan(small, query, script, full_text):
+    p = plan(query, small)
+    assert p.script == script
+    assert dict(p.full_text) == full_text
+    assert p.embed == query
+    assert (p.bridged is None) == (FTS_BRIDGED not in full_text)
+
+
+def test_plan_without_dictionary():
+    p = plan("测试框架")
+    assert dict(p.full_text) == {FTS: "测试框架"} and p.bridged is None
+
+
+def test_passages_are_the_turn_after_the_one_before():
+    turns = [Turn("a", "Did you finish the race?"), Turn("b", "Yes, in 52 minutes.")]
+    assert passage_texts(turns) == [
+        "a: Did you finish the race?",
+        "a: Did you finish the race?\nb: Yes, in 52 minutes.",
+    ]
+
+
+W = Weights(k=1.0, vector=0.5, bridged=1.0, cross_vector=0.5)
+SCRIPTS = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
+
+
+@pytest.mark.parametrize(
+    ("query", "lists", "order", "found_by"),
+    [
+        # A Chinese question over a mixed memory: its own words count for the Chinese
+        # documents only (en1 matched by a Latin name is not trusted), its English bridge for
+        # the English ones only.
+        # en2: 1/(1+2) + 0.5/(1+1); zh1: 1/(1+2) + 0.5/(1+2).
+        ("测试框架", {FTS: ["en1", "zh1"], FTS_BRIDGED: ["zh2", "en2"], VECTOR: ["en2", "zh1"]},
+         ["en2", "zh1"], {"zh1": (FTS, VECTOR), "en2": (FTS_BRIDGED, VECTOR)}),
+        # An English question: the query as typed for English documents, the bridge for Chinese.
+        ("test framework", {FTS: ["en1", "zh1"], FTS_BRIDGED: ["zh2"], VECTOR: ["en1"]},
+         ["en1", "zh2"], {"en1": (FTS, VECTOR), "zh2": (FTS_BRIDGED,)}),
+        # Without vectors (semantic recall off) the full-text order is kept.
+        ("test framework", {FTS: ["en2", "en1"]}, ["en2", "en1"], {"en2": (FTS,), "en1": (FTS,)}),
+        # Vectors alone (no full-text match) still rank, in their order.
+        ("test framework", {FTS: [], VECTOR: ["zh1", "en1"]}, ["zh1", "en1"],
+         {"en1": (VECTOR,), "zh1": (VECTOR,)}),
+    ],
+)  # fmt: skip
+def test_fuse_cross_script_rule(small, query, lists, order, found_by):
+    p = plan(query, small)
+    fused = fuse(p, {n: Ranked(keys) for n, keys in lists.items()}, SCRIPTS, weights=W)
+    assert fused.keys() == order
+    assert {h.key: h.found_by for h in fused.hits} == found_by
+
+
+def test_unknown_scripts_are_never_crossed(small):
+    p = plan("测试框架", small)
+    fused = fuse(p, {FTS: Ranked(["x"]), FTS_BRIDGED: Ranked(["y"])}, {}, weights=W)
+    assert fused.keys() == ["x", "y"]
