@@ -1,7 +1,8 @@
-"""LoCoMo retrieval with embeddings and query bridging, every variant on held-out folds.
+"""LoCoMo retrieval with embeddings and query bridging: every variant on held-out folds.
 
     python -m bench.semantic_eval [--data ../shared/bench-data/locomo-dev.json]
-        [--zh ../shared/bench-data/locomo-dev-zh.json] [--threads 2] [--no-memd]
+        [--zh ../shared/bench-data/locomo-dev-zh.json] [--threads 2]
+        [--passages turn prev+turn prev+turn+next] [--memd-results FILE.json]
         [--out docs/benchmarks.md] [--no-write]
 
 Vectors are not in memd's index yet, so this runs the rankers side by side and fuses them
@@ -15,10 +16,16 @@ in-process with the library functions of `memd.semantic`:
    embedded with the packaged model, the question as a query, exact cosine over that
    conversation's turns.
 2. Chinese questions (locomo-dev-zh.json, same evidence) are also bridged to English
-   (`memd.semantic.bridge.to_english`: CC-CEDICT) and the English terms are searched
-   (FTS5 and memd) and embedded as a second query.
-3. Every fused variant's parameters are chosen by grid search on conversations 0-2 and
-   reported on 3-4 (fold A), then the reverse (fold B). Baselines are computed in the same run.
+   (`memd.semantic.bridge.to_english`, CC-CEDICT) and the English terms are searched (FTS5
+   and memd) and embedded as a second query; English questions are bridged to Chinese too,
+   as the recipe does for every query.
+3. Every variant's parameters are chosen by grid search on conversations 0-2 and reported
+   on 3-4 (fold A), then the reverse (fold B); rows marked untuned use fixed parameters.
+   Baselines (FTS5 alone, memd search alone) come from the same run. The recipe
+   (`memd.semantic.recipe`) is then scored as shipped.
+
+Vectors are cached under --cache (keyed by model id and text); with --memd-results the
+daemon's answers are kept in a JSON file and reused while it holds every query asked.
 
 recall@k = |evidence ∩ top-k| / |evidence|, averaged over questions of categories 1-4.
 """
@@ -58,10 +65,12 @@ from bench.locomo import (
 )
 from bench.report import REPO, machine_line, publish, summary_ms, table
 from memd.core.text import terms
+from memd.semantic import recipe
 from memd.semantic.base import Embedder
 from memd.semantic.bridge import Dictionary, Segmenter, to_english
-from memd.semantic.fusion import Ranked, fuse_lists, neighbour_smooth
+from memd.semantic.fusion import Ranked, Script, dominant_script, fuse_lists, neighbour_smooth
 from memd.semantic.passages import Turn, turn_passages
+from memd.semantic.recipe import FTS, FTS_BRIDGED, VECTOR, Weights, plan
 from memd.semantic.vectors import top_k
 
 BLOCK = "semantic-eval"
@@ -89,7 +98,13 @@ class Conversation:
     session: list[int]
     fts_texts: list[str]
     passages: dict[str, list[str]]
+    scripts: dict[str, Script]
     matrix: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
+
+    def row(self, dia_id: str) -> int:
+        if not hasattr(self, "_rows"):
+            self._rows = {d: i for i, d in enumerate(self.ids)}
+        return self._rows[dia_id]
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -100,14 +115,16 @@ def conversations(samples: list[dict[str, Any]]) -> list[Conversation]:
         session: list[int] = []
         fts_texts: list[str] = []
         passages: dict[str, list[str]] = {name: [] for name in PASSAGES}
+        scripts: dict[str, Script] = {}
         for num, _, ts in sessions_of(sample["conversation"]):
             ids += [t["dia_id"] for t in ts]
             session += [num] * len(ts)
             fts_texts += [f"{t['speaker']}: {turn_text(t, captions=False)}" for t in ts]
             turns = [Turn(t["speaker"], turn_text(t, captions=True)) for t in ts]
+            scripts.update((t["dia_id"], dominant_script(t["text"])) for t in ts)
             for name, (before, after) in PASSAGES.items():
                 passages[name] += turn_passages(turns, before=before, after=after)
-        out.append(Conversation(ids, session, fts_texts, passages))
+        out.append(Conversation(ids, session, fts_texts, passages, scripts))
     return out
 
 
@@ -203,6 +220,19 @@ def smoothed_ranking(
     return Ranked([c.ids[i] for i in order], [sm[i] for i in order])
 
 
+def round_trip(question: str, dictionary: Dictionary) -> str:
+    """The question with English synonyms from CC-CEDICT: each content word, then the senses
+    of the first Chinese headword that translates it (a variant that did not help)."""
+    out: list[str] = []
+    for word in terms(question):
+        if not word.isascii():
+            continue
+        out.append(word)
+        for zh in dictionary.chinese_words(word)[:1]:
+            out += [t for t in dictionary.english_terms(zh, senses=1) if t not in out]
+    return " ".join(out)
+
+
 def _jieba() -> Segmenter | None:
     """jieba's segmenter when it is installed (``pip install jieba``): measured against the
     dictionary's own longest-word segmentation, which memd uses."""
@@ -266,17 +296,32 @@ def _key(r: dict[int, float]) -> tuple[float, float, float]:
     return (round(r[10], 6), round(r[5], 6), round(r[20], 6))
 
 
+CustomFn = Callable[[Question, Mapping[str, Any]], Sequence[str]]
+
+
 @dataclass(frozen=True)
 class Variant:
-    """A named ranker: lists to fuse (first one unweighted), how, and its parameter grid."""
+    """A named ranker and how its parameters are chosen.
+
+    ``rrf`` / ``score``: `fuse_lists` of `lists` (the first one weight 1; k and the other
+    weights from the grids); ``single``: the first list alone; ``custom``: `custom(q, params)`
+    over `custom_grid`. With `fixed`, those parameters are used on both folds, untuned.
+    """
 
     name: str
     lists: tuple[str, ...]
-    method: str = "rrf"  # "rrf" | "score" | "single"
+    method: str = "rrf"
+    fixed: Mapping[str, Any] | None = None
+    custom: CustomFn | None = None
+    custom_grid: tuple[Mapping[str, Any], ...] = ()
 
-    def grid(self) -> list[dict[str, Any]]:
+    def grid(self) -> list[Mapping[str, Any]]:
+        if self.fixed is not None:
+            return [self.fixed]
         if self.method == "single":
             return [{}]
+        if self.method == "custom":
+            return list(self.custom_grid)
         others = self.lists[1:]
         if self.method == "score":
             return [{"weights": dict(zip(others, ws, strict=True))}
@@ -288,17 +333,21 @@ class Variant:
         if self.method == "single":
             only = self.lists[0]
             return lambda q: q.lists[only].keys[:20]
+        if self.custom is not None:
+            fn = self.custom
+            return lambda q: fn(q, params)[:20]
         weights = {self.lists[0]: 1.0, **params["weights"]}
+        method = "score" if self.method == "score" else "rrf"
 
         def rank(q: Question) -> list[str]:
             named = {n: q.lists[n] for n in self.lists}
-            return fuse_lists(named, weights=weights, method=self.method,
+            return fuse_lists(named, weights=weights, method=method,
                               k=params.get("k", 60.0), depth=DEPTH, limit=20).keys()  # fmt: skip
 
         return rank
 
-    def tune(self, train: Sequence[Question]) -> dict[str, Any]:
-        best: dict[str, Any] = {}
+    def tune(self, train: Sequence[Question]) -> Mapping[str, Any]:
+        best: Mapping[str, Any] = {}
         best_key = (-1.0, -1.0, -1.0)
         for p in self.grid():
             key = _key(recall(train, self.ranker(p)))
@@ -310,8 +359,14 @@ class Variant:
 def _params(p: Mapping[str, Any]) -> str:
     if not p:
         return "—"
-    parts = [f"k={p['k']:g}"] if "k" in p else []
-    parts += [f"{n} × {w:g}" for n, w in p["weights"].items()]
+    parts = []
+    for name, value in p.items():
+        if name == "weights":
+            parts += [f"{n} × {w:g}" for n, w in value.items()]
+        elif isinstance(value, float | int):
+            parts.append(f"{name}={value:g}")
+        else:
+            parts.append(f"{name}={value}")
     return ", ".join(parts)
 
 
@@ -334,7 +389,7 @@ def run_folds(
             r = recall([q for q in qs if q.conv in test], v.ranker(p))
             got[fold, v.name] = r
             cells += _fmt(r)
-            if p:
+            if p and v.fixed is None:
                 chosen.append(f"fold {fold}, {v.name}: {_params(p)}")
         rows.append([v.name, *cells])
     return rows, chosen, got
@@ -387,6 +442,14 @@ def prepare(args: argparse.Namespace) -> Prepared:
         b_wall.append(time.perf_counter() - t)
         if jieba is not None:
             bridged_jieba[q.text] = to_english(q.text, dictionary, jieba).text
+    # The a-priori sense limit (2) against 1 and 3; English questions bridged to Chinese (the
+    # recipe runs that list for every query; over English turns the rule must discard it);
+    # round-trip synonym expansion of English questions.
+    bridged_senses = {
+        n: {q.text: to_english(q.text, dictionary, senses=n).text for q in zh} for n in (1, 3)
+    }
+    en_bridged = {q.text: plan(q.text, dictionary).full_text.get(FTS_BRIDGED, "") for q in en}
+    expanded = {q.text: round_trip(q.text, dictionary) for q in en}
     vecs, qv_wall, qv_cpu = embed_queries(
         embedder, [q.text for q in en + zh] + list(bridged.values()), cache
     )
@@ -408,33 +471,133 @@ def prepare(args: argparse.Namespace) -> Prepared:
         for name in PASSAGES:
             q.lists[f"vec:{name}:bridged"] = vector_ranking(convs[q.conv], name, vecs[b])
 
-    ingest_s = None
-    search_ms: dict[str, float] = {}
-    if not args.no_memd:
-        asks = [(q.conv, q.text) for q in en + zh] + [(q.conv, bridged[q.text]) for q in zh]
-        asks += [(q.conv, b) for q in zh if (b := bridged_jieba.get(q.text))]
-        if args.memd_results and args.memd_results.exists():
-            saved = json.loads(args.memd_results.read_text(encoding="utf-8"))
-            got = {(ci, t): Ranked(k, s) for ci, t, k, s in saved["results"]}
-            ingest_s, s_times = saved["ingest_s"], saved["times"]
-        else:
-            got, ingest_s, s_times = memd_rankings(samples, asks)
-            if args.memd_results:
-                results = [[ci, t, list(r.keys), list(r.scores)] for (ci, t), r in got.items()]
-                args.memd_results.write_text(json.dumps(
-                    {"results": results, "ingest_s": ingest_s, "times": s_times}), encoding="utf-8")  # fmt: skip
-        search_ms = summary_ms(s_times)
-        for q in en + zh:
-            q.lists["memd"] = got[q.conv, q.text]
-        for q in zh:
-            q.lists["memd:bridged"] = got[q.conv, bridged[q.text]]
-            if q.text in bridged_jieba:
-                q.lists["memd:bridged-jieba"] = got[q.conv, bridged_jieba[q.text]]
+    asks = [(q.conv, q.text) for q in en + zh] + [(q.conv, bridged[q.text]) for q in zh]
+    asks += [(q.conv, b) for q in zh if (b := bridged_jieba.get(q.text))]
+    asks += [(q.conv, b[q.text]) for b in bridged_senses.values() for q in zh]
+    asks += [(q.conv, t) for q in en for t in (en_bridged[q.text], expanded[q.text]) if t]
+    saved = None
+    if args.memd_results and args.memd_results.exists():
+        saved = json.loads(args.memd_results.read_text(encoding="utf-8"))
+        got = {(ci, t): Ranked(k, s) for ci, t, k, s in saved["results"]}
+        if not all(a in got for a in asks):
+            saved = None  # asked for more than was saved: run the daemon again
+    if saved is not None:
+        ingest_s, s_times = saved["ingest_s"], saved["times"]
+    else:
+        got, ingest_s, s_times = memd_rankings(samples, asks)
+        if args.memd_results:
+            results = [[ci, t, list(r.keys), list(r.scores)] for (ci, t), r in got.items()]
+            args.memd_results.write_text(json.dumps(
+                {"results": results, "ingest_s": ingest_s, "times": s_times}), encoding="utf-8")  # fmt: skip
+    search_ms = summary_ms(s_times)
+    for q in en + zh:
+        q.lists["memd"] = got[q.conv, q.text]
+    for q in zh:
+        q.lists["memd:bridged"] = got[q.conv, bridged[q.text]]
+        if q.text in bridged_jieba:
+            q.lists["memd:bridged-jieba"] = got[q.conv, bridged_jieba[q.text]]
+        for n, b in bridged_senses.items():
+            q.lists[f"memd:bridged-s{n}"] = got[q.conv, b[q.text]]
+    for q in en:
+        b = en_bridged[q.text]
+        q.lists["memd:bridged"] = got[q.conv, b] if b else Ranked([], [])
+        q.lists["memd:expanded"] = got[q.conv, expanded[q.text]]
 
     costs = {"cpu0": cpu0, "load_s": load_s, "embed_s": embed_s, "dict_s": dict_s,
              "dict_cpu": dict_cpu, "b_wall": b_wall, "qv_wall": qv_wall, "qv_cpu": qv_cpu,
              "ingest_s": ingest_s, "search_ms": search_ms}  # fmt: skip
     return Prepared(convs, en, zh, embedder.model_id, vecs, bridged, costs)
+
+
+RECIPE_PASSAGE = next(
+    n for n, shape in PASSAGES.items() if shape == (recipe.PASSAGE_BEFORE, recipe.PASSAGE_AFTER)
+)
+
+
+def recipe_lists(q: Question) -> dict[str, Ranked[str]]:
+    """The three lists the recipe fuses, as this bench computed them."""
+    return {FTS: q.lists["memd"], FTS_BRIDGED: q.lists["memd:bridged"],
+            VECTOR: q.lists[f"vec:{RECIPE_PASSAGE}"]}  # fmt: skip
+
+
+def custom_rankers(p: Prepared) -> dict[str, CustomFn]:
+    """Rankers that are more than a fusion of precomputed lists."""
+    convs, vecs = p.convs, p.vecs
+    plans = {q.text: plan(q.text, Dictionary.load()) for q in p.en + p.zh}
+    vec = f"vec:{RECIPE_PASSAGE}"
+
+    def base(q: Question, a: Mapping[str, Any]) -> list[str]:
+        lists = {"memd": q.lists["memd"], vec: q.lists[vec]}
+        return fuse_lists(lists, weights={vec: a["w"]}, k=a["k"], depth=DEPTH).keys()
+
+    def prf(q: Question, a: Mapping[str, Any]) -> list[str]:
+        # Pseudo-relevance feedback: the query vector moved towards the first fused hits.
+        c = convs[q.conv]
+        top = [c.row(d) for d in base(q, a)[: a["m"]]]
+        v = vecs[q.text] + a["beta"] * c.matrix[RECIPE_PASSAGE][top].mean(axis=0)
+        again = vector_ranking(c, RECIPE_PASSAGE, (v / np.linalg.norm(v)).astype(np.float32))
+        lists = {"memd": q.lists["memd"], vec: again}
+        return fuse_lists(lists, weights={vec: a["w"]}, k=a["k"], depth=DEPTH).keys()
+
+    centroids: list[dict[int, npt.NDArray[np.float32]]] = []
+    for c in convs:
+        sess = np.array(c.session)
+        m = c.matrix[RECIPE_PASSAGE]
+        cs = {int(n): m[sess == n].mean(axis=0) for n in set(c.session)}
+        centroids.append({n: v / np.linalg.norm(v) for n, v in cs.items()})
+
+    def session(q: Question, a: Mapping[str, Any]) -> list[str]:
+        # A turn's cosine plus gamma times its session's (mean passage vector) cosine.
+        c, v = convs[q.conv], vecs[q.text]
+        by_session = {n: float(cv @ v) for n, cv in centroids[q.conv].items()}
+        sc = c.matrix[RECIPE_PASSAGE] @ v + a["gamma"] * np.array(
+            [by_session[n] for n in c.session]
+        )
+        order = np.argsort(-sc, kind="stable")[:DEPTH]
+        lists = {"memd": q.lists["memd"], vec: Ranked([c.ids[i] for i in order])}
+        return fuse_lists(lists, weights={vec: a["w"]}, k=a["k"], depth=DEPTH).keys()
+
+    def propagate(q: Question, a: Mapping[str, Any]) -> list[str]:
+        # After fusion, each hit passes a share of its score to its neighbouring turns.
+        c = convs[q.conv]
+        lists = {"memd": q.lists["memd"], vec: q.lists[vec]}
+        fused = fuse_lists(lists, weights={vec: a["w"]}, k=a["k"], depth=DEPTH)
+        out: dict[str, float] = {}
+        for h in fused.hits:
+            i = c.row(h.key)
+            out[h.key] = out.get(h.key, 0.0) + h.score
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(c.ids) and c.session[j] == c.session[i]:
+                    out[c.ids[j]] = out.get(c.ids[j], 0.0) + a["share"] * h.score
+        return sorted(out, key=lambda d: -out[d])
+
+    def fused_recipe(q: Question, a: Mapping[str, Any]) -> list[str]:
+        w = Weights(
+            k=a["k"], vector=a["vector"], bridged=a["bridged"], cross_vector=a["cross_vector"]
+        )
+        return recipe.fuse(plans[q.text], recipe_lists(q), convs[q.conv].scripts, weights=w).keys()
+
+    return {"prf": prf, "session": session, "propagate": propagate, "recipe": fused_recipe}
+
+
+def tune_recipe(en: Sequence[Question], zh: Sequence[Question], fn: CustomFn) -> dict[str, float]:
+    """The recipe's weights: k and the vector weight on English questions, then the vector
+    weight for documents in another script on Chinese ones (the bridge's weight stays 1)."""
+    best: dict[str, float] = {}
+    best_key = (-1.0, -1.0, -1.0)
+    for k, w in itertools.product(K_GRID, W_GRID):
+        a = {"k": k, "vector": w, "bridged": 1.0, "cross_vector": w}
+        key = _key(recall(en, lambda q, a=a: fn(q, a)[:20]))  # type: ignore[misc]
+        if key > best_key:
+            best, best_key = a, key
+    best_key = (-1.0, -1.0, -1.0)
+    chosen = dict(best)
+    for w in W_GRID:
+        a = {**chosen, "cross_vector": w}
+        key = _key(recall(zh, lambda q, a=a: fn(q, a)[:20]))  # type: ignore[misc]
+        if key > best_key:
+            best, best_key = a, key
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -451,7 +614,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/memd-semantic-vectors"),
                     help="reuse vectors of an earlier run (keyed by model id and text)")  # fmt: skip
     ap.add_argument("--no-cache", action="store_true")
-    ap.add_argument("--no-memd", action="store_true", help="skip memd's own search over a daemon")
     ap.add_argument("--memd-results", type=Path, default=None,
                     help="JSON file of memd search results: read when present, else written"
                          " (for trying fusion variants without re-running the daemon)")  # fmt: skip
@@ -474,70 +636,149 @@ def main(argv: list[str] | None = None) -> int:
         c["ingest_s"],
     )
     b_wall, qv_wall, qv_cpu, search_ms = c["b_wall"], c["qv_wall"], c["qv_cpu"], c["search_ms"]
-    lexical = "memd" if not args.no_memd else "fts"
+    fns = custom_rankers(p)
+    vec = f"vec:{RECIPE_PASSAGE}"
+    kw = (5.0, 10.0)
+    ww = (0.5, 0.75)
     en_variants = [
         Variant("FTS5 only", ("fts",), "single"),
-        *([Variant("memd search only", ("memd",), "single")] if lexical == "memd" else []),
+        Variant("memd search only", ("memd",), "single"),
         *[Variant(f"vectors only ({n})", (f"vec:{n}",), "single") for n in PASSAGES],
-        *[Variant(f"{lexical} + vectors ({n}), RRF", (lexical, f"vec:{n}")) for n in PASSAGES],
+        *[Variant(f"memd + vectors ({n}), RRF", ("memd", f"vec:{n}")) for n in PASSAGES],
         *[
             Variant(
-                f"{lexical} + vectors (turn, neighbour-smoothed {w:g}), RRF",
-                (lexical, f"vec:turn~{w:g}"),
+                f"memd + vectors ({n}), RRF k=10, weight 0.5 (untuned)",
+                ("memd", f"vec:{n}"),
+                fixed={"k": 10.0, "weights": {f"vec:{n}": 0.5}},
+            )
+            for n in PASSAGES
+        ],  # fmt: skip
+        *[
+            Variant(f"memd + vectors ({n}), score fusion", ("memd", f"vec:{n}"), "score")
+            for n in PASSAGES
+        ],  # fmt: skip
+        *[
+            Variant(
+                f"memd + vectors (turn, neighbour-smoothed {w:g}), RRF", ("memd", f"vec:turn~{w:g}")
             )
             for w in SMOOTH_GRID[1:]
         ],  # fmt: skip
         Variant(
-            f"{lexical} + vectors (turn) + vectors (prev+turn), RRF",
-            (lexical, "vec:turn", "vec:prev+turn"),
+            "memd + vectors (turn) + vectors (prev+turn), RRF",
+            ("memd", "vec:turn", "vec:prev+turn"),
+        ),
+        Variant(
+            "memd + vectors (turn) + vectors (prev+turn+next), RRF",
+            ("memd", "vec:turn", "vec:prev+turn+next"),
         ),  # fmt: skip
-        *[
-            Variant(f"{lexical} + vectors ({n}), score fusion", (lexical, f"vec:{n}"), "score")
-            for n in ("turn", "prev+turn")
-        ],  # fmt: skip
+        Variant(
+            f"memd + vectors ({RECIPE_PASSAGE}), pseudo-relevance feedback",
+            (),
+            "custom",
+            custom=fns["prf"],
+            custom_grid=tuple(
+                {"k": k, "w": w, "m": m, "beta": b}
+                for k in kw
+                for w in ww
+                for m in (3, 5)
+                for b in (0.5, 1.0)
+            ),
+        ),  # fmt: skip
+        Variant(
+            f"memd + vectors ({RECIPE_PASSAGE}) + session similarity",
+            (),
+            "custom",
+            custom=fns["session"],
+            custom_grid=tuple(
+                {"k": k, "w": w, "gamma": g} for k in kw for w in ww for g in (0.25, 0.5, 1.0)
+            ),
+        ),  # fmt: skip
+        Variant(
+            f"memd + vectors ({RECIPE_PASSAGE}), RRF, then to neighbouring turns",
+            (),
+            "custom",
+            custom=fns["propagate"],
+            custom_grid=tuple(
+                {"k": k, "w": w, "share": a} for k in kw for w in ww for a in (0.1, 0.2, 0.3)
+            ),
+        ),  # fmt: skip
+        Variant(
+            "memd + memd (round-trip synonyms) + vectors (turn), RRF",
+            ("memd", "memd:expanded", "vec:turn"),
+        ),  # fmt: skip
     ]
     zh_variants = [
         Variant("FTS5 only", ("fts",), "single"),
-        *([Variant("memd search only", ("memd",), "single")] if lexical == "memd" else []),
+        Variant("memd search only", ("memd",), "single"),
         Variant("FTS5, bridged query", ("fts:bridged",), "single"),
         Variant("FTS5, bridged query (segmented by jieba)", ("fts:bridged-jieba",), "single"),
-        Variant("memd search, bridged query", ("memd:bridged",), "single"),
+        Variant("memd search, bridged query (2 senses per word)", ("memd:bridged",), "single"),
+        Variant("memd search, bridged query (1 sense per word)", ("memd:bridged-s1",), "single"),
+        Variant("memd search, bridged query (3 senses per word)", ("memd:bridged-s3",), "single"),
         Variant(
             "memd search, bridged query (segmented by jieba)", ("memd:bridged-jieba",), "single"
         ),
         *[Variant(f"vectors only ({n})", (f"vec:{n}",), "single") for n in PASSAGES],
-        Variant("vectors only (turn), bridged query", ("vec:turn:bridged",), "single"),
+        *[
+            Variant(f"vectors only ({n}), bridged query", (f"vec:{n}:bridged",), "single")
+            for n in PASSAGES
+        ],  # fmt: skip
         Variant("vectors (turn): Chinese + bridged queries, RRF", ("vec:turn", "vec:turn:bridged")),
         *[
-            Variant(f"{lexical} bridged + vectors ({n}), RRF", (f"{lexical}:bridged", f"vec:{n}"))
+            Variant(f"memd bridged + vectors ({n}), RRF", ("memd:bridged", f"vec:{n}"))
             for n in PASSAGES
         ],  # fmt: skip
         *[
             Variant(
-                f"{lexical} bridged + vectors ({n}) + vectors ({n}, bridged), RRF",
-                (f"{lexical}:bridged", f"vec:{n}", f"vec:{n}:bridged"),
+                f"memd bridged + vectors ({n}) + vectors ({n}, bridged query), RRF",
+                ("memd:bridged", f"vec:{n}", f"vec:{n}:bridged"),
             )
             for n in PASSAGES
         ],  # fmt: skip
         Variant(
-            f"{lexical} bridged + vectors (turn), score fusion",
-            (f"{lexical}:bridged", "vec:turn"),
+            f"memd bridged + vectors ({RECIPE_PASSAGE}), score fusion",
+            ("memd:bridged", vec),
             "score",
         ),  # fmt: skip
     ]
-    # Variants whose lists were not computed (--passages, --no-memd) are left out.
-    en_variants = [v for v in en_variants if all(n in en[0].lists for n in v.lists)]
-    zh_variants = [v for v in zh_variants if all(n in zh[0].lists for n in v.lists)]
+    # Variants whose lists were not computed (--passages, no jieba) are left out.
+    have = lambda q, v: all(n in q.lists for n in v.lists)  # noqa: E731
+    en_variants = [v for v in en_variants if have(en[0], v)]
+    zh_variants = [v for v in zh_variants if have(zh[0], v)]
     rows_en, chosen_en, _ = run_folds(en, en_variants)
     print("English done")
     rows_zh, chosen_zh, _ = run_folds(zh, zh_variants)
     print("Chinese done")
 
-    three = Variant("timing", (lexical, "vec:turn", "vec:turn~0.5"))
+    # The recipe itself (memd.semantic.recipe.fuse over memd, memd bridged, vectors), tuned per
+    # fold, and with the module's constants (chosen on all five conversations: in-sample).
+    ship = {"k": recipe.RRF_K, "vector": recipe.VECTOR_WEIGHT, "bridged": recipe.BRIDGED_WEIGHT,
+            "cross_vector": recipe.CROSS_VECTOR_WEIGHT}  # fmt: skip
+    cells = {"tuned": ([], []), "shipped": ([], [])}
+    for fold, (train, test) in FOLDS.items():
+        a = tune_recipe(
+            [q for q in en if q.conv in train], [q for q in zh if q.conv in train], fns["recipe"]
+        )
+        chosen_en.append(f"fold {fold}, the recipe: {_params(a)}")
+        for label, params in (("tuned", a), ("shipped", ship)):
+            for qs, out in ((en, cells[label][0]), (zh, cells[label][1])):
+                out += _fmt(
+                    recall(
+                        [q for q in qs if q.conv in test],
+                        lambda q, a=params: fns["recipe"](q, a)[:20],
+                    )
+                )
+    everything = tune_recipe(en, zh, fns["recipe"])
+    rows_en += [[f"**the recipe** (`memd.semantic.recipe`: memd + memd bridged + vectors ({RECIPE_PASSAGE})), tuned", *cells["tuned"][0]],
+                ["the recipe with its shipped constants (tuned on all five: in-sample)", *cells["shipped"][0]]]  # fmt: skip
+    rows_zh += [[f"**the recipe** (`memd.semantic.recipe`: memd + memd bridged + vectors ({RECIPE_PASSAGE})), tuned", *cells["tuned"][1]],
+                ["the recipe with its shipped constants (tuned on all five: in-sample)", *cells["shipped"][1]]]  # fmt: skip
+    print("recipe done")
+
     fuse_t = []
-    for q in en[:200]:
+    for q in zh[:200] + en[:200]:
         t = time.perf_counter()
-        three.ranker({"k": 10.0, "weights": {"vec:turn": 0.5, "vec:turn~0.5": 0.5}})(q)
+        fns["recipe"](q, ship)
         fuse_t.append(time.perf_counter() - t)
     head = ["ranker", *(f"A R@{k}" for k in KS), *(f"B R@{k}" for k in KS)]
     qw, qc, bw, fu = summary_ms(qv_wall), summary_ms(qv_cpu), summary_ms(b_wall), summary_ms(fuse_t)
@@ -546,32 +787,35 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"{len(convs)} conversations, {sum(len(c.ids) for c in convs)} turns, {len(en)} English questions"
         f" of categories 1-4 and their {len(zh)} Chinese translations (same evidence). Fold A: parameters"
-        " chosen on conversations 0-2, recall reported on 3-4; fold B: the reverse. Vectors are"
-        " in memory (exact cosine) and fused in the bench with `memd.semantic.fusion.fuse_lists`."
-        + ("" if ingest_s is None else
-           f" \"memd search\" is a real daemon's `search` over its socket (logs ingested in {ingest_s:.2f} s,"
-           f" search p50 {search_ms['p50']:.1f} ms)."),
+        " chosen on conversations 0-2, recall reported on 3-4; fold B: the reverse. Every row is"
+        " held-out except the last of each table. Vectors are in memory (exact cosine) and fused"
+        " in the bench with `memd.semantic.fusion.fuse_lists` and `memd.semantic.recipe.fuse`."
+        f" \"memd search\" is a real daemon's `search` over its socket (logs ingested in {ingest_s:.2f} s,"
+        f" search p50 {search_ms['p50']:.1f} ms). Passages: \"turn\" = `speaker: text`;"
+        " \"prev+turn\" = the turn after the one before it; \"prev+turn+next\" = between both"
+        " (`memd.semantic.passages.turn_passages`).",
         "",
-        "English questions over the English conversations (held-out recall):",
+        "English questions over the English conversations:",
         "",
         table(head, rows_en),
         "",
-        "Chinese questions over the English conversations (held-out recall); \"bridged\" = the"
-        " question's English terms from `memd.semantic.bridge.to_english` (CC-CEDICT; jieba segmentation where named):",
+        "Chinese questions over the English conversations; \"bridged\" = the question's English"
+        " terms from `memd.semantic.bridge.to_english` (CC-CEDICT):",
         "",
         table(head, rows_zh),
         "",
         "Parameters chosen on the training conversations (weights relative to the first list):",
         "",
         *[f"- {c}" for c in chosen_en + chosen_zh],
+        f"- all five conversations, the recipe: {_params(everything)} (the module's constants: {_params(ship)})",
         "",
         f"Query embedding ({args.threads} threads, one query per call, uncached):"
         f" p50 {qw['p50']:.1f} ms wall / {qc['p50']:.1f} ms CPU, p95 {qw['p95']:.1f} ms wall"
-        f" / {qc['p95']:.1f} ms CPU ({qw['n']} queries; 0 when all came from the vector cache)."
+        f" / {qc['p95']:.1f} ms CPU ({qw['n']} queries; none when all came from the vector cache)."
         f" Bridging one Chinese question: p50 {bw['p50']:.2f} ms, p95 {bw['p95']:.2f} ms; loading"
         f" the dictionary (CC-CEDICT) {dict_s:.2f} s wall / {dict_cpu:.2f} s CPU."
-        f" Fusing three 50-entry lists: p50 {fu['p50'] * 1000:.0f} µs. Model load {load_s:.2f} s."
-        f" CPU time of the whole run: {time.process_time() - cpu0:.0f} s.",
+        f" The recipe's fusion of three 50-entry lists: p50 {fu['p50'] * 1000:.0f} µs, p95 {fu['p95'] * 1000:.0f} µs."
+        f" Model load {load_s:.2f} s. CPU time of the whole run: {time.process_time() - cpu0:.0f} s.",
         "",
         machine_line(),
     ])  # fmt: skip

