@@ -65,7 +65,7 @@ def test_passages_are_the_turn_after_the_one_before():
     ]
 
 
-W = Weights(k=1.0, vector=0.5, bridged=1.0, cross_vector=0.5)
+W = Weights(vector=0.5, bridged=1.0, cross_vector=0.5)
 SCRIPTS = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
 
 
@@ -75,7 +75,8 @@ SCRIPTS = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
         # A Chinese question over a mixed memory: its own words count for the Chinese
         # documents only (en1 matched by a Latin name is not trusted), its English bridge for
         # the English ones only.
-        # en2: 1/(1+2) + 0.5/(1+1); zh1: 1/(1+2) + 0.5/(1+2).
+        # Lists without scores are scored by position (first 1, last 0): en2 0 + 0.5 × 1,
+        # zh1 1 × 0 + 0.5 × 0.
         ("测试框架", {FTS: ["en1", "zh1"], FTS_BRIDGED: ["zh2", "en2"], VECTOR: ["en2", "zh1"]},
          ["en2", "zh1"], {"zh1": (FTS, VECTOR), "en2": (FTS_BRIDGED, VECTOR)}),
         # An English question: the query as typed for English documents, the bridge for Chinese.
@@ -99,3 +100,17 @@ def test_unknown_scripts_are_never_crossed(small):
     p = plan("测试框架", small)
     fused = fuse(p, {FTS: Ranked(["x"]), FTS_BRIDGED: Ranked(["y"])}, {}, weights=W)
     assert fused.keys() == ["x", "y"]
+
+
+def test_fuse_uses_the_scores(small):
+    # memd's scores put en2 just under en1, the vectors put it second of three: together
+    # en2 (8.9 / 9 + 0.5 × 0.5) passes en1 (1 + 0.5 × 0) and en3 (0 + 0.5 × 1).
+    p = plan("test framework", small)
+    lists = {
+        FTS: Ranked(["en1", "en2", "en3"], [10.0, 9.9, 1.0]),
+        VECTOR: Ranked(["en3", "en2", "en1"], [0.9, 0.85, 0.8]),
+    }
+    scripts = {"en1": "latin", "en2": "latin", "en3": "latin"}
+    fused = fuse(p, lists, scripts, weights=W)
+    assert fused.keys() == ["en2", "en1", "en3"]
+    assert [round(h.score, 4) for h in fused.hits] == [1.2389, 1.0, 0.5]
