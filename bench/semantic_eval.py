@@ -90,6 +90,7 @@ class Question:
     text: str
     evidence: list[str]
     lists: dict[str, Ranked[str]] = field(default_factory=dict)
+    asks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -404,9 +405,62 @@ class Prepared:
     costs: dict[str, Any]
 
 
+def bridge_all(en: list[Question], zh: list[Question]) -> tuple[float, float, list[float]]:
+    """Fill each question's `asks` (the text of each full-text list by suffix: "" as asked,
+    "bridged", and the variants measured against it); returns the dictionary's load wall and
+    CPU seconds and each default bridging's seconds."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    dictionary = Dictionary.load()
+    load = (time.perf_counter() - t0, time.process_time() - c0)
+    jieba = _jieba()
+    b_wall: list[float] = []
+    for q in zh:
+        t = time.perf_counter()
+        q.asks["bridged"] = to_english(q.text, dictionary).text
+        b_wall.append(time.perf_counter() - t)
+        if jieba is not None:
+            q.asks["bridged-jieba"] = to_english(q.text, dictionary, jieba).text
+        # The a-priori sense limit (2) against 1 and 3.
+        for n in (1, 3):
+            q.asks[f"bridged-s{n}"] = to_english(q.text, dictionary, senses=n).text
+    for q in en:
+        # The recipe bridges every query; over English turns its rule must discard this list.
+        q.asks["bridged"] = plan(q.text, dictionary).full_text.get(FTS_BRIDGED, "")
+        q.asks["expanded"] = round_trip(q.text, dictionary)
+    return load[0], load[1], b_wall
+
+
+def memd_lists(
+    args: argparse.Namespace, samples: list[dict[str, Any]], qs: list[Question]
+) -> tuple[float, list[float]]:
+    """Fill the ``memd[:suffix]`` lists from a daemon (or --memd-results when it holds every
+    query); returns the ingest seconds and each search's seconds."""
+    asks = [(q.conv, t) for q in qs for t in q.asks.values() if t]
+    got: dict[tuple[int, str], Ranked[str]] = {}
+    saved = None
+    if args.memd_results and args.memd_results.exists():
+        saved = json.loads(args.memd_results.read_text(encoding="utf-8"))
+        got = {(ci, t): Ranked(k, s) for ci, t, k, s in saved["results"]}
+        if not all(a in got for a in asks):
+            saved = None  # asked for more than was saved: run the daemon again
+    if saved is not None:
+        ingest_s, s_times = saved["ingest_s"], saved["times"]
+    else:
+        got, ingest_s, s_times = memd_rankings(samples, asks)
+        if args.memd_results:
+            results = [[ci, t, list(r.keys), list(r.scores)] for (ci, t), r in got.items()]
+            args.memd_results.write_text(json.dumps(
+                {"results": results, "ingest_s": ingest_s, "times": s_times}), encoding="utf-8")  # fmt: skip
+    for q in qs:
+        for suffix, text in q.asks.items():
+            name = f"memd:{suffix}" if suffix else "memd"
+            q.lists[name] = got[q.conv, text] if text else Ranked([], [])
+    return ingest_s, s_times
+
+
 def prepare(args: argparse.Namespace) -> Prepared:
-    """Embed, bridge and rank every question with every ranker (vectors and memd results
-    come from the caches when they hold them)."""
+    """Embed, bridge and rank every question with every ranker (passage vectors and memd
+    results come from the caches when they hold them)."""
     cache = None if args.no_cache else args.cache
     cpu0 = time.process_time()
 
@@ -425,27 +479,10 @@ def prepare(args: argparse.Namespace) -> Prepared:
     embed_s = embed_passages(embedder, convs, cache)
     print(f"model loaded in {load_s:.2f} s; passages embedded (or read) in {embed_s:.1f} s")
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    dictionary = Dictionary.load()
-    dict_s, dict_cpu = time.perf_counter() - t0, time.process_time() - c0
-    jieba = _jieba()
-    bridged: dict[str, str] = {}
-    bridged_jieba: dict[str, str] = {}
-    b_wall: list[float] = []
-    for q in zh:
-        t = time.perf_counter()
-        bridged[q.text] = to_english(q.text, dictionary).text
-        b_wall.append(time.perf_counter() - t)
-        if jieba is not None:
-            bridged_jieba[q.text] = to_english(q.text, dictionary, jieba).text
-    # The a-priori sense limit (2) against 1 and 3; English questions bridged to Chinese (the
-    # recipe runs that list for every query; over English turns the rule must discard it);
-    # round-trip synonym expansion of English questions.
-    bridged_senses = {
-        n: {q.text: to_english(q.text, dictionary, senses=n).text for q in zh} for n in (1, 3)
-    }
-    en_bridged = {q.text: plan(q.text, dictionary).full_text.get(FTS_BRIDGED, "") for q in en}
-    expanded = {q.text: round_trip(q.text, dictionary) for q in en}
+    for q in en + zh:
+        q.asks[""] = q.text
+    dict_s, dict_cpu, b_wall = bridge_all(en, zh)
+    bridged = {q.text: q.asks["bridged"] for q in zh}
     vecs, qv_wall, qv_cpu = embed_queries(
         embedder, [q.text for q in en + zh] + list(bridged.values())
     )
@@ -454,54 +491,20 @@ def prepare(args: argparse.Namespace) -> Prepared:
     fts = FullText(convs)
     for q in en + zh:
         c = convs[q.conv]
-        q.lists["fts"] = fts.rank(q.conv, q.text)
+        for suffix in ("", "bridged", "bridged-jieba"):
+            if suffix in q.asks:
+                q.lists[f"fts:{suffix}" if suffix else "fts"] = fts.rank(q.conv, q.asks[suffix])
         for name in PASSAGES:
             q.lists[f"vec:{name}"] = vector_ranking(c, name, vecs[q.text])
+            if q.text in bridged:
+                q.lists[f"vec:{name}:bridged"] = vector_ranking(c, name, vecs[bridged[q.text]])
         for w in SMOOTH_GRID[1:]:
             q.lists[f"vec:turn~{w:g}"] = smoothed_ranking(c, "turn", vecs[q.text], (w, w / 2))
-    for q in zh:
-        b = bridged[q.text]
-        q.lists["fts:bridged"] = fts.rank(q.conv, b)
-        if jieba is not None:
-            q.lists["fts:bridged-jieba"] = fts.rank(q.conv, bridged_jieba[q.text])
-        for name in PASSAGES:
-            q.lists[f"vec:{name}:bridged"] = vector_ranking(convs[q.conv], name, vecs[b])
 
-    asks = [(q.conv, q.text) for q in en + zh] + [(q.conv, bridged[q.text]) for q in zh]
-    asks += [(q.conv, b) for q in zh if (b := bridged_jieba.get(q.text))]
-    asks += [(q.conv, b[q.text]) for b in bridged_senses.values() for q in zh]
-    asks += [(q.conv, t) for q in en for t in (en_bridged[q.text], expanded[q.text]) if t]
-    saved = None
-    if args.memd_results and args.memd_results.exists():
-        saved = json.loads(args.memd_results.read_text(encoding="utf-8"))
-        got = {(ci, t): Ranked(k, s) for ci, t, k, s in saved["results"]}
-        if not all(a in got for a in asks):
-            saved = None  # asked for more than was saved: run the daemon again
-    if saved is not None:
-        ingest_s, s_times = saved["ingest_s"], saved["times"]
-    else:
-        got, ingest_s, s_times = memd_rankings(samples, asks)
-        if args.memd_results:
-            results = [[ci, t, list(r.keys), list(r.scores)] for (ci, t), r in got.items()]
-            args.memd_results.write_text(json.dumps(
-                {"results": results, "ingest_s": ingest_s, "times": s_times}), encoding="utf-8")  # fmt: skip
-    search_ms = summary_ms(s_times)
-    for q in en + zh:
-        q.lists["memd"] = got[q.conv, q.text]
-    for q in zh:
-        q.lists["memd:bridged"] = got[q.conv, bridged[q.text]]
-        if q.text in bridged_jieba:
-            q.lists["memd:bridged-jieba"] = got[q.conv, bridged_jieba[q.text]]
-        for n, b in bridged_senses.items():
-            q.lists[f"memd:bridged-s{n}"] = got[q.conv, b[q.text]]
-    for q in en:
-        b = en_bridged[q.text]
-        q.lists["memd:bridged"] = got[q.conv, b] if b else Ranked([], [])
-        q.lists["memd:expanded"] = got[q.conv, expanded[q.text]]
-
+    ingest_s, s_times = memd_lists(args, samples, en + zh)
     costs = {"cpu0": cpu0, "load_s": load_s, "embed_s": embed_s, "dict_s": dict_s,
              "dict_cpu": dict_cpu, "b_wall": b_wall, "qv_wall": qv_wall, "qv_cpu": qv_cpu,
-             "ingest_s": ingest_s, "search_ms": search_ms}  # fmt: skip
+             "ingest_s": ingest_s, "search_ms": summary_ms(s_times)}  # fmt: skip
     return Prepared(convs, en, zh, embedder.model_id, vecs, bridged, costs)
 
 
