@@ -249,8 +249,8 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
         f" headwords), in a fresh process: loading {bridge['load_ms']:.0f} ms wall /"
         f" {bridge['load_cpu']:.0f} ms CPU, RSS +{bridge['rss_load']:.0f} MB"
         f" (+{bridge['rss_after']:.0f} MB after use); Chinese → English"
-        f" {bridge['to_english_ms']:.2f} ms per query, English → Chinese"
-        f" {bridge['to_chinese_ms']:.2f} ms per query (its reverse index is built on first use:"
+        f" {bridge['to_english_ms']:.3f} ms per query, English → Chinese"
+        f" {bridge['to_chinese_ms']:.3f} ms per query (its reverse index is built on first use:"
         f" {bridge['reverse_index_ms']:.0f} ms).",
         "",
         table(
