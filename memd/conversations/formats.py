@@ -27,9 +27,11 @@ from memd.core.errors import ParseError
 from memd.core.models import Turn
 
 __all__ = [
+    "CLAUDE_CODE_AGENT",
     "ChatGPTImport",
     "Record",
     "SessionTitle",
+    "SubagentTurn",
     "parse_chatgpt_export",
     "parse_claude_code_line",
     "parse_jsonl_line",
@@ -51,7 +53,27 @@ class SessionTitle:
     line: int
 
 
-Record: TypeAlias = Turn | SessionTitle
+@dataclass(frozen=True, slots=True)
+class SubagentTurn:
+    """A turn of a Claude Code sub-agent run (a sidechain record), counted without its text.
+
+    Its "user" turns are the main agent's instructions, not the user's words, so they are not
+    stored as conversation: only that the run happened (`run_id` is the record's `agentId`),
+    within which session, when, and by which kind of agent (`agent_type`, from the run's
+    `.meta.json`, filled in by the reader of the file).
+    """
+
+    session_id: str
+    run_id: str
+    turn_id: str
+    role: str
+    ts: float
+    agent_type: str = ""
+
+
+Record: TypeAlias = Turn | SessionTitle | SubagentTurn
+# The agent of a Claude Code session's own turns (its sub-agents are `claude-code-<type>`).
+CLAUDE_CODE_AGENT = "claude-code"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +124,13 @@ def parse_claude_code_line(
 ) -> list[Record]:
     """Parse one line of a Claude Code transcript into zero or one records.
 
-    Returns `[Turn]` for a human prompt or a line of assistant text, `[SessionTitle]`
-    for a `summary` record, and `[]` for everything that is not conversation
-    (tool results, thinking, tool calls, meta and sidechain records, command
-    wrappers, unknown record types, blank lines). An assistant message streamed
-    over several lines yields one `Turn` per line that has text; they share
-    `turn_id` (the API `message.id`) and differ in `part_id` (the record `uuid`).
+    Returns `[Turn]` (agent `claude-code`) for a human prompt or a line of assistant text,
+    `[SessionTitle]` for a `summary` record, `[SubagentTurn]` for the same in a sidechain
+    record with an `agentId` (a sub-agent run), and `[]` for everything that is not
+    conversation (tool results, thinking, tool calls, meta records, command wrappers, unknown
+    record types, blank lines). An assistant message streamed over several lines yields one
+    `Turn` per line that has text; they share `turn_id` (the API `message.id`) and differ in
+    `part_id` (the record `uuid`).
 
     `session_hint` (usually the file stem) is the session id for records without
     `sessionId`. Raises `ParseError` if the line is not a JSON object, or a
@@ -122,8 +145,11 @@ def parse_claude_code_line(
         return [title] if title is not None else []
     if kind not in _ROLES:
         return []
-    if obj.get("isMeta") is True or obj.get("isSidechain") is True:
+    if obj.get("isMeta") is True:
         return []
+    run_id = obj.get("agentId", "") if obj.get("isSidechain") is True else None
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        return []  # a sidechain record that names no run cannot be counted for anyone
     # Not written by the human or the model: the context summary Claude Code injects
     # after /compact, and the synthetic assistant records that report API errors.
     if obj.get("isCompactSummary") is True or obj.get("isApiErrorMessage") is True:
@@ -156,6 +182,8 @@ def parse_claude_code_line(
         return []
 
     ts = _parse_ts(obj.get("timestamp"), path=path, lineno=lineno, required=True)
+    if run_id is not None:
+        return [SubagentTurn(session_id, run_id, turn_id, kind, ts)]
     parent = obj.get("parentUuid")
     cwd = obj.get("cwd")
     return [
@@ -167,6 +195,7 @@ def parse_claude_code_line(
             text=text,
             ts=ts,
             source_path=path,
+            agent_id=CLAUDE_CODE_AGENT,
             project=cwd if isinstance(cwd, str) else "",
             parent_id=parent if isinstance(parent, str) else "",
             line=lineno,

@@ -15,7 +15,9 @@ watcher missed (and files that are written continuously, which a debounce would 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import logging
 import os
 import re
@@ -28,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from memd.conversations import repo
-from memd.conversations.formats import SessionTitle, parse_claude_code_line, parse_jsonl_line
+from memd.conversations.formats import (
+    CLAUDE_CODE_AGENT,
+    SessionTitle,
+    SubagentTurn,
+    parse_claude_code_line,
+    parse_jsonl_line,
+)
 from memd.conversations.ingest import (
     WriteReport,
     due_sessions,
@@ -56,16 +64,19 @@ WATCHED_RESCAN_S = 300.0
 
 @dataclass(frozen=True, slots=True)
 class LogSource:
-    """A folder (or one file) of logs in one format.
+    """A folder (or one file) of logs in one format; `agent` names the agent of turns that
+    name none.
 
     Claude Code keeps one transcript per session in `<projects>/<project>/<session>.jsonl`;
-    its subagent transcripts (`agent-*.jsonl`, `*/subagents/*`) only hold sidechain records,
-    which are not what the user and the assistant said, so they are skipped, never turned
-    into sessions of their own.
+    its subagent transcripts (`<project>/agent-*.jsonl`, `<project>/<session>/subagents/
+    agent-*.jsonl`) only hold sidechain records, which are not what the user and the assistant
+    said: they are read to count each run for its sub-agent, never turned into sessions or
+    stored as text.
     """
 
     root: Path
     format: str
+    agent: str = ""
 
     def accepts(self, path: str) -> bool:
         """Whether `path` is a log of this source."""
@@ -75,8 +86,9 @@ class LogSource:
         if path != root and not path.startswith(root.rstrip(os.sep) + os.sep):
             return False
         if self.format == "claude-code":
-            rel = Path(os.path.relpath(path, root))
-            return len(rel.parts) == 2 and not rel.name.startswith("agent-")
+            parts = Path(os.path.relpath(path, root)).parts
+            subagent = len(parts) == 4 and parts[2] == "subagents" and parts[3].startswith("agent-")
+            return len(parts) == 2 or subagent
         return True
 
     def files(self) -> list[str]:
@@ -85,8 +97,27 @@ class LogSource:
             return [str(self.root)] if self.accepts(str(self.root)) else []
         if not self.root.is_dir():
             return []
-        pattern = "*/*.jsonl" if self.format == "claude-code" else "**/*.jsonl"
-        return sorted(p for p in (str(f) for f in self.root.glob(pattern)) if self.accepts(p))
+        patterns = (
+            ("*/*.jsonl", "*/*/subagents/*.jsonl")
+            if self.format == "claude-code"
+            else ("**/*.jsonl",)
+        )
+        found = (str(f) for pattern in patterns for f in self.root.glob(pattern))
+        return sorted(p for p in found if self.accepts(p))
+
+
+def subagent_type(path: str) -> str:
+    """The kind of agent a Claude Code sub-agent transcript is by its `.meta.json` (`agentType`,
+    e.g. "Explore"), or "" when the file has none."""
+    if not os.path.basename(path).startswith("agent-"):
+        return ""
+    try:
+        with open(path.removesuffix(".jsonl") + ".meta.json", "rb") as f:
+            meta = json.loads(f.read(1 << 16))
+    except (OSError, ValueError):
+        return ""
+    kind = meta.get("agentType") if isinstance(meta, dict) else None
+    return kind.strip() if isinstance(kind, str) else ""
 
 
 def sources_from_settings(
@@ -95,7 +126,7 @@ def sources_from_settings(
     """The configured log sources; Claude Code's folder only when it exists."""
     out = []
     if claude_code and claude_dir.is_dir():
-        out.append(LogSource(claude_dir, "claude-code"))
+        out.append(LogSource(claude_dir, "claude-code", CLAUDE_CODE_AGENT))
     for i, entry in enumerate(extra):
         path, fmt = entry.get("path"), entry.get("format", "jsonl")
         if not isinstance(path, str) or not path:
@@ -107,7 +138,10 @@ def sources_from_settings(
             raise ConfigError(
                 f"logs.sources[{i}]: unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}"
             )
-        out.append(LogSource(Path(path).expanduser(), fmt))
+        agent = entry.get("agent", "")
+        if not isinstance(agent, str):
+            raise ConfigError(f"logs.sources[{i}]: agent must be a string")
+        out.append(LogSource(Path(path).expanduser(), fmt, agent))
     return out
 
 
@@ -317,14 +351,14 @@ class LogIngestor:
                         if not chunk.lines and not chunk.restarted:
                             break
                         rep.restarted |= chunk.restarted
-                        turns, titles, bad = self._parse(path, fmt, chunk.lines)
+                        turns, titles, bad, runs = self._parse(path, fmt, chunk.lines)
                         if not self.enabled():
                             # Memory is switched off: move past these lines without keeping them.
-                            turns, titles = [], []
+                            turns, titles, runs = [], [], []
                         batch.append((functools.partial(
                             self._write, path=path, fmt=fmt, cp=chunk.checkpoint, restarted=chunk.restarted,
                             start=0 if chunk.restarted or prev is None else prev.offset,
-                            turns=prepare(turns), titles=titles, bad=bad,
+                            turns=prepare(turns), titles=titles, bad=bad, runs=runs,
                         ), rep))  # fmt: skip
                         batch_bytes += sum(len(raw) for _, raw in chunk.lines)
                         if batch_bytes >= self.chunk_bytes:
@@ -372,10 +406,13 @@ class LogIngestor:
 
     def _parse(
         self, path: str, fmt: str, lines: list[tuple[int, bytes]]
-    ) -> tuple[list[Turn], list[tuple[SessionTitle, bool]], list[tuple[int, str]]]:
+    ) -> tuple[
+        list[Turn], list[tuple[SessionTitle, bool]], list[tuple[int, str]], list[SubagentTurn]
+    ]:
         turns: list[Turn] = []
         titles: list[tuple[SessionTitle, bool]] = []
         bad: list[tuple[int, str]] = []
+        runs: list[SubagentTurn] = []
         hint = Path(path).stem
         for lineno, raw in lines:
             try:
@@ -385,6 +422,8 @@ class LogIngestor:
                     ):
                         if isinstance(rec, SessionTitle):
                             titles.append((rec, False))
+                        elif isinstance(rec, SubagentTurn):
+                            runs.append(rec)
                         else:
                             turns.append(rec)
                 else:
@@ -395,7 +434,12 @@ class LogIngestor:
             # A leaf that appears later in the same file is found when its line is read.
             data = b"\n".join(raw for _, raw in lines)
             titles = [(t, _leaf_in(data, t.leaf_id)) for t, _ in titles]
-        return turns, titles, bad
+        agent = next((s.agent for s in self.sources if s.agent and s.accepts(path)), "")
+        if agent:
+            turns = [t if t.agent_id else dataclasses.replace(t, agent_id=agent) for t in turns]
+        if runs and (kind := subagent_type(path)):
+            runs = [dataclasses.replace(r, agent_type=kind) for r in runs]
+        return turns, titles, bad, runs
 
     def _write(
         self,
@@ -409,6 +453,7 @@ class LogIngestor:
         turns: list[Turn],
         titles: list[tuple[SessionTitle, bool]],
         bad: list[tuple[int, str]],
+        runs: Sequence[SubagentTurn] = (),
     ) -> WriteReport:
         now = time.time()
         if restarted:
@@ -418,6 +463,10 @@ class LogIngestor:
             if turns
             else WriteReport()
         )
+        if runs:
+            repo.add_subagent_turns(
+                c, [(r.session_id, r.run_id, r.turn_id, r.agent_type, r.role, r.ts) for r in runs]
+            )
         if fmt == "claude-code":
             self._apply_titles(c, path, start, cp, titles)
         if bad:

@@ -410,6 +410,57 @@ def m050_turns_fts_contentless(conn: sqlite3.Connection) -> None:
     )
 
 
+def m060_agents(conn: sqlite3.Connection) -> None:
+    # Agents and their relationship with the user. session_signals: what the user's turns said
+    # about the assistant's work (thanks, frustration, ...), written by the extraction job with
+    # its cursor. subagent_turns: Claude Code sub-agent runs, counted without their text (their
+    # "user" turns are the main agent's prompts, not the user's words). relationship_sessions:
+    # how far each session's signals were applied to its agent's trust (never twice).
+    # agent_state: per agent, the latest session whose mood is shown (the agent's cursor) and
+    # the trust and familiarity last written to its file.
+    # Claude Code sessions read before turns named their agent belong to agent `claude-code`.
+    run_script(
+        conn,
+        """
+        CREATE TABLE session_signals (
+            session_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            strength REAL NOT NULL,
+            evidence TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (session_id, turn_id, kind)
+        );
+        CREATE TABLE subagent_turns (
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            agent_type TEXT NOT NULL DEFAULT '',
+            role TEXT NOT NULL,
+            ts REAL NOT NULL,
+            PRIMARY KEY (session_id, run_id, turn_id)
+        );
+        CREATE TABLE relationship_sessions (
+            session_id TEXT PRIMARY KEY,
+            agent_id TEXT NOT NULL,
+            upto INTEGER NOT NULL,
+            step INTEGER NOT NULL DEFAULT 0,
+            at REAL NOT NULL
+        );
+        CREATE TABLE agent_state (
+            agent_id TEXT PRIMARY KEY,
+            mood_at REAL NOT NULL DEFAULT 0,
+            trust INTEGER,
+            familiarity INTEGER,
+            written_at REAL NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sessions_agent ON sessions(agent_id, updated_at);
+        UPDATE sessions SET agent_id = 'claude-code' WHERE source = 'claude-code' AND agent_id = '';
+        UPDATE turns SET agent_id = 'claude-code' WHERE source = 'claude-code' AND agent_id = '';
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_memory_index,
     m002_conversations,
@@ -419,6 +470,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m030_memory_jobs,
     m040_items_section_index,
     m050_turns_fts_contentless,
+    m060_agents,
 )
 
 

@@ -13,6 +13,7 @@ from memd.conversations.formats import (
     ChatGPTImport,
     Record,
     SessionTitle,
+    SubagentTurn,
     parse_chatgpt_export,
     parse_claude_code_line,
     parse_jsonl_line,
@@ -100,8 +101,6 @@ def test_fixture_yields_only_human_and_assistant_words(
         (13, "local-command-stdout wrapper"),
         (14, "system compact_boundary"),
         (15, "compact summary injected as a user record"),
-        (16, "sidechain user"),
-        (17, "sidechain assistant"),
         (19, "unknown future type"),
         (21, "custom-title"),
         (22, "queue-operation"),
@@ -112,6 +111,17 @@ def test_fixture_non_conversation_lines_yield_nothing(
     claude_records: dict[int, list[Record] | ParseError], lineno: int, what: str
 ) -> None:
     assert claude_records[lineno] == [], what
+
+
+def test_fixture_sidechain_records_count_for_their_run_without_text(
+    claude_records: dict[int, list[Record] | ParseError],
+) -> None:
+    assert claude_records[16] == [
+        SubagentTurn(SID, "7c1e2a", "sc1", "user", iso("2026-07-06T12:03:00"))
+    ]
+    [answer] = claude_records[17]
+    assert isinstance(answer, SubagentTurn)
+    assert (answer.run_id, answer.turn_id, answer.role) == ("7c1e2a", "msg_sc", "assistant")
 
 
 def test_fixture_turn_envelope(claude_records: dict[int, list[Record] | ParseError]) -> None:
@@ -126,6 +136,7 @@ def test_fixture_turn_envelope(claude_records: dict[int, list[Record] | ParseErr
         text="why does the login test fail on CI?",
         ts=iso("2026-07-06T12:00:00"),
         source_path=str(CLAUDE),
+        agent_id="claude-code",
         project="/home/user/proj",
         parent_id="",
         line=4,

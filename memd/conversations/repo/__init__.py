@@ -2,7 +2,8 @@
 
 - `turns`: turns, their split-message parts and the turn search index;
 - `sessions`: titles, summaries, the journal mark and the LLM summary job's progress;
-- `logs`: the tailer's checkpoints, bad lines and pending titles.
+- `logs`: the tailer's checkpoints, bad lines and pending titles;
+- `subagents`: Claude Code sub-agent runs, counted without their text.
 
 The write functions run inside the caller's writer transaction; ingest, the tailer, the
 journal, recall and the jobs decide what to write and read, this package only says how.
@@ -51,6 +52,7 @@ from memd.conversations.repo.sessions import (
     title_source,
     upsert_sessions,
 )
+from memd.conversations.repo.subagents import SubagentRun, add_subagent_turns, subagent_runs
 from memd.conversations.repo.turns import (
     FoundTurn,
     StoredTurn,
@@ -80,11 +82,13 @@ __all__ = [
     "LogTotals",
     "SessionRow",
     "StoredTurn",
+    "SubagentRun",
     "TITLE_RANK",
     "TurnRef",
     "add_bad_lines",
     "add_parts",
     "add_pending_title",
+    "add_subagent_turns",
     "add_titled_session",
     "all_sessions",
     "checkpoint",
@@ -120,6 +124,7 @@ __all__ = [
     "set_llm_summary",
     "set_title",
     "stored_summary",
+    "subagent_runs",
     "summary_state",
     "summary_turns",
     "tailed_files",
