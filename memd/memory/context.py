@@ -1,7 +1,8 @@
 """Build the memory block an app injects into its system prompt, inside a token budget.
 
-Tiers in priority order: `_core/` (always), the agent's relationship file, project memory,
-topic sections relevant to the query, and conversation memory. The budget is split by tier
+Tiers in priority order: `_core/` (always), the agent's relationship file (its status and mood
+as two compact lines, then its memory points and other sections), project memory, topic
+sections relevant to the query, and conversation memory. The budget is split by tier
 (user / project / conversation, 600/800/600 of 2000 by default); what a tier leaves unused
 flows to the next, and whatever is left at the end is offered again to sections dropped for a
 tier's quota. Sections are never cut mid-line; everything left out is reported with a reason.
@@ -18,6 +19,7 @@ from typing import Any
 
 from memd.core.text import META_COMMENT_AT_END, estimate_tokens, terms
 from memd.db import Connection
+from memd.memory import relationship
 from memd.memory.parse import parse_meta, split_item
 from memd.memory.repo import (
     SectionRow,
@@ -26,6 +28,7 @@ from memd.memory.repo import (
     owned_sections,
     search_rows,
 )
+from memd.memory.tree import slugify
 
 FENCE_OPEN = (
     '<memory source="memd">\n'
@@ -125,13 +128,10 @@ def gather(conn: Connection, req: ContextRequest) -> list[Candidate]:
         if c := _candidate(r, "user", "core", today, score=1.0, reason="core memory (always)"):
             out.append(c)
     if req.agent_id:
-        rows = owned_sections(conn, "agent", req.agent_id)
-        rows.sort(key=lambda r: (r.stem != "relationship", r.rel, r.ordinal))
-        for r in rows:
-            if r.stem == "relationship" and _file_live(r, today):
-                c = _candidate(r, "user", "agent", today, score=1.0, reason=f"agent {req.agent_id}")
-                if c:
-                    out.append(c)
+        agent = slugify(req.agent_id)
+        rows = [r for r in owned_sections(conn, "agent", agent) if r.stem == "relationship"]
+        rows.sort(key=lambda r: (r.rel, r.ordinal))
+        out.extend(_agent_candidates([r for r in rows if _file_live(r, today)], agent, today))
     qterms = terms(req.query)
     if req.project:
         rows = [r for r in owned_sections(conn, "project", req.project) if _file_live(r, today)]
@@ -152,13 +152,38 @@ def gather(conn: Connection, req: ContextRequest) -> list[Candidate]:
     return out
 
 
+def _agent_candidates(rows: list[SectionRow], agent: str, today: dt.date) -> list[Candidate]:
+    """An agent's relationship file: memd's status and mood sections as one compact block,
+    then its other sections (memory points, the user's own) as they are."""
+    why = f"agent {agent}"
+    owned = {h.lower(): h for h in relationship.OWNED}
+    status = [r for r in rows if r.heading.strip().lower() in owned]
+    out: list[Candidate] = []
+    if status:
+        texts = {owned[r.heading.strip().lower()]: r.text for r in status}
+        body = relationship.compact(
+            texts.get(relationship.STATUS, ""), texts.get(relationship.MOOD, "")
+        )
+        first = status[0]
+        prov = {"path": first.path, "rel": first.rel, "heading": first.heading,
+                "start_line": min(r.start_line for r in status),
+                "end_line": max(r.end_line for r in status)}  # fmt: skip
+        if body:
+            out.append(Candidate("user", "agent", f"{first.rel} › Status", body, prov, 1.0, why))
+    for r in rows:
+        if r not in status and (c := _candidate(r, "user", "agent", today, score=1.0, reason=why)):
+            out.append(c)
+    return out
+
+
 def _topics(conn: Connection, req: ContextRequest, qterms: list[str]) -> list[Candidate]:
     """Topic sections: whole files whose name matches a query term first, then full-text hits."""
     today = req.today
     seen: set[int] = set()
     out: list[Candidate] = []
     kinds = ("topic", "note", "agent")
-    named = named_sections(conn, qterms, req.agent_id)
+    agent = slugify(req.agent_id) if req.agent_id else ""
+    named = named_sections(conn, qterms, agent)
     named.sort(key=lambda r: (r.rel, r.ordinal))
     for r in named:
         if not _file_live(r, today):
@@ -179,7 +204,7 @@ def _topics(conn: Connection, req: ContextRequest, qterms: list[str]) -> list[Ca
     for row in search_rows(conn, req.query, limit=limit, kinds=kinds, mode="or"):
         if row.id in seen or not _file_live(row, today):
             continue
-        if row.kind == "agent" and row.owner != req.agent_id:
+        if row.kind == "agent" and row.owner != agent:
             continue
         seen.add(row.id)
         score = round(-float(row.rank), 4)
