@@ -1,9 +1,17 @@
-"""Extraction as the daemon runs it: the `extract` job and the LLM budget in `status`."""
+"""Extraction as the daemon runs it: the `extract` job and the LLM budget in `status`; and the
+agents it keeps relationships with: the `relationship` method, the agents seen in `status` and
+in `memories` with scope "agent"."""
 
 from __future__ import annotations
 
-from memd.api.methods import Feature, JobSpec
+import time
+from typing import Any
+
+from memd.api import messages as msg
+from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
+from memd.core.errors import InvalidParams
 from memd.extraction import job as extraction
+from memd.extraction.agents import agents_seen, relationship_data
 from memd.llm.budget import llm_status
 from memd.memory.api import MemoryFeature
 
@@ -23,3 +31,49 @@ def feature(memory: MemoryFeature) -> Feature:
         ],
         status=[lambda: {"llm": llm_status(memory.job_context())}],
     )
+
+
+class Agents:
+    """The agents seen in the conversations and their relationship files, as the daemon serves
+    them (the files themselves are kept by the `extract` job)."""
+
+    def __init__(self, memory: MemoryFeature) -> None:
+        self.memory = memory
+
+    def relationship(self, p: msg.RelationshipParams) -> msg.RelationshipResult:
+        if not p.agent_id.strip():
+            raise InvalidParams("param 'agent_id' is required")
+        data = relationship_data(
+            self.memory.store.read(), self.memory.host.settings.memory_dir, p.agent_id, time.time()
+        )
+        return msg.decode_result(msg.RELATIONSHIP, data)
+
+    def seen(self) -> list[msg.AgentSeen]:
+        return [msg.AgentSeen(**a) for a in agents_seen(self.memory.store.read(), time.time())]
+
+    def status(self) -> dict[str, Any]:
+        return {"agents": self.seen()}
+
+    def list_agents(self, method: str, params: Any, call_next: Call) -> Any:
+        """Middleware: `memories` with scope "agent" also lists every agent seen."""
+        result = call_next(params)
+        if isinstance(result, msg.MemoriesResult) and params.scope == "agent":
+            result.agents = self.seen()
+        return result
+
+    def middleware(self) -> Middleware:
+        return Middleware("agents", frozenset({"memories"}), self.list_agents)
+
+    def feature(self) -> Feature:
+        return Feature(
+            "agents",
+            methods=[
+                Method(
+                    msg.RELATIONSHIP,
+                    self.relationship,
+                    runs="reader",
+                    why="reads the agents' sessions and one file: ~1 ms",
+                )
+            ],
+            status=[self.status],
+        )

@@ -10,6 +10,12 @@ past the batch, the memories' hashes are remembered and the tokens are recorded.
 Markdown is written before the transaction commits. A run killed in between re-reads the
 batch next time, and `placement` recognises its own items by their source turns, so nothing
 is written twice; a run stopped anywhere else resumes exactly at the cursor.
+
+In a session with an agent, the memory points (how the user wants the assistant to work) go to
+that agent's relationship file, and the batch's signals (thanks, frustration, ...) are stored
+with the cursor: the model's for the turns it reads, the rules' for the short turns it is never
+sent ("thanks!", "谢谢") and for every turn offline. After the sessions, every agent's
+relationship file is brought up to date (`memd.extraction.agents`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryabl
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
 from memd.core.text import estimate_tokens, normalize
 from memd.db import Connection
+from memd.extraction.agents import update_relationships
 from memd.extraction.placement import (
     Add,
     Bump,
@@ -35,9 +42,9 @@ from memd.extraction.placement import (
     plan_batch,
     target_for,
 )
-from memd.extraction.repo import PendingSession, advance_cursor, pending_sessions
-from memd.extraction.rules import extract_rules
-from memd.llm.anthropic import AnthropicExtractor, LLMUsage
+from memd.extraction.repo import PendingSession, add_signals, advance_cursor, pending_sessions
+from memd.extraction.rules import extract_rules, turn_signals
+from memd.llm.anthropic import AnthropicExtractor, LLMUsage, TurnSignal
 from memd.llm.budget import (
     MIN_ECHO_CHARS,
     PROMPT_TOKENS,
@@ -54,6 +61,7 @@ from memd.memory.context import item_meta
 from memd.memory.edit import append_item, update_items
 from memd.memory.jobs import JobContext
 from memd.memory.ops import new_memory_id
+from memd.memory.tree import slugify
 
 JOB = "extract"
 BATCH_TURNS = 40
@@ -63,6 +71,7 @@ OUTPUT_TOKENS = 600
 KNOWN_LIMIT = 150
 MAX_SRC_TURNS = 3
 COUNTS = ("sessions", "turns", "skipped_turns", "added", "merged", "superseded", "kept_hand_edits")
+SignalRow = tuple[str, str, float, str, str]  # turn id, kind, strength, evidence, source
 
 
 def load_tree(conn: Connection) -> tuple[list[Existing], dict[tuple[str, str], Known]]:
@@ -87,6 +96,10 @@ def run_extraction(ctx: JobContext) -> JobResult:
     """One run of the extraction job (scheduled, or `memd extract --now`)."""
     if not ctx.ops.enabled():
         return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "memory is switched off")
+    return _with_relationships(ctx, _extract(ctx))
+
+
+def _extract(ctx: JobContext) -> JobResult:
     extractor = llm_extractor(ctx.settings)
     if extractor is not None and (stop := gate_llm(ctx, JOB)) is not None:
         return stop
@@ -96,6 +109,20 @@ def run_extraction(ctx: JobContext) -> JobResult:
     # Hand edits since the last reconcile must be in the index before we plan against it.
     ctx.indexer.reconcile()
     return _Extraction(ctx, extractor).run(sessions)
+
+
+def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
+    """The run's result with what updating the agents' relationship files did."""
+    rel = update_relationships(ctx)
+    if not (rel.updated or rel.applied or rel.errors):
+        return res
+    parts = [f"relationships: {rel.updated} files updated, {rel.applied} sessions applied"]
+    if rel.errors:
+        parts.append(f"{len(rel.errors)} not updated: {rel.errors[-1]}")
+    counts = {**res.counts, "relationships_updated": rel.updated,
+              "relationship_sessions": rel.applied, "relationship_errors": len(rel.errors)}  # fmt: skip
+    outcome = JobOutcome.SUCCESS if res.outcome is JobOutcome.NOTHING_TO_DO else res.outcome
+    return JobResult(JOB, outcome, "; ".join([res.message, *parts]), counts)
 
 
 class _Extraction:
@@ -146,6 +173,8 @@ class _Extraction:
         conn = self.ctx.store.read()
         project = self._project(sess)
         scopes = {"user", f"project:{project[0]}"} if project else {"user"}
+        if sess.agent_id:
+            scopes.add(f"agent:{slugify(sess.agent_id)}")
         cursor = sess.upto
         self.counts["sessions"] += 1
         while True:
@@ -159,20 +188,7 @@ class _Extraction:
             if self.budget is not None:
                 overhead = PROMPT_TOKENS + OUTPUT_TOKENS + estimate_tokens("\n".join(known_texts))
                 room = min(room, self.budget.room() - overhead)
-            batch: list[conversations.StoredTurn] = []
-            turns: list[Turn] = []
-            used = 0
-            for r in rows:
-                text = strip_recalled(r.text, echoes)
-                keep = bool(text) and not is_trivial(text)
-                cost = turn_tokens(text) if keep else 0
-                if keep and used + cost > room:
-                    break
-                batch.append(r)
-                if keep:
-                    turns.append(Turn(r.source, sess.session_id, r.turn_id, r.role, text, r.ts,
-                                      agent_id=sess.agent_id, project=sess.project))  # fmt: skip
-                    used += cost
+            batch, turns, short = _take(rows, sess, echoes, room)
             if not batch:
                 assert self.budget is not None  # only a budget can make the first turn not fit
                 return self._result(JobOutcome.BUDGET_EXHAUSTED,
@@ -182,20 +198,23 @@ class _Extraction:
             upto = batch[-1].id
             usage: LLMUsage | None = None
             memories: list[ExtractedMemory] = []
+            said: list[TurnSignal] | None = None
             if turns:
                 asked = self._ask(turns, known_texts)
                 if isinstance(asked, JobResult):
                     return asked
-                memories, usage = asked
+                memories, said, usage = asked
+            signals = _signal_rows(short + (turns if said is None else []), said or [])
             plan = self._plan(memories, turns, sess, project, existing, known)
-            self._apply(plan, sess.session_id, upto, usage)
+            self._apply(plan, sess.session_id, upto, usage, signals if sess.agent_id else [])
             cursor = upto
 
     def _ask(
         self, turns: list[Turn], known: list[str]
-    ) -> tuple[list[ExtractedMemory], LLMUsage | None] | JobResult:
+    ) -> tuple[list[ExtractedMemory], list[TurnSignal] | None, LLMUsage | None] | JobResult:
+        """Memories, the model's signals (None: the rules read them), the tokens billed."""
         if self.llm is None:
-            return extract_rules(turns), None
+            return extract_rules(turns), None, None
         try:
             res = self.llm.extract(turns, known)
         except LLMRetryable as exc:
@@ -214,8 +233,8 @@ class _Extraction:
                 if isinstance(exc, LLMBadAnswer)
                 else None
             )
-            return extract_rules(turns), billed
-        return res.memories, res.usage
+            return extract_rules(turns), None, billed
+        return res.memories, res.signals, res.usage
 
     def _plan(
         self,
@@ -233,10 +252,18 @@ class _Extraction:
             ids = [i for i in m.source_turn_ids if i in ts_of] or [turns[-1].turn_id]
             at = day_of(max(ts_of.get(i, last_ts) for i in ids)).isoformat()
             src = f"{sess.session_id}#{','.join(ids[:MAX_SRC_TURNS])}"
-            planned.append((m, target_for(m, self.ctx.memory_root, project), at, src))
+            target = target_for(m, self.ctx.memory_root, project, sess.agent_id)
+            planned.append((m, target, at, src))
         return plan_batch(planned, existing=existing, known=known, new_id=iter(new_memory_id, None))
 
-    def _apply(self, plan: Plan, session_id: str, upto: int, usage: LLMUsage | None) -> None:
+    def _apply(
+        self,
+        plan: Plan,
+        session_id: str,
+        upto: int,
+        usage: LLMUsage | None,
+        signals: list[SignalRow],
+    ) -> None:
         touched: set[str] = set()
         added: list[Add] = []
         with self.ctx.lock:
@@ -273,6 +300,7 @@ class _Extraction:
                                     str(a.target.path), session_id, now)
                 for a in added
             ])  # fmt: skip
+            add_signals(conn, session_id, signals)
             advance_cursor(conn, session_id, upto)
             if usage is not None and budget is not None:
                 budget.write(conn, usage)
@@ -281,6 +309,39 @@ class _Extraction:
         self.ctx.store.w.run(commit)
         if usage is not None and budget is not None:
             budget.spent(usage)
+
+
+def _take(
+    rows: Sequence[conversations.StoredTurn], sess: PendingSession, echoes: set[str], room: int
+) -> tuple[list[conversations.StoredTurn], list[Turn], list[Turn]]:
+    """The next batch: the rows within `room` tokens, the turns to extract from, and the user
+    turns too short for that (their signals still count)."""
+    batch: list[conversations.StoredTurn] = []
+    turns: list[Turn] = []
+    short: list[Turn] = []
+    used = 0
+    for r in rows:
+        text = strip_recalled(r.text, echoes)
+        keep = bool(text) and not is_trivial(text)
+        cost = turn_tokens(text) if keep else 0
+        if keep and used + cost > room:
+            break
+        batch.append(r)
+        turn = Turn(r.source, sess.session_id, r.turn_id, r.role, text, r.ts,
+                    agent_id=sess.agent_id, project=sess.project)  # fmt: skip
+        if keep:
+            turns.append(turn)
+            used += cost
+        elif text and r.role == "user":
+            short.append(turn)
+    return batch, turns, short
+
+
+def _signal_rows(ruled: list[Turn], said: list[TurnSignal]) -> list[SignalRow]:
+    """The batch's signals: the rules' for `ruled` turns, then the model's."""
+    rows = [(s.turn_id, s.kind.value, s.strength, s.evidence, "rules")
+            for t in ruled for s in turn_signals(t)]  # fmt: skip
+    return rows + [(s.turn_id, s.kind, s.strength, s.evidence, "llm") for s in said]
 
 
 def _has_id(item_id: str) -> Callable[[str, dict[str, str]], bool]:

@@ -4,7 +4,8 @@ The rules (DESIGN.md §3, §5):
 
 - personal/skill → `_core/profile.md`, preference → `_core/preferences.md`, task →
   `tasks.md`; project/decision/knowledge → the session's project memory when it has one,
-  else `topics/<topic>.md`.
+  else `topics/<topic>.md`. A memory point (how the user wants the assistant to work) said in
+  a session with an agent goes to that agent's `agents/<id>/relationship.md` instead.
 - An exact or near duplicate of a live item is not added: the item's `hits` and `seen` date
   are bumped instead.
 - A new fact on the same `subject` (employer, city, tool:testing…) as a live item marks that
@@ -24,6 +25,8 @@ from pathlib import Path
 
 from memd.core.models import ExtractedMemory
 from memd.core.text import cjk_bigrams, normalize, terms
+from memd.extraction.rules import is_memory_point
+from memd.memory import relationship
 from memd.memory.tree import slugify
 
 NEAR_DUPLICATE = 0.8
@@ -43,7 +46,7 @@ class Target:
     path: Path
     section: str
     title: str
-    scope: str  # "user" | "project:<slug>"
+    scope: str  # "user" | "project:<slug>" | "agent:<id>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +145,19 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def target_for(
-    memory: ExtractedMemory, memory_root: Path, project: tuple[str, Path] | None
+    memory: ExtractedMemory, memory_root: Path, project: tuple[str, Path] | None, agent: str = ""
 ) -> Target:
     """The file and section a memory belongs in.
 
     `project` is (slug, folder of that project's Markdown memory) for sessions that belong to
-    a project, else None.
+    a project, else None; `agent` the agent the session was with, or "".
     """
     core = memory_root / "_core"
     t = memory.type
+    if agent and is_memory_point(memory):
+        slug = slugify(agent)
+        path = memory_root / "agents" / slug / "relationship.md"
+        return Target(path, relationship.POINTS, relationship.TITLE, f"agent:{slug}")
     if t == "personal":
         return Target(core / "profile.md", "Basic Info", "User Profile", "user")
     if t == "skill":

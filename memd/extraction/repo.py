@@ -1,13 +1,16 @@
-"""The extraction job's storage: its cursor on each session (`sessions.extracted_upto`).
+"""The extraction job's storage: its cursor on each session (`sessions.extracted_upto`), and
+what it keeps about agents: the signals of sessions, how far they were applied to each agent's
+relationship (`relationship_sessions`) and each agent's state (`agent_state`).
 
 The turns it reads are the conversation feature's (`memd.conversations.repo`) and the memories it
 has written are the memory feature's (`memd.memory.repo`); this module holds only the statements
-about how far extraction got.
+about how far extraction got and what it derived.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -38,4 +41,148 @@ def advance_cursor(conn: sqlite3.Connection, session_id: str, upto: int) -> None
     conn.execute(
         "UPDATE sessions SET extracted_upto = ? WHERE session_id = ? AND extracted_upto < ?",
         (upto, session_id, upto),
+    )
+
+
+# -- agents: the signals of sessions and how far they were applied -------------------------
+@dataclass(frozen=True, slots=True)
+class StoredSignal:
+    """A signal of a user turn as stored: thanks, praise, frustration, correction or revert."""
+
+    kind: str
+    turn_id: str
+    strength: float
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedPart:
+    """The part of a finished session whose signals are not applied yet: turns (after, upto]."""
+
+    session_id: str
+    agent_id: str
+    title: str
+    ended_at: float
+    after: int
+    upto: int
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSessions:
+    """One agent's sessions: (last turn time, turns) each, and the first and last times."""
+
+    agent_id: str
+    sessions: list[tuple[float, int]]
+    first: float
+    last: float
+
+
+@dataclass(frozen=True, slots=True)
+class AgentState:
+    """Per agent: the end of the session whose mood the file shows, the values last written."""
+
+    mood_at: float = 0.0
+    trust: int | None = None
+    familiarity: int | None = None
+
+
+def add_signals(
+    conn: sqlite3.Connection, session_id: str, rows: Sequence[tuple[str, str, float, str, str]]
+) -> None:
+    """Store a batch's signals: (turn id, kind, strength, evidence, source) rows; one per turn
+    and kind, the first stored wins (a batch read again after a crash adds nothing)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO session_signals(session_id, turn_id, kind, strength, evidence, source)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(session_id, *r) for r in rows],
+    )
+
+
+def agent_sessions(conn: sqlite3.Connection, agent_id: str = "") -> list[AgentSessions]:
+    """The sessions of every agent (or of one), by the agent their turns name."""
+    where, params = ("agent_id = ?", (agent_id,)) if agent_id else ("agent_id != ''", ())
+    rows = conn.execute(
+        f"SELECT agent_id, started_at, updated_at, turn_count FROM sessions WHERE {where}"
+        " AND turn_count > 0 ORDER BY agent_id, updated_at",
+        params,
+    ).fetchall()
+    grouped: dict[str, list[tuple[float, float, int]]] = {}
+    for agent, started, updated, turns in rows:
+        grouped.setdefault(agent, []).append((started or updated, updated, int(turns)))
+    return [
+        AgentSessions(
+            agent,
+            [(updated, turns) for _, updated, turns in sessions],
+            min(s[0] for s in sessions),
+            max(s[1] for s in sessions),
+        )
+        for agent, sessions in grouped.items()
+    ]
+
+
+def finished_parts(conn: sqlite3.Connection, ended_before: float) -> list[FinishedPart]:
+    """Sessions with an agent, idle since `ended_before`, extracted to their last turn, with
+    turns whose signals were not applied yet; the earliest ended first."""
+    rows = conn.execute(
+        "SELECT s.session_id, s.agent_id, s.title, s.updated_at, coalesce(r.upto, 0), s.extracted_upto"
+        " FROM sessions s LEFT JOIN relationship_sessions r ON r.session_id = s.session_id"
+        " WHERE s.agent_id != '' AND s.updated_at <= ? AND s.extracted_upto > coalesce(r.upto, 0)"
+        " AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.session_id"
+        "   AND t.id > s.extracted_upto)"
+        " ORDER BY s.updated_at, s.session_id",
+        (ended_before,),
+    ).fetchall()
+    return [FinishedPart(r[0], r[1], r[2], r[3], int(r[4]), int(r[5])) for r in rows]
+
+
+def part_signals(conn: sqlite3.Connection, part: FinishedPart) -> list[StoredSignal]:
+    """The signals of a session's turns (after, upto], in turn order."""
+    rows = conn.execute(
+        "SELECT g.kind, g.turn_id, g.strength, g.evidence FROM session_signals g"
+        " JOIN turns t ON t.session_id = g.session_id AND t.turn_id = g.turn_id"
+        " WHERE g.session_id = ? AND t.id > ? AND t.id <= ? ORDER BY t.id, g.kind",
+        (part.session_id, part.after, part.upto),
+    ).fetchall()
+    return [StoredSignal(r[0], r[1], float(r[2]), r[3]) for r in rows]
+
+
+def mark_applied(
+    conn: sqlite3.Connection,
+    agent_id: str,
+    parts: Sequence[tuple[FinishedPart, int]],
+    *,
+    mood_at: float | None,
+    now: float,
+) -> None:
+    """Record (part, trust step) as applied to `agent_id`, and the end of the session whose mood
+    the file will show (None: unchanged)."""
+    conn.executemany(
+        "INSERT INTO relationship_sessions(session_id, agent_id, upto, step, at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT(session_id) DO UPDATE SET upto = max(upto, excluded.upto),"
+        " step = step + excluded.step, at = excluded.at",
+        [(p.session_id, agent_id, p.upto, step, now) for p, step in parts],
+    )
+    if mood_at is not None:
+        conn.execute(
+            "INSERT INTO agent_state(agent_id, mood_at) VALUES (?, ?) ON CONFLICT(agent_id)"
+            " DO UPDATE SET mood_at = max(mood_at, excluded.mood_at)",
+            (agent_id, mood_at),
+        )
+
+
+def agent_states(conn: sqlite3.Connection) -> dict[str, AgentState]:
+    """Every agent's state row."""
+    rows = conn.execute("SELECT agent_id, mood_at, trust, familiarity FROM agent_state")
+    return {r[0]: AgentState(float(r[1]), r[2], r[3]) for r in rows}
+
+
+def note_written(
+    conn: sqlite3.Connection, agent_id: str, trust: int | None, familiarity: int, now: float
+) -> None:
+    """The trust and familiarity just written to an agent's file."""
+    conn.execute(
+        "INSERT INTO agent_state(agent_id, trust, familiarity, written_at) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT(agent_id) DO UPDATE SET trust = coalesce(excluded.trust, trust),"
+        " familiarity = excluded.familiarity, written_at = excluded.written_at",
+        (agent_id, trust, familiarity, now),
     )

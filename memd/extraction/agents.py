@@ -1,0 +1,266 @@
+"""Agents and their relationship with the user, kept current in `agents/<id>/relationship.md`.
+
+**Which agent.** A session belongs to the agent its turns name (`agent_id` of pushed turns and
+of generic log lines, else the `agent` of the log source). Claude Code's own sessions are agent
+`claude-code`; each sub-agent run (a sidechain transcript, counted without its text) is a
+session of `claude-code-<type>` by its `.meta.json` (`claude-code-explore`, …), or of
+`claude-code-subagent` when the type is unknown. An agent id is used as a folder name, so it is
+slugified (`Ally` → `ally`).
+
+**The update** (`update_relationships`, at the end of every extraction run): for every agent
+seen, the counts and familiarity are computed from the sessions; every session that has ended
+(no turn for `summary.idle_min`) and was extracted to its last turn moves trust by one bounded
+step made of its signals (`memd.extraction.relationship`), once: what was applied is recorded
+per session (`relationship_sessions`) before the file is written, so a crash in between loses a
+step rather than applying it twice. The latest such session sets the mood. The file is rewritten
+with the pure `memd.memory.relationship.update_status`, which reads the trust in the file as it
+is at that moment: a value edited by hand is where memd goes on from.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memd.conversations import repo as conversations
+from memd.conversations.formats import CLAUDE_CODE_AGENT
+from memd.core.conditions import day_of
+from memd.core.errors import MemdError, SourceError
+from memd.core.fsio import atomic_write
+from memd.db import Connection
+from memd.extraction import repo
+from memd.extraction.relationship import familiarity, mood_of, trust_step
+from memd.memory.edit import file_lock
+from memd.memory.jobs import JobContext
+from memd.memory.relationship import (
+    TRUST_START,
+    Standing,
+    StatusUpdate,
+    read_relationship,
+    update_status,
+)
+from memd.memory.tree import slugify
+
+log = logging.getLogger("memd.agents")
+SUBAGENT_FALLBACK = f"{CLAUDE_CODE_AGENT}-subagent"
+# An empty file this fresh may be one an editor is saving (truncate, then write): leave it be.
+SAVING_GRACE_S = 2.0
+REWRITE_ATTEMPTS = 3
+
+
+def subagent_id(agent_type: str) -> str:
+    """The agent id of a Claude Code sub-agent of this type ("Explore" → claude-code-explore)."""
+    return f"{CLAUDE_CODE_AGENT}-{slugify(agent_type)}" if agent_type.strip() else SUBAGENT_FALLBACK
+
+
+def relationship_file(memory_root: Path, agent_id: str) -> Path:
+    """`agents/<id>/relationship.md` of an agent."""
+    return memory_root / "agents" / slugify(agent_id) / "relationship.md"
+
+
+@dataclass(slots=True)
+class Activity:
+    """An agent's sessions, (last turn time, turns) each; sub-agent runs count as sessions."""
+
+    agent_id: str
+    sessions: list[tuple[float, int]] = field(default_factory=list)
+    first: float = 0.0
+    last: float = 0.0
+    subagent: bool = True  # only sub-agent runs: the user never spoke to it
+
+    @property
+    def turns(self) -> int:
+        return sum(t for _, t in self.sessions)
+
+    def add(self, sessions: Sequence[tuple[float, int]], first: float, last: float) -> None:
+        self.sessions += sessions
+        self.first = min(self.first, first) if self.first else first
+        self.last = max(self.last, last)
+
+    def standing(self, now: float) -> Standing:
+        return Standing(
+            sessions=len(self.sessions),
+            turns=self.turns,
+            first=day_of(self.first) if self.first else None,
+            last=day_of(self.last) if self.last else None,
+            familiarity=familiarity(self.sessions, now),
+        )
+
+
+def activities(conn: Connection) -> dict[str, Activity]:
+    """Every agent seen in the conversations, by its (slugified) id."""
+    out: dict[str, Activity] = {}
+    for a in repo.agent_sessions(conn):
+        act = out.setdefault(slugify(a.agent_id), Activity(slugify(a.agent_id)))
+        act.add(a.sessions, a.first, a.last)
+        act.subagent = False
+    for r in conversations.subagent_runs(conn):
+        agent = subagent_id(r.agent_type)
+        act = out.setdefault(agent, Activity(agent))
+        act.add([(r.last_ts, r.turns)], r.first_ts, r.last_ts)
+    return out
+
+
+@dataclass(slots=True)
+class RelationshipRun:
+    """What one update did: files rewritten, session parts applied, agents that failed."""
+
+    updated: int = 0
+    applied: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def update_relationships(ctx: JobContext) -> RelationshipRun:
+    """Bring every agent's relationship file up to date (see the module docstring)."""
+    run = RelationshipRun()
+    conn = ctx.store.read()
+    acts = activities(conn)
+    if not acts:
+        return run
+    now = ctx.now()
+    ended_before = now - ctx.settings.summary_idle_min * 60
+    parts: dict[str, list[tuple[repo.FinishedPart, list[repo.StoredSignal]]]] = {}
+    for p in repo.finished_parts(conn, ended_before):
+        parts.setdefault(slugify(p.agent_id), []).append((p, repo.part_signals(conn, p)))
+    states = repo.agent_states(conn)
+    for agent, act in sorted(acts.items()):
+        try:
+            _update_agent(ctx, run, act, parts.get(agent, []), states.get(agent), now)
+        except (MemdError, OSError) as exc:
+            # One agent's file (unwritable, being edited) must not stop the others.
+            log.warning("relationship of %s not updated: %s", agent, exc)
+            run.errors.append(f"{agent}: {exc}")
+    return run
+
+
+def _update_agent(
+    ctx: JobContext,
+    run: RelationshipRun,
+    act: Activity,
+    parts: list[tuple[repo.FinishedPart, list[repo.StoredSignal]]],
+    state: repo.AgentState | None,
+    now: float,
+) -> None:
+    state = state or repo.AgentState()
+    steps = [(p, trust_step(signals)) for p, signals in parts]
+    latest = max(parts, key=lambda x: (x[0].ended_at, x[0].session_id), default=None)
+    mood = None
+    if latest is not None and latest[0].ended_at >= state.mood_at:
+        p, signals = latest
+        mood = mood_of(signals, title=p.title, ended=day_of(p.ended_at))
+    standing = act.standing(now)
+    update = StatusUpdate(
+        standing,
+        trust_step=sum(step for _, step in steps),
+        trust_start=state.trust if state.trust is not None else TRUST_START,
+        with_trust=not act.subagent,
+        mood=mood,
+    )
+    agent = act.agent_id
+    if steps:
+        mood_at = latest[0].ended_at if mood is not None and latest is not None else None
+        ctx.store.w.run(lambda c: repo.mark_applied(c, agent, steps, mood_at=mood_at, now=now))
+        run.applied += len(steps)
+    path = relationship_file(ctx.memory_root, agent)
+    with ctx.lock:
+        written = rewrite(path, lambda old: update_status(old, update))
+    if written is None:
+        return
+    ctx.indexer.index_paths([str(path)])
+    run.updated += 1
+    trust = read_relationship(written).trust
+    ctx.store.w.run(lambda c: repo.note_written(c, agent, trust, standing.familiarity, now))
+
+
+def rewrite(path: Path, change: Callable[[str], str]) -> str | None:
+    """Replace the file's text with `change(text)` (a missing file reads as ""); return what was
+    written, or None when nothing changed.
+
+    `change` is applied to the text as it is on disk, and again if the file changes while it
+    runs, so a hand edit saved meanwhile is never overwritten; an empty file written in the last
+    moments (an editor in the middle of saving) is left alone until the next run.
+    """
+    with file_lock(path):
+        for _ in range(REWRITE_ATTEMPTS):
+            old = _read(path)
+            if old is None:
+                return None
+            new = change(old)
+            if new == old:
+                return None
+            if _read(path) != old:
+                continue
+            atomic_write(path, new, new_mode=0o600)
+            return new
+    raise SourceError(
+        f"{path} kept changing while memd updated it", hint="it is tried again on the next run"
+    )
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, line endings as they are; "" when missing, None while being saved."""
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            text = f.read()
+        if not text and time.time() - os.stat(path).st_mtime < SAVING_GRACE_S:
+            return None
+        return text
+    except FileNotFoundError:
+        return ""
+
+
+def relationship_data(
+    conn: Connection, memory_root: Path, agent_id: str, now: float
+) -> dict[str, Any]:
+    """An agent's relationship as data: counts and familiarity from the conversations, trust,
+    mood and memory points as the file says them now."""
+    agent = slugify(agent_id)
+    act = activities(conn).get(agent) or Activity(agent, subagent=False)
+    path = relationship_file(memory_root, agent)
+    text = _read(path) if path.is_file() else ""
+    rel = read_relationship(text or "")
+    return {
+        "agent_id": agent,
+        "path": str(path),
+        "exists": path.is_file(),
+        "subagent": act.subagent,
+        "sessions": len(act.sessions),
+        "turns": act.turns,
+        "first_at": act.first or None,
+        "last_at": act.last or None,
+        "familiarity": familiarity(act.sessions, now),
+        "trust": rel.trust,
+        "trust_text": rel.trust_text,
+        "mood": rel.mood,
+        "mood_note": rel.mood_note,
+        "points": [
+            {"text": p.text, "id": p.id, "line": p.line, "meta": dict(p.meta)} for p in rel.points
+        ],
+    }
+
+
+def agents_seen(conn: Connection, now: float) -> list[dict[str, Any]]:
+    """Every agent seen, most recent first: counts, familiarity, the trust last written."""
+    states = repo.agent_states(conn)
+    out: list[dict[str, Any]] = []
+    for agent, act in activities(conn).items():
+        st = states.get(agent)
+        out.append(
+            {
+                "agent_id": agent,
+                "subagent": act.subagent,
+                "sessions": len(act.sessions),
+                "turns": act.turns,
+                "first_at": act.first or None,
+                "last_at": act.last or None,
+                "familiarity": familiarity(act.sessions, now),
+                "trust": st.trust if st else None,
+            }
+        )
+    out.sort(key=lambda a: (-(a["last_at"] or 0), a["agent_id"]))
+    return out
