@@ -44,6 +44,7 @@ class Engine(engine_mod.Engine):
         conversations = Conversations(self, store, memory)
         sync = Sync(self, store, memory)
         transfer = Transfer(memory, device_id=lambda: docs.get_state(store.read(), DEVICE_KEY))
+        agents = extraction_api.Agents(memory)
         # Kept for callers that drive an engine directly (jobs in tests, benches).
         self.memory = memory
         self.indexer = memory.indexer
@@ -55,6 +56,7 @@ class Engine(engine_mod.Engine):
             memory.feature(providers=[conversations.provider]),
             conversations.feature(),
             extraction_api.feature(memory),
+            agents.feature(),
             sync.feature(),
             transfer.feature(),
             Feature("search", methods=[search_method(memory, conversations)]),
@@ -65,6 +67,7 @@ class Engine(engine_mod.Engine):
         middleware: list[Middleware] = [
             *sync.middleware(),  # a `context` call brings the next sync run forward
             memory.usage_middleware(),  # what `context` and `search` returned counts as used
+            agents.middleware(),  # `memories` with scope "agent" lists the agents seen
         ]
         self.use(middleware)
 

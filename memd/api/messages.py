@@ -215,9 +215,23 @@ class MemoriesParams(Params, frozen=True, kw_only=True):
     all: bool = False  # include superseded items
 
 
+class AgentSeen(Struct, kw_only=True):
+    """An agent seen in the conversations: its interactions, familiarity, last trust written."""
+
+    agent_id: str
+    subagent: bool  # only Claude Code sub-agent runs: the user never spoke to it
+    sessions: int
+    turns: int
+    first_at: float | None
+    last_at: float | None
+    familiarity: int
+    trust: int | None
+
+
 class MemoriesResult(Result, kw_only=True):
     enabled: bool
     items: list[MemoryItem]
+    agents: list[AgentSeen] | UnsetType = UNSET  # with scope "agent": every agent seen
 
 
 class SetEnabledParams(Params, frozen=True, kw_only=True):
@@ -278,6 +292,7 @@ class StatusResult(Result, kw_only=True):
     recovered: dict[str, Any] | UnsetType = UNSET
     # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.
     read_only: str | UnsetType = UNSET
+    agents: list[AgentSeen] | UnsetType = UNSET
 
 
 # -- conversations --------------------------------------------------------------------------
@@ -353,6 +368,41 @@ class ExportResult(Result, kw_only=True):
     seconds: float
 
 
+# -- agents ---------------------------------------------------------------------------------
+class RelationshipParams(Params, frozen=True, kw_only=True):
+    agent_id: str = ""
+
+
+class MemoryPoint(Struct, kw_only=True):
+    """A memory point: how the user wants this agent to work with them (a live list item)."""
+
+    text: str
+    id: str
+    line: int
+    meta: dict[str, str]
+
+
+class RelationshipResult(Result, kw_only=True):
+    """An agent's relationship: counts and familiarity computed from the conversations now;
+    trust, mood and memory points as its `relationship.md` says them (`trust` null when the
+    file has no trust value memd can read, `trust_text` then says what it has)."""
+
+    agent_id: str
+    path: str
+    exists: bool
+    subagent: bool
+    sessions: int
+    turns: int
+    first_at: float | None
+    last_at: float | None
+    familiarity: int
+    trust: int | None
+    trust_text: str
+    mood: str
+    mood_note: str
+    points: list[MemoryPoint]
+
+
 # -- sync -----------------------------------------------------------------------------------
 class SyncNowParams(Params, frozen=True, kw_only=True):
     retry_parked: bool = False
@@ -379,12 +429,13 @@ EXPORT = Signature("export", ExportParams, ExportResult)
 SYNC_STATUS = Signature("sync_status", NoParams, Document)
 SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
 SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, Document)
+RELATIONSHIP = Signature("relationship", RelationshipParams, RelationshipResult)
 
 SIGNATURES: dict[str, Signature[Any, Any]] = {
     s.name: s
     for s in (
         CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, STATUS, REINDEX, RUN_JOB,
-        INGEST, RECALL, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW, SYNC_INIT_SCHEMA,
+        INGEST, RECALL, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW, SYNC_INIT_SCHEMA, RELATIONSHIP,
     )
 }  # fmt: skip
 

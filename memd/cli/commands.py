@@ -115,6 +115,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                          f" at {_when(r['at'])} and rebuilt from the files")  # fmt: skip
         if st.logs:
             lines += _logs_lines(_part(st.logs))
+        lines += _agents_lines(_part(st.agents, []))
         for extra, value in (("jobs", st.jobs), ("llm", st.llm), ("sync", st.sync)):
             if value is not m.UNSET:
                 lines.append(f"{extra}: {json.dumps(value, ensure_ascii=False, default=str)}")
@@ -144,6 +145,21 @@ def _logs_lines(lg: dict[str, Any]) -> list[str]:
     ]
     lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
     lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def _agents_lines(agents: list[Any]) -> list[str]:
+    """One line per agent seen: interactions, last day, familiarity and trust."""
+    if not agents:
+        return []
+    lines = [f"agents: {len(agents)} seen"]
+    for a in agents:
+        kind = " (sub-agent)" if a.subagent else ""
+        trust = f", trust {a.trust}" if a.trust is not None else ""
+        lines.append(
+            f"  {a.agent_id}{kind}: {a.sessions} sessions, {a.turns} turns, last"
+            f" {_when(a.last_at)}; familiarity {a.familiarity}{trust}"
+        )
     return lines
 
 
@@ -349,8 +365,9 @@ def cmd_memories(args: argparse.Namespace) -> int:
     res = call(args, m.MEMORIES, m.MemoriesParams(scope=args.scope or "", all=args.all))
 
     def text() -> str:
+        agents = _agents_lines(_part(res.agents, []))
         if not res.items:
-            return "no memories yet"
+            return "\n".join(["no memories yet", *agents])
         out, cur = [], ""
         for it in res.items:
             if it.rel != cur:
@@ -358,7 +375,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
                 out.append(f"{it.scope}: {it.path}")
             mark = " (superseded)" if it.meta.get("superseded") else ""
             out.append(f"  {it.id}  {it.text}{mark}")
-        return "\n".join(out)
+        return "\n".join(out + agents)
 
     _out(args, res, text)
     return 0

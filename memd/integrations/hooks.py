@@ -28,6 +28,9 @@ from memd.api import messages as m
 from memd.api.client import Client
 from memd.core.settings import Settings, load
 
+# The agent Claude Code's sessions are recorded as (memd.conversations.formats.CLAUDE_CODE_AGENT;
+# not imported, to keep the hook's start fast).
+CLAUDE_CODE_AGENT = "claude-code"
 SESSION_START = "session-start"
 USER_PROMPT = "user-prompt"
 KINDS = (SESSION_START, USER_PROMPT)
@@ -58,7 +61,10 @@ def session_start(stdin_text: str, settings: Settings, *, deadline: float | None
     payload = _parse_payload(stdin_text)
     project, session_id = _session_params(payload)
     params = m.ContextParams(
-        budget_tokens=SESSION_BUDGET_TOKENS, project=project, session_id=session_id
+        budget_tokens=SESSION_BUDGET_TOKENS,
+        project=project,
+        session_id=session_id,
+        agent_id=CLAUDE_CODE_AGENT,  # its relationship file: trust, mood, memory points
     )
     result = _fetch_context(settings, params, deadline)
     text = _context_text(result)
@@ -85,6 +91,7 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
         relevant_only=True,  # SessionStart already put the standing memory into the session
         project=project,
         session_id=session_id,
+        agent_id=CLAUDE_CODE_AGENT,
     )
     result = _fetch_context(settings, params, deadline)
     text = _context_text(result)

@@ -5,8 +5,9 @@ index of its own and imports nothing heavy beyond `mcp`, so it starts quickly an
 daemon's memory footprint free of the MCP stack. When the daemon is down each tool says so in
 its result (with ``is_error`` set) instead of failing the session.
 
-Tools: ``memory_context``, ``memory_search``, ``memory_recall`` and ``memory_list`` (read-only),
-``memory_remember`` (additive write), ``memory_forget`` (destructive). Resources:
+Tools: ``memory_context``, ``memory_search``, ``memory_recall``, ``memory_list`` and
+``memory_relationship`` (read-only), ``memory_remember`` (additive write), ``memory_forget``
+(destructive). Resources:
 ``memd://core/profile`` and ``memd://core/preferences``, the always-loaded core files.
 """
 
@@ -153,6 +154,15 @@ def build_server(
     def memory_list(scope: Literal["user", "project", "agent"] | None = None) -> CallToolResult:
         """List the memories in effect (optionally one scope), with their ids and files."""
         return forward(m.MEMORIES, m.MemoriesParams(scope=scope or ""), _render_list)
+
+    @server.tool(title="Relationship with an agent", annotations=READ_ONLY)
+    def memory_relationship(agent_id: str) -> CallToolResult:
+        """How the user and one assistant (`agent_id`, e.g. "claude-code") get on: trust and
+        familiarity (0-100), sessions and turns together, the latest mood, and the memory
+        points (how the user wants this assistant to work with them)."""
+        return forward(
+            m.RELATIONSHIP, m.RelationshipParams(agent_id=agent_id), _render_relationship
+        )
 
     if memory_dir is not None:
         _add_core_resources(server, memory_dir)
@@ -302,6 +312,27 @@ def _render_list(result: m.MemoriesResult) -> str:
     if not result.items:
         return "No memories saved yet."
     return "\n".join(f"- {_describe(m.to_builtins(item))}" for item in result.items)
+
+
+def _day(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d") if ts else "none yet"
+
+
+def _render_relationship(result: m.RelationshipResult) -> str:
+    trust = f"trust {result.trust}/100" if result.trust is not None else "trust not set"
+    lines = [
+        f"agent {result.agent_id}: {trust}, familiarity {result.familiarity}/100;"
+        f" {result.sessions} sessions, {result.turns} turns (first {_day(result.first_at)},"
+        f" last {_day(result.last_at)})"
+    ]
+    if result.mood:
+        lines.append(
+            f"mood: {result.mood}" + (f" — {result.mood_note}" if result.mood_note else "")
+        )
+    if result.points:
+        lines.append("memory points:")
+        lines += [f"- {p.text}" for p in result.points]
+    return "\n".join(lines)
 
 
 def _describe(item: Any) -> str:

@@ -56,6 +56,8 @@ def test_answers_match_their_result_types(daemon: DaemonProcess, tmp_path: Path)
         ("context", {"query": "did we talk about vue components", "budget_tokens": 60}),
         ("search", {"query": "components"}),
         ("memories", {}),
+        ("memories", {"scope": "agent"}),
+        ("relationship", {"agent_id": "ally"}),
         ("forget", {"query": "tabs"}),
         ("recall", {"query": "vue"}),
         ("recall", {}),

@@ -22,6 +22,7 @@ TOOLS = {
     "memory_search": (True, None),
     "memory_recall": (True, None),
     "memory_list": (True, None),
+    "memory_relationship": (True, None),
     "memory_remember": (False, False),
     "memory_forget": (False, True),
 }
@@ -30,6 +31,7 @@ ARGS: dict[str, dict[str, Any]] = {
     "memory_search": {"query": "vitest"},
     "memory_recall": {"query": "vitest", "mode": "topic"},
     "memory_list": {},
+    "memory_relationship": {"agent_id": "claude-code"},
     "memory_remember": {"text": "Prefers pnpm over npm"},
     "memory_forget": {"query": "pnpm"},
 }
@@ -47,7 +49,7 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
-def test_lists_six_tools_with_annotations(tmp_path: Path) -> None:
+def test_lists_seven_tools_with_annotations(tmp_path: Path) -> None:
     tools = with_client(build_server(tmp_path / "memd.sock"), lambda c: c.list_tools()).tools
 
     assert {t.name for t in tools} == set(TOOLS)
@@ -178,6 +180,7 @@ def test_every_tool_against_a_running_daemon(daemon: Settings) -> None:
             "memory_forget", {"query": "ECHIDNA", "confirm": True}
         )
         out["list_after"] = await client.call_tool("memory_list", {})
+        out["relationship"] = await client.call_tool("memory_relationship", {"agent_id": "Ally"})
         return out
 
     r = with_client(server, body)
@@ -202,3 +205,5 @@ def test_every_tool_against_a_running_daemon(daemon: Settings) -> None:
     assert r["forget"].structured_content["removed"]
     assert "ECHIDNA" not in text_of(r["list_after"])
     assert "ECHIDNA" not in (daemon.memory_dir / remembered["path"]).read_text()
+    assert r["relationship"].structured_content["agent_id"] == "ally"
+    assert text_of(r["relationship"]).startswith("agent ally: trust not set")
