@@ -47,6 +47,7 @@ STATUS_MARK = (
     "<!-- memd: kept by memd from your conversations. Edit the Trust Level as you like:"
     " memd goes on from your value. -->"
 )
+COUNTS_MARK = "<!-- memd: kept by memd from your conversations. -->"
 MOOD_MARK = "<!-- memd: the mood of the latest finished session; yours to edit until the next. -->"
 
 _TRUST, _FAMILIARITY, _TOTAL, _FIRST, _LAST = (
@@ -244,7 +245,8 @@ def update_status(text: str, update: StatusUpdate) -> str:
     if not text.strip():
         text = f"# {TITLE}\n"
     lines = text.split("\n")
-    lines = _put_section(lines, STATUS, STATUS_MARK, _status_values(text, update), None, crlf)
+    mark = STATUS_MARK if update.with_trust else COUNTS_MARK
+    lines = _put_section(lines, STATUS, mark, _status_values(text, update), None, crlf)
     if update.mood is not None:
         mood = {_MOOD_STATUS: update.mood.status, _MOOD_NOTES: update.mood.note}
         lines = _put_section(lines, MOOD, MOOD_MARK, mood, STATUS, crlf)
