@@ -127,10 +127,12 @@ def gather(conn: Connection, req: ContextRequest) -> list[Candidate]:
     for r in core:
         if c := _candidate(r, "user", "core", today, score=1.0, reason="core memory (always)"):
             out.append(c)
+    shown: set[int] = set()  # the agent's relationship sections, never again as topics
     if req.agent_id:
         agent = slugify(req.agent_id)
         rows = [r for r in owned_sections(conn, "agent", agent) if r.stem == "relationship"]
         rows.sort(key=lambda r: (r.rel, r.ordinal))
+        shown = {r.id for r in rows}
         out.extend(_agent_candidates([r for r in rows if _file_live(r, today)], agent, today))
     qterms = terms(req.query)
     if req.project:
@@ -148,7 +150,7 @@ def gather(conn: Connection, req: ContextRequest) -> list[Candidate]:
             if c := _candidate(r, "project", "project", today, score=sc, reason=why):
                 out.append(c)
     if qterms:
-        out.extend(_topics(conn, req, qterms))
+        out.extend(_topics(conn, req, qterms, shown))
     return out
 
 
@@ -176,17 +178,20 @@ def _agent_candidates(rows: list[SectionRow], agent: str, today: dt.date) -> lis
     return out
 
 
-def _topics(conn: Connection, req: ContextRequest, qterms: list[str]) -> list[Candidate]:
-    """Topic sections: whole files whose name matches a query term first, then full-text hits."""
+def _topics(
+    conn: Connection, req: ContextRequest, qterms: list[str], shown: set[int]
+) -> list[Candidate]:
+    """Topic sections: whole files whose name matches a query term first, then full-text hits
+    (sections already `shown` left out)."""
     today = req.today
-    seen: set[int] = set()
+    seen = set(shown)
     out: list[Candidate] = []
     kinds = ("topic", "note", "agent")
     agent = slugify(req.agent_id) if req.agent_id else ""
     named = named_sections(conn, qterms, agent)
     named.sort(key=lambda r: (r.rel, r.ordinal))
     for r in named:
-        if not _file_live(r, today):
+        if r.id in seen or not _file_live(r, today):
             continue
         seen.add(r.id)
         c = _candidate(
