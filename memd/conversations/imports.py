@@ -44,8 +44,8 @@ def import_path(ingestor: LogIngestor, path: Path, fmt: str = "") -> dict[str, A
 
     A `.json` file is read as a ChatGPT `conversations.json` export (only the visible branch
     of each conversation); a folder as Claude Code transcripts (`<folder>/*.jsonl` and
-    `<folder>/*/*.jsonl`, subagent files skipped); a `.jsonl` file by its format (`fmt`, or
-    sniffed from its first records).
+    `<folder>/*/*.jsonl`, sub-agent runs counted without their text); a `.jsonl` file by its
+    format (`fmt`, or sniffed from its first records).
     """
     path = path.expanduser().absolute()
     if not path.exists():
@@ -58,7 +58,10 @@ def import_path(ingestor: LogIngestor, path: Path, fmt: str = "") -> dict[str, A
 
 
 def _claude_files(folder: Path) -> list[str]:
-    files = [str(p) for p in sorted(folder.glob("*.jsonl")) if not p.name.startswith("agent-")]
+    # A project folder, or the projects folder above it; sub-agent transcripts are counted for
+    # their agent, never stored as text.
+    files = [str(p) for p in sorted(folder.glob("*.jsonl"))]
+    files += [str(p) for p in sorted(folder.glob("*/subagents/agent-*.jsonl"))]
     files += LogSource(folder, "claude-code").files()
     return files
 

@@ -119,7 +119,9 @@ class Settings:
         "logs.claude_dir", "Claude Code projects folder (default ~/.claude/projects)", ""
     )
     logs_sources: list[dict[str, Any]] = _s(
-        "logs.sources", 'Extra log folders: [{path = "...", format = "jsonl"}]', factory=list
+        "logs.sources",
+        'Extra log folders: [{path = "...", format = "jsonl", agent = "..."}] (agent: optional)',
+        factory=list,
     )
     logs_poll_s: float = _s(
         "logs.poll_s", "Seconds between scans of the log folders (the watcher reacts at once)", 5.0

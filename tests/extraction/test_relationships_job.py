@@ -19,6 +19,7 @@ from memd.extraction.job import run_extraction
 from memd.llm.anthropic import EXTRACTION_SCHEMA
 from memd.memory.context import ContextRequest, build_context
 from memd.memory.relationship import read_relationship
+from tests.extraction.claude_logs import subagent, transcript
 from tests.fakes.anthropic_server import FakeAnthropic, json_reply
 from tests.jobenv import Env
 
@@ -263,3 +264,24 @@ def test_rewrite_leaves_a_file_being_saved_alone(tmp_path: Path) -> None:
     old = time.time() - 60
     os.utime(path, (old, old))
     assert agents.rewrite(path, lambda old: old + "status\n") == "status\n"
+
+
+def test_an_imported_project_folder_counts_its_sub_agent_runs(env: Env, tmp_path: Path) -> None:
+    folder = tmp_path / "-home-user-shop"
+    sid = "22222222-0000-4000-8000-000000000001"
+    end = env.clock() - 2 * 3600
+    transcript(folder / f"{sid}.jsonl", sid, ["why is checkout slow?", "An N+1 query."], end)
+    subagent(folder / sid / "subagents", sid, "x1", "Explore", 3, end - 60)
+    subagent(folder, sid, "old1", None, 2, end - 90)
+    res = env.engine.handle("import", {"path": str(folder)})
+    assert res["files"] == 3 and res["sessions"] == 1
+    extract(env)
+    assert read_relationship(rel(env, "claude-code")).interactions == "1 session, 2 turns"
+    assert read_relationship(rel(env, "claude-code-explore")).interactions == "1 session, 3 turns"
+    assert read_relationship(rel(env, "claude-code-subagent")).interactions == "1 session, 2 turns"
+    hits = env.engine.handle("search", {"query": "step of the search", "scope": "conversations"})
+    assert hits["hits"] == []
+    again = env.engine.handle("import", {"path": str(folder)})
+    assert again["added"] == 0
+    extract(env)
+    assert read_relationship(rel(env, "claude-code-explore")).interactions == "1 session, 3 turns"
