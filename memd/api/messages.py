@@ -216,15 +216,16 @@ class MemoriesParams(Params, frozen=True, kw_only=True):
 
 
 class AgentSeen(Struct, kw_only=True):
-    """An agent seen in the conversations: its interactions, familiarity, last trust written."""
+    """An agent seen in the conversations: its interactions, and the familiarity and trust last
+    written to its relationship file (null before the first)."""
 
     agent_id: str
     subagent: bool  # only Claude Code sub-agent runs: the user never spoke to it
     sessions: int
     turns: int
-    first_at: float | None
-    last_at: float | None
-    familiarity: int
+    first_at: float
+    last_at: float
+    familiarity: int | None
     trust: int | None
 
 

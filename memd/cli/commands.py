@@ -149,16 +149,17 @@ def _logs_lines(lg: dict[str, Any]) -> list[str]:
 
 
 def _agents_lines(agents: list[Any]) -> list[str]:
-    """One line per agent seen: interactions, last day, familiarity and trust."""
+    """One line per agent seen: interactions, last day, familiarity and trust as last written."""
     if not agents:
         return []
     lines = [f"agents: {len(agents)} seen"]
     for a in agents:
         kind = " (sub-agent)" if a.subagent else ""
-        trust = f", trust {a.trust}" if a.trust is not None else ""
+        known = [f"{k} {v}" for k, v in (("familiarity", a.familiarity), ("trust", a.trust))
+                 if v is not None]  # fmt: skip
         lines.append(
             f"  {a.agent_id}{kind}: {a.sessions} sessions, {a.turns} turns, last"
-            f" {_when(a.last_at)}; familiarity {a.familiarity}{trust}"
+            f" {_when(a.last_at)}" + (f"; {', '.join(known)}" if known else "")
         )
     return lines
 

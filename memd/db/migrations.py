@@ -413,8 +413,10 @@ def m050_turns_fts_contentless(conn: sqlite3.Connection) -> None:
 def m060_agents(conn: sqlite3.Connection) -> None:
     # Agents and their relationship with the user. session_signals: what the user's turns said
     # about the assistant's work (thanks, frustration, ...), written by the extraction job with
-    # its cursor. subagent_turns: Claude Code sub-agent runs, counted without their text (their
-    # "user" turns are the main agent's prompts, not the user's words). relationship_sessions:
+    # its cursor. subagent_turns: the turns of Claude Code sub-agent runs, without their text
+    # (their "user" turns are the main agent's prompts, not the user's words), one row per turn
+    # so that a transcript read again counts nothing twice; subagent_runs: the same per run,
+    # kept in step in the same transaction, for reads that must stay cheap. relationship_sessions:
     # how far each session's signals were applied to its agent's trust (never twice).
     # agent_state: per agent, the latest session whose mood is shown (the agent's cursor) and
     # the trust and familiarity last written to its file.
@@ -440,6 +442,16 @@ def m060_agents(conn: sqlite3.Connection) -> None:
             ts REAL NOT NULL,
             PRIMARY KEY (session_id, run_id, turn_id)
         );
+        CREATE TABLE subagent_runs (
+            session_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            agent_type TEXT NOT NULL DEFAULT '',
+            turns INTEGER NOT NULL,
+            first_ts REAL NOT NULL,
+            last_ts REAL NOT NULL,
+            PRIMARY KEY (session_id, run_id)
+        );
+        CREATE INDEX subagent_runs_type ON subagent_runs(agent_type);
         CREATE TABLE relationship_sessions (
             session_id TEXT PRIMARY KEY,
             agent_id TEXT NOT NULL,

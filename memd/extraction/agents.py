@@ -92,16 +92,23 @@ class Activity:
         )
 
 
-def activities(conn: Connection) -> dict[str, Activity]:
-    """Every agent seen in the conversations, by its (slugified) id."""
+def activities(conn: Connection, agent: str = "") -> dict[str, Activity]:
+    """Every agent seen in the conversations (or only `agent`), by its slugified id."""
+    raw: list[str] | None = None
+    types: list[str] | None = None
+    if agent:
+        raw = [a for a in repo.agent_ids(conn) if slugify(a) == agent]
+        types = []
+        if agent.startswith(f"{CLAUDE_CODE_AGENT}-"):
+            types = [t for t, *_ in conversations.subagent_totals(conn) if subagent_id(t) == agent]
     out: dict[str, Activity] = {}
-    for a in repo.agent_sessions(conn):
+    for a in repo.agent_sessions(conn, raw) if raw != [] else []:
         act = out.setdefault(slugify(a.agent_id), Activity(slugify(a.agent_id)))
         act.add(a.sessions, a.first, a.last)
         act.subagent = False
-    for r in conversations.subagent_runs(conn):
-        agent = subagent_id(r.agent_type)
-        act = out.setdefault(agent, Activity(agent))
+    for r in conversations.subagent_runs(conn, types) if types != [] else []:
+        name = subagent_id(r.agent_type)
+        act = out.setdefault(name, Activity(name))
         act.add([(r.last_ts, r.turns)], r.first_ts, r.last_ts)
     return out
 
@@ -220,7 +227,7 @@ def relationship_data(
     """An agent's relationship as data: counts and familiarity from the conversations, trust,
     mood and memory points as the file says them now."""
     agent = slugify(agent_id)
-    act = activities(conn).get(agent) or Activity(agent, subagent=False)
+    act = activities(conn, agent).get(agent) or Activity(agent, subagent=False)
     path = relationship_file(memory_root, agent)
     text = _read(path) if path.is_file() else ""
     rel = read_relationship(text or "")
@@ -244,23 +251,30 @@ def relationship_data(
     }
 
 
-def agents_seen(conn: Connection, now: float) -> list[dict[str, Any]]:
-    """Every agent seen, most recent first: counts, familiarity, the trust last written."""
+def agents_seen(conn: Connection) -> list[dict[str, Any]]:
+    """Every agent seen, the most recent first: interactions, and the familiarity and trust
+    last written to its file (None before the first)."""
+    seen: dict[str, dict[str, Any]] = {}
+
+    def add(
+        agent: str, subagent: bool, sessions: int, turns: int, first: float, last: float
+    ) -> None:
+        a = seen.setdefault(agent, {"agent_id": agent, "subagent": subagent, "sessions": 0,
+                                    "turns": 0, "first_at": first, "last_at": last})  # fmt: skip
+        a["subagent"] = a["subagent"] and subagent
+        a["sessions"] += sessions
+        a["turns"] += turns
+        a["first_at"], a["last_at"] = min(a["first_at"], first), max(a["last_at"], last)
+
+    for raw, sessions, turns, first, last in repo.agent_totals(conn):
+        add(slugify(raw), False, sessions, turns, first, last)
+    for kind, runs, turns, first, last in conversations.subagent_totals(conn):
+        add(subagent_id(kind), True, runs, turns, first, last)
     states = repo.agent_states(conn)
-    out: list[dict[str, Any]] = []
-    for agent, act in activities(conn).items():
+    out = []
+    for agent, a in seen.items():
         st = states.get(agent)
-        out.append(
-            {
-                "agent_id": agent,
-                "subagent": act.subagent,
-                "sessions": len(act.sessions),
-                "turns": act.turns,
-                "first_at": act.first or None,
-                "last_at": act.last or None,
-                "familiarity": familiarity(act.sessions, now),
-                "trust": st.trust if st else None,
-            }
-        )
-    out.sort(key=lambda a: (-(a["last_at"] or 0), a["agent_id"]))
+        out.append({**a, "familiarity": st.familiarity if st else None,
+                    "trust": st.trust if st else None})  # fmt: skip
+    out.sort(key=lambda a: (-a["last_at"], a["agent_id"]))
     return out

@@ -49,7 +49,7 @@ class Agents:
         return msg.decode_result(msg.RELATIONSHIP, data)
 
     def seen(self) -> list[msg.AgentSeen]:
-        return [msg.AgentSeen(**a) for a in agents_seen(self.memory.store.read(), time.time())]
+        return [msg.AgentSeen(**a) for a in agents_seen(self.memory.store.read())]
 
     def status(self) -> dict[str, Any]:
         return {"agents": self.seen()}
@@ -72,7 +72,7 @@ class Agents:
                     msg.RELATIONSHIP,
                     self.relationship,
                     runs="reader",
-                    why="reads the agents' sessions and one file: ~1 ms",
+                    why="reads one agent's sessions and its file: ~1 ms; 10 ms at 2,000 sessions",
                 )
             ],
             status=[self.status],

@@ -98,9 +98,20 @@ def add_signals(
     )
 
 
-def agent_sessions(conn: sqlite3.Connection, agent_id: str = "") -> list[AgentSessions]:
-    """The sessions of every agent (or of one), by the agent their turns name."""
-    where, params = ("agent_id = ?", (agent_id,)) if agent_id else ("agent_id != ''", ())
+def agent_ids(conn: sqlite3.Connection) -> list[str]:
+    """The agent ids the sessions name, as written."""
+    rows = conn.execute("SELECT DISTINCT agent_id FROM sessions WHERE agent_id != ''")
+    return [r[0] for r in rows]
+
+
+def agent_sessions(
+    conn: sqlite3.Connection, agent_ids: Sequence[str] | None = None
+) -> list[AgentSessions]:
+    """The sessions of every agent (or of these agent ids), by the agent their turns name."""
+    where = "agent_id != ''"
+    params: tuple[str, ...] = ()
+    if agent_ids is not None:
+        where, params = f"agent_id IN ({','.join('?' * len(agent_ids))})", tuple(agent_ids)
     rows = conn.execute(
         f"SELECT agent_id, started_at, updated_at, turn_count FROM sessions WHERE {where}"
         " AND turn_count > 0 ORDER BY agent_id, updated_at",
@@ -118,6 +129,16 @@ def agent_sessions(conn: sqlite3.Connection, agent_id: str = "") -> list[AgentSe
         )
         for agent, sessions in grouped.items()
     ]
+
+
+def agent_totals(conn: sqlite3.Connection) -> list[tuple[str, int, int, float, float]]:
+    """Per agent id as written: (agent, sessions, turns, first, last)."""
+    rows = conn.execute(
+        "SELECT agent_id, count(*), sum(turn_count), min(CASE WHEN started_at > 0 THEN started_at"
+        " ELSE updated_at END), max(updated_at) FROM sessions WHERE agent_id != ''"
+        " AND turn_count > 0 GROUP BY agent_id"
+    ).fetchall()
+    return [(r[0], int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in rows]
 
 
 def finished_parts(conn: sqlite3.Connection, ended_before: float) -> list[FinishedPart]:

@@ -73,3 +73,22 @@ def test_subagent_type_reads_the_meta_file(tmp_path: Path) -> None:
     (tmp_path / "agent-a3.meta.json").write_text('{"agentType": 3}')
     for name in ("agent-a2.jsonl", "agent-a3.jsonl", "agent-a4.jsonl", "session.jsonl"):
         assert subagent_type(str(tmp_path / name)) == ""
+
+
+def test_a_runs_type_written_after_its_first_lines_names_the_whole_run(
+    store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "projects"
+    folder = root / "-p" / "s9" / "subagents"
+    subagent(folder, "s9", "late", None, 2, 1.0e9)
+    ingestor = LogIngestor(store, [LogSource(root, "claude-code", "claude-code")])
+    ingestor.scan()
+    assert rows(store, "SELECT agent_type, turns FROM subagent_runs") == [("", 2)]
+    log = folder / "agent-late.jsonl"
+    (folder / "agent-late.meta.json").write_text('{"agentType": "Plan"}')
+    extra = tmp_path / "extra"
+    subagent(extra, "s9", "late", None, 3, 1.0e9 + 60)
+    log.write_text(log.read_text() + (extra / "agent-late.jsonl").read_text().split("\n", 2)[2])
+    ingestor.scan()
+    assert rows(store, "SELECT agent_type, turns FROM subagent_runs") == [("Plan", 3)]
+    assert rows(store, "SELECT count(*) FROM subagent_turns WHERE agent_type = ''") == [(2,)]

@@ -52,7 +52,12 @@ from memd.conversations.repo.sessions import (
     title_source,
     upsert_sessions,
 )
-from memd.conversations.repo.subagents import SubagentRun, add_subagent_turns, subagent_runs
+from memd.conversations.repo.subagents import (
+    SubagentRun,
+    add_subagent_turns,
+    subagent_runs,
+    subagent_totals,
+)
 from memd.conversations.repo.turns import (
     FoundTurn,
     StoredTurn,
@@ -125,6 +130,7 @@ __all__ = [
     "set_title",
     "stored_summary",
     "subagent_runs",
+    "subagent_totals",
     "summary_state",
     "summary_turns",
     "tailed_files",

@@ -1,4 +1,9 @@
-"""Sub-agent runs: the turns of Claude Code sub-agents, counted without their text."""
+"""Sub-agent runs: the turns of Claude Code sub-agents, counted without their text.
+
+`subagent_turns` holds one row per turn (ids and times only), so a transcript read again adds
+nothing; `subagent_runs` is the same per run, refreshed for the runs a write touched, in the
+same transaction.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ class SubagentRun(NamedTuple):
 
 
 def add_subagent_turns(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Record (session id, run id, turn id, agent type, role, ts) rows; a turn seen again only
-    fills in its agent type when it was unknown."""
+    """Record (session id, run id, turn id, agent type, role, ts) rows and refresh their runs; a
+    turn seen again only fills in its agent type when it was unknown."""
     insert_rows(
         conn,
         "INSERT INTO subagent_turns(session_id, run_id, turn_id, agent_type, role, ts)",
@@ -31,12 +36,31 @@ def add_subagent_turns(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]
         " CASE WHEN subagent_turns.agent_type = '' THEN excluded.agent_type"
         " ELSE subagent_turns.agent_type END",
     )
+    conn.executemany(
+        "INSERT OR REPLACE INTO subagent_runs(session_id, run_id, agent_type, turns, first_ts, last_ts)"
+        " SELECT session_id, run_id, max(agent_type), count(*), min(ts), max(ts)"
+        " FROM subagent_turns WHERE session_id = ? AND run_id = ?",
+        sorted({(r[0], r[1]) for r in rows}),
+    )
 
 
-def subagent_runs(conn: sqlite3.Connection) -> list[SubagentRun]:
-    """Every sub-agent run, oldest first."""
-    rows = conn.execute(
-        "SELECT session_id, run_id, max(agent_type), count(*), min(ts), max(ts)"
-        " FROM subagent_turns GROUP BY session_id, run_id ORDER BY min(ts), session_id, run_id"
-    ).fetchall()
+def subagent_runs(
+    conn: sqlite3.Connection, agent_types: Sequence[str] | None = None
+) -> list[SubagentRun]:
+    """Every sub-agent run (or the runs of these agent types), oldest first."""
+    sql = "SELECT session_id, run_id, agent_type, turns, first_ts, last_ts FROM subagent_runs"
+    params: tuple[str, ...] = ()
+    if agent_types is not None:
+        sql += f" WHERE agent_type IN ({','.join('?' * len(agent_types))})"
+        params = tuple(agent_types)
+    rows = conn.execute(sql + " ORDER BY first_ts, session_id, run_id", params).fetchall()
     return [SubagentRun(*r) for r in rows]
+
+
+def subagent_totals(conn: sqlite3.Connection) -> list[tuple[str, int, int, float, float]]:
+    """Per agent type: (type, runs, turns, first ts, last ts)."""
+    rows = conn.execute(
+        "SELECT agent_type, count(*), sum(turns), min(first_ts), max(last_ts) FROM subagent_runs"
+        " GROUP BY agent_type ORDER BY agent_type"
+    ).fetchall()
+    return [(r[0], int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in rows]
