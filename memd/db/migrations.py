@@ -417,7 +417,9 @@ def m060_agents(conn: sqlite3.Connection) -> None:
     # (their "user" turns are the main agent's prompts, not the user's words), one row per turn
     # so that a transcript read again counts nothing twice; subagent_runs: the same per run,
     # kept in step in the same transaction, for reads that must stay cheap. relationship_sessions:
-    # how far each session's signals were applied to its agent's trust (never twice).
+    # per session with an agent, how far this device extracted it (with the extraction cursor)
+    # and how far its signals were applied to the agent's trust (never twice; sessions that came
+    # in an import were extracted elsewhere and are not applied again here).
     # agent_state: per agent, the latest session whose mood is shown (the agent's cursor) and
     # the trust and familiarity last written to its file.
     # Claude Code sessions read before turns named their agent belong to agent `claude-code`.
@@ -455,9 +457,10 @@ def m060_agents(conn: sqlite3.Connection) -> None:
         CREATE TABLE relationship_sessions (
             session_id TEXT PRIMARY KEY,
             agent_id TEXT NOT NULL,
-            upto INTEGER NOT NULL,
+            extracted INTEGER NOT NULL DEFAULT 0,
+            upto INTEGER NOT NULL DEFAULT 0,
             step INTEGER NOT NULL DEFAULT 0,
-            at REAL NOT NULL
+            at REAL NOT NULL DEFAULT 0
         );
         CREATE TABLE agent_state (
             agent_id TEXT PRIMARY KEY,

@@ -42,7 +42,13 @@ from memd.extraction.placement import (
     plan_batch,
     target_for,
 )
-from memd.extraction.repo import PendingSession, add_signals, advance_cursor, pending_sessions
+from memd.extraction.repo import (
+    PendingSession,
+    add_signals,
+    advance_cursor,
+    note_extracted,
+    pending_sessions,
+)
 from memd.extraction.rules import extract_rules, turn_signals
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage, TurnSignal
 from memd.llm.budget import (
@@ -121,8 +127,8 @@ def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
         parts.append(f"{len(rel.errors)} not updated: {rel.errors[-1]}")
     counts = {**res.counts, "relationships_updated": rel.updated,
               "relationship_sessions": rel.applied, "relationship_errors": len(rel.errors)}  # fmt: skip
-    outcome = JobOutcome.SUCCESS if res.outcome is JobOutcome.NOTHING_TO_DO else res.outcome
-    return JobResult(JOB, outcome, "; ".join([res.message, *parts]), counts)
+    # The outcome is extraction's ("no new turns" stays nothing_to_do); the files are in counts.
+    return JobResult(JOB, res.outcome, "; ".join([res.message, *parts]), counts)
 
 
 class _Extraction:
@@ -206,7 +212,7 @@ class _Extraction:
                 memories, said, usage = asked
             signals = _signal_rows(short + (turns if said is None else []), said or [])
             plan = self._plan(memories, turns, sess, project, existing, known)
-            self._apply(plan, sess.session_id, upto, usage, signals if sess.agent_id else [])
+            self._apply(plan, sess, upto, usage, signals)
             cursor = upto
 
     def _ask(
@@ -259,11 +265,12 @@ class _Extraction:
     def _apply(
         self,
         plan: Plan,
-        session_id: str,
+        sess: PendingSession,
         upto: int,
         usage: LLMUsage | None,
         signals: list[SignalRow],
     ) -> None:
+        session_id, agent = sess.session_id, sess.agent_id
         touched: set[str] = set()
         added: list[Add] = []
         with self.ctx.lock:
@@ -300,7 +307,8 @@ class _Extraction:
                                     str(a.target.path), session_id, now)
                 for a in added
             ])  # fmt: skip
-            add_signals(conn, session_id, signals)
+            add_signals(conn, session_id, signals if agent else [])
+            note_extracted(conn, session_id, agent, upto)
             advance_cursor(conn, session_id, upto)
             if usage is not None and budget is not None:
                 budget.write(conn, usage)

@@ -141,15 +141,26 @@ def agent_totals(conn: sqlite3.Connection) -> list[tuple[str, int, int, float, f
     return [(r[0], int(r[1]), int(r[2]), float(r[3]), float(r[4])) for r in rows]
 
 
+def note_extracted(conn: sqlite3.Connection, session_id: str, agent_id: str, upto: int) -> None:
+    """This device extracted a session with an agent up to turn `upto` (with the cursor)."""
+    if not agent_id:
+        return
+    conn.execute(
+        "INSERT INTO relationship_sessions(session_id, agent_id, extracted) VALUES (?, ?, ?)"
+        " ON CONFLICT(session_id) DO UPDATE SET extracted = max(extracted, excluded.extracted)",
+        (session_id, agent_id, upto),
+    )
+
+
 def finished_parts(conn: sqlite3.Connection, ended_before: float) -> list[FinishedPart]:
-    """Sessions with an agent, idle since `ended_before`, extracted to their last turn, with
-    turns whose signals were not applied yet; the earliest ended first."""
+    """Sessions extracted here with turns whose signals were not applied yet, idle since
+    `ended_before` and extracted to their last turn; the earliest ended first."""
     rows = conn.execute(
-        "SELECT s.session_id, s.agent_id, s.title, s.updated_at, coalesce(r.upto, 0), s.extracted_upto"
-        " FROM sessions s LEFT JOIN relationship_sessions r ON r.session_id = s.session_id"
-        " WHERE s.agent_id != '' AND s.updated_at <= ? AND s.extracted_upto > coalesce(r.upto, 0)"
+        "SELECT s.session_id, s.agent_id, s.title, s.updated_at, r.upto, r.extracted"
+        " FROM relationship_sessions r JOIN sessions s ON s.session_id = r.session_id"
+        " WHERE r.extracted > r.upto AND s.updated_at <= ?"
         " AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.session_id"
-        "   AND t.id > s.extracted_upto)"
+        "   AND t.id > r.extracted)"
         " ORDER BY s.updated_at, s.session_id",
         (ended_before,),
     ).fetchall()
@@ -178,10 +189,9 @@ def mark_applied(
     """Record (part, trust step) as applied to `agent_id`, and the end of the session whose mood
     the file will show (None: unchanged)."""
     conn.executemany(
-        "INSERT INTO relationship_sessions(session_id, agent_id, upto, step, at) VALUES (?, ?, ?, ?, ?)"
-        " ON CONFLICT(session_id) DO UPDATE SET upto = max(upto, excluded.upto),"
-        " step = step + excluded.step, at = excluded.at",
-        [(p.session_id, agent_id, p.upto, step, now) for p, step in parts],
+        "UPDATE relationship_sessions SET upto = max(upto, ?), step = step + ?, at = ?"
+        " WHERE session_id = ?",
+        [(p.upto, step, now, p.session_id) for p, step in parts],
     )
     if mood_at is not None:
         conn.execute(

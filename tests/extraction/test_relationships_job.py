@@ -16,6 +16,7 @@ from memd.conversations.ingest import write_turns
 from memd.core.models import JobOutcome, Turn
 from memd.extraction import agents
 from memd.extraction.job import run_extraction
+from memd.extraction.repo import advance_cursor
 from memd.llm.anthropic import EXTRACTION_SCHEMA
 from memd.memory.context import ContextRequest, build_context
 from memd.memory.relationship import read_relationship
@@ -285,3 +286,18 @@ def test_an_imported_project_folder_counts_its_sub_agent_runs(env: Env, tmp_path
     assert again["added"] == 0
     extract(env)
     assert read_relationship(rel(env, "claude-code-explore")).interactions == "1 session, 3 turns"
+
+
+def test_sessions_extracted_on_another_device_do_not_move_trust_again(env: Env) -> None:
+    # An import of a memd export brings sessions already extracted (and applied) at home, and
+    # the relationship file written there: this device leaves both as they are.
+    chat(env, "a1", "ally", "add retries", "added", "thanks, perfect")
+    home = agents.relationship_file(env.memory, "ally")
+    home.parent.mkdir(parents=True)
+    home.write_text("# Agent Relationship\n\n## Current Mood\n- Status: happy\n- Notes: at home\n")
+    last = env.max_turn("a1")
+    env.engine.store.w.run(lambda c: advance_cursor(c, "a1", last))
+    res = run_extraction(env.ctx())
+    assert res.outcome is JobOutcome.NOTHING_TO_DO and res.counts["relationship_sessions"] == 0
+    assert trust(env, "ally") == 50 and read_relationship(rel(env, "ally")).mood == "happy"
+    assert "Notes: at home" in rel(env, "ally")
