@@ -10,11 +10,11 @@ slugified (`Ally` → `ally`).
 **The update** (`update_relationships`, at the end of every extraction run): for every agent
 seen, the counts and familiarity are computed from the sessions; every session that has ended
 (no turn for `summary.idle_min`) and that this memd extracted to its last turn moves trust by
-one bounded step made of its signals (`memd.extraction.relationship`), once: what was applied is recorded
-per session (`relationship_sessions`) before the file is written, so a crash in between loses a
-step rather than applying it twice. The latest such session sets the mood. The file is rewritten
-with the pure `memd.memory.relationship.update_status`, which reads the trust in the file as it
-is at that moment: a value edited by hand is where memd goes on from.
+one bounded step made of its signals (`memd.extraction.relationship`), once: what was applied
+is recorded per session (`relationship_sessions`) before the file is written, so a crash in
+between loses a step rather than applying it twice. The latest such session sets the mood. The
+file is rewritten with the pure `memd.memory.relationship.update_status`, which reads the trust
+in the file as it is at that moment: a value edited by hand is where memd goes on from.
 """
 
 from __future__ import annotations

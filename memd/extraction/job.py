@@ -125,8 +125,12 @@ def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
     parts = [f"relationships: {rel.updated} files updated, {rel.applied} sessions applied"]
     if rel.errors:
         parts.append(f"{len(rel.errors)} not updated: {rel.errors[-1]}")
-    counts = {**res.counts, "relationships_updated": rel.updated,
-              "relationship_sessions": rel.applied, "relationship_errors": len(rel.errors)}  # fmt: skip
+    counts = {
+        **res.counts,
+        "relationships_updated": rel.updated,
+        "relationship_sessions": rel.applied,
+        "relationship_errors": len(rel.errors),
+    }
     # The outcome is extraction's ("no new turns" stays nothing_to_do); the files are in counts.
     return JobResult(JOB, res.outcome, "; ".join([res.message, *parts]), counts)
 

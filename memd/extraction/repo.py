@@ -92,8 +92,8 @@ def add_signals(
     """Store a batch's signals: (turn id, kind, strength, evidence, source) rows; one per turn
     and kind, the first stored wins (a batch read again after a crash adds nothing)."""
     conn.executemany(
-        "INSERT OR IGNORE INTO session_signals(session_id, turn_id, kind, strength, evidence, source)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO session_signals"
+        "(session_id, turn_id, kind, strength, evidence, source) VALUES (?, ?, ?, ?, ?, ?)",
         [(session_id, *r) for r in rows],
     )
 

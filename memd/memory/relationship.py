@@ -62,7 +62,8 @@ _MOOD_STATUS, _MOOD_NOTES = "Status", "Notes"
 _MOOD_KEYS = (_MOOD_STATUS, _MOOD_NOTES)
 # "- Trust Level: 62/100" (the list marker optional); "Trust:" is read as the trust line too.
 _KEY_LINE = re.compile(
-    r"^(?P<prefix>[ \t]*(?:[-*+][ \t]+)?)(?P<key>[^:：\n]+?)[ \t]*[:：][ \t]*(?P<value>.*?)[ \t]*$"
+    r"^(?P<prefix>[ \t]*(?:[-*+][ \t]+)?)(?P<key>[^:：\n]+?)"
+    r"[ \t]*[:：][ \t]*(?P<value>.*?)[ \t]*$"
 )
 _ALIASES = {"trust": _TRUST}
 _NUMBER = re.compile(r"^(?P<n>-?\d{1,3}(?:\.\d+)?)[ \t]*(?:/[ \t]*100|%)?$")

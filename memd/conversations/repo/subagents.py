@@ -37,8 +37,8 @@ def add_subagent_turns(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]
         " ELSE subagent_turns.agent_type END",
     )
     conn.executemany(
-        "INSERT OR REPLACE INTO subagent_runs(session_id, run_id, agent_type, turns, first_ts, last_ts)"
-        " SELECT session_id, run_id, max(agent_type), count(*), min(ts), max(ts)"
+        "INSERT OR REPLACE INTO subagent_runs"
+        "(session_id, run_id, agent_type, turns, first_ts, last_ts) SELECT session_id, run_id, max(agent_type), count(*), min(ts), max(ts)"
         " FROM subagent_turns WHERE session_id = ? AND run_id = ?",
         sorted({(r[0], r[1]) for r in rows}),
     )
