@@ -27,6 +27,7 @@ RESTART_REQUIRED = frozenset(
         "server.socket",
         "index.path",
         "memory.root",
+        "memory.extra_roots",
         "server.max_connections",
         "server.max_buffered_mb",
         "server.workers",
@@ -69,6 +70,12 @@ class Settings:
     memory_workspaces: list[str] = _s(
         "memory.workspaces",
         "Workspaces whose .memd/memory/ folder is the project tier",
+        factory=list,
+    )
+    memory_extra_roots: list[str] = _s(
+        "memory.extra_roots",
+        "More folders of user-tier Markdown memory kept outside memory.root; symbolic links"
+        " in the tree may point into them",
         factory=list,
     )
     memory_enabled_default: bool = _s(
@@ -194,7 +201,9 @@ class Settings:
 
     @property
     def memory_dir(self) -> Path:
-        return Path(self.memory_root).expanduser() if self.memory_root else self.paths.memory_root
+        # The real path: memd compares paths under it, and links are judged by where they lead.
+        p = Path(self.memory_root).expanduser() if self.memory_root else self.paths.memory_root
+        return Path(os.path.realpath(p))
 
     @property
     def db_path(self) -> Path:

@@ -29,6 +29,8 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from memd.core.fsio import make_private_dir
+
 log = logging.getLogger(__name__)
 
 
@@ -95,7 +97,7 @@ class Watcher:
         key = str(root)
         if key in self._watched:
             return
-        root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(root)
         handler = _Handler(self)
         try:
             self.observer.schedule(handler, key, recursive=True)

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.conditions import day_of
-from memd.core.fsio import atomic_write
+from memd.core.errors import MemdError
+from memd.core.fsio import atomic_write, is_regular, make_private_dir, read_regular
 from memd.core.models import JobOutcome, JobResult
 from memd.db import Connection, Store
 from memd.memory import repo
@@ -154,19 +155,22 @@ def run_archival(ctx: JobContext) -> JobResult:
     today = day_of(now)
     stamp = dt.datetime.fromtimestamp(now).strftime("%Y%m%d-%H%M%S")
     root = ctx.memory_root
-    archive = root / "archive"
+    # Every file archival writes is checked to be inside the memory roots where it is written:
+    # an `archive/` (or a folder in it) linked elsewhere stops the run before it moves anything.
+    inside = ctx.indexer.resolve
+    archive = inside(root / "archive")
     changes: list[str] = []
     touched: set[str] = set()
     counts = {"journal_days": 0, "files": 0, "items": 0, "refused": 0, "snapshots": 0}
     used = last_used(ctx.store.read())
     with ctx.lock:
         jdir = root / "journal"
-        names = sorted(p.name for p in jdir.iterdir() if p.is_file()) if jdir.is_dir() else []
+        names = sorted(p.name for p in jdir.iterdir() if is_regular(p)) if jdir.is_dir() else []
         for name in plan_journal(names, today, s.archive_journal_days):
             src = jdir / name
             if _pinned(parse_markdown(src.read_text(encoding="utf-8")).front_matter.get("pinned")):
                 continue
-            dest = archive / "journal" / name
+            dest = inside(archive / "journal" / name)
             _move_file(src, dest)
             touched.update((str(src), str(dest)))
             changes.append(
@@ -178,14 +182,14 @@ def run_archival(ctx: JobContext) -> JobResult:
                 rel = os.path.relpath(path, r.path).replace(os.sep, "/")
                 arel = f"projects/{r.project_slug}/{rel}" if r.project_slug else rel
                 try:
-                    text = Path(path).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    text = read_regular(path, inside=[r.path]).decode("utf-8")
+                except (OSError, UnicodeDecodeError, MemdError):
                     continue
                 plan = plan_file(rel, text, today=today, used=used, unused_days=s.archive_unused_days,
                                  max_importance=s.archive_max_importance, max_loss=s.archive_max_loss)  # fmt: skip
                 shown = f"`{arel}`"
                 if plan.whole_file:
-                    dest = archive / arel
+                    dest = inside(archive / arel)
                     _move_file(Path(path), dest)
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown} → `archive/{arel}` ({plan.whole_file})")
@@ -196,11 +200,11 @@ def run_archival(ctx: JobContext) -> JobResult:
                         changes.append(f'  - would archive "{mv.text}" ({mv.reason})')
                     counts["refused"] += 1
                 elif plan.moves:
-                    snap = archive / "snapshots" / f"{arel}.{stamp}.bak"
-                    snap.parent.mkdir(parents=True, exist_ok=True)
+                    snap = inside(archive / "snapshots" / f"{arel}.{stamp}.bak")
+                    make_private_dir(snap.parent)
                     shutil.copy2(path, snap)
                     counts["snapshots"] += 1
-                    dest = archive / arel
+                    dest = inside(archive / arel)
                     day = today.isoformat()
                     # The archive copy is written first: a crash in between duplicates, never loses.
                     for mv in plan.moves:
@@ -216,7 +220,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                     counts["items"] += len(removed)
         if not changes:
             changes.append("- nothing to archive")
-        log_path = archive / CHANGES
+        log_path = inside(archive / CHANGES)
         _append_changes(
             log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes
         )
@@ -256,10 +260,12 @@ def _planned(plan: FilePlan) -> Callable[[str, dict[str, str]], bool]:
 
 def _move_file(src: Path, dest: Path) -> None:
     """Move a file into the archive; if one is already there, the new text is appended to it."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(dest.parent)
+    if not is_regular(src):
+        return  # a link or special file put in its place since it was listed: left alone
     if dest.exists():
         old = dest.read_text(encoding="utf-8")
-        atomic_write(dest, old.rstrip("\n") + "\n\n" + src.read_text(encoding="utf-8"))
+        atomic_write(dest, old.rstrip("\n") + "\n\n" + read_regular(src).decode("utf-8"))
         src.unlink()
     else:
         os.replace(src, dest)

@@ -3,6 +3,12 @@
 A file whose content hash is unchanged is not re-indexed (only its mtime is refreshed). Files
 that cannot be indexed (invalid UTF-8, binary, too large) are recorded in `problems` with the
 reason and never stop the others; broken front matter is indexed as plain text and reported.
+
+Only regular files inside the roots are indexed. The walk never follows a symbolic link: a link
+whose target is inside a root is indexed once, at the target's own path, by the walk that finds
+the target; a link leaving every root is never read, and is listed in `problems` so the user
+sees why it is not in memory. What a file turns out to be is checked again when it is opened
+(`memd.core.fsio.open_regular`), so a link or a FIFO put in place after the walk is never read.
 """
 
 from __future__ import annotations
@@ -10,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memd.core import fsio
+from memd.core.errors import PathError
 from memd.core.models import ParsedFile
 from memd.db import Connection, Store
 from memd.memory import repo as docs
@@ -24,6 +33,7 @@ from memd.memory.tree import classify, is_memory_file
 
 log = logging.getLogger(__name__)
 BATCH = 400
+LINK_PROBLEM = "symbolic link to "
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +46,11 @@ class Root:
     @property
     def key(self) -> str:
         return str(self.path)
+
+    def real(self) -> Root:
+        """The same root at its real path (every symbolic link followed)."""
+        p = Path(fsio.real(self.path))
+        return self if p == self.path else Root(p, self.project_slug)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,32 +98,44 @@ class _Loaded:
     content: str = ""
 
 
-def scan_root(root: Root) -> dict[str, tuple[int, int]]:
-    """path → (mtime_ns, size) of every memory file below a root (hidden folders skipped)."""
+def scan_root(root: Root, links: list[str] | None = None) -> dict[str, tuple[int, int]]:
+    """path → (mtime_ns, size) of every regular memory file below a root (hidden folders
+    skipped, symbolic links not followed); the links met are appended to `links` when given."""
     out: dict[str, tuple[int, int]] = {}
     base = str(root.path)
     stack = [base]
     while stack:
-        d = stack.pop()
         try:
-            it = os.scandir(d)
+            it = os.scandir(stack.pop())
         except OSError:
             continue
         with it:
             for e in it:
-                if e.name.startswith("."):
-                    continue
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                    elif e.is_file():
-                        rel = os.path.relpath(e.path, base).replace(os.sep, "/")
-                        if is_memory_file(rel):
-                            st = e.stat()
-                            out[e.path] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
+                if not e.name.startswith("."):
+                    _scan_entry(e, base, stack, out, links)
     return out
+
+
+def _scan_entry(
+    e: os.DirEntry[str],
+    base: str,
+    stack: list[str],
+    out: dict[str, tuple[int, int]],
+    links: list[str] | None,
+) -> None:
+    try:
+        if e.is_symlink():
+            if links is not None:
+                links.append(e.path)
+        elif e.is_dir(follow_symlinks=False):
+            stack.append(e.path)
+        elif e.is_file(follow_symlinks=False):
+            rel = os.path.relpath(e.path, base).replace(os.sep, "/")
+            if is_memory_file(rel):
+                st = e.stat(follow_symlinks=False)
+                out[e.path] = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        pass  # gone since listed
 
 
 def plan_reconcile(
@@ -132,16 +159,25 @@ class Indexer:
         hooks: Sequence[ChangeHook] = (),
     ) -> None:
         self.store = store
-        self.roots = list(roots)
+        self.roots = [r.real() for r in roots]
         self.max_file_bytes = max_file_bytes
         self.hooks = list(hooks)
         self.last_indexed_at = 0.0
 
     def add_root(self, root: Root) -> bool:
+        root = root.real()
         if any(r.path == root.path for r in self.roots):
             return False
         self.roots.append(root)
         return True
+
+    def root_paths(self) -> list[Path]:
+        """The real paths of every root: where memd may read and write memory."""
+        return [r.path for r in self.roots]
+
+    def resolve(self, path: Path | str) -> Path:
+        """`path`'s real place when it is inside a root (`fsio.resolve_inside`), else PathError."""
+        return fsio.resolve_inside(self.root_paths(), path)
 
     def root_of(self, path: str) -> Root | None:
         best: Root | None = None
@@ -158,10 +194,12 @@ class Indexer:
         t0 = time.perf_counter()
         report = IndexReport()
         for root in self.roots:
-            disk = scan_root(root) if root.path.is_dir() else {}
+            links: list[str] = []
+            disk = scan_root(root, links) if root.path.is_dir() else {}
             known = docs.manifest(self.store.read(), root.key)
             to_read, to_delete = plan_reconcile(disk, known)
             report.merge(self._apply(root, to_read, to_delete, known))
+            self._report_links(root, links)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -169,31 +207,32 @@ class Indexer:
         """Re-read the given paths (watcher events): changed, created, or gone."""
         t0 = time.perf_counter()
         report = IndexReport()
-        by_root: dict[str, tuple[Root, list[str], list[str]]] = {}
         reader = self.store.read()
-        for p in paths:
+        plans: dict[str, _RootPlan] = {}
+        for p in self._with_link_targets(paths):
             root = self.root_of(p)
-            if root is None:
-                continue
-            rel = os.path.relpath(p, root.path).replace(os.sep, "/")
-            entry = by_root.setdefault(root.key, (root, [], []))
-            if os.path.isfile(p) and is_memory_file(rel):
-                entry[1].append(p)
-            elif os.path.isdir(p):
-                sub = scan_root(Root(Path(p)))
-                entry[1].extend(sub)
-                known_below = docs.paths_under(reader, p)
-                entry[2].extend(k for k in known_below if k not in sub)
-            else:
-                entry[2].append(p)
-                entry[2].extend(docs.paths_under(reader, p))
-        for root, to_read, to_delete in by_root.values():
-            known = docs.manifest_of(reader, to_read)
-            report.merge(
-                self._apply(root, sorted(set(to_read)), sorted(set(to_delete)), known, force=True)
-            )
+            if root is not None:
+                plans.setdefault(root.key, _RootPlan(root)).add(reader, p)
+        for plan in plans.values():
+            if plan.links:
+                self._report_links(plan.root, plan.links, full=False)
+            known = docs.manifest_of(reader, plan.read)
+            report.merge(self._apply(
+                plan.root, sorted(set(plan.read)), sorted(set(plan.delete)), known, force=True
+            ))  # fmt: skip
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _with_link_targets(self, paths: Iterable[str]) -> list[str]:
+        """`paths`, plus the target of each link among them that is a file inside a root:
+        whoever wrote through a link changed its target."""
+        out = list(paths)
+        for p in list(out):
+            if _lkind(p) == "link":
+                target = fsio.real(p)
+                if _lkind(target) == "file" and self.root_of(target) is not None:
+                    out.append(target)
+        return out
 
     def _load(
         self, root: Root, path: str, known: dict[str, tuple[int, int, str]]
@@ -203,20 +242,23 @@ class Indexer:
         if root.project_slug:
             owner = root.project_slug
         try:
-            st = os.stat(path)
-            rec0 = docs.FileRecord(
-                path, root.key, rel, kind.value, owner, st.st_mtime_ns, st.st_size, ""
-            )
-            if st.st_size > self.max_file_bytes:
-                mb = st.st_size / (1 << 20)
-                limit = self.max_file_bytes / (1 << 20)
-                return _Loaded(
-                    rec0, None, f"too large: {mb:.1f} MB > index.max_file_mb {limit:g} MB"
+            # Checked at open time, not only when listed: a link or FIFO put here since is
+            # not read, and neither is a file whose real place left the root.
+            fd = fsio.open_regular(path, inside=[root.path])
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                rec0 = docs.FileRecord(
+                    path, root.key, rel, kind.value, owner, st.st_mtime_ns, st.st_size, ""
                 )
-            with open(path, "rb") as fh:
+                if st.st_size > self.max_file_bytes:
+                    mb = st.st_size / (1 << 20)
+                    limit = self.max_file_bytes / (1 << 20)
+                    return _Loaded(
+                        rec0, None, f"too large: {mb:.1f} MB > index.max_file_mb {limit:g} MB"
+                    )
                 data = fh.read()
-        except FileNotFoundError:
-            return None
+        except (FileNotFoundError, fsio.NotRegularFile, PathError):
+            return None  # gone, or no longer a regular file inside the root: deleted below
         except OSError as exc:
             return _Loaded(docs.FileRecord(path, root.key, rel, kind.value, owner, 0, 0, ""), None,
                            f"cannot read: {exc.strerror or exc}")  # fmt: skip
@@ -251,7 +293,7 @@ class Indexer:
         for i in range(0, max(len(to_read), 1), BATCH):
             batch = [x for p in to_read[i : i + BATCH] if (x := self._load(root, p, known))]
             dels = list(to_delete) if i == 0 else []
-            missing = [p for p in to_read[i : i + BATCH] if not os.path.exists(p)]
+            missing = [p for p in to_read[i : i + BATCH] if not fsio.is_regular(p)]
             dels += [p for p in missing if p in known or force]
             if not batch and not dels:
                 continue
@@ -263,6 +305,38 @@ class Indexer:
         if report.indexed or report.deleted:
             self.last_indexed_at = time.time()
         return report
+
+    def _report_links(self, root: Root, links: Sequence[str], *, full: bool = True) -> None:
+        """List the links below `root` that leave every root in `problems` (and clear the
+        entries of links gone or now pointing inside); `full`: `links` is every link of the root."""
+        roots = [str(r) for r in self.root_paths()]
+        leaving: dict[str, str] = {}
+        for p in links:
+            rel = os.path.relpath(p, root.path).replace(os.sep, "/")
+            target = fsio.real(p)
+            if fsio.inside_any(target, roots):
+                continue
+            if is_memory_file(rel) or os.path.isdir(p):
+                leaving[p] = (
+                    f"symbolic link to {target}, outside the memory folders: not read"
+                    " (add that folder to memory.extra_roots to include it)"
+                )
+        base = str(root.path) + os.sep
+        stale = [
+            p["path"] for p in docs.problems(self.store.read())
+            if p["reason"].startswith(LINK_PROBLEM) and p["path"] not in leaving
+            and (p["path"] in links or (full and p["path"].startswith(base)))
+        ]  # fmt: skip
+        if not leaving and not stale:
+            return
+
+        def write(conn: Connection) -> None:
+            for p, reason in leaving.items():
+                docs.set_problem(conn, p, reason)
+            for p in stale:
+                docs.clear_problem(conn, p)
+
+        self.store.w.run(write)
 
     def _write(self, conn: Connection, batch: list[_Loaded], dels: list[str]) -> IndexReport:
         report = IndexReport()
@@ -301,6 +375,47 @@ class Indexer:
             for hook in self.hooks:
                 hook(conn, changes)
         return report
+
+
+@dataclass(slots=True)
+class _RootPlan:
+    """What `index_paths` re-reads, drops and reports below one root."""
+
+    root: Root
+    read: list[str] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+    def add(self, reader: Connection, p: str) -> None:
+        kind = _lkind(p)
+        if kind == "file":
+            if is_memory_file(os.path.relpath(p, self.root.path).replace(os.sep, "/")):
+                self.read.append(p)
+            return
+        if kind == "dir":
+            sub = scan_root(Root(Path(p)), self.links)
+            self.read.extend(sub)
+            self.delete.extend(k for k in docs.paths_under(reader, p) if k not in sub)
+            return
+        # Gone, a FIFO or a link: its own path is never indexed (a link's target is, at its
+        # own path, when it is inside a root).
+        self.delete.append(p)
+        self.delete.extend(docs.paths_under(reader, p))
+        if kind == "link":
+            self.links.append(p)
+
+
+def _lkind(path: str) -> str:
+    """What is at `path` itself: "file" (regular), "dir", "link", "other" or "" (nothing)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def _bind_write(

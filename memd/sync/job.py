@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.core.errors import ConfigError, SyncError, SyncPermanent, SyncRetryable
-from memd.core.fsio import atomic_write
+from memd.core.errors import ConfigError, MemdError, SyncError, SyncPermanent, SyncRetryable
+from memd.core.fsio import atomic_write, inside_any, read_regular
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
@@ -188,6 +188,9 @@ class Syncer:
         """Queue the changed memory files of the user tree (an `Indexer` hook)."""
         root = str(self.root)
         mine = [c for c in changes if c.root == root and not self.excluded(c.rel)]
+        # Nothing read from outside the memory tree is ever queued for the cloud (the indexer
+        # reads none; checked again here, where the content would leave the machine).
+        mine = [c for c in mine if c.deleted or inside_any(c.path, [self.root])]
         if not mine:
             return
         target = self.target(conn)
@@ -506,11 +509,12 @@ class Syncer:
         loaded: list[tuple[str, bytes | None]] = []
         for rel in changed:
             try:
-                loaded.append((rel, (self.root / rel).read_bytes()))
+                loaded.append((rel, read_regular(self.root / rel, inside=[self.root])))
             except FileNotFoundError:
                 loaded.append((rel, None))
-            except OSError as exc:
-                log.warning("sync: cannot read %s: %s", rel, exc)
+            except (OSError, MemdError) as exc:
+                # A link or FIFO in its place, or a file outside the tree: never sent.
+                log.warning("sync: not queuing %s: %s", rel, exc)
         loaded += [(rel, None) for rel in gone]
         summaries = self.settings.sync_summaries
         if not loaded and not summaries:

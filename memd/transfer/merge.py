@@ -20,6 +20,7 @@ from typing import Any
 
 from memd.conversations import repo as conversations
 from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
+from memd.core import fsio
 from memd.core.errors import SourceError
 from memd.core.fsio import atomic_write
 from memd.core.models import Turn
@@ -93,7 +94,8 @@ def apply_export(
 def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) -> _TreeOutcome:
     out = _TreeOutcome()
     for f in tree:
-        dest = memory_root / f.path
+        # Checked inside the tree by `apply_export`; a link is written at its target.
+        dest = Path(fsio.real(memory_root / f.path))
         with file_lock(dest):
             local = _read_local(dest)
             if local == f.content:
@@ -146,7 +148,7 @@ def _import_memories(
             # which this machine may not have: it is reported, not written elsewhere.
             skipped += 1
             continue
-        path = memory_root / m.path
+        path = indexer.resolve(memory_root / m.path)
         title = PurePosixPath(m.path).stem.replace("-", " ").title()
         append_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title)
         present.add(m.id)
