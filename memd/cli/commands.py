@@ -193,6 +193,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _project_here(args: argparse.Namespace) -> str:
+    """`--project` resolved where the command runs, or by default the folder it runs in when
+    that is a project memd accepts (nothing, quietly, when it is not)."""
+    from memd.api.client import project_param
+    from memd.core.paths import caller_project
+
+    if args.project:
+        return project_param(args.project)
+    s = _settings(args)
+    private = [s.memory_dir, s.paths.data_dir, s.db_path.parent]
+    return caller_project(os.getcwd(), workspaces=s.memory_workspaces, private=private)
+
+
 def cmd_context(args: argparse.Namespace) -> int:
     from memd.api import messages as m
 
@@ -200,7 +213,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         query=args.query or "",
         budget_tokens=args.budget,
         agent_id=args.agent_id or "",
-        project=args.project or "",
+        project=_project_here(args),
         session_id=args.session_id or "",
     )
     res = call(args, m.CONTEXT, params)
@@ -218,13 +231,14 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from memd.api import messages as m
+    from memd.api.client import project_param
 
     params = m.RecallParams(
         query=" ".join(args.query),
         limit=args.limit,
         mode=args.mode or "",
         session_id=args.session_id or "",
-        project=args.project or "",
+        project=project_param(args.project or ""),
         agent_id=args.agent_id or "",
     )
     res = call(args, m.RECALL, params)
@@ -304,7 +318,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from memd.api import messages as m
 
     path = str(Path(args.file).expanduser().absolute())
-    res = call(args, m.EXPORT, m.ExportParams(path=path, tree=not args.no_tree))
+    params = m.ExportParams(path=path, tree=not args.no_tree, overwrite=args.overwrite)
+    res = call(args, m.EXPORT, params)
     _out(args, res, f"exported {res.sessions} sessions ({res.chats} chats), {res.memories} memories and"
          f" {res.files} files to {res.path} ({res.bytes} bytes)")  # fmt: skip
     return 0
@@ -312,12 +327,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_remember(args: argparse.Namespace) -> int:
     from memd.api import messages as m
+    from memd.api.client import project_param
 
     scope = "project" if args.project_flag else ("agent" if args.agent_id else "user")
     params = m.RememberParams(
         text=" ".join(args.text),
         scope=cast(Any, scope),
-        project=(args.project or os.getcwd()) if scope == "project" else "",
+        project=project_param(args.project or ".") if scope == "project" else "",
         agent_id=args.agent_id or "",
         type=args.type or "",
     )
@@ -627,11 +643,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)"
     )
+    sp.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     sp.set_defaults(timeout=600.0)
     sp = add("context", cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
     sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
-    sp.add_argument("--project", help="workspace path or project slug")
+    sp.add_argument(
+        "--project",
+        help="workspace path or project slug (default: the workspace of the current folder)",
+    )
     sp.add_argument("--agent", dest="agent_id")
     sp.add_argument("--session", dest="session_id")
     sp = add("remember", cmd_remember, "save a memory (user scope unless --project/--agent)")
@@ -716,6 +736,9 @@ def _delegate(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Everything memd creates (index, memory files, exports, snapshots, the history repository)
+    # is the user's alone unless it says otherwise; files it replaces keep their own mode.
+    os.umask(0o077)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:
         return _delegate(argv)

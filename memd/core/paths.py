@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.errors import PathError
+from memd.core.fsio import make_private_dir
 
 APP = "memd"
 # sun_path is 108 bytes on Linux and 104 on macOS, including the terminating NUL.
@@ -95,9 +96,63 @@ def usable_socket_path(wanted: Path) -> Path:
 
 def ensure_private_dir(path: Path) -> None:
     """Create `path` with mode 0700 (or tighten it) and refuse one owned by another user."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dir(path)
     st = path.stat()
     if st.st_uid != os.getuid():
         raise PathError(f"{path} belongs to uid {st.st_uid}, not to you")
     if st.st_mode & 0o077:
         os.chmod(path, 0o700)
+
+
+# -- workspaces ----------------------------------------------------------------------------------
+WORKSPACE_DIR = Path(".memd") / "memory"
+
+
+def find_workspace(start: Path, *, top: Path) -> Path | None:
+    """The workspace holding `start`: the nearest folder from `start` up to `top` (included)
+    with a `.memd/memory/` folder, else the nearest with `.git`; None when there is neither."""
+    chain = [start, *(p for p in start.parents if p.is_relative_to(top))]
+    for d in chain:
+        if (d / WORKSPACE_DIR).is_dir():
+            return d
+    for d in chain:
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def project_base(
+    folder: str, *, home: str, workspaces: Sequence[str], private: Sequence[str] = ()
+) -> str | None:
+    """The folder a project folder is accepted under: the configured workspace holding it,
+    else the user's home when it is below it (the home itself is no project); None: refused,
+    and also for anything inside memd's own folders (`private`).
+
+    All are real paths (every symbolic link followed).
+    """
+    if any(_below(folder, p) for p in private):
+        return None
+    for ws in workspaces:
+        if _below(folder, ws):
+            return ws
+    if folder != home and _below(folder, home):
+        return home
+    return None
+
+
+def caller_project(cwd: str, *, workspaces: Sequence[str], private: Sequence[Path]) -> str:
+    """The `project` a client sends by default from the folder it runs in: that folder when
+    the daemon would accept it as a project (below the home or in a configured workspace, not
+    in memd's own folders), else "" (no project, and no error)."""
+    real = os.path.realpath(cwd)
+    base = project_base(
+        real,
+        home=os.path.realpath(Path.home()),
+        workspaces=[os.path.realpath(Path(w).expanduser()) for w in workspaces],
+        private=[os.path.realpath(p) for p in private],
+    )
+    return cwd if base is not None else ""

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import faulthandler
 import fcntl
 import logging
 import os
 import signal
 import socket
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from memd import __version__
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
 from memd.core.errors import DaemonAlreadyRunning, DiskFull, MemdError
+from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.settings import Settings
 from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
@@ -35,6 +38,9 @@ from memd.daemon.server import Server, bind_unix_socket
 from memd.db import Store, recovery
 
 log = logging.getLogger("memd")
+# A stop ends within this many seconds of SIGTERM; below the service unit's TimeoutStopSec
+# (memd/cli/templates/memd.service), so memd exits on its own before the manager kills it.
+STOP_DEADLINE_S = 15.0
 EngineFactory = Callable[[Settings, Store], Engine]
 
 
@@ -53,7 +59,7 @@ class InstanceLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -99,6 +105,9 @@ class Daemon:
 
     async def _main(self) -> int:
         s = self.settings
+        # memd's data folder holds the index (every conversation): the owner's alone.
+        make_private_dir(s.paths.data_dir)
+        tighten(s.paths.data_dir, PRIVATE_DIR)
         lock = InstanceLock(
             s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock")
         )
@@ -161,6 +170,7 @@ class Daemon:
             await self.stop_event.wait()
             log.info("stopping")
             sdnotify.stopping()
+            _exit_by(STOP_DEADLINE_S)
             for t in tasks:
                 t.cancel()
         finally:
@@ -244,6 +254,28 @@ class Daemon:
                 await asyncio.to_thread(p.fn)
             except MemdError as exc:
                 log.error("%s failed: %s", p.name, exc)
+
+
+def _exit_by(seconds: float) -> None:
+    """Make sure the process ends within `seconds` of now, whatever a thread is stuck on.
+
+    The ordered shutdown normally ends long before; a handler blocked in a system call (a
+    read that never returns) would otherwise keep the process alive until the service
+    manager kills it. Every write memd makes is atomic (Markdown by rename, SQLite by its
+    journal), so ending here loses nothing that was acknowledged.
+    """
+
+    def force() -> None:
+        log.error("shutdown did not finish within %.0f s; exiting now. Busy threads:", seconds)
+        with contextlib.suppress(Exception):
+            faulthandler.dump_traceback(all_threads=True)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(seconds, force)
+    timer.daemon = True
+    timer.name = "memd-stop-deadline"
+    timer.start()
 
 
 def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:

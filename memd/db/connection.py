@@ -6,6 +6,7 @@ connection, a row or a database error through the aliases below.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from memd.core.errors import StoreError
+from memd.core.fsio import PRIVATE_FILE, make_private_dir, tighten
 from memd.core.text import index_text
 
 Connection: TypeAlias = sqlite3.Connection
@@ -41,7 +43,7 @@ def connect(
                 f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
             )
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_index_file(path)
             conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -63,6 +65,18 @@ def connect(
     conn.row_factory = sqlite3.Row
     _register(conn)
     return conn
+
+
+def _private_index_file(path: Path) -> None:
+    """The index holds every conversation: create it 0600 (SQLite gives its -wal and -shm files
+    the database's mode) in a 0700 folder, and take other users' bits off an older one."""
+    make_private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    except FileExistsError:
+        pass
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        tighten(p, PRIVATE_FILE)
 
 
 def check_fts5() -> None:

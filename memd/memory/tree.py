@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path, PurePosixPath
 
-from memd.core.fsio import atomic_write
+from memd.core.fsio import PRIVATE_DIR, atomic_write, make_private_dir, tighten
 from memd.core.models import FileKind
 
+log = logging.getLogger(__name__)
 FOLDERS = ("_core", "topics", "agents", "projects", "journal", "archive")
 
 TEMPLATES: dict[str, str] = {
@@ -56,12 +58,19 @@ _IGNORED_NAME = re.compile(
 
 
 def create_tree(root: Path) -> list[Path]:
-    """Create the folders and template files that do not exist yet; return what was created."""
+    """Create the folders and template files that do not exist yet; return what was created.
+
+    Folders are made 0700 and files 0600; the root itself is made 0700 if it is not (other
+    users of the machine then read nothing below it, whatever the modes of the files inside).
+    """
     created: list[Path] = []
+    make_private_dir(root)
+    if tighten(root, PRIVATE_DIR):
+        log.info("memory folder %s made private (mode 0700)", root)
     for folder in FOLDERS:
         p = root / folder
         if not p.exists():
-            p.mkdir(parents=True, exist_ok=True)
+            make_private_dir(p)
             created.append(p)
     for rel, body in TEMPLATES.items():
         p = root / rel

@@ -1,0 +1,37 @@
+"""SIGTERM ends the daemon before the service manager's stop timeout, even with a thread stuck
+on a FIFO. Liveness checks with generous bounds, not timings."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+from memd.daemon.process import STOP_DEADLINE_S
+from tests.utils import ROOT, DaemonProcess
+
+
+def test_the_stop_deadline_is_inside_the_units_stop_timeout() -> None:
+    unit = (ROOT / "memd" / "cli" / "templates" / "memd.service").read_text()
+    m = re.search(r"^TimeoutStopSec=(\d+)$", unit, re.M)
+    assert m is not None
+    assert int(m.group(1)) > STOP_DEADLINE_S
+
+
+def test_sigterm_ends_the_daemon_with_a_fifo_among_the_logs_it_tails(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user"
+    (user / ".claude" / "projects" / "app").mkdir(parents=True)
+    os.mkfifo(user / ".claude" / "projects" / "app" / "session.jsonl")
+    monkeypatch.setenv("HOME", str(user))
+    d = DaemonProcess(home).start()
+    try:
+        d.call("remember", {"text": "still serving"})
+        assert d.stop(signal.SIGTERM, timeout=40) is not None
+    finally:
+        if d.proc is not None and d.proc.poll() is None:
+            d.proc.kill()
