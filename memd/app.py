@@ -93,6 +93,7 @@ def import_method(transfer: Transfer, conversations: Conversations) -> Method[An
     """`import`: a memd export (by `format` or content), else conversation logs."""
 
     def import_(p: msg.ImportParams) -> dict[str, Any]:
+        transfer.check_source(p)
         if transfer.is_export(p):
             return transfer.import_export(p)
         return conversations.import_logs(p)

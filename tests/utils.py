@@ -39,8 +39,9 @@ def memd_env(home: Path, **extra: str) -> dict[str, str]:
 class DaemonProcess:
     """A real `memd serve` subprocess on its own MEMD_HOME."""
 
-    def __init__(self, home: Path, **env: str) -> None:
+    def __init__(self, home: Path, *, cwd: Path | None = None, **env: str) -> None:
         self.home = home
+        self.cwd = cwd  # the daemon's working directory (default: the tests')
         self.extra_env = env
         self.sock = home / "run" / "memd.sock"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -56,6 +57,7 @@ class DaemonProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memd", "serve"],
             env=memd_env(self.home, **self.extra_env),
+            cwd=self.cwd,
             stdout=logf,
             stderr=subprocess.STDOUT,
         )
@@ -93,11 +95,12 @@ class DaemonProcess:
             ) from None
 
     def cli(
-        self, *args: str, input: str | None = None, **env: str
+        self, *args: str, input: str | None = None, cwd: Path | None = None, **env: str
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "memd", *args],
             env=memd_env(self.home, **env),
+            cwd=cwd,
             capture_output=True,
             text=True,
             input=input,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 import time
 from pathlib import Path
@@ -151,6 +152,21 @@ class Client:
             self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
         return line
+
+
+def project_param(value: str, *, base: Path | None = None) -> str:
+    """A `project` param as the daemon takes it, resolved where the caller is.
+
+    A slug (no `/`, not starting with `.` or `~`) is sent as it is; a path gets `~` expanded
+    and is made absolute against `base` (default: the current folder), `..` folded. The daemon
+    refuses relative paths: only the caller knows what they are relative to.
+    """
+    if not value or not ("/" in value or os.sep in value or value.startswith((".", "~"))):
+        return value
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = (base if base is not None else Path.cwd()) / path
+    return os.path.normpath(path)
 
 
 def call(socket_path: Path, method: str, params: Any = None, timeout: float = 30.0) -> Any:

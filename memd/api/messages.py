@@ -354,6 +354,7 @@ class ImportParams(Params, frozen=True, kw_only=True):
 class ExportParams(Params, frozen=True, kw_only=True):
     path: str = ""
     tree: bool = True
+    overwrite: bool = False  # replace an existing file (never one in memd's own folders)
 
     def __post_init__(self) -> None:
         check_path(self.path, "path")

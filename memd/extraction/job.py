@@ -171,7 +171,7 @@ class _Extraction:
     def _project(self, sess: PendingSession) -> tuple[str, Path] | None:
         if not sess.project:
             return None
-        p = self.ctx.ops.project(sess.project)
+        p = self.ctx.ops.project(sess.project, lenient=True)
         if not p.slug:
             return None
         mdir = p.memory_dir

@@ -9,13 +9,15 @@ within a small budget, and stays silent when nothing relevant is found.
 Hooks fail open: whatever goes wrong (malformed payload, daemon down, slow daemon, bad config)
 `run_hook` prints nothing and returns 0 within its time limit, so memory can never block or slow
 a conversation. Only `memd.core.settings`, `memd.api.client` and the typed messages are imported,
-to keep the start fast.
+to keep the start fast. The project is the payload's `cwd` when memd accepts that folder as a
+project; from anywhere else the hooks still inject the rest of memory, with no project.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 import time
@@ -26,6 +28,7 @@ from typing import IO, Any
 
 from memd.api import messages as m
 from memd.api.client import Client
+from memd.core.paths import caller_project
 from memd.core.settings import Settings, load
 
 # The agent Claude Code's sessions are recorded as (memd.conversations.formats.CLAUDE_CODE_AGENT;
@@ -59,7 +62,7 @@ def session_start(stdin_text: str, settings: Settings, *, deadline: float | None
     `run_hook` turns both into silence.
     """
     payload = _parse_payload(stdin_text)
-    project, session_id = _session_params(payload)
+    project, session_id = _session_params(payload, settings)
     params = m.ContextParams(
         budget_tokens=SESSION_BUDGET_TOKENS,
         project=project,
@@ -84,7 +87,7 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
         raise ValueError("UserPromptSubmit payload has no string 'prompt'")
     if not prompt.strip():
         return ""
-    project, session_id = _session_params(payload)
+    project, session_id = _session_params(payload, settings)
     params = m.ContextParams(
         query=prompt,
         budget_tokens=PROMPT_BUDGET_TOKENS,
@@ -161,13 +164,16 @@ def _parse_payload(stdin_text: str) -> dict[str, Any]:
     return payload
 
 
-def _session_params(payload: dict[str, Any]) -> tuple[str, str]:
-    """(project, session_id) of a hook payload: its `cwd` and `session_id`, when strings."""
+def _session_params(payload: dict[str, Any], settings: Settings) -> tuple[str, str]:
+    """(project, session_id) of a hook payload: its `cwd` when memd takes that folder as a
+    project (an absolute folder below the home or in a configured workspace: the workspace's
+    own memory comes with the context), and its `session_id`, when strings."""
     cwd, session_id = payload.get("cwd"), payload.get("session_id")
-    return (
-        cwd if isinstance(cwd, str) else "",
-        session_id if isinstance(session_id, str) else "",
-    )
+    project = ""
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        private = [settings.memory_dir, settings.paths.data_dir, settings.db_path.parent]
+        project = caller_project(cwd, workspaces=settings.memory_workspaces, private=private)
+    return project, session_id if isinstance(session_id, str) else ""
 
 
 def _fetch_context(

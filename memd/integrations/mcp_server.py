@@ -25,8 +25,9 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from memd.api import messages as m
-from memd.api.client import request
+from memd.api.client import project_param, request
 from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
+from memd.core.paths import caller_project
 from memd.core.settings import load
 
 log = logging.getLogger(__name__)
@@ -57,16 +58,23 @@ def build_server(
     *,
     memory_dir: Path | None = None,
     default_project: str | None = None,
+    workspaces: Sequence[str] = (),
 ) -> MCPServer:
     """Build the MCP server that forwards to the daemon listening on `socket_path`.
 
     `memory_dir` is the user-tier memory folder; when given, the core files are served as
     resources (read straight from ``<memory_dir>/_core/``, so they work without the daemon).
     `default_project` (a workspace path or slug) is used by ``memory_context`` and project-scope
-    ``memory_remember`` when the caller gives none.
+    ``memory_remember`` when the caller gives none, and relative paths are taken from it;
+    `workspaces` are the configured workspaces (``memory.workspaces``). The daemon checks every
+    project the model names as it checks any other client's.
     """
     server = MCPServer("memd", instructions=INSTRUCTIONS, version=_version())
     forward = _Forwarder(socket_path)
+    base, context_project = _project_defaults(default_project, memory_dir, workspaces)
+
+    def here(project: str | None) -> str:
+        return project_param(project or "", base=base)
 
     @server.tool(title="Memory context", annotations=READ_ONLY)
     def memory_context(
@@ -79,13 +87,14 @@ def build_server(
         """Get the memory block to keep in mind for the current task, within a token budget.
 
         Always includes the user's core profile and preferences, then project memory, then
-        notes and past conversations relevant to `query`. `project` is the workspace path (or
-        project slug); it defaults to the project this server was started for.
+        notes and past conversations relevant to `query`. `project` is a project slug or the
+        path of a workspace folder below the user's home (relative paths are taken from the
+        current workspace); it defaults to the project this server was started for.
         """
         params = m.ContextParams(
             query=query,
             budget_tokens=budget_tokens,
-            project=project or default_project or "",
+            project=here(project) if project else context_project,
             agent_id=agent_id or "",
             session_id=session_id or "",
         )
@@ -126,12 +135,13 @@ def build_server(
     ) -> CallToolResult:
         """Save one durable memory as a standalone statement (e.g. "Prefers vitest over jest").
 
-        `scope` "user" applies everywhere, "project" to one workspace (`project`, default: the
-        current one), "agent" to one assistant (`agent_id`). `type` is optional: personal,
+        `scope` "user" applies everywhere, "project" to one workspace (`project`: a project slug
+        or a workspace folder below the user's home; default: the current one), "agent" to one
+        assistant (`agent_id`). `type` is optional: personal,
         preference, skill, project, task, decision or knowledge. Returns the new memory's id.
         """
         if scope == "project":
-            project = project or default_project
+            project = here(project or default_project)
         params = m.RememberParams(
             text=text, scope=scope, type=type or "", project=project or "", agent_id=agent_id or ""
         )
@@ -186,12 +196,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         memory_dir=settings.memory_dir,
         # Claude Code sets CLAUDE_PROJECT_DIR for the stdio MCP servers it spawns.
         default_project=os.environ.get("CLAUDE_PROJECT_DIR") or None,
+        workspaces=settings.memory_workspaces,
     )
     try:
         server.run("stdio")
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _project_defaults(
+    default_project: str | None, memory_dir: Path | None, workspaces: Sequence[str]
+) -> tuple[Path | None, str]:
+    """(folder relative `project` paths are taken from, `project` of a context call naming
+    none): the workspace this server runs for, when it is a folder memd takes as a project."""
+    if not default_project or not os.path.isabs(default_project):
+        return None, default_project or ""
+    private = [memory_dir] if memory_dir is not None else []
+    here = caller_project(default_project, workspaces=workspaces, private=private)
+    return Path(default_project), here
 
 
 class _Forwarder:

@@ -35,8 +35,10 @@ CACHE_TABLES = ("files", "sections", "items", "problems")
 
 
 def user_roots(settings: Settings) -> list[Root]:
-    """The user tier's memory folder and the configured workspaces' `.memd/memory/` folders."""
+    """The user tier's memory folder, the extra folders of user memory and the configured
+    workspaces' `.memd/memory/` folders: everywhere memd reads and writes memory."""
     roots = [Root(settings.memory_dir)]
+    roots += [Root(Path(p).expanduser()) for p in settings.memory_extra_roots]
     for ws in settings.memory_workspaces:
         p = resolve_project(str(Path(ws).expanduser()))
         if p.memory_dir is not None:
@@ -87,6 +89,8 @@ class MemoryFeature:
             s.memory_dir,
             enabled_default=s.memory_enabled_default,
             on_new_root=self._root_added,
+            workspaces=lambda: self.host.settings.memory_workspaces,
+            private=[s.paths.data_dir, s.db_path.parent, s.paths.state_dir, s.paths.runtime_dir],
         )
         # Markdown edits are read-modify-write of a whole file: two at once on the same file
         # lose one of them. Every handler or job that edits memory files holds this lock.

@@ -11,13 +11,16 @@ import datetime as dt
 import json
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memd.core.errors import InvalidParams, MemoryDisabled, NotFound
+from memd.core.fsio import make_private_dir, within
+from memd.core.fsio import real as real_of
 from memd.core.models import MEMORY_TYPES
+from memd.core.paths import WORKSPACE_DIR, find_workspace, project_base
 from memd.core.redact import redact
 from memd.core.text import terms
 from memd.db import Store
@@ -27,7 +30,7 @@ from memd.memory.indexer import Indexer, Root
 from memd.memory.tree import slugify
 
 SCOPES = ("user", "project", "agent")
-PROJECT_DIR = Path(".memd") / "memory"
+PROJECT_DIR = WORKSPACE_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,20 +46,61 @@ class Project:
 
 
 def resolve_project(project: str) -> Project:
-    """A slug stays a slug; a path is walked up to its workspace (`.memd/memory/` or `.git`)."""
+    """A slug stays a slug; a path is walked up to its workspace (`.memd/memory/` or `.git`).
+
+    For folders the user configured (`memory.workspaces`); what a caller names goes through
+    `MemoryOps.project`, which also checks where the folder is.
+    """
     if not project:
         return Project("", None)
-    looks_like_path = "/" in project or project.startswith(("~", "."))
-    if not looks_like_path:
+    if not _looks_like_path(project):
         return Project(slugify(project), None)
-    start = Path(project).expanduser().absolute()
-    for d in (start, *start.parents):
-        if (d / PROJECT_DIR).is_dir():
-            return Project(slugify(d.name), d)
-    for d in (start, *start.parents):
-        if (d / ".git").exists():
-            return Project(slugify(d.name), d)
-    return Project(slugify(start.name), start)
+    start = Path(os.path.realpath(Path(project).expanduser()))
+    ws = find_workspace(start, top=Path(start.anchor)) or start
+    return Project(slugify(ws.name), ws)
+
+
+def _looks_like_path(project: str) -> bool:
+    return "/" in project or os.sep in project or project.startswith(("~", "."))
+
+
+def _refuse(message: str, hint: str = "") -> InvalidParams:
+    return InvalidParams(f"param 'project': {message}", hint=hint)
+
+
+def check_project(
+    project: str, *, home: Path, workspaces: Sequence[str], private: Sequence[Path]
+) -> Project:
+    """The project a caller names: a slug, a configured workspace (or a folder in one), or an
+    existing folder below the user's home (not in memd's own folders); `InvalidParams` naming
+    the param for anything else.
+
+    Relative paths are refused: only the caller knows the folder they are relative to, so the
+    clients (CLI, MCP, hooks) make them absolute before they send them.
+    """
+    if not project or not _looks_like_path(project):
+        return resolve_project(project)
+    path = Path(project).expanduser()
+    if not path.is_absolute():
+        raise _refuse(f"{project!r} is a relative path; send an absolute path or a project slug",
+                      hint="memd's clients resolve '.' and relative paths where they run")  # fmt: skip
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise _refuse(f"{project} is not an existing folder")
+    configured = [os.path.realpath(Path(w).expanduser()) for w in workspaces]
+    base = project_base(real, home=os.path.realpath(home), workspaces=configured,
+                        private=[os.path.realpath(p) for p in private])  # fmt: skip
+    if base is None:
+        raise _refuse(
+            f"{project} is not a folder below your home ({home}) nor a configured workspace",
+            hint="list a workspace kept elsewhere in memory.workspaces",
+        )
+    ws = find_workspace(Path(real), top=Path(base)) or Path(base if base in configured else real)
+    mdir = ws / PROJECT_DIR
+    # A cloned repository decides what its `.memd` holds: a link out of it is not followed.
+    if base not in configured and mdir.exists() and not within(real_of(mdir), real_of(ws)):
+        raise _refuse(f"{mdir} leads outside the workspace {ws}; memd does not follow it")
+    return Project(slugify(ws.name), ws)
 
 
 def new_memory_id() -> str:
@@ -75,6 +119,8 @@ class MemoryOps:
         enabled_default: bool = True,
         on_new_root: Callable[[Root], None] | None = None,
         today: Callable[[], dt.date] = dt.date.today,
+        workspaces: Callable[[], Sequence[str]] = tuple,
+        private: Sequence[Path] = (),
     ) -> None:
         self.store = store
         self.indexer = indexer
@@ -82,6 +128,10 @@ class MemoryOps:
         self.enabled_default = enabled_default
         self.on_new_root = on_new_root
         self.today = today
+        # Configured workspaces (read at each use: a reload may change them) and memd's own
+        # folders, which are never a project.
+        self.workspaces = workspaces
+        self.private = private
 
     # -- switch ---------------------------------------------------------------------------
     def enabled(self) -> bool:
@@ -100,15 +150,22 @@ class MemoryOps:
             )
 
     # -- projects -------------------------------------------------------------------------
-    def project(self, project: str, *, create: bool = False) -> Project:
-        """Resolve a project and make sure its workspace memory folder is indexed and watched."""
-        p = resolve_project(project)
+    def project(self, project: str, *, create: bool = False, lenient: bool = False) -> Project:
+        """Resolve a project a caller names (`check_project`) and make sure its workspace memory
+        folder is indexed and watched. `lenient`: a folder memd does not accept counts as the
+        slug of its name (a session's recorded folder), instead of `InvalidParams`."""
+        try:
+            p = self._check(project)
+        except InvalidParams:
+            if not lenient:
+                raise
+            p = self._recorded(project)
         mdir = p.memory_dir
         if self.store.writer is None:  # read-only (CLI without a daemon): look, don't register
             return p
         if mdir is not None and (create or mdir.is_dir()):
             if create:
-                mdir.mkdir(parents=True, exist_ok=True)
+                make_private_dir(mdir)
             root = Root(mdir, p.slug)
             if self.indexer.add_root(root):
                 self.indexer.index_paths([str(mdir)])
@@ -116,9 +173,39 @@ class MemoryOps:
                     self.on_new_root(root)
         return p
 
+    def _check(self, project: str) -> Project:
+        return check_project(project, home=Path.home(), workspaces=self.workspaces(),
+                             private=[*self.indexer.root_paths(), *self.private])  # fmt: skip
+
+    def _recorded(self, project: str) -> Project:
+        """A folder a session recorded that memd does not accept as it is (gone since, or
+        elsewhere): the workspace of its nearest existing folder when that is one memd accepts,
+        else the slug of its name."""
+        slug = Project(slugify(os.path.basename(project.rstrip("/"))), None)
+        path = Path(project)
+        if not path.is_absolute():
+            return slug
+        existing = next((d for d in (path, *path.parents) if d.is_dir()), None)
+        try:
+            p = self._check(str(existing)) if existing is not None else slug
+        except InvalidParams:
+            return slug
+        ws = p.workspace
+        if ws is None or not ((ws / PROJECT_DIR).is_dir() or (ws / ".git").exists()):
+            return slug
+        return p
+
     # -- remember / forget / list ---------------------------------------------------------
     def target(self, scope: str, type_: str, project: str, agent_id: str) -> tuple[Path, str, str]:
-        """(file, section, title) a new memory of this scope and type goes to."""
+        """(file, section, title) a new memory of this scope and type goes to.
+
+        The file is its real path: a symbolic link is followed to its target when that is
+        inside the memory roots (the link stays a link), and refused (`PathError`) when not.
+        """
+        path, section, title = self._target(scope, type_, project, agent_id)
+        return self.indexer.resolve(path), section, title
+
+    def _target(self, scope: str, type_: str, project: str, agent_id: str) -> tuple[Path, str, str]:
         if scope == "user":
             if type_ == "preference":
                 return (
@@ -211,6 +298,7 @@ class MemoryOps:
         for c in cands:
             by_path.setdefault(c["path"], set()).add(c["id"])
         for path, ids in by_path.items():
+            self.indexer.resolve(path)  # a link put in its place since: never written through
             root = self.indexer.root_of(path)
             rel = os.path.relpath(path, root.path).replace(os.sep, "/") if root else path
             for g in remove_items(Path(path), _id_matcher(rel, ids)):

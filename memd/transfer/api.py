@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Method
-from memd.core.errors import InvalidParams
+from memd.core.errors import InvalidParams, PathError
 from memd.memory.api import MemoryFeature
 from memd.transfer import export, merge
 
@@ -30,9 +31,25 @@ class Transfer:
                 "param 'path' (an absolute file path; the daemon writes it) is required"
             )
         mem = self.memory
-        rep = export.write_export(mem.store, Path(p.path), memory_root=mem.host.settings.memory_dir,
-                                  tree=p.tree, device_id=self.device_id())  # fmt: skip
+        s = mem.host.settings
+        # No export lands in memd's own folders: it could replace memory or the index.
+        private = [*mem.indexer.root_paths(), s.paths.data_dir, s.db_path.parent]
+        rep = export.write_export(mem.store, Path(p.path), memory_root=s.memory_dir, tree=p.tree,
+                                  device_id=self.device_id(), overwrite=p.overwrite,
+                                  private=private)  # fmt: skip
         return msg.decode_result(msg.EXPORT, rep.to_dict())
+
+    @staticmethod
+    def check_source(p: msg.ImportParams) -> None:
+        """Refuse an `import` path that is neither a regular file nor a folder (a FIFO would
+        block the reader until someone writes to it)."""
+        try:
+            mode = os.stat(p.path).st_mode
+        except OSError:
+            return  # missing or unreadable: the importer says so
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise PathError(f"param 'path': {p.path} is not a regular file or a folder;"
+                            " memd imports files and folders only")  # fmt: skip
 
     @staticmethod
     def is_export(p: msg.ImportParams) -> bool:

@@ -36,14 +36,15 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from memd import __version__
 from memd.conversations import repo as conversations
-from memd.core.errors import PathError, SourceError
+from memd.core import fsio
+from memd.core.errors import MemdError, PathError, SourceError
 from memd.core.fsio import atomic_file
 from memd.core.redact import redact
 from memd.db import Connection, Store, snapshot
@@ -148,6 +149,33 @@ class ExportDocument:
 
 
 # -- export ------------------------------------------------------------------------------------
+def check_destination(dest: Path, *, overwrite: bool, private: Sequence[Path]) -> Path:
+    """Where an export may be written: `dest` made absolute, when it is not in one of memd's
+    own folders (`private`: the memory roots, the data folder) and, unless `overwrite`, does
+    not exist; an existing file is replaced only when it is a regular file. `PathError` else.
+    """
+    dest = Path(os.path.abspath(dest.expanduser()))
+    if not dest.parent.is_dir():
+        raise PathError(
+            f"{dest.parent} is not a folder", hint="create it first, or export to another path"
+        )
+    where = fsio.real(dest)
+    for folder in private:
+        if fsio.within(where, fsio.real(folder)):
+            raise PathError(
+                f"{dest} is inside memd's folder {folder}; an export there could replace memory"
+                " or the index",
+                hint="export to a file outside the memory and data folders",
+            )
+    if os.path.lexists(dest):
+        if not overwrite:
+            raise PathError(f"{dest} exists; nothing was written (overwrite replaces it)",
+                            hint="pick a new file name, or pass overwrite (`--overwrite`)")  # fmt: skip
+        if not fsio.is_regular(dest):
+            raise PathError(f"{dest} is not a regular file; only a regular file is replaced")
+    return dest
+
+
 def write_export(
     store: Store,
     dest: Path,
@@ -156,25 +184,27 @@ def write_export(
     tree: bool = True,
     device_id: str = "",
     now: Callable[[], float] = time.time,
+    overwrite: bool = False,
+    private: Sequence[Path] = (),
 ) -> ExportReport:
     """Write the export document to `dest`, streamed into a temp file and renamed into place.
 
-    Everything read from the index comes from one read transaction, so sessions, chats and
-    memories are a consistent snapshot. The file is created mode 0600: it holds private data.
+    `dest` is checked first (`check_destination`; the memory tree is always one of the folders
+    refused). Everything read from the index comes from one read transaction, so sessions,
+    chats and memories are a consistent snapshot. The file is mode 0600: it holds private data.
     """
     started = time.monotonic()
-    dest = dest.expanduser().absolute()
-    if not dest.parent.is_dir():
-        raise PathError(
-            f"{dest.parent} is not a folder", hint="create it first, or export to another path"
-        )
+    dest = check_destination(dest, overwrite=overwrite, private=[memory_root, *private])
     conn = store.read()
     try:
         # Private data: the file is the owner's alone, whatever was at `dest` before.
-        with atomic_file(dest, mode=0o600) as fh, snapshot(conn):
+        with atomic_file(dest, mode=0o600, replace=overwrite) as fh, snapshot(conn):
             counts = _write_document(
                 fh, conn, memory_root, tree=tree, device_id=device_id, now=now()
             )
+    except FileExistsError as exc:
+        raise PathError(f"{dest} was created while the export ran; nothing was written to it",
+                        hint="pick a new file name, or pass overwrite (`--overwrite`)") from exc  # fmt: skip
     except OSError as exc:
         raise PathError(f"cannot write {dest}: {exc}") from exc
     return ExportReport(
@@ -287,7 +317,11 @@ def _memories(conn: Connection, memory_root: Path) -> Iterator[dict[str, Any]]:
 
 
 def _tree_files(memory_root: Path) -> Iterator[tuple[str, str]]:
-    """(tree-relative path, redacted text) of every Markdown file of the tree, in path order."""
+    """(tree-relative path, redacted text) of every Markdown file of the tree, in path order.
+
+    Only regular files inside the tree: symbolic links are not followed (a link's target in
+    the tree is exported at its own path), and FIFOs or devices are never opened.
+    """
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(memory_root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
@@ -297,9 +331,9 @@ def _tree_files(memory_root: Path) -> Iterator[tuple[str, str]]:
                 found.append(rel)
     for rel in sorted(found):
         try:
-            text = (memory_root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            # Gone since the walk, or not text: the indexer reports such files as problems.
+            text = fsio.read_regular(memory_root / rel, inside=[memory_root]).decode("utf-8")
+        except (OSError, UnicodeDecodeError, MemdError):
+            # Gone since the walk, a link, a FIFO, or not text: the indexer reports such files.
             continue
         yield rel, redact(text)
 
@@ -310,11 +344,14 @@ def _tree_path_ok(rel: str) -> bool:
 
 # -- reading an export back --------------------------------------------------------------------
 def is_export_file(path: Path) -> bool:
-    """Whether `path` is a file that starts like a memd export (`"format": "memd-export"`)."""
+    """Whether `path` is a file that starts like a memd export (`"format": "memd-export"`).
+
+    Only a regular file is opened (a FIFO would block the reader until someone writes to it).
+    """
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fsio.open_regular(path, follow=True), "rb") as f:
             head = f.read(SNIFF_BYTES)
-    except OSError:
+    except (OSError, MemdError):
         return False
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     return text.startswith("{") and _FORMAT_KEY.search(text) is not None
@@ -357,12 +394,15 @@ def read_export(path: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> ExportDocum
     """Read and check a whole export; any damage is a `SourceError` naming the place."""
     hint = "nothing was imported; make a new export with `memd export FILE`"
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SourceError(
-                f"{path} is {size >> 20} MB; memd imports exports up to {max_bytes >> 20} MB"
-            )
-        data = json.loads(path.read_bytes())
+        with os.fdopen(fsio.open_regular(path, follow=True), "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                raise SourceError(
+                    f"{path} is {size >> 20} MB; memd imports exports up to {max_bytes >> 20} MB"
+                )
+            data = json.loads(f.read())
+    except fsio.NotRegularFile as exc:
+        raise SourceError(f"{exc}; memd imports a regular file", hint=hint) from exc
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -459,14 +499,40 @@ def _memory(m: dict[str, Any], where: str) -> MemoryRecord:
     rel, root = _nonempty(m, "path", where), _get(m, "root", str, where, "")
     if not root and not _safe_rel(rel):
         raise _Invalid(f"{where}.path: {rel!r} is not a Markdown file inside the memory tree")
-    return MemoryRecord(
+    rec = MemoryRecord(
         _nonempty(m, "id", where), _nonempty(m, "text", where), meta, rel, _get(m, "section", str, where, ""),
         root, float(_get(m, "last_used", (int, float), where, 0.0)), _get(m, "uses", int, where, 0),
     )  # fmt: skip
+    _check_markdown(rec, where)
+    return rec
+
+
+# What an item's parts may not hold: each is written into one line of Markdown (the heading of
+# its section, the item's metadata comment), and a line break there would add headings or items.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_META_KEY = re.compile(r"[A-Za-z_][\w-]*\Z")
+_META_COMMENT = re.compile(r"<!--[ \t]*memd")
+MAX_SECTION_CHARS = 200
+
+
+def _check_markdown(rec: MemoryRecord, where: str) -> None:
+    """Refuse an item whose section or metadata would change the Markdown around it."""
+    item = f"(item {rec.id!r})"
+    if _CONTROL.search(rec.section) or len(rec.section) > MAX_SECTION_CHARS:
+        raise _Invalid(f"{where}.section: a heading is one line of at most {MAX_SECTION_CHARS}"
+                       f" characters without control characters {item}")  # fmt: skip
+    if _META_COMMENT.search(rec.text):
+        raise _Invalid(f"{where}.text: holds a memd metadata comment {item}")
+    for k, v in rec.meta.items():
+        if not _META_KEY.match(k):
+            raise _Invalid(f"{where}.meta: key {k!r} is not a metadata name {item}")
+        if _CONTROL.search(v) or "-->" in v or ('"' in v and " " in v):
+            raise _Invalid(f"{where}.meta.{k}: the value would break out of the item's"
+                           f" metadata comment (line break, '-->' or a quote) {item}")  # fmt: skip
 
 
 def _safe_rel(rel: str) -> bool:
-    if "\\" in rel or "\0" in rel or rel.startswith("/"):
+    if "\\" in rel or rel.startswith("/") or _CONTROL.search(rel):
         return False
     parts = PurePosixPath(rel).parts
     if not parts or any(p in ("", ".", "..") for p in parts):

@@ -152,7 +152,7 @@ def test_recalled_memory_and_trivial_turns_are_not_extracted(env: Env) -> None:
 
 
 def test_project_sessions_write_to_the_project_memory(env: Env, tmp_path: Path) -> None:
-    ws = tmp_path / "shop"
+    ws = tmp_path / "home" / "shop"  # a workspace below the user's home
     (ws / ".memd" / "memory").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     env.say("p1", "I'm working on a project called Storefront.", project=str(ws / "src"))

@@ -243,8 +243,9 @@ def turn(session_id: str, role: str, content: str, ts: float) -> dict[str, Any]:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    """A project folder with its own project-tier memory, as Claude Code's `cwd`."""
-    root = tmp_path / "app"
+    """A project folder below the user's home with its own project-tier memory, as Claude
+    Code's `cwd`."""
+    root = tmp_path / "home" / "app"
     (root / ".memd" / "memory").mkdir(parents=True)
     (root / ".memd" / "memory" / "context.md").write_text(
         "# Project app\n\n## Context\n\n- Monorepo on pnpm workspaces (marker: KOALA-PROJ)\n"

@@ -102,7 +102,7 @@ def tree(env: Env, tmp_path: Path) -> dict[str, Path]:
             f"---\nexpires: {ago(env, 3)}\n---\n# Old\n\n- whole file goes\n",
         ),
     }
-    ws = tmp_path / "shop"
+    ws = tmp_path / "home" / "shop"  # a workspace below the user's home
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     paths["ws"] = write(ws / ".memd" / "memory" / "context.md", "# Shop\n\n## Context\n" + "\n".join([
         item("Shop sprint ends soon", id="m_w1", imp="4", at=ago(env, 20), expires=ago(env, 1)),

@@ -126,7 +126,7 @@ def test_hand_written_items_can_be_forgotten_by_id(engine: Engine) -> None:
 
 
 def test_project_scope_uses_the_workspace_folder(engine: Engine, tmp_path: Path) -> None:
-    ws = tmp_path / "work" / "app"
+    ws = tmp_path / "home" / "work" / "app"  # a workspace below the user's home
     (ws / ".git").mkdir(parents=True)
     (ws / "src").mkdir()
     r = engine.handle(

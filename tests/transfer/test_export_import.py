@@ -290,7 +290,7 @@ T0 = 1_750_000_000.0
 
 def _export_import(src: Store, dst: Store, tmp_path: Path) -> dict[str, Any]:
     out = tmp_path / "x.json"
-    export.write_export(src, out, memory_root=tmp_path / "src-memory", tree=False)
+    export.write_export(src, out, memory_root=tmp_path / "src-memory", tree=False, overwrite=True)
     root = tmp_path / "dst-memory"
     return merge.apply_export(
         export.read_export(out), store=dst, indexer=Indexer(dst, [Root(root)]), memory_root=root,
