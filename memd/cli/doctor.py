@@ -136,7 +136,27 @@ def check_folders(settings: Settings) -> Check:
             "`memd serve` creates them with templates on first start",
             data=data,
         )
+    wide = _readable_by_others(settings)
+    if wide:
+        return _warn(
+            "folders",
+            "other users can read " + ", ".join(f"{p} ({m})" for p, m in wide),
+            f"chmod go-rwx {' '.join(str(p) for p, _ in wide)} (memd does this for its own"
+            " folders and index when it starts)",
+            data=data,
+        )
     return _ok("folders", f"memory {places['memory']}, index {settings.db_path}", data=data)
+
+
+def _readable_by_others(settings: Settings) -> list[tuple[Path, str]]:
+    """memd's folders and index files whose mode lets other users in."""
+    db = settings.db_path
+    out = []
+    for p in (settings.memory_dir, settings.paths.data_dir, db, Path(f"{db}-wal")):
+        st = _stat(p)
+        if st is not None and st.st_mode & 0o077:
+            out.append((p, oct(stat.S_IMODE(st.st_mode))))
+    return out
 
 
 def assess_permissions(

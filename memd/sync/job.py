@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import random
 import time
 import uuid
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import ConfigError, MemdError, SyncError, SyncPermanent, SyncRetryable
-from memd.core.fsio import atomic_write, inside_any, read_regular
+from memd.core.fsio import atomic_write, inside_any, read_regular, real
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
@@ -364,7 +363,7 @@ class Syncer:
         rel = row.path
         if rel.startswith(SUMMARIES_DIR + "/") or self.excluded(rel) or not safe_rel(rel):
             return None  # summaries are a cloud copy only; unsafe paths are never written
-        if not self._inside_root(self.root / rel):
+        if not inside_any(self.root / rel, [self.root]):
             log.warning("sync: %s leads outside the memory root (symlink); not pulled", rel)
             return None
         conn = self.store.read()
@@ -450,7 +449,8 @@ class Syncer:
         self.store.w.run(settle)
 
     def _apply_file(self, p: _Pulled, report: RunReport) -> tuple[_Pulled, list[str]]:
-        dest = self.root / p.rel
+        # A link inside the tree is written at its target (checked inside by `_plan`).
+        dest = Path(real(self.root / p.rel))
         if p.action is Action.TAKE:
             with file_lock(dest):
                 if self._local_sha(p.rel) == p.local_sha:
@@ -472,10 +472,6 @@ class Syncer:
             report.conflict_paths.append(p.copy_rel)
             return p, [str(copy)]
         return p, []
-
-    def _inside_root(self, dest: Path) -> bool:
-        root, parent = os.path.realpath(self.root), os.path.realpath(dest.parent)
-        return parent == root or parent.startswith(root + os.sep)
 
     def _add_conflict(self, conn: Connection, target: str, p: _Pulled, now: float) -> None:
         kind = (

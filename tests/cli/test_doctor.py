@@ -97,8 +97,14 @@ def test_open_permissions_and_problem_files_are_warnings(daemon: DaemonProcess) 
     wait_for(lambda: daemon.call("status")["problems"], 5)
     os.chmod(daemon.sock.parent, 0o755)
     os.chmod(daemon.sock, 0o666)
+    os.chmod(daemon.memory, 0o755)
+    os.chmod(daemon.home / "data" / "index.db", 0o644)
     code, checks, raw = run_doctor(daemon.home)
     assert code == 0, raw  # warnings only
+    folders = checks["folders"]
+    assert folders["status"] == "warn"
+    assert f"{daemon.memory} (0o755)" in folders["detail"]
+    assert f"{daemon.home / 'data' / 'index.db'} (0o644)" in folders["detail"]
     perm = checks["permissions"]
     assert perm["status"] == "warn"
     assert (
