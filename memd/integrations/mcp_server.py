@@ -27,6 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from memd.api import messages as m
 from memd.api.client import project_param, request
 from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
+from memd.core.fsio import read_regular, resolve_inside
 from memd.core.paths import caller_project
 from memd.core.settings import load
 
@@ -378,9 +379,13 @@ def _add_core_resources(server: MCPServer, memory_dir: Path) -> None:
         def read() -> str:
             path = core / f"{name}.md"
             try:
-                return path.read_text(encoding="utf-8")
+                # Only a regular file inside the memory folder: a link out of it is not served.
+                real = resolve_inside([memory_dir], path)
+                return read_regular(real, inside=[memory_dir]).decode("utf-8")
             except FileNotFoundError:
                 return f"(no {name} yet: {path} does not exist; the daemon creates it on start)"
+            except MemdError as exc:
+                return f"({name} is not served: {exc})"
 
         return read
 

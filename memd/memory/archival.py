@@ -29,7 +29,13 @@ from typing import Any
 
 from memd.core.conditions import day_of
 from memd.core.errors import MemdError
-from memd.core.fsio import atomic_write, is_regular, make_private_dir, read_regular
+from memd.core.fsio import (
+    PRIVATE_FILE,
+    atomic_write,
+    is_regular,
+    make_private_dir,
+    read_regular,
+)
 from memd.core.models import JobOutcome, JobResult
 from memd.db import Connection, Store
 from memd.memory import repo
@@ -203,6 +209,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                     snap = inside(archive / "snapshots" / f"{arel}.{stamp}.bak")
                     make_private_dir(snap.parent)
                     shutil.copy2(path, snap)
+                    os.chmod(snap, PRIVATE_FILE)  # memd's copy: the owner's alone
                     counts["snapshots"] += 1
                     dest = inside(archive / arel)
                     day = today.isoformat()

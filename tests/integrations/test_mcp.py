@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -102,6 +103,27 @@ def test_core_files_are_resources(tmp_path: Path) -> None:
     assert all(r.mime_type == "text/markdown" for r in listed.resources)
     assert profile.contents[0].text == "# Profile\n\n- Name: Ada\n"
     assert "no preferences yet" in prefs.contents[0].text
+
+
+def test_a_core_file_linked_out_of_the_tree_is_not_served(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    (memory / "_core").mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("OUTSIDE-SECRET")
+    os.symlink(tmp_path / "secret.md", memory / "_core" / "preferences.md")
+    (memory / "topics").mkdir()
+    (memory / "topics" / "me.md").write_text("# Me\n")
+    os.symlink("../topics/me.md", memory / "_core" / "profile.md")
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        return (
+            await client.read_resource("memd://core/preferences"),
+            await client.read_resource("memd://core/profile"),
+        )
+
+    prefs, profile = with_client(build_server(tmp_path / "s", memory_dir=memory), body)
+    assert "OUTSIDE-SECRET" not in prefs.contents[0].text
+    assert "not served" in prefs.contents[0].text
+    assert profile.contents[0].text == "# Me\n"  # a link inside the tree: its target
 
 
 @pytest.mark.parametrize(
