@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,6 +28,14 @@ def wait_for(pred: Callable[[], Any], timeout: float = 5.0, interval: float = 0.
             return last
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
+
+
+def unit_stop_timeout() -> float:
+    """TimeoutStopSec of the systemd unit memd installs: how long a stop may take."""
+    unit = (ROOT / "memd" / "cli" / "templates" / "memd.service").read_text()
+    m = re.search(r"^TimeoutStopSec=(\d+)$", unit, re.M)
+    assert m is not None
+    return float(m.group(1))
 
 
 def memd_env(home: Path, **extra: str) -> dict[str, str]:

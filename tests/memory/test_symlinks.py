@@ -80,6 +80,31 @@ def test_links_leaving_the_tree_are_never_indexed_served_or_queued(
         assert not [f for f in files if "passwd" in f or "secret" in f or "linked" in f], files
         assert queued, "the sentinel file is queued: the hook ran"
         assert not [p for p, c in queued if "root:x:0:0" in c or SECRET in c or "passwd" in p]
+        # The user sees why those files are not in memory.
+        problems = {p["path"]: p["reason"] for p in d.call("status")["problems"]}
+        for link in ("topics/passwd.md", "topics/secret.md", "topics/linked-dir", "_core/late.md"):
+            assert problems[str(memory / link)].startswith("symbolic link to "), problems
+        (memory / "topics" / "passwd.md").unlink()
+        settle(d, "after-unlink")
+        problems = {p["path"] for p in d.call("status")["problems"]}
+        assert str(memory / "topics" / "passwd.md") not in problems
+    finally:
+        d.stop()
+
+
+def test_an_extra_root_is_a_folder_included_on_purpose(home: Path, outside: Path) -> None:
+    memory = home / "memory"
+    (memory / "_core").mkdir(parents=True)
+    (outside / "notes.md").write_text("# Notes\n\n## Notes\n- kept in the shared folder\n")
+    os.symlink(outside / "notes.md", memory / "_core" / "notes.md")
+    d = DaemonProcess(home, MEMD_MEMORY_EXTRA_ROOTS=f'["{outside}"]').start()
+    try:
+        assert d.search_paths(SECRET) == {str(outside / "secret.md")}
+        r = d.call("remember", {"text": "written through the link"})
+        assert r["path"] == str(outside / "notes.md")
+        assert (memory / "_core" / "notes.md").is_symlink()
+        assert "written through the link" in (outside / "notes.md").read_text()
+        assert not [p for p in d.call("status")["problems"] if "symbolic" in p["reason"]]
     finally:
         d.stop()
 

@@ -15,7 +15,7 @@ import pytest
 
 from memd.api.client import RemoteError
 from memd.core.errors import InvalidParams, MemdError, PathError, SourceError
-from tests.utils import DaemonProcess, wait_for
+from tests.utils import DaemonProcess, unit_stop_timeout, wait_for
 
 
 def test_export_refuses_existing_files_and_memd_folders(daemon: DaemonProcess) -> None:
@@ -116,8 +116,8 @@ def test_sigterm_with_a_fifo_export_in_flight_exits(home: Path) -> None:
         t = threading.Thread(target=export, daemon=True)
         t.start()
         t.join(3)  # let the export reach the tree (or finish)
-        # A liveness check with a generous bound: the unit's TimeoutStopSec is 20 s.
-        code = d.stop(signal.SIGTERM, timeout=40)
+        # A liveness check; the bound is the unit's TimeoutStopSec (systemd kills after it).
+        code = d.stop(signal.SIGTERM, timeout=unit_stop_timeout())
         assert code is not None
     finally:
         if d.proc and d.proc.poll() is None:
