@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 import sys
@@ -102,7 +103,7 @@ def open_regular(
             raise NotRegularFile(f"{path} is not a regular file ({_kind(st.st_mode)})")
         if inside is not None:
             where = _fd_path(fd) or real(path)
-            if not any(within(where, real(r)) for r in inside):
+            if not any(within(where, _real_root(str(r))) for r in inside):
                 raise PathError(f"{path} is outside memd's memory folders (it is {where})")
     except BaseException:
         os.close(fd)
@@ -126,6 +127,12 @@ def read_regular(
                 raise SourceError(f"{path} is larger than {max_bytes} bytes")
             return data
         return fh.read()
+
+
+@functools.lru_cache(maxsize=256)
+def _real_root(root: str) -> str:
+    # Where a root was when first used: a root swapped for a link later does not move it.
+    return real(root)
 
 
 def _fd_path(fd: int) -> str:

@@ -387,7 +387,9 @@ class _RootPlan:
     links: list[str] = field(default_factory=list)
 
     def add(self, reader: Connection, p: str) -> None:
-        kind = _lkind(p)
+        # A path below a linked folder (a polling watcher may report one) is not below the
+        # root at all: never walked nor read, only dropped if it was indexed.
+        kind = _lkind(p) if fsio.within(fsio.real(os.path.dirname(p)), str(self.root.path)) else ""
         if kind == "file":
             if is_memory_file(os.path.relpath(p, self.root.path).replace(os.sep, "/")):
                 self.read.append(p)
