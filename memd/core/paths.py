@@ -108,10 +108,13 @@ def ensure_private_dir(path: Path) -> None:
 WORKSPACE_DIR = Path(".memd") / "memory"
 
 
-def find_workspace(start: Path, *, top: Path) -> Path | None:
-    """The workspace holding `start`: the nearest folder from `start` up to `top` (included)
-    with a `.memd/memory/` folder, else the nearest with `.git`; None when there is neither."""
+def find_workspace(start: Path, *, top: Path, include_top: bool = True) -> Path | None:
+    """The workspace holding `start`: the nearest folder from `start` up to `top` (included
+    unless `include_top` is false) with a `.memd/memory/` folder, else the nearest with `.git`;
+    None when there is neither."""
     chain = [start, *(p for p in start.parents if p.is_relative_to(top))]
+    if not include_top:
+        chain = [d for d in chain if d != top]
     for d in chain:
         if (d / WORKSPACE_DIR).is_dir():
             return d

@@ -389,7 +389,8 @@ class _RootPlan:
     def add(self, reader: Connection, p: str) -> None:
         # A path below a linked folder (a polling watcher may report one) is not below the
         # root at all: never walked nor read, only dropped if it was indexed.
-        kind = _lkind(p) if fsio.within(fsio.real(os.path.dirname(p)), str(self.root.path)) else ""
+        here = os.path.join(fsio.real(os.path.dirname(p)), os.path.basename(p))
+        kind = _lkind(p) if fsio.within(here, str(self.root.path)) else ""
         if kind == "file":
             if is_memory_file(os.path.relpath(p, self.root.path).replace(os.sep, "/")):
                 self.read.append(p)

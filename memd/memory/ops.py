@@ -95,10 +95,13 @@ def check_project(
             f"{project} is not a folder below your home ({home}) nor a configured workspace",
             hint="list a workspace kept elsewhere in memory.workspaces",
         )
-    ws = find_workspace(Path(real), top=Path(base)) or Path(base if base in configured else real)
+    # The home itself is no workspace (a dotfiles repository there would swallow every folder).
+    configured_base = base in configured
+    found = find_workspace(Path(real), top=Path(base), include_top=configured_base)
+    ws = found or Path(base if configured_base else real)
     mdir = ws / PROJECT_DIR
     # A cloned repository decides what its `.memd` holds: a link out of it is not followed.
-    if base not in configured and mdir.exists() and not within(real_of(mdir), real_of(ws)):
+    if not configured_base and mdir.exists() and not within(real_of(mdir), real_of(ws)):
         raise _refuse(f"{mdir} leads outside the workspace {ws}; memd does not follow it")
     return Project(slugify(ws.name), ws)
 
@@ -152,8 +155,8 @@ class MemoryOps:
     # -- projects -------------------------------------------------------------------------
     def project(self, project: str, *, create: bool = False, lenient: bool = False) -> Project:
         """Resolve a project a caller names (`check_project`) and make sure its workspace memory
-        folder is indexed and watched. `lenient`: a folder memd does not accept counts as the
-        slug of its name (a session's recorded folder), instead of `InvalidParams`."""
+        folder is indexed and watched. `lenient` (a folder a session recorded): one memd does
+        not accept is not an error but its nearest accepted workspace, or the slug of its name."""
         try:
             p = self._check(project)
         except InvalidParams:

@@ -188,3 +188,14 @@ def test_cli_without_a_daemon_resolves_the_same_way(
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 1 and "'project'" in r.stderr
     assert not os.path.exists(elsewhere / ".memd")
+
+
+def test_a_repository_in_the_home_itself_is_not_every_folders_workspace(
+    daemon: DaemonProcess, user_home: Path
+) -> None:
+    (user_home / ".git").mkdir()  # a dotfiles repository
+    notes = user_home / "notes"
+    notes.mkdir()
+    r = daemon.call("remember", {"text": "t", "scope": "project", "project": str(notes)})
+    assert r["path"] == str(notes / ".memd" / "memory" / "context.md")
+    assert not (user_home / ".memd").exists()
