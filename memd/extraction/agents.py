@@ -30,8 +30,8 @@ from typing import Any
 from memd.conversations import repo as conversations
 from memd.conversations.formats import CLAUDE_CODE_AGENT
 from memd.core.conditions import day_of
-from memd.core.errors import MemdError, SourceError
-from memd.core.fsio import atomic_write
+from memd.core.errors import MemdError, PathError, SourceError
+from memd.core.fsio import atomic_write, inside_any
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
@@ -173,7 +173,12 @@ def _update_agent(
         mood_at = latest[0].ended_at if mood is not None and latest is not None else None
         ctx.store.w.run(lambda c: repo.mark_applied(c, agent, steps, mood_at=mood_at, now=now))
         run.applied += len(steps)
-    path = relationship_file(ctx.memory_root, agent)
+    try:
+        # Written only inside the memory roots: an `agents/<id>` linked elsewhere is left alone.
+        path = ctx.indexer.resolve(relationship_file(ctx.memory_root, agent))
+    except PathError as exc:
+        log.warning("agent %s: relationship file not updated: %s", agent, exc)
+        return
     with ctx.lock:
         written = rewrite(path, lambda old: update_status(old, update))
     if written is None:
@@ -229,7 +234,8 @@ def relationship_data(
     agent = slugify(agent_id)
     act = activities(conn, agent).get(agent) or Activity(agent, subagent=False)
     path = relationship_file(memory_root, agent)
-    text = _read(path) if path.is_file() else ""
+    # A file (or an `agents/<id>` folder) linked out of the memory tree is not read.
+    text = _read(path) if path.is_file() and inside_any(path, [memory_root]) else ""
     rel = read_relationship(text or "")
     return {
         "agent_id": agent,

@@ -20,6 +20,7 @@ relationship file is brought up to date (`memd.extraction.agents`).
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ from pathlib import Path
 from memd.conversations import repo as conversations
 from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
-from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
+from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable, PathError
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
 from memd.core.text import estimate_tokens, normalize
 from memd.db import Connection
@@ -70,6 +71,7 @@ from memd.memory.ops import new_memory_id
 from memd.memory.tree import slugify
 
 JOB = "extract"
+log = logging.getLogger(__name__)
 BATCH_TURNS = 40
 BATCH_INPUT_TOKENS = 6000
 # What a request costs besides the turns: the answer (the prompt is PROMPT_TOKENS).
@@ -266,6 +268,25 @@ class _Extraction:
             planned.append((m, target, at, src))
         return plan_batch(planned, existing=existing, known=known, new_id=iter(new_memory_id, None))
 
+    def _add(self, a: Add, touched: set[str]) -> bool:
+        """Write a new item (and mark what it supersedes); False when its file is not inside
+        the memory roots (a link on its way leads elsewhere), where nothing is written."""
+        try:
+            path = self.ctx.indexer.resolve(a.target.path)  # a link is written at its target
+        except PathError as exc:
+            log.warning("extract: not written: %s", exc)
+            return False
+        # The new item first: a crash before the old one is marked leaves both, not neither.
+        append_item(path, a.target.section, a.text, a.meta, title=a.target.title)
+        touched.add(str(path))
+        for old in a.supersedes:
+            mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
+            update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
+            touched.add(old.path)
+            self.counts["superseded"] += 1
+        self.counts["added"] += 1
+        return True
+
     def _apply(
         self,
         plan: Plan,
@@ -280,18 +301,8 @@ class _Extraction:
         with self.ctx.lock:
             for a in plan.actions:
                 if isinstance(a, Add):
-                    # The new item first: a crash before the old one is marked leaves both, not neither.
-                    append_item(
-                        a.target.path, a.target.section, a.text, a.meta, title=a.target.title
-                    )
-                    touched.add(str(a.target.path))
-                    for old in a.supersedes:
-                        mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
-                        update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
-                        touched.add(old.path)
-                        self.counts["superseded"] += 1
-                    added.append(a)
-                    self.counts["added"] += 1
+                    if self._add(a, touched):
+                        added.append(a)
                 elif isinstance(a, Bump):
                     update_items(
                         Path(a.item.path), _has_id(a.item.id), _bump(self.ctx.today().isoformat())

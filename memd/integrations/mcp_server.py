@@ -74,9 +74,6 @@ def build_server(
     forward = _Forwarder(socket_path)
     base, context_project = _project_defaults(default_project, memory_dir, workspaces)
 
-    def here(project: str | None) -> str:
-        return project_param(project or "", base=base)
-
     @server.tool(title="Memory context", annotations=READ_ONLY)
     def memory_context(
         query: str = "",
@@ -95,7 +92,7 @@ def build_server(
         params = m.ContextParams(
             query=query,
             budget_tokens=budget_tokens,
-            project=here(project) if project else context_project,
+            project=project_param(project, base=base) if project else context_project,
             agent_id=agent_id or "",
             session_id=session_id or "",
         )
@@ -142,7 +139,7 @@ def build_server(
         preference, skill, project, task, decision or knowledge. Returns the new memory's id.
         """
         if scope == "project":
-            project = here(project or default_project)
+            project = project_param(project or default_project or "", base=base)
         params = m.RememberParams(
             text=text, scope=scope, type=type or "", project=project or "", agent_id=agent_id or ""
         )

@@ -195,3 +195,23 @@ def test_export_and_archival_never_read_or_write_through_outside_links(
         assert (memory / "journal" / "2000-01-02.md").exists()
     finally:
         d.stop()
+
+
+def test_an_agent_folder_linked_outside_gets_no_relationship_file(
+    home: Path, outside: Path
+) -> None:
+    d = DaemonProcess(home).start()
+    try:
+        os.symlink(outside, d.memory / "agents" / "evil")
+        turns = [{"session_id": "s-evil", "role": r, "agent_id": "evil", "content": c}
+                 for r, c in (("user", "I prefer tabs over spaces, always."),
+                              ("assistant", "Noted: tabs."))]  # fmt: skip
+        d.call("ingest", {"turns": turns})
+        d.call("run_job", {"name": "extract"})
+        assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+        assert (d.memory / "agents" / "evil").is_symlink()
+        # Nor is a relationship file there read back.
+        (outside / "relationship.md").write_text("# R\n\n## Memory Points\n\n- OUTSIDE-POINT\n")
+        assert "OUTSIDE-POINT" not in str(d.call("relationship", {"agent_id": "evil"}))
+    finally:
+        d.stop()
