@@ -304,6 +304,9 @@ class IngestParams(Params, frozen=True, kw_only=True):
     """
 
     turns: list[Any] | UnsetType = UNSET
+    # The same request sent again (a retry after a timeout) stores nothing twice: turns without
+    # an id get one from the request id and their place in the request.
+    request_id: str | UnsetType = UNSET
     session_id: Any = UNSET
     role: Any = UNSET
     content: Any = UNSET
@@ -340,6 +343,23 @@ class RecallResult(Result, kw_only=True):
     terms: list[str]
     sessions: list[dict[str, Any]]
     text: str
+
+
+class ForgetConversationParams(Params, frozen=True, kw_only=True):
+    """A session (its id, or the short id the journal prints) or some of its turns."""
+
+    session_id: str = ""
+    turn_ids: list[str] = []
+    confirm: bool = False  # without it, only say what would be removed
+
+
+class ForgetConversationResult(Result, kw_only=True):
+    session_id: str
+    title: str
+    turn_ids: list[str]
+    whole_session: bool
+    removed: bool
+    journal_entries: int = 0
 
 
 class ImportParams(Params, frozen=True, kw_only=True):
@@ -426,6 +446,9 @@ REINDEX = Signature("reindex", ReindexParams, ReindexResult)
 RUN_JOB = Signature("run_job", RunJobParams, RunJobResult)
 INGEST = Signature("ingest", IngestParams, IngestResult)
 RECALL = Signature("recall", RecallParams, RecallResult)
+FORGET_CONVERSATION = Signature(
+    "forget_conversation", ForgetConversationParams, ForgetConversationResult
+)
 IMPORT = Signature("import", ImportParams, Document)  # memd export or conversation logs
 EXPORT = Signature("export", ExportParams, ExportResult)
 SYNC_STATUS = Signature("sync_status", NoParams, Document)
@@ -437,7 +460,8 @@ SIGNATURES: dict[str, Signature[Any, Any]] = {
     s.name: s
     for s in (
         CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, STATUS, REINDEX, RUN_JOB,
-        INGEST, RECALL, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW, SYNC_INIT_SCHEMA, RELATIONSHIP,
+        INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW,
+        SYNC_INIT_SCHEMA, RELATIONSHIP,
     )
 }  # fmt: skip
 

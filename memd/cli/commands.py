@@ -345,6 +345,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     from memd.api import messages as m
 
+    if args.session_id or args.turn_ids:
+        return _forget_conversation(args)
+    if not args.what:
+        raise MemdError(
+            "say what to forget", hint="memd forget TEXT|ID, or memd forget --session ID"
+        )
     target = " ".join(args.what)
     by_id = target.startswith(("m_", "h_")) and " " not in target
     if by_id:
@@ -372,6 +378,42 @@ def cmd_forget(args: argparse.Namespace) -> int:
         args,
         res,
         "\n".join(f"forgot {r.id}: {r.text}" for r in res.removed) or "nothing removed",
+    )
+    return 0
+
+
+def _forget_conversation(args: argparse.Namespace) -> int:
+    """`memd forget --session ID [--turn ID …]`: a session, or some of its turns, everywhere."""
+    from memd.api import messages as m
+
+    if not args.session_id or args.what:
+        raise MemdError("--session names the conversation; give nothing else to forget with it",
+                        hint="memd forget --session ID [--turn TURN_ID …] [--yes]")  # fmt: skip
+    params = m.ForgetConversationParams(session_id=args.session_id, turn_ids=args.turn_ids or [])
+    plan = call(args, m.FORGET_CONVERSATION, params)
+    what = f"session {plan.session_id}" + (f" ({plan.title})" if plan.title else "")
+    if not plan.whole_session:
+        what += f": turns {', '.join(plan.turn_ids)}"
+    if not args.yes:
+        print(f"  {what}: {len(plan.turn_ids)} turns", file=sys.stderr)
+        if not sys.stdin.isatty():
+            print("memd: add --yes to forget them (no terminal to confirm on)", file=sys.stderr)
+            return 1
+        if input("Forget them everywhere memd keeps them? [y/N] ").strip().lower() not in (
+            "y",
+            "yes",
+        ):
+            print("nothing removed", file=sys.stderr)
+            return 1
+    params = m.ForgetConversationParams(
+        session_id=plan.session_id, turn_ids=plan.turn_ids if not plan.whole_session else [],
+        confirm=True,
+    )  # fmt: skip
+    res = call(args, m.FORGET_CONVERSATION, params, write=True)
+    _out(
+        args,
+        res,
+        f"forgot {what}: {len(res.turn_ids)} turns, {res.journal_entries} journal entries",
     )
     return 0
 
@@ -664,9 +706,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--type", help="personal, preference, skill, project, task, decision, knowledge"
     )
-    sp = add("forget", cmd_forget, "remove memories by id or matching text")
-    sp.add_argument("what", nargs="+")
+    sp = add("forget", cmd_forget, "remove memories by id or matching text, or a conversation")
+    sp.add_argument("what", nargs="*")
     sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    sp.add_argument(
+        "--session",
+        dest="session_id",
+        help="forget this conversation (its id or the journal's short id) everywhere",
+    )
+    sp.add_argument("--turn", dest="turn_ids", action="append",
+                    help="with --session: only this turn (repeatable)")  # fmt: skip
     sp = add("memories", cmd_memories, "list the memories in effect")
     sp.add_argument("--scope", choices=["user", "project", "agent"])
     sp.add_argument("--all", action="store_true", help="include superseded items")

@@ -1,29 +1,39 @@
 """Conversation memory as the daemon serves it.
 
-Methods: `ingest` (turns an app pushes), `recall`; the conversation half of `search`
-(`turn_hits`) and of `import` (`import_logs`); the conversation provider of `context`
-(`provider`); the `summarize` job; log tailing and the journal, with their status.
+Methods: `ingest` (turns an app pushes), `recall`, `forget_conversation`; the conversation
+half of `search` (`turn_hits`) and of `import` (`import_logs`); the conversation provider of
+`context` (`provider`); the `summarize` job; log tailing and the journal, with their status.
+
+A pushed turn is written to the files of pushed turns (`memd.conversations.pushed`) before it
+is stored and the push is answered, so a rebuilt index gets it back; at start the daemon reads
+what those files hold that the index lacks.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import hashlib
 import logging
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Host, JobSpec, Method
-from memd.conversations import imports, journal, logs
+from memd.conversations import forget, imports, journal, logs, pushed, repo
 from memd.conversations import recall as rc
 from memd.conversations import summary_job as summaries
-from memd.conversations.formats import parse_jsonl_line
-from memd.conversations.ingest import summaries_due, write_turns
-from memd.core.errors import InvalidParams, MemdError
-from memd.db import Store
+from memd.conversations.ingest import (
+    WriteReport,
+    forgotten_key,
+    summaries_due,
+    write_turns,
+)
+from memd.conversations.tailer import HEAD_BYTES, Checkpoint
+from memd.core.errors import InvalidParams
+from memd.core.models import Turn
+from memd.db import Connection, Store
 from memd.db.tables import count_rows
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
@@ -40,13 +50,20 @@ class Conversations:
         self.store = store
         self.memory = memory
         self.sources = logs.sources_from_settings(s.logs_claude_code, s.claude_dir, s.logs_sources)
+        data = s.paths.data_dir / "conversations"
+        self.pushed = pushed.PushedFiles(data / "pushed")
+        self.pushed_source = logs.LogSource(self.pushed.folder, pushed.FORMAT, watched=False)
+        self.forgotten = forget.ForgottenKeys(data / "forgotten")
+        # Appends to the files of pushed turns, their rewrites and their reading, one at a time.
+        self._push_lock = threading.Lock()
         self.ingestor = logs.LogIngestor(
             store,
-            self.sources,
+            [*self.sources, self.pushed_source],
             enabled=memory.ops.enabled,
             on_turns=lambda rep: self.write_journal(rep.sessions),
             on_poll=lambda: self.write_journal(None),
             poll_s=s.logs_poll_s,
+            own_files_lock=self._push_lock,
         )
 
     def write_journal(self, sessions: Iterable[str] | None) -> None:
@@ -86,7 +103,9 @@ class Conversations:
         if p.turns is not msg.UNSET:
             records: list[Any] = p.turns
         elif p.session_id is not msg.UNSET:
-            records = [msg.to_builtins(p)]
+            one = msg.to_builtins(p)
+            one.pop("request_id", None)
+            records = [one]
         else:
             records = []
         if not records:
@@ -96,24 +115,97 @@ class Conversations:
         if not self.memory.ops.enabled():
             return msg.IngestResult(enabled=False, accepted=0, added=0, sessions=[])
         now = time.time()
-        turns = []
-        for i, rec in enumerate(records):
-            if not isinstance(rec, dict):
-                raise InvalidParams(f"turns[{i}] is not an object")
-            # Pushed turns without a time are stamped now, which also keeps their ids distinct.
-            raw = json.dumps({"ts": now, **rec} if rec.get("ts") is None else rec).encode()
-            try:
-                parsed = parse_jsonl_line(raw, path="", lineno=i + 1)
-            except MemdError as exc:
-                raise InvalidParams(f"turns[{i}]: {exc}") from exc
-            turns += [dataclasses.replace(t, source="ingest", line=0) for t in parsed]
-        rep = self.store.w.run(lambda c: write_turns(c, turns, now=now))
+        request = p.request_id if isinstance(p.request_id, str) else ""
+        turns = pushed.turns_of_request(self.store.read(), records, request, now)
+        rep = self.push(turns, now)
         if rep.added or rep.updated:
             self.ingestor.notify(rep)
         return msg.IngestResult(
             enabled=True, accepted=len(turns), added=rep.added, updated=rep.updated,
             sessions=sorted(rep.sessions),
         )  # fmt: skip
+
+    def push(self, turns: Sequence[Turn], now: float) -> WriteReport:
+        """Write new or changed turns to today's file of pushed turns (flushed to disk), then
+        store them as that file's lines read back, so that reading the file again after the
+        index is lost gives the very same turns."""
+        with self._push_lock:
+            conn = self.store.read()
+            keys = [(t.session_id, t.turn_id) for t in turns]
+            stored = repo.existing_texts(conn, keys)
+            fresh = [t for t in turns if stored.get((t.session_id, t.turn_id)) != t.text]
+            if fresh and repo.any_forgotten(conn):
+                gone = repo.forgotten_among(conn, [forgotten_key(*k) for k in keys])
+                fresh = [t for t in fresh if forgotten_key(t.session_id, t.turn_id) not in gone]
+            if not fresh:
+                return WriteReport()
+            lines = [pushed.encode(t) for t in fresh]
+            app = self.pushed.append(lines, now)
+            path = str(app.path)
+            read_back = [
+                t
+                for i, raw in enumerate(lines)
+                for t in pushed.parse_line(raw[:-1], path=path, lineno=app.first_line + i)
+            ]
+            with open(app.path, "rb") as f:
+                head = f.read(HEAD_BYTES)
+            cp = Checkpoint(path, app.inode, app.end, app.end, app.first_line + len(lines) - 1,
+                            hashlib.sha1(head[: min(HEAD_BYTES, app.end)]).hexdigest())  # fmt: skip
+
+            def write(c: Connection) -> WriteReport:
+                rep = write_turns(c, read_back, now=now, prepared=True)
+                before = repo.checkpoint(c, path)
+                # The file's checkpoint moves on only when it stood where this append began;
+                # otherwise the next scan of the file reads what lies between.
+                if (before is None and app.start == 0) or (
+                    before is not None and before.inode == app.inode and before.offset == app.start
+                ):
+                    repo.save_checkpoint(c, path, pushed.FORMAT, cp, rep.added, now)
+                return rep
+
+            return self.store.w.run(write)
+
+    def forget_conversation(self, p: msg.ForgetConversationParams) -> msg.ForgetConversationResult:
+        if not p.session_id:
+            raise InvalidParams("param 'session_id' is required")
+        plan = forget.plan(self.store.read(), p.session_id, p.turn_ids)
+        out = msg.ForgetConversationResult(
+            session_id=plan.session_id, title=plan.title, turn_ids=plan.turn_ids,
+            whole_session=plan.whole, removed=False,
+        )  # fmt: skip
+        if not p.confirm:
+            return out
+        # The keys first: whatever happens next, no reading of a log brings the turns back.
+        self.forgotten.add(plan.keys)
+        # Also when the index has them from a log: the same turn may have been pushed as well.
+        with self._push_lock:
+            self.pushed.remove({(plan.session_id, t) for t in plan.turn_ids})
+        now = time.time()
+        self.store.w.run(lambda c: forget.apply(c, plan, now=now))
+        changed: list[str] = []
+        with self.memory.lock:
+            for day in forget.journal_files(self.host.settings.memory_dir):
+                n = journal.remove_entries(day, plan.session_id, plan.questions)
+                if n:
+                    out.journal_entries += n
+                    changed.append(str(day))
+        if changed:
+            self.memory.indexer.index_paths(changed)
+        ingest_log.info("forgot %d turns of session %s", len(plan.turn_ids), plan.session_id)
+        out.removed = True
+        return out
+
+    # -- start -----------------------------------------------------------------------------
+    def catch_up(self) -> None:
+        """Before the socket opens: the forgotten keys, then the pushed turns the index lacks
+        (all of them after the index was lost or rebuilt)."""
+        keys = self.forgotten.keys()
+        if keys:
+            self.store.w.run(lambda c: repo.add_forgotten(c, keys))
+        reports = self.ingestor.scan_own()
+        added = sum(r.added for r in reports)
+        if added:
+            ingest_log.info("read %d pushed turns back from %s", added, self.pushed.folder)
 
     def recall(self, p: msg.RecallParams) -> msg.RecallResult:
         out = rc.recall(
@@ -144,6 +236,12 @@ class Conversations:
                     runs="reader",
                     why="ranks turns: ms to 100 ms on long histories",
                 ),  # fmt: skip
+                Method(
+                    msg.FORGET_CONVERSATION,
+                    self.forget_conversation,
+                    writes=True,
+                    why="rewrites files and waits on the writer",
+                ),  # fmt: skip
             ],
             jobs=[
                 JobSpec(
@@ -154,6 +252,7 @@ class Conversations:
                 )
             ],
             status=[self.status],
+            startup=[self.catch_up],
             on_start=[self.ingestor.start],
             on_stop=[self.ingestor.stop],
         )

@@ -25,6 +25,7 @@ import orjson
 
 from memd.core.errors import ParseError
 from memd.core.models import Turn
+from memd.core.redact import join_redacted
 
 __all__ = [
     "CLAUDE_CODE_AGENT",
@@ -112,8 +113,12 @@ _TAG_ALTERNATION = "|".join(re.escape(t) for t in _WRAPPER_TAGS)
 _WRAPPER_SPAN = re.compile(rf"<({_TAG_ALTERNATION})>.*?</\1>", re.DOTALL)
 _WRAPPER_OPEN = re.compile(rf"\s*<(?:{_TAG_ALTERNATION})>")
 
-# Epoch values above this are milliseconds (1e12 s is the year 33658).
-_EPOCH_MS_THRESHOLD = 1e12
+# Epoch numbers are read by magnitude: below 1e11 seconds (the year 5138), below 1e14
+# milliseconds, below 1e17 microseconds, below 1e20 nanoseconds. Times must fall between the
+# epoch and the end of the year 9999, the range every date function can show.
+_EPOCH_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (1e20, 1e9))
+MAX_TS = 253402300799.0
+_TS_HELP = "epoch seconds, milliseconds, microseconds or nanoseconds, or an ISO-8601 string"
 
 
 # --------------------------------------------------------------------------- Claude Code
@@ -181,7 +186,7 @@ def parse_claude_code_line(
     if not text:
         return []
 
-    ts = _parse_ts(obj.get("timestamp"), path=path, lineno=lineno, required=True)
+    ts = _parse_ts(obj.get("timestamp"), path=path, lineno=lineno, required=True, field="timestamp")
     if run_id is not None:
         return [SubagentTurn(session_id, run_id, turn_id, kind, ts)]
     parent = obj.get("parentUuid")
@@ -228,7 +233,7 @@ def _claude_user_text(content: Any) -> str:
         return ""
     # Only `text` blocks are the human's words; tool_result and image blocks are dropped.
     pieces = [_strip_wrappers(text) for text in _text_blocks(content)]
-    return "\n\n".join(p for p in pieces if p)
+    return join_redacted([p for p in pieces if p], "\n\n")
 
 
 def _claude_assistant_text(content: Any) -> str:
@@ -237,7 +242,7 @@ def _claude_assistant_text(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     pieces = [text.strip() for text in _text_blocks(content)]
-    return "\n\n".join(p for p in pieces if p)
+    return join_redacted([p for p in pieces if p], "\n\n")
 
 
 def _text_blocks(content: list[Any]) -> list[str]:
@@ -289,17 +294,17 @@ def _generic_message(obj: dict[str, Any], *, path: str, lineno: int) -> list[Tur
     session_id = _id_field(obj, "session_id", path=path, lineno=lineno, required=True)
     role = obj.get("role")
     if not isinstance(role, str) or not role:
-        raise ParseError('missing or non-string "role"', path=path, line=lineno)
+        raise ParseError('missing or non-string "role"', path=path, line=lineno, field="role")
     if role not in _ROLES:
         return []
     if obj.get("content") is None:
-        raise ParseError('missing "content"', path=path, line=lineno)
+        raise ParseError('missing "content"', path=path, line=lineno, field="content")
     text = _parts_text(obj["content"], what='"content"', path=path, lineno=lineno)
     agent_id = _str_field(obj, "agent_id", path=path, lineno=lineno)
     project = _str_field(obj, "project", path=path, lineno=lineno)
     title = _str_field(obj, "title", path=path, lineno=lineno)
     speaker = _str_field(obj, "name", path=path, lineno=lineno)
-    ts = _parse_ts(obj.get("ts"), path=path, lineno=lineno, required=False)
+    ts = _parse_ts(obj.get("ts"), path=path, lineno=lineno, required=False, field="ts")
     turn_id = _id_field(obj, "id", path=path, lineno=lineno, required=False)
     if not text:
         return []
@@ -327,7 +332,7 @@ def _generic_message(obj: dict[str, Any], *, path: str, lineno: int) -> list[Tur
 def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: int) -> list[Turn]:
     messages = obj["messages"]
     if not isinstance(messages, list):
-        raise ParseError('"messages" must be an array', path=path, line=lineno)
+        raise ParseError('"messages" must be an array', path=path, line=lineno, field="messages")
     session_id = _id_field(obj, "id", path=path, lineno=lineno, required=False)
     if not session_id:
         session_id = hashlib.sha1(raw.strip()).hexdigest()
@@ -336,10 +341,17 @@ def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: 
     parent = ""
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise ParseError(f"messages[{index}] is not an object", path=path, line=lineno)
+            raise ParseError(
+                f"messages[{index}] is not an object", path=path, line=lineno, field="messages"
+            )
         role = message.get("role")
         if not isinstance(role, str) or not role:
-            raise ParseError(f'messages[{index}] has no "role"', path=path, line=lineno)
+            raise ParseError(
+                f'messages[{index}] has no "role"',
+                path=path,
+                line=lineno,
+                field=f"messages[{index}].role",
+            )
         if role not in _ROLES:
             continue
         # An assistant message that only calls tools has "content": null.
@@ -348,7 +360,7 @@ def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: 
         )
         if not text:
             continue
-        stamp = message.get("timestamp", message.get("ts"))
+        key = "timestamp" if "timestamp" in message else "ts"
         name = message.get("name")
         turn_id = f"{session_id}:{index}"
         turns.append(
@@ -358,7 +370,13 @@ def _openai_conversation(obj: dict[str, Any], raw: bytes, *, path: str, lineno: 
                 turn_id=turn_id,
                 role=role,
                 text=text,
-                ts=_parse_ts(stamp, path=path, lineno=lineno, required=False),
+                ts=_parse_ts(
+                    message.get(key),
+                    path=path,
+                    lineno=lineno,
+                    required=False,
+                    field=f"messages[{index}].{key}",
+                ),  # fmt: skip
                 source_path=path,
                 session_title=title,
                 parent_id=parent,
@@ -387,11 +405,12 @@ def _parts_text(content: Any, *, what: str, path: str, lineno: int) -> str:
                 and isinstance(part.get("text"), str)
             ):
                 pieces.append(part["text"].strip())
-        return "\n\n".join(p for p in pieces if p)
+        return join_redacted([p for p in pieces if p], "\n\n")
     raise ParseError(
         f"{what} must be a string or an array of parts, got {_json_type(content)}",
         path=path,
         line=lineno,
+        field=what.strip('"'),
     )
 
 
@@ -476,7 +495,7 @@ def _chatgpt_turns(
 ) -> list[Turn]:
     session_id = str(conv.get("id") or conv.get("conversation_id"))
     title = conv.get("title") if isinstance(conv.get("title"), str) else ""
-    fallback_ts = _as_number(conv.get("create_time")) or 0.0
+    fallback_ts = _epoch_or_none(conv.get("create_time")) or 0.0
     turns: list[Turn] = []
     parent = ""
     for node in nodes:
@@ -507,7 +526,7 @@ def _chatgpt_turns(
         if not isinstance(turn_id, str) or not turn_id:
             _count(skipped, "malformed")
             continue
-        created = _as_number(message.get("create_time"))
+        created = _epoch_or_none(message.get("create_time"))
         turns.append(
             Turn(
                 source="chatgpt",
@@ -538,9 +557,9 @@ def _chatgpt_text(content: Any) -> str | None:
                 pieces.append(part.strip())
             elif isinstance(part, dict):
                 pieces.append(_attachment_placeholder(part))
-        return "\n".join(p for p in pieces if p)
+        return join_redacted([p for p in pieces if p], "\n")
     if isinstance(parts, list) and any(isinstance(p, str) for p in parts):
-        return "\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+        return join_redacted([p.strip() for p in parts if isinstance(p, str) and p.strip()], "\n")
     if kind == "text":
         return "" if isinstance(parts, list) else None
     text = content.get("text")
@@ -597,36 +616,66 @@ def _load_object(raw: bytes, *, path: str, lineno: int) -> dict[str, Any] | None
     return obj
 
 
-def _parse_ts(value: Any, *, path: str, lineno: int, required: bool) -> float:
-    """Epoch seconds (UTC) from epoch seconds, epoch milliseconds or an ISO-8601 string."""
+def _parse_ts(
+    value: Any, *, path: str, lineno: int, required: bool, field: str = "timestamp"
+) -> float:
+    """Epoch seconds (UTC) from an epoch number in any unit (`epoch_seconds`) or an ISO-8601
+    string; 0.0 when absent and not `required`. The error names `field`."""
     if value is None or value == "":
         if required:
-            raise ParseError("missing timestamp", path=path, line=lineno)
+            raise ParseError(f'missing "{field}"', path=path, line=lineno, field=field)
         return 0.0
     number = _as_number(value)
+    if number is None and isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
     if number is not None:
-        seconds = number
-    elif isinstance(value, str):
-        seconds = _parse_ts_string(value.strip(), path=path, lineno=lineno)
-    else:
-        raise ParseError(f"timestamp is a {_json_type(value)}", path=path, line=lineno)
-    if not math.isfinite(seconds):
-        raise ParseError(f"timestamp {value!r} is not finite", path=path, line=lineno)
-    return seconds / 1000.0 if abs(seconds) > _EPOCH_MS_THRESHOLD else seconds
+        seconds = epoch_seconds(number)
+        if seconds is None:
+            raise ParseError(f'"{field}": {value!r} is not a time from 1970 to 9999 ({_TS_HELP})',
+                             path=path, line=lineno, field=field)  # fmt: skip
+        return seconds
+    if not isinstance(value, str):
+        raise ParseError(f'"{field}" must be a time ({_TS_HELP}), got {_json_type(value)}',
+                         path=path, line=lineno, field=field)  # fmt: skip
+    seconds = _parse_iso(value.strip())
+    if seconds is None or not 0 <= seconds <= MAX_TS:
+        raise ParseError(f'"{field}": unreadable time {value!r} (expected {_TS_HELP}, from 1970 to 9999)',
+                         path=path, line=lineno, field=field)  # fmt: skip
+    return seconds
 
 
-def _parse_ts_string(value: str, *, path: str, lineno: int) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        pass
+def epoch_seconds(number: float) -> float | None:
+    """An epoch number in seconds, ms, µs or ns (told apart by magnitude) as seconds; None
+    when it is not finite or falls outside 1970 to 9999."""
+    if not math.isfinite(number) or number < 0:
+        return None
+    for limit, per_second in _EPOCH_UNITS:
+        if number < limit:
+            seconds = number / per_second
+            return seconds if seconds <= MAX_TS else None
+    return None
+
+
+def _parse_iso(value: str) -> float | None:
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise ParseError(f"unreadable timestamp {value!r}", path=path, line=lineno) from exc
+    except ValueError:
+        return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError):
+        return None
+
+
+def _epoch_or_none(value: Any) -> float | None:
+    """An epoch number as seconds (`epoch_seconds`); None when it is not one."""
+    number = _as_number(value)
+    return None if number is None else epoch_seconds(number)
 
 
 def _as_number(value: Any) -> float | None:
@@ -643,11 +692,12 @@ def _id_field(obj: dict[str, Any], key: str, *, path: str, lineno: int, required
         return str(value)
     if value is None or value == "":
         if required:
-            raise ParseError(f'missing "{key}"', path=path, line=lineno)
+            raise ParseError(f'missing "{key}"', path=path, line=lineno, field=key)
         return ""
     raise ParseError(
-        f'"{key}" must be a string or an integer, got {_json_type(value)}', path=path, line=lineno
-    )
+        f'"{key}" must be a string or an integer, got {_json_type(value)}',
+        path=path, line=lineno, field=key,
+    )  # fmt: skip
 
 
 def _str_field(obj: dict[str, Any], key: str, *, path: str, lineno: int) -> str:
@@ -656,7 +706,9 @@ def _str_field(obj: dict[str, Any], key: str, *, path: str, lineno: int) -> str:
         return ""
     if isinstance(value, str):
         return value
-    raise ParseError(f'"{key}" must be a string, got {_json_type(value)}', path=path, line=lineno)
+    raise ParseError(
+        f'"{key}" must be a string, got {_json_type(value)}', path=path, line=lineno, field=key
+    )
 
 
 def _sha1_json(values: list[Any]) -> str:

@@ -3,13 +3,17 @@
 Every function here runs inside one writer transaction (`store.w.run(lambda c: ...)`), so the
 turns of a batch, their sessions and the log checkpoint that produced them commit together.
 Turns are keyed by `(session_id, turn_id)`: writing the same turn again changes nothing, which
-is what makes re-reading a log (after a crash, a truncation or a replaced file) harmless.
-Texts are redacted (secrets, `<private>` spans) before they reach a table.
+is what makes re-reading a log (after a crash, a truncation or a replaced file) harmless; a
+turn forgotten on purpose (`forgotten_key`) is never written again. Texts, and the names,
+projects, agents and titles that come with them, are redacted (secrets, `<private>` spans)
+before they reach a table.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -67,13 +71,37 @@ def clean_text(text: str) -> str:
     return _cap(redact(text).strip())
 
 
+@functools.lru_cache(maxsize=4096)
+def _clean_field(value: str) -> str:
+    # The same few names, projects and agents come with every turn of a log.
+    return redact(value)
+
+
+def clean_turn(t: Turn) -> Turn:
+    """A turn as it is stored: its text (`clean_text`) and its name, project, agent and title
+    redacted."""
+    text = clean_text(t.text)
+    speaker, project, agent, title = (
+        _clean_field(v) if v else v for v in (t.speaker, t.project, t.agent_id, t.session_title)
+    )
+    if (text, speaker, project, agent, title) == (t.text, t.speaker, t.project, t.agent_id,
+                                                  t.session_title):  # fmt: skip
+        return t
+    return dataclasses.replace(
+        t, text=text, speaker=speaker, project=project, agent_id=agent, session_title=title
+    )
+
+
 def prepare(turns: Sequence[Turn]) -> list[Turn]:
-    """Turns with their stored text (`clean_text`), so the redaction can run off the writer thread."""
-    out = []
-    for t in turns:
-        text = clean_text(t.text)
-        out.append(t if text == t.text else dataclasses.replace(t, text=text))
-    return out
+    """Turns as they are stored (`clean_turn`), so the redaction can run off the writer thread."""
+    return [clean_turn(t) for t in turns]
+
+
+def forgotten_key(session_id: str, turn_id: str) -> str:
+    """How a forgotten turn is remembered: a hash of its key, not the ids themselves."""
+    return hashlib.sha256(f"{session_id}\0{turn_id}".encode("utf-8", "surrogatepass")).hexdigest()[
+        :32
+    ]
 
 
 def write_turns(
@@ -96,15 +124,17 @@ def write_turns(
     rep = WriteReport()
     batch: dict[tuple[str, str], _Pending] = {}
     for t in turns:
-        text = t.text if prepared else clean_text(t.text)
+        if not prepared:
+            t = clean_turn(t)
         key = (t.session_id, t.turn_id)
         p = batch.get(key)
         if p is None:
             p = batch[key] = _Pending(t if t.ts else dataclasses.replace(t, ts=now), "")
         if t.part_id:
-            p.parts.append((t.line, t.part_id, text))
+            p.parts.append((t.line, t.part_id, t.text))
         else:
-            p.text = text
+            p.text = t.text
+    _drop_forgotten(conn, batch)
     if not batch:
         return rep
     existing = repo.existing_texts(conn, batch.keys())
@@ -148,6 +178,14 @@ def write_turns(
         for sid in touched:
             refresh_summary(conn, sid, now=now)
     return rep
+
+
+def _drop_forgotten(conn: Connection, batch: dict[tuple[str, str], _Pending]) -> None:
+    if not batch or not repo.any_forgotten(conn):
+        return
+    keys = {forgotten_key(*k): k for k in batch}
+    for key in repo.forgotten_among(conn, list(keys)):
+        del batch[keys[key]]
 
 
 def refresh_summaries(

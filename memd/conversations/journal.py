@@ -2,9 +2,12 @@
 
 Entries are grouped under one `## <session title> · <session id>` heading per session and day,
 in local time. Each entry is a list item carrying the id of its question turn in a
-`<!-- memd turn=… -->` comment, so writing the same exchange twice (after a crash between
-the file write and the database update) never duplicates it; the file stays hand-editable.
-`sessions.journal_upto` remembers the last turn journaled, so an exchange is planned once.
+`<!-- memd turn=… -->` comment; an entry is known by that id and the session of the heading it
+sits under (apps number their turns `q1`, `a1`, … in every session), so writing the same
+exchange twice (after a crash between the file write and the database update) never
+duplicates it, and two sessions with the same turn ids both get their entries. The file stays
+hand-editable. `sessions.journal_upto` remembers the last turn journaled, so an exchange is
+planned once.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from memd.conversations.repo import lagging_sessions as lagging_sessions
 from memd.core.fsio import atomic_write
 from memd.core.text import META_COMMENT, shorten
 from memd.db import Store
-from memd.memory.edit import read_lines
+from memd.memory.edit import file_lock, read_lines
 from memd.memory.parse import format_meta, parse_meta
 
 QUESTION_CHARS = 80
@@ -124,6 +127,9 @@ def _heading_re(session_id: str) -> re.Pattern[str]:
     return re.compile(r"^##[ \t]+.*·[ \t]*" + re.escape(short_id(session_id)) + r"[ \t]*$")
 
 
+_ANY_HEADING = re.compile(r"^##[ \t]+.*·[ \t]*(\S+)[ \t]*$")
+
+
 def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
     """Append entries to their day files, under their session's heading; returns lines written."""
     by_day: dict[dt.date, dict[str, list[Entry]]] = {}
@@ -140,8 +146,9 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
         for es in sessions.values():
             new = []
             for e in es:
-                if e.turn_id not in seen:
-                    seen.add(e.turn_id)
+                key = (short_id(e.session_id), e.turn_id)
+                if key not in seen:
+                    seen.add(key)
                     new.append(e)
             if new:
                 _insert(lines, new)
@@ -154,15 +161,57 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
     return written
 
 
-def _journaled_turns(lines: list[str]) -> set[str]:
-    """The turn ids in the metadata comments of a day file (entries already written)."""
-    return {
-        meta["turn"]
-        for line in lines
-        if "<!--" in line
-        for m in META_COMMENT.finditer(line)
-        if "turn" in (meta := parse_meta(m.group(1)))
-    }
+def _journaled_turns(lines: list[str]) -> set[tuple[str, str]]:
+    """(short session id of the heading, turn id) of the entries already in a day file."""
+    out: set[tuple[str, str]] = set()
+    session = ""
+    for line in lines:
+        if line.startswith("#"):
+            m = _ANY_HEADING.match(line)
+            session = m.group(1) if m else ""
+        elif "<!--" in line:
+            turn = _entry_turn(line)
+            if turn is not None:
+                out.add((session, turn))
+    return out
+
+
+def _entry_turn(line: str) -> str | None:
+    """The question turn id of an entry line (None for any other line)."""
+    for m in META_COMMENT.finditer(line):
+        turn = parse_meta(m.group(1)).get("turn")
+        if turn is not None:
+            return turn
+    return None
+
+
+def remove_entries(path: Path, session_id: str, turn_ids: Collection[str] | None) -> int:
+    """Remove a session's entries from a day file: all of them, or those whose question is one
+    of `turn_ids`. A session heading left with nothing under it goes too; lines written by hand
+    stay. Returns the number of entries removed."""
+    with file_lock(path):
+        lines = read_lines(path)
+        pat = _heading_re(session_id)
+        out: list[str] = []
+        removed = 0
+        section: int | None = None  # where the session's heading is in `out`
+        for line in lines + ["## "]:  # a sentinel closes the last section
+            if line.startswith("#"):
+                if section is not None and not any(x.strip() for x in out[section + 1 :]):
+                    del out[section:]
+                section = len(out) if pat.match(line) else None
+            elif section is not None and "<!--" in line:
+                turn = _entry_turn(line)
+                if turn is not None and (turn_ids is None or turn in turn_ids):
+                    removed += 1
+                    continue
+            out.append(line)
+        out.pop()  # the sentinel
+        if removed:
+            while len(out) > 1 and out[-1] == "" and out[-2] == "":
+                out.pop()
+            atomic_write(path, "\n".join(out))
+    return removed
 
 
 def _insert(lines: list[str], es: list[Entry]) -> None:

@@ -10,7 +10,13 @@ and line number and the rest of the file goes on. A log that disappears is only 
 deleted: what memd learned from it stays.
 
 Live changes come from a `Watcher` on the source folders; a slow poll catches anything the
-watcher missed (and files that are written continuously, which a debounce would hold back).
+watcher missed (and files that are written continuously, which a debounce would hold back). A
+source folder that does not exist yet (Claude Code before its first run) is watched for from
+its nearest existing parent, and read as soon as it appears.
+
+The files of pushed turns (`memd.conversations.pushed`) are a source too, one memd writes
+itself: not watched, but read at start and checked on every poll, so a rebuilt index gets
+them back.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.conversations import repo
+from memd.conversations import pushed, repo
 from memd.conversations.formats import (
     CLAUDE_CODE_AGENT,
     SessionTitle,
@@ -77,6 +83,7 @@ class LogSource:
     root: Path
     format: str
     agent: str = ""
+    watched: bool = True  # False for memd's own files, which it reads when it wrote them
 
     def accepts(self, path: str) -> bool:
         """Whether `path` is a log of this source."""
@@ -89,6 +96,8 @@ class LogSource:
             parts = Path(os.path.relpath(path, root)).parts
             subagent = len(parts) == 4 and parts[2] == "subagents" and parts[3].startswith("agent-")
             return len(parts) == 2 or subagent
+        if self.format == pushed.FORMAT:
+            return os.path.dirname(path) == root
         return True
 
     def files(self) -> list[str]:
@@ -97,11 +106,10 @@ class LogSource:
             return [str(self.root)] if self.accepts(str(self.root)) else []
         if not self.root.is_dir():
             return []
-        patterns = (
-            ("*/*.jsonl", "*/*/subagents/*.jsonl")
-            if self.format == "claude-code"
-            else ("**/*.jsonl",)
-        )
+        patterns = {
+            "claude-code": ("*/*.jsonl", "*/*/subagents/*.jsonl"),
+            pushed.FORMAT: ("*.jsonl",),
+        }.get(self.format, ("**/*.jsonl",))
         found = (str(f) for pattern in patterns for f in self.root.glob(pattern))
         return sorted(p for p in found if self.accepts(p))
 
@@ -123,9 +131,9 @@ def subagent_type(path: str) -> str:
 def sources_from_settings(
     claude_code: bool, claude_dir: Path, extra: Iterable[dict[str, Any]]
 ) -> list[LogSource]:
-    """The configured log sources; Claude Code's folder only when it exists."""
+    """The configured log sources (Claude Code's folder whether it exists yet or not)."""
     out = []
-    if claude_code and claude_dir.is_dir():
+    if claude_code:
         out.append(LogSource(claude_dir, "claude-code", CLAUDE_CODE_AGENT))
     for i, entry in enumerate(extra):
         path, fmt = entry.get("path"), entry.get("format", "jsonl")
@@ -179,6 +187,7 @@ class LogIngestor:
         poll_s: float = 5.0,
         debounce_s: float = 0.05,
         chunk_bytes: int = CHUNK_BYTES,
+        own_files_lock: threading.Lock | None = None,
     ) -> None:
         self.store = store
         self.sources = sources
@@ -191,14 +200,18 @@ class LogIngestor:
         self.watcher: Watcher | None = None
         self.last_scan_at = 0.0
         self._lock = threading.Lock()
+        # Held while memd's own files (unwatched sources) are read: their writer holds it too.
+        self.own_files_lock = own_files_lock or threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a source folder appeared: scan now
         self._poller: threading.Thread | None = None
         self._last_scan = 0.0
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
-        """Watch the source folders and poll them; the first scan runs in the background."""
-        roots = [s.root for s in self.sources if s.root.is_dir()]
+        """Watch the source folders (or wait for them to appear) and poll them; the first scan
+        runs in the background."""
+        roots = [s.root for s in self.sources if s.watched]
         if roots:
             self.watcher = Watcher(
                 self.ingest_paths,
@@ -207,13 +220,19 @@ class LogIngestor:
                 name="log-watcher",
             )
             for r in roots:
-                self.watcher.watch(r)
+                self.watcher.watch_when_present(r, on_present=self._appeared)
             self.watcher.start()
         self._poller = threading.Thread(target=self._poll_loop, name="memd-log-poll", daemon=True)
         self._poller.start()
 
+    def _appeared(self, root: Path) -> None:
+        log.info("log folder %s appeared: watching it", root)
+        self._last_scan = 0.0
+        self._wake.set()
+
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self.watcher is not None:
             self.watcher.stop()
         if self._poller is not None and self._poller.is_alive():
@@ -225,7 +244,7 @@ class LogIngestor:
         watched = (
             w is not None
             and not w.fallbacks
-            and all(str(src.root) in w.watched_roots for src in self.sources)
+            and all(str(src.root) in w.watched_roots for src in self.sources if src.watched)
         )
         return not watched or now - self._last_scan >= WATCHED_RESCAN_S
 
@@ -236,8 +255,9 @@ class LogIngestor:
                 if self._needs_scan(now):
                     # Idle CPU grows with the number of transcripts scanned, so a folder the
                     # watcher already reports on is rescanned only every few minutes.
-                    self.scan(quick=True)
+                    self.scan(quick=True, sources=[s for s in self.sources if s.watched])
                     self._last_scan = now
+                self.scan_own()
                 # Catch-up work waits while a log is being read: that read refreshes its own
                 # sessions when it ends, and meanwhile it needs the writer (and the GIL).
                 if not self._lock.locked():
@@ -247,7 +267,8 @@ class LogIngestor:
             except Exception:
                 # A broken source must not end tailing for the others; the next poll retries.
                 log.exception("log scan failed")
-            self._stop.wait(self.poll_s)
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
 
     def refresh_due_summaries(self) -> int:
         """Rebuild the summaries still due (a bulk load cut short by a crash leaves some)."""
@@ -263,16 +284,18 @@ class LogIngestor:
         return done
 
     def _accepts(self, path: str) -> bool:
-        return any(s.accepts(path) for s in self.sources)
+        return any(s.watched and s.accepts(path) for s in self.sources)
 
     # -- reading ---------------------------------------------------------------------------
-    def scan(self, *, quick: bool = False) -> list[FileReport]:
-        """Read every log of every source; with `quick`, files whose size matches their
-        checkpoint are not opened. Logs that disappeared are marked deleted."""
+    def scan(
+        self, *, quick: bool = False, sources: Sequence[LogSource] | None = None
+    ) -> list[FileReport]:
+        """Read every log of every source (or of `sources`); with `quick`, files whose size
+        matches their checkpoint are not opened. Logs that disappeared are marked deleted."""
         known = self._known()
         seen: set[str] = set()
         todo: list[tuple[str, str]] = []
-        for src in self.sources:
+        for src in self.sources if sources is None else sources:
             for path in src.files():
                 if self._stop.is_set():
                     return []
@@ -293,11 +316,16 @@ class LogIngestor:
         self.last_scan_at = time.time()
         return reports
 
+    def scan_own(self) -> list[FileReport]:
+        """Read what memd's own files hold that the index lacks (all of it after a rebuild)."""
+        with self.own_files_lock:
+            return self.scan(quick=True, sources=[s for s in self.sources if not s.watched])
+
     def ingest_paths(self, paths: list[str]) -> list[FileReport]:
         """Read the given files (the watcher's callback)."""
         files = []
         for p in paths:
-            src = next((s for s in self.sources if s.accepts(p)), None)
+            src = next((s for s in self.sources if s.watched and s.accepts(p)), None)
             if src is not None:
                 files.append((p, src.format))
         return self.ingest_files(files)
@@ -416,7 +444,9 @@ class LogIngestor:
         hint = Path(path).stem
         for lineno, raw in lines:
             try:
-                if fmt == "claude-code":
+                if fmt == pushed.FORMAT:
+                    turns.extend(pushed.parse_line(raw, path=path, lineno=lineno))
+                elif fmt == "claude-code":
                     for rec in parse_claude_code_line(
                         raw, path=path, lineno=lineno, session_hint=hint
                     ):
@@ -520,15 +550,20 @@ class LogIngestor:
     def status(self) -> dict[str, Any]:
         """Files tailed, turns, sessions, bad lines (the most recent with file:line)."""
         conn = self.store.read()
-        files = repo.log_totals(conn)
+        files = repo.log_totals(conn, exclude_format=pushed.FORMAT)
         recent = repo.recent_bad_lines(conn, RECENT_BAD_LINES)
+        watcher = self.watcher.mode if self.watcher else "not watching"
+        if self.watcher and (waiting := self.watcher.waiting_for):
+            watcher += "; waiting for " + ", ".join(waiting) + " to appear"
         return {
-            "sources": [{"path": str(s.root), "format": s.format} for s in self.sources],
+            "sources": [
+                {"path": str(s.root), "format": s.format} for s in self.sources if s.watched
+            ],
             "files": files.files - files.deleted,
             "deleted_files": files.deleted,
             "turns_from_logs": files.turns,
             "bad_lines": files.bad_lines,
             "recent_bad_lines": [f"{path}:{line}: {why}" for path, line, why in recent],
-            "watcher": self.watcher.mode if self.watcher else "not watching",
+            "watcher": watcher,
             "last_scan_at": self.last_scan_at or None,
         }

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.conversations import repo
+from memd.conversations.journal import short_id
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, shorten, snippet, terms
@@ -354,6 +355,29 @@ def _session_dict(r: repo.SessionRow) -> dict[str, Any]:
     }  # fmt: skip
 
 
+SHORT_ID = re.compile(r"[^\s]{8}-[0-9a-f]{4}")
+MIN_PREFIX = 4
+
+
+def resolve_session(conn: Connection, given: str) -> str:
+    """The id of the session `given` names: its whole id, the short id the journal prints in its
+    headings, or the start of an id that only one session has. NotFound when none does,
+    InvalidParams when several do."""
+    if repo.title_source(conn, given) is not None:
+        return given
+    matches: list[str] = []
+    if SHORT_ID.fullmatch(given):
+        matches = [c for c in repo.session_ids_from(conn, given[:8], 1000) if short_id(c) == given]
+    if not matches and len(given) >= MIN_PREFIX:
+        matches = repo.session_ids_from(conn, given, 6)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:5]) + (", …" if len(matches) > 5 else "")
+        raise InvalidParams(f"session {given!r} is ambiguous: {shown}; give more of its id")
+    raise NotFound(f"no session {given!r}")
+
+
 def _session_row(conn: Connection, session_id: str) -> repo.SessionRow:
     row = repo.session(conn, session_id)
     if row is None:
@@ -409,6 +433,8 @@ def recall(
         raise InvalidParams(f"mode {mode!r} needs a session_id")
     if mode in ("topic", "within") and not query.strip():
         raise InvalidParams(f"mode {mode!r} needs a query")
+    if mode in ("session", "within"):
+        session_id = resolve_session(conn, session_id)
     sessions: list[dict[str, Any]] = []
     qt = topic_terms(query)
     if mode == "sessions":

@@ -61,12 +61,13 @@ class SourceError(MemdError):
 
 
 class ParseError(SourceError):
-    """One record in a source is malformed."""
+    """One record in a source is malformed (`field`: the field at fault, when one is)."""
 
-    def __init__(self, message: str, *, path: str = "", line: int = 0) -> None:
+    def __init__(self, message: str, *, path: str = "", line: int = 0, field: str = "") -> None:
         super().__init__(message)
         self.path = path
         self.line = line
+        self.field = field
 
 
 class ProtocolError(MemdError):

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
-__all__ = ["find_secrets", "redact"]
+__all__ = ["find_secrets", "join_redacted", "redact"]
 
 _PLACEHOLDER_PREFIX = "[REDACTED:"
 
@@ -211,3 +212,36 @@ def redact(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def join_redacted(pieces: Sequence[str], sep: str) -> str:
+    """`sep.join(pieces)` with the secrets of the pieces read as one text replaced.
+
+    Content arrays and streamed messages can split a token between two pieces: redacting the
+    joined text would see two halves, neither of them a secret. Here the pieces are scanned as
+    they were written, back to back, and each secret found is replaced in the first piece that
+    holds part of it (its rest is dropped from the others). `redact` still runs on the result.
+    """
+    if len(pieces) < 2:
+        return sep.join(pieces)
+    whole = "".join(pieces)
+    hits = _scan(whole)
+    if not hits:
+        return sep.join(pieces)
+    out: list[str] = []
+    start = 0
+    for piece in pieces:
+        end = start + len(piece)
+        kept: list[str] = []
+        pos = start
+        for s, e, kind in hits:
+            if e <= start or s >= end:
+                continue
+            kept.append(whole[pos : max(s, pos)])
+            if s >= start:
+                kept.append(_placeholder(kind, whole[s:e]))
+            pos = min(e, end)
+        kept.append(whole[pos:end])
+        out.append("".join(kept))
+        start = end
+    return sep.join(out)

@@ -4,6 +4,10 @@ Never trust the event type: editors save by writing a temp file and renaming it 
 original (vim, VS Code, JetBrains), so every event just marks its path(s) dirty; after a quiet
 period the callback re-reads whatever is there. When inotify runs out of watches or instances,
 the root falls back to polling and says so.
+
+A folder that does not exist yet (an app's log folder before its first run) is waited for:
+its nearest existing parent is watched, not recursively, and the folder gets its own
+recursive watch the moment it appears (`watch_when_present`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from watchdog.events import (
@@ -26,7 +31,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserver
 
 from memd.core.fsio import make_private_dir
@@ -53,6 +58,34 @@ class _Handler(FileSystemEventHandler):
                 self.watcher.mark(p)
 
 
+class _AnchorHandler(FileSystemEventHandler):
+    """Events in the nearest existing parent of a root that is not there yet."""
+
+    def __init__(self, watcher: Watcher, root: Path) -> None:
+        self.watcher = watcher
+        self.root = root
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if isinstance(event, FileOpenedEvent | FileClosedNoWriteEvent):
+            return
+        key = str(self.root)
+        for p in (event.src_path, event.dest_path):
+            if p and os.fsdecode(p) == key and self.watcher.accept(key):
+                self.watcher.mark(key)  # a root that is one file, written in its folder
+        # Moved on by the flush thread: this one holds the observer's lock, and moving a watch
+        # needs it after the watcher's own (the order every other caller takes them in).
+        self.watcher.follow(self.root)
+
+
+@dataclass
+class _Pending:
+    """A root waited for: the folder watched meanwhile, and what to call when it appears."""
+
+    anchor: Path
+    watch: ObservedWatch | None
+    on_present: Callable[[Path], object] | None
+
+
 class Watcher:
     """Recursive watches on several roots feeding one debounced callback."""
 
@@ -77,10 +110,19 @@ class Watcher:
         self._stop = False
         self._flusher = threading.Thread(target=self._flush_loop, name=f"memd-{name}", daemon=True)
         self._watched: set[str] = set()
+        self._pending: dict[str, _Pending] = {}
+        self._pending_lock = threading.RLock()
+        self._appeared: set[str] = set()
 
     @property
     def watched_roots(self) -> frozenset[str]:
         return frozenset(self._watched)
+
+    @property
+    def waiting_for(self) -> list[str]:
+        """Roots that do not exist yet (or roots that are single files, watched in their folder)."""
+        with self._pending_lock:
+            return sorted(self._pending)
 
     @property
     def mode(self) -> str:
@@ -98,9 +140,77 @@ class Watcher:
         if key in self._watched:
             return
         make_private_dir(root)
-        handler = _Handler(self)
+        self._schedule(_Handler(self), root, recursive=True)
+        self._watched.add(key)
+
+    def watch_when_present(
+        self, root: Path, on_present: Callable[[Path], object] | None = None
+    ) -> None:
+        """Watch the folder `root` recursively once it exists, without creating it.
+
+        Until then its nearest existing parent is watched (not recursively) and the watch moves
+        down as the folders on the way appear; when `root` is there it gets its own watch and
+        `on_present(root)` is called (to read what was written before the watch was in place).
+        A `root` that is a file is watched in its folder, for good.
+        """
+        key = str(root)
+        with self._pending_lock:
+            if key in self._watched or key in self._pending:
+                return
+            self._pending[key] = _Pending(root, None, on_present)
+            self.advance(root)
+
+    def follow(self, root: Path) -> None:
+        """Something changed on the way to a root not there yet: `advance` it soon."""
+        with self._cond:
+            self._appeared.add(str(root))
+            self._cond.notify()
+
+    def advance(self, root: Path) -> None:
+        """Move the watch of a root that was not there yet as far down as the disk allows."""
+        with self._pending_lock:
+            pend = self._pending.get(str(root))
+            while pend is not None:
+                if root.is_dir():
+                    self._drop_anchor(pend)
+                    del self._pending[str(root)]
+                    self.watch(root)
+                    if pend.on_present is not None:
+                        pend.on_present(root)
+                    return
+                anchor = root.parent if root.is_file() else _nearest_dir(root)
+                if anchor == pend.anchor and pend.watch is not None:
+                    return
+                self._drop_anchor(pend)
+                pend.anchor = anchor
+                try:
+                    pend.watch = self._schedule(_AnchorHandler(self, root), anchor, recursive=False)
+                except OSError as exc:
+                    # The parent vanished meanwhile (look again), or cannot be watched: then the
+                    # owner's periodic scan is left to find the root.
+                    if anchor.is_dir():
+                        log.warning("%s: cannot watch %s for %s: %s", self.name, anchor, root, exc)
+                        return
+                # Loop: the root, or a folder on its way, may have appeared before the watch.
+
+    def _drop_anchor(self, pend: _Pending) -> None:
+        if pend.watch is None:
+            return
+        for obs in (self.observer, self.poller):
+            if obs is not None:
+                try:
+                    obs.unschedule(pend.watch)
+                    break
+                except KeyError:
+                    continue
+        pend.watch = None
+
+    def _schedule(
+        self, handler: FileSystemEventHandler, path: Path, *, recursive: bool
+    ) -> ObservedWatch:
+        key = str(path)
         try:
-            self.observer.schedule(handler, key, recursive=True)
+            return self.observer.schedule(handler, key, recursive=recursive)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EMFILE):
                 raise
@@ -113,9 +223,8 @@ class Watcher:
             if self.poller is None:
                 self.poller = PollingObserver(timeout=2)
                 self.poller.start()
-            self.poller.schedule(handler, key, recursive=True)
             self.fallbacks[key] = why
-        self._watched.add(key)
+            return self.poller.schedule(handler, key, recursive=recursive)
 
     def mark(self, path: str) -> None:
         with self._cond:
@@ -138,10 +247,19 @@ class Watcher:
     def _flush_loop(self) -> None:
         while True:
             with self._cond:
-                while not self._dirty and not self._stop:
+                while not self._dirty and not self._appeared and not self._stop:
                     self._cond.wait()
                 if self._stop:
                     return
+                appeared, self._appeared = self._appeared, set()
+            for key in sorted(appeared):
+                try:
+                    self.advance(Path(key))
+                except Exception:
+                    log.exception("%s: following %s failed", self.name, key)
+            with self._cond:
+                if not self._dirty:
+                    continue
                 now = time.monotonic()
                 oldest_due = min(self._dirty.values()) + self.debounce_s
                 if oldest_due > now:
@@ -155,3 +273,11 @@ class Watcher:
             except Exception:
                 # One bad batch must not kill the watcher; the next reconcile retries it.
                 log.exception("%s: handling %d changed paths failed", self.name, len(ready))
+
+
+def _nearest_dir(path: Path) -> Path:
+    """The nearest folder that exists among `path`'s parents."""
+    for parent in path.parents:
+        if parent.is_dir():
+            return parent
+    return Path(path.anchor or "/")

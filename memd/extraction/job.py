@@ -21,6 +21,7 @@ relationship file is brought up to date (`memd.extraction.agents`).
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable, PathError
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
+from memd.core.redact import redact
 from memd.core.text import estimate_tokens, normalize
 from memd.db import Connection
 from memd.extraction.agents import update_relationships
@@ -100,6 +102,38 @@ def load_tree(conn: Connection) -> tuple[list[Existing], dict[tuple[str, str], K
     return existing, known
 
 
+class SharedItems:
+    """Which hand-written items may be shown to the LLM as memories it already knows.
+
+    Items inside a `<private>` span of their file (a block around several list items: no item
+    holds the tag itself) are left out; the others go as they read once redacted. Decided from
+    the file as it is on disk, read once per run and change.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[tuple[int, int], str]] = {}
+
+    def texts(self, items: Sequence[Existing]) -> list[str]:
+        out = []
+        for e in items:
+            text = redact(e.text)
+            if text and text in self._redacted(e.path):
+                out.append(text)
+        return out
+
+    def _redacted(self, path: str) -> str:
+        try:
+            st = os.stat(path)
+            stamp = (st.st_mtime_ns, st.st_size)
+            cached = self._files.get(path)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, redact(Path(path).read_text(encoding="utf-8", errors="replace")))
+                self._files[path] = cached
+        except OSError:
+            return ""  # unreadable now: its items are not shown
+        return cached[1]
+
+
 def run_extraction(ctx: JobContext) -> JobResult:
     """One run of the extraction job (scheduled, or `memd extract --now`)."""
     if not ctx.ops.enabled():
@@ -146,6 +180,7 @@ class _Extraction:
         self.budget = Budget.start(ctx, JOB) if self.llm is not None else None
         self.counts: Counter[str] = Counter(dict.fromkeys(COUNTS, 0))
         self.errors: list[str] = []
+        self.shared = SharedItems()
 
     def run(self, sessions: Sequence[PendingSession]) -> JobResult:
         for sess in sessions:
@@ -195,7 +230,9 @@ class _Extraction:
                 return None
             existing, known = load_tree(conn)
             echoes = {n for e in existing if len(n := normalize(e.text)) >= MIN_ECHO_CHARS}
-            known_texts = [e.text for e in existing if e.live and e.scope in scopes][:KNOWN_LIMIT]
+            known_texts = self.shared.texts(
+                [e for e in existing if e.live and e.scope in scopes][:KNOWN_LIMIT]
+            )
             room = BATCH_INPUT_TOKENS
             if self.budget is not None:
                 overhead = PROMPT_TOKENS + OUTPUT_TOKENS + estimate_tokens("\n".join(known_texts))

@@ -7,8 +7,8 @@ its result (with ``is_error`` set) instead of failing the session.
 
 Tools: ``memory_context``, ``memory_search``, ``memory_recall``, ``memory_list`` and
 ``memory_relationship`` (read-only), ``memory_remember`` (additive write), ``memory_forget``
-(destructive). Resources:
-``memd://core/profile`` and ``memd://core/preferences``, the always-loaded core files.
+and ``memory_forget_conversation`` (destructive). Resources: ``memd://core/profile`` and
+``memd://core/preferences``, the always-loaded core files.
 """
 
 from __future__ import annotations
@@ -157,6 +157,21 @@ def build_server(
         """
         params = m.ForgetParams(id=id or "", query=query or "", confirm=confirm)
         return forward(m.FORGET, params, _render_forget)
+
+    @server.tool(title="Forget a conversation", annotations=DESTRUCTIVE)
+    def memory_forget_conversation(
+        session_id: str, turn_ids: list[str] | None = None, confirm: bool = False
+    ) -> CallToolResult:
+        """Forget a past conversation (a session) or some of its turns, everywhere memd keeps it.
+
+        `session_id` is the session's id (as memory_recall shows it) or the short id of the
+        journal. Without `confirm` nothing is removed: what would go is listed so you can show it
+        to the user; call again with `confirm=true` to remove it. Only when the user asks.
+        """
+        params = m.ForgetConversationParams(
+            session_id=session_id, turn_ids=turn_ids or [], confirm=confirm
+        )
+        return forward(m.FORGET_CONVERSATION, params, _render_forget_conversation)
 
     @server.tool(title="List memories", annotations=READ_ONLY)
     def memory_list(scope: Literal["user", "project", "agent"] | None = None) -> CallToolResult:
@@ -327,6 +342,16 @@ def _render_forget(result: m.ForgetResult) -> str:
     ]
     lines.extend(f"- {_describe(m.to_builtins(item))}" for item in candidates)
     return "\n".join(lines)
+
+
+def _render_forget_conversation(result: m.ForgetConversationResult) -> str:
+    what = f"session {result.session_id}" + (f" ({result.title})" if result.title else "")
+    if not result.whole_session:
+        what += f", turns {', '.join(result.turn_ids)}"
+    if result.removed:
+        return f"Forgot {what}: {len(result.turn_ids)} turn(s)."
+    return (f"Would forget {what}: {len(result.turn_ids)} turn(s); nothing removed yet. Call "
+            "memory_forget_conversation again with confirm=true to forget it.")  # fmt: skip
 
 
 def _render_list(result: m.MemoriesResult) -> str:

@@ -112,7 +112,9 @@ def ingest(engine: Engine, session: str, ts: float | None = None) -> None:
 def test_stored_and_exported_turns_hold_no_secret(home: Path, tmp_path: Path) -> None:
     claude = home / "claude" / "-srv-app"
     claude.mkdir(parents=True)
-    d = DaemonProcess(home, MEMD_LOGS_CLAUDE_DIR=str(home / "claude"), MEMD_LOGS_POLL_S="0.3").start()
+    d = DaemonProcess(
+        home, MEMD_LOGS_CLAUDE_DIR=str(home / "claude"), MEMD_LOGS_POLL_S="0.3"
+    ).start()
     try:
         d.call("ingest", {"turns": split_turns("pushed-1")})
         sid = str(uuid.uuid4())
@@ -214,7 +216,9 @@ def test_sync_to_postgres_sends_no_secret(tmp_path: Path, pg_table: tuple[str, s
     import psycopg
 
     dsn, table = pg_table
-    dev = Device(tmp_path / "a", **{"sync.backend": "postgres", "sync.dsn": dsn, "sync.table": table})
+    dev = Device(
+        tmp_path / "a", **{"sync.backend": "postgres", "sync.dsn": dsn, "sync.table": table}
+    )
     try:
         ingest(dev.engine, "cloud-1")
         res = dev.sync()

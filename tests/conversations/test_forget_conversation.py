@@ -56,8 +56,16 @@ def test_forget_a_pushed_session_and_a_turn(logs_daemon: DaemonProcess) -> None:
     d = logs_daemon.start()
     try:
         now = time.time() - 600
-        d.call("ingest", {"turns": exchange("s-alpha", "albatross", now) + exchange("s-beta", "bittern", now)})
-        wait_for(lambda: "albatross answer two" in journal_text(d) and "bittern answer two" in journal_text(d))
+        d.call(
+            "ingest",
+            {"turns": exchange("s-alpha", "albatross", now) + exchange("s-beta", "bittern", now)},
+        )
+        wait_for(
+            lambda: (
+                "albatross answer two" in journal_text(d)
+                and "bittern answer two" in journal_text(d)
+            )
+        )
 
         asked = d.cli("forget", "--session", "s-alpha")  # no terminal to confirm on
         assert asked.returncode == 1 and "4 turns" in asked.stderr and "--yes" in asked.stderr
@@ -65,7 +73,7 @@ def test_forget_a_pushed_session_and_a_turn(logs_daemon: DaemonProcess) -> None:
 
         out = d.cli("forget", "--session", "s-alpha", "--yes")
         assert out.returncode == 0, out.stderr
-        assert "forgot session s-alpha: 4 turns" in out.stdout
+        assert "forgot session s-alpha" in out.stdout and ": 4 turns" in out.stdout
         with pytest.raises(NotFound):
             d.call("recall", {"session_id": "s-alpha"})
         assert searched(d, "albatross") == []
@@ -155,5 +163,7 @@ def test_unknown_and_ambiguous_sessions_are_refused(daemon: DaemonProcess) -> No
         daemon.call("forget_conversation", {"session_id": "nope", "confirm": True})
     daemon.call("ingest", {"session_id": "s-keep", "id": "q", "role": "user", "content": "kept"})
     with pytest.raises(NotFound, match="turn"):
-        daemon.call("forget_conversation", {"session_id": "s-keep", "turn_ids": ["zz"], "confirm": True})
+        daemon.call(
+            "forget_conversation", {"session_id": "s-keep", "turn_ids": ["zz"], "confirm": True}
+        )
     assert turn_ids(daemon, "s-keep") == ["q"]

@@ -54,7 +54,9 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 stamps = (
@@ -76,8 +78,11 @@ def maybe(fields: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[s
 
 
 content_parts = st.lists(
-    st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use", "image", "thinking"])},
-                          optional={"text": words | json_values}) | json_values,  # fmt: skip
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "tool_use", "image", "thinking"])},
+        optional={"text": words | json_values},
+    )
+    | json_values,  # fmt: skip
     max_size=4,
 )
 claude_records = maybe({
@@ -193,7 +198,13 @@ def valid_line(fmt: str, session: str) -> tuple[bytes, str]:
                                "timestamp": "2026-07-06T12:00:00Z",
                                "message": {"role": "user", "content": text}}  # fmt: skip
     else:
-        rec = {"session_id": session, "id": f"t{i}", "role": "user", "content": text, "ts": 1.7e9 + i}
+        rec = {
+            "session_id": session,
+            "id": f"t{i}",
+            "role": "user",
+            "content": text,
+            "ts": 1.7e9 + i,
+        }
     return json.dumps(rec).encode(), text
 
 
@@ -208,8 +219,11 @@ def log_store() -> Iterator[tuple[Store, Path]]:
 @FILES
 @given(
     fmt=st.sampled_from(["claude-code", "jsonl"]),
-    layout=st.lists(st.booleans() | lines(claude_records | generic_records | openai_records),
-                    min_size=1, max_size=12),  # fmt: skip
+    layout=st.lists(
+        st.booleans() | lines(claude_records | generic_records | openai_records),
+        min_size=1,
+        max_size=12,
+    ),  # fmt: skip
 )
 def test_valid_lines_survive_bad_neighbours(
     log_store: tuple[Store, Path], fmt: str, layout: list[bool | bytes]
@@ -261,7 +275,8 @@ def valid_turn(session: str, with_id: bool, with_ts: bool) -> dict[str, Any]:
 @given(
     items=st.lists(
         st.tuples(st.booleans(), st.booleans()) | generic_records | openai_records | json_values,
-        min_size=1, max_size=6,
+        min_size=1,
+        max_size=6,
     ),  # fmt: skip
     extra=maybe({"request_id": words, "session_id": words, "role": words, "content": words}),
 )

@@ -62,7 +62,9 @@ def test_a_full_disk_is_said_plainly_and_a_retry_after_it_stores_once(
 ) -> None:
     d = daemon_on(tiny_disk, tmp_path).start()
     try:
-        d.call("ingest", {"session_id": "warm", "role": "user", "content": "before the disk filled"})
+        d.call(
+            "ingest", {"session_id": "warm", "role": "user", "content": "before the disk filled"}
+        )
         filler = fill(tiny_disk)
         turns = [{**t, "content": t["content"] + " words" * 400} for t in batch("full", 20)]
         with pytest.raises(DiskFull, match="^disk full") as info:

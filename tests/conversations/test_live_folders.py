@@ -48,7 +48,9 @@ def test_claude_code_run_for_the_first_time_after_memd_started(home: Path) -> No
         (other / f"{sid2}.jsonl").write_text(claude_record(sid2, "u1", "user", "puffins again"))
         wait_for(lambda: "puffins again" in recalled(d, "puffins"), timeout=10)
         st = d.call("status")["logs"]
-        assert st["sources"] == [{"path": str(user_home / ".claude" / "projects"), "format": "claude-code"}]
+        assert st["sources"] == [
+            {"path": str(user_home / ".claude" / "projects"), "format": "claude-code"}
+        ]
         assert st["watcher"] == "native"
     finally:
         d.stop()
@@ -60,7 +62,12 @@ def test_a_configured_log_folder_created_later_is_watched(home: Path) -> None:
                       MEMD_LOGS_SOURCES=json.dumps([{"path": str(logs), "format": "jsonl"}])).start()  # fmt: skip
     try:
         logs.mkdir(parents=True)
-        line = {"session_id": "later-1", "role": "user", "content": "gannets plunge", "ts": time.time()}
+        line = {
+            "session_id": "later-1",
+            "role": "user",
+            "content": "gannets plunge",
+            "ts": time.time(),
+        }
         (logs / "chat.jsonl").write_text(json.dumps(line) + "\n")
         assert wait_for(lambda: recalled(d, "gannets"), timeout=10) == ["gannets plunge"]
     finally:

@@ -32,13 +32,25 @@ WHEN = dt.datetime(2026, 5, 4, 12, 30, tzinfo=dt.UTC).timestamp()
 def test_epoch_units_and_iso_strings_are_read(
     daemon: DaemonProcess, ts: object, seconds: float
 ) -> None:
-    daemon.call("ingest", {"session_id": "when", "id": "t", "role": "user", "content": "magpie", "ts": ts})
+    daemon.call(
+        "ingest", {"session_id": "when", "id": "t", "role": "user", "content": "magpie", "ts": ts}
+    )
     (t,) = daemon.call("recall", {"session_id": "when"})["sessions"][0]["turns"]
     assert abs(t["ts"] - seconds) < 1e-3
 
 
 @pytest.mark.parametrize(
-    "ts", [1e22, -5, "next tuesday", True, [1], {"s": 1}, "9999999999999999999999", "0001-01-01T00:00:00"]
+    "ts",
+    [
+        1e22,
+        -5,
+        "next tuesday",
+        True,
+        [1],
+        {"s": 1},
+        "9999999999999999999999",
+        "0001-01-01T00:00:00",
+    ],
 )
 def test_other_times_are_refused_naming_the_field(daemon: DaemonProcess, ts: object) -> None:
     with pytest.raises(InvalidParams, match=r"turns\[1\]\.ts"):
@@ -64,8 +76,12 @@ def test_a_stored_out_of_range_time_breaks_no_read_path(home: Path, tmp_path: Pa
     # What an older memd stored for a time sent in microseconds (the year 58865), and what a
     # hand-made or damaged row may hold.
     with sqlite3.connect(home / "data" / "index.db") as conn:
-        conn.execute("UPDATE turns SET ts = ? WHERE session_id = 'odd' AND turn_id = 'q'", (now * 1e6,))
-        conn.execute("UPDATE turns SET ts = ? WHERE session_id = 'odd' AND turn_id = 'a'", (-1e300,))
+        conn.execute(
+            "UPDATE turns SET ts = ? WHERE session_id = 'odd' AND turn_id = 'q'", (now * 1e6,)
+        )
+        conn.execute(
+            "UPDATE turns SET ts = ? WHERE session_id = 'odd' AND turn_id = 'a'", (-1e300,)
+        )
         conn.execute("UPDATE sessions SET started_at = ?, updated_at = ?, journal_upto = 0,"
                      " summary_upto = 0, summary = '' WHERE session_id = 'odd'", (now * 1e6, now * 1e6))  # fmt: skip
     d.start()
@@ -74,7 +90,10 @@ def test_a_stored_out_of_range_time_breaks_no_read_path(home: Path, tmp_path: Pa
         assert {s["session_id"] for s in sessions} == {"ok", "odd"}
         assert d.call("recall", {"query": "heron"})["sessions"]
         assert d.call("recall", {"session_id": "odd"})["sessions"][0]["turns"]
-        assert "heron" in d.call("context", {"query": "did we talk about heron migration before"})["text"]
+        assert (
+            "heron"
+            in d.call("context", {"query": "did we talk about heron migration before"})["text"]
+        )
         assert d.call("search", {"query": "heron", "scope": "conversations"})["hits"]
         for job in ("extract", "summarize"):
             res = d.call("run_job", {"name": job})
@@ -109,9 +128,11 @@ def test_the_index_repairs_times_stored_in_other_units(tmp_path: Path) -> None:
         rows = store.read().execute("SELECT turn_id, ts FROM turns ORDER BY turn_id").fetchall()
         got = {r[0]: r[1] for r in rows}
         assert abs(got["a"] - WHEN) < 1e-3 and abs(got["b"] - WHEN - 5) < 1e-3 and got["c"] == 0
-        started, updated = store.read().execute(
-            "SELECT started_at, updated_at FROM sessions WHERE session_id = 's'"
-        ).fetchone()
+        started, updated = (
+            store.read()
+            .execute("SELECT started_at, updated_at FROM sessions WHERE session_id = 's'")
+            .fetchone()
+        )
         assert abs(started - WHEN) < 1e-3 and abs(updated - WHEN - 5) < 1e-3
     finally:
         store.close()

@@ -26,6 +26,7 @@ TOOLS = {
     "memory_relationship": (True, None),
     "memory_remember": (False, False),
     "memory_forget": (False, True),
+    "memory_forget_conversation": (False, True),
 }
 ARGS: dict[str, dict[str, Any]] = {
     "memory_context": {"query": "vue testing"},
@@ -35,6 +36,7 @@ ARGS: dict[str, dict[str, Any]] = {
     "memory_relationship": {"agent_id": "claude-code"},
     "memory_remember": {"text": "Prefers pnpm over npm"},
     "memory_forget": {"query": "pnpm"},
+    "memory_forget_conversation": {"session_id": "s1"},
 }
 
 
@@ -50,7 +52,7 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
-def test_lists_seven_tools_with_annotations(tmp_path: Path) -> None:
+def test_lists_every_tool_with_annotations(tmp_path: Path) -> None:
     tools = with_client(build_server(tmp_path / "memd.sock"), lambda c: c.list_tools()).tools
 
     assert {t.name for t in tools} == set(TOOLS)

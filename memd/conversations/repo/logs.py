@@ -69,10 +69,12 @@ def add_bad_lines(
     )
 
 
-def log_totals(conn: sqlite3.Connection) -> LogTotals:
+def log_totals(conn: sqlite3.Connection, *, exclude_format: str = "") -> LogTotals:
+    """What was read from log files (those of `exclude_format` left out)."""
     r = conn.execute(
         "SELECT count(*), coalesce(sum(turns), 0), coalesce(sum(bad_lines), 0),"
-        " coalesce(sum(deleted), 0) FROM log_files"
+        " coalesce(sum(deleted), 0) FROM log_files WHERE format != ?",
+        (exclude_format,),
     ).fetchone()
     return LogTotals(r[0], r[1], r[2], r[3])
 

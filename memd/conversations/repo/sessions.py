@@ -7,15 +7,16 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from memd.conversations.repo.turns import ts_sql
 from memd.db.bulk import insert_rows
 
 # A later title replaces an earlier one only from an equal or better source.
 TITLE_RANK = {"": 0, "first": 1, "log": 2, "summary": 3, "custom": 4, "llm": 5, "user": 6}
 
 _SESSION_COLUMNS = (
-    "id, session_id, source, source_path, title, title_source, agent_id, project, started_at,"
-    " updated_at, turn_count, summary, summary_kind, summary_at, summary_upto, extracted_upto,"
-    " journal_upto"
+    "id, session_id, source, source_path, title, title_source, agent_id, project,"
+    f" {ts_sql('started_at')}, {ts_sql('updated_at')}, turn_count, summary, summary_kind,"
+    " summary_at, summary_upto, extracted_upto, journal_upto"
 )
 
 
@@ -90,7 +91,7 @@ def session(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
 def title_and_start(conn: sqlite3.Connection, session_id: str) -> tuple[str, float] | None:
     """(title, started at) of a session."""
     row = conn.execute(
-        "SELECT title, started_at FROM sessions WHERE session_id = ?", (session_id,)
+        f"SELECT title, {ts_sql('started_at')} FROM sessions WHERE session_id = ?", (session_id,)
     ).fetchone()
     return None if row is None else (row[0], row[1])
 
@@ -124,6 +125,37 @@ def recent_sessions(
             ).fetchall(),
         )
     )
+
+
+def session_ids_from(conn: sqlite3.Connection, prefix: str, limit: int) -> list[str]:
+    """Up to `limit` session ids that start with `prefix`, in order."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ?"
+            " ORDER BY session_id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+    ]
+
+
+def delete_session(conn: sqlite3.Connection, session_id: str) -> None:
+    """Delete a session's row and what the jobs kept about it (its turns are deleted apart)."""
+    for table in ("sessions", "llm_summaries", "pending_titles"):
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+
+
+def turns_removed(conn: sqlite3.Connection, session_id: str, removed: int) -> None:
+    """A session lost `removed` turns: its count goes down and its summary and title are made
+    again from what is left (an LLM summary or a title taken from a removed turn may quote it)."""
+    conn.execute(
+        "UPDATE sessions SET turn_count = max(turn_count - ?, 0), summary = '', summary_kind = '',"
+        " summary_upto = 0, title = CASE WHEN title_source IN ('first', 'llm') THEN '' ELSE title END,"
+        " title_source = CASE WHEN title_source IN ('first', 'llm') THEN '' ELSE title_source END"
+        " WHERE session_id = ?",
+        (removed, session_id),
+    )
+    conn.execute("DELETE FROM llm_summaries WHERE session_id = ?", (session_id,))
 
 
 def known_sessions(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
@@ -264,8 +296,8 @@ def idle_sessions(conn: sqlite3.Connection, idle_before: float) -> list[tuple[st
         " JOIN turns t ON t.session_id = s.session_id"
         " LEFT JOIN llm_summaries l ON l.session_id = s.session_id"
         " WHERE s.updated_at <= ? GROUP BY s.session_id"
-        " HAVING max(t.id) > coalesce(max(l.upto), 0) AND max(t.ts) <= ?"
-        " ORDER BY max(t.ts) DESC",
+        f" HAVING max(t.id) > coalesce(max(l.upto), 0) AND max({ts_sql('t.ts')}) <= ?"
+        f" ORDER BY max({ts_sql('t.ts')}) DESC",
         (idle_before, idle_before),
     ).fetchall()
     return [(r[0], int(r[1])) for r in rows]

@@ -10,6 +10,15 @@ from typing import Any, NamedTuple
 from memd.core.text import index_text
 from memd.db.bulk import insert_rows, select_by_keys
 
+# Times outside 1970..9999 cannot be shown by any date function: rows that hold one (written by
+# an older memd, or by hand) are read as undated instead of breaking every reader.
+MAX_TS = 253402300799
+
+
+def ts_sql(col: str) -> str:
+    """A time column as read: itself when in range, else 0."""
+    return f"(CASE WHEN {col} BETWEEN 0 AND {MAX_TS} THEN {col} ELSE 0 END)"
+
 
 class StoredTurn(NamedTuple):
     """A row of `turns` (`id` orders the turns as they were stored)."""
@@ -117,7 +126,7 @@ def update_texts(conn: sqlite3.Connection, updates: Sequence[tuple[str, str, str
     conn.executemany("UPDATE turns SET text = ? WHERE session_id = ? AND turn_id = ?", updates)
 
 
-_TURN_COLUMNS = "id, turn_id, role, text, ts, source, source_path, line, agent_id, project, speaker"
+_TURN_COLUMNS = f"id, turn_id, role, text, {ts_sql('ts')}, source, source_path, line, agent_id, project, speaker"
 
 
 def _turns(conn: sqlite3.Connection, rest: str, params: Sequence[Any]) -> list[StoredTurn]:
@@ -159,8 +168,8 @@ def turns_to_journal(
     return [
         (r[0], r[1], r[2], r[3], r[4])
         for r in conn.execute(
-            "SELECT id, turn_id, role, CASE WHEN ts >= ? THEN text ELSE '' END, ts FROM turns"
-            " WHERE session_id = ? AND id > ? ORDER BY id",
+            f"SELECT id, turn_id, role, CASE WHEN {ts_sql('ts')} >= ? THEN text ELSE '' END,"
+            f" {ts_sql('ts')} FROM turns WHERE session_id = ? AND id > ? ORDER BY id",
             (oldest, session_id, after),
         )
     ]
@@ -267,7 +276,8 @@ def turn_refs(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, TurnRef
     return {
         r[0]: TurnRef._make(r)
         for r in conn.execute(
-            f"SELECT id, session_id, ts, speaker, project, agent_id FROM turns WHERE id IN ({','.join('?' * len(ids))})",
+            f"SELECT id, session_id, {ts_sql('ts')}, speaker, project, agent_id FROM turns"
+            f" WHERE id IN ({','.join('?' * len(ids))})",
             ids,
         )
     }
@@ -280,10 +290,37 @@ def found_turns(conn: sqlite3.Connection, ids: Iterable[int]) -> list[FoundTurn]
         map(
             FoundTurn._make,
             conn.execute(
-                "SELECT t.id, t.session_id, t.turn_id, t.role, t.text, t.ts, t.source, t.source_path, t.line,"
+                f"SELECT t.id, t.session_id, t.turn_id, t.role, t.text, {ts_sql('t.ts')}, t.source, t.source_path, t.line,"
                 " coalesce(s.title, ''), t.speaker FROM turns t LEFT JOIN sessions s ON s.session_id = t.session_id"
                 f" WHERE t.id IN ({','.join('?' * len(ids))})",
                 ids,
             ).fetchall(),
         )
     )
+
+
+# -- forgetting -------------------------------------------------------------------------------
+def delete_turns(conn: sqlite3.Connection, session_id: str, turn_ids: Sequence[str]) -> int:
+    """Delete turns of a session and their message parts (their search entries go with them)."""
+    rows = [(session_id, t) for t in turn_ids]
+    conn.executemany("DELETE FROM turn_parts WHERE session_id = ? AND turn_id = ?", rows)
+    cur = conn.executemany("DELETE FROM turns WHERE session_id = ? AND turn_id = ?", rows)
+    return int(cur.rowcount)
+
+
+def any_forgotten(conn: sqlite3.Connection) -> bool:
+    """Whether any turn was ever forgotten (most indexes: none, and no lookup is needed)."""
+    return conn.execute("SELECT 1 FROM forgotten_turns LIMIT 1").fetchone() is not None
+
+
+def forgotten_among(conn: sqlite3.Connection, keys: Sequence[str]) -> set[str]:
+    """Which of these forgotten-turn keys are recorded."""
+    found = select_by_keys(
+        conn, "f.key", "forgotten_turns f ON f.key = k.column1", [(k,) for k in keys]
+    )
+    return {r[0] for r in found}
+
+
+def add_forgotten(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
+    """Record forgotten-turn keys (hashes of session and turn id: the ids themselves are not kept)."""
+    insert_rows(conn, "INSERT OR IGNORE INTO forgotten_turns(key)", [(k,) for k in keys])
