@@ -81,6 +81,7 @@ JOB = "sync"
 BATCH = 100
 PULL_PAGE = 500
 SUMMARIES_DIR = "_sessions"
+LAST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: later times cannot be written as dates
 SUMMARIES_PER_RUN = 1000
 DEVICE_KEY = "sync.device_id"
 
@@ -544,10 +545,13 @@ class Syncer:
         rows = outbox.summaries_since(conn, cursor, SUMMARIES_PER_RUN)
         n = 0
         for row in rows:
-            rel = f"{SUMMARIES_DIR}/{_file_safe(row.session_id)}.md"
+            # A session id is an app's own string: it goes out redacted like everything else.
+            rel = f"{SUMMARIES_DIR}/{_file_safe(redact(row.session_id))}.md"
             cursor = max(cursor, row.summary_at)
             if self.excluded(rel):
                 continue
+            if not 0 <= row.started_at <= LAST_TIME:
+                row = dataclasses.replace(row, started_at=0.0)  # stored by an older memd
             content = render_summary(row)
             sha = sha_of(content.encode())
             state = outbox.file_state(conn, target, rel)

@@ -136,3 +136,39 @@ def test_the_index_repairs_times_stored_in_other_units(tmp_path: Path) -> None:
         assert abs(started - WHEN) < 1e-3 and abs(updated - WHEN - 5) < 1e-3
     finally:
         store.close()
+
+
+def test_a_session_with_an_out_of_range_time_is_still_synced(tmp_path: Path) -> None:
+    """Session summaries are synced as documents that carry their start time."""
+    from memd.app import Engine
+    from memd.core.settings import load
+    from memd.memory.tree import create_tree
+    from tests.fakes.postgrest_server import FakePostgrest
+
+    key = "sb_secret_" + "t" * 30
+    with FakePostgrest(api_key=key) as server:
+        s = load(env={"MEMD_HOME": str(tmp_path / "h")},
+                 overrides={"sync.backend": "supabase", "sync.url": server.url, "sync.key": key,
+                            "sync.user_id": "alice", "sync.summaries": True, "sync.push_delay_s": 0.0})  # fmt: skip
+        create_tree(s.memory_dir)
+        store = Store.open(s.db_path)
+        engine = Engine(s, store)
+        try:
+            engine.handle("ingest", {"turns": [
+                {"session_id": "odd", "id": "q", "role": "user", "ts": WHEN,
+                 "content": "How deep do great crested grebes dive when they hunt for fish?"},
+                {"session_id": "odd", "id": "a", "role": "assistant", "ts": WHEN + 1,
+                 "content": "Great crested grebes usually dive two to four metres to catch small fish."},
+            ]})  # fmt: skip
+            store.w.run(lambda c: c.execute("UPDATE sessions SET started_at = ?", (WHEN * 1e6,)))
+            res = engine.handle("sync_now", {})
+            assert res["outcome"] == "success", res
+            assert [r["path"] for r in server.rows() if r["path"].startswith("_sessions/")] == [
+                "_sessions/odd.md"
+            ]
+        finally:
+            for f in engine.features:
+                if f.name == "sync":
+                    for stop in f.on_stop:
+                        stop()
+            store.close()
