@@ -61,6 +61,8 @@ def test_answers_match_their_result_types(daemon: DaemonProcess, tmp_path: Path)
         ("forget", {"query": "tabs"}),
         ("recall", {"query": "vue"}),
         ("recall", {}),
+        ("forget_conversation", {"session_id": "s1"}),
+        ("forget_conversation", {"session_id": "s1", "turn_ids": ["a1"], "confirm": True}),
         ("status", {}),
         ("reindex", {}),
         ("reindex", {"full": True}),
