@@ -680,7 +680,10 @@ def _epoch_or_none(value: Any) -> float | None:
 
 def _as_number(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            return math.inf if value > 0 else -math.inf
     return None
 
 

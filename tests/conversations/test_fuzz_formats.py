@@ -49,6 +49,7 @@ scalars = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.integers(min_value=10**300, max_value=10**400)  # beyond any float
     | st.floats()
     | st.text(max_size=30)
 )
@@ -63,6 +64,7 @@ stamps = (
     json_values
     | st.floats(min_value=-1e25, max_value=1e25)
     | st.integers(min_value=0, max_value=10**22)
+    | st.integers(min_value=10**300, max_value=10**400)
     | st.datetimes().map(lambda d: d.isoformat())
     | st.sampled_from(["2026-07-06T12:00:00.000Z", "1700000000", "", "  ", "nan", "inf"])
 )
