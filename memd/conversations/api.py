@@ -11,7 +11,6 @@ what those files hold that the index lacks.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -30,7 +29,6 @@ from memd.conversations.ingest import (
     summaries_due,
     write_turns,
 )
-from memd.conversations.tailer import HEAD_BYTES, Checkpoint
 from memd.core.errors import InvalidParams
 from memd.core.models import Turn
 from memd.db import Connection, Store
@@ -141,16 +139,12 @@ class Conversations:
                 return WriteReport()
             lines = [pushed.encode(t) for t in fresh]
             app = self.pushed.append(lines, now)
-            path = str(app.path)
+            path, cp = str(app.path), app.checkpoint
             read_back = [
                 t
                 for i, raw in enumerate(lines)
                 for t in pushed.parse_line(raw[:-1], path=path, lineno=app.first_line + i)
             ]
-            with open(app.path, "rb") as f:
-                head = f.read(HEAD_BYTES)
-            cp = Checkpoint(path, app.inode, app.end, app.end, app.first_line + len(lines) - 1,
-                            hashlib.sha1(head[: min(HEAD_BYTES, app.end)]).hexdigest())  # fmt: skip
 
             def write(c: Connection) -> WriteReport:
                 rep = write_turns(c, read_back, now=now, prepared=True)
@@ -158,7 +152,7 @@ class Conversations:
                 # The file's checkpoint moves on only when it stood where this append began;
                 # otherwise the next scan of the file reads what lies between.
                 if (before is None and app.start == 0) or (
-                    before is not None and before.inode == app.inode and before.offset == app.start
+                    before is not None and before.inode == cp.inode and before.offset == app.start
                 ):
                     repo.save_checkpoint(c, path, pushed.FORMAT, cp, rep.added, now)
                 return rep

@@ -3,9 +3,9 @@
 An `ingest` request's turns are checked (errors name the turn and field), redacted, stamped and
 given ids a retry of the same request gets again (`turns_of_request`).
 
-Every turn an app sends is in a file before it is stored.
-The index is a cache: what memd tails (Claude Code transcripts, configured logs) can be read
-again from the logs, and what apps push is read again from these files. They are append-only
+Every turn an app sends is in a file before it is stored: the index is a cache, and what memd
+tails (Claude Code transcripts, configured logs) can be read again from the logs, what apps
+push from these files. They are append-only
 JSONL, one per UTC day, `<data>/conversations/pushed/YYYY-MM-DD.jsonl` (0600 in a 0700
 folder), one line per turn in the generic JSONL shape (`memd.conversations.formats`) holding
 the id, time and redacted text the turn was stored with: read again, a line gives the same
@@ -31,6 +31,7 @@ from typing import Any
 from memd.conversations import repo
 from memd.conversations.formats import parse_jsonl_line
 from memd.conversations.ingest import clean_turn
+from memd.conversations.tailer import HEAD_BYTES, Checkpoint
 from memd.core.errors import InvalidParams, ParseError
 from memd.core.fsio import TEMP_SUFFIX
 from memd.core.models import Turn
@@ -139,13 +140,13 @@ def parse_line(raw: bytes, *, path: str, lineno: int) -> list[Turn]:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Appended:
-    """Where an append went: the file, its byte range and the number of its first line."""
+    """Where an append went: the file, its byte range, its lines, and the file's checkpoint
+    right after it (what a reader that had read it all would record)."""
 
     path: Path
     start: int
-    end: int
     first_line: int
-    inode: int
+    checkpoint: Checkpoint
 
 
 class PushedFiles:
@@ -192,10 +193,13 @@ class PushedFiles:
                 raise OSError(exc.errno, exc.strerror, str(path)) from exc
             if start == 0:
                 _fsync_dir(self.folder)
+            end = start + len(data)
+            head = hashlib.sha1(os.pread(fd, min(HEAD_BYTES, end), 0)).hexdigest()
         finally:
             os.close(fd)
-        self._lines[path] = (start + len(data), count + len(lines))
-        return Appended(path, start, start + len(data), count + 1, st.st_ino)
+        self._lines[path] = (end, count + len(lines))
+        cp = Checkpoint(str(path), st.st_ino, end, end, count + len(lines), head)
+        return Appended(path, start, count + 1, cp)
 
     def _line_count(self, path: Path, size: int) -> int:
         known = self._lines.get(path)
