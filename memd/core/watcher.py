@@ -157,6 +157,9 @@ class Watcher:
         with self._pending_lock:
             if key in self._watched or key in self._pending:
                 return
+            if root.is_dir():
+                self.watch(root)
+                return
             self._pending[key] = _Pending(root, None, on_present)
             self.advance(root)
 
@@ -185,6 +188,8 @@ class Watcher:
                 pend.anchor = anchor
                 try:
                     pend.watch = self._schedule(_AnchorHandler(self, root), anchor, recursive=False)
+                    if root.is_file() and self.accept(str(root)):
+                        self.mark(str(root))  # written before its folder was watched
                 except OSError as exc:
                     # The parent vanished meanwhile (look again), or cannot be watched: then the
                     # owner's periodic scan is left to find the root.
