@@ -158,20 +158,7 @@ def build_server(
         params = m.ForgetParams(id=id or "", query=query or "", confirm=confirm)
         return forward(m.FORGET, params, _render_forget)
 
-    @server.tool(title="Forget a conversation", annotations=DESTRUCTIVE)
-    def memory_forget_conversation(
-        session_id: str, turn_ids: list[str] | None = None, confirm: bool = False
-    ) -> CallToolResult:
-        """Forget a past conversation (a session) or some of its turns, everywhere memd keeps it.
-
-        `session_id` is the session's id (as memory_recall shows it) or the short id of the
-        journal. Without `confirm` nothing is removed: what would go is listed so you can show it
-        to the user; call again with `confirm=true` to remove it. Only when the user asks.
-        """
-        params = m.ForgetConversationParams(
-            session_id=session_id, turn_ids=turn_ids or [], confirm=confirm
-        )
-        return forward(m.FORGET_CONVERSATION, params, _render_forget_conversation)
+    _add_forget_conversation(server, forward)
 
     @server.tool(title="List memories", annotations=READ_ONLY)
     def memory_list(scope: Literal["user", "project", "agent"] | None = None) -> CallToolResult:
@@ -190,6 +177,23 @@ def build_server(
     if memory_dir is not None:
         _add_core_resources(server, memory_dir)
     return server
+
+
+def _add_forget_conversation(server: MCPServer, forward: _Forwarder) -> None:
+    @server.tool(title="Forget a conversation", annotations=DESTRUCTIVE)
+    def memory_forget_conversation(
+        session_id: str, turn_ids: list[str] | None = None, confirm: bool = False
+    ) -> CallToolResult:
+        """Forget a past conversation (a session) or some of its turns, everywhere memd keeps it.
+
+        `session_id` is the session's id (as memory_recall shows it) or the short id of the
+        journal. Without `confirm` nothing is removed: what would go is listed so you can show it
+        to the user; call again with `confirm=true` to remove it. Only when the user asks.
+        """
+        params = m.ForgetConversationParams(
+            session_id=session_id, turn_ids=turn_ids or [], confirm=confirm
+        )
+        return forward(m.FORGET_CONVERSATION, params, _render_forget_conversation)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -119,7 +119,7 @@ def test_the_index_repairs_times_stored_in_other_units(tmp_path: Path) -> None:
                   " ('s', 'c', 'user', 'three', ?)", (WHEN * 1e6, WHEN * 1e9 + 5e9, 1e300))  # fmt: skip
         c.execute("INSERT INTO sessions(session_id, source, started_at, updated_at, turn_count)"
                   " VALUES ('s', 'ingest', ?, ?, 3)", (WHEN * 1e6, 1e300))  # fmt: skip
-        c.execute("DELETE FROM _memd_migrations WHERE name = 'm060_conversation_repairs'")
+        c.execute("DELETE FROM _memd_migrations WHERE name = 'm070_conversation_repairs'")
 
     store.w.run(older)
     store.close()
