@@ -53,6 +53,7 @@ from memd.conversations.ingest import (
 )
 from memd.conversations.tailer import Checkpoint, read_new
 from memd.core.errors import ConfigError, ParseError
+from memd.core.fsio import NotRegularFile
 from memd.core.models import Turn
 from memd.core.watcher import Watcher
 from memd.db import Connection, Store
@@ -111,7 +112,8 @@ class LogSource:
             pushed.FORMAT: ("*.jsonl",),
         }.get(self.format, ("**/*.jsonl",))
         found = (str(f) for pattern in patterns for f in self.root.glob(pattern))
-        return sorted(p for p in found if self.accepts(p))
+        # Only regular files (a link to one is fine): a FIFO named *.jsonl would block a read.
+        return sorted(p for p in found if self.accepts(p) and os.path.isfile(p))
 
 
 def subagent_type(path: str) -> str:
@@ -373,7 +375,7 @@ class LogIngestor:
                             rep.deleted = True
                             self._mark_deleted([path])
                             break
-                        except OSError as exc:
+                        except (OSError, NotRegularFile) as exc:
                             log.warning("cannot read %s: %s", path, exc)
                             break
                         if not chunk.lines and not chunk.restarted:

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from memd.core.fsio import open_regular
+
 __all__ = ["HEAD_BYTES", "Checkpoint", "Chunk", "read_new"]
 
 HEAD_BYTES = 1024
@@ -53,12 +55,14 @@ def read_new(path: str, previous: Checkpoint | None, max_bytes: int = 8 << 20) -
     About `max_bytes` are read per call, so call again until no lines come back; a
     single line longer than `max_bytes` is still returned whole.
 
-    Raises `FileNotFoundError` if the file does not exist, and `ValueError` if
-    `max_bytes` is not positive.
+    Raises `FileNotFoundError` if the file does not exist, `NotRegularFile` for a FIFO, socket
+    or device (opening one would block), and `ValueError` if `max_bytes` is not positive.
     """
     if max_bytes <= 0:
         raise ValueError(f"max_bytes must be positive, got {max_bytes}")
-    with open(path, "rb") as f:
+    # A log file may be a link the user made (their logs live where they like); it must be a
+    # regular file, opened without blocking.
+    with os.fdopen(open_regular(path, follow=True), "rb") as f:
         st = os.fstat(f.fileno())
         size = st.st_size
         head = f.read(HEAD_BYTES)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memd.conversations.tailer import HEAD_BYTES, Checkpoint, Chunk, read_new
+from memd.core.fsio import NotRegularFile
 
 
 def append(path: Path, data: bytes) -> None:
@@ -207,3 +208,19 @@ def test_missing_file_and_bad_limit(tmp_path: Path) -> None:
     log.write_bytes(b"a\n")
     with pytest.raises(ValueError, match="max_bytes"):
         read_new(str(log), None, max_bytes=0)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A FIFO named like a log would block `open` until a writer came: refused at once."""
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegularFile):
+        read_new(str(fifo), None)
+
+
+def test_a_link_to_a_log_is_read(tmp_path: Path) -> None:
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(b'{"a": 1}\n')
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert [raw for _, raw in read_new(str(link), None).lines] == [b'{"a": 1}']
