@@ -26,7 +26,7 @@ from memd.memory import repo as docs
 from memd.memory.context import ContextRequest, ConversationProvider, build_context
 from memd.memory.indexer import Indexer, IndexReport, Root
 from memd.memory.jobs import JobContext
-from memd.memory.ops import PROJECT_DIR, MemoryOps, resolve_project
+from memd.memory.ops import MemoryOps, resolve_project
 from memd.memory.search import search_sections
 from memd.memory.tree import create_tree, is_memory_file
 
@@ -300,5 +300,7 @@ def _span(s: Any) -> dict[str, Any]:
 
 
 def _accept_markdown(path: str) -> bool:
-    name = os.path.basename(path)
-    return is_memory_file(name) or PROJECT_DIR.name in path
+    # Memory files only. Every change inside a folder also raises a "modified" event for the
+    # folder: letting it through would rescan the whole folder on each edit. Folders created,
+    # moved or deleted are marked by the watcher whatever this says.
+    return is_memory_file(os.path.basename(path))
