@@ -463,24 +463,17 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
+    """`memd config`: the settings in force as TOML (paste-able); `--json` adds the table."""
     from memd.core import settings
 
-    rows = settings.describe()
     s = _settings(args)
+    file = settings.config_path(Path(args.config) if args.config else None)
+    rows = settings.describe()
     for r in rows:
         r["value"] = s.value(r["key"])
-        if "key" in r["key"] and r["value"]:
+        if r["key"] in settings.SECRETS and r["value"]:
             r["value"] = "(set)"
-    _out(
-        args,
-        {"file": str(s.paths.config_file), "settings": rows},
-        lambda: (
-            f"# {s.paths.config_file}\n"
-            + "\n".join(
-                f"{r['key']} = {r['value']!r}  # {r['help']} (env {r['env']})" for r in rows
-            )
-        ),
-    )
+    _out(args, {"file": str(file), "settings": rows}, lambda: settings.to_toml(s, file).rstrip())
     return 0
 
 
@@ -627,7 +620,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """`memd doctor`: every check with its verdict and a fix; exit 1 when something failed."""
     from memd.cli import doctor
 
-    checks = doctor.run_checks(_settings(args), timeout=min(args.timeout, 5.0))
+    overrides = {"log.level": args.log_level} if args.log_level else None
+    s, config = doctor.load_settings(Path(args.config) if args.config else None, overrides)
+    checks = [config]
+    if s is not None:
+        checks += doctor.run_checks(s, timeout=min(args.timeout, 5.0))
     _out(args, doctor.as_dict(checks), lambda: doctor.render(checks))
     return doctor.exit_code(checks)
 

@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from memd import __version__
 from memd.cli.service import Runner, service_status
-from memd.core.errors import DaemonNotRunning, MemdError, SyncRetryable
+from memd.core import settings as settings_mod
+from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, SyncRetryable
 from memd.core.settings import Settings
 from memd.db import DatabaseError
 from memd.db.connection import connect, quick_check, sqlite_features
@@ -73,6 +74,33 @@ def _fail(
     name: str, detail: str, hint: str = "", data: Mapping[str, Any] | None = None, **more: Any
 ) -> Check:
     return Check(name, "fail", detail, hint, {**(data or {}), **more})
+
+
+# -- the settings file ------------------------------------------------------------------------
+def load_settings(
+    config_file: Path | None, overrides: Mapping[str, Any] | None = None
+) -> tuple[Settings | None, Check]:
+    """The settings and the verdict on the settings file.
+
+    A file that cannot be read or holds a bad key fails this check, and the other checks run on
+    the settings without it (defaults and the environment), so one bad line does not hide the
+    rest. None when even those cannot be had (a bad MEMD_* variable).
+    """
+    file = settings_mod.config_path(config_file)
+    try:
+        s = settings_mod.load(config_file, overrides=overrides)
+    except ConfigError as exc:
+        failed = _fail("config", str(exc), exc.hint or "fix the file; `memd config` prints a valid one",
+                       file=str(file))  # fmt: skip
+        try:
+            return settings_mod.load(config_file, overrides=overrides, use_file=False), failed
+        except ConfigError:
+            return None, failed
+    if not s.source:
+        return s, _ok(
+            "config", f"no settings file at {file}: defaults and environment", file=str(file)
+        )
+    return s, _ok("config", f"{file} read", file=str(file))
 
 
 # -- Python and SQLite -------------------------------------------------------------------------

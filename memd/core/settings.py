@@ -288,6 +288,12 @@ _ENV_ALIASES = {
 }
 
 
+def _type_name(typ: Any) -> str:
+    if isinstance(typ, type) and not isinstance(typ, types.GenericAlias):
+        return typ.__name__
+    return str(typ).replace("typing.", "")
+
+
 def _coerce(setting: Setting, value: Any, where: str) -> Any:
     typ = setting.type
     origin = typing.get_origin(typ)
@@ -308,7 +314,7 @@ def _coerce(setting: Setting, value: Any, where: str) -> Any:
     else:  # pragma: no cover - the table only holds the types above
         ok = False
     if not ok:
-        tname = typ.__name__ if isinstance(typ, type) else str(typ)
+        tname = _type_name(typ)
         raise ConfigError(
             f"{where}: setting {setting.key!r} must be {tname}, got {value!r}",
             hint=f"{setting.key}: {setting.help}",
@@ -333,8 +339,55 @@ def _from_env(setting: Setting, raw: str, var: str) -> Any:
         if typing.get_origin(typ) is list:
             return _coerce(setting, json.loads(raw), f"environment variable {var}")
     except (ValueError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"environment variable {var}={raw!r} is not a valid {typ}") from exc
+        raise ConfigError(
+            f"environment variable {var}={raw!r} is not a valid {_type_name(typ)}",
+            hint=f"{setting.key}: {setting.help}",
+        ) from exc
     raise ConfigError(f"environment variable {var} cannot be set")  # pragma: no cover
+
+
+def config_path(config_file: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The settings file `load` reads: `config_file`, else MEMD_CONFIG, else the default."""
+    env = os.environ if env is None else env
+    return config_file or Path(env.get("MEMD_CONFIG", "") or resolve_paths(env).config_file)
+
+
+def _read_config(cfg: Path) -> str | None:
+    """The settings file's text, None when there is none; `ConfigError` when it cannot be read."""
+    try:
+        return cfg.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise ConfigError(
+            f"{cfg}: the settings file is a folder",
+            hint="move the folder away; the settings file is a TOML file (`memd config` prints one)",
+        ) from exc
+    except NotADirectoryError:
+        return None  # a parent is a file: there is no settings file here
+    except PermissionError as exc:
+        raise ConfigError(
+            f"{cfg}: cannot read the settings file: permission denied",
+            hint=f"let your user read it: chmod u+r {cfg} (or fix its owner)",
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{cfg}: not valid TOML: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{cfg}: cannot read the settings file: {exc.strerror or exc}") from exc
+
+
+def _suggest(key: str) -> str:
+    """'did you mean …?' for a mistyped key, or where to find the keys."""
+    import difflib
+
+    known = [s.key for s in SETTINGS]
+    # A right name in the wrong section ([server] poll_s = …) first, then a near spelling.
+    name = key.rpartition(".")[2]
+    close = [k for k in known if k.rpartition(".")[2] == name][:1]
+    close = close or difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}? (`memd config` lists every setting)"
+    return "`memd config` lists every setting with its help line"
 
 
 def _flatten(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -354,29 +407,31 @@ def load(
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    *,
+    use_file: bool = True,
 ) -> Settings:
     """Load settings: defaults < TOML file < environment < explicit overrides.
 
-    Unknown or ill-typed keys raise `ConfigError` naming the key and the file.
+    Unknown or ill-typed keys, and a file that cannot be read, raise `ConfigError` naming the
+    key and the file (with the nearest known key as a hint). `use_file=False` skips the file
+    (`memd doctor` still checks everything else when the file is broken).
     """
     env = os.environ if env is None else env
     paths = resolve_paths(env)
-    cfg = config_file or Path(env.get("MEMD_CONFIG", "") or paths.config_file)
+    cfg = config_path(config_file, env)
     values: dict[str, Any] = {}
     by_key = {s.key: s for s in SETTINGS}
-    if cfg.exists():
+    text = _read_config(cfg) if use_file else None
+    if text is not None:
         import tomllib  # only with a config file: hooks and one-shot calls start faster
 
         try:
-            doc = tomllib.loads(cfg.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{cfg}: not valid TOML: {exc}") from exc
         for key, value in _flatten(doc, str(cfg)).items():
             if key not in by_key:
-                raise ConfigError(
-                    f"{cfg}: unknown setting {key!r}",
-                    hint="`memd config` lists every setting with its help line",
-                )
+                raise ConfigError(f"{cfg}: unknown setting {key!r}", hint=_suggest(key))
             values[key] = _coerce(by_key[key], value, str(cfg))
     for var, key in _ENV_ALIASES.items():
         if env.get(var):
@@ -386,10 +441,10 @@ def load(
             values[s.key] = _from_env(s, env[s.env], s.env)
     for key, value in (overrides or {}).items():
         if key not in by_key:
-            raise ConfigError(f"unknown setting {key!r}")
+            raise ConfigError(f"unknown setting {key!r}", hint=_suggest(key))
         values[key] = _coerce(by_key[key], value, "override")
     kwargs = {_BY_KEY[k].name: v for k, v in values.items()}
-    settings = Settings(paths=paths, source=str(cfg) if cfg.exists() else "", **kwargs)
+    settings = Settings(paths=paths, source=str(cfg) if text is not None else "", **kwargs)
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
         raise ConfigError(
             f"log.level must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}"
@@ -411,13 +466,40 @@ def load(
 
 def describe() -> list[dict[str, Any]]:
     """The table as plain data, for `memd config` and the docs."""
-    out = []
+    return [
+        {"key": s.key, "type": _type_name(s.type), "default": s.default, "env": s.env,
+         "help": s.help}
+        for s in SETTINGS
+    ]  # fmt: skip
+
+
+SECRETS = frozenset({"extract.api_key", "sync.key", "sync.dsn"})
+
+
+def to_toml(settings: Settings, file: Path) -> str:
+    """Every setting in force as a TOML document a person can paste into the settings `file`.
+
+    One ``[section]`` per group; each key has its help line and environment variable above it.
+    Secrets are never printed: a set one appears commented out as ``(set, not shown)``.
+    """
+    import tomli_w
+
+    state = (
+        ""
+        if settings.source
+        else " (not present: every value is a default or from the environment)"
+    )
+    lines = [f"# memd settings in force; the settings file is {file}{state}"]
+    section = ""
     for s in SETTINGS:
-        t = s.type
-        tname = (
-            t.__name__ if isinstance(t, type) and not isinstance(t, types.GenericAlias) else str(t)
-        )
-        out.append(
-            {"key": s.key, "type": tname, "default": s.default, "env": s.env, "help": s.help}
-        )
-    return out
+        head, _, name = s.key.partition(".")
+        if head != section:
+            section = head
+            lines += ["", f"[{section}]"]
+        value = settings.value(s.key)
+        lines.append(f"# {s.help} (env {s.env})")
+        if s.key in SECRETS and value:
+            lines.append(f"# {name} = (set, not shown)")
+        else:
+            lines.append(tomli_w.dumps({name: value}).rstrip("\n"))
+    return "\n".join(lines) + "\n"

@@ -66,6 +66,7 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
     assert code == 0, raw
     st = daemon.call("status")
     assert {n: c["status"] for n, c in checks.items()} == {
+        "config": "ok",
         "python": "ok",
         "sqlite": "ok",
         "folders": "ok",
@@ -137,7 +138,7 @@ def test_without_a_daemon_it_fails_and_finds_stale_files(home: Path) -> None:
     index_line = next(line for line in lines if line.split()[1:2] == ["index"])
     assert index_line.startswith("warn") and f"1 changed since indexed: {note}" in index_line
     assert "`memd reindex`" in proc.stdout
-    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 8 ok")
+    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 9 ok")
 
 
 def test_a_damaged_index_fails_with_the_rebuild_hint(home: Path) -> None:
