@@ -123,3 +123,7 @@ class Host(Protocol):
     def nudge(self, job: str, delay_s: float) -> None:
         """Bring a job's next run forward to `delay_s` from now (no-op outside the daemon)."""
         ...
+
+    def reschedule(self, job: str, interval_s: float) -> None:
+        """Run a job every `interval_s` from now on (after a settings reload)."""
+        ...

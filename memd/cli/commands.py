@@ -99,6 +99,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
         else:
             lines.append("daemon: not running")
+        if d.get("restart_required"):
+            lines.append(f"restart required for: {', '.join(d['restart_required'])}"
+                         " (changed in the settings file; `memd serve` again to apply)")  # fmt: skip
         lines.append(
             f"index: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('items')} items"
             f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"

@@ -31,12 +31,18 @@ from memd.conversations.ingest import (
 )
 from memd.core.errors import InvalidParams
 from memd.core.models import Turn
+from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.tables import count_rows
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
 
 ingest_log = logging.getLogger("memd.ingest")
+
+
+def summary_interval_s(s: Settings) -> float:
+    """How often the summary job looks for idle sessions: a few times per idle period."""
+    return max(60, s.summary_idle_min * 30)
 
 
 class Conversations:
@@ -54,14 +60,50 @@ class Conversations:
         self.forgotten = forget.ForgottenKeys(data / "forgotten")
         # Appends to the files of pushed turns, their rewrites and their reading, one at a time.
         self._push_lock = threading.Lock()
-        self.ingestor = logs.LogIngestor(
-            store,
-            [*self.sources, self.pushed_source],
-            enabled=memory.ops.enabled,
+        self.ingestor = self._ingestor(self.sources, s.logs_poll_s)
+        # Held while an import reads through the ingestor, and while a reload swaps it: a new
+        # set of log sources never cuts an import short.
+        self._swap = threading.Lock()
+        self._started = False
+
+    def _ingestor(self, sources: list[logs.LogSource], poll_s: float) -> logs.LogIngestor:
+        return logs.LogIngestor(
+            self.store,
+            [*sources, self.pushed_source],
+            enabled=self.memory.ops.enabled,
             on_turns=lambda rep: self.write_journal(rep.sessions),
             on_poll=lambda: self.write_journal(None),
-            poll_s=s.logs_poll_s,
+            poll_s=poll_s,
             own_files_lock=self._push_lock,
+        )
+
+    def start(self) -> None:
+        self.ingestor.start()
+        self._started = True
+
+    def stop(self) -> None:
+        self._started = False
+        self.ingestor.stop()  # an import reading through it stops at its next chunk
+        with self._swap:  # and a reload that swapped it meanwhile leaves nothing running
+            self.ingestor.stop()
+
+    def reload(self, new: Settings) -> None:
+        """New log sources or poll interval: tail with them from now on (checkpoints carry
+        over, so nothing is read twice); a new idle time reschedules the summary job."""
+        self.host.reschedule("summarize", summary_interval_s(new))
+        sources = logs.sources_from_settings(new.logs_claude_code, new.claude_dir, new.logs_sources)
+        if sources == self.sources and new.logs_poll_s == self.ingestor.poll_s:
+            return
+        with self._swap:
+            old, self.sources = self.ingestor, sources
+            self.ingestor = self._ingestor(sources, new.logs_poll_s)
+            if self._started:
+                old.stop()
+                self.ingestor.start()
+        ingest_log.info(
+            "log sources now: %s (poll every %g s)",
+            ", ".join(f"{x.root} ({x.format})" for x in sources) or "none",
+            new.logs_poll_s,
         )
 
     def write_journal(self, sessions: Iterable[str] | None) -> None:
@@ -94,7 +136,8 @@ class Conversations:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""
         if not p.path:
             raise InvalidParams("param 'path' is required")
-        return imports.import_path(self.ingestor, Path(p.path), p.format)
+        with self._swap:
+            return imports.import_path(self.ingestor, Path(p.path), p.format)
 
     # -- methods ---------------------------------------------------------------------------
     def ingest(self, p: msg.IngestParams) -> msg.IngestResult:
@@ -241,12 +284,13 @@ class Conversations:
                 JobSpec(
                     "summarize",
                     lambda: summaries.run_summaries(self.memory.job_context()),
-                    max(60, s.summary_idle_min * 30),
+                    summary_interval_s(s),
                     180,
                 )
             ],
             status=[self.status],
             startup=[self.catch_up],
-            on_start=[self.ingestor.start],
-            on_stop=[self.ingestor.stop],
+            on_start=[self.start],
+            on_stop=[self.stop],
+            on_reload=[self.reload],
         )

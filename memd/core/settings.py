@@ -21,15 +21,15 @@ from typing import Any
 from memd.core.errors import ConfigError
 from memd.core.paths import Paths, resolve_paths, usable_socket_path
 
-# Settings that only take effect after a restart (reported by SIGHUP reload).
+# Settings that only take effect after a restart: a SIGHUP reload keeps their running values
+# and `memd status` lists them. Every other setting applies at once: the features' `on_reload`
+# hooks apply what was built from it at start, the rest is read again on every use.
 RESTART_REQUIRED = frozenset(
     {
         "server.socket",
         "index.path",
         "memory.root",
         "memory.extra_roots",
-        "server.max_connections",
-        "server.max_buffered_mb",
         "server.workers",
     }
     # The sync job and its outbox hook are built once, at start.

@@ -7,6 +7,7 @@ no-daemon fallback calls the very same table in-process, so both answer alike.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sqlite3
 import time
@@ -54,6 +55,8 @@ class Engine:
         self.recovered: Recovery | None = None
         # Why writes are refused ("" when they are not): the daemon started on a full disk.
         self.read_only = ""
+        # Settings changed in the file that only a restart applies (after a SIGHUP reload).
+        self.restart_required: list[str] = []
         self._chains: dict[str, Call] = {}
 
     # -- composition -----------------------------------------------------------------------
@@ -151,6 +154,16 @@ class Engine:
     def nudge(self, job: str, delay_s: float) -> None:
         if self.scheduler is not None:
             self.scheduler.nudge(job, delay_s)
+
+    def reschedule(self, job: str, interval_s: float) -> None:
+        """Run a job every `interval_s` from now on (a settings reload changed its interval)."""
+        spec = self.jobs.get(job)
+        if spec is None or spec.interval_s == interval_s:
+            return
+        self.jobs[job] = dataclasses.replace(spec, interval_s=interval_s)
+        if self.scheduler is not None:
+            self.scheduler.reschedule(job, interval_s)
+        log.info("job %s now runs every %g s", job, interval_s)
 
     # -- life cycle, gathered from the features in order -----------------------------------
     def _gather(self, attr: str) -> list[Any]:

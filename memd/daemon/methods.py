@@ -86,6 +86,8 @@ def status_of(engine: Engine) -> msg.StatusResult:
         out["recovered"] = engine.recovered.to_dict()
     if engine.read_only:
         out["read_only"] = engine.read_only
+    if engine.restart_required:
+        daemon["restart_required"] = list(engine.restart_required)
     for part in engine.status_parts:
         out.update(part())
     return msgspec.convert(out, msg.StatusResult)
@@ -105,6 +107,7 @@ def jobs_status(engine: Engine) -> dict[str, Any]:
             "last_success": r.get("last_success") or None,
             "runs": r.get("runs", 0),
             "counts": json.loads(r.get("counts") or "{}"),
+            "interval_s": engine.jobs[name].interval_s if name in engine.jobs else None,
             "next_run": nxt.get(name, {}).get("next_run"),
             "running": nxt.get(name, {}).get("running", False),
         }

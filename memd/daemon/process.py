@@ -98,7 +98,10 @@ class Daemon:
         self.overrides = overrides
         self.stop_event: asyncio.Event | None = None
         self.engine: Engine | None = None
+        self.server: Server | None = None
         self._bound_path: Path | None = None
+        self._reloads: set[asyncio.Task[None]] = set()
+        self._reload_lock = asyncio.Lock()
 
     def run(self) -> int:
         return asyncio.run(self._main())
@@ -142,6 +145,7 @@ class Daemon:
                 # The query threads answer most requests: they get the large page cache.
                 on_reader_thread=store.make_hot_reader,
             )
+            self.server = server
             _raise_open_files_limit(s.server_max_connections + 256)
             await server.start(self._listen_socket())
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -216,31 +220,59 @@ class Daemon:
         return sock
 
     def _reload(self) -> None:
+        """SIGHUP: read the settings again and apply every change that can be applied live.
+
+        Runs on the event loop: the file is read and the server's limits set here; the
+        features' `on_reload` hooks (which may restart tailers or reindex a new workspace) run
+        in a thread, one reload after the other, and READY is sent when they are done.
+        Settings that need a restart keep their running values until then and are listed in
+        `status` (`daemon.restart_required`).
+        """
         sdnotify.reloading()
         try:
-            new = settings_mod.load(self.config_file, overrides=self.overrides)
+            wanted = settings_mod.load(self.config_file, overrides=self.overrides)
         except MemdError as exc:
             log.error("SIGHUP: settings not reloaded: %s", exc)
             sdnotify.ready("settings reload failed; still serving")
             return
-        changed = self.settings.changed(new)
+        changed = self.settings.changed(wanted)
         restart = [k for k in changed if k in settings_mod.RESTART_REQUIRED]
         log.info("SIGHUP: reloaded settings; changed: %s", ", ".join(changed) or "nothing")
+        # Until a restart the running values stay in force, and `status` must report those.
+        new = dataclasses.replace(wanted, **{
+            f.name: getattr(self.settings, f.name)
+            for f in dataclasses.fields(Settings)
+            if f.metadata.get("key") in settings_mod.RESTART_REQUIRED
+        })  # fmt: skip
+        pending = [k for k in settings_mod.RESTART_REQUIRED if wanted.value(k) != new.value(k)]
         if restart:
-            log.warning("SIGHUP: %s only take effect after a restart", ", ".join(restart))
-            # Until then the running values stay in force, and `status` must report those.
-            new = dataclasses.replace(new, **{
-                f.name: getattr(self.settings, f.name)
-                for f in dataclasses.fields(Settings)
-                if f.metadata.get("key") in restart
-            })  # fmt: skip
+            log.warning("SIGHUP: restart required for: %s", ", ".join(restart))
         self.settings = new
         logging.getLogger().setLevel(getattr(logging, new.log_level.upper(), logging.INFO))
-        if self.engine is not None:
-            self.engine.settings = new
-            for hook in self.engine.on_reload:
-                hook(new)
-        sdnotify.ready("settings reloaded")
+        if self.server is not None:
+            self.server.apply_limits(
+                max_request_bytes=new.server_max_request_kb * 1024,
+                read_timeout=new.server_read_timeout_s,
+                max_connections=new.server_max_connections,
+                max_buffered_bytes=new.server_max_buffered_mb << 20,
+            )
+            _raise_open_files_limit(new.server_max_connections + 256)
+        if self.engine is None:
+            sdnotify.ready("settings reloaded")
+            return
+        self.engine.settings = new
+        self.engine.restart_required = sorted(pending)
+        task = asyncio.get_running_loop().create_task(self._apply_reload(self.engine, new))
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+
+    async def _apply_reload(self, engine: Engine, new: Settings) -> None:
+        async with self._reload_lock:
+            failed = await asyncio.to_thread(_run_reload_hooks, engine, new)
+        if failed:
+            sdnotify.ready(f"settings reloaded; {failed} part(s) failed to apply (see the log)")
+        else:
+            sdnotify.ready("settings reloaded")
 
     async def _watchdog_loop(self, interval: float) -> None:
         while True:
@@ -278,6 +310,18 @@ def _exit_by(seconds: float) -> None:
     timer.start()
 
 
+def _run_reload_hooks(engine: Engine, new: Settings) -> int:
+    """Every feature's `on_reload` in order; one that fails is logged and the others still run."""
+    failed = 0
+    for hook in engine.on_reload:
+        try:
+            hook(new)
+        except Exception:
+            failed += 1
+            log.exception("SIGHUP: applying the new settings failed in %s", _step_name(hook))
+    return failed
+
+
 def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
     """Open the index for writing (a damaged one is moved aside and rebuilt); on a full disk,
     open it read-only: (store, recovery, why read-only or "")."""
@@ -304,8 +348,8 @@ def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
         ) from exc
 
 
-def _step_name(step: Callable[[], None]) -> str:
-    return getattr(step, "__name__", repr(step))
+def _step_name(step: Callable[..., None]) -> str:
+    return str(getattr(step, "__qualname__", None) or getattr(step, "__name__", repr(step)))
 
 
 def _raise_open_files_limit(wanted: int) -> None:

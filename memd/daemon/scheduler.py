@@ -8,6 +8,7 @@ each outcome through a callback, so job state can live in memd's own SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -77,6 +78,15 @@ class Scheduler:
         if when < job.next_run_time:
             job.modify(next_run_time=when)
 
+    def reschedule(self, name: str, interval_s: float) -> None:
+        """Run `name` every `interval_s` seconds, the next run `interval_s` from now."""
+        spec = self.specs.get(name)
+        if spec is None:
+            return
+        self.specs[name] = dataclasses.replace(spec, interval_s=interval_s)
+        if self._sched.running:
+            self._sched.reschedule_job(name, trigger="interval", seconds=interval_s)
+
     def run_now(self, name: str) -> JobResult:
         """Run a job in the caller's thread (CLI `--now`); waits if a scheduled run is active."""
         return self._run(name)
@@ -106,4 +116,7 @@ class Scheduler:
 
     def describe(self) -> dict[str, Any]:
         nxt = self.next_runs()
-        return {n: {"next_run": nxt.get(n), "running": n in self.running} for n in self.specs}
+        return {
+            n: {"next_run": nxt.get(n), "running": n in self.running, "interval_s": s.interval_s}
+            for n, s in self.specs.items()
+        }

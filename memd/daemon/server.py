@@ -187,6 +187,20 @@ class Server:
         self.refused = 0
         self.busy = 0
 
+    def apply_limits(
+        self,
+        *,
+        max_request_bytes: int,
+        read_timeout: float,
+        max_connections: int,
+        max_buffered_bytes: int,
+    ) -> None:
+        """New limits from a settings reload: they apply from the next read or connection on."""
+        self.max_request_bytes = max_request_bytes
+        self.read_timeout = read_timeout
+        self.max_connections = max_connections
+        self._budget.total = max(max_buffered_bytes, max_request_bytes)
+
     async def start(self, sock: socket.socket) -> None:
         self._server = await asyncio.start_unix_server(
             self._serve, sock=sock, limit=CHUNK, backlog=BACKLOG

@@ -30,6 +30,7 @@ def feature(memory: MemoryFeature) -> Feature:
             )
         ],
         status=[lambda: {"llm": llm_status(memory.job_context())}],
+        on_reload=[lambda new: memory.host.reschedule("extract", new.extract_interval_min * 60)],
     )
 
 

@@ -80,9 +80,9 @@ class MemoryFeature:
         s = host.settings
         self.host = host
         self.store = store
-        self.indexer = Indexer(
-            store, user_roots(s), max_file_bytes=int(s.index_max_file_mb * (1 << 20))
-        )
+        roots = user_roots(s)
+        self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
+        self._workspaces = roots[1:]  # the configured ones (`memory.workspaces`)
         self.ops = MemoryOps(
             store,
             self.indexer,
@@ -226,8 +226,28 @@ class MemoryFeature:
         # Parts built from settings at start read them again here; the rest read
         # host.settings on every use.
         self.indexer.max_file_bytes = int(new.index_max_file_mb * (1 << 20))
+        self.ops.enabled_default = new.memory_enabled_default
         if self.watcher is not None:
             self.watcher.debounce_s = new.index_debounce_ms / 1000
+        self._reload_workspaces(user_roots(new)[1:])
+
+    def _reload_workspaces(self, wanted: list[Root]) -> None:
+        """Watch and index workspaces added to `memory.workspaces`; stop indexing removed ones.
+
+        A removed workspace's files stay in the index as after a restart; its folder watch
+        lasts until then too (events from it no longer belong to any root and are ignored).
+        """
+        added = [r for r in wanted if r not in self._workspaces]
+        gone = [r for r in self._workspaces if r not in wanted]
+        self._workspaces = list(wanted)
+        if gone:
+            self.indexer.roots = [r for r in self.indexer.roots if r not in gone]
+        for root in added:
+            self.indexer.add_root(root)
+            if self.watcher is not None:
+                self.watcher.watch(root.path)
+            rep = self.indexer.index_paths([str(root.path)])
+            log.info("workspace %s added: %d files indexed", root.path, rep.indexed)
 
     def reconcile_now(self) -> None:
         rep = self.indexer.reconcile()

@@ -219,7 +219,8 @@ def test_sighup_reloads_settings_and_keeps_serving(
         assert notifications.wait_for("READY=1") == "READY=1\nSTATUS=settings reloaded"
         log = d.log.read_text()
         assert "changed: memory.root, index.reconcile_s, index.max_file_mb" in log
-        assert "SIGHUP: memory.root only take effect after a restart" in log
+        assert "SIGHUP: restart required for: memory.root" in log
+        assert d.call("status")["daemon"]["restart_required"] == ["memory.root"]
         # Still serving, from the memory root it started with ...
         d.call("remember", {"text": "after the reload"})
         assert d.call("status")["memory_root"] == str(home / "memory")
