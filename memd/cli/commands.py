@@ -86,91 +86,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from memd.api import messages as m
+    from memd.cli import render
 
     st = call(args, m.STATUS, m.NoParams())
-
-    def text() -> str:
-        d, ix = st.daemon, _part(st.index)
-        lines = [f"memd {st.version}  memory {'on' if st.enabled else 'OFF'}"]
-        if d.get("running"):
-            lines.append(
-                f"daemon: pid {d['pid']}, up {d.get('uptime_s', 0):.0f}s, RSS {d.get('rss_mb', 0)} MB,"
-                f" CPU {d.get('cpu_s', 0)}s, socket {st.socket}"
-            )
-        else:
-            lines.append("daemon: not running")
-        if d.get("restart_required"):
-            lines.append(f"restart required for: {', '.join(d['restart_required'])}"
-                         " (changed in the settings file; `memd serve` again to apply)")  # fmt: skip
-        lines.append(
-            f"index: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('items')} items"
-            f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"
-            f" watcher {_part(st.watcher).get('mode', 'not running')}"
-        )
-        lines.append(f"memory root: {_part(st.memory_root, '')}")
-        if st.read_only:
-            lines.append(
-                f"read-only ({_part(st.read_only, '')}): queries are answered, writes refused"
-            )
-        if st.recovered:
-            r = _part(st.recovered)
-            lines.append(f"index was damaged ({r['reason']}): moved aside to {r['moved_to']}"
-                         f" at {_when(r['at'])} and rebuilt from the files")  # fmt: skip
-        if st.logs:
-            lines += _logs_lines(_part(st.logs))
-        lines += _agents_lines(_part(st.agents, []))
-        for extra, value in (("jobs", st.jobs), ("llm", st.llm), ("sync", st.sync)):
-            if value is not m.UNSET:
-                lines.append(f"{extra}: {json.dumps(value, ensure_ascii=False, default=str)}")
-        problems = _part(st.problems, [])
-        if problems:
-            lines.append(f"problem files ({len(problems)}):")
-            lines += [f"  {p['path']}: {p['reason']}" for p in problems]
-        return "\n".join(lines)
-
-    _out(args, st, text)
+    _out(args, st, lambda: render.status_text(st))
     return 0
 
 
-def _part(value: Any, default: Any = None) -> Any:
-    """A status part, or `default` (an empty dict) when the daemon has no such part."""
-    from memd.api.messages import UNSET
-
-    if value is UNSET:
-        return {} if default is None else default
-    return value
-
-
-def _logs_lines(lg: dict[str, Any]) -> list[str]:
-    lines = [
-        f"logs: {lg['files']} files tailed ({lg['deleted_files']} deleted), {lg['turns']} turns in"
-        f" {lg['sessions']} sessions, {lg['bad_lines']} bad lines; watcher {lg['watcher']}"
-    ]
-    lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
-    lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
-    return lines
-
-
-def _agents_lines(agents: list[Any]) -> list[str]:
-    """One line per agent seen: interactions, last day, familiarity and trust as last written."""
-    if not agents:
-        return []
-    lines = [f"agents: {len(agents)} seen"]
-    for a in agents:
-        kind = " (sub-agent)" if a.subagent else ""
-        known = [f"{k} {v}" for k, v in (("familiarity", a.familiarity), ("trust", a.trust))
-                 if v is not None]  # fmt: skip
-        lines.append(
-            f"  {a.agent_id}{kind}: {a.sessions} sessions, {a.turns} turns, last"
-            f" {_when(a.last_at)}" + (f"; {', '.join(known)}" if known else "")
-        )
-    return lines
-
-
 def _when(ts: Any) -> str:
-    import datetime as dt
+    from memd.cli.render import when
 
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "undated"
+    return when(ts)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -481,27 +407,31 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_job(args: argparse.Namespace) -> int:
-    """`memd extract|archive|summarize --now`: run the job once and print what it did."""
+    """`memd extract|archive|summarize [--now]`: run the job now, or show what it did last.
+
+    Exits 1 when a run asked for did not do its work: it failed, must be retried, was refused
+    for configuration or ran out of its token budget.
+    """
+    import time
+
     from memd.api import messages as m
+    from memd.cli import render
 
     if not args.now:
         job = call(args, m.STATUS, m.NoParams()).jobs.get(args.job_name)
-        _out(
-            args,
-            job,
-            json.dumps(job, indent=2, default=str) if job else f"no job {args.job_name!r}",
-        )
+        _out(args, job, lambda: render.job_text(args.job_name, job, time.time()))
         return 0
     res = call(args, m.RUN_JOB, m.RunJobParams(name=args.job_name), write=True)
     counts = ", ".join(f"{k} {v}" for k, v in res.counts.items())
     _out(args, res, f"{res.job}: {res.outcome}{' - ' + res.message if res.message else ''}"
          + (f" ({counts})" if counts else ""))  # fmt: skip
-    return 0 if res.outcome not in ("error", "config_error") else 1
+    return 0 if res.outcome in ("success", "nothing_to_do") else 1
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
     """`memd sync [status] | --now [--retry-parked] | init-schema`: the cloud sync queue."""
     from memd.api import messages as m
+    from memd.cli import render
 
     if args.action == "init-schema":
         res = call(args, m.SYNC_INIT_SCHEMA, m.NoParams(), write=True)
@@ -512,56 +442,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
         now = call(args, m.SYNC_NOW, m.SyncNowParams(retry_parked=args.retry_parked), write=True)
         counts = ", ".join(f"{k} {v}" for k, v in now.counts.items() if v)
         _out(args, now, lambda: f"sync: {now.outcome} - {now.message}"
-             + (f"\n({counts})" if counts else "") + "\n\n" + _sync_text(now.status))  # fmt: skip
+             + (f"\n({counts})" if counts else "") + "\n\n" + render.sync_text(now.status))  # fmt: skip
         return 0 if now.outcome in ("success", "nothing_to_do") else 1
     st = call(args, m.SYNC_STATUS, m.NoParams())
-    _out(args, st, lambda: _sync_text(st))
+    _out(args, st, lambda: render.sync_text(st))
     return 0
-
-
-def _sync_text(st: dict[str, Any]) -> str:
-    import datetime as dt
-    import time
-
-    def at(ts: float | None) -> str:
-        if not ts:
-            return "never"
-        delta = ts - time.time()
-        rel = f"in {delta:.0f}s" if delta > 0 else f"{-delta:.0f}s ago"
-        return f"{dt.datetime.fromtimestamp(ts).strftime('%Y-%m-%d %H:%M:%S')} ({rel})"
-
-    if st["state"] == "off":
-        lines = [f"sync: off - {st.get('hint', '')}"]
-    elif st["state"] == "refused":
-        lines = [f"sync: REFUSED by the backend ({st['backend']}) - {st['hint']}"]
-    else:
-        lines = [f"sync: on - {st['backend']}, table {st['table']}, namespace {st['namespace']},"
-                 f" device {st['device_id'] or '(not yet assigned)'}"]  # fmt: skip
-    if "pending" in st:
-        oldest = f", oldest {st['oldest_pending_age_s']:.0f}s" if st["oldest_pending_age_s"] else ""
-        lines += [
-            f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
-            f"last success: {at(st['last_success_at'])}",
-            f"last error: {at(st['last_error_at'])}"
-            + (f": {st['last_error']}" if st["last_error"] else ""),
-            f"next attempt: {at(st.get('next_attempt_at'))}",
-            "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
-        ]
-    if st.get("parked_ops"):
-        lines.append("parked (fix the cause, then `memd sync --now --retry-parked`):")
-        lines += [f"  {op['path']} v{op['version']} ({op['attempts']} attempts): {op['error']}"
-                  for op in st["parked_ops"]]  # fmt: skip
-    if st.get("conflicts"):
-        lines.append("conflicts (the local file was kept):")
-        for c in st["conflicts"]:
-            copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
-            lines.append(
-                f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})"
-            )
-    for t in st.get("targets") or []:
-        lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
-                     f" last success {at(t['last_success_at'])}")  # fmt: skip
-    return "\n".join(lines)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -3,13 +3,36 @@
 `probe_system` reads the machine through psutil; `defer_reason` is the pure decision, so tests
 hand it any battery and load they like. A machine without a battery (desktops, CI) reports
 `battery_percent=None` and counts as on AC.
+
+Deferral is for scheduled runs. A run a person asked for (`memd extract --now`) runs inside
+`requested_now()`, and the jobs' gate does not defer it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+_REQUESTED = contextvars.ContextVar("memd_requested_now", default=False)
+
+
+@contextlib.contextmanager
+def requested_now() -> Iterator[None]:
+    """Mark the job runs in this block as asked for by a person (not deferred for load/battery)."""
+    token = _REQUESTED.set(True)
+    try:
+        yield
+    finally:
+        _REQUESTED.reset(token)
+
+
+def is_requested_now() -> bool:
+    """True inside `requested_now()`: this run was asked for, not scheduled."""
+    return _REQUESTED.get()
 
 
 @dataclass(frozen=True, slots=True)

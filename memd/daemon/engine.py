@@ -17,6 +17,7 @@ from typing import Any
 from memd.api import messages
 from memd.api.messages import RunJobResult, Signature
 from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
+from memd.core.conditions import requested_now
 from memd.core.errors import DiskFull, InvalidParams, MethodNotFound
 from memd.core.models import JobResult
 from memd.core.settings import Settings
@@ -133,12 +134,14 @@ class Engine:
             raise InvalidParams(
                 f"unknown job {name!r}; jobs: {', '.join(sorted(self.jobs)) or 'none'}"
             )
-        if self.scheduler is not None:
-            res = self.scheduler.run_now(name)
-        else:
-            started = time.time()
-            res = self.jobs[name].fn()
-            self.record_job(res, started, time.time())
+        # Asked for by a person: load and battery, which defer scheduled runs, do not.
+        with requested_now():
+            if self.scheduler is not None:
+                res = self.scheduler.run_now(name)
+            else:
+                started = time.time()
+                res = self.jobs[name].fn()
+                self.record_job(res, started, time.time())
         return RunJobResult(
             job=res.job, outcome=res.outcome.value, message=res.message, counts=res.counts
         )

@@ -2,7 +2,8 @@
 
 An LLM job asks `gate_llm` before spending anything: memory switched off, a configuration
 error already reported for the same key/model (so a bad key is not retried every interval),
-the machine on battery or busy (`conditions`), or today's token budget spent. Tokens are
+the machine on battery or busy (`conditions`; scheduled runs only, not a run asked for with
+`--now`), or today's token budget spent. Tokens are
 recorded per run in `llm_runs`, in the same transaction as the work they paid for.
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from memd.core.conditions import SystemState, day_of, defer_reason
+from memd.core.conditions import SystemState, day_of, defer_reason, is_requested_now
 from memd.core.models import JobOutcome, JobResult
 from memd.core.settings import Settings
 from memd.core.text import META_COMMENT, estimate_tokens, normalize
@@ -147,7 +148,8 @@ def gate_llm(ctx: LLMJob, job: str) -> JobResult | None:
         return JobResult(
             job, JobOutcome.CONFIG_ERROR, f"{err} (not retried until the LLM settings change)"
         )
-    why = defer_reason(ctx.probe(), s.jobs_min_battery)
+    # Load and battery defer scheduled runs only; a person who asked for this run gets it.
+    why = "" if is_requested_now() else defer_reason(ctx.probe(), s.jobs_min_battery)
     if why:
         return JobResult(job, JobOutcome.DEFERRED, f"waiting: {why}")
     spent = repo.tokens_on(ctx.store.read(), day_of(ctx.now()))

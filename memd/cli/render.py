@@ -1,0 +1,283 @@
+"""Text the CLI prints for the daemon's documents: `status`, a job, the LLM, cloud sync.
+
+Pure functions of the typed results (no I/O, no clock but the `now` they are given), so each
+rendering can be checked on its own. Times are shown as local clock times with how long ago or
+from now, never as epoch numbers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from memd.api import messages as m
+
+
+def part(value: Any, default: Any = None) -> Any:
+    """A status part, or `default` (an empty dict) when the daemon has no such part."""
+    if value is m.UNSET:
+        return {} if default is None else default
+    return value
+
+
+def when(ts: Any) -> str:
+    """An epoch time as local ``YYYY-MM-DD HH:MM``."""
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "undated"
+
+
+def span(seconds: float) -> str:
+    """A duration in the largest unit that keeps it readable: 45 s, 12 min, 3 h, 2 days."""
+    s = abs(seconds)
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    if s < 129600:
+        return f"{s / 3600:.0f} h"
+    return f"{s / 86400:.0f} days"
+
+
+def relative(ts: float | None, now: float) -> str:
+    """``12 min ago (15:30)`` or ``in 3 min (16:00)``; the date is added when not today."""
+    if not ts:
+        return "never"
+    moment = dt.datetime.fromtimestamp(ts)
+    clock = moment.strftime(
+        "%H:%M" if moment.date() == dt.date.fromtimestamp(now) else "%Y-%m-%d %H:%M"
+    )
+    delta = ts - now
+    return f"in {span(delta)} ({clock})" if delta > 0 else f"{span(delta)} ago ({clock})"
+
+
+def _iso(value: str | None) -> float | None:
+    if not value:
+        return None
+    return dt.datetime.fromisoformat(value).timestamp()
+
+
+# -- jobs --------------------------------------------------------------------------------------
+def jobs_table(jobs: Mapping[str, Mapping[str, Any]], now: float) -> list[str]:
+    """One row per job: last run, its outcome, next run, interval; then each last message."""
+    rows = [("job", "last run", "outcome", "next run", "every")]
+    for name, j in sorted(jobs.items()):
+        nxt = "running now" if j.get("running") else relative(_iso(j.get("next_run")), now)
+        if not j.get("next_run") and not j.get("running"):
+            nxt = "not scheduled"
+        every = span(j["interval_s"]) if j.get("interval_s") else "-"
+        rows.append((name, relative(j.get("last_finished"), now), j.get("last_outcome") or "-",
+                     nxt, every))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    out += [
+        f"  {name}: {j['last_message']}"
+        for name, j in sorted(jobs.items())
+        if j.get("last_message")
+    ]
+    return out
+
+
+def job_text(name: str, job: Mapping[str, Any] | None, now: float) -> str:
+    """`memd extract` (without `--now`): what the job did last and when it runs next."""
+    if job is None:
+        return f"no job {name!r}"
+    runs = job.get("runs", 0)
+    lines = [f"{name}: last run {relative(job.get('last_finished'), now)}"
+             + (f", {job['last_outcome']}" if job.get("last_outcome") else "")
+             + f"; {runs} run{'s' if runs != 1 else ''} recorded"]  # fmt: skip
+    if job.get("last_message"):
+        lines.append(f"  {job['last_message']}")
+    counts = ", ".join(f"{k} {v}" for k, v in (job.get("counts") or {}).items() if v)
+    if counts:
+        lines.append(f"  counts: {counts}")
+    if job.get("last_success") and job.get("last_success") != job.get("last_finished"):
+        lines.append(f"  last success {relative(job['last_success'], now)}")
+    if job.get("running"):
+        lines.append("  running now")
+    elif job.get("next_run"):
+        every = f", every {span(job['interval_s'])}" if job.get("interval_s") else ""
+        lines.append(f"  next run {relative(_iso(job['next_run']), now)}{every}")
+    else:
+        lines.append("  not scheduled: no daemon is running (`memd serve`)")
+    lines.append(f"  `memd {name} --now` runs it now")
+    return "\n".join(lines)
+
+
+# -- the LLM -----------------------------------------------------------------------------------
+def llm_line(llm: Mapping[str, Any]) -> str:
+    """The daemon's LLM: which one, which key it sees (never its value), tokens spent today."""
+    tokens = f"{llm.get('tokens_today', 0):,} of {llm.get('daily_budget', 0):,} tokens today"
+    if llm.get("mode") != "anthropic":
+        return f"llm: offline rules (the daemon sees no API key); {tokens}"
+    source = f", key from {llm['key_source']}" if llm.get("key_source") else ""
+    line = f"llm: anthropic {llm.get('model', '')}{source}; {tokens}"
+    if llm.get("waiting"):
+        line += f"; scheduled runs waiting: {llm['waiting']}"
+    if llm.get("config_error"):
+        line += f"; CONFIG ERROR: {llm['config_error']}"
+    return line
+
+
+# -- status ------------------------------------------------------------------------------------
+def status_text(st: m.StatusResult, now: float | None = None) -> str:
+    """`memd status` as text."""
+    now = time.time() if now is None else now
+    ix = part(st.index)
+    lines = [f"memd {st.version}  memory {'on' if st.enabled else 'OFF'}"]
+    lines += daemon_lines(st)
+    lines.append(
+        f"index: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('items')} items"
+        f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"
+        f" watcher {part(st.watcher).get('mode', 'not running')}"
+    )
+    lines.append(f"memory root: {part(st.memory_root, '')}")
+    if st.read_only:
+        lines.append(f"read-only ({part(st.read_only, '')}): queries are answered, writes refused")
+    if st.recovered:
+        r = part(st.recovered)
+        lines.append(f"index was damaged ({r['reason']}): moved aside to {r['moved_to']}"
+                     f" at {when(r['at'])} and rebuilt from the files")  # fmt: skip
+    if st.logs:
+        lines += logs_lines(part(st.logs))
+    lines += agents_lines(part(st.agents, []))
+    if st.llm is not m.UNSET:
+        lines.append(llm_line(st.llm))
+    if st.sync is not m.UNSET:
+        lines.append(sync_line(st.sync, now))
+    if st.jobs:
+        lines.append("jobs:")
+        lines += jobs_table(st.jobs, now)
+    problems = part(st.problems, [])
+    if problems:
+        lines.append(f"problem files ({len(problems)}):")
+        lines += [f"  {p['path']}: {p['reason']}" for p in problems]
+    return "\n".join(lines)
+
+
+def daemon_lines(st: m.StatusResult) -> list[str]:
+    """The daemon: process, settings waiting for a restart, long work under way."""
+    d = st.daemon
+    if d.get("running"):
+        lines = [
+            f"daemon: pid {d['pid']}, up {span(d.get('uptime_s', 0))}, RSS {d.get('rss_mb', 0)} MB,"
+            f" CPU {d.get('cpu_s', 0)}s, socket {st.socket}"
+        ]
+    else:
+        lines = ["daemon: not running"]
+    if d.get("restart_required"):
+        lines.append(f"restart required for: {', '.join(d['restart_required'])}"
+                     " (changed in the settings file; restart memd to apply)")  # fmt: skip
+    lines += [f"working: {progress_line(p)}" for p in d.get("progress") or []]
+    return lines
+
+
+def logs_lines(lg: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"logs: {lg['files']} files tailed ({lg['deleted_files']} deleted), {lg['turns']} turns in"
+        f" {lg['sessions']} sessions, {lg['bad_lines']} bad lines; watcher {lg['watcher']}"
+    ]
+    lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
+    lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def agents_lines(agents: list[Any]) -> list[str]:
+    """One line per agent seen: interactions, last day, familiarity and trust as last written."""
+    if not agents:
+        return []
+    lines = [f"agents: {len(agents)} seen"]
+    for a in agents:
+        kind = " (sub-agent)" if a.subagent else ""
+        known = [f"{k} {v}" for k, v in (("familiarity", a.familiarity), ("trust", a.trust))
+                 if v is not None]  # fmt: skip
+        lines.append(
+            f"  {a.agent_id}{kind}: {a.sessions} sessions, {a.turns} turns, last"
+            f" {when(a.last_at)}" + (f"; {', '.join(known)}" if known else "")
+        )
+    return lines
+
+
+def progress_line(p: Mapping[str, Any]) -> str:
+    """``indexing memory files: 3,400 of 10,000 (34%), 520/s, about 13 s left``."""
+    done, total = int(p.get("done", 0)), int(p.get("total", 0))
+    unit = p.get("unit", "")
+    text = f"{p.get('what', 'working')}: {done:,}"
+    if total:
+        text += f" of {total:,} {unit}".rstrip() + f" ({100 * done / total:.0f}%)"
+    elif unit:
+        text += f" {unit}"
+    if p.get("rate"):
+        text += f", {p['rate']:,.0f}/s"
+    if p.get("eta_s") is not None and total:
+        text += f", about {span(p['eta_s'])} left"
+    return text
+
+
+# -- cloud sync --------------------------------------------------------------------------------
+def sync_line(st: Mapping[str, Any], now: float) -> str:
+    """One line for `memd status`; `memd sync status` has the details."""
+    if st.get("state") == "off":
+        return f"sync: off - {st.get('hint', '')}"
+    if st.get("state") == "refused":
+        return f"sync: REFUSED by the backend ({st.get('backend')}) - {st.get('hint', '')}"
+    parts = [f"sync: on - {st.get('backend')}"]
+    if "pending" in st:
+        parts.append(f"{st['pending']} pending, {st['parked']} parked")
+        parts.append(f"last success {relative(st.get('last_success_at'), now)}")
+        if st.get("last_error"):
+            parts.append(f"last error {relative(st.get('last_error_at'), now)}: {st['last_error']}")
+    return "; ".join(parts)
+
+
+def sync_text(st: Mapping[str, Any], now: float | None = None) -> str:
+    """`memd sync status`: backend, queue, last success and error, parked ops, conflicts."""
+    now = time.time() if now is None else now
+
+    def at(ts: float | None) -> str:
+        if not ts:
+            return "never"
+        delta = ts - now
+        rel = f"in {delta:.0f}s" if delta > 0 else f"{-delta:.0f}s ago"
+        return f"{dt.datetime.fromtimestamp(ts).strftime('%Y-%m-%d %H:%M:%S')} ({rel})"
+
+    if st["state"] == "off":
+        lines = [f"sync: off - {st.get('hint', '')}"]
+    elif st["state"] == "refused":
+        lines = [f"sync: REFUSED by the backend ({st['backend']}) - {st['hint']}"]
+    else:
+        lines = [f"sync: on - {st['backend']}, table {st['table']}, namespace {st['namespace']},"
+                 f" device {st['device_id'] or '(not yet assigned)'}"]  # fmt: skip
+    if "pending" in st:
+        oldest = f", oldest {st['oldest_pending_age_s']:.0f}s" if st["oldest_pending_age_s"] else ""
+        lines += [
+            f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
+            f"last success: {at(st['last_success_at'])}",
+            f"last error: {at(st['last_error_at'])}"
+            + (f": {st['last_error']}" if st["last_error"] else ""),
+            f"next attempt: {at(st.get('next_attempt_at'))}",
+            "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
+        ]
+    lines += _sync_problems(st, at)
+    return "\n".join(lines)
+
+
+def _sync_problems(st: Mapping[str, Any], at: Any) -> list[str]:
+    lines: list[str] = []
+    if st.get("parked_ops"):
+        lines.append("parked (fix the cause, then `memd sync --now --retry-parked`):")
+        lines += [f"  {op['path']} v{op['version']} ({op['attempts']} attempts): {op['error']}"
+                  for op in st["parked_ops"]]  # fmt: skip
+    if st.get("conflicts"):
+        lines.append("conflicts (the local file was kept):")
+        for c in st["conflicts"]:
+            copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
+            lines.append(
+                f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})"
+            )
+    for t in st.get("targets") or []:
+        lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
+                     f" last success {at(t['last_success_at'])}")  # fmt: skip
+    return lines
