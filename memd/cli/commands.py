@@ -474,7 +474,10 @@ def cmd_service(args: argparse.Namespace) -> int:
 
         _out(args, st, status_text)
         return 0
-    plan = install.plan_install(s) if args.action == "install" else install.plan_uninstall(s)
+    if args.action == "install":
+        plan = install.plan_install(s, pass_env=args.env or ())
+    else:
+        plan = install.plan_uninstall(s)
     if args.dry_run:
         _out(
             args,
@@ -636,6 +639,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("action", choices=["install", "uninstall", "status"])
     sp.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    sp.add_argument("--env", action="append", metavar="NAME",
+                    help="install: copy this variable (e.g. ANTHROPIC_API_KEY) from this shell into"
+                         " the service's environment file, readable only by you")  # fmt: skip
     add(
         "doctor",
         cmd_doctor,

@@ -100,7 +100,20 @@ def load_settings(
         return s, _ok(
             "config", f"no settings file at {file}: defaults and environment", file=str(file)
         )
+    if _secret_readable_by_others(Path(s.source), s):
+        return s, _warn("config", f"{file} holds a secret (an API key, a password) and other users"
+                        " can read it", f"chmod 600 {file}", file=str(file))  # fmt: skip
     return s, _ok("config", f"{file} read", file=str(file))
+
+
+def _secret_readable_by_others(path: Path, s: Settings) -> bool:
+    try:
+        if not path.stat().st_mode & 0o077:
+            return False
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(secret in text for secret in _secrets(s))
 
 
 # -- Python and SQLite -------------------------------------------------------------------------
@@ -459,25 +472,48 @@ def check_service(settings: Settings, daemon_pid: int | None, runner: Runner) ->
 
 
 # -- keys and the cloud ------------------------------------------------------------------------
-def check_anthropic(settings: Settings) -> Check:
-    """Whether an Anthropic key is configured (its value is never shown)."""
-    key = settings.anthropic_key
-    source = "extract.api_key" if settings.extract_api_key else "ANTHROPIC_API_KEY"
-    if not key:
-        return _ok(
-            "anthropic",
-            "API key not set — extraction runs offline (rule-based)",
-            "set ANTHROPIC_API_KEY or extract.api_key for LLM extraction and summaries",
-            key="not set",
-        )
-    if not key.startswith("sk-ant-"):
+def check_anthropic(settings: Settings, daemon_llm: Mapping[str, Any] | None = None) -> Check:
+    """The Anthropic key the running daemon uses (its `status`), else what this shell would give
+    a daemon started from it. The key itself is never shown."""
+    shell = "extract.api_key" if settings.extract_api_key else "ANTHROPIC_API_KEY"
+    shell_key = settings.anthropic_key
+    if daemon_llm is None:
+        if not shell_key:
+            return _ok("anthropic", "API key not set — extraction runs offline (rule-based)",
+                       "set ANTHROPIC_API_KEY or extract.api_key for LLM extraction and summaries",
+                       key="not set")  # fmt: skip
+        if not shell_key.startswith("sk-ant-"):
+            return _warn("anthropic", f"API key set ({shell}), but it does not look like an Anthropic key (sk-ant-…)",
+                         "check the value; a wrong key makes every extraction run fail with 401", key="set")  # fmt: skip
+        return _ok("anthropic", f"API key set ({shell}), model {settings.extract_model}; no daemon"
+                   " is running to ask which key it uses", key="set")  # fmt: skip
+    return assess_daemon_llm(daemon_llm, shell if shell_key else "", settings)
+
+
+def assess_daemon_llm(llm: Mapping[str, Any], shell_source: str, settings: Settings) -> Check:
+    """The running daemon's LLM against the key this shell sees (`shell_source`, "" for none)."""
+    data = {"daemon_mode": llm.get("mode"), "daemon_key_source": llm.get("key_source") or None,
+            "shell_key_source": shell_source or None}  # fmt: skip
+    if llm.get("mode") == "anthropic":
+        detail = f"the daemon uses Anthropic {llm.get('model')} (key from {llm.get('key_source') or '?'})"
+        if llm.get("config_error"):
+            return _fail("anthropic", f"{detail}, and the API refused it: {llm['config_error']}",
+                         "fix the key (see below), then restart memd", data=data, key="set")  # fmt: skip
+        return _ok("anthropic", detail, data=data, key="set")
+    if shell_source:
         return _warn(
             "anthropic",
-            f"API key set ({source}), but it does not look like an Anthropic key (sk-ant-…)",
-            "check the value; a wrong key makes every extraction run fail with 401",
-            key="set",
+            f"{shell_source} is set in this shell, but the running daemon sees no key and"
+            " extracts with the offline rules",
+            "a daemon started by the service manager does not get this shell's variables: run"
+            " `memd service install --env ANTHROPIC_API_KEY` (a file only you can read), or set"
+            f" extract.api_key in {settings.paths.config_file} (chmod 600); then restart memd",
+            data=data,
+            key="set in this shell only",
         )
-    return _ok("anthropic", f"API key set ({source}), model {settings.extract_model}", key="set")
+    return _ok("anthropic", "no API key: the daemon extracts with the offline rules",
+               "set ANTHROPIC_API_KEY or extract.api_key for LLM extraction and summaries",
+               data=data, key="not set")  # fmt: skip
 
 
 BackendFactory = Callable[[Settings, float], Any]
@@ -674,7 +710,7 @@ def run_checks(
     checks.append(assess_index(ix, status, time.time()))
     problems = status["problems"] if status is not None else ix.get("problems", [])
     checks.append(assess_problems(problems))
-    checks.append(check_anthropic(settings))
+    checks.append(check_anthropic(settings, status.get("llm") if status is not None else None))
     checks.append(check_sync(settings, timeout, backend_factory))
     secrets = _secrets(settings)
     return [scrub(c, secrets) for c in checks]

@@ -23,6 +23,7 @@ from memd.cli.units import (
     PLIST_NAME,
     SERVICE_UNIT,
     SOCKET_UNIT,
+    render_environment_file,
     render_launchd_plist,
     render_systemd_service,
     render_systemd_socket,
@@ -42,11 +43,15 @@ _SHARED_TMP_ROOTS = ("/tmp", "/var/tmp")
 
 @dataclass(frozen=True, slots=True)
 class WriteFile:
-    """Write `content` to `path` atomically, creating parent folders."""
+    """Write `content` to `path` atomically, creating parent folders.
+
+    A `secret` file's content (an API key) is never shown by ``--dry-run`` or ``--json``.
+    """
 
     path: Path
     content: str
     mode: int = 0o644
+    secret: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +103,9 @@ class InstallPlan:
         for step in self.steps:
             if isinstance(step, WriteFile):
                 out.append(f"  write {step.path} (mode {step.mode:o})")
-                if contents:
+                if contents and step.secret:
+                    out.append("    | (not shown: it holds secrets)")
+                elif contents:
                     out.extend(f"    | {line}" for line in step.content.splitlines())
             elif isinstance(step, MakeDir):
                 out.append(f"  mkdir {step.path}")
@@ -114,7 +121,9 @@ class InstallPlan:
         """The plan as plain JSON-ready data (for ``--json``)."""
         steps: list[dict[str, Any]] = []
         for step in self.steps:
-            if isinstance(step, WriteFile):
+            if isinstance(step, WriteFile) and step.secret:
+                steps.append({"write": str(step.path), "mode": step.mode, "secret": True})
+            elif isinstance(step, WriteFile):
                 steps.append({"write": str(step.path), "mode": step.mode, "content": step.content})
             elif isinstance(step, MakeDir):
                 steps.append({"mkdir": str(step.path), "mode": step.mode})
@@ -196,6 +205,49 @@ def launch_agents_dir(home: Path) -> Path:
     return home / "Library" / "LaunchAgents"
 
 
+def service_env_file(settings: Settings) -> Path:
+    """The service's environment file (secrets such as ANTHROPIC_API_KEY), beside the settings."""
+    return settings.paths.config_file.parent / "service.env"
+
+
+def _env_values(names: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    missing = [n for n in names if not env.get(n)]
+    if missing:
+        raise ServiceError(
+            f"--env {missing[0]}: {missing[0]} is not set in this shell",
+            hint=f"export {missing[0]}=… first, or write it into the service's environment file",
+        )
+    return {n: env[n] for n in names}
+
+
+def _env_file_step(path: Path, values: Mapping[str, str]) -> WriteFile | None:
+    """Write the environment file when there are values to add, or to make it 0600 again."""
+    try:
+        current = path.read_text(encoding="utf-8")
+        loose = bool(path.stat().st_mode & 0o077)
+    except FileNotFoundError:
+        current, loose = "", False
+    except OSError as exc:
+        raise ServiceError(f"cannot read {path}: {exc}") from exc
+    if not values and not loose:
+        return None
+    text = render_environment_file(values, current) if values else current
+    return WriteFile(path, text, mode=0o600, secret=True)
+
+
+def _key_note(path: Path | None, settings: Settings, passed: Sequence[str]) -> str:
+    if passed:
+        return f"{', '.join(passed)} stored for the service only (not shown)" + (
+            f" in {path} (mode 600)" if path else " in its agent file (mode 600)"
+        )
+    where = f"{path} (ANTHROPIC_API_KEY=…, mode 600)" if path else "the agent's environment"
+    return (
+        "the service does not see this shell's variables: to give it an Anthropic key, run "
+        f"`memd service install --env ANTHROPIC_API_KEY`, or put it in {where} or in "
+        f"extract.api_key of {settings.paths.config_file}; then restart memd"
+    )
+
+
 def _moves_socket(settings: Settings) -> bool:
     # Otherwise the socket is %t/memd/memd.sock, whatever XDG_RUNTIME_DIR this shell has.
     return settings.paths.home is not None or bool(settings.server_socket)
@@ -241,19 +293,24 @@ def plan_install(
     executable: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
     uid: int | None = None,
+    pass_env: Sequence[str] = (),
 ) -> InstallPlan:
     """Plan installing memd as a user service; nothing is touched.
 
     `executable` is the absolute command without subcommand (default `resolve_executable()`),
-    `env` supplies ``XDG_CONFIG_HOME`` (default ``os.environ``), `uid` the launchd domain
-    (default the current uid). When MEMD_HOME, MEMD_SOCKET or a non-default config file are in
-    effect, the service gets the same ones so it serves the same memory as this shell.
+    `env` supplies ``XDG_CONFIG_HOME`` and the variables named in `pass_env` (default
+    ``os.environ``), `uid` the launchd domain (default the current uid). When MEMD_HOME,
+    MEMD_SOCKET or a non-default config file are in effect, the service gets the same ones so
+    it serves the same memory as this shell. `pass_env` names secrets (ANTHROPIC_API_KEY) to
+    copy from `env` into a file only the user can read: systemd's ``EnvironmentFile=``
+    (`service_env_file`), or the launchd agent written with mode 0600.
     """
     kind = _check_platform(platform)
     home = home if home is not None else Path.home()
     env = os.environ if env is None else env
     argv = list(executable) if executable is not None else resolve_executable()
     unit_env = settings.location_env()
+    secrets = _env_values(pass_env, env)
     notes: list[str] = []
     if argv[1:] == ["-m", "memd"]:
         notes.append(
@@ -268,10 +325,13 @@ def plan_install(
                 f"{shared_tmp[0]} is under a temporary folder, so the unit keeps the shared /tmp "
                 "(PrivateTmp=no)"
             )
+        env_file = service_env_file(settings)
         steps: list[Step] = [
             WriteFile(
                 unit_dir / SERVICE_UNIT,
-                render_systemd_service(argv, unit_env, private_tmp=not shared_tmp),
+                render_systemd_service(
+                    argv, unit_env, private_tmp=not shared_tmp, env_file=env_file.absolute()
+                ),
             ),
             WriteFile(
                 unit_dir / SOCKET_UNIT,
@@ -286,10 +346,14 @@ def plan_install(
             # from login on instead of waiting for the first client.
             RunCommand((*SYSTEMCTL, "enable", "--now", SOCKET_UNIT, SERVICE_UNIT)),
         ]
+        env_step = _env_file_step(env_file, secrets)
+        if env_step is not None:
+            steps.insert(2, env_step)  # before the units are loaded and the service restarted
         notes.append(
             "user services stop when you log out; to keep memd running: loginctl enable-linger $USER"
         )
         notes.append("logs: journalctl --user -u memd.service")
+        notes.append(_key_note(env_file, settings, list(secrets)))
         return InstallPlan("install", kind, tuple(steps), tuple(notes))
 
     uid = os.getuid() if uid is None else uid
@@ -303,10 +367,17 @@ def plan_install(
         # bootstrap refuses a label that is already loaded, so a reinstall unloads it first.
         RunCommand(("launchctl", "bootout", f"gui/{uid}/{LAUNCHD_LABEL}"), check=False),
         MakeDir(log_dir),
-        WriteFile(plist, render_launchd_plist(argv, log_dir, unit_env)),
+        # launchd has no environment file: secrets go in the agent, which only the user reads.
+        WriteFile(
+            plist,
+            render_launchd_plist(argv, log_dir, {**unit_env, **secrets}),
+            mode=0o600 if secrets else 0o644,
+            secret=bool(secrets),
+        ),
         RunCommand(("launchctl", "bootstrap", f"gui/{uid}", str(plist))),
     ]
     notes.append(f"logs: {log_dir}/memd.err.log")
+    notes.append(_key_note(None, settings, list(secrets)))
     notes.append("launchd has no readiness signal: clients retry connecting for a few seconds")
     return InstallPlan("install", kind, tuple(steps), tuple(notes))
 

@@ -111,21 +111,71 @@ def _environment_lines(env: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _environment_file_lines(env_file: Path | None) -> list[str]:
+    if env_file is None:
+        return []
+    if not env_file.is_absolute():
+        raise ServiceError(f"the environment file must be an absolute path, got {env_file}")
+    _check_value(str(env_file), "environment file")
+    return [
+        '# Secrets (ANTHROPIC_API_KEY=…) go in this file, readable only by you; "-": it may be missing.',
+        f"EnvironmentFile=-{_systemd_specifiers(str(env_file))}",
+    ]
+
+
 def render_systemd_service(
-    argv: Sequence[str], env: Mapping[str, str] | None = None, private_tmp: bool = True
+    argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    private_tmp: bool = True,
+    env_file: Path | None = None,
 ) -> str:
     """Render ``memd.service``.
 
     `argv` is the absolute command that starts memd without its subcommand (``[".../memd"]`` or
     ``[".../python", "-m", "memd"]``); ``serve`` is appended. `env` becomes ``Environment=``
-    lines (never put secrets here: unit files are world-readable). `private_tmp` is False only
-    when memd's folders live under a temporary directory.
+    lines (never put secrets here: unit files are world-readable); `env_file` an optional
+    ``EnvironmentFile=``, the place for secrets (a 0600 file of ``NAME=value`` lines).
+    `private_tmp` is False only when memd's folders live under a temporary directory.
     """
     return _fill(
         template_text(SERVICE_UNIT),
         inline={"EXEC": exec_line(argv), "PRIVATE_TMP": "yes" if private_tmp else "no"},
-        lines={"ENVIRONMENT": _environment_lines(env or {})},
+        lines={
+            "ENVIRONMENT": _environment_lines(env or {}),
+            "ENVIRONMENT_FILE": _environment_file_lines(env_file),
+        },
     )
+
+
+_ENV_FILE_SAFE = re.compile(r"[A-Za-z0-9_./+=:,@%-]*")
+
+
+def render_environment_file(values: Mapping[str, str], keep: str = "") -> str:
+    """An environment file (systemd ``EnvironmentFile=``): `keep`'s lines with `values` set.
+
+    Lines of `keep` that set a name in `values` are replaced; comments and other names stay.
+    Values are written plain, or single-quoted when they hold other characters.
+    """
+    for name, value in values.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise ServiceError(f"invalid environment variable name {name!r}")
+        _check_value(value, f"environment variable {name}")
+    out = [line for line in keep.splitlines()
+           if line.split("=", 1)[0].strip().removeprefix("export ").strip() not in values]  # fmt: skip
+    if not out:
+        out = ["# The memd service's environment: NAME=value lines (systemd EnvironmentFile).",
+               "# Readable only by you; memd service install --env NAME copies NAME from a shell."]  # fmt: skip
+    for name, value in values.items():
+        if _ENV_FILE_SAFE.fullmatch(value):
+            out.append(f"{name}={value}")
+        elif "'" not in value and "\\" not in value:
+            out.append(f"{name}='{value}'")
+        else:
+            raise ServiceError(
+                f"environment variable {name} holds a quote or backslash; write it into the"
+                " environment file yourself"
+            )
+    return "\n".join(out) + "\n"
 
 
 def render_systemd_socket(socket_path: Path | None = None) -> str:

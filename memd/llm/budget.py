@@ -188,6 +188,13 @@ def clear_config_error(conn: Connection) -> None:
     repo.clear_config_error(conn)
 
 
+def key_source(s: Settings) -> str:
+    """Which setting the Anthropic key comes from: extract.api_key, ANTHROPIC_API_KEY, or ""."""
+    if s.extract_api_key:
+        return "extract.api_key"
+    return "ANTHROPIC_API_KEY" if s.anthropic_key else ""
+
+
 def llm_status(ctx: LLMJob) -> dict[str, Any]:
     """The `llm` part of `status`: configured or offline, budget, and why jobs wait."""
     s = ctx.settings
@@ -195,6 +202,8 @@ def llm_status(ctx: LLMJob) -> dict[str, Any]:
     out: dict[str, Any] = {
         "mode": "anthropic" if configured else "offline rules",
         "model": s.extract_model if configured else "",
+        # Where the daemon found its key (never the key): `memd doctor` compares it with a shell's.
+        "key_source": key_source(s),
         "tokens_today": repo.tokens_on(ctx.store.read(), day_of(ctx.now())),
         "daily_budget": s.extract_daily_tokens,
         "run_budget": s.extract_run_tokens,

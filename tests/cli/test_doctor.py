@@ -88,7 +88,7 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
     assert "not installed" in checks["service"]["detail"]
     assert f"pid {daemon.proc.pid}" in checks["service"]["detail"]  # type: ignore[union-attr]
     assert checks["service"]["hint"].startswith("`memd service install`")
-    assert checks["anthropic"]["detail"] == "API key not set — extraction runs offline (rule-based)"
+    assert checks["anthropic"]["detail"] == "no API key: the daemon extracts with the offline rules"
     assert checks["sync"]["detail"].startswith("cloud sync not configured")
 
 

@@ -128,3 +128,52 @@ def test_install_without_a_user_session_explains(
     assert r.returncode == 1
     assert "`systemctl --user daemon-reload` failed: Failed to connect to bus" in r.stderr
     assert "hint: no systemd user session is reachable" in r.stderr and "enable-linger" in r.stderr
+
+
+SECRET = "sk-ant-api03-" + "ServiceEnvNeverShown" * 2
+
+
+def test_install_env_keeps_the_key_in_a_file_only_the_user_reads(
+    home: Path, tmp_path: Path, fake_systemctl: Path
+) -> None:
+    user = tmp_path / "u"
+    user.mkdir()
+    unit_dir = user / ".config" / "systemd" / "user"
+    env_file = home / "service.env"
+    r = memd(home, user, "service", "install", "--dry-run")
+    assert "memd service install --env ANTHROPIC_API_KEY" in r.stdout  # says where a key goes
+    assert f"    | EnvironmentFile=-{env_file}" in r.stdout
+
+    dry = memd(home, user, "service", "install", "--env", "ANTHROPIC_API_KEY", "--dry-run",
+               ANTHROPIC_API_KEY=SECRET)  # fmt: skip
+    assert (
+        f"write {env_file} (mode 600)" in dry.stdout
+        and "(not shown: it holds secrets)" in dry.stdout
+    )
+    as_json = memd(home, user, "service", "install", "--env", "ANTHROPIC_API_KEY", "--dry-run",
+                   "--json", ANTHROPIC_API_KEY=SECRET)  # fmt: skip
+    assert {"write": str(env_file), "mode": 0o600, "secret": True} in json.loads(as_json.stdout)[
+        "steps"
+    ]
+    assert SECRET not in dry.stdout + dry.stderr + as_json.stdout and not env_file.exists()
+
+    r = memd(home, user, "service", "install", "--env", "ANTHROPIC_API_KEY",
+             bin_dir=fake_systemctl, ANTHROPIC_API_KEY=SECRET)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
+    assert f"ANTHROPIC_API_KEY={SECRET}" in env_file.read_text().splitlines()
+    assert f"EnvironmentFile=-{env_file}" in (unit_dir / "memd.service").read_text()
+
+    # Loosened by hand, another line added: a reinstall keeps the lines and tightens the mode.
+    env_file.write_text(env_file.read_text() + "OTHER=1\n")
+    env_file.chmod(0o644)
+    r = memd(home, user, "service", "install", bin_dir=fake_systemctl)
+    assert r.returncode == 0, r.stderr
+    assert oct(env_file.stat().st_mode & 0o777) == "0o600"
+    assert {f"ANTHROPIC_API_KEY={SECRET}", "OTHER=1"} <= set(env_file.read_text().splitlines())
+
+    missing = memd(
+        home, user, "service", "install", "--env", "NOT_SET_ANYWHERE", bin_dir=fake_systemctl
+    )
+    assert missing.returncode == 1 and "NOT_SET_ANYWHERE is not set in this shell" in missing.stderr

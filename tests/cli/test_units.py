@@ -60,10 +60,11 @@ def write_units(
     env: dict[str, str] | None = None,
     socket_path: Path | None = None,
     private_tmp: bool = True,
+    env_file: Path | None = None,
 ) -> None:
     unit_dir.mkdir(parents=True, exist_ok=True)
     (unit_dir / units.SERVICE_UNIT).write_text(
-        units.render_systemd_service(argv, env, private_tmp=private_tmp)
+        units.render_systemd_service(argv, env, private_tmp=private_tmp, env_file=env_file)
     )
     (unit_dir / units.SOCKET_UNIT).write_text(units.render_systemd_socket(socket_path))
 
@@ -180,6 +181,7 @@ def test_systemd_analyze_verifies_units_with_environment_and_escaped_paths(tmp_p
         env={"MEMD_HOME": str(tmp_path / "home 100%"), "MEMD_SOCKET": "/srv/memd/memd.sock"},
         socket_path=Path("/srv/memd dir/memd%.sock"),
         private_tmp=False,
+        env_file=tmp_path / "cfg 100%" / "service.env",
     )
     assert verify(tmp_path / "units", tmp_path) == []
 
@@ -238,3 +240,16 @@ def test_launchd_plist_rejects_relative_paths_and_control_characters() -> None:
         units.render_launchd_plist(["/bin/memd"], Path("~/Library/Logs/memd"))
     with pytest.raises(ServiceError):
         units.render_launchd_plist(["/bin/memd"], Path("/logs"), {"X": "a\x01b"})
+
+
+def test_environment_file_is_optional_and_holds_plain_lines() -> None:
+    text = units.render_systemd_service(["/usr/bin/memd"], env_file=Path("/h/100%/service.env"))
+    assert ("EnvironmentFile", "-/h/100%%/service.env") in parse_unit(text)["Service"]
+    body = units.render_environment_file(
+        {"ANTHROPIC_API_KEY": "sk-ant-x_1", "B": "a b"}, "# c\nB=old\nC=3\n"
+    )
+    assert body.splitlines() == ["# c", "C=3", "ANTHROPIC_API_KEY=sk-ant-x_1", "B='a b'"]
+    with pytest.raises(ServiceError):
+        units.render_environment_file({"A": "it's"})
+    with pytest.raises(ServiceError):
+        units.render_systemd_service(["/usr/bin/memd"], env_file=Path("relative.env"))
