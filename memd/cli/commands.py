@@ -50,24 +50,26 @@ def call(args: argparse.Namespace, sig: Signature[P, R], params: P, *, write: bo
         return client.request(s.socket_path, sig, params, timeout=args.timeout)
     except DaemonNotRunning:
         pass
-    from memd.app import Engine
-    from memd.db import Store, recovery
+    if not write:
+        from memd.cli.offline import answer_offline
 
-    recovered = None
-    if write:
-        print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
-        store, recovered = recovery.open_store(s.db_path)
-        if recovered is not None:
-            print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
-                  " rebuilding it from your files", file=sys.stderr)  # fmt: skip
-    else:
-        print(f"memd: no daemon on {s.socket_path}; reading the index directly", file=sys.stderr)
-        store = Store.open_readonly(s.db_path)
+        result, note = answer_offline(s, sig, params)
+        print(f"memd: no daemon on {s.socket_path}; answering from the index: {note}",
+              file=sys.stderr)  # fmt: skip
+        return result
+    from memd.app import Engine
+    from memd.db import recovery
+
+    print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
+    store, recovered = recovery.open_store(s.db_path)
+    if recovered is not None:
+        print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
+              " rebuilding it from your files", file=sys.stderr)  # fmt: skip
     try:
         engine = Engine(s, store)
         engine.recovered = recovered
-        result: R = engine.call(sig, params)
-        return result
+        written: R = engine.call(sig, params)
+        return written
     finally:
         store.close()
 
@@ -672,6 +674,12 @@ def _delegate(argv: list[str]) -> int:
             return 2
         rest = rest[1:]
     module = importlib.import_module(DELEGATED[cmd])
+    if cmd in ("hook", "mcp"):
+        # They sit below the composition root: without a daemon they answer through the CLI's
+        # read-only engine (loaded only then).
+        from memd.cli.offline import answer_offline
+
+        return int(module.main(rest, offline=answer_offline))
     return int(module.main(rest))
 
 

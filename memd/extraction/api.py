@@ -10,10 +10,18 @@ from typing import Any
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
 from memd.core.errors import InvalidParams
-from memd.extraction import job as extraction
+from memd.core.models import JobResult
 from memd.extraction.agents import agents_seen, relationship_data
 from memd.llm.budget import llm_status
 from memd.memory.api import MemoryFeature
+
+
+def run_extraction(memory: MemoryFeature) -> JobResult:
+    # The rules' lexicons take ~0.1 s to import: an engine built only to answer a query (the
+    # CLI's and the hooks' fallback without a daemon) never loads them.
+    from memd.extraction import job as extraction
+
+    return extraction.run_extraction(memory.job_context())
 
 
 def feature(memory: MemoryFeature) -> Feature:
@@ -24,7 +32,7 @@ def feature(memory: MemoryFeature) -> Feature:
         jobs=[
             JobSpec(
                 "extract",
-                lambda: extraction.run_extraction(memory.job_context()),
+                lambda: run_extraction(memory),
                 s.extract_interval_min * 60,
                 120,
             )

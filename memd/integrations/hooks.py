@@ -6,11 +6,13 @@ object from stdout. `memd hook session-start` answers SessionStart (sources ``st
 ``cwd``; `memd hook user-prompt` answers UserPromptSubmit with the memory relevant to the prompt,
 within a small budget, and stays silent when nothing relevant is found.
 
-Hooks fail open: whatever goes wrong (malformed payload, daemon down, slow daemon, bad config)
-`run_hook` prints nothing and returns 0 within its time limit, so memory can never block or slow
-a conversation. Only `memd.core.settings`, `memd.api.client` and the typed messages are imported,
-to keep the start fast. The project is the payload's `cwd` when memd accepts that folder as a
-project; from anywhere else the hooks still inject the rest of memory, with no project.
+Hooks fail open: whatever goes wrong (malformed payload, slow daemon, bad config) `run_hook`
+prints nothing and returns 0 within its time limit, so memory can never block or slow a
+conversation. With the daemon down, `memd hook` answers from the index opened read-only (the
+CLI hands `main` its `offline` function; it is only loaded then). Only `memd.core.settings`,
+`memd.api.client` and the typed messages are imported up front, to keep the start fast. The
+project is the payload's `cwd` when memd accepts that folder as a project; from anywhere else
+the hooks still inject the rest of memory, with no project.
 """
 
 from __future__ import annotations
@@ -28,12 +30,17 @@ from typing import IO, Any
 
 from memd.api import messages as m
 from memd.api.client import Client
+from memd.core.errors import DaemonNotRunning
 from memd.core.paths import caller_project
 from memd.core.settings import Settings, load
 
 # The agent Claude Code's sessions are recorded as (memd.conversations.formats.CLAUDE_CODE_AGENT;
 # not imported, to keep the hook's start fast).
 CLAUDE_CODE_AGENT = "claude-code"
+
+# Answers a read method without the daemon: (settings, signature, params) → (result, note).
+Offline = Callable[[Settings, Any, Any], tuple[Any, str]]
+
 SESSION_START = "session-start"
 USER_PROMPT = "user-prompt"
 KINDS = (SESSION_START, USER_PROMPT)
@@ -54,7 +61,13 @@ class HookTimeout(Exception):
     """The hook ran out of its time limit."""
 
 
-def session_start(stdin_text: str, settings: Settings, *, deadline: float | None = None) -> str:
+def session_start(
+    stdin_text: str,
+    settings: Settings,
+    *,
+    deadline: float | None = None,
+    offline: Offline | None = None,
+) -> str:
     """Answer a SessionStart payload with the hook JSON carrying the project's context block.
 
     Returns ``""`` when there is nothing to add (memory switched off, empty block). Raises
@@ -69,12 +82,18 @@ def session_start(stdin_text: str, settings: Settings, *, deadline: float | None
         session_id=session_id,
         agent_id=CLAUDE_CODE_AGENT,  # its relationship file: trust, mood, memory points
     )
-    result = _fetch_context(settings, params, deadline)
+    result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
     return _hook_output(SESSION_START, text) if text else ""
 
 
-def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None = None) -> str:
+def user_prompt(
+    stdin_text: str,
+    settings: Settings,
+    *,
+    deadline: float | None = None,
+    offline: Offline | None = None,
+) -> str:
     """Answer a UserPromptSubmit payload with the memory relevant to its prompt, or ``""``.
 
     The context is asked for with the prompt as the query and a small budget; the answer is only
@@ -96,7 +115,7 @@ def user_prompt(stdin_text: str, settings: Settings, *, deadline: float | None =
         session_id=session_id,
         agent_id=CLAUDE_CODE_AGENT,
     )
-    result = _fetch_context(settings, params, deadline)
+    result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
     if not text or not _has_query_matches(result):
         return ""
@@ -114,12 +133,14 @@ def run_hook(
     *,
     time_limit: float = TIME_LIMIT_S,
     stderr: IO[str] | None = None,
+    offline: Offline | None = None,
 ) -> int:
     """Run hook `kind` (``session-start`` or ``user-prompt``) and always return 0.
 
     Reads the payload from `stdin` and writes the hook JSON to `stdout` only on success. Any
     failure, including running past `time_limit` seconds, leaves `stdout` untouched; when
     `stderr` is given, a one-line reason goes there (for `--debug` style troubleshooting).
+    `offline` answers from the index when no daemon is listening.
     """
     start = time.monotonic()
     deadline = start + time_limit
@@ -131,7 +152,7 @@ def run_hook(
         # transcript through stderr; a hook stays silent.
         with _watchdog(time_limit), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            output = handler(stdin.read(), settings_loader(), deadline=deadline)
+            output = handler(stdin.read(), settings_loader(), deadline=deadline, offline=offline)
         if output:
             stdout.write(output + "\n")
             stdout.flush()
@@ -145,13 +166,18 @@ def run_hook(
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of `memd hook session-start|user-prompt [--debug]`; always returns 0."""
+def main(argv: Sequence[str] | None = None, offline: Offline | None = None) -> int:
+    """Entry point of `memd hook session-start|user-prompt [--debug]`; always returns 0.
+
+    `offline` (given by the `memd` command) answers from the index when the daemon is down.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     kinds = [a for a in args if a != "--debug"]
     kind = kinds[0] if len(kinds) == 1 else ""
-    return run_hook(kind, sys.stdin, sys.stdout, load, stderr=sys.stderr if debug else None)
+    return run_hook(
+        kind, sys.stdin, sys.stdout, load, stderr=sys.stderr if debug else None, offline=offline
+    )
 
 
 def _parse_payload(stdin_text: str) -> dict[str, Any]:
@@ -177,10 +203,18 @@ def _session_params(payload: dict[str, Any], settings: Settings) -> tuple[str, s
 
 
 def _fetch_context(
-    settings: Settings, params: m.ContextParams, deadline: float | None
+    settings: Settings, params: m.ContextParams, deadline: float | None, offline: Offline | None
 ) -> m.ContextResult:
-    with Client(settings.socket_path, timeout=_remaining(deadline)) as client:
-        return client.request(m.CONTEXT, params)
+    try:
+        with Client(settings.socket_path, timeout=_remaining(deadline)) as client:
+            return client.request(m.CONTEXT, params)
+    except DaemonNotRunning:
+        if offline is None:
+            raise
+    # The daemon is down: the index on disk still knows what was true when it stopped.
+    result, _note = offline(settings, m.CONTEXT, params)
+    assert isinstance(result, m.ContextResult)
+    return result
 
 
 def _remaining(deadline: float | None) -> float:

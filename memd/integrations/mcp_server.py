@@ -2,8 +2,10 @@
 
 The assistant host (Claude Code, Claude Desktop, any MCP client) spawns this process; it holds no
 index of its own and imports nothing heavy beyond `mcp`, so it starts quickly and keeps the
-daemon's memory footprint free of the MCP stack. When the daemon is down each tool says so in
-its result (with ``is_error`` set) instead of failing the session.
+daemon's memory footprint free of the MCP stack. When the daemon is down, `memd mcp` answers the
+read-only tools from the index opened read-only, saying so and how stale it may be (the CLI
+hands `main` its `offline` function); the writing tools, and every tool without an index, say
+the daemon is down (with ``is_error`` set) instead of failing the session.
 
 Tools: ``memory_context``, ``memory_search``, ``memory_recall``, ``memory_list`` and
 ``memory_relationship`` (read-only), ``memory_remember`` (additive write), ``memory_forget``
@@ -13,6 +15,7 @@ and ``memory_forget_conversation`` (destructive). Resources: ``memd://core/profi
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -29,7 +32,7 @@ from memd.api.client import project_param, request
 from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
 from memd.core.fsio import read_regular, resolve_inside
 from memd.core.paths import caller_project
-from memd.core.settings import load
+from memd.core.settings import Settings, load
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=m.Params)
@@ -60,6 +63,7 @@ def build_server(
     memory_dir: Path | None = None,
     default_project: str | None = None,
     workspaces: Sequence[str] = (),
+    offline: Callable[[Any, Any], tuple[Any, str]] | None = None,
 ) -> MCPServer:
     """Build the MCP server that forwards to the daemon listening on `socket_path`.
 
@@ -68,10 +72,12 @@ def build_server(
     `default_project` (a workspace path or slug) is used by ``memory_context`` and project-scope
     ``memory_remember`` when the caller gives none, and relative paths are taken from it;
     `workspaces` are the configured workspaces (``memory.workspaces``). The daemon checks every
-    project the model names as it checks any other client's.
+    project the model names as it checks any other client's. `offline(signature, params)`
+    answers a read tool from the index when no daemon listens: (result, a note on how stale it
+    may be).
     """
     server = MCPServer("memd", instructions=INSTRUCTIONS, version=_version())
-    forward = _Forwarder(socket_path)
+    forward = _Forwarder(socket_path, offline)
     base, context_project = _project_defaults(default_project, memory_dir, workspaces)
 
     @server.tool(title="Memory context", annotations=READ_ONLY)
@@ -96,7 +102,7 @@ def build_server(
             agent_id=agent_id or "",
             session_id=session_id or "",
         )
-        return forward(m.CONTEXT, params, _render_context)
+        return forward(m.CONTEXT, params, _render_context, read=True)
 
     @server.tool(title="Search memory", annotations=READ_ONLY)
     def memory_search(query: str, limit: int = 10) -> CallToolResult:
@@ -105,7 +111,9 @@ def build_server(
         Each hit names its source: the Markdown file and heading with line numbers, or the
         conversation session, turn and time.
         """
-        return forward(m.SEARCH, m.SearchParams(query=query, limit=limit), _render_search)
+        return forward(
+            m.SEARCH, m.SearchParams(query=query, limit=limit), _render_search, read=True
+        )
 
     @server.tool(title="Recall conversations", annotations=READ_ONLY)
     def memory_recall(
@@ -121,7 +129,7 @@ def build_server(
         arguments given.
         """
         params = m.RecallParams(query=query or "", session_id=session_id or "", mode=mode or "")
-        return forward(m.RECALL, params, _render_recall)
+        return forward(m.RECALL, params, _render_recall, read=True)
 
     @server.tool(title="Remember", annotations=ADDITIVE)
     def memory_remember(
@@ -163,7 +171,7 @@ def build_server(
     @server.tool(title="List memories", annotations=READ_ONLY)
     def memory_list(scope: Literal["user", "project", "agent"] | None = None) -> CallToolResult:
         """List the memories in effect (optionally one scope), with their ids and files."""
-        return forward(m.MEMORIES, m.MemoriesParams(scope=scope or ""), _render_list)
+        return forward(m.MEMORIES, m.MemoriesParams(scope=scope or ""), _render_list, read=True)
 
     @server.tool(title="Relationship with an agent", annotations=READ_ONLY)
     def memory_relationship(agent_id: str) -> CallToolResult:
@@ -196,10 +204,14 @@ def _add_forget_conversation(server: MCPServer, forward: _Forwarder) -> None:
         return forward(m.FORGET_CONVERSATION, params, _render_forget_conversation)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    offline: Callable[[Settings, Any, Any], tuple[Any, str]] | None = None,
+) -> int:
     """Entry point of `memd mcp` (and `python -m memd.integrations.mcp_server`): serve stdio.
 
-    Logs go to stderr only; stdout is the protocol channel.
+    Logs go to stderr only; stdout is the protocol channel. `offline` (given by the `memd`
+    command) answers the read tools from the index while the daemon is down.
     """
     del argv  # no options: the socket and memory folder come from settings / MEMD_* env
     try:
@@ -214,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Claude Code sets CLAUDE_PROJECT_DIR for the stdio MCP servers it spawns.
         default_project=os.environ.get("CLAUDE_PROJECT_DIR") or None,
         workspaces=settings.memory_workspaces,
+        offline=functools.partial(offline, settings) if offline is not None else None,
     )
     try:
         server.run("stdio")
@@ -237,20 +250,26 @@ def _project_defaults(
 class _Forwarder:
     """Calls one daemon method and turns the outcome into a tool result."""
 
-    def __init__(self, socket_path: Path) -> None:
+    def __init__(
+        self, socket_path: Path, offline: Callable[[Any, Any], tuple[Any, str]] | None = None
+    ) -> None:
         self.socket_path = socket_path
+        self.offline = offline
 
     def __call__(
-        self, sig: m.Signature[P, R], params: P, render: Callable[[R], str]
+        self, sig: m.Signature[P, R], params: P, render: Callable[[R], str], *, read: bool = False
     ) -> CallToolResult:
         method = sig.name
         try:
             result = request(self.socket_path, sig, params, timeout=CALL_TIMEOUT_S)
         except DaemonNotRunning:
-            return _error(
+            down = (
                 f"memd daemon is not running on {self.socket_path}: start it with `memd serve` "
                 "(or install the service with `memd service install`)."
             )
+            if read and self.offline is not None:
+                return self._offline(sig, params, render, down)
+            return _error(down)
         except MemoryDisabled:
             return _error(
                 "memd memory is switched off; the user can turn it on with `memd enable`."
@@ -262,6 +281,20 @@ class _Forwarder:
         structured = m.to_builtins(result)
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=structured
+        )
+
+    def _offline(
+        self, sig: m.Signature[P, R], params: P, render: Callable[[R], str], down: str
+    ) -> CallToolResult:
+        assert self.offline is not None
+        try:
+            result, note = self.offline(sig, params)
+        except MemdError as exc:
+            return _error(f"{down} Its index cannot be read either: {exc}")
+        head = f"(memd daemon is not running: answered from its index, read-only; {note})"
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{head}\n\n{render(result)}")],
+            structured_content=m.to_builtins(result),
         )
 
 

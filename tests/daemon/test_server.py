@@ -238,7 +238,7 @@ def test_cli_works_without_a_daemon_and_says_so(home: Path) -> None:
     d.stop()
     r = d.cli("search", "components")
     assert r.returncode == 0 and "vue.md" in r.stdout
-    assert "no daemon" in r.stderr and "reading the index directly" in r.stderr
+    assert "no daemon" in r.stderr and "answering from the index" in r.stderr
     r = d.cli("context", "vue", "--json")
     assert json.loads(r.stdout)["sections"]
     r = d.cli("remember", "offline memory works")
