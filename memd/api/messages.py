@@ -213,6 +213,8 @@ class ForgetResult(Result, kw_only=True):
 class MemoriesParams(Params, frozen=True, kw_only=True):
     scope: Literal["", "user", "project", "agent"] = ""
     all: bool = False  # include superseded items
+    limit: NonNegative = 0  # at most this many items (0: all of them)
+    offset: NonNegative = 0  # skip this many first (paging: offset += limit)
 
 
 class AgentSeen(Struct, kw_only=True):
@@ -233,6 +235,8 @@ class MemoriesResult(Result, kw_only=True):
     enabled: bool
     items: list[MemoryItem]
     agents: list[AgentSeen] | UnsetType = UNSET  # with scope "agent": every agent seen
+    total: int = 0  # items in effect before `offset` and `limit`
+    offset: int = 0
 
 
 class SetEnabledParams(Params, frozen=True, kw_only=True):

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from memd.api.messages import Params, Signature
 
 Command = Callable[[argparse.Namespace], int]
+# `memd memories` shows this many items unless told otherwise.
+MEMORIES_PAGE = 100
 P = TypeVar("P", bound="Params")
 R = TypeVar("R")
 
@@ -235,7 +237,9 @@ def _memd_import_text(res: dict[str, Any]) -> str:
         f"  conversations: {res['added']} new turns, {res['updated']} updated, {res['new_sessions']} new"
         f" sessions of {res['sessions_in_export']}",
         f"  files: {f['written']} written, {f['identical']} already there, {len(f['kept_local'])} kept local",
-        f"  memories: {m['added']} added, {m['present']} already there",
+        f"  memories: {m['added']} added"
+        + (f" ({m['with_files']} with their files)" if m.get("with_files") else "")
+        + f", {m['present']} already there",
     ]
     lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
     if m["workspace_skipped"]:
@@ -350,14 +354,21 @@ def _forget_conversation(args: argparse.Namespace) -> int:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
+    """`memd memories`: the items in effect, a page at a time (`--limit`, `--offset`)."""
     from memd.api import messages as m
+    from memd.cli import render
 
-    res = call(args, m.MEMORIES, m.MemoriesParams(scope=args.scope or "", all=args.all))
+    # Text shows a page unless asked for more; --json gives everything unless asked for less.
+    limit = args.limit if args.limit is not None else (0 if args.json else MEMORIES_PAGE)
+    params = m.MemoriesParams(scope=args.scope or "", all=args.all, limit=limit, offset=args.offset)
+    res = call(args, m.MEMORIES, params)
 
     def text() -> str:
-        agents = _agents_lines(_part(res.agents, []))
+        agents = render.agents_lines(render.part(res.agents, []))
         if not res.items:
-            return "\n".join(["no memories yet", *agents])
+            return "\n".join(
+                ["no memories yet" if not res.total else f"no memories past {res.offset}", *agents]
+            )
         out, cur = [], ""
         for it in res.items:
             if it.rel != cur:
@@ -365,6 +376,12 @@ def cmd_memories(args: argparse.Namespace) -> int:
                 out.append(f"{it.scope}: {it.path}")
             mark = " (superseded)" if it.meta.get("superseded") else ""
             out.append(f"  {it.id}  {it.text}{mark}")
+        shown_to = res.offset + len(res.items)
+        if res.offset or shown_to < res.total:
+            out.append(f"\n{res.offset + 1}-{shown_to} of {res.total} memories"
+                       + (f"; next page: memd memories --offset {shown_to}"
+                          f"{f' --limit {limit}' if limit != MEMORIES_PAGE else ''}"
+                          " (--limit 0 shows all)" if shown_to < res.total else ""))  # fmt: skip
         return "\n".join(out + agents)
 
     _out(args, res, text)
@@ -609,6 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("memories", cmd_memories, "list the memories in effect")
     sp.add_argument("--scope", choices=["user", "project", "agent"])
     sp.add_argument("--all", action="store_true", help="include superseded items")
+    sp.add_argument("--limit", type=int, help=f"items to show (default {MEMORIES_PAGE}; with"
+                    " --json all; 0: all)")  # fmt: skip
+    sp.add_argument("--offset", type=int, default=0, help="skip this many first (the next page)")
     add("enable", cmd_switch, "turn memory on")
     add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
     sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")

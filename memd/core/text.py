@@ -138,8 +138,12 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
 
 
 def snippet(text: str, query_terms: list[str], width: int = 160) -> str:
-    """A one-line excerpt of `text` around the first query term found (case-insensitive)."""
-    flat = " ".join(text.split())
+    """A one-line excerpt of `text` around the first query term found (case-insensitive).
+
+    memd's metadata comments (``<!-- memd id=… -->``) are left out: they are for memd, not
+    for the person reading the hit.
+    """
+    flat = " ".join(META_COMMENT.sub(" ", text).split())
     low = flat.lower()
     pos = -1
     for t in query_terms:

@@ -149,7 +149,12 @@ class MemoryFeature:
         return msg.decode_result(msg.FORGET, out)
 
     def memories(self, p: msg.MemoriesParams) -> msg.MemoriesResult:
-        return msg.decode_result(msg.MEMORIES, self.ops.memories(p.scope, include_superseded=p.all))
+        out = self.ops.memories(p.scope, include_superseded=p.all)
+        items = out["items"]
+        # Paged here, not in the client: a tree of 100,000 items is not sent to show 50.
+        end = p.offset + p.limit if p.limit else None
+        out.update(items=items[p.offset : end], total=len(items), offset=p.offset)
+        return msg.decode_result(msg.MEMORIES, out)
 
     def set_enabled(self, p: msg.SetEnabledParams) -> msg.SetEnabledResult:
         return msg.SetEnabledResult(enabled=self.ops.set_enabled(p.enabled))

@@ -65,14 +65,17 @@ def apply_export(
             raise SourceError(f"{rel!r} resolves outside the memory tree {memory_root} (a symlink?)",
                               hint="nothing was imported")  # fmt: skip
     with lock:
+        # Counted before the tree goes in: memories that arrive inside imported files are new.
+        before = memories.present_items(store.read(), [m.id for m in doc.memories])
         files = _import_tree(doc.tree, memory_root, today)
         if files.written or files.copies:
             indexer.index_paths([str(memory_root / p) for p in (*files.written, *files.copies)])
-        mem = _import_memories(doc.memories, store, indexer, memory_root)
+        mem = _import_memories(doc.memories, store, indexer, memory_root, before)
     hashes = store.w.run(functools.partial(_import_memory_state, doc=doc, memory_root=memory_root))
     conv = _import_sessions(doc.sessions, store, now)
-    new = (conv["new_sessions"] + conv["added"] + len(files.written) + len(files.copies) + mem["added"]
-           + hashes)  # fmt: skip
+    # A memory that came inside a written file is counted once, as that file.
+    new = (conv["new_sessions"] + conv["added"] + len(files.written) + len(files.copies)
+           + mem["added"] - mem["with_files"] + hashes)  # fmt: skip
     return {
         "format": FORMAT,
         "version": doc.version,
@@ -135,13 +138,23 @@ def _beside(dest: Path, content: str, today: dt.date) -> Path | None:
 
 
 def _import_memories(
-    records: Sequence[MemoryRecord], store: Store, indexer: Indexer, memory_root: Path
+    records: Sequence[MemoryRecord],
+    store: Store,
+    indexer: Indexer,
+    memory_root: Path,
+    before: set[str],
 ) -> dict[str, int]:
+    """Append the memories still missing; count them against what was here `before` the
+    import (the ids already in the index then): `with_files` came inside imported files."""
     present = memories.present_items(store.read(), [m.id for m in records])
-    added = skipped = 0
+    added = skipped = with_files = already = 0
     touched: set[str] = set()
     for m in records:
+        if m.id in before:
+            already += 1
+            continue
         if m.id in present:
+            with_files += 1
             continue
         if m.root:
             # Project memory of a workspace lives in that workspace (its own repository),
@@ -156,8 +169,8 @@ def _import_memories(
         added += 1
     if touched:
         indexer.index_paths(sorted(touched))
-    return {"in_export": len(records), "added": added, "present": len(records) - added - skipped,
-            "workspace_skipped": skipped}  # fmt: skip
+    return {"in_export": len(records), "added": added + with_files, "with_files": with_files,
+            "present": already, "workspace_skipped": skipped}  # fmt: skip
 
 
 def _import_memory_state(conn: Connection, doc: ExportDocument, memory_root: Path) -> int:

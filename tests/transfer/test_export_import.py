@@ -201,7 +201,9 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
         # The new home's first-start templates give way to the imported files: no conflict copies.
         assert first["files"]["kept_local"] == [] and first["files"]["written"] >= 5
         assert first["files"]["written"] + first["files"]["identical"] == len(doc["tree"])
-        assert first["memories"]["added"] == 0 and first["new"] > 0
+        # Every memory is new here: it came inside the imported files (nothing was here before).
+        assert first["memories"]["added"] == first["memories"]["with_files"] == len(ids)
+        assert first["memories"]["present"] == 0 and first["new"] > 0
         assert _answers(b) == before
         # Extraction had covered every turn at home; it is not redone here.
         assert _ok(b.cli("extract", "--now", "--json"))["outcome"] == "nothing_to_do"
@@ -213,8 +215,9 @@ def test_export_then_import_into_an_empty_home_answers_the_same(
         )
         assert again["files"]["written"] == 0 and again["files"]["identical"] == len(doc["tree"])
         assert again["memories"]["added"] == 0 and again["memory_hashes"] == 0
+        assert again["memories"]["present"] == len(ids)
         text = b.cli("import", str(out)).stdout
-        assert "): 0 new\n" in text and "\n  memories: 0 added" in text
+        assert "): 0 new\n" in text and f"\n  memories: 0 added, {len(ids)} already there" in text
         assert _counts(b) == counts and _tree(b.memory) == files
         assert _answers(b) == before
 
