@@ -76,8 +76,10 @@ class Daemon:
             if self.sock.exists():
                 try:
                     with Client(self.sock, timeout=5) as c:
-                        c.call("status")
-                    return time.perf_counter() - self.started_at
+                        starting = c.call("status")["daemon"].get("starting")
+                    # `status` answers during the first index: ready is when that is done.
+                    if not starting:
+                        return time.perf_counter() - self.started_at
                 except DaemonNotRunning:
                     pass
             time.sleep(0.01)

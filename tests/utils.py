@@ -78,10 +78,12 @@ class DaemonProcess:
                     f"daemon exited with {self.proc.returncode}:\n{self.log.read_text()}"
                 )
             try:
-                client.call(self.sock, "status", timeout=2)
-                return self
+                # The socket answers `status` during the first index: ready is when that is done.
+                if not client.call(self.sock, "status", timeout=2)["daemon"].get("starting"):
+                    return self
             except DaemonNotRunning:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise AssertionError(f"daemon did not start:\n{self.log.read_text()}")
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:

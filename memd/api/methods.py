@@ -20,6 +20,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from memd.api.messages import Params, Signature
 from memd.core.models import JobResult
+from memd.core.progress import Progress
 from memd.core.settings import Settings
 
 P = TypeVar("P", bound=Params)
@@ -110,6 +111,11 @@ class Host(Protocol):
     @property
     def in_daemon(self) -> bool:
         """True in the daemon process, False in the CLI's no-daemon fallback."""
+        ...
+
+    @property
+    def progress(self) -> Progress:
+        """Where long work reports how far it got (the `progress` part of `status`)."""
         ...
 
     def run_job(self, name: str) -> Any:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.core.errors import (
+    DaemonStarting,
     DiskFull,
     InvalidParams,
     MemdError,
@@ -42,12 +43,14 @@ ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (PermissionDenied, -32004),
     (ServerBusy, -32005),
     (DiskFull, -32006),
+    (DaemonStarting, -32007),
     (PathError, -32602),  # a path given in the params cannot be used (no such folder, …)
     (MemdError, -32010),  # memd could not do it; `error.data.hint` says what to do
 )
 PARSE_ERROR, METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32700, -32601, -32602, -32600
 MEMORY_DISABLED, NOT_FOUND, REQUEST_TOO_LARGE, PERMISSION_DENIED = -32001, -32002, -32003, -32004
 SERVER_BUSY = -32005
+DAEMON_STARTING = -32007
 MEMD_ERROR = -32010
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from memd import __version__
-from memd.core.errors import DaemonNotRunning, MemdError
+from memd.core.errors import DaemonNotRunning, DaemonStarting, MemdError
 
 if TYPE_CHECKING:
     from memd.api.messages import Params, Signature
@@ -43,23 +43,68 @@ def _out(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> 
         print(text() if callable(text) else text)
 
 
-def call(args: argparse.Namespace, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
-    """Ask the daemon; without one, answer from the index directly (and say so on stderr)."""
-    from memd.api import client
+def call(
+    args: argparse.Namespace,
+    sig: Signature[P, R],
+    params: P,
+    *,
+    write: bool = False,
+    progress: bool = False,
+) -> R:
+    """Ask the daemon; without one, answer from the index directly (and say so on stderr).
+
+    A daemon still building its first index is waited for by writes, and read around by
+    queries, like a missing one. With `progress`, long work shows a bar on a terminal.
+    """
+    from memd.cli.progress import daemon_progress, run_with_progress
 
     s = _settings(args)
+    show = progress and not args.json and sys.stderr.isatty()
+    why = f"no daemon on {s.socket_path}"
     try:
-        return client.request(s.socket_path, sig, params, timeout=args.timeout)
+        return run_with_progress(
+            lambda: _ask_daemon(args, s, sig, params, write=write),
+            daemon_progress(s.socket_path),
+            enabled=show,
+        )
+    except DaemonStarting as exc:
+        why = str(exc)
     except DaemonNotRunning:
         pass
     if not write:
         from memd.cli.offline import answer_offline
 
         result, note = answer_offline(s, sig, params)
-        print(f"memd: no daemon on {s.socket_path}; answering from the index: {note}",
-              file=sys.stderr)  # fmt: skip
+        print(f"memd: {why}; answering from the index: {note}", file=sys.stderr)
         return result
+    return _write_directly(s, sig, params, show=show)
+
+
+def _ask_daemon(
+    args: argparse.Namespace, s: Any, sig: Signature[P, R], params: P, *, write: bool
+) -> R:
+    """The daemon's answer; a write waits (up to `--timeout`) for a daemon still starting."""
+    import time
+
+    from memd.api import client
+
+    deadline = time.monotonic() + args.timeout
+    told = False
+    while True:
+        try:
+            return client.request(s.socket_path, sig, params, timeout=args.timeout)
+        except DaemonStarting:
+            if not write or time.monotonic() > deadline:
+                raise
+            if not told:
+                print("memd: the daemon is starting; waiting for it", file=sys.stderr)
+                told = True
+            time.sleep(0.5)
+
+
+def _write_directly(s: Any, sig: Signature[P, R], params: P, *, show: bool) -> R:
     from memd.app import Engine
+    from memd.cli.progress import run_with_progress
     from memd.db import recovery
 
     print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
@@ -70,7 +115,9 @@ def call(args: argparse.Namespace, sig: Signature[P, R], params: P, *, write: bo
     try:
         engine = Engine(s, store)
         engine.recovered = recovered
-        written: R = engine.call(sig, params)
+        written: R = run_with_progress(
+            lambda: engine.call(sig, params), engine.progress.snapshot, enabled=show
+        )
         return written
     finally:
         store.close()
@@ -217,7 +264,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     params = m.ImportParams(
         path=str(Path(args.path).expanduser().absolute()), format=args.format or ""
     )
-    res = call(args, m.IMPORT, params, write=True)
+    res = call(args, m.IMPORT, params, write=True, progress=True)
     if res["format"] == "memd-export":
         _out(args, res, lambda: _memd_import_text(res))
         return 0
@@ -400,7 +447,7 @@ def cmd_switch(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from memd.api import messages as m
 
-    res = call(args, m.REINDEX, m.ReindexParams(full=args.full), write=True)
+    res = call(args, m.REINDEX, m.ReindexParams(full=args.full), write=True, progress=True)
     _out(
         args,
         res,

@@ -136,8 +136,9 @@ class Conversations:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""
         if not p.path:
             raise InvalidParams("param 'path' is required")
-        with self._swap:
-            return imports.import_path(self.ingestor, Path(p.path), p.format)
+        path = Path(p.path)
+        with self._swap, self.host.progress.task(f"importing {path.name}") as task:
+            return imports.import_path(self.ingestor, path, p.format, task)
 
     # -- methods ---------------------------------------------------------------------------
     def ingest(self, p: msg.IngestParams) -> msg.IngestResult:

@@ -15,8 +15,10 @@ from memd.conversations.formats import parse_chatgpt_export
 from memd.conversations.ingest import WriteReport, prepare, write_turns
 from memd.conversations.logs import LogIngestor, LogSource
 from memd.core.errors import ParseError, SourceError
+from memd.core.progress import Task
 
 BATCH = 2000
+FILES_PER_PIPELINE = 200
 MAX_EXPORT_BYTES = 2 << 30
 
 
@@ -39,22 +41,25 @@ def sniff_format(path: Path) -> str:
     return "jsonl"
 
 
-def import_path(ingestor: LogIngestor, path: Path, fmt: str = "") -> dict[str, Any]:
+def import_path(
+    ingestor: LogIngestor, path: Path, fmt: str = "", progress: Task | None = None
+) -> dict[str, Any]:
     """Import `path` and report what was added.
 
     A `.json` file is read as a ChatGPT `conversations.json` export (only the visible branch
     of each conversation); a folder as Claude Code transcripts (`<folder>/*.jsonl` and
     `<folder>/*/*.jsonl`, sub-agent runs counted without their text); a `.jsonl` file by its
-    format (`fmt`, or sniffed from its first records).
+    format (`fmt`, or sniffed from its first records). `progress` counts the files (or turns)
+    done.
     """
     path = path.expanduser().absolute()
     if not path.exists():
         raise SourceError(f"{path} does not exist")
     if path.is_dir():
-        return _import_files(ingestor, _claude_files(path), "claude-code")
+        return _import_files(ingestor, _claude_files(path), "claude-code", progress)
     if path.suffix == ".json" or fmt == "chatgpt":
-        return _import_chatgpt(ingestor, path)
-    return _import_files(ingestor, [str(path)], fmt or sniff_format(path))
+        return _import_chatgpt(ingestor, path, progress)
+    return _import_files(ingestor, [str(path)], fmt or sniff_format(path), progress)
 
 
 def _claude_files(folder: Path) -> list[str]:
@@ -66,19 +71,30 @@ def _claude_files(folder: Path) -> list[str]:
     return files
 
 
-def _import_files(ingestor: LogIngestor, files: list[str], fmt: str) -> dict[str, Any]:
+def _import_files(
+    ingestor: LogIngestor, files: list[str], fmt: str, progress: Task | None = None
+) -> dict[str, Any]:
     added = lines = bad = 0
     sessions: set[str] = set()
-    # One pipeline over all the files: a folder of transcripts shares writer transactions.
-    for rep in ingestor.ingest_files([(f, fmt) for f in files], summaries=False):
-        added, lines, bad = added + rep.added, lines + rep.lines, bad + rep.bad
-        sessions |= rep.report.sessions
+    if progress is not None:
+        progress.add_total(len(files))
+    # A pipeline over many files at a time: a folder of transcripts shares writer transactions
+    # (and progress moves a group of files at a time).
+    for i in range(0, len(files), FILES_PER_PIPELINE):
+        group = files[i : i + FILES_PER_PIPELINE]
+        for rep in ingestor.ingest_files([(f, fmt) for f in group], summaries=False):
+            added, lines, bad = added + rep.added, lines + rep.lines, bad + rep.bad
+            sessions |= rep.report.sessions
+        if progress is not None:
+            progress.advance(len(group))
     ingestor.refresh_summaries(sessions)
     return {"format": fmt, "files": len(files), "lines": lines, "added": added, "bad_lines": bad,
             "sessions": len(sessions)}  # fmt: skip
 
 
-def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
+def _import_chatgpt(
+    ingestor: LogIngestor, path: Path, progress: Task | None = None
+) -> dict[str, Any]:
     size = path.stat().st_size
     if size > MAX_EXPORT_BYTES:
         raise SourceError(
@@ -91,6 +107,9 @@ def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
             f"{path}: {exc}", hint="expected the conversations.json of a ChatGPT data export"
         ) from exc
     total = WriteReport()
+    if progress is not None:
+        progress.unit = "turns"
+        progress.add_total(len(data.turns))
     for i in range(0, len(data.turns), BATCH):
         if not ingestor.enabled():
             break
@@ -101,6 +120,8 @@ def _import_chatgpt(ingestor: LogIngestor, path: Path) -> dict[str, Any]:
                 functools.partial(write_turns, turns=batch, prepared=True, summaries=False)
             )
         )
+        if progress is not None:
+            progress.advance(len(batch))
     ingestor.refresh_summaries(total.sessions)
     if total.added or total.updated:
         ingestor.notify(total)

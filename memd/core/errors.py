@@ -16,6 +16,7 @@ MemdError
 ├── DiskFull               no space left to write (the daemon may run read-only)
 ├── DaemonError
 │   ├── DaemonNotRunning   no daemon answers on the socket
+│   │   └── DaemonStarting the daemon answers `status` only, until its first index is done
 │   └── DaemonAlreadyRunning
 ├── MemoryDisabled         the global switch is off
 ├── NotFound               no such memory/session/item
@@ -108,6 +109,14 @@ class DaemonError(MemdError):
 
 class DaemonNotRunning(DaemonError):
     """No daemon answers on the socket."""
+
+
+class DaemonStarting(DaemonNotRunning):
+    """The daemon is still starting (its first index): only `status` is answered yet.
+
+    A kind of `DaemonNotRunning`: a client that reads the index directly without a daemon can
+    do the same meanwhile; one that writes must wait for the daemon instead.
+    """
 
 
 class DaemonAlreadyRunning(DaemonError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,8 +19,9 @@ from memd.api import messages
 from memd.api.messages import RunJobResult, Signature
 from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
 from memd.core.conditions import requested_now
-from memd.core.errors import DiskFull, InvalidParams, MethodNotFound
+from memd.core.errors import DaemonStarting, DiskFull, InvalidParams, MethodNotFound
 from memd.core.models import JobResult
+from memd.core.progress import Progress
 from memd.core.settings import Settings
 from memd.daemon import repo
 from memd.daemon.scheduler import Scheduler
@@ -28,6 +30,17 @@ from memd.db.recovery import Recovery, disk_full_error, is_disk_full
 
 log = logging.getLogger("memd")
 Call = Callable[[Any], Any]
+# What the daemon answers before its first index is done; other calls wait this long for it.
+ANSWERED_WHILE_STARTING = frozenset({"status"})
+STARTING_WAIT_S = 0.25
+
+
+def _doing(tasks: list[dict[str, Any]]) -> str:
+    if not tasks:
+        return "opening the index"
+    t = tasks[0]
+    of = f" of {t['total']:,}" if t["total"] else ""
+    return f"{t['what']}: {t['done']:,}{of} {t['unit']}".rstrip()
 
 
 def _around(mw: Middleware, name: str, call_next: Call) -> Call:
@@ -58,6 +71,11 @@ class Engine:
         self.read_only = ""
         # Settings changed in the file that only a restart applies (after a SIGHUP reload).
         self.restart_required: list[str] = []
+        # Long work under way (first index, rebuild, import), shown by `status`.
+        self.progress = Progress()
+        # Set while the daemon builds its first index (`starting`): only `status` is served.
+        self._ready = threading.Event()
+        self._ready.set()
         self._chains: dict[str, Call] = {}
 
     # -- composition -----------------------------------------------------------------------
@@ -91,6 +109,8 @@ class Engine:
 
     def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
         """Run a method (through its middleware) on validated params; its typed result."""
+        if self.starting and method.name not in ANSWERED_WHILE_STARTING:
+            self._wait_started(method, params)
         if self.read_only and method.writes:
             raise DiskFull(
                 f"{self.read_only}: memd is read-only and does not {method.name}",
@@ -105,6 +125,29 @@ class Engine:
             if is_disk_full(exc):
                 raise disk_full_error(exc) from exc
             raise
+
+    @property
+    def starting(self) -> bool:
+        """True while the daemon builds its first index: calls other than `status` wait a
+        moment for it, then get `DaemonStarting` (clients read the index directly meanwhile)."""
+        return not self._ready.is_set()
+
+    @starting.setter
+    def starting(self, value: bool) -> None:
+        if value:
+            self._ready.clear()
+        else:
+            self._ready.set()
+
+    def _wait_started(self, method: Method[Any, Any], params: Any) -> None:
+        # A short wait covers a small tree's start; a call on the event loop cannot wait.
+        if method.where(params) != "loop" and self._ready.wait(STARTING_WAIT_S):
+            return
+        raise DaemonStarting(
+            f"memd is starting ({_doing(self.progress.snapshot())})",
+            hint="try again in a moment; queries can read the index directly meanwhile, and"
+            " `memd status` shows how far it got",
+        )
 
     def _chain(self, method: Method[Any, Any]) -> Call:
         call: Call = method.handler

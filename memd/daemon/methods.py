@@ -20,6 +20,7 @@ import msgspec
 from memd import __version__
 from memd.api import messages as msg
 from memd.api.methods import Feature, Method
+from memd.core.progress import Task
 from memd.daemon import repo
 from memd.daemon.engine import Engine
 from memd.db import Store, recovery
@@ -36,11 +37,11 @@ class Index(Protocol):
         """Tables that a rebuild makes afresh (everything else is carried over)."""
         ...
 
-    def reconcile(self) -> msg.ReindexResult:
+    def reconcile(self, progress: Task | None = None) -> msg.ReindexResult:
         """Catch up with the files (changed files only)."""
         ...
 
-    def build(self, store: Store) -> msg.ReindexResult:
+    def build(self, store: Store, progress: Task | None = None) -> msg.ReindexResult:
         """Index every file into `store` (a new, empty index)."""
         ...
 
@@ -56,8 +57,15 @@ def daemon_feature(engine: Engine, index: Index) -> Feature:
 
     def reindex(p: msg.ReindexParams) -> msg.ReindexResult:
         if not p.full:
-            return index.reconcile()
-        report = rebuild(engine.store, index, on_damage=lambda r: setattr(engine, "recovered", r))
+            with engine.progress.task("reindexing memory files") as task:
+                return index.reconcile(task)
+        with engine.progress.task("rebuilding the index") as task:
+            report = rebuild(
+                engine.store,
+                index,
+                on_damage=lambda r: setattr(engine, "recovered", r),
+                progress=task,
+            )
         report.full = True
         return report
 
@@ -88,6 +96,11 @@ def status_of(engine: Engine) -> msg.StatusResult:
         out["read_only"] = engine.read_only
     if engine.restart_required:
         daemon["restart_required"] = list(engine.restart_required)
+    if engine.starting:
+        daemon["starting"] = True
+    progress = engine.progress.snapshot()
+    if progress:
+        daemon["progress"] = progress
     for part in engine.status_parts:
         out.update(part())
     return msgspec.convert(out, msg.StatusResult)
@@ -115,7 +128,10 @@ def jobs_status(engine: Engine) -> dict[str, Any]:
 
 
 def rebuild(
-    store: Store, index: Index, on_damage: Callable[[Recovery], None] = lambda r: None
+    store: Store,
+    index: Index,
+    on_damage: Callable[[Recovery], None] = lambda r: None,
+    progress: Task | None = None,
 ) -> msg.ReindexResult:
     """`reindex --full`: build a fresh index in a new file and swap it in atomically.
 
@@ -136,7 +152,7 @@ def rebuild(
         Path(str(tmp) + suffix).unlink(missing_ok=True)
     fresh = Store.open(tmp)
     try:
-        report = index.build(fresh)
+        report = index.build(fresh, progress)
     finally:
         fresh.close()
     store.w.swap_to(tmp, lambda c: repo.copy_state(c, tmp, index.cache_tables)).result(300)

@@ -1,9 +1,9 @@
 """The daemon process behind `memd serve`: lock, store, engine, socket, signals, readiness,
 periodic work and an ordered shutdown. It serves whatever engine the composition root builds.
 
-Start order: instance lock → store → engine → the features' startup steps (catch up with the
-files, start watching) → socket → scheduler → periodic loops → the features' `on_start`
-(tailers) → ready. Shutdown runs the other way: stop accepting and let requests finish →
+Start order: instance lock → store → engine → socket (answering `status` only) → the features'
+startup steps (catch up with the files, start watching) → every method → scheduler → periodic
+loops → the features' `on_start` (tailers) → ready. Shutdown runs the other way: stop accepting and let requests finish →
 scheduler (jobs stop at their next checkpoint) → the features' `on_stop` in reverse order →
 store (its writer drains queued writes) → socket file → lock.
 """
@@ -126,14 +126,6 @@ class Daemon:
             engine.recovered = recovered
             engine.read_only = read_only
             self.engine = engine
-            for step in engine.startup:
-                try:
-                    await asyncio.to_thread(step)
-                except Exception as exc:
-                    if not (engine.read_only or recovery.is_disk_full(exc)):
-                        raise
-                    engine.read_only = engine.read_only or "disk full"
-                    log.warning("read-only: %s skipped (%s)", _step_name(step), exc)
             server = Server(
                 engine,
                 max_request_bytes=s.server_max_request_kb * 1024,
@@ -147,7 +139,16 @@ class Daemon:
             )
             self.server = server
             _raise_open_files_limit(s.server_max_connections + 256)
+            # The socket opens before the first index, which can take minutes on a big tree:
+            # meanwhile `status` answers with its progress and other calls are told to wait.
+            engine.starting = True
             await server.start(self._listen_socket())
+            ticker = asyncio.create_task(_report_progress(engine))
+            try:
+                await self._startup(engine)
+            finally:
+                ticker.cancel()
+            engine.starting = False
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop_event.set)
             loop.add_signal_handler(signal.SIGHUP, self._reload)
@@ -197,6 +198,18 @@ class Daemon:
             lock.release()
         log.info("stopped cleanly")
         return 0
+
+    @staticmethod
+    async def _startup(engine: Engine) -> None:
+        """The features' startup steps, in order (catch up with the files, start watching)."""
+        for step in engine.startup:
+            try:
+                await asyncio.to_thread(step)
+            except Exception as exc:
+                if not (engine.read_only or recovery.is_disk_full(exc)):
+                    raise
+                engine.read_only = engine.read_only or "disk full"
+                log.warning("read-only: %s skipped (%s)", _step_name(step), exc)
 
     @staticmethod
     def _ready_status(engine: Engine) -> str:
@@ -308,6 +321,17 @@ def _exit_by(seconds: float) -> None:
     timer.daemon = True
     timer.name = "memd-stop-deadline"
     timer.start()
+
+
+async def _report_progress(engine: Engine, every_s: float = 5.0) -> None:
+    """While the daemon starts: its long work in the log and the service manager's status."""
+    while True:
+        await asyncio.sleep(every_s)
+        for t in engine.progress.snapshot():
+            of = f" of {t['total']:,}" if t["total"] else ""
+            text = f"{t['what']}: {t['done']:,}{of} {t['unit']}".rstrip()
+            log.info("starting: %s (%.0f s)", text, t["elapsed_s"])
+            sdnotify.status(f"starting: {text}")
 
 
 def _run_reload_hooks(engine: Engine, new: Settings) -> int:

@@ -29,7 +29,13 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from memd.api import messages as m
 from memd.api.client import project_param, request
-from memd.core.errors import ConfigError, DaemonNotRunning, MemdError, MemoryDisabled
+from memd.core.errors import (
+    ConfigError,
+    DaemonNotRunning,
+    DaemonStarting,
+    MemdError,
+    MemoryDisabled,
+)
 from memd.core.fsio import read_regular, resolve_inside
 from memd.core.paths import caller_project
 from memd.core.settings import Settings, load
@@ -262,11 +268,13 @@ class _Forwarder:
         method = sig.name
         try:
             result = request(self.socket_path, sig, params, timeout=CALL_TIMEOUT_S)
-        except DaemonNotRunning:
+        except DaemonNotRunning as exc:
             down = (
                 f"memd daemon is not running on {self.socket_path}: start it with `memd serve` "
                 "(or install the service with `memd service install`)."
             )
+            if isinstance(exc, DaemonStarting):
+                down = f"{exc}: try again in a moment."
             if read and self.offline is not None:
                 return self._offline(sig, params, render, down)
             return _error(down)

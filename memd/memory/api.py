@@ -18,6 +18,7 @@ from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware, Periodic, Runs
+from memd.core.progress import Task
 from memd.core.settings import Settings
 from memd.core.watcher import Watcher
 from memd.db import Store
@@ -65,12 +66,12 @@ class MarkdownIndex:
     def __init__(self, indexer: Indexer) -> None:
         self.indexer = indexer
 
-    def reconcile(self) -> msg.ReindexResult:
-        return report_result(self.indexer.reconcile())
+    def reconcile(self, progress: Task | None = None) -> msg.ReindexResult:
+        return report_result(self.indexer.reconcile(progress))
 
-    def build(self, store: Store) -> msg.ReindexResult:
+    def build(self, store: Store, progress: Task | None = None) -> msg.ReindexResult:
         fresh = Indexer(store, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes)
-        return report_result(fresh.reconcile())
+        return report_result(fresh.reconcile(progress))
 
 
 class MemoryFeature:
@@ -204,7 +205,8 @@ class MemoryFeature:
             log.info("created the memory tree in %s", s.memory_dir)
 
     def catch_up(self) -> None:
-        rep = self.indexer.reconcile()
+        with self.host.progress.task("indexing memory files") as task:
+            rep = self.indexer.reconcile(task)
         log.info(
             "index ready: %d indexed, %d unchanged, %d deleted, %d problems in %.2fs",
             rep.indexed, rep.unchanged, rep.deleted, rep.problems, rep.seconds,

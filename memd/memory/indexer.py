@@ -26,6 +26,7 @@ from pathlib import Path
 from memd.core import fsio
 from memd.core.errors import PathError
 from memd.core.models import ParsedFile
+from memd.core.progress import Task
 from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
@@ -189,8 +190,11 @@ class Indexer:
                 best = r
         return best
 
-    def reconcile(self) -> IndexReport:
-        """Scan every root and bring the index in line with the disk (startup and periodic)."""
+    def reconcile(self, progress: Task | None = None) -> IndexReport:
+        """Scan every root and bring the index in line with the disk (startup and periodic).
+
+        `progress` counts the files to read as each root is planned, and those read.
+        """
         t0 = time.perf_counter()
         report = IndexReport()
         for root in self.roots:
@@ -198,7 +202,9 @@ class Indexer:
             disk = scan_root(root, links) if root.path.is_dir() else {}
             known = docs.manifest(self.store.read(), root.key)
             to_read, to_delete = plan_reconcile(disk, known)
-            report.merge(self._apply(root, to_read, to_delete, known))
+            if progress is not None:
+                progress.add_total(len(to_read))
+            report.merge(self._apply(root, to_read, to_delete, known, progress=progress))
             self._report_links(root, links)
         report.seconds = time.perf_counter() - t0
         return report
@@ -285,6 +291,7 @@ class Indexer:
         to_delete: Sequence[str],
         known: dict[str, tuple[int, int, str]],
         force: bool = False,
+        progress: Task | None = None,
     ) -> IndexReport:
         report = IndexReport()
         # Reading and parsing the next batch overlaps with the writer committing this one, so a
@@ -295,6 +302,8 @@ class Indexer:
             dels = list(to_delete) if i == 0 else []
             missing = [p for p in to_read[i : i + BATCH] if not fsio.is_regular(p)]
             dels += [p for p in missing if p in known or force]
+            if progress is not None:
+                progress.advance(len(to_read[i : i + BATCH]))
             if not batch and not dels:
                 continue
             if in_flight is not None:

@@ -59,11 +59,13 @@ class Transfer:
     def import_export(self, p: msg.ImportParams) -> dict[str, Any]:
         mem = self.memory
         mem.ops.require_enabled()
-        doc = export.read_export(Path(p.path))
-        return merge.apply_export(
-            doc, store=mem.store, indexer=mem.indexer, memory_root=mem.host.settings.memory_dir,
-            lock=mem.lock, today=dt.date.today(), now=time.time(),
-        )  # fmt: skip
+        # A merge does not count its steps: the task shows that it runs, and for how long.
+        with mem.host.progress.task(f"importing {Path(p.path).name}", unit=""):
+            doc = export.read_export(Path(p.path))
+            return merge.apply_export(
+                doc, store=mem.store, indexer=mem.indexer, memory_root=mem.host.settings.memory_dir,
+                lock=mem.lock, today=dt.date.today(), now=time.time(),
+            )  # fmt: skip
 
     def feature(self) -> Feature:
         return Feature(

@@ -28,7 +28,9 @@ def test_status_is_text_with_a_jobs_table(daemon: DaemonProcess) -> None:
 
 def test_memories_come_a_page_at_a_time(daemon: DaemonProcess) -> None:
     many = daemon.memory / "topics" / "many.md"
-    many.write_text("# Many\n\n## Facts\n" + "".join(f"- fact number {i:03d}\n" for i in range(130)))
+    many.write_text(
+        "# Many\n\n## Facts\n" + "".join(f"- fact number {i:03d}\n" for i in range(130))
+    )
     wait_for(lambda: daemon.call("memories", {"limit": 1})["total"] >= 130, 10)
     total = daemon.call("memories", {"limit": 1})["total"]
 

@@ -1,0 +1,79 @@
+"""Long work under way, as `memd status` and the CLI's progress bars show it.
+
+A feature doing something that can take seconds to minutes (the first index of a big tree, a
+rebuild, an import, a backfill) opens a `Task` on the engine's `Progress` and advances it as it
+goes; `snapshot()` is what the `progress` part of `status` carries. Updates are a lock and two
+integer additions, cheap enough for every batch of a loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Task:
+    """One piece of long work: `done` of `total` `unit`s (total 0: not known yet)."""
+
+    what: str
+    unit: str = "files"
+    total: int = 0
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    id: int = field(default_factory=lambda: next(_ids))
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_total(self, n: int) -> None:
+        """More work found (a scan that plans root by root adds each root's share)."""
+        with self._lock:
+            self.total += n
+
+    def advance(self, n: int = 1) -> None:
+        with self._lock:
+            self.done += n
+
+    def snapshot(self, now: float) -> dict[str, Any]:
+        with self._lock:
+            done, total = self.done, self.total
+        elapsed = max(now - self.started, 1e-6)
+        rate = done / elapsed if done else 0.0
+        eta = (total - done) / rate if rate and total >= done else None
+        return {"id": self.id, "what": self.what, "unit": self.unit, "done": done,
+                "total": total, "elapsed_s": round(elapsed, 1), "rate": round(rate, 1),
+                "eta_s": round(eta, 1) if eta is not None else None}  # fmt: skip
+
+
+class Progress:
+    """The tasks of one engine, open while their work runs."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._tasks: dict[int, Task] = {}
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def task(self, what: str, *, unit: str = "files", total: int = 0) -> Iterator[Task]:
+        """A task shown while the block runs."""
+        t = Task(what, unit, total, started=self.clock())
+        with self._lock:
+            self._tasks[t.id] = t
+        try:
+            yield t
+        finally:
+            with self._lock:
+                del self._tasks[t.id]
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Every open task, oldest first."""
+        with self._lock:
+            tasks = list(self._tasks.values())
+        now = self.clock()
+        return [t.snapshot(now) for t in tasks]
