@@ -170,6 +170,9 @@ def daemon_lines(st: m.StatusResult) -> list[str]:
     if d.get("restart_required"):
         lines.append(f"restart required for: {', '.join(d['restart_required'])}"
                      " (changed in the settings file; restart memd to apply)")  # fmt: skip
+    if d.get("starting"):
+        lines.append("starting: only `status` is answered until the first index is done;"
+                     " queries read the index directly meanwhile")  # fmt: skip
     lines += [f"working: {progress_line(p)}" for p in d.get("progress") or []]
     return lines
 
