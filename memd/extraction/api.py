@@ -11,14 +11,13 @@ from memd.api import messages as msg
 from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
 from memd.core.errors import InvalidParams
 from memd.core.models import JobResult
-from memd.extraction.agents import agents_seen, relationship_data
 from memd.llm.budget import llm_status
 from memd.memory.api import MemoryFeature
 
 
 def run_extraction(memory: MemoryFeature) -> JobResult:
     # The rules' lexicons take ~0.1 s to import: an engine built only to answer a query (the
-    # CLI's and the hooks' fallback without a daemon) never loads them.
+    # CLI's and the hooks' fallback without a daemon) loads them only if a method needs them.
     from memd.extraction import job as extraction
 
     return extraction.run_extraction(memory.job_context())
@@ -50,6 +49,8 @@ class Agents:
         self.memory = memory
 
     def relationship(self, p: msg.RelationshipParams) -> msg.RelationshipResult:
+        from memd.extraction.agents import relationship_data  # the rules: see run_extraction
+
         if not p.agent_id.strip():
             raise InvalidParams("param 'agent_id' is required")
         data = relationship_data(
@@ -58,6 +59,8 @@ class Agents:
         return msg.decode_result(msg.RELATIONSHIP, data)
 
     def seen(self) -> list[msg.AgentSeen]:
+        from memd.extraction.agents import agents_seen  # the rules: see run_extraction
+
         return [msg.AgentSeen(**a) for a in agents_seen(self.memory.store.read())]
 
     def status(self) -> dict[str, Any]:
