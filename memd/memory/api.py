@@ -83,7 +83,7 @@ class MemoryFeature:
         self.store = store
         roots = user_roots(s)
         self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
-        self._workspaces = roots[1:]  # the configured ones (`memory.workspaces`)
+        self._workspaces = roots[1:]  # the configured ones besides the memory folder
         self.ops = MemoryOps(
             store,
             self.indexer,
