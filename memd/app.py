@@ -7,24 +7,32 @@ is the one place that shows:
 - the features, in start order (their `on_stop` run in reverse);
 - the compositions: `search` = Markdown sections, then conversation turns; `import` = a memd
   export, else conversation logs; `context` = the Markdown tiers plus the conversation tier;
-- the middleware, in order (the first is the outermost).
+- the middleware, in order (the first is the outermost);
+- the history of the memory tree: started and closed by the memory feature, read and undone
+  through the history feature; writes the features make outside their own operations (an
+  import, a sync pull) are recorded as one change each here.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
-from memd.api.methods import Feature, Method, Middleware
+from memd.api.methods import Call, Feature, Method, Middleware
 from memd.conversations.api import Conversations
 from memd.core.errors import InvalidParams
+from memd.core.models import JobResult
 from memd.core.settings import Settings
 from memd.daemon import engine as engine_mod
 from memd.daemon.methods import daemon_feature
 from memd.daemon.process import Daemon, setup_logging
 from memd.db import Store
 from memd.extraction import api as extraction_api
+from memd.history import Cause, History, change_scope
+from memd.history.api import HistoryFeature
 from memd.memory import repo as docs
 from memd.memory.api import MemoryFeature
 from memd.sync.api import DEVICE_KEY, Sync
@@ -40,7 +48,8 @@ class Engine(engine_mod.Engine):
         self, settings: Settings, store: Store, *, started_at: float | None = None
     ) -> None:
         super().__init__(settings, store, started_at=started_at)
-        memory = MemoryFeature(self, store)
+        history = History.from_settings(settings)
+        memory = MemoryFeature(self, store, history)
         conversations = Conversations(self, store, memory)
         sync = Sync(self, store, memory)
         transfer = Transfer(memory, device_id=lambda: docs.get_state(store.read(), DEVICE_KEY))
@@ -50,6 +59,10 @@ class Engine(engine_mod.Engine):
         self.indexer = memory.indexer
         self.ops = memory.ops
         self.markdown_lock = memory.lock
+        self.history = history
+        past = HistoryFeature(
+            history, write=memory.undo_write, reindex=memory.indexer.index_paths, lock=memory.lock
+        )
 
         features = [
             daemon_feature(self, memory.index),
@@ -57,8 +70,9 @@ class Engine(engine_mod.Engine):
             conversations.feature(),
             extraction_api.feature(memory),
             agents.feature(),
-            sync.feature(),
+            recorded(sync.feature(), history, Cause.SYNC),  # a pull writes files
             transfer.feature(),
+            past.feature(),
             Feature("search", methods=[search_method(memory, conversations)]),
             Feature("import", methods=[import_method(transfer, conversations)]),
         ]
@@ -68,8 +82,35 @@ class Engine(engine_mod.Engine):
             *sync.middleware(),  # a `context` call brings the next sync run forward
             memory.usage_middleware(),  # what `context` and `search` returned counts as used
             agents.middleware(),  # `memories` with scope "agent" lists the agents seen
+            import_recorded(history),  # an import is one change of the memory tree
         ]
         self.use(middleware)
+
+
+def recorded(feature: Feature, history: History, cause: Cause) -> Feature:
+    """`feature` with each of its jobs' file writes recorded as one change with `cause`."""
+
+    def wrap(fn: Callable[[], JobResult]) -> Callable[[], JobResult]:
+        def run() -> JobResult:
+            with change_scope(history, cause) as scope:
+                res = fn()
+                scope.detail = res.message
+            return res
+
+        return run
+
+    feature.jobs = [dataclasses.replace(j, fn=wrap(j.fn)) for j in feature.jobs]
+    return feature
+
+
+def import_recorded(history: History) -> Middleware:
+    """Middleware: the files one `import` writes are one change of the history."""
+
+    def around(method: str, params: Any, call_next: Call) -> Any:
+        with change_scope(history, Cause.IMPORT, getattr(params, "path", "")):
+            return call_next(params)
+
+    return Middleware("history-import", frozenset({"import"}), around)
 
 
 def search_method(memory: MemoryFeature, conversations: Conversations) -> Method[Any, Any]:

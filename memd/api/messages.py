@@ -168,6 +168,9 @@ class RememberParams(Params, frozen=True, kw_only=True):
     project: str = ""
     agent_id: str = ""
     type: str = ""
+    # A client's id for this request: a retry with the same id gets the first answer back
+    # (within one daemon run) instead of remembering again.
+    request_id: Annotated[str, Meta(max_length=200)] = ""
 
     def __post_init__(self) -> None:
         check_path(self.project, "project")
@@ -179,6 +182,7 @@ class RememberResult(Result, kw_only=True):
     line: int
     scope: str
     text: str
+    existed: bool = False  # the same item was there already: its hits were bumped instead
 
 
 class ForgetParams(Params, frozen=True, kw_only=True):
@@ -237,6 +241,35 @@ class MemoriesResult(Result, kw_only=True):
     agents: list[AgentSeen] | UnsetType = UNSET  # with scope "agent": every agent seen
     total: int = 0  # items in effect before `offset` and `limit`
     offset: int = 0
+
+
+class MoveTo(Struct, frozen=True, kw_only=True):
+    path: str  # a Markdown file relative to the memory root, e.g. "topics/vue.md"
+    section: str = "Notes"
+
+    def __post_init__(self) -> None:
+        check_path(self.path, "move_to.path")
+
+
+class EditItemParams(Params, frozen=True, kw_only=True):
+    """`edit_item`: change one item in place; fields left out stay as they are."""
+
+    id: str = ""
+    expect_text: str | UnsetType = UNSET  # the text the caller showed: refuse if it changed
+    text: str | UnsetType = UNSET
+    importance: Annotated[int, Meta(ge=1, le=10)] | UnsetType = UNSET
+    pinned: bool | UnsetType = UNSET
+    expires: str | UnsetType = UNSET  # YYYY-MM-DD, or "" to clear
+    move_to: MoveTo | UnsetType = UNSET
+
+
+class EditItemResult(Result, kw_only=True):
+    id: str
+    path: str
+    line: int
+    text: str
+    meta: dict[str, str]
+    moved_from: str  # the file it left, or "" when it stayed
 
 
 class SetEnabledParams(Params, frozen=True, kw_only=True):
@@ -298,6 +331,8 @@ class StatusResult(Result, kw_only=True):
     # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.
     read_only: str | UnsetType = UNSET
     agents: list[AgentSeen] | UnsetType = UNSET
+    # Whether changes of the memory tree are being recorded (`HistoryStatus`).
+    history: dict[str, Any] | UnsetType = UNSET
 
 
 # -- conversations --------------------------------------------------------------------------
@@ -438,6 +473,80 @@ class SyncNowResult(RunJobResult, kw_only=True):
     status: Document
 
 
+# -- history --------------------------------------------------------------------------------
+class HistoryParams(Params, frozen=True, kw_only=True):
+    path: str = ""  # a file or folder of the memory tree (absolute, or relative to it)
+    since: str | float = ""  # epoch seconds, an ISO date/time, or git's "2 days ago"
+    limit: Limit = 50
+
+    def __post_init__(self) -> None:
+        check_path(self.path, "path")
+
+
+class ChangeFile(Struct, kw_only=True):
+    path: str  # relative to the memory tree
+    status: str  # A (added), M (modified), D (deleted)
+
+
+class ChangeInfo(Struct, kw_only=True):
+    """One recorded change of the memory tree."""
+
+    id: str  # what `show_change` and `undo` take
+    commit: str
+    at: float
+    cause: str  # remember, forget, extract, supersede, archive, import, sync, journal, edit, …
+    detail: str
+    summary: str
+    author: str
+    files: list[ChangeFile]
+    undoes: str = ""  # for an undo: the ids it reversed
+    run: str = ""  # the job run that made it (`undo` takes `run`)
+
+
+class HistoryResult(Result, kw_only=True):
+    changes: list[ChangeInfo]  # newest first
+
+
+class ShowChangeParams(Params, frozen=True, kw_only=True):
+    change: str = ""
+
+
+class FileDiff(Struct, kw_only=True):
+    path: str
+    status: str
+    diff: str  # unified diff, as recorded (secrets redacted)
+    binary: bool = False
+
+
+class ShowChangeResult(Result, kw_only=True):
+    change: ChangeInfo
+    diffs: list[FileDiff]
+
+
+class UndoParams(Params, frozen=True, kw_only=True):
+    """`undo`: one change, several, or every change of a job run (exactly one of them)."""
+
+    change: str = ""
+    changes: list[str] = []
+    run: str = ""
+    dry_run: bool = False
+
+
+class UndoFile(Struct, kw_only=True):
+    path: str
+    rel: str
+    delete: bool
+    create: bool
+
+
+class UndoResult(Result, kw_only=True):
+    changes: list[ChangeInfo]  # what is (or would be) undone, newest first
+    files: list[UndoFile]
+    warnings: list[str]
+    dry_run: bool
+    written: list[str]  # files written (none on a dry run)
+
+
 # -- the method signatures ------------------------------------------------------------------
 CONTEXT = Signature("context", ContextParams, ContextResult)
 SEARCH = Signature("search", SearchParams, SearchResult)
@@ -445,6 +554,7 @@ REMEMBER = Signature("remember", RememberParams, RememberResult)
 FORGET = Signature("forget", ForgetParams, ForgetResult)
 MEMORIES = Signature("memories", MemoriesParams, MemoriesResult)
 SET_ENABLED = Signature("set_enabled", SetEnabledParams, SetEnabledResult)
+EDIT_ITEM = Signature("edit_item", EditItemParams, EditItemResult)
 STATUS = Signature("status", NoParams, StatusResult)
 REINDEX = Signature("reindex", ReindexParams, ReindexResult)
 RUN_JOB = Signature("run_job", RunJobParams, RunJobResult)
@@ -459,13 +569,16 @@ SYNC_STATUS = Signature("sync_status", NoParams, Document)
 SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
 SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, Document)
 RELATIONSHIP = Signature("relationship", RelationshipParams, RelationshipResult)
+HISTORY = Signature("history", HistoryParams, HistoryResult)
+SHOW_CHANGE = Signature("show_change", ShowChangeParams, ShowChangeResult)
+UNDO = Signature("undo", UndoParams, UndoResult)
 
 SIGNATURES: dict[str, Signature[Any, Any]] = {
     s.name: s
     for s in (
-        CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, STATUS, REINDEX, RUN_JOB,
-        INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW,
-        SYNC_INIT_SCHEMA, RELATIONSHIP,
+        CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, EDIT_ITEM, STATUS, REINDEX,
+        RUN_JOB, INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW,
+        SYNC_INIT_SCHEMA, RELATIONSHIP, HISTORY, SHOW_CHANGE, UNDO,
     )
 }  # fmt: skip
 

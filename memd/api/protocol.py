@@ -13,6 +13,7 @@ from typing import Any
 from memd.core.errors import (
     DaemonStarting,
     DiskFull,
+    EditConflict,
     InvalidParams,
     MemdError,
     MemoryDisabled,
@@ -24,6 +25,7 @@ from memd.core.errors import (
     ProtocolError,
     RequestTooLarge,
     ServerBusy,
+    UndoConflict,
 )
 
 JSONRPC = "2.0"
@@ -44,13 +46,14 @@ ERRORS: tuple[tuple[type[MemdError], int], ...] = (
     (ServerBusy, -32005),
     (DiskFull, -32006),
     (DaemonStarting, -32007),
+    (UndoConflict, -32008),  # later edits touched the lines of the change to undo
+    (EditConflict, -32009),  # the file or item changed since it was read: reload, try again
     (PathError, -32602),  # a path given in the params cannot be used (no such folder, …)
     (MemdError, -32010),  # memd could not do it; `error.data.hint` says what to do
 )
 PARSE_ERROR, METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32700, -32601, -32602, -32600
 MEMORY_DISABLED, NOT_FOUND, REQUEST_TOO_LARGE, PERMISSION_DENIED = -32001, -32002, -32003, -32004
-SERVER_BUSY = -32005
-DAEMON_STARTING = -32007
+SERVER_BUSY, DAEMON_STARTING, UNDO_CONFLICT, EDIT_CONFLICT = -32005, -32007, -32008, -32009
 MEMD_ERROR = -32010
 
 

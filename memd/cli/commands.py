@@ -435,6 +435,66 @@ def cmd_memories(args: argparse.Namespace) -> int:
     return 0
 
 
+def _change_line(c: Any) -> str:
+    files = ", ".join(f"{f.status} {f.path}" for f in c.files)
+    run = f" (run {c.run})" if c.run else ""
+    return f"{c.id}  {_when(c.at)}  {c.cause:<9}  {c.summary}{run}" + (
+        f"\n    {files}" if files else ""
+    )
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
+    path = args.path or ""
+    if path and os.path.exists(path):
+        path = os.path.abspath(path)  # a path from here; otherwise relative to the memory tree
+    params = m.HistoryParams(path=path, since=args.since or "", limit=args.limit)
+    res = call(args, m.HISTORY, params)
+    _out(args, res, lambda: "\n".join(_change_line(c) for c in res.changes) or "no changes")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
+    res = call(args, m.SHOW_CHANGE, m.ShowChangeParams(change=args.change))
+
+    def text() -> str:
+        c = res.change
+        head = [
+            _change_line(c),
+            f"    by {c.author}" + (f"; undoes {c.undoes}" if c.undoes else ""),
+        ]
+        return "\n".join([*head, "", *(d.diff.rstrip("\n") for d in res.diffs)])
+
+    _out(args, res, text)
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
+    if bool(args.change) == bool(args.run):
+        print("memd: give a CHANGE (from `memd history`) or --run RUN", file=sys.stderr)
+        return 2
+    params = m.UndoParams(change=args.change or "", run=args.run or "", dry_run=args.dry_run)
+    res = call(args, m.UNDO, params, write=True)
+
+    def text() -> str:
+        what = ", ".join(f"{c.id} ({c.summary})" for c in res.changes)
+        verb = "would undo" if res.dry_run else "undid"
+        files = [
+            f"  {'would ' if res.dry_run else ''}"
+            f"{'delete' if f.delete else 'create' if f.create else 'rewrite'} {f.rel}"
+            for f in res.files
+        ]
+        return "\n".join([f"{verb} {what}", *files, *(f"note: {w}" for w in res.warnings)])
+
+    _out(args, res, text)
+    return 0
+
+
 def cmd_switch(args: argparse.Namespace) -> int:
     from memd.api import messages as m
 
@@ -676,6 +736,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, help=f"items to show (default {MEMORIES_PAGE}; with"
                     " --json all; 0: all)")  # fmt: skip
     sp.add_argument("--offset", type=int, default=0, help="skip this many first (the next page)")
+    sp = add("history", cmd_history, "changes of the memory tree, newest first (PATH: a file)")
+    sp.add_argument("path", nargs="?", help="a file or folder (here, or in the memory tree)")
+    sp.add_argument("--since", help='e.g. 2026-11-01, or "2 days ago"')
+    sp.add_argument("--limit", type=int, default=50)
+    sp = add("show", cmd_show, "one change of the memory tree, with its diff")
+    sp.add_argument("change", help="a change id from `memd history`")
+    sp = add("undo", cmd_undo, "reverse a change (or every change of a job run) as a new change")
+    sp.add_argument("change", nargs="?", help="a change id from `memd history`")
+    sp.add_argument("--run", help="undo all a job run wrote (its id: `run` in the job's counts)")
+    sp.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
     add("enable", cmd_switch, "turn memory on")
     add("disable", cmd_switch, "turn memory off (context is empty, nothing is written)")
     sp = add("reindex", cmd_reindex, "catch up with the files, or rebuild the index")

@@ -34,8 +34,10 @@ from memd.core.models import Turn
 from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.tables import count_rows
+from memd.history import Cause
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
+from memd.memory.safe_write import coalesced_writes
 
 ingest_log = logging.getLogger("memd.ingest")
 
@@ -114,7 +116,8 @@ class Conversations:
         if sessions is None:
             sessions = journal.lagging_sessions(self.store.read(), oldest)
         if sessions:
-            with self.memory.lock:
+            # The history records journal writes per file and minute, not one change each.
+            with self.memory.lock, coalesced_writes(self.memory.history, Cause.JOURNAL):
                 journal.write_journal(
                     self.store, st.memory_dir / "journal", sessions, oldest=oldest
                 )

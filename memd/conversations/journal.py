@@ -13,6 +13,7 @@ planned once.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import re
 from collections.abc import Collection, Iterable, Sequence
@@ -21,10 +22,10 @@ from pathlib import Path
 
 from memd.conversations import repo
 from memd.conversations.repo import lagging_sessions as lagging_sessions
-from memd.core.fsio import atomic_write
 from memd.core.text import META_COMMENT, shorten
 from memd.db import Store
-from memd.memory.edit import file_lock, read_lines
+from memd.memory import safe_write
+from memd.memory.items import clean_text
 from memd.memory.parse import format_meta, parse_meta
 
 QUESTION_CHARS = 80
@@ -64,8 +65,9 @@ class Entry:
 
 
 def short(text: str, limit: int) -> str:
-    """`memd.core.text.shorten`, never ending inside an emoji sequence (a dangling joiner)."""
-    out = shorten(text, limit)
+    """`memd.core.text.shorten` of the text on one line without control characters (a NUL byte
+    would make the day file look binary), never ending inside an emoji sequence."""
+    out = shorten(clean_text(text), limit)
     if out.endswith("…"):
         out = out[:-1].rstrip(_TRAILING_JOINERS) + "…"
     return out
@@ -138,27 +140,35 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
     written = 0
     for day, sessions in sorted(by_day.items()):
         path = journal_dir / f"{day.isoformat()}.md"
-        lines = read_lines(path)
-        if not lines or lines == [""]:
-            lines = [f"# {day.isoformat()}", ""]
-        seen = _journaled_turns(lines)
-        changed = False
-        for es in sessions.values():
-            new = []
-            for e in es:
-                key = (short_id(e.session_id), e.turn_id)
-                if key not in seen:
-                    seen.add(key)
-                    new.append(e)
-            if new:
-                _insert(lines, new)
-                changed = True
-                written += len(new)
-        if changed:
-            if lines[-1] != "":
-                lines.append("")
-            atomic_write(path, "\n".join(lines))
+        # Through the safe writer: an editor's save of the day file is never written over.
+        written += safe_write.edit_file(path, functools.partial(_add_to_day, day, sessions)).result
     return written
+
+
+def _add_to_day(
+    day: dt.date, sessions: dict[str, list[Entry]], current: str | None
+) -> tuple[str | None, int]:
+    """PURE: a day file's text with the entries it does not hold yet; and how many."""
+    lines = current.split("\n") if current else []
+    if not lines or lines == [""]:
+        lines = [f"# {day.isoformat()}", ""]
+    seen = _journaled_turns(lines)
+    written = 0
+    for es in sessions.values():
+        new = []
+        for e in es:
+            key = (short_id(e.session_id), e.turn_id)
+            if key not in seen:
+                seen.add(key)
+                new.append(e)
+        if new:
+            _insert(lines, new)
+            written += len(new)
+    if not written:
+        return None, 0
+    if lines[-1] != "":
+        lines.append("")
+    return "\n".join(lines), written
 
 
 def _journaled_turns(lines: list[str]) -> set[tuple[str, str]]:
@@ -189,29 +199,37 @@ def remove_entries(path: Path, session_id: str, turn_ids: Collection[str] | None
     """Remove a session's entries from a day file: all of them, or those whose question is one
     of `turn_ids`. A session heading left with nothing under it goes too; lines written by hand
     stay. Returns the number of entries removed."""
-    with file_lock(path):
-        lines = read_lines(path)
-        pat = _heading_re(session_id)
-        out: list[str] = []
-        removed = 0
-        section: int | None = None  # where the session's heading is in `out`
-        for line in lines + ["## "]:  # a sentinel closes the last section
-            if line.startswith("#"):
-                if section is not None and not any(x.strip() for x in out[section + 1 :]):
-                    del out[section:]
-                section = len(out) if pat.match(line) else None
-            elif section is not None and "<!--" in line:
-                turn = _entry_turn(line)
-                if turn is not None and (turn_ids is None or turn in turn_ids):
-                    removed += 1
-                    continue
-            out.append(line)
-        out.pop()  # the sentinel
-        if removed:
-            while len(out) > 1 and out[-1] == "" and out[-2] == "":
-                out.pop()
-            atomic_write(path, "\n".join(out))
-    return removed
+    if not path.exists():
+        return 0
+    edit = functools.partial(_without_entries, _heading_re(session_id), turn_ids)
+    return safe_write.edit_file(path, edit).result
+
+
+def _without_entries(
+    pat: re.Pattern[str], turn_ids: Collection[str] | None, current: str | None
+) -> tuple[str | None, int]:
+    """PURE: a day file's text without the matching entries of one session; and how many."""
+    lines = current.split("\n") if current else []
+    out: list[str] = []
+    removed = 0
+    section: int | None = None  # where the session's heading is in `out`
+    for line in lines + ["## "]:  # a sentinel closes the last section
+        if line.startswith("#"):
+            if section is not None and not any(x.strip() for x in out[section + 1 :]):
+                del out[section:]
+            section = len(out) if pat.match(line) else None
+        elif section is not None and "<!--" in line:
+            turn = _entry_turn(line)
+            if turn is not None and (turn_ids is None or turn in turn_ids):
+                removed += 1
+                continue
+        out.append(line)
+    out.pop()  # the sentinel
+    if not removed:
+        return None, 0
+    while len(out) > 1 and out[-1] == "" and out[-2] == "":
+        out.pop()
+    return "\n".join(out), removed
 
 
 def _insert(lines: list[str], es: list[Entry]) -> None:

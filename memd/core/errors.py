@@ -5,7 +5,8 @@ MemdError
 ├── PathError              socket path too long, folder not usable
 ├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
 ├── SourceError            a memory file or log that cannot be read or parsed
-│   └── ParseError         one malformed record/line; carries file and line number
+│   ├── ParseError         one malformed record/line; carries file and line number
+│   └── EditConflict       a file or item changed since it was read; nothing was written
 ├── ProtocolError          malformed JSON-RPC request (codes: memd.api.protocol.ERRORS)
 │   ├── ParseRequestError
 │   ├── MethodNotFound
@@ -69,6 +70,11 @@ class ParseError(SourceError):
         self.path = path
         self.line = line
         self.field = field
+
+
+class EditConflict(SourceError):
+    """A memory file or item changed since it was read (by memd or the caller); nothing was
+    written, and reading it again is the way on."""
 
 
 class ProtocolError(MemdError):

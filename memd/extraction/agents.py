@@ -30,12 +30,12 @@ from typing import Any
 from memd.conversations import repo as conversations
 from memd.conversations.formats import CLAUDE_CODE_AGENT
 from memd.core.conditions import day_of
-from memd.core.errors import MemdError, PathError, SourceError
-from memd.core.fsio import atomic_write, inside_any
+from memd.core.errors import MemdError, PathError
+from memd.core.fsio import inside_any
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
-from memd.memory.edit import file_lock
+from memd.memory import safe_write
 from memd.memory.jobs import JobContext
 from memd.memory.relationship import (
     TRUST_START,
@@ -50,7 +50,6 @@ log = logging.getLogger("memd.agents")
 SUBAGENT_FALLBACK = f"{CLAUDE_CODE_AGENT}-subagent"
 # An empty file this fresh may be one an editor is saving (truncate, then write): leave it be.
 SAVING_GRACE_S = 2.0
-REWRITE_ATTEMPTS = 3
 
 
 def subagent_id(agent_type: str) -> str:
@@ -193,25 +192,12 @@ def rewrite(path: Path, change: Callable[[str], str]) -> str | None:
     """Replace the file's text with `change(text)` (a missing file reads as ""); return what was
     written, or None when nothing changed.
 
-    `change` is applied to the text as it is on disk, and again if the file changes while it
-    runs, so a hand edit saved meanwhile is never overwritten; an empty file written in the last
-    moments (an editor in the middle of saving) is left alone until the next run.
+    Through memd's safe writer: `change` is applied to the text as it is on disk, and again if
+    the file changes meanwhile, so a hand edit saved meanwhile is never overwritten; a file an
+    editor is in the middle of saving is waited for.
     """
-    with file_lock(path):
-        for _ in range(REWRITE_ATTEMPTS):
-            old = _read(path)
-            if old is None:
-                return None
-            new = change(old)
-            if new == old:
-                return None
-            if _read(path) != old:
-                continue
-            atomic_write(path, new, new_mode=0o600)
-            return new
-    raise SourceError(
-        f"{path} kept changing while memd updated it", hint="it is tried again on the next run"
-    )
+    written = safe_write.edit_file(path, lambda old: (change(old or ""), None))
+    return written.after if written.changed else None
 
 
 def _read(path: Path) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,6 +54,8 @@ from memd.extraction.repo import (
     pending_sessions,
 )
 from memd.extraction.rules import extract_rules, turn_signals
+from memd.history import Cause, change_scope
+from memd.history.models import RUN_TRAILER
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage, TurnSignal
 from memd.llm.budget import (
     MIN_ECHO_CHARS,
@@ -155,7 +158,9 @@ def _extract(ctx: JobContext) -> JobResult:
 
 def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
     """The run's result with what updating the agents' relationship files did."""
-    rel = update_relationships(ctx)
+    run = {RUN_TRAILER: str(res.counts["run"])} if "run" in res.counts else {}
+    with change_scope(ctx.ops.history, Cause.EXTRACT, "agent relationships", trailers=run):
+        rel = update_relationships(ctx)
     if not (rel.updated or rel.applied or rel.errors):
         return res
     parts = [f"relationships: {rel.updated} files updated, {rel.applied} sessions applied"]
@@ -179,6 +184,10 @@ class _Extraction:
         self.llm = extractor
         self.budget = Budget.start(ctx, JOB) if self.llm is not None else None
         self.counts: Counter[str] = Counter(dict.fromkeys(COUNTS, 0))
+        # The run's id: in its counts and on every change it records in the history, so all
+        # that one run wrote can be found and undone together (`memd undo --run`).
+        self.run_id = time.time_ns() // 1000
+        self.counts["run"] = self.run_id
         self.errors: list[str] = []
         self.shared = SharedItems()
 
@@ -306,23 +315,50 @@ class _Extraction:
         return plan_batch(planned, existing=existing, known=known, new_id=iter(new_memory_id, None))
 
     def _add(self, a: Add, touched: set[str]) -> bool:
-        """Write a new item (and mark what it supersedes); False when its file is not inside
-        the memory roots (a link on its way leads elsewhere), where nothing is written."""
+        """Write a new item; False when its file is not inside the memory roots (a link on its
+        way leads elsewhere), where nothing is written (and nothing it supersedes is marked)."""
         try:
             path = self.ctx.indexer.resolve(a.target.path)  # a link is written at its target
         except PathError as exc:
             log.warning("extract: not written: %s", exc)
             return False
-        # The new item first: a crash before the old one is marked leaves both, not neither.
         append_item(path, a.target.section, a.text, a.meta, title=a.target.title)
         touched.add(str(path))
-        for old in a.supersedes:
-            mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
-            update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
-            touched.add(old.path)
-            self.counts["superseded"] += 1
         self.counts["added"] += 1
         return True
+
+    def _write(self, plan: Plan, session_id: str) -> list[Add]:
+        """Write a batch's memories to Markdown and index them; the items added."""
+        touched: set[str] = set()
+        added: list[Add] = []
+        history = self.ctx.ops.history
+        run = {RUN_TRAILER: str(self.run_id)}
+        # New items first, then the old ones they replace are marked: a crash in between
+        # leaves both, not neither. Each step is one change of the history.
+        with change_scope(history, Cause.EXTRACT, trailers=run) as change:
+            for a in plan.actions:
+                if isinstance(a, Add):
+                    if self._add(a, touched):
+                        added.append(a)
+                elif isinstance(a, Bump):
+                    day = self.ctx.today().isoformat()
+                    update_items(Path(a.item.path), _has_id(a.item.id), _bump(day))
+                    touched.add(a.item.path)
+                    self.counts["merged"] += 1
+                elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
+                    self.counts["kept_hand_edits"] += 1
+            change.detail = f"run {self.run_id}: session {session_id}, {len(added)} added"
+        replaced = [(old, a) for a in added for old in a.supersedes]
+        with change_scope(history, Cause.SUPERSEDE, trailers=run) as change:
+            for old, a in replaced:
+                mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
+                update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
+                touched.add(old.path)
+                self.counts["superseded"] += 1
+            change.detail = f"run {self.run_id}: {len(replaced)} replaced by newer memories"
+        if touched:
+            self.ctx.indexer.index_paths(sorted(touched))
+        return added
 
     def _apply(
         self,
@@ -333,23 +369,8 @@ class _Extraction:
         signals: list[SignalRow],
     ) -> None:
         session_id, agent = sess.session_id, sess.agent_id
-        touched: set[str] = set()
-        added: list[Add] = []
         with self.ctx.lock:
-            for a in plan.actions:
-                if isinstance(a, Add):
-                    if self._add(a, touched):
-                        added.append(a)
-                elif isinstance(a, Bump):
-                    update_items(
-                        Path(a.item.path), _has_id(a.item.id), _bump(self.ctx.today().isoformat())
-                    )
-                    touched.add(a.item.path)
-                    self.counts["merged"] += 1
-                elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
-                    self.counts["kept_hand_edits"] += 1
-            if touched:
-                self.ctx.indexer.index_paths(sorted(touched))
+            added = self._write(plan, session_id)
         now = self.ctx.now()
         budget = self.budget
 

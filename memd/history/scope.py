@@ -104,3 +104,8 @@ def change_scope(
                 before=scope.before or None,
                 trailers=scope.trailers,
             )
+
+
+def current_scope() -> ChangeScope | None:
+    """The scope open in this context (None outside any): lets a writer learn the cause."""
+    return _SCOPE.get()

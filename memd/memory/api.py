@@ -12,19 +12,24 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware, Periodic, Runs
+from memd.core.errors import EditConflict
 from memd.core.progress import Task
 from memd.core.settings import Settings
 from memd.core.watcher import Watcher
 from memd.db import Store
-from memd.memory import archival
+from memd.history import Cause, History, change_scope
+from memd.memory import archival, safe_write
 from memd.memory import repo as docs
 from memd.memory.context import ContextRequest, ConversationProvider, build_context
+from memd.memory.edit import ItemChange
+from memd.memory.guard import GUARD
 from memd.memory.indexer import Indexer, IndexReport, Root
 from memd.memory.jobs import JobContext
 from memd.memory.ops import MemoryOps, resolve_project
@@ -33,6 +38,8 @@ from memd.memory.tree import create_tree, is_memory_file
 
 log = logging.getLogger("memd")
 CACHE_TABLES = ("files", "sections", "items", "problems")
+HISTORY_OPEN_S = 60.0
+REQUEST_IDS = 1000  # remember answers kept for retries that carry the same request id
 
 
 def user_roots(settings: Settings) -> list[Root]:
@@ -77,10 +84,11 @@ class MarkdownIndex:
 class MemoryFeature:
     """The memory tree of one engine: index, operations, the edit lock, usage counts."""
 
-    def __init__(self, host: Host, store: Store) -> None:
+    def __init__(self, host: Host, store: Store, history: History | None = None) -> None:
         s = host.settings
         self.host = host
         self.store = store
+        self.history = history
         roots = user_roots(s)
         self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
         self._workspaces = roots[1:]  # the configured ones besides the memory folder
@@ -92,6 +100,7 @@ class MemoryFeature:
             on_new_root=self._root_added,
             workspaces=lambda: self.host.settings.memory_workspaces,
             private=[s.paths.data_dir, s.db_path.parent, s.paths.state_dir, s.paths.runtime_dir],
+            history=history,
         )
         # Markdown edits are read-modify-write of a whole file: two at once on the same file
         # lose one of them. Every handler or job that edits memory files holds this lock.
@@ -99,6 +108,8 @@ class MemoryFeature:
         self.usage = archival.UsageTracker(store, time.time)
         self.watcher: Watcher | None = None
         self.index = MarkdownIndex(self.indexer)
+        self._answers: OrderedDict[str, msg.RememberResult] = OrderedDict()
+        self._unhint: Callable[[], None] | None = None
 
     def job_context(self) -> JobContext:
         """What a memory job needs, with the settings in force now."""
@@ -139,10 +150,46 @@ class MemoryFeature:
 
     def remember(self, p: msg.RememberParams) -> msg.RememberResult:
         with self.lock:
+            if p.request_id and p.request_id in self._answers:
+                return self._answers[p.request_id]  # a retry: the first answer, nothing new
             out = self.ops.remember(
                 p.text, scope=p.scope, project=p.project, agent_id=p.agent_id, type_=p.type
             )
-        return msg.decode_result(msg.REMEMBER, out)
+            res = msg.decode_result(msg.REMEMBER, out)
+            if p.request_id:
+                self._answers[p.request_id] = res
+                while len(self._answers) > REQUEST_IDS:
+                    self._answers.popitem(last=False)
+        return res
+
+    def edit_item(self, p: msg.EditItemParams) -> msg.EditItemResult:
+        def given(v: Any) -> Any:
+            return None if v is msg.UNSET else v
+
+        move = p.move_to if isinstance(p.move_to, msg.MoveTo) else None
+        change = ItemChange(
+            expect_text=given(p.expect_text),
+            text=given(p.text),
+            importance=given(p.importance),
+            pinned=given(p.pinned),
+            expires=given(p.expires),
+            move_to=(move.path, move.section) if move else None,
+        )
+        with self.lock:
+            out = self.ops.edit_item(p.id, change)
+        return msg.decode_result(msg.EDIT_ITEM, out)
+
+    def undo_write(self, path: Path, expected: str | None, new: str | None) -> None:
+        """The writer `undo` uses: the safe writer, only while the file holds `expected`."""
+        try:
+            safe_write.write_if(path, expected, new, guard=GUARD)
+        except EditConflict as exc:
+            from memd.core.errors import UndoConflict
+
+            raise UndoConflict(
+                f"{path} changed after the undo was planned; nothing was written to it",
+                hint="run the undo again",
+            ) from exc
 
     def forget(self, p: msg.ForgetParams) -> msg.ForgetResult:
         with self.lock:
@@ -212,10 +259,49 @@ class MemoryFeature:
             rep.indexed, rep.unchanged, rep.deleted, rep.problems, rep.seconds,
         )  # fmt: skip
 
+    def start_history(self) -> None:
+        if self.history is not None:
+            self.history.start()
+            # The first start records the tree as it is: memd's own writes come after that.
+            if not self.history.wait(HISTORY_OPEN_S):
+                log.warning("history: still opening after %ss; recording goes on", HISTORY_OPEN_S)
+
+    def close_history(self) -> None:
+        if self.history is not None:
+            self.history.close()
+
+    def on_paths(self, paths: list[str]) -> None:
+        """The watcher saw these paths change: memd's own changes an editor wrote an older copy
+        over are applied again, the history notes a hand edit, and the index catches up."""
+        for p in paths:
+            cause = GUARD.watched(p)
+            if cause is not None:
+                self._reapply(Path(p), cause)
+            if self.history is not None:
+                self.history.note_hand_edit(p)
+        self.indexer.index_paths(paths)
+
+    def _reapply(self, path: Path, cause: str) -> None:
+        def same(current: str | None) -> tuple[str | None, None]:
+            return None, None
+
+        why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
+        try:
+            with change_scope(self.history, why, "applied again after an older copy was saved"):
+                safe_write.edit_file(path, same, guard=GUARD, ops_of=lambda _: [])
+        except Exception as exc:  # the watcher must go on; the next write retries
+            log.warning("could not apply memd's changes to %s again: %s", path, exc)
+
+    def _indexed_size(self, path: str) -> int | None:
+        row = docs.manifest_of(self.store.read(), [path]).get(path)
+        return None if row is None else row[1]
+
     def start_watching(self) -> None:
         s = self.host.settings
+        self._unhint = safe_write.add_size_hint(self._indexed_size)
+        GUARD.active = True  # the watcher reports what editors write over memd's changes
         watcher = Watcher(
-            self.indexer.index_paths,
+            self.on_paths,
             accept=_accept_markdown,
             debounce_s=s.index_debounce_ms / 1000,
             name="memory-watcher",
@@ -228,6 +314,9 @@ class MemoryFeature:
     def stop_watching(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+            GUARD.active = False
+        if self._unhint is not None:
+            self._unhint()
 
     def reload(self, new: Settings) -> None:
         # Parts built from settings at start read them again here; the rest read
@@ -260,6 +349,8 @@ class MemoryFeature:
         rep = self.indexer.reconcile()
         if rep.indexed or rep.deleted:
             log.info("reconcile: %d indexed, %d deleted", rep.indexed, rep.deleted)
+        if self.history is not None:
+            self.history.catch_up()  # edits the watcher missed
 
     def feature(self, providers: Sequence[ConversationProvider] = ()) -> Feature:
         """The memory feature; `providers` add conversation memory to `context`."""
@@ -292,13 +383,20 @@ class MemoryFeature:
                     why="lists every item: ms to 100s of ms",
                 ),
                 Method(msg.SET_ENABLED, self.set_enabled, writes=True, why="waits on the writer"),
+                Method(
+                    msg.EDIT_ITEM,
+                    self.edit_item,
+                    writes=True,
+                    why="edits files, waits on the writer",
+                ),
             ],  # fmt: skip
             jobs=[
                 JobSpec("archive", lambda: archival.run_archival(self.job_context()), 86400, 600)
             ],
             status=[self.status],
-            startup=[self.prepare_tree, self.catch_up, self.start_watching],
-            on_stop=[self.stop_watching, self.usage.flush],
+            # The history records from before the watcher starts until after it stopped.
+            startup=[self.prepare_tree, self.start_history, self.catch_up, self.start_watching],
+            on_stop=[self.close_history, self.stop_watching, self.usage.flush],
             on_reload=[self.reload],
             periodic=[
                 Periodic(

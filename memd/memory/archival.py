@@ -20,26 +20,22 @@ import datetime as dt
 import logging
 import os
 import re
-import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memd.core.conditions import day_of
-from memd.core.errors import MemdError
-from memd.core.fsio import (
-    PRIVATE_FILE,
-    atomic_write,
-    is_regular,
-    make_private_dir,
-    read_regular,
-)
+from memd.core.errors import SourceError
+from memd.core.fsio import is_regular, make_private_dir
 from memd.core.models import JobOutcome, JobResult
 from memd.db import Connection, Store
-from memd.memory import repo
-from memd.memory.edit import append_item, read_lines, remove_items
+from memd.history import Cause, change_scope, note_write
+from memd.history.models import RUN_TRAILER
+from memd.memory import repo, safe_write
+from memd.memory.edit import append_item, remove_items
 from memd.memory.indexer import Root, scan_root
 from memd.memory.jobs import JobContext
 from memd.memory.parse import parse_markdown
@@ -167,14 +163,16 @@ def run_archival(ctx: JobContext) -> JobResult:
     archive = inside(root / "archive")
     changes: list[str] = []
     touched: set[str] = set()
-    counts = {"journal_days": 0, "files": 0, "items": 0, "refused": 0, "snapshots": 0}
+    run = time.time_ns() // 1000  # the run's id, on its change in the history too
+    counts = {"journal_days": 0, "files": 0, "items": 0, "refused": 0, "snapshots": 0, "run": run}
     used = last_used(ctx.store.read())
-    with ctx.lock:
+    trailers = {RUN_TRAILER: str(run)}
+    with ctx.lock, change_scope(ctx.ops.history, Cause.ARCHIVE, trailers=trailers) as change:
         jdir = root / "journal"
         names = sorted(p.name for p in jdir.iterdir() if is_regular(p)) if jdir.is_dir() else []
         for name in plan_journal(names, today, s.archive_journal_days):
             src = jdir / name
-            if _pinned(parse_markdown(src.read_text(encoding="utf-8")).front_matter.get("pinned")):
+            if _pinned(parse_markdown(_read(src) or "").front_matter.get("pinned")):
                 continue
             dest = inside(archive / "journal" / name)
             _move_file(src, dest)
@@ -187,9 +185,8 @@ def run_archival(ctx: JobContext) -> JobResult:
             for path in sorted(_memory_files(r, root)):
                 rel = os.path.relpath(path, r.path).replace(os.sep, "/")
                 arel = f"projects/{r.project_slug}/{rel}" if r.project_slug else rel
-                try:
-                    text = read_regular(path, inside=[r.path]).decode("utf-8")
-                except (OSError, UnicodeDecodeError, MemdError):
+                text = _read(Path(path), inside=r.path)
+                if text is None:
                     continue
                 plan = plan_file(rel, text, today=today, used=used, unused_days=s.archive_unused_days,
                                  max_importance=s.archive_max_importance, max_loss=s.archive_max_loss)  # fmt: skip
@@ -208,8 +205,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                 elif plan.moves:
                     snap = inside(archive / "snapshots" / f"{arel}.{stamp}.bak")
                     make_private_dir(snap.parent)
-                    shutil.copy2(path, snap)
-                    os.chmod(snap, PRIVATE_FILE)  # memd's copy: the owner's alone
+                    safe_write.create_new(snap, text)  # what the plan was made on (0600)
                     counts["snapshots"] += 1
                     dest = inside(archive / arel)
                     day = today.isoformat()
@@ -233,6 +229,7 @@ def run_archival(ctx: JobContext) -> JobResult:
         )
         touched.add(str(log_path))
         ctx.indexer.index_paths(sorted(touched))
+        change.detail = f"run {run}: {counts['journal_days']} journal days, {counts['files']} files, {counts['items']} items"
     moved = counts["journal_days"] + counts["files"] + counts["items"]
     msg = (f"{counts['journal_days']} journal days, {counts['files']} files and {counts['items']} items archived;"
            f" {counts['refused']} rewrites refused (see archive/{CHANGES})")  # fmt: skip
@@ -253,38 +250,66 @@ def _title(text: str, rel: str) -> str:
     return parse_markdown(text).title or Path(rel).stem.replace("-", " ").title()
 
 
+def _read(path: Path, inside: Path | None = None) -> str | None:
+    """The text of a regular file (inside `inside`, when given), once settled; None if not."""
+    try:
+        return safe_write.read_settled(path, inside=[inside] if inside else None).text
+    except (OSError, SourceError):
+        return None
+
+
 def _planned(plan: FilePlan) -> Callable[[str, dict[str, str]], bool]:
+    # Pure (the edit may be applied again on a newer version): identical planned items are
+    # planned together, so membership is enough.
     wanted = [(mv.text, mv.meta) for mv in plan.moves]
 
     def match(text: str, meta: dict[str, str]) -> bool:
-        if (text, meta) in wanted:
-            wanted.remove((text, meta))
-            return True
-        return False
+        return (text, meta) in wanted
 
     return match
 
 
 def _move_file(src: Path, dest: Path) -> None:
-    """Move a file into the archive; if one is already there, the new text is appended to it."""
+    """Move a file into the archive; if one is already there, the new text is appended to it.
+
+    The original goes only if it still holds what was copied (a save meanwhile keeps it).
+    """
     make_private_dir(dest.parent)
     if not is_regular(src):
         return  # a link or special file put in its place since it was listed: left alone
-    if dest.exists():
-        old = dest.read_text(encoding="utf-8")
-        atomic_write(dest, old.rstrip("\n") + "\n\n" + read_regular(src).decode("utf-8"))
-        src.unlink()
+    text = _read(src)
+    if text is None:
+        return
+    try:
+        safe_write.RENAMER.create(src, dest)  # one step when nothing is there yet
+    except FileExistsError:
+        pass
     else:
-        os.replace(src, dest)
+        note_write(src, text)
+        note_write(dest, None)
+        safe_write.forget_known(src)
+        return
+
+    def add(current: str | None) -> tuple[str | None, None]:
+        return ((current or "").rstrip("\n") + "\n\n" + text if current else text), None
+
+    safe_write.edit_file(dest, add)
+    try:
+        safe_write.delete_file(src, text)
+    except SourceError as exc:  # saved meanwhile: both stay, nothing is lost
+        log.warning("archived a copy of %s but kept the file: %s", src, exc)
 
 
 def _append_changes(path: Path, when: str, lines: list[str]) -> None:
-    existing = read_lines(path)
-    head = existing if existing and existing != [""] else ["# Archive changes", "",
-            "What the archival job moved, refused or kept; newest last.", ""]  # fmt: skip
-    while head and head[-1] == "":
-        head.pop()
-    atomic_write(path, "\n".join([*head, "", f"## {when}", "", *lines, ""]))
+    def add(current: str | None) -> tuple[str | None, None]:
+        existing = current.split("\n") if current else []
+        head = existing if existing and existing != [""] else ["# Archive changes", "",
+                "What the archival job moved, refused or kept; newest last.", ""]  # fmt: skip
+        while head and head[-1] == "":
+            head.pop()
+        return "\n".join([*head, "", f"## {when}", "", *lines, ""]), None
+
+    safe_write.edit_file(path, add)
 
 
 class UsageTracker:

@@ -1,163 +1,306 @@
-"""Edits of memory files memd makes itself: append an item, remove items, change item metadata.
+"""Edits of memory files memd makes itself: add an item, remove items, change items.
 
-Every write is atomic (temp file + rename) so an editor or the watcher never sees half a file,
-and memd only ever touches the lines it is asked to: the rest of a hand-edited file is kept
-byte for byte.
+Each edit is a pure function of the file's text, written through `safe_write.edit_file` (never
+over a change memd has not read; appends that only add lines are appended, not rewritten) and
+reported to the write guard as item-level changes it can apply again if an editor writes back
+an older copy of the file. memd only touches the lines it is asked to: the rest of a
+hand-edited file is kept byte for byte.
 """
 
 from __future__ import annotations
 
-import os
-import threading
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memd.core.errors import SourceError
-from memd.core.fsio import atomic_write
-from memd.core.models import ParsedFile
-from memd.memory.parse import format_meta, item_prefix, parse_markdown, split_item
+from memd.core.errors import EditConflict, InvalidParams, NotFound
+from memd.memory import safe_write
+from memd.memory.guard import GUARD, AddOp, Op, RemoveOp, SetOp, WriteGuard
+from memd.memory.items import (
+    ItemAt,
+    bumped,
+    clean_text,
+    insert_lines,
+    item_body,
+    item_line,
+    items_of,
+    same_item,
+)
+from memd.memory.parse import item_prefix
+from memd.memory.safe_write import file_lock as file_lock
+
+Match = Callable[[str, dict[str, str]], bool]
+Change = Callable[[str, dict[str, str]], tuple[str, dict[str, str]]]
 
 
 @dataclass(frozen=True, slots=True)
 class EditedItem:
-    """An item line memd wrote or removed."""
+    """An item line memd wrote, changed or removed."""
 
     path: str
     line: int
     text: str
     meta: dict[str, str]
-
-
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def file_lock(path: Path) -> threading.Lock:
-    """The lock serialising memd's own read-modify-write edits of one file in this process."""
-    key = os.path.abspath(path)
-    with _locks_guard:
-        return _locks.setdefault(key, threading.Lock())
+    existed: bool = False  # an add found the same item already there (and bumped its hits)
+    before: str = ""  # a changed item: its line's body before the change
 
 
 def read_lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    return path.read_text(encoding="utf-8").split("\n")
+    """The file's lines ([] when missing); bytes that are not UTF-8 are kept as they were."""
+    snap = safe_write.read_snapshot(path)
+    return [] if snap.text is None else snap.text.split("\n")
 
 
+def _set(c: EditedItem) -> SetOp:
+    """The guard's record of a changed item: its line now, and before."""
+    return SetOp(c.meta["id"], item_body(c.text, c.meta), c.before)
+
+
+# -- edits of files ---------------------------------------------------------------------------
 def append_item(
-    path: Path, section: str, text: str, meta: dict[str, str], *, title: str = ""
+    path: Path,
+    section: str,
+    text: str,
+    meta: dict[str, str],
+    *,
+    title: str = "",
+    dedupe: bool = False,
+    guard: WriteGuard | None = GUARD,
 ) -> EditedItem:
-    """Append `- text <!-- memd … -->` at the end of `## section` (created when missing)."""
-    with file_lock(path):
-        return _append_item(path, section, text, meta, title)
+    """Add `- text <!-- memd … -->` at the end of `## section` (created when missing).
+
+    An item with the same id already in the file is not added again. With `dedupe`, an item in
+    effect with the same normalised text is not added either: its `hits` is bumped (and `seen`
+    set to `meta["at"]`), and the result says `existed`.
+    """
+    return add_item(path, section, text, meta, title=title, dedupe=dedupe, guard=guard).result
 
 
-def _append_item(
-    path: Path, section: str, text: str, meta: dict[str, str], title: str
-) -> EditedItem:
-    text = " ".join(text.split())
-    lines = read_lines(path)
-    if not lines or lines == [""]:
-        lines = [f"# {title or path.stem.replace('-', ' ').title()}", ""]
-    span = _find_section(_parse(lines), section)
-    if span is None:
-        while lines and lines[-1] == "":
-            lines.pop()
-        lines += ["", f"## {section}", ""]
-        span = (len(lines) - 2, len(lines))
-    start, end = span
-    # Insert after the last non-blank line of the section so items stay together.
-    insert_at = end
-    while insert_at > start + 1 and lines[insert_at - 1].strip() == "":
-        insert_at -= 1
-    line = f"- {text} {format_meta(meta)}" if meta else f"- {text}"
-    # A blank line before the item ends an HTML block it would otherwise continue.
-    for before in ([], [""]):
-        new = [*lines[:insert_at], *before, line, *lines[insert_at:]]
-        at = insert_at + len(before)
-        if insert_at == end < len(lines):  # keep a blank line before the next heading
-            new.insert(at + 1, "")
-        if new[-1] != "":
-            new.append("")
-        if at + 1 in _item_lines(_parse(new)):
-            atomic_write(path, "\n".join(new))
-            return EditedItem(str(path), at + 1, text, meta)
-    raise SourceError(
-        f"cannot add to {path}: line {insert_at + 1}, where section {section!r} ends, is inside"
-        " a code block or HTML block that is never closed, so a list item there would not be one",
-        hint="close the code fence (``` or ~~~) or the HTML block in that file",
-    )
+def add_item(
+    path: Path,
+    section: str,
+    text: str,
+    meta: dict[str, str],
+    *,
+    title: str = "",
+    dedupe: bool = False,
+    guard: WriteGuard | None = GUARD,
+) -> safe_write.Written[EditedItem]:
+    """`append_item`, returning what was written (to take it back if indexing fails)."""
+    text = clean_text(text)
+    body = item_body(text, meta)
+    title = title or path.stem.replace("-", " ").title()
+    want_id = meta.get("id", "")
+
+    def edit(current: str | None) -> tuple[str | None, EditedItem]:
+        if current:
+            items = items_of(current)
+            for i, t, m in items:
+                if want_id and m.get("id") == want_id:
+                    return None, EditedItem(str(path), i + 1, t, m, existed=True)
+            same = same_item(text, current) if dedupe else None
+            if same is not None:
+                i, t, m = same
+                lines = current.split("\n")
+                m2 = bumped(m, meta.get("at", ""))
+                lines[i] = item_line(t, m2, item_prefix(lines[i]))
+                old = item_body(t, m)
+                return "\n".join(lines), EditedItem(str(path), i + 1, t, m2, True, old)
+        new, at = insert_lines(current, section, [f"- {body}"], title, str(path))
+        return new, EditedItem(str(path), at, text, meta)
+
+    def ops(r: EditedItem) -> list[Op]:
+        if r.existed:
+            if not r.meta.get("id") or not r.before:
+                return []
+            return [SetOp(r.meta["id"], item_body(r.text, r.meta), r.before)]
+        return [AddOp(section, body, want_id, title)] if want_id else []
+
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops)
 
 
-def remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
+def remove_items(path: Path, match: Match, *, guard: WriteGuard | None = GUARD) -> list[EditedItem]:
     """Remove every list item for which `match(text, meta)` is true; return what was removed."""
-    with file_lock(path):
-        return _remove_items(path, match)
 
+    def edit(current: str | None) -> tuple[str | None, list[EditedItem]]:
+        if current is None:
+            return None, []
+        lines = current.split("\n")
+        gone: set[int] = set()
+        removed = []
+        for i, t, m in items_of(current):
+            if match(t, m):
+                gone.add(i)
+                removed.append(EditedItem(str(path), i + 1, t, m))
+        if not removed:
+            return None, []
+        return "\n".join(x for i, x in enumerate(lines) if i not in gone), removed
 
-def _remove_items(path: Path, match: Callable[[str, dict[str, str]], bool]) -> list[EditedItem]:
-    lines = read_lines(path)
-    item_lines = _item_lines(_parse(lines))
-    kept: list[str] = []
-    removed: list[EditedItem] = []
-    for i, line in enumerate(lines):
-        it = split_item(line) if i + 1 in item_lines else None
-        if it is not None and match(it[0], it[1]):
-            removed.append(EditedItem(str(path), i + 1, it[0], it[1]))
-            continue
-        kept.append(line)
-    if removed:
-        atomic_write(path, "\n".join(kept))
-    return removed
+    def ops(removed: list[EditedItem]) -> list[Op]:
+        return [
+            RemoveOp(r.meta["id"], item_body(r.text, r.meta)) for r in removed if r.meta.get("id")
+        ]
+
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
 
 
 def update_items(
-    path: Path,
-    match: Callable[[str, dict[str, str]], bool],
-    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
+    path: Path, match: Match, change: Change, *, guard: WriteGuard | None = GUARD
 ) -> list[EditedItem]:
     """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
-    with file_lock(path):
-        return _update_items(path, match, change)
+
+    def edit(current: str | None) -> tuple[str | None, list[EditedItem]]:
+        if current is None:
+            return None, []
+        lines = current.split("\n")
+        changed = []
+        for i, t, m in items_of(current):
+            if not match(t, m):
+                continue
+            t2, m2 = change(t, dict(m))
+            t2 = clean_text(t2)
+            # The marker and a task box stay as they were: `1.` or `- [x]` keep their meaning.
+            lines[i] = item_line(t2, m2, item_prefix(lines[i]))
+            changed.append(EditedItem(str(path), i + 1, t2, m2, before=item_body(t, m)))
+        return ("\n".join(lines) if changed else None), changed
+
+    def ops(changed: list[EditedItem]) -> list[Op]:
+        return [_set(c) for c in changed if c.meta.get("id")]
+
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
 
 
-def _update_items(
+def change_item(
     path: Path,
-    match: Callable[[str, dict[str, str]], bool],
-    change: Callable[[str, dict[str, str]], tuple[str, dict[str, str]]],
-) -> list[EditedItem]:
-    lines = read_lines(path)
-    item_lines = _item_lines(_parse(lines))
-    changed: list[EditedItem] = []
-    for i, line in enumerate(lines):
-        it = split_item(line) if i + 1 in item_lines else None
-        if it is None or not match(it[0], it[1]):
-            continue
-        text, meta = change(it[0], dict(it[1]))
-        # The marker and a task box stay as they were: `1.` or `- [x]` keep their meaning.
-        prefix = item_prefix(line)
-        lines[i] = f"{prefix}{text} {format_meta(meta)}" if meta else f"{prefix}{text}"
-        changed.append(EditedItem(str(path), i + 1, text, meta))
-    if changed:
-        atomic_write(path, "\n".join(lines))
-    return changed
+    match: Match,
+    change: Change,
+    *,
+    expect_text: str | None = None,
+    guard: WriteGuard | None = GUARD,
+) -> EditedItem:
+    """Change the one item `match` finds, only if its text on disk is `expect_text` (when
+    given); raises `NotFound` when it is not in the file, `EditConflict` when it differs."""
+
+    def edit(current: str | None) -> tuple[str | None, EditedItem]:
+        i, t, m = _found(path, current, match, expect_text)
+        lines = (current or "").split("\n")
+        t2, m2 = change(t, dict(m))
+        t2 = clean_text(t2)
+        lines[i] = item_line(t2, m2, item_prefix(lines[i]))
+        return "\n".join(lines), EditedItem(str(path), i + 1, t2, m2, before=item_body(t, m))
+
+    def ops(c: EditedItem) -> list[Op]:
+        return [_set(c)] if c.meta.get("id") else []
+
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
 
 
-def _parse(lines: list[str]) -> ParsedFile:
-    return parse_markdown("\n".join(lines))
+@dataclass(frozen=True, slots=True)
+class ItemChange:
+    """What an edit of one item changes; None leaves that part as it is."""
+
+    expect_text: str | None = None  # the text the caller saw: refuse if the file says otherwise
+    text: str | None = None
+    importance: int | None = None
+    pinned: bool | None = None
+    expires: str | None = None  # YYYY-MM-DD, or "" to clear
+    move_to: tuple[str, str] | None = None  # (file relative to the memory root, section)
+
+    def meta_changes(self) -> bool:
+        return self.importance is not None or self.pinned is not None or self.expires is not None
+
+    def check(self) -> None:
+        """Refuse values no item can take (InvalidParams naming the param)."""
+        if self.text is not None and not clean_text(self.text):
+            raise InvalidParams("param 'text': an item needs text (use forget to remove it)")
+        if self.importance is not None and not 1 <= self.importance <= 10:
+            raise InvalidParams("param 'importance': a whole number from 1 to 10")
+        if self.expires:
+            try:
+                dt.date.fromisoformat(self.expires)
+            except ValueError:
+                raise InvalidParams("param 'expires': a date like 2027-01-31, or \"\"") from None
+        if self.text is None and not self.meta_changes() and self.move_to is None:
+            raise InvalidParams(
+                "nothing to change: give text, importance, pinned, expires or move_to"
+            )
+
+    def apply(
+        self, text: str, meta: dict[str, str], new_text: str | None, new_id: str
+    ) -> tuple[str, dict[str, str]]:
+        """PURE: the item's text and metadata after this change."""
+        m = dict(meta)
+        if new_id and not m.get("id"):
+            m = {"id": new_id, **m}
+        if self.importance is not None:
+            m["imp"] = str(self.importance)
+        if self.pinned is not None:
+            if self.pinned:
+                m["pinned"] = "true"
+            else:
+                m.pop("pinned", None)
+        if self.expires is not None:
+            if self.expires:
+                m["expires"] = self.expires
+            else:
+                m.pop("expires", None)
+        return (new_text if new_text is not None else text), m
 
 
-def _item_lines(parsed: ParsedFile) -> set[int]:
-    """1-based numbers of the lines that are list items with text."""
-    return {it.line for s in parsed.sections for it in s.items}
+def _found(path: Path, current: str | None, match: Match, expect_text: str | None) -> ItemAt:
+    found = [x for x in items_of(current or "") if match(x[1], x[2])]
+    if not found:
+        raise NotFound(f"the item is no longer in {path}", hint="reload and try again")
+    i, t, m = found[0]
+    if expect_text is not None and " ".join(t.split()) != " ".join(expect_text.split()):
+        raise EditConflict(
+            f"the item changed in {path} since it was shown: it now reads {t!r}",
+            hint="reload the page and make the change again",
+        )
+    return i, t, m
 
 
-def _find_section(parsed: ParsedFile, section: str) -> tuple[int, int] | None:
-    """0-based [heading line, end) of the first level-2 section called `section`."""
-    want = section.strip().lower()
-    for s in parsed.sections:
-        if s.level == 2 and s.heading.lower() == want:
-            return s.start_line - 1, s.end_line
-    return None
+def move_item(
+    source: Path,
+    dest: Path,
+    section: str,
+    match: Match,
+    change: Change,
+    *,
+    expect_text: str | None = None,
+    guard: WriteGuard | None = GUARD,
+) -> EditedItem:
+    """Move the item `match` finds to the end of `## section` of `dest`, changed by `change`.
+
+    Across files the copy is written first and the original removed after (a crash leaves the
+    item twice, never nowhere); if the original changed in between, the copy is removed again
+    and `EditConflict` raised. The item must have (or be given, by `change`) a memd id.
+    """
+    title = dest.stem.replace("-", " ").title()
+    if dest == source:
+
+        def edit(current: str | None) -> tuple[str | None, EditedItem]:
+            i, t, m = _found(source, current, match, expect_text)
+            t2, m2 = change(t, m)
+            lines = (current or "").split("\n")
+            del lines[i]
+            new, at = insert_lines("\n".join(lines), section, [item_line(t2, m2)], title)
+            return new, EditedItem(str(dest), at, t2, m2, before=item_body(t, m))
+
+        def ops(c: EditedItem) -> list[Op]:
+            return [_set(c)] if c.meta.get("id") else []
+
+        return safe_write.edit_file(source, edit, guard=guard, ops_of=ops).result
+    _, t, m = _found(source, safe_write.read_settled(source).text, match, expect_text)
+    t2, m2 = change(t, m)
+    if not m2.get("id"):
+        raise InvalidParams("an item needs a memd id to be moved")
+    copy = append_item(dest, section, t2, m2, title=title, guard=guard)
+    if not remove_items(source, lambda t1, m1: match(t1, m1) and t1 == t, guard=guard):
+        remove_items(dest, lambda _t, m1: m1.get("id") == m2["id"], guard=guard)
+        raise EditConflict(
+            f"the item changed in {source} while it was being moved; nothing was moved",
+            hint="reload and try again",
+        )
+    return copy

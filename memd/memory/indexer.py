@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memd.core import fsio
-from memd.core.errors import PathError
+from memd.core.errors import PathError, SourceError
 from memd.core.models import ParsedFile
 from memd.core.progress import Task
 from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
+from memd.memory.safe_write import read_settled
 from memd.memory.tree import classify, is_memory_file
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,13 @@ class _Loaded:
     parsed: ParsedFile | None  # None: unchanged content
     problem: str = ""
     content: str = ""
+
+
+def looks_binary(data: bytes) -> bool:
+    """A file that is not text: NUL bytes make more than a tenth of its first 8 KiB (UTF-16 or
+    a real binary); a few stray NULs in a Markdown file do not."""
+    head = data[:8192]
+    return head.count(0) * 10 > len(head)
 
 
 def scan_root(root: Root, links: list[str] | None = None) -> dict[str, tuple[int, int]]:
@@ -262,18 +270,24 @@ class Indexer:
                     return _Loaded(
                         rec0, None, f"too large: {mb:.1f} MB > index.max_file_mb {limit:g} MB"
                     )
-                data = fh.read()
+            # An editor's save in progress (the file empty or cut short) is waited for, not
+            # indexed: memd would otherwise forget, for a moment, every item after the cut.
+            indexed = known[path][1] if path in known else None
+            snap = read_settled(Path(path), indexed=indexed, inside=[root.path])
+            if snap.data is None:
+                return None
+            data = snap.data
         except (FileNotFoundError, fsio.NotRegularFile, PathError):
             return None  # gone, or no longer a regular file inside the root: deleted below
-        except OSError as exc:
+        except (OSError, SourceError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             return _Loaded(docs.FileRecord(path, root.key, rel, kind.value, owner, 0, 0, ""), None,
-                           f"cannot read: {exc.strerror or exc}")  # fmt: skip
+                           f"cannot read: {why}")  # fmt: skip
         sha = hashlib.sha256(data).hexdigest()
-        rec = docs.FileRecord(
-            path, root.key, rel, kind.value, owner, st.st_mtime_ns, len(data), sha
-        )
-        if b"\0" in data[:8192]:
-            return _Loaded(rec, None, "binary file (contains NUL bytes)")
+        mtime = snap.ident[3] if snap.ident is not None else st.st_mtime_ns
+        rec = docs.FileRecord(path, root.key, rel, kind.value, owner, mtime, len(data), sha)
+        if looks_binary(data):
+            return _Loaded(rec, None, "binary file (mostly NUL bytes)")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -281,8 +295,14 @@ class Indexer:
         if path in known and known[path][2] == sha:
             return _Loaded(rec, None)
         text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        warnings: list[str] = []
+        if "\0" in text:
+            # A stray NUL (a paste, a tool's bug) does not make a text file binary: it is
+            # indexed as text, the NUL shown as U+FFFD, and the file reported.
+            warnings.append(f"{text.count(chr(0))} NUL bytes (indexed as \ufffd)")
+            text = text.replace("\0", "\ufffd")
         parsed = parse_markdown(text, fallback_title=Path(rel).stem)
-        return _Loaded(rec, parsed, "; ".join(parsed.warnings), text)
+        return _Loaded(rec, parsed, "; ".join([*parsed.warnings, *warnings]), text)
 
     def _apply(
         self,

@@ -7,16 +7,17 @@ the item's line from the Markdown and then from the index.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memd.core.errors import InvalidParams, MemoryDisabled, NotFound
+from memd.core.errors import InvalidParams, MemoryDisabled, NotFound, PathError
 from memd.core.fsio import make_private_dir, within
 from memd.core.fsio import real as real_of
 from memd.core.models import MEMORY_TYPES
@@ -24,10 +25,14 @@ from memd.core.paths import WORKSPACE_DIR, find_workspace, project_base
 from memd.core.redact import redact
 from memd.core.text import terms
 from memd.db import Store
+from memd.db.recovery import is_disk_full
+from memd.history import Cause, History, change_scope
 from memd.memory import repo as docs
-from memd.memory.edit import append_item, remove_items
+from memd.memory.edit import ItemChange, add_item, change_item, move_item, remove_items
+from memd.memory.guard import GUARD
 from memd.memory.indexer import Indexer, Root
-from memd.memory.tree import slugify
+from memd.memory.items import clean_text
+from memd.memory.tree import is_memory_file, slugify
 
 SCOPES = ("user", "project", "agent")
 PROJECT_DIR = WORKSPACE_DIR
@@ -124,8 +129,10 @@ class MemoryOps:
         today: Callable[[], dt.date] = dt.date.today,
         workspaces: Callable[[], Sequence[str]] = tuple,
         private: Sequence[Path] = (),
+        history: History | None = None,
     ) -> None:
         self.store = store
+        self.history = history  # every write below is recorded there as one change
         self.indexer = indexer
         self.memory_root = memory_root
         self.enabled_default = enabled_default
@@ -252,9 +259,15 @@ class MemoryOps:
         importance: int = 7,
         source: str = "manual",
     ) -> dict[str, Any]:
-        """Append a memory to the right Markdown file and index it now; return its id and place."""
+        """Append a memory to the right Markdown file and index it now; return its id and place.
+
+        The same statement (normalised text) already in effect in that file is not added
+        twice: its `hits` is bumped and the answer says `existed`. When the index cannot be
+        written because the disk is full, the line is taken out of the file again before the
+        error is raised, so a retry does not find half a remember.
+        """
         self.require_enabled()
-        text = redact(" ".join(str(text).split()))
+        text = redact(clean_text(str(text)))
         if not text:
             raise InvalidParams("nothing to remember: text is empty")
         if type_ and type_ not in MEMORY_TYPES:
@@ -266,15 +279,32 @@ class MemoryOps:
         meta.update(
             {"imp": str(max(1, min(10, importance))), "src": source, "at": self.today().isoformat()}
         )
-        item = append_item(path, section, text, meta, title=title)
-        self.indexer.index_paths([str(path)])
+        with change_scope(self.history, Cause.REMEMBER) as change:
+            written = add_item(path, section, text, meta, title=title, dedupe=True)
+            item = written.result
+            change.detail = f"id={item.meta.get('id', '')} {text}"
+            try:
+                self.indexer.index_paths([str(path)])
+            except Exception as exc:
+                if is_disk_full(exc) and written.changed and not item.existed:
+                    self._take_back(written.take_back, path, item.meta.get("id", ""))
+                raise
         return {
-            "id": meta["id"],
+            "id": item.meta.get("id", meta["id"]),
             "path": str(path),
             "line": item.line,
             "scope": scope,
-            "text": text,
+            "text": item.text,
+            "existed": item.existed,
         }
+
+    def _take_back(self, take_back: Callable[[], bool], path: Path, item_id: str) -> None:
+        """Remove a just-written item whose indexing failed (a full disk)."""
+        GUARD.forget_file(path)
+        if take_back():
+            return
+        with contextlib.suppress(OSError):
+            remove_items(path, lambda _t, m: m.get("id") == item_id, guard=None)
 
     def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
         """Items whose text contains every term of `query` (case-insensitive)."""
@@ -300,16 +330,77 @@ class MemoryOps:
         by_path: dict[str, set[str]] = {}
         for c in cands:
             by_path.setdefault(c["path"], set()).add(c["id"])
-        for path, ids in by_path.items():
-            self.indexer.resolve(path)  # a link put in its place since: never written through
-            root = self.indexer.root_of(path)
-            rel = os.path.relpath(path, root.path).replace(os.sep, "/") if root else path
-            for g in remove_items(Path(path), _id_matcher(rel, ids)):
-                removed.append(
-                    {"id": docs.item_key(rel, g.text, g.meta), "text": g.text, "path": path}
-                )
+        with change_scope(self.history, Cause.FORGET) as change:
+            for path, ids in by_path.items():
+                target = self.indexer.resolve(path)  # a link put in its place: its target
+                rel = self._rel(path)
+                for g in remove_items(target, _id_matcher(rel, ids)):
+                    removed.append(
+                        {"id": docs.item_key(rel, g.text, g.meta), "text": g.text, "path": path}
+                    )
+            change.detail = "; ".join(f"id={r['id']} {r['text']}" for r in removed)
         self.indexer.index_paths(list(by_path))
         return {"removed": removed, "candidates": cands}
+
+    def _rel(self, path: str) -> str:
+        root = self.indexer.root_of(path)
+        return os.path.relpath(path, root.path).replace(os.sep, "/") if root else path
+
+    def edit_item(self, item_id: str, change: ItemChange) -> dict[str, Any]:
+        """Change one item in place (text, importance, pin, expiry) and/or move it to another
+        file or section, only if its text on disk is still `change.expect_text` (when given).
+
+        Raises `NotFound` (no such item), `EditConflict` (it changed since it was shown; nothing
+        written), `InvalidParams` (a bad value or destination).
+        """
+        self.require_enabled()
+        if not item_id:
+            raise InvalidParams("param 'id' is required")
+        change.check()
+        rows = docs.items_with_id(self.store.read(), item_id)
+        if not rows:
+            raise NotFound(
+                f"no memory with id {item_id!r}", hint="reload: it may have been removed"
+            )
+        path = Path(rows[0].path)
+        dest = self._destination(change.move_to[0]) if change.move_to else path
+        match = _id_matcher(self._rel(str(path)), {item_id})
+        # An item that moves, or gets metadata, needs an id of its own to be found again.
+        new_id = new_memory_id() if (dest != path or change.meta_changes()) else ""
+        new_text = redact(clean_text(change.text)) if change.text is not None else None
+
+        def apply(text: str, meta: dict[str, str]) -> tuple[str, dict[str, str]]:
+            return change.apply(text, meta, new_text, new_id)
+
+        with change_scope(self.history, Cause.EDIT) as scope:
+            if change.move_to is None:
+                item = change_item(path, match, apply, expect_text=change.expect_text)
+            else:
+                section = change.move_to[1] or "Notes"
+                item = move_item(path, dest, section, match, apply, expect_text=change.expect_text)
+            scope.detail = f"id={item.meta.get('id', item_id)} {item.text}"
+        self.indexer.index_paths(sorted({str(path), str(dest)}))
+        return {
+            "id": docs.item_key(self._rel(str(dest)), item.text, item.meta),
+            "path": str(dest),
+            "line": item.line,
+            "text": item.text,
+            "meta": item.meta,
+            "moved_from": str(path) if dest != path else "",
+        }
+
+    def _destination(self, rel: str) -> Path:
+        """A file of the memory tree named by a path relative to its root."""
+        p = PurePosixPath(rel.replace("\\", "/"))
+        if not rel or p.is_absolute() or ".." in p.parts or not is_memory_file(str(p)):
+            raise InvalidParams(
+                f"param 'move_to.path': {rel!r} is not a Markdown file inside the memory tree"
+                " (a path like topics/vue.md)"
+            )
+        try:
+            return self.indexer.resolve(self.memory_root / p)  # a link: its target, if inside
+        except PathError as exc:
+            raise InvalidParams(f"param 'move_to.path': {exc}") from None
 
     def memories(self, scope: str = "", *, include_superseded: bool = False) -> dict[str, Any]:
         """The list items in effect (what `context` can draw on), optionally filtered by scope."""

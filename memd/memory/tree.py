@@ -6,8 +6,9 @@ import logging
 import re
 from pathlib import Path, PurePosixPath
 
-from memd.core.fsio import PRIVATE_DIR, atomic_write, make_private_dir, tighten
+from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.models import FileKind
+from memd.memory import safe_write
 
 log = logging.getLogger(__name__)
 FOLDERS = ("_core", "topics", "agents", "projects", "journal", "archive")
@@ -74,8 +75,7 @@ def create_tree(root: Path) -> list[Path]:
             created.append(p)
     for rel, body in TEMPLATES.items():
         p = root / rel
-        if not p.exists():
-            atomic_write(p, body)
+        if not p.exists() and safe_write.create_new(p, body):  # never over a file made meanwhile
             created.append(p)
     return created
 

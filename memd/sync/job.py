@@ -46,15 +46,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.core.errors import ConfigError, MemdError, SyncError, SyncPermanent, SyncRetryable
-from memd.core.fsio import atomic_write, inside_any, read_regular, real
+from memd.core.errors import (
+    ConfigError,
+    EditConflict,
+    MemdError,
+    SyncError,
+    SyncPermanent,
+    SyncRetryable,
+)
+from memd.core.fsio import inside_any, read_regular, real
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.state import get_state, set_state
 from memd.memory import repo as memories
-from memd.memory.edit import file_lock
+from memd.memory import safe_write
+from memd.memory.guard import GUARD
 from memd.memory.indexer import FileChange, Indexer
 from memd.sync import outbox
 from memd.sync.backend import CloudBackend, PushResult, SyncRow, make_backend, schema_path
@@ -76,6 +84,12 @@ from memd.sync.rules import (
 from memd.sync.status import OFF_HINT, REFUSED_HINT, describe, shorten
 
 log = logging.getLogger(__name__)
+
+
+def _sha_of_text(text: str | None) -> str:
+    """`sha_of` a file's bytes, from its text as the safe writer reads it (None: missing)."""
+    return TOMBSTONE if text is None else sha_of(safe_write.encode(text))
+
 
 JOB = "sync"
 BATCH = 100
@@ -453,23 +467,23 @@ class Syncer:
         # A link inside the tree is written at its target (checked inside by `_plan`).
         dest = Path(real(self.root / p.rel))
         if p.action is Action.TAKE:
-            with file_lock(dest):
-                if self._local_sha(p.rel) == p.local_sha:
-                    if p.row.deleted:
-                        with contextlib.suppress(FileNotFoundError):
-                            dest.unlink()
-                        report.deleted += 1
-                    else:
-                        atomic_write(dest, p.row.content)
-                        report.applied += 1
-                    return p, [str(dest)]
-            p = _as_conflict(p)  # saved since the plan: never overwrite it
+            try:  # only while the file is as planned: a save since the plan is never overwritten
+                safe_write.replace_when(dest, lambda now: _sha_of_text(now) == p.local_sha,
+                                        None if p.row.deleted else p.row.content, guard=GUARD)  # fmt: skip
+            except EditConflict:
+                p = _as_conflict(p)
+            else:
+                if p.row.deleted:
+                    report.deleted += 1
+                else:
+                    report.applied += 1
+                return p, [str(dest)]
         if p.action is Action.CONFLICT:
             report.conflicts += 1
             if not p.copy_rel:
                 return p, []
             copy = self.root / p.copy_rel
-            atomic_write(copy, p.row.content)
+            safe_write.replace_when(copy, lambda _now: True, p.row.content)
             report.conflict_paths.append(p.copy_rel)
             return p, [str(copy)]
         return p, []

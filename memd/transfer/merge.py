@@ -21,12 +21,12 @@ from typing import Any
 from memd.conversations import repo as conversations
 from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
 from memd.core import fsio
-from memd.core.errors import SourceError
-from memd.core.fsio import atomic_write
+from memd.core.errors import EditConflict, SourceError
 from memd.core.models import Turn
 from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as memories
+from memd.memory import safe_write
 from memd.memory.edit import append_item, file_lock
 from memd.memory.indexer import Indexer
 from memd.memory.tree import TEMPLATES
@@ -103,17 +103,28 @@ def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) ->
             local = _read_local(dest)
             if local == f.content:
                 out.identical += 1
-            elif local is None or not local.strip() or local == TEMPLATES.get(f.path):
-                atomic_write(dest, f.content)
+            elif (local is None or not local.strip() or local == TEMPLATES.get(f.path)) and _wrote(
+                dest, local, f.content
+            ):
                 out.written.append(f.path)
             else:
                 copy = _beside(dest, f.content, today)
                 if copy is None:
                     out.identical += 1
                 else:
-                    atomic_write(copy, f.content)
+                    safe_write.write_if(copy, None, f.content)
                     out.copies.append(copy.relative_to(memory_root).as_posix())
     return out
+
+
+def _wrote(dest: Path, local: str | None, content: str) -> bool:
+    """Write an imported file over `local` (missing, empty or the template) unless it changed
+    since it was read (then the import goes beside it)."""
+    try:
+        safe_write.write_if(dest, local, content)
+    except EditConflict:
+        return False
+    return True
 
 
 def _read_local(path: Path) -> str | None:

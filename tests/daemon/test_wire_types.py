@@ -76,10 +76,20 @@ def test_answers_match_their_result_types(daemon: DaemonProcess, tmp_path: Path)
         ("set_enabled", {"enabled": True}),
     ]
     seen = set()
-    for method, params in calls:
+
+    def check(method: str, params: dict[str, Any]) -> Any:
         raw = raw_call(daemon.sock, method, params)
         typed = m.decode_result(m.SIGNATURES[method], raw)
         assert m.to_builtins(typed) == raw, method
         seen.add(method)
+        return raw
+
+    for method, params in calls:
+        check(method, params)
+    item = check("remember", {"text": "prefers spaces"})
+    check("edit_item", {"id": item["id"], "text": "prefers tabs after all", "importance": 8})
+    change = check("history", {"limit": 5})["changes"][0]["id"]
+    check("show_change", {"change": change})
+    check("undo", {"change": change, "dry_run": True})
     # sync_now and sync_init_schema answer errors while sync is off (their own tests cover them).
     assert seen == set(m.SIGNATURES) - {"sync_now", "sync_init_schema"}

@@ -42,7 +42,7 @@ def test_methods_are_probed_once_per_daemon(home: Path, monkeypatch: pytest.Monk
     b = backend_for(home, monkeypatch)
     try:
         assert not b.has("job_runs", {"limit": 1}, daemon="one")
-        assert not b.has(EDIT_METHOD, EDIT_PROBE, daemon="one")
+        assert b.has(EDIT_METHOD, EDIT_PROBE, daemon="one")  # refuses the probe: it is there
         assert b.has("forget", {}, daemon="one")  # exists: refuses the empty probe
     finally:
         plain.stop()

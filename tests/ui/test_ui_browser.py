@@ -165,21 +165,28 @@ def test_remember_then_forget_changes_the_markdown_file(
     assert "Keep this one" in notes.read_text()
 
 
-def test_changing_an_item_is_offered_only_where_the_daemon_can(
+def test_changing_an_item_in_place_changes_the_markdown_line(
     page_daemon: PageDaemon, ui: UiProcess, browser: Any
 ) -> None:
     r = page_daemon.call("remember", {"text": "Use squash merges", "type": "preference"})
+    prefs = Path(r["path"])
     open_page(browser, ui, f"/edit?id={r['id']}")
-    note = browser.locator("#edit-unavailable")
-    assert "not available in this daemon" in note.inner_text()
-    assert browser.locator("#edit-form button[type=submit]").is_disabled()
-    # Forced through anyway, the post is answered, not failed.
-    browser.evaluate("document.querySelector('#edit-form fieldset').disabled = false")
+    assert browser.locator("#edit-unavailable").count() == 0
+    assert not browser.locator("#edit-form button[type=submit]").is_disabled()
     browser.fill("#edit-form textarea[name=text]", "Use rebase merges")
+    browser.fill("#edit-form input[name=importance]", "9")
+    browser.click("#edit-form button[type=submit]")
+    browser.wait_for_url(re.compile(r"msg=Changed"))
+    (line,) = [x for x in prefs.read_text().splitlines() if r["id"] in x]
+    assert line.startswith("- Use rebase merges <!-- memd ") and "imp=9" in line
+    # A change made in the file after the page was loaded is never written over.
+    open_page(browser, ui, f"/edit?id={r['id']}")
+    prefs.write_text(prefs.read_text().replace("Use rebase merges", "Use merge commits"))
+    browser.fill("#edit-form textarea[name=text]", "Use fast-forward merges")
     browser.click("#edit-form button[type=submit]")
     browser.wait_for_url(re.compile(r"err="))
-    assert "not available in this daemon" in browser.locator("#flash-error").inner_text()
-    assert "Use squash merges" in Path(r["path"]).read_text()
+    assert "reload" in browser.locator("#flash-error").inner_text()
+    assert "Use merge commits" in prefs.read_text() and "fast-forward" not in prefs.read_text()
 
 
 def test_the_switch_turns_memory_off_and_says_what_that_means(

@@ -1,0 +1,201 @@
+"""The safe writer and the write guard on real files, with the races made to happen on purpose."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memd.memory import safe_write
+from memd.memory.edit import append_item, remove_items, update_items
+from memd.memory.guard import WriteGuard
+from memd.memory.safe_write import RENAMER, FileBusy, edit_file
+
+
+def add_line(line: str):  # type: ignore[no-untyped-def]
+    def edit(current: str | None) -> tuple[str | None, None]:
+        return (current or "") + line + "\n", None
+
+    return edit
+
+
+def put_first(line: str):  # type: ignore[no-untyped-def]
+    def edit(current: str | None) -> tuple[str | None, None]:
+        return line + "\n" + (current or ""), None
+
+    return edit
+
+
+def test_an_append_keeps_the_file_and_a_rewrite_swaps_it(tmp_path: Path) -> None:
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    p = folder / "notes.md"
+    p.write_text("# Notes\n- one\n")
+    ino = p.stat().st_ino
+    w = edit_file(p, add_line("- two"))
+    assert w.how == "append" and p.stat().st_ino == ino
+    w = edit_file(p, put_first("<!-- top -->"))
+    assert w.how in ("swap", "replace") and p.read_text() == "<!-- top -->\n# Notes\n- one\n- two\n"
+    assert os.listdir(folder) == ["notes.md"]  # no temp file left
+
+
+def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n- one\n")
+    real = RENAMER.exchange
+    saved = []
+
+    def exchange_after_a_save(a: Path, b: Path) -> bool:
+        if not saved:  # an editor saves by rename just before memd's swap
+            tmp = tmp_path / "notes.md.tmp"
+            tmp.write_text("# Notes\n- one\n- typed by hand\n")
+            os.replace(tmp, p)
+            saved.append(1)
+        return real(a, b)
+
+    monkeypatch.setattr(RENAMER, "exchange", exchange_after_a_save)
+    edit_file(p, put_first("<!-- top -->"))
+    assert p.read_text() == "<!-- top -->\n# Notes\n- one\n- typed by hand\n"
+
+
+def test_an_in_place_save_half_done_is_waited_for(tmp_path: Path) -> None:
+    p = tmp_path / "notes.md"
+    full = "# Notes\n" + "".join(f"- item {i}\n" for i in range(500))
+    p.write_text(full)
+    edit_file(p, add_line("- memd was here"))  # memd now knows the file's length
+    with open(p, "w") as fh:  # the editor truncated the file ...
+
+        def finish() -> None:
+            time.sleep(0.1)
+            fh.write(full + "- memd was here\n")  # ... and writes it back later
+            fh.flush()
+
+        t = threading.Thread(target=finish)
+        t.start()
+        edit_file(p, add_line("- and again"))
+        t.join()
+    text = p.read_text()
+    assert text.startswith(full) and text.endswith("- memd was here\n- and again\n")
+
+
+def test_a_file_renamed_away_during_a_save_is_waited_for(tmp_path: Path) -> None:
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n- one\n")
+    edit_file(p, add_line("- two"))
+    os.rename(p, tmp_path / "notes.md~")  # vim: the original moves away, the new one follows
+
+    def write_back() -> None:
+        time.sleep(0.1)
+        p.write_text("# Notes\n- one\n- two\n- three by hand\n")
+
+    t = threading.Thread(target=write_back)
+    t.start()
+    edit_file(p, add_line("- four"))
+    t.join()
+    assert p.read_text() == "# Notes\n- one\n- two\n- three by hand\n- four\n"
+
+
+def test_a_file_that_never_settles_is_refused_with_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n")
+    monkeypatch.setattr(safe_write, "ATTEMPTS", 3)
+    n = [0]
+
+    def busy(current: str | None) -> tuple[str | None, None]:
+        n[0] += 1
+        p.write_text(f"# Notes\n- saved by hand {n[0]}\n")  # changes under every attempt
+        return "replaced\n", None
+
+    with pytest.raises(FileBusy):
+        edit_file(p, busy)
+    assert p.read_text() == "# Notes\n- saved by hand 3\n"
+
+
+def test_write_if_refuses_a_changed_file(tmp_path: Path) -> None:
+    p = tmp_path / "a.md"
+    p.write_text("one\n")
+    safe_write.write_if(p, "one\n", "two\n")
+    with pytest.raises(FileBusy):
+        safe_write.write_if(p, "one\n", "three\n")
+    assert p.read_text() == "two\n"
+    safe_write.write_if(p, "two\n", None)
+    assert not p.exists()
+
+
+def guard() -> WriteGuard:
+    g = WriteGuard()
+    g.active = True
+    return g
+
+
+def test_the_guard_applies_again_what_an_old_copy_dropped(tmp_path: Path) -> None:
+    g = guard()
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
+    old = p.read_text()
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
+    append_item(p, "Notes", "second", {"id": "m_00000002"}, guard=g)
+    p.write_text(old + "- typed in the editor\n")  # an editor saves its old buffer
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    text = p.read_text()
+    assert "- typed in the editor" in text and "first" in text and "second" in text
+    assert g.reapplied == 2
+
+
+def test_the_guard_keeps_what_a_person_deleted_on_purpose(tmp_path: Path) -> None:
+    g = guard()
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
+    append_item(p, "Notes", "second", {"id": "m_00000002"}, guard=g)
+    # The person saw both and deleted the first: memd's latest change is still there.
+    p.write_text(p.read_text().replace("- first <!-- memd id=m_00000001 -->\n", ""))
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    assert "first" not in p.read_text() and "second" in p.read_text() and g.reapplied == 0
+
+
+def test_the_guard_keeps_a_persons_edit_of_a_changed_item(tmp_path: Path) -> None:
+    g = guard()
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- cats <!-- memd id=m_00000001 -->\n")
+    old = p.read_text()
+    update_items(p, lambda t, m: True, lambda t, m: ("dogs", m), guard=g)
+    p.write_text(old.replace("cats", "birds"))  # changed by hand to something else
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    assert "birds" in p.read_text() and g.reapplied == 0
+    update_items(p, lambda t, m: True, lambda t, m: ("fish", m), guard=g)
+    p.write_text(old.replace("cats", "birds"))  # exactly the old line back: an old copy
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    assert "fish" in p.read_text() and g.reapplied == 1
+
+
+def test_the_guard_removes_again_what_an_old_copy_brought_back(tmp_path: Path) -> None:
+    g = guard()
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- gone <!-- memd id=m_00000001 -->\n- kept\n")
+    old = p.read_text()
+    remove_items(p, lambda t, m: m.get("id") == "m_00000001", guard=g)
+    p.write_text(old)
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    assert "gone" not in p.read_text() and "kept" in p.read_text()
+
+
+def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
+    now = [0.0]
+    g = WriteGuard(window_s=5, clock=lambda: now[0])
+    g.active = True
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
+    old = p.read_text()
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
+    now[0] = 6.0
+    p.write_text(old)
+    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    assert "first" not in p.read_text()
