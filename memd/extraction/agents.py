@@ -193,9 +193,12 @@ def rewrite(path: Path, change: Callable[[str], str]) -> str | None:
     written, or None when nothing changed.
 
     Through memd's safe writer: `change` is applied to the text as it is on disk, and again if
-    the file changes meanwhile, so a hand edit saved meanwhile is never overwritten; a file an
-    editor is in the middle of saving is waited for.
+    the file changes meanwhile, so a hand edit saved meanwhile is never overwritten; an empty
+    file written in the last moments (an editor in the middle of saving) is left alone until
+    the next run.
     """
+    if _read(path) is None:
+        return None
     written = safe_write.edit_file(path, lambda old: (change(old or ""), None))
     return written.after if written.changed else None
 

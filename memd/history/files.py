@@ -78,7 +78,8 @@ def read_real(tree: Path, rel: str) -> bytes | None:
     """The bytes of a regular file in the tree (None: missing), never through a symlink."""
     path = tree / rel
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Non-blocking: a FIFO named like a memory file must not hang the history thread.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as exc:
