@@ -27,7 +27,7 @@ from memd.memory.items import (
     items_of,
     same_item,
 )
-from memd.memory.parse import item_prefix
+from memd.memory.parse import item_prefix, parse_markdown
 from memd.memory.safe_write import file_lock as file_lock
 
 Match = Callable[[str, dict[str, str]], bool]
@@ -94,12 +94,13 @@ def add_item(
     want_id = meta.get("id", "")
 
     def edit(current: str | None) -> tuple[str | None, EditedItem]:
-        if current:
-            items = items_of(current)
+        parsed = parse_markdown(current) if current else None
+        if parsed is not None and current:
+            items = items_of(parsed)
             for i, t, m in items:
                 if want_id and m.get("id") == want_id:
                     return None, EditedItem(str(path), i + 1, t, m, existed=True)
-            same = same_item(text, current) if dedupe else None
+            same = same_item(text, items) if dedupe else None
             if same is not None:
                 i, t, m = same
                 lines = current.split("\n")
@@ -107,7 +108,7 @@ def add_item(
                 lines[i] = item_line(t, m2, item_prefix(lines[i]))
                 old = item_body(t, m)
                 return "\n".join(lines), EditedItem(str(path), i + 1, t, m2, True, old)
-        new, at = insert_lines(current, section, [f"- {body}"], title, str(path))
+        new, at = insert_lines(current, section, [f"- {body}"], title, str(path), parsed)
         return new, EditedItem(str(path), at, text, meta)
 
     def ops(r: EditedItem) -> list[Op]:

@@ -61,14 +61,20 @@ def _find_section(parsed: ParsedFile, section: str) -> tuple[int, int] | None:
 
 
 def insert_lines(
-    current: str | None, section: str, new_lines: list[str], title: str, where: str = "the file"
+    current: str | None,
+    section: str,
+    new_lines: list[str],
+    title: str,
+    where: str = "the file",
+    parsed: ParsedFile | None = None,
 ) -> tuple[str, int]:
     """PURE: `current` with `new_lines` at the end of `## section` (created when missing);
-    returns the text and the 1-based line of the first new line."""
+    returns the text and the 1-based line of the first new line. `parsed` is `current`
+    parsed already, when the caller has it."""
     lines = current.split("\n") if current else []
     if not lines or lines == [""]:
-        lines = [f"# {title}", ""]
-    span = _find_section(_parse(lines), section)
+        lines, parsed = [f"# {title}", ""], None
+    span = _find_section(parsed or _parse(lines), section)
     if span is None:
         while lines and lines[-1] == "":
             lines.pop()
@@ -96,16 +102,16 @@ def insert_lines(
     )
 
 
-def items_of(text: str) -> list[ItemAt]:
-    """(0-based line, text, meta) of every list item."""
-    parsed = parse_markdown(text)
+def items_of(text: str | ParsedFile) -> list[ItemAt]:
+    """(0-based line, text, meta) of every list item (of a text, or of it parsed)."""
+    parsed = parse_markdown(text) if isinstance(text, str) else text
     return [(it.line - 1, it.text, dict(it.meta)) for s in parsed.sections for it in s.items]
 
 
-def same_item(text: str, current: str) -> ItemAt | None:
-    """An item in effect (not superseded or archived) saying the same as `text`."""
+def same_item(text: str, items: list[ItemAt]) -> ItemAt | None:
+    """The item in effect (not superseded or archived) of `items` saying the same as `text`."""
     want = normalize(text)
-    for i, t, meta in items_of(current):
+    for i, t, meta in items:
         if normalize(t) == want and not meta.get("superseded") and not meta.get("archived"):
             return i, t, meta
     return None
