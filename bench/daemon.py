@@ -25,6 +25,9 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
         # Never tail the user's real assistant logs from a benchmark.
         MEMD_LOGS_CLAUDE_CODE="false",
         MEMD_LOGS_CLAUDE_DIR=str(home / "no-claude-logs"),
+        # The full-text path, as without the extra, unless a benchmark turns recall by
+        # meaning on (`--semantic`: MEMD_SEMANTIC_KIND=packaged).
+        MEMD_SEMANTIC_KIND="off",
         PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
     )
     env.update(extra)

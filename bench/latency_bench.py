@@ -1,6 +1,10 @@
 """`context` and `search` latency over the socket and in-process; one-shot CLI wall time.
 
     python -m bench.latency_bench [--files 1500] [--sections 10000] [--queries 1000] [--out docs/benchmarks.md] [--no-write]
+    python -m bench.latency_bench --semantic [--threads 2]   # recall by meaning on: own block
+
+Without --semantic the daemon runs with `semantic.kind = off` (the full-text path, as without
+the extra).
 
 Generates a tree of 10,000 `##` sections in ~1,500 files in a temporary MEMD_HOME, starts a
 real daemon on it, and runs the same ~1,000 realistic queries (topic names, vocabulary terms,
@@ -424,6 +428,153 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
     return "\n".join(body)
 
 
+# -- with recall by meaning (--semantic) ---------------------------------------------------------
+SEM_BLOCK = "latency-semantic"
+
+
+def wait_backfilled(d: Daemon, timeout: float = 7200) -> tuple[float, dict[str, Any]]:
+    """Seconds until the daemon's backfill worker has embedded everything, and its status."""
+    t = time.perf_counter()
+    while time.perf_counter() - t < timeout:
+        sem = d.call("status").get("semantic", {})
+        b = sem.get("backfill", {})
+        if b.get("state") == "idle" and b.get("done") and not b.get("pending"):
+            return time.perf_counter() - t, sem
+        time.sleep(1.0)
+    raise RuntimeError(f"backfill not done after {timeout:.0f} s")
+
+
+def embedding_share(queries: list[str], threads: int) -> dict[str, float]:
+    """What embedding one query costs alone (this process, the packaged model, uncached)."""
+    import os
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from memd.semantic.packaged import PackagedEmbedder
+
+    emb = PackagedEmbedder(threads=threads)
+    emb.embed(["warm up"], kind="query")
+    wall, cpu = [], []
+    for q in queries:
+        t, c = time.perf_counter(), time.process_time()
+        emb.embed([q], kind="query")
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    out = summary_ms(wall)
+    out["cpu_p50"] = summary_ms(cpu)["p50"]
+    return out
+
+
+def run_semantic(args: argparse.Namespace) -> str:
+    """`context` and `search` with recall by meaning on, after the backfill is done: each
+    distinct query first uncached (its embedding computed in the request), then again from the
+    query cache; the embedding alone measured in this process."""
+    import psutil
+
+    from memd.api.client import Client
+
+    tmp = Path(tempfile.mkdtemp(prefix="memd-bench-sem-"))
+    d: Daemon | None = None
+    try:
+        home = tmp / "home"
+        info = corpus.generate(home / "memory", args.files, seed=args.seed, sections=(4, 9),
+                               total_sections=args.sections)  # fmt: skip
+        d = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
+        d.start()
+        ready = d.wait_ready()
+        fill_s, sem = wait_backfilled(d)
+        print(
+            f"ready in {ready:.1f} s, backfilled in {fill_s:.0f} s: {sem.get('vectors')}",
+            flush=True,
+        )
+        qs = list(dict.fromkeys(q for _, q in corpus.queries(args.queries, seed=args.seed)))
+        cached = qs[-min(len(qs), 500) :]  # the query cache keeps the last 512
+        proc = psutil.Process(d.pid)
+        times: dict[str, list[float]] = {"first": [], "cached": [], "search": []}
+        found: list[dict[str, Any]] = []
+        with Client(d.sock, timeout=60) as c:
+            for q in qs:
+                dt, res = _timed(c.call, "context", {"query": q, "budget_tokens": 2000})
+                times["first"].append(dt)
+            cpu0 = sum(proc.cpu_times()[:2])
+            for q in cached:
+                dt, res = _timed(c.call, "context", {"query": q, "budget_tokens": 2000})
+                times["cached"].append(dt)
+                found.append(res)
+            cpu_cached = (sum(proc.cpu_times()[:2]) - cpu0) / len(cached) * 1000
+            for q in cached:
+                dt, _ = _timed(c.call, "search", {"query": q, "limit": 10})
+                times["search"].append(dt)
+        mem = proc_mem(d.pid)
+        sem = d.call("status").get("semantic", {})
+        d.stop()
+        d = None
+        emb = embedding_share(qs[: min(len(qs), 300)], args.threads)
+        return render_semantic(args, info, ready, fill_s, len(qs), times, cpu_cached, found, emb,
+                               mem, sem)  # fmt: skip
+    finally:
+        if d is not None:
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render_semantic(args: argparse.Namespace, info: corpus.CorpusInfo, ready: float, fill_s: float,
+                    n: int, times: dict[str, list[float]], cpu_cached: float,
+                    found: list[dict[str, Any]], emb: dict[str, float], mem: dict[str, float],
+                    sem: dict[str, Any]) -> str:  # fmt: skip
+    first, cached, search = (summary_ms(times[k]) for k in ("first", "cached", "search"))
+
+    def row(name: str, x: dict[str, float], target: str = "", v: str = "") -> list[str]:
+        return [
+            name,
+            f"{x['p50']:.2f}",
+            f"{x['p95']:.2f}",
+            f"{x['p99']:.2f}",
+            f"{x['max']:.1f}",
+            target,
+            v,
+        ]
+
+    verdict_c = f"p50 {verdict(cached['p50'], 20)}; p99 {verdict(cached['p99'], 40)}"
+    verdict_f = f"p50 {verdict(first['p50'], 20)}; p99 {verdict(first['p99'], 40)}"
+    by: dict[str, int] = defaultdict(int)
+    for r in found:
+        for sec in r["sections"]:
+            for f in sec.get("found_by", []):
+                by[f] += 1
+    topic = [sum(1 for sec in r["sections"] if sec["source"] == "topic") for r in found]
+    rows = [
+        row(f"`context` over the socket, each query's first time ({n} distinct; its embedding"
+            " computed in the request)", first, "p50 < 20, p99 < 40", verdict_f),
+        row(f"`context` over the socket, the query's vector cached ({len(times['cached'])})",
+            cached, "p50 < 20, p99 < 40", verdict_c),
+        row("`search` over the socket (limit 10), cached", search),
+        row("embedding one query alone (packaged model, in-process, uncached)", emb),
+    ]  # fmt: skip
+    ix = sem.get("index", {})
+    body = [
+        "### `context` latency with recall by meaning on (`bench/latency_bench.py --semantic`)",
+        "",
+        f"Tree: {info.summary()} (seed {args.seed}). A real daemon with `semantic.kind = packaged`"
+        f" ({sem.get('model', '')}, {args.threads} threads) indexed it and was ready in {ready:.1f} s;"
+        f" its backfill worker then embedded every section in {fill_s:.0f} s"
+        f" ({sem.get('vectors')}). Queries: the latency bench's mix, distinct. Times in ms.",
+        "",
+        table(["path", "p50", "p95", "p99", "max", "target (ms)", "verdict"], rows),
+        "",
+        f"Embedding share: an uncached query costs the embedding (p50 {emb['p50']:.1f} ms wall,"
+        f" {emb['cpu_p50']:.1f} ms CPU alone) on top of the cached path (p50 {cached['p50']:.2f} ms):"
+        f" first-time p50 {first['p50']:.2f} ms. Daemon CPU per cached `context` call"
+        f" {cpu_cached:.2f} ms. Topic sections per answer {statistics.fmean(topic):.1f}; sections"
+        " chosen by ranking: " + ", ".join(f"{k} {v}" for k, v in sorted(by.items())) + "."
+        f" Daemon RSS {mem['rss_mb']:.0f} MB (peak {mem['peak_mb']:.0f} MB); matrices: "
+        + ", ".join(f"{k} {v['rows']:,} rows" for k, v in ix.items())
+        + ".",
+        "",
+        machine_line(),
+    ]
+    return "\n".join(body)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_common_args(ap, files=1_500)
@@ -437,7 +588,14 @@ def main() -> None:
     ap.add_argument("--cpu-queries", type=int, default=300, help="queries of the CPU-per-call pass")
     ap.add_argument("--clients", type=int, default=8, help="concurrent socket clients")
     ap.add_argument("--per-client", type=int, default=100)
+    ap.add_argument(
+        "--semantic", action="store_true", help="recall by meaning on (packaged model; own block)"
+    )
+    ap.add_argument("--threads", type=int, default=2, help="model threads (--semantic)")
     args = ap.parse_args()
+    if args.semantic:
+        publish(args, SEM_BLOCK, run_semantic(args))
+        return
     publish(args, BLOCK, run(args))
 
 

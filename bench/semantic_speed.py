@@ -9,9 +9,10 @@
    their packages in the running interpreter (see bench/semantic_candidates.py).
 2. Exact cosine top-20 (`memd.semantic.vectors.top_k`) over 10,000 and 100,000 random
    384-dimension unit vectors.
-3. With --backfill: embeds 10,000 generated conversation turns (bench/ingest_bench.py's
-   generator) and the 25,000 sections of the bench memory tree (bench/corpus.py), 32 texts per
-   call, timing each and sampling the process RSS every 0.2 s (peak during, and after).
+3. With --backfill: a real daemon with recall by meaning on, whose backfill worker embeds the
+   25,000 sections of a generated memory tree (bench/corpus.py), then 10,000 generated
+   conversation turns (bench/ingest_bench.py's generator) imported into it; wall and daemon
+   CPU time per phase, the daemon's peak RSS (its high-water mark) and RSS after.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import re
 import statistics
 import subprocess
 import sys
@@ -186,42 +185,71 @@ class RssSampler:
         self.peak = max(self.peak, rss_mb())
 
 
-def backfill_texts(turns: int, sections: int) -> tuple[list[str], list[str]]:
-    from bench.corpus import generate
-    from bench.ingest_bench import conversations
+def _semantic_status(d: Any) -> dict[str, Any]:
+    st: dict[str, Any] = d.call("status").get("semantic", {})
+    return st
 
-    turn_texts = [text for _, ts in conversations(turns, seed=42) for _, text, _ in ts][:turns]
-    with tempfile.TemporaryDirectory(prefix="memd-semsec-", dir="/tmp") as tmp:
-        info = generate(Path(tmp) / "memory", files=10_000, seed=42)
-        section_texts = []
-        for path in info.files:
-            body = path.read_text(encoding="utf-8")
-            section_texts += [
-                s.strip() for s in re.split(r"^## ", body, flags=re.M)[1:] if s.strip()
-            ]
-    random.Random(3).shuffle(section_texts)
-    return turn_texts, section_texts[:sections]
+
+def _wait_backfilled(d: Any, want: int, timeout: float) -> dict[str, Any]:
+    """Poll `status` until the daemon's backfill has `want` texts done and nothing pending."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        st = _semantic_status(d)
+        b = st.get("backfill", {})
+        if b.get("state") == "idle" and b.get("done", 0) >= want and not b.get("pending"):
+            return st
+        time.sleep(1.0)
+    raise RuntimeError(f"backfill not done after {timeout:.0f} s: {_semantic_status(d)}")
 
 
 def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
-    from memd.semantic.packaged import PackagedEmbedder
+    """Through a real daemon and its backfill worker: a tree of `sections` sections first,
+    then `turns` imported turns; wall and daemon CPU per phase, daemon RSS peak and after."""
+    import psutil
 
-    turn_texts, section_texts = backfill_texts(turns, sections)
-    rss_start = rss_mb()
-    emb = PackagedEmbedder(threads=threads)
-    out: dict[str, Any] = {"rss_start": rss_start, "model_id": emb.model_id}
-    for label, texts in (("turns", turn_texts), ("sections", section_texts)):
-        cpu0 = time.process_time()
-        t0 = time.perf_counter()
-        with RssSampler() as rss:
-            for i in range(0, len(texts), 32):
-                emb.embed(texts[i : i + 32])
-        wall = time.perf_counter() - t0
-        out[label] = {"n": len(texts), "wall_s": wall, "cpu_s": time.process_time() - cpu0,
-                      "chars": statistics.fmean(len(t) for t in texts), "rss_peak": rss.peak,
-                      "rss_after": rss_mb()}  # fmt: skip
-        print(f"{label}: {len(texts)} in {wall:.1f} s")
+    from bench.corpus import generate
+    from bench.daemon import Daemon, proc_mem
+    from bench.ingest_bench import conversations, write_generic
+
+    with tempfile.TemporaryDirectory(prefix="memd-semfill-", dir="/tmp") as tmp:
+        home = Path(tmp) / "home"
+        info = generate(home / "memory", files=max(1, sections * 2 // 5), seed=42,
+                        total_sections=sections)
+        log = Path(tmp) / "turns.jsonl"
+        write_generic(conversations(turns, seed=42), log)
+        out: dict[str, Any] = {"tree": info.summary()}
+        env = {"MEMD_SEMANTIC_KIND": "packaged", "MEMD_SEMANTIC_THREADS": str(threads)}
+        with Daemon(home, **env) as d:
+            out["ready_s"] = d.wait_ready(600)
+            proc = psutil.Process(d.pid)
+
+            def cpu() -> float:
+                t = proc.cpu_times()
+                return float(t.user + t.system)
+
+            base = proc_mem(d.pid)
+            out["rss_ready"] = base["rss_mb"]
+            c0, t0 = cpu(), time.perf_counter()
+            st = _wait_backfilled(d, 1, 7200)
+            n_sections = st["backfill"]["done"]
+            out["sections"] = {"n": n_sections, "wall_s": time.perf_counter() - t0,
+                               "cpu_s": cpu() - c0, **_mem(proc_mem(d.pid))}  # fmt: skip
+            print(f"sections: {n_sections} in {out['sections']['wall_s']:.0f} s", flush=True)
+            got = d.call("import", {"path": str(log)}, timeout=600)
+            c0, t0 = cpu(), time.perf_counter()
+            st = _wait_backfilled(d, n_sections + got["added"], 7200)
+            out["turns"] = {"n": got["added"], "wall_s": time.perf_counter() - t0,
+                            "cpu_s": cpu() - c0, **_mem(proc_mem(d.pid))}  # fmt: skip
+            print(f"turns: {got['added']} in {out['turns']['wall_s']:.0f} s", flush=True)
+            time.sleep(10)
+            out["rss_idle"] = proc_mem(d.pid)["rss_mb"]
+            out["status"] = _semantic_status(d)
+            out["model_id"] = out["status"].get("model", "")
     return out
+
+
+def _mem(m: dict[str, float]) -> dict[str, float]:
+    return {"rss_peak": m["peak_mb"], "rss_after": m["rss_mb"]}
 
 
 def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
@@ -261,17 +289,23 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
     ]  # fmt: skip
     if fill:
         rows = []
-        for label in ("turns", "sections"):
+        for label in ("sections", "turns"):
             f = fill[label]
-            rows.append([f"{f['n']:,} {label} (mean {f['chars']:.0f} chars)", f"{f['wall_s']:.0f} s",
-                         f"{f['n'] / f['wall_s']:.1f}", f"{f['cpu_s']:.0f} s",
-                         f"{f['rss_peak']:.0f} MB", f"{f['rss_after']:.0f} MB"])  # fmt: skip
+            rows.append([f"{f['n']:,} {label}", f"{f['wall_s']:.0f} s", f"{f['n'] / f['wall_s']:.1f}",
+                         f"{f['cpu_s']:.0f} s", f"{f['rss_peak']:.0f} MB", f"{f['rss_after']:.0f} MB"])  # fmt: skip
+        ix = fill["status"].get("index", {})
         lines += [
             "",
-            f"Backfill with {fill['model_id']}, 32 texts per call, {threads} threads"
-            f" (process RSS {fill['rss_start']:.0f} MB before the model was loaded):",
+            f"Backfill through a real daemon and its backfill worker ({fill['model_id']},"
+            f" `semantic.batch` texts per call, {threads} threads, the worker at nice 19): first the"
+            f" sections of a generated tree ({fill['tree']}), then {fill['turns']['n']:,} generated"
+            " turns imported into the running daemon. Wall and daemon CPU per phase; peak RSS is"
+            f" the daemon's high-water mark so far. Daemon RSS when ready {fill['rss_ready']:.0f} MB,"
+            f" idle after both phases {fill['rss_idle']:.0f} MB; in-memory matrices: "
+            + ", ".join(f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items())
+            + ".",
             "",
-            table(["embedded", "wall", "texts/s", "CPU", "peak RSS during", "RSS after"], rows),
+            table(["embedded", "wall", "texts/s", "daemon CPU", "peak RSS so far", "RSS after"], rows),
         ]
     lines += ["", machine_line()]
     return "\n".join(lines)

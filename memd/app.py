@@ -8,6 +8,8 @@ is the one place that shows:
 - the compositions: `search` = Markdown sections, then conversation turns; `import` = a memd
   export, else conversation logs; `context` = the Markdown tiers plus the conversation tier;
 - the middleware, in order (the first is the outermost);
+- recall by meaning (`memd.semantic`) is handed to memory and conversations, which fuse it
+  into `search`, `recall` and `context` (their full-text path alone while it is off);
 - the history of the memory tree: started and closed by the memory feature, read and undone
   through the history feature; writes the features make outside their own operations (an
   import, a sync pull) are recorded as one change each here.
@@ -35,6 +37,7 @@ from memd.history import Cause, History, change_scope
 from memd.history.api import HistoryFeature
 from memd.memory import repo as docs
 from memd.memory.api import MemoryFeature
+from memd.semantic.api import SemanticFeature
 from memd.sync.api import DEVICE_KEY, Sync
 from memd.transfer.api import Transfer
 
@@ -49,8 +52,9 @@ class Engine(engine_mod.Engine):
     ) -> None:
         super().__init__(settings, store, started_at=started_at)
         history = History.from_settings(settings)
-        memory = MemoryFeature(self, store, history)
-        conversations = Conversations(self, store, memory)
+        semantic = SemanticFeature(self, store)
+        memory = MemoryFeature(self, store, history, semantic.recall)
+        conversations = Conversations(self, store, memory, semantic.recall)
         sync = Sync(self, store, memory)
         transfer = Transfer(memory, device_id=lambda: docs.get_state(store.read(), DEVICE_KEY))
         agents = extraction_api.Agents(memory)
@@ -63,9 +67,11 @@ class Engine(engine_mod.Engine):
         past = HistoryFeature(
             history, write=memory.undo_write, reindex=memory.indexer.index_paths, lock=memory.lock
         )
+        self.semantic = semantic
 
         features = [
             daemon_feature(self, memory.index),
+            semantic.feature(),
             memory.feature(providers=[conversations.provider]),
             conversations.feature(),
             extraction_api.feature(memory),

@@ -19,6 +19,9 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for k in list(os.environ):
         if k.startswith(("MEMD_", "XDG_", "LISTEN_", "NOTIFY_SOCKET", "ANTHROPIC_", "SUPABASE_")):
             monkeypatch.delenv(k, raising=False)
+    # Recall by meaning is on by default where the extra is installed (as here); the tests
+    # that exercise it turn it on themselves, the others keep the full-text path.
+    monkeypatch.setenv("MEMD_SEMANTIC_KIND", "off")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
 

@@ -23,6 +23,7 @@ REPOSITORIES = (
     "conversations/repo/",
     "extraction/repo.py",
     "llm/repo.py",
+    "semantic/repo.py",
     "sync/outbox.py",
     "daemon/repo.py",
 )

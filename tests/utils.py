@@ -41,6 +41,8 @@ def unit_stop_timeout() -> float:
 def memd_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "LISTEN_", "NOTIFY_"))}
     env.update({"MEMD_HOME": str(home), "PYTHONPATH": str(ROOT), "MEMD_LOG_LEVEL": "DEBUG"})
+    # Off unless a test asks for it (`MEMD_SEMANTIC_KIND="packaged"` in `extra`): see conftest.
+    env["MEMD_SEMANTIC_KIND"] = "off"
     env.update(extra)
     return env
 

@@ -100,6 +100,8 @@ class Provenance(Struct, kw_only=True):
     source_path: str | UnsetType = UNSET
     turn_ids: list[str] | UnsetType = UNSET
     kind: str | UnsetType = UNSET
+    # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector").
+    found_by: list[str] | UnsetType = UNSET
 
 
 class ContextSection(Provenance, kw_only=True):
@@ -155,6 +157,8 @@ class SearchHit(Struct, kw_only=True):
     session_title: str = ""
     role: str = ""
     archived: bool = False
+    # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector").
+    found_by: list[str] | UnsetType = UNSET
 
 
 class SearchResult(Result, kw_only=True):
@@ -326,6 +330,7 @@ class StatusResult(Result, kw_only=True):
     logs: dict[str, Any] | UnsetType = UNSET
     llm: dict[str, Any] | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET
+    semantic: dict[str, Any] | UnsetType = UNSET
     # A damaged index moved aside and rebuilt: {"at", "moved_to", "reason"}.
     recovered: dict[str, Any] | UnsetType = UNSET
     # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.

@@ -38,6 +38,7 @@ from memd.history import Cause
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
 from memd.memory.safe_write import coalesced_writes
+from memd.semantic.service import SemanticRecall
 
 ingest_log = logging.getLogger("memd.ingest")
 
@@ -50,11 +51,18 @@ def summary_interval_s(s: Settings) -> float:
 class Conversations:
     """Log tailing, pushed turns, the journal and recall of one engine."""
 
-    def __init__(self, host: Host, store: Store, memory: MemoryFeature) -> None:
+    def __init__(
+        self,
+        host: Host,
+        store: Store,
+        memory: MemoryFeature,
+        semantic: SemanticRecall | None = None,
+    ) -> None:
         s = host.settings
         self.host = host
         self.store = store
         self.memory = memory
+        self.semantic = semantic  # recall by meaning, fused into `search` and `recall`
         self.sources = logs.sources_from_settings(s.logs_claude_code, s.claude_dir, s.logs_sources)
         data = s.paths.data_dir / "conversations"
         self.pushed = pushed.PushedFiles(data / "pushed")
@@ -132,6 +140,7 @@ class Conversations:
         hits = rc.turn_hits(
             self.store.read(), p.query, p.limit,
             session_id=p.session_id, project=p.project, agent_id=p.agent_id,
+            semantic=self.semantic,
         )  # fmt: skip
         return [msg.SearchHit(**h.to_dict()) for h in hits]
 
@@ -252,6 +261,7 @@ class Conversations:
         out = rc.recall(
             self.store.read(), mode=p.mode, query=p.query, session_id=p.session_id,
             limit=p.limit, per_session=p.per_session, project=p.project, agent_id=p.agent_id,
+            semantic=self.semantic,
         )  # fmt: skip
         return msg.decode_result(msg.RECALL, out)
 

@@ -17,6 +17,7 @@ its session's title.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import math
@@ -33,6 +34,9 @@ from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, shorten, snippet, terms
 from memd.db import Connection
 from memd.memory.context import Candidate, ContextRequest
+from memd.semantic.fusion import Ranked
+from memd.semantic.recipe import DEPTH, VECTOR, Plan
+from memd.semantic.service import SIMILAR_COSINE, SemanticRecall
 
 MODES = ("sessions", "topic", "session", "within")
 RECALL_KEYWORDS = (
@@ -115,6 +119,7 @@ class TurnHit:
     line: int
     session_title: str
     speaker: str = ""
+    found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
 
     def to_hit(self, query_terms: list[str]) -> Hit:
         return Hit(
@@ -122,15 +127,19 @@ class TurnHit:
             start_line=self.line, end_line=self.line, score=round(self.score, 4),
             snippet=snippet(self.text, query_terms), text=self.text, session_id=self.session_id,
             turn_id=self.turn_id, ts=self.ts, session_title=self.session_title, role=self.role,
+            found_by=self.found_by,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "session_id": self.session_id, "turn_id": self.turn_id, "role": self.role,
             "speaker": self.speaker, "text": self.text, "ts": self.ts, "date": fmt_time(self.ts),
             "score": round(self.score, 4), "source": self.source, "source_path": self.source_path,
             "line": self.line, "session_title": self.session_title,
         }  # fmt: skip
+        if self.found_by:
+            out["found_by"] = list(self.found_by)
+        return out
 
 
 # "At least k of these n terms" is written as an OR of the ANDs of every k-term subset; past this
@@ -338,6 +347,60 @@ def search_turns(
     return hits
 
 
+def fused_turns(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    limit: int,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    exclude_session: str = "",
+    now: float | None = None,
+) -> list[TurnHit]:
+    """The recipe over turns: `search_turns` with the query as typed and bridged (`DEPTH`
+    each, its date and speaker boosts inside its own scores), the nearest turn vectors of the
+    same scope, fused (`memd.semantic.recipe.fuse`); each hit names the rankings that found it."""
+    semantic.prefetch(p)  # the query is embedded while full-text search runs
+    hits: dict[int, TurnHit] = {}
+    lists: dict[str, Ranked[int]] = {}
+    for name, text in p.full_text.items():
+        found = search_turns(conn, text, limit=DEPTH, session_id=session_id, project=project,
+                             agent_id=agent_id, exclude_session=exclude_session, now=now)  # fmt: skip
+        for h in found:
+            hits.setdefault(h.rowid, h)
+        lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
+    near = semantic.turns(p, session_id=session_id, project=project, agent_id=agent_id,
+                          exclude_session=exclude_session)  # fmt: skip
+    if near.docs:
+        for r in repo.found_turns(conn, [d for d in near.docs if d not in hits]):
+            hits[r.id] = TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, 0.0,
+                                 r.source, r.source_path, r.line, r.session_title, r.speaker)  # fmt: skip
+        keep = [(d, c) for d, c in zip(near.docs, near.cosines, strict=True) if d in hits]
+        lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
+    scripts = semantic.scripts(near, {i: h.text for i, h in hits.items()}, hits)
+    fused = semantic.fuse(p, lists, scripts, limit)
+    return [dataclasses.replace(hits[h.key], score=h.score, found_by=h.found_by)
+            for h in fused.hits]  # fmt: skip
+
+
+def ranked_turns(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int,
+    semantic: SemanticRecall | None = None,
+    query_terms: list[str] | None = None,
+    session_id: str = "",
+) -> list[TurnHit]:
+    """`fused_turns` when recall by meaning is on, else `search_turns` (as without it)."""
+    p = semantic.plan(query) if semantic is not None else None
+    if semantic is not None and p is not None:
+        return fused_turns(conn, p, semantic, limit=limit, session_id=session_id)
+    return search_turns(conn, query, limit=limit, query_terms=query_terms, session_id=session_id)
+
+
 # -- the four scenarios -----------------------------------------------------------------------
 def fmt_time(ts: float) -> str:
     """A turn's local date and time, as shown to people and models."""
@@ -412,11 +475,14 @@ def recall(
     exclude_session: str = "",
     min_terms: int = 1,
     recent: bool = False,
+    semantic: SemanticRecall | None = None,
 ) -> dict[str, Any]:
     """Answer one of the four recall scenarios; without `mode` it is picked from the arguments.
 
     Topic mode: `min_terms` recalls only turns holding that many of the query's terms, and
     `recent` takes the newest matching turns rather than the best ranked (see `search_turns`).
+    With `semantic` (recall by meaning on), topic and within rank by `fused_turns` (and
+    `min_terms` and `recent` do not apply).
 
     Returns ``{"mode", "query", "session_id", "sessions": [...], "text"}``; each session has
     its title, date, summary and (for topic, session and within) its `turns`.
@@ -443,10 +509,15 @@ def recall(
             d["summary"] = d["summary"] or session_summary(conn, r.session_id)
             sessions.append(d)
     elif mode == "topic":
-        hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
-                            agent_id=agent_id,
-                            exclude_session=exclude_session, query_terms=qt, min_terms=min_terms,
-                            recent=recent)  # fmt: skip
+        p = semantic.plan(query) if semantic is not None else None
+        if semantic is not None and p is not None:
+            hits = fused_turns(conn, p, semantic, limit=CANDIDATES, project=project,
+                               agent_id=agent_id, exclude_session=exclude_session)  # fmt: skip
+        else:
+            hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
+                                agent_id=agent_id,
+                                exclude_session=exclude_session, query_terms=qt, min_terms=min_terms,
+                                recent=recent)  # fmt: skip
         groups: dict[str, list[TurnHit]] = {}
         for h in hits:
             g = groups.setdefault(h.session_id, [])
@@ -469,7 +540,8 @@ def recall(
         sessions.append(d)
     else:
         d = _session_dict(_session_row(conn, session_id))
-        hits = search_turns(conn, query, limit=limit, session_id=session_id, query_terms=qt)
+        hits = ranked_turns(conn, query, limit=limit, semantic=semantic, query_terms=qt,
+                            session_id=session_id)  # fmt: skip
         d["turns"] = [h.to_dict() for h in hits]
         sessions.append(d)
     out = {
@@ -539,21 +611,31 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
                 _session_candidate(s, f"recall ({intent.keyword}): recent sessions", s["summary"])
             )
         return out[: CONTEXT_SESSIONS + (1 if req.session_id else 0)]
+    # Recall by meaning adds, without a recall intent, past turns whose vector is close to
+    # the query's (`SemanticRecall.is_close`), in sessions of their own or beside the turns
+    # that matched its words; asked to recall, the whole history is ranked by fusion.
+    p = req.semantic.plan(req.query) if req.semantic is not None and intent is None else None
+    close = _close_sessions(conn, req, p) if req.semantic is not None and p is not None else {}
     if not qt or (intent is None and len(qt) < SIMILAR_MIN_TERMS):
-        return out
+        return out + _close_candidates(close, CONTEXT_SESSIONS)
     # Without a recall intent only turns covering most of the query are shown: ask the index
     # for those alone, newest first, instead of ranking every turn that shares a word with the
     # query (on 100,000 turns of common words that ranking alone took ~50 ms of a `context`).
     # Asked to recall ("之前", "last time"), the whole history is ranked.
     need = 1 if intent is not None else math.ceil(SIMILAR_COVERAGE * len(qt) - 1e-9)
     res = recall(conn, mode="topic", query=topic, limit=CONTEXT_SESSIONS, exclude_session=req.session_id,
-                 min_terms=need, recent=intent is None)  # fmt: skip
+                 min_terms=need, recent=intent is None,
+                 semantic=req.semantic if intent is not None else None)  # fmt: skip
+    shown = 0
     for s in res["sessions"]:
         turns = s["turns"]
         if intent is None:
             turns = [t for t in turns if _coverage(t["text"], qt) >= SIMILAR_COVERAGE]
             if not turns:
                 continue
+            if p is not None:
+                turns = _merge_turns([{**t, "found_by": ["fts"]} for t in turns],
+                                     close.pop(s["session_id"], {}).get("turns", []))  # fmt: skip
         body = "\n".join(
             f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in turns
         )
@@ -562,8 +644,65 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
             if intent
             else "past turns match the query"
         )
-        out.append(_session_candidate(s, why, body, score=s.get("score", 0.0)))
+        c = _session_candidate(s, why, body, score=s.get("score", 0.0))
+        _note_found_by(c, turns)
+        out.append(c)
+        shown += 1
+    return out + _close_candidates(close, CONTEXT_SESSIONS - shown)
+
+
+def _close_sessions(conn: Connection, req: ContextRequest, p: Plan) -> dict[str, dict[str, Any]]:
+    """Sessions (as `recall` shows them) holding past turns close in meaning to the query."""
+    assert req.semantic is not None
+    near = req.semantic.turns(p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION)
+    cos = {d: c for d, c in zip(near.docs, near.cosines, strict=True) if c >= SIMILAR_COSINE}
+    groups: dict[str, list[TurnHit]] = {}
+    for r in sorted(repo.found_turns(conn, list(cos)), key=lambda r: -cos[r.id]):
+        if req.semantic.is_close(p, cos[r.id], r.text):
+            groups.setdefault(r.session_id, []).append(
+                TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, cos[r.id], r.source,
+                        r.source_path, r.line, r.session_title, r.speaker, (VECTOR,))
+            )  # fmt: skip
+    out: dict[str, dict[str, Any]] = {}
+    for sid, hits in list(groups.items())[:CONTEXT_SESSIONS]:
+        d = _session_dict(_session_row(conn, sid))
+        d["score"] = round(max(h.score for h in hits), 4)
+        d["turns"] = [
+            h.to_dict() for h in sorted(hits[:PER_SESSION], key=lambda h: (h.ts, h.rowid))
+        ]
+        out[sid] = d
     return out
+
+
+def _merge_turns(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Two lists of one session's turns as one, in time order, each turn once (with every
+    ranking that found it)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for t in (*a, *b):
+        seen = by_id.get(t["turn_id"])
+        if seen is None:
+            by_id[t["turn_id"]] = dict(t)
+        else:
+            seen["found_by"] = list(dict.fromkeys([*seen["found_by"], *t["found_by"]]))
+    return sorted(by_id.values(), key=lambda t: t["ts"])
+
+
+def _close_candidates(close: dict[str, dict[str, Any]], room: int) -> list[Candidate]:
+    out = []
+    for s in list(close.values())[: max(0, room)]:
+        body = "\n".join(
+            f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in s["turns"]
+        )
+        c = _session_candidate(s, "past turns close in meaning to the query", body, s["score"])
+        _note_found_by(c, s["turns"])
+        out.append(c)
+    return out
+
+
+def _note_found_by(c: Candidate, turns: list[dict[str, Any]]) -> None:
+    found = list(dict.fromkeys(f for t in turns for f in t.get("found_by", ())))
+    if found:
+        c.provenance["found_by"] = found
 
 
 def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.0) -> Candidate:
@@ -581,9 +720,16 @@ def turn_hits(
     session_id: str = "",
     project: str = "",
     agent_id: str = "",
+    semantic: SemanticRecall | None = None,
 ) -> list[Hit]:
     """`search` results over conversation turns."""
     qt = topic_terms(query)
-    hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id, project=project,
-                        agent_id=agent_id)  # fmt: skip
+    p = semantic.plan(query) if semantic is not None else None
+    if semantic is not None and p is not None:
+        hits = fused_turns(conn, p, semantic, limit=limit, session_id=session_id,
+                           project=project, agent_id=agent_id)  # fmt: skip
+        qt = topic_terms(" ".join(p.full_text.values()))
+    else:
+        hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id, project=project,
+                            agent_id=agent_id)  # fmt: skip
     return [h.to_hit(qt) for h in hits]

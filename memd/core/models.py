@@ -76,9 +76,15 @@ class Hit:
     session_title: str = ""
     role: str = ""
     archived: bool = False
+    found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+        out = {k: getattr(self, k) for k in self.__slots__}
+        if not self.found_by:
+            del out["found_by"]
+        else:
+            out["found_by"] = list(self.found_by)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,23 @@ RESTART_REQUIRED = frozenset(
             "timeout_s",
         )
     }
+    # The embedders and the backfill worker are built once, at start.
+    | {
+        f"semantic.{name}"
+        for name in (
+            "kind",
+            "model",
+            "url",
+            "api_key_env",
+            "dim",
+            "threads",
+            "batch",
+            "timeout_s",
+            "query_timeout_s",
+            "query_prefix",
+            "passage_prefix",
+        )
+    }
 )
 
 
@@ -192,6 +209,44 @@ class Settings:
         "history.keep_days",
         "Days of memory-tree history kept; older changes are squashed into one (0 keeps all)",
         90,
+    )
+    # recall by meaning (docs/retrieval.md)
+    semantic_kind: str = _s(
+        "semantic.kind",
+        'Recall by meaning: "auto" (on when memd[semantic] is installed), "off", "packaged" or "http"',
+        "auto",
+    )
+    semantic_model: str = _s(
+        "semantic.model", "Model name the HTTP embeddings endpoint serves (http backend)", ""
+    )
+    semantic_url: str = _s(
+        "semantic.url", "OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:11434/v1", ""
+    )
+    semantic_api_key_env: str = _s(
+        "semantic.api_key_env", "Environment variable holding the endpoint's API key (if any)", ""
+    )
+    semantic_dim: int = _s(
+        "semantic.dim", "Vector length the endpoint must return (0: learned from its answers)", 0
+    )
+    semantic_threads: int = _s(
+        "semantic.threads", "Threads of the packaged model (queries and backfill alike)", 2
+    )
+    semantic_batch: int = _s(
+        "semantic.batch", "Texts the background backfill embeds per call and write", 16
+    )
+    semantic_timeout_s: float = _s(
+        "semantic.timeout_s", "Timeout of one backfill request to the HTTP endpoint", 30.0
+    )
+    semantic_query_timeout_s: float = _s(
+        "semantic.query_timeout_s",
+        "Timeout of embedding a query over HTTP; past it the answer uses full-text search only",
+        2.0,
+    )
+    semantic_query_prefix: str = _s(
+        "semantic.query_prefix", 'Prepended to queries for the HTTP model (e5: "query: ")', ""
+    )
+    semantic_passage_prefix: str = _s(
+        "semantic.passage_prefix", 'Prepended to passages for the HTTP model (e5: "passage: ")', ""
     )
     # logging
     log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")
@@ -457,6 +512,13 @@ def load(
         raise ConfigError(
             f"history.keep_days must be 0 (keep all) or more, not {settings.history_keep_days}"
         )
+    if settings.semantic_kind not in {"auto", "off", "packaged", "http"}:
+        raise ConfigError(
+            "semantic.kind must be 'auto', 'off', 'packaged' or 'http',"
+            f" not {settings.semantic_kind!r}"
+        )
+    if settings.semantic_threads < 1 or settings.semantic_batch < 1:
+        raise ConfigError("semantic.threads and semantic.batch must be at least 1")
     if settings.sync_namespace not in {"device", "user"}:
         raise ConfigError(
             f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}"

@@ -35,6 +35,7 @@ from memd.memory.jobs import JobContext
 from memd.memory.ops import MemoryOps, resolve_project
 from memd.memory.search import search_sections
 from memd.memory.tree import create_tree, is_memory_file
+from memd.semantic.service import SemanticRecall
 
 log = logging.getLogger("memd")
 CACHE_TABLES = ("files", "sections", "items", "problems")
@@ -84,11 +85,18 @@ class MarkdownIndex:
 class MemoryFeature:
     """The memory tree of one engine: index, operations, the edit lock, usage counts."""
 
-    def __init__(self, host: Host, store: Store, history: History | None = None) -> None:
+    def __init__(
+        self,
+        host: Host,
+        store: Store,
+        history: History | None = None,
+        semantic: SemanticRecall | None = None,
+    ) -> None:
         s = host.settings
         self.host = host
         self.store = store
         self.history = history
+        self.semantic = semantic  # recall by meaning, fused into `search` and `context`
         roots = user_roots(s)
         self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
         self._workspaces = roots[1:]  # the configured ones besides the memory folder
@@ -138,6 +146,7 @@ class MemoryFeature:
             session_id=p.session_id,
             shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
             relevant_only=p.relevant_only,
+            semantic=self.semantic,
         )
         out = build_context(self.store.read(), req, providers)
         out["project"] = slug
@@ -145,7 +154,7 @@ class MemoryFeature:
 
     def section_hits(self, p: msg.SearchParams) -> list[msg.SearchHit]:
         """The Markdown half of `search`."""
-        hits = search_sections(self.store.read(), p.query, limit=p.limit)
+        hits = search_sections(self.store.read(), p.query, limit=p.limit, semantic=self.semantic)
         return [msg.SearchHit(**h.to_dict()) for h in hits]
 
     def remember(self, p: msg.RememberParams) -> msg.RememberResult:

@@ -28,7 +28,10 @@ from memd.memory.repo import (
     owned_sections,
     search_rows,
 )
+from memd.memory.search import fused_sections
 from memd.memory.tree import slugify
+from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan
+from memd.semantic.service import SemanticRecall
 
 FENCE_OPEN = (
     '<memory source="memd">\n'
@@ -69,6 +72,8 @@ class ContextRequest:
     # Only what the query matched: for a per-prompt hook whose session already holds the rest.
     relevant_only: bool = False
     today: dt.date = field(default_factory=dt.date.today)
+    # Recall by meaning (None, or not ready: the full-text path alone, as without the extra).
+    semantic: SemanticRecall | None = None
 
 
 ConversationProvider = Callable[[ContextRequest], list[Candidate]]
@@ -206,6 +211,10 @@ def _topics(
     # fills the block as well as one per 60 did (bench: 1961 of 2000 tokens, 16.4 topic
     # sections either way) for ~7% less CPU.
     limit = max(24, req.budget_tokens // 80)
+    p = req.semantic.plan(req.query) if req.semantic is not None else None
+    if p is not None:
+        out.extend(_fused_topics(conn, req, p, seen, limit))
+        return out
     for row in search_rows(conn, req.query, limit=limit, kinds=kinds, mode="or"):
         if row.id in seen or not _file_live(row, today):
             continue
@@ -215,6 +224,34 @@ def _topics(
         score = round(-float(row.rank), 4)
         c = _candidate(row, "user", "topic", today, score=score, reason="matches the query")
         if c:
+            out.append(c)
+    return out
+
+
+def _fused_topics(
+    conn: Connection, req: ContextRequest, p: Plan, seen: set[int], limit: int
+) -> list[Candidate]:
+    """Topic sections by the recipe's fusion (full text as typed and bridged, vectors); a
+    section found by its vector alone only when it is close in meaning (`is_close`)."""
+    assert req.semantic is not None
+    out: list[Candidate] = []
+    found = fused_sections(conn, p, req.semantic, limit=limit, kinds=("topic", "note", "agent"),
+                           agent_id=req.agent_id, mode="or")  # fmt: skip
+    for f in found:
+        row = f.row
+        if row.id in seen or not _file_live(row, req.today):
+            continue
+        if not (FTS in f.found_by or FTS_BRIDGED in f.found_by) and not req.semantic.is_close(
+            p, f.cosine, row.text
+        ):
+            continue
+        seen.add(row.id)
+        why = ("matches the query" if FTS in f.found_by else
+               "matches the query's translation" if FTS_BRIDGED in f.found_by else
+               "close in meaning to the query")  # fmt: skip
+        c = _candidate(row, "user", "topic", req.today, score=round(f.score, 4), reason=why)
+        if c:
+            c.provenance["found_by"] = list(f.found_by)
             out.append(c)
     return out
 
@@ -356,6 +393,9 @@ def build_context(
     conn: Connection, req: ContextRequest, providers: Sequence[ConversationProvider] = ()
 ) -> dict[str, Any]:
     """Gather candidates from the index (and conversation providers) and assemble the block."""
+    ask = req.semantic.plan(req.query) if req.semantic is not None and req.query else None
+    if req.semantic is not None and ask is not None:
+        req.semantic.prefetch(ask)  # embedded while the core and project tiers are read
     cands = gather(conn, req)
     for p in providers:
         cands.extend(p(req))

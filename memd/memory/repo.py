@@ -305,6 +305,24 @@ def owned_sections(
     return _sections(conn, f"f.kind = '{kind}' AND f.owner = ?", (owner,))
 
 
+def sections_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> list[SectionRow]:
+    """The given sections (those that still exist), with their `tokens`, in no order."""
+    out: list[SectionRow] = []
+    for i in range(0, len(ids), _IDS_PER_QUERY):
+        chunk = tuple(ids[i : i + _IDS_PER_QUERY])
+        out += map(
+            SectionRow._make,
+            conn.execute(
+                "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
+                " s.ordinal, s.start_line, s.end_line, s.text, s.tokens, 0.0"
+                " FROM sections s JOIN files f ON f.id = s.file_id"
+                f" WHERE s.id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ),
+        )
+    return out
+
+
 def named_sections(
     conn: sqlite3.Connection, stems: Sequence[str], agent_id: str = ""
 ) -> list[SectionRow]:

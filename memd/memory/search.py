@@ -1,16 +1,23 @@
 """Full-text search over sections (FTS5 bm25) as hits with provenance and a snippet.
 
-The query itself is the repository's (`memd.memory.repo.search_sql` / `search_rows`).
+The query itself is the repository's (`memd.memory.repo.search_sql` / `search_rows`). With
+recall by meaning on (`memd.semantic`), the full-text ranking is fused with the query's
+bridge into the other language and with the sections' vectors (`fused_sections`); every hit
+then names the rankings that found it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from memd.core.models import Hit
 from memd.core.text import snippet, terms
 from memd.db import Connection
-from memd.memory.repo import search_rows
+from memd.memory.repo import SectionRow, search_rows, sections_by_id
+from memd.semantic.fusion import Ranked
+from memd.semantic.recipe import DEPTH, VECTOR, Plan
+from memd.semantic.service import SemanticRecall, monotone
 
 
 def search_sections(
@@ -22,24 +29,81 @@ def search_sections(
     exclude_kinds: Sequence[str] = (),
     owner: str | None = None,
     mode: str = "auto",
+    semantic: SemanticRecall | None = None,
 ) -> list[Hit]:
     """Sections matching `query` as hits with provenance and a snippet, best first."""
+    p = semantic.plan(query) if semantic is not None else None
+    if semantic is not None and p is not None:
+        found = fused_sections(conn, p, semantic, limit=limit, kinds=kinds,
+                               exclude_kinds=exclude_kinds, owner=owner, mode=mode)  # fmt: skip
+        qt = terms(" ".join(p.full_text.values()))
+        return [_hit(f.row, qt, round(f.score, 4), f.found_by) for f in found]
     rows = search_rows(
         conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner, mode=mode
     )
     qt = terms(query)
-    return [
-        Hit(
-            kind="section",
-            path=r.path,
-            heading=r.heading,
-            start_line=r.start_line,
-            end_line=r.end_line,
-            score=round(-float(r.rank), 4),
-            snippet=snippet(r.text or r.heading, qt),
-            text=r.text,
-            file_kind=r.kind,
-            archived=r.kind == "archive",
+    return [_hit(r, qt, round(-float(r.rank), 4)) for r in rows]
+
+
+def _hit(r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] = ()) -> Hit:
+    return Hit(
+        kind="section",
+        path=r.path,
+        heading=r.heading,
+        start_line=r.start_line,
+        end_line=r.end_line,
+        score=score,
+        snippet=snippet(r.text or r.heading, qt),
+        text=r.text,
+        file_kind=r.kind,
+        archived=r.kind == "archive",
+        found_by=found_by,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FusedSection:
+    """A section ranked by fusion: its row, fused score, the rankings that found it and its
+    cosine to the query when the vector ranking was one of them."""
+
+    row: SectionRow
+    score: float
+    found_by: tuple[str, ...]
+    cosine: float | None
+
+
+def fused_sections(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    limit: int,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    agent_id: str | None = None,
+    mode: str = "auto",
+) -> list[FusedSection]:
+    """The recipe over sections: full text with the query as typed and bridged (`DEPTH` each),
+    the nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`)."""
+    semantic.prefetch(p)  # the query is embedded while full-text search runs
+    rows: dict[int, SectionRow] = {}
+    lists: dict[str, Ranked[int]] = {}
+    for name, text in p.full_text.items():
+        found = search_rows(conn, text, limit=DEPTH, kinds=kinds, exclude_kinds=exclude_kinds,
+                            owner=owner, mode=mode)  # fmt: skip
+        rows.update((r.id, r) for r in found if r.id not in rows)
+        lists[name] = Ranked([r.id for r in found], monotone([-float(r.rank) for r in found]))
+    near = semantic.sections(p, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner,
+                             agent_id=agent_id)  # fmt: skip
+    if near.docs:
+        rows.update(
+            (r.id, r) for r in sections_by_id(conn, [d for d in near.docs if d not in rows])
         )
-        for r in rows
-    ]
+        # A vector of a section re-indexed since the matrix was built has no row: left out.
+        keep = [(d, c) for d, c in zip(near.docs, near.cosines, strict=True) if d in rows]
+        lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
+    scripts = semantic.scripts(near, {i: r.text for i, r in rows.items()}, rows)
+    fused = semantic.fuse(p, lists, scripts, limit)
+    cos = dict(zip(near.docs, near.cosines, strict=True))
+    return [FusedSection(rows[h.key], h.score, h.found_by, cos.get(h.key)) for h in fused.hits]

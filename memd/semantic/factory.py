@@ -43,6 +43,7 @@ def build_embedder(
     threads: int = 2,
     dim: int = 0,
     timeout_s: float = 10.0,
+    retries: int = 3,
     query_prefix: str = "",
     passage_prefix: str = "",
     cache_size: int = 512,
@@ -54,14 +55,16 @@ def build_embedder(
     ``"http"`` (an OpenAI-compatible endpoint at `url` serving `model`, with the API key read
     from the environment variable named `api_key_env`, if any); ``"auto"`` (the packaged
     model when the extra is installed, otherwise off). `environ` defaults to ``os.environ``.
+    `timeout_s` and `retries` bound one HTTP request (a query path wants few, a background
+    backfill can wait).
     """
     if kind not in KINDS:
         raise ConfigError(f"semantic.kind must be one of {', '.join(KINDS)}, not {kind!r}")
     if kind == "off":
         return Availability(None, 'disabled in config (semantic.kind = "off")')
     if kind == "http":
-        return _http(model, url, api_key_env, dim, timeout_s, query_prefix, passage_prefix,
-                     cache_size, os.environ if environ is None else environ)  # fmt: skip
+        return _http(model, url, api_key_env, dim, (timeout_s, retries), query_prefix,
+                     passage_prefix, cache_size, os.environ if environ is None else environ)  # fmt: skip
     return _packaged(kind, threads, cache_size)
 
 
@@ -83,7 +86,7 @@ def _packaged(kind: str, threads: int, cache_size: int) -> Availability:
 
 
 def _http(
-    model: str, url: str, api_key_env: str, dim: int, timeout_s: float, query_prefix: str,
+    model: str, url: str, api_key_env: str, dim: int, limits: tuple[float, int], query_prefix: str,
     passage_prefix: str, cache_size: int, environ: Mapping[str, str],
 ) -> Availability:  # fmt: skip
     if not url:
@@ -103,8 +106,9 @@ def _http(
     except ImportError as exc:
         return Availability(None, f"extra not installed ({_cause(exc)}): {INSTALL_HINT}")
     try:
-        embedder = HttpEmbedder(url, model, api_key=api_key, dim=dim, timeout_s=timeout_s,
-                                query_prefix=query_prefix, passage_prefix=passage_prefix)  # fmt: skip
+        embedder = HttpEmbedder(url, model, api_key=api_key, dim=dim, timeout_s=limits[0],
+                                retries=limits[1], query_prefix=query_prefix,
+                                passage_prefix=passage_prefix)  # fmt: skip
     except EmbeddingError as exc:
         return Availability(None, f"bad endpoint settings: {exc}")
     return Availability(CachedEmbedder(embedder, cache_size), f"on: {embedder.model_id}")

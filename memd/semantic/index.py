@@ -1,0 +1,228 @@
+"""The stored vectors in memory, one matrix per kind, searched by exact cosine (numpy).
+
+A `Snapshot` is an immutable matrix of one kind (sections with their long sections' items,
+or turns) with, per row, the document it ranks (a section or a turn id) and the columns a
+search is scoped by (a section's file kind and owner; a turn's session, project and agent).
+`VectorIndex` holds the current snapshot of each kind and swaps in a new one when the
+backfill worker has written vectors or the sections changed (`refresh`, off the request
+path); each swap bumps `generation`. A search reads whichever snapshot is current: no lock,
+no copy. Scoping is a boolean mask over the rows, built per search (a comparison of integer
+codes: ~0.1 ms over 25,000 rows, measured in `bench/semantic_speed.py`).
+
+Imports numpy: only for the ``semantic`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from memd.db import Store
+from memd.semantic import repo
+from memd.semantic.fusion import Script
+from memd.semantic.texts import MAX_CHARS, item_key, section_key
+
+log = logging.getLogger("memd.semantic")
+Mask = npt.NDArray[np.bool_]
+KINDS = (repo.SECTION, repo.TURN)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The vectors of one kind as one matrix, with what each row ranks and is scoped by."""
+
+    kind: str
+    generation: int
+    matrix: npt.NDArray[np.float32]
+    docs: npt.NDArray[np.int64]
+    scripts: Mapping[int, Script]
+    columns: Mapping[str, npt.NDArray[np.int32]] = field(default_factory=dict)
+    vocab: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    unique_docs: bool = True
+    build_s: float = 0.0
+
+    @property
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+    def where(self, column: str, values: Iterable[str]) -> Mask:
+        """Rows whose `column` holds one of `values`."""
+        codes = [self.vocab[column][v] for v in values if v in self.vocab[column]]
+        return np.isin(self.columns[column], np.asarray(codes, dtype=np.int32))
+
+    def everything(self) -> Mask:
+        return np.ones(self.rows, dtype=np.bool_)
+
+    def top(
+        self, query: npt.NDArray[np.float32], k: int, mask: Mask | None = None
+    ) -> tuple[list[int], list[float]]:
+        """The `k` documents nearest to `query` among the rows in `mask`, best first, with
+        their cosines (a document with several rows counts its best one)."""
+        if self.rows == 0 or k <= 0:
+            return [], []
+        scores = self.matrix @ query
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf).astype(np.float32, copy=False)
+        want = min(self.rows, k if self.unique_docs else 4 * k)
+        part = (
+            np.argpartition(-scores, want - 1)[:want] if want < self.rows else np.arange(self.rows)
+        )
+        order = part[np.lexsort((part, -scores[part]))]
+        docs: list[int] = []
+        out: list[float] = []
+        seen: set[int] = set()
+        for row in order:
+            s = float(scores[row])
+            if s == -np.inf:
+                break
+            d = int(self.docs[row])
+            if d in seen:
+                continue
+            seen.add(d)
+            docs.append(d)
+            out.append(s)
+            if len(docs) == k:
+                break
+        if len(docs) < k and want < self.rows and not self.unique_docs:
+            return self._top_per_doc(scores, k)
+        return docs, out
+
+    def _top_per_doc(
+        self, scores: npt.NDArray[np.float32], k: int
+    ) -> tuple[list[int], list[float]]:
+        uniq, inverse = np.unique(self.docs, return_inverse=True)
+        best = np.full(len(uniq), -np.inf, dtype=np.float32)
+        np.maximum.at(best, inverse, scores)
+        order = np.lexsort((uniq, -best))[:k]
+        keep = [i for i in order if best[i] != -np.inf]
+        return [int(uniq[i]) for i in keep], [float(best[i]) for i in keep]
+
+
+def _matrix(blobs: list[bytes], dim: int) -> npt.NDArray[np.float32]:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+
+
+class _Coder:
+    """Strings of one column as small integer codes."""
+
+    def __init__(self) -> None:
+        self.vocab: dict[str, int] = {}
+        self.codes: list[int] = []
+
+    def add(self, value: str) -> None:
+        self.codes.append(self.vocab.setdefault(value, len(self.vocab)))
+
+    def array(self) -> npt.NDArray[np.int32]:
+        return np.asarray(self.codes, dtype=np.int32)
+
+
+def _majority_dim(dims: Iterable[int]) -> int:
+    counts: dict[int, int] = {}
+    for d in dims:
+        counts[d] = counts.get(d, 0) + 1
+    return max(counts, key=lambda d: counts[d]) if counts else 0
+
+
+def build_sections(store: Store, model: str, generation: int) -> Snapshot:
+    """The section matrix: each section's vector, and its items' when it is too long."""
+    t0 = time.perf_counter()
+    conn = store.read()
+    sections = repo.section_keys(conn)
+    vecs = repo.vectors_of(conn, repo.SECTION, model)
+    item_vecs = repo.vectors_of(conn, repo.ITEM, model)
+    items = repo.items_of_long_sections(conn, MAX_CHARS) if item_vecs else []
+    dim = _majority_dim([d for _, d, _ in vecs.values()] + [d for _, d, _ in item_vecs.values()])
+    where: dict[int, tuple[str, str]] = {}
+    blobs: list[bytes] = []
+    docs: list[int] = []
+    scripts: dict[int, Script] = {}
+    kind, owner = _Coder(), _Coder()
+
+    def add(doc: int, blob: bytes, place: tuple[str, str]) -> None:
+        blobs.append(blob)
+        docs.append(doc)
+        kind.add(place[0])
+        owner.add(place[1])
+
+    for s in sections:
+        where[s.id] = (s.kind, s.owner)
+        got = vecs.get(section_key(s.stem, s.heading, s.sha256))
+        if got is not None and got[1] == dim:
+            add(s.id, got[2], (s.kind, s.owner))
+            scripts[s.id] = got[0]  # type: ignore[assignment]
+    for it in items:
+        got = item_vecs.get(item_key(it.text))
+        if got is not None and got[1] == dim and it.section_id in where:
+            add(it.section_id, got[2], where[it.section_id])
+            scripts.setdefault(it.section_id, got[0])  # type: ignore[arg-type]
+    return Snapshot(
+        repo.SECTION, generation, _matrix(blobs, dim), np.asarray(docs, dtype=np.int64), scripts,
+        {"kind": kind.array(), "owner": owner.array()}, {"kind": kind.vocab, "owner": owner.vocab},
+        unique_docs=len(set(docs)) == len(docs), build_s=time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+def build_turns(store: Store, model: str, generation: int) -> Snapshot:
+    """The turn matrix: each turn's passage vector, scoped by session, project and agent."""
+    t0 = time.perf_counter()
+    rows = repo.turn_index_rows(store.read(), model)
+    dim = _majority_dim(r.dim for r in rows)
+    rows = [r for r in rows if r.dim == dim]
+    session, project, agent = _Coder(), _Coder(), _Coder()
+    for r in rows:
+        session.add(r.session_id)
+        project.add(r.project)
+        agent.add(r.agent_id)
+    return Snapshot(
+        repo.TURN, generation, _matrix([r.vec for r in rows], dim),
+        np.asarray([r.id for r in rows], dtype=np.int64), {r.id: r.script for r in rows},  # type: ignore[misc]
+        {"session": session.array(), "project": project.array(), "agent": agent.array()},
+        {"session": session.vocab, "project": project.vocab, "agent": agent.vocab},
+        build_s=time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+class VectorIndex:
+    """The current snapshot of each kind for one model; `refresh` swaps in a new one."""
+
+    def __init__(self, store: Store, model: str) -> None:
+        self.store = store
+        self.model = model
+        self.generation = 0
+        self._snapshots: dict[str, Snapshot] = {}
+        self._lock = threading.Lock()  # one build at a time; readers never wait on it
+
+    def snapshot(self, kind: str) -> Snapshot | None:
+        """The current snapshot of `kind` (None before the first build)."""
+        return self._snapshots.get(kind)
+
+    def ensure(self, kind: str) -> Snapshot:
+        """The current snapshot, built now when there is none yet (the CLI without a daemon)."""
+        snap = self._snapshots.get(kind)
+        return snap if snap is not None else self.refresh(kind)
+
+    def refresh(self, kind: str) -> Snapshot:
+        """Build `kind`'s snapshot from the stored vectors and make it current."""
+        with self._lock:
+            self.generation += 1
+            build = build_sections if kind == repo.SECTION else build_turns
+            snap = build(self.store, self.model, self.generation)
+            self._snapshots[kind] = snap
+        log.debug("vector index: %s %d rows in %.3fs", kind, snap.rows, snap.build_s)
+        return snap
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the matrices."""
+        return sum(s.matrix.nbytes for s in self._snapshots.values())

@@ -1,0 +1,283 @@
+"""What memory and conversations ask of recall by meaning, on the request path.
+
+`SemanticRecall` plans a query (`memd.semantic.recipe.plan`: the query as typed, its bridge
+into the other language, its vector), ranks the stored vectors of a scope by cosine, and
+fuses the rankings (`memd.semantic.recipe.fuse`). Until it is `ready` (the extra missing,
+semantic recall off, the model still loading) `plan` returns None and callers keep their
+full-text path exactly as it was.
+
+Failures never fail a request: a query that cannot be embedded (an HTTP endpoint that is
+slow, down or answers vectors of the wrong length) ranks by full text alone, the reason is
+kept for `status`, and vector search pauses for `PAUSE_S` so the next requests do not wait
+on the same timeout.
+
+This module imports neither numpy nor the model; `memd.semantic.index` (numpy) is imported
+by whoever builds the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memd.semantic.base import Embedder
+from memd.semantic.bridge import Dictionary
+from memd.semantic.errors import EmbeddingError
+from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script
+from memd.semantic.recipe import DEPTH, Plan, fuse, plan
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from memd.semantic.index import Snapshot, VectorIndex
+
+log = logging.getLogger("memd.semantic")
+K = TypeVar("K", int, str)
+PAUSE_S = 30.0
+"""Vector search rests this long after a query could not be embedded."""
+SIMILAR_COSINE = 0.85
+"""A turn or section found by its vector alone joins `context` only with at least this cosine,
+and only in the query's script: multilingual-e5-small puts unrelated texts of one language at
+0.75-0.83 and closely related ones at 0.84-0.93 (`tests/semantic/test_semantic_daemon.py` and
+docs/retrieval.md); across languages the two ranges overlap, so the bridge finds those."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHits:
+    """A vector ranking of one scope: document ids best first, with their cosines."""
+
+    docs: list[int]
+    cosines: list[float]
+    scripts: Mapping[int, Script]
+
+    def ranked(self) -> Ranked[int]:
+        return Ranked(self.docs, self.cosines)
+
+
+NO_HITS = VectorHits([], [], {})
+
+
+class SemanticRecall:
+    """Query planning, vector rankings and fusion; ready once the embedder and index are set."""
+
+    def __init__(self, reason: str = "not started") -> None:
+        self.embedder: Embedder | None = None
+        self.index: VectorIndex | None = None
+        self.dictionary: Dictionary | None = None
+        self.reason = reason
+        self.last_error = ""
+        self.error_at = 0.0
+        self.errors = 0
+        self.paused_until = 0.0
+        self.starter: Callable[[], None] | None = None  # builds everything on first use
+        # Without a daemon (the CLI reading the index) nobody builds the matrices in the
+        # background: the first search builds the one it needs.
+        self.standalone = False
+        self._start_lock = threading.Lock()
+        self._inflight: dict[str, Future[Any]] = {}
+        self._inflight_lock = threading.Lock()
+
+    # -- state -----------------------------------------------------------------------------
+    def attach(self, embedder: Embedder, index: VectorIndex, reason: str) -> None:
+        """Make recall by meaning available with this query embedder and index."""
+        self.index = index
+        self.reason = reason
+        self.embedder = embedder
+
+    @property
+    def ready(self) -> bool:
+        return self.embedder is not None and self.index is not None
+
+    def _start(self) -> None:
+        if self.starter is None or self.ready:
+            return
+        with self._start_lock:
+            starter, self.starter = self.starter, None
+            if starter is not None:
+                starter()
+
+    def status(self) -> dict[str, Any]:
+        """The query side's part of `status`."""
+        out: dict[str, Any] = {"on": self.ready, "reason": self.reason}
+        out["dictionary"] = "loaded" if self.dictionary is not None else "not loaded"
+        cache = self.embedder
+        if cache is not None and hasattr(cache, "hits"):
+            out["query_cache"] = {"hits": cache.hits, "misses": getattr(cache, "misses", 0)}
+        if self.index is not None:
+            out["index"] = {
+                kind: {"rows": s.rows, "generation": s.generation, "build_s": round(s.build_s, 3)}
+                for kind in ("section", "turn")
+                if (s := self.index.snapshot(kind)) is not None
+            }
+        if self.last_error:
+            out["query_error"] = self.last_error
+            out["query_error_at"] = self.error_at
+            out["query_errors"] = self.errors
+            if self.paused_until > time.time():
+                out["paused_until"] = self.paused_until
+        return out
+
+    # -- the request path ------------------------------------------------------------------
+    def plan(self, query: str) -> Plan | None:
+        """The rankings to run for `query`, or None when recall by meaning is not available."""
+        self._start()
+        if not self.ready or not query.strip():
+            return None
+        return plan(query, self.dictionary)
+
+    def prefetch(self, p: Plan) -> None:
+        """Start embedding the query in the background (it runs while full-text search does:
+        the engine releases the GIL)."""
+        emb = self.embedder
+        if emb is None or time.time() < self.paused_until:
+            return
+        with self._inflight_lock:
+            if p.embed in self._inflight:
+                return
+            fut: Future[Any] = Future()
+            self._inflight[p.embed] = fut
+
+        def run() -> None:
+            try:
+                fut.set_result(emb.embed([p.embed], kind="query")[0])
+            except BaseException as exc:  # handed to whoever waits for it
+                fut.set_exception(exc)
+
+        threading.Thread(target=run, name="memd-embed-query", daemon=True).start()
+
+    def query_vector(self, p: Plan) -> npt.NDArray[np.float32] | None:
+        """The query's vector (cached), or None when it cannot be had now (reason kept)."""
+        emb = self.embedder
+        if emb is None or time.time() < self.paused_until:
+            return None
+        with self._inflight_lock:
+            fut = self._inflight.get(p.embed)
+        try:
+            if fut is not None:
+                try:
+                    vec: npt.NDArray[np.float32] = fut.result()
+                finally:
+                    with self._inflight_lock:
+                        self._inflight.pop(p.embed, None)
+            else:
+                vec = emb.embed([p.embed], kind="query")[0]
+        except EmbeddingError as exc:
+            self._failed(f"embedding the query failed: {exc}")
+            return None
+        return vec
+
+    def _failed(self, why: str) -> None:
+        self.last_error = why
+        self.error_at = time.time()
+        self.errors += 1
+        self.paused_until = time.time() + PAUSE_S
+        log.warning("semantic: %s; full-text search only for %.0f s", why, PAUSE_S)
+
+    def _search(
+        self, kind: str, p: Plan, k: int, mask_of: Callable[[Snapshot], Any] | None
+    ) -> VectorHits:
+        if self.index is None:
+            return NO_HITS
+        snap = self.index.snapshot(kind)
+        if snap is None and self.standalone:
+            snap = self.index.ensure(kind)
+        if snap is None or snap.rows == 0:
+            return NO_HITS
+        vec = self.query_vector(p)
+        if vec is None:
+            return NO_HITS
+        if vec.shape != (snap.dim,):
+            self._failed(
+                f"the query vector has {vec.shape[-1]} dimensions, the stored ones {snap.dim}"
+            )
+            return NO_HITS
+        mask = mask_of(snap) if mask_of is not None else None
+        docs, cos = snap.top(vec, k, mask)
+        return VectorHits(docs, cos, snap.scripts)
+
+    def sections(
+        self,
+        p: Plan,
+        *,
+        kinds: Sequence[str] = (),
+        exclude_kinds: Sequence[str] = (),
+        owner: str | None = None,
+        agent_id: str | None = None,
+        k: int = DEPTH,
+    ) -> VectorHits:
+        """Sections nearest to the query, among those of `kinds` (all when empty), not of
+        `exclude_kinds`, of `owner` when given; with `agent_id`, agent files only of that
+        agent."""
+
+        def mask(s: Snapshot) -> Any:
+            m = s.where("kind", kinds) if kinds else s.everything()
+            if exclude_kinds:
+                m &= ~s.where("kind", exclude_kinds)
+            if owner is not None:
+                m &= s.where("owner", [owner])
+            if agent_id is not None:
+                m &= ~s.where("kind", ["agent"]) | s.where("owner", [agent_id])
+            return m
+
+        return self._search("section", p, k, mask)
+
+    def turns(
+        self,
+        p: Plan,
+        *,
+        session_id: str = "",
+        project: str = "",
+        agent_id: str = "",
+        exclude_session: str = "",
+        k: int = DEPTH,
+    ) -> VectorHits:
+        """Turns nearest to the query, with the same filters as full-text turn search."""
+
+        def mask(s: Snapshot) -> Any:
+            m = s.everything()
+            for col, val in (("session", session_id), ("project", project), ("agent", agent_id)):
+                if val:
+                    m &= s.where(col, [val])
+            if exclude_session:
+                m &= ~s.where("session", [exclude_session])
+            return m
+
+        return self._search("turn", p, k, mask)
+
+    @staticmethod
+    def is_close(p: Plan, cosine: float | None, text: str) -> bool:
+        """Whether a document found by its vector alone is close enough in meaning to the
+        query to be put into a context block (`SIMILAR_COSINE`, same script only)."""
+        return cosine is not None and cosine >= SIMILAR_COSINE and dominant_script(text) == p.script
+
+    @staticmethod
+    def scripts(found: VectorHits, texts: Mapping[K, str], keys: Iterable[K]) -> dict[K, Script]:
+        """The dominant script of every document in the lists: stored with its vector, else
+        read from its text."""
+        out: dict[K, Script] = {}
+        for key in keys:
+            s = found.scripts.get(key) if isinstance(key, int) else None  # type: ignore[call-overload]
+            out[key] = s if s is not None else dominant_script(texts.get(key, ""))
+        return out
+
+    @staticmethod
+    def fuse(
+        p: Plan, lists: Mapping[str, Ranked[K]], scripts: Mapping[K, Script], limit: int
+    ) -> ListFusion[K]:
+        """The recipe's fusion of the lists (`memd.semantic.recipe.fuse`)."""
+        return fuse(p, lists, scripts, limit=limit)
+
+
+def monotone(scores: Sequence[float]) -> list[float]:
+    """Scores made non-increasing down the list, so a list whose order is not by score alone
+    (all-terms matches first) keeps its order when its scores are normalised."""
+    out: list[float] = []
+    for s in scores:
+        out.append(min(s, out[-1]) if out else s)
+    return out
