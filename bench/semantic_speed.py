@@ -213,8 +213,9 @@ def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="memd-semfill-", dir="/tmp") as tmp:
         home = Path(tmp) / "home"
-        info = generate(home / "memory", files=max(1, sections * 2 // 5), seed=42,
-                        total_sections=sections)
+        info = generate(
+            home / "memory", files=max(1, sections * 2 // 5), seed=42, total_sections=sections
+        )
         log = Path(tmp) / "turns.jsonl"
         write_generic(conversations(turns, seed=42), log)
         out: dict[str, Any] = {"tree": info.summary()}
@@ -302,10 +303,14 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
             " turns imported into the running daemon. Wall and daemon CPU per phase; peak RSS is"
             f" the daemon's high-water mark so far. Daemon RSS when ready {fill['rss_ready']:.0f} MB,"
             f" idle after both phases {fill['rss_idle']:.0f} MB; in-memory matrices: "
-            + ", ".join(f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items())
+            + ", ".join(
+                f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items()
+            )
             + ".",
             "",
-            table(["embedded", "wall", "texts/s", "daemon CPU", "peak RSS so far", "RSS after"], rows),
+            table(
+                ["embedded", "wall", "texts/s", "daemon CPU", "peak RSS so far", "RSS after"], rows
+            ),
         ]
     lines += ["", machine_line()]
     return "\n".join(lines)

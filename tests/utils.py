@@ -57,6 +57,7 @@ class DaemonProcess:
         self.sock = home / "run" / "memd.sock"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "daemon.log"
+        self.argv = [sys.executable, "-m", "memd", "serve"]  # a test may run it another way
 
     @property
     def memory(self) -> Path:
@@ -66,7 +67,7 @@ class DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memd", "serve"],
+            self.argv,
             env=memd_env(self.home, **self.extra_env),
             cwd=self.cwd,
             stdout=logf,

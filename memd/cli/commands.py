@@ -166,7 +166,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             if h.kind == "turn":
                 where = (f"[{_when(h.ts)}] {h.session_title or h.session_id}"
                          f" ({h.path or 'session ' + h.session_id}#{h.turn_id})")  # fmt: skip
-            out.append(f"{h.score:7.3f}  {where}  § {h.heading}\n         {h.snippet}")
+            found = f"  [{', '.join(h.found_by)}]" if isinstance(h.found_by, list) else ""
+            out.append(f"{h.score:7.3f}  {where}  § {h.heading}{found}\n         {h.snippet}")
         return "\n".join(out)
 
     _out(args, res, text)

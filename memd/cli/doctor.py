@@ -516,6 +516,34 @@ def assess_daemon_llm(llm: Mapping[str, Any], shell_source: str, settings: Setti
                data=data, key="not set")  # fmt: skip
 
 
+def assess_semantic(sem: Mapping[str, Any] | None, settings: Settings) -> Check:
+    """Recall by meaning: on (the model, how far the backfill got) or why it is off, as the
+    daemon sees it; without a daemon, as the settings and the installed packages make it."""
+    explicit = settings.semantic_kind in ("packaged", "http")
+    if sem is None:
+        from memd.semantic.api import build
+
+        a = build(settings, query=True)
+        if a.on:
+            return _ok("semantic", f"{a.reason} (the daemon embeds in the background)", on=True)
+        hint = "" if settings.semantic_kind == "off" else "see docs/retrieval.md"
+        make = _warn if explicit else _ok
+        return make("semantic", f"recall by meaning off: {a.reason}", hint, on=False)
+    if not sem.get("on"):
+        reason = str(sem.get("reason", ""))
+        make = _warn if explicit and reason != "starting" else _ok
+        return make("semantic", f"recall by meaning off: {reason}", on=False)
+    detail = str(sem.get("reason", ""))
+    b = sem.get("backfill") or {}
+    if b:
+        detail += f"; vectors {b.get('done', 0):,}/{b.get('total', 0):,} ({b.get('state', '')})"
+    problem = b.get("last_error") or sem.get("query_error")
+    if problem:
+        return _warn("semantic", f"{detail}; last error: {problem}",
+                     "check semantic.url / semantic.model, or the endpoint's log", on=True)  # fmt: skip
+    return _ok("semantic", detail, on=True)
+
+
 BackendFactory = Callable[[Settings, float], Any]
 
 
@@ -712,6 +740,7 @@ def run_checks(
     checks.append(assess_problems(problems))
     checks.append(check_anthropic(settings, status.get("llm") if status is not None else None))
     checks.append(check_sync(settings, timeout, backend_factory))
+    checks.append(assess_semantic(status.get("semantic") if status else None, settings))
     secrets = _secrets(settings)
     return [scrub(c, secrets) for c in checks]
 

@@ -143,6 +143,8 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     if st.logs:
         lines += logs_lines(part(st.logs))
     lines += agents_lines(part(st.agents, []))
+    if st.semantic:
+        lines.append(semantic_line(part(st.semantic)))
     if st.llm is not m.UNSET:
         lines.append(llm_line(st.llm))
     if st.sync is not m.UNSET:
@@ -155,6 +157,24 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
         lines.append(f"problem files ({len(problems)}):")
         lines += [f"  {p['path']}: {p['reason']}" for p in problems]
     return "\n".join(lines)
+
+
+def semantic_line(sem: dict[str, Any]) -> str:
+    """`status`: whether recall by meaning is on, and how far the backfill got."""
+    if not sem.get("on"):
+        return f"recall by meaning: off ({sem.get('reason', '')})"
+    line = f"recall by meaning: {sem.get('model', '')}"
+    b = sem.get("backfill")
+    if b:
+        line += f"; vectors {b['done']:,}/{b['total']:,} ({b['state']}"
+        if b.get("pending") and b.get("rate_per_s"):
+            line += f", {b['rate_per_s']}/s, ~{b.get('eta_s', 0) / 60:.0f} min left"
+        line += ")"
+        if b.get("last_error"):
+            line += f"; backfill error: {b['last_error']}"
+    if sem.get("query_error"):
+        line += f"; last query error: {sem['query_error']}"
+    return line
 
 
 def daemon_lines(st: m.StatusResult) -> list[str]:

@@ -36,7 +36,7 @@ from memd.db import Connection
 from memd.memory.context import Candidate, ContextRequest
 from memd.semantic.fusion import Ranked
 from memd.semantic.recipe import DEPTH, VECTOR, Plan
-from memd.semantic.service import SIMILAR_COSINE, SemanticRecall
+from memd.semantic.service import SemanticRecall
 
 MODES = ("sessions", "topic", "session", "within")
 RECALL_KEYWORDS = (
@@ -654,15 +654,17 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
 def _close_sessions(conn: Connection, req: ContextRequest, p: Plan) -> dict[str, dict[str, Any]]:
     """Sessions (as `recall` shows them) holding past turns close in meaning to the query."""
     assert req.semantic is not None
-    near = req.semantic.turns(p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION)
-    cos = {d: c for d, c in zip(near.docs, near.cosines, strict=True) if c >= SIMILAR_COSINE}
+    near = req.semantic.turns(
+        p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION, z=True
+    )
+    cos = {d: c for d, c, z in zip(near.docs, near.cosines, near.z, strict=True)
+           if req.semantic.is_close(p, z, near.scripts.get(d, ""))}  # fmt: skip
     groups: dict[str, list[TurnHit]] = {}
     for r in sorted(repo.found_turns(conn, list(cos)), key=lambda r: -cos[r.id]):
-        if req.semantic.is_close(p, cos[r.id], r.text):
-            groups.setdefault(r.session_id, []).append(
-                TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, cos[r.id], r.source,
-                        r.source_path, r.line, r.session_title, r.speaker, (VECTOR,))
-            )  # fmt: skip
+        groups.setdefault(r.session_id, []).append(
+            TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, cos[r.id], r.source,
+                    r.source_path, r.line, r.session_title, r.speaker, (VECTOR,))
+        )  # fmt: skip
     out: dict[str, dict[str, Any]] = {}
     for sid, hits in list(groups.items())[:CONTEXT_SESSIONS]:
         d = _session_dict(_session_row(conn, sid))

@@ -236,13 +236,13 @@ def _fused_topics(
     assert req.semantic is not None
     out: list[Candidate] = []
     found = fused_sections(conn, p, req.semantic, limit=limit, kinds=("topic", "note", "agent"),
-                           agent_id=req.agent_id, mode="or")  # fmt: skip
+                           agent_id=req.agent_id, mode="or", z=True)  # fmt: skip
     for f in found:
         row = f.row
         if row.id in seen or not _file_live(row, req.today):
             continue
         if not (FTS in f.found_by or FTS_BRIDGED in f.found_by) and not req.semantic.is_close(
-            p, f.cosine, row.text
+            p, f.z, f.script
         ):
             continue
         seen.add(row.id)

@@ -15,7 +15,7 @@ from memd.core.models import Hit
 from memd.core.text import snippet, terms
 from memd.db import Connection
 from memd.memory.repo import SectionRow, search_rows, sections_by_id
-from memd.semantic.fusion import Ranked
+from memd.semantic.fusion import Ranked, Script
 from memd.semantic.recipe import DEPTH, VECTOR, Plan
 from memd.semantic.service import SemanticRecall, monotone
 
@@ -63,13 +63,14 @@ def _hit(r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] =
 
 @dataclass(frozen=True, slots=True)
 class FusedSection:
-    """A section ranked by fusion: its row, fused score, the rankings that found it and its
-    cosine to the query when the vector ranking was one of them."""
+    """A section ranked by fusion: its row, fused score, the rankings that found it, its
+    script, and its vector's z-score among the scope's when asked for (`SemanticRecall.is_close`)."""
 
     row: SectionRow
     score: float
     found_by: tuple[str, ...]
-    cosine: float | None
+    script: Script
+    z: float | None = None
 
 
 def fused_sections(
@@ -83,6 +84,7 @@ def fused_sections(
     owner: str | None = None,
     agent_id: str | None = None,
     mode: str = "auto",
+    z: bool = False,
 ) -> list[FusedSection]:
     """The recipe over sections: full text with the query as typed and bridged (`DEPTH` each),
     the nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`)."""
@@ -95,7 +97,7 @@ def fused_sections(
         rows.update((r.id, r) for r in found if r.id not in rows)
         lists[name] = Ranked([r.id for r in found], monotone([-float(r.rank) for r in found]))
     near = semantic.sections(p, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner,
-                             agent_id=agent_id)  # fmt: skip
+                             agent_id=agent_id, z=z)  # fmt: skip
     if near.docs:
         rows.update(
             (r.id, r) for r in sections_by_id(conn, [d for d in near.docs if d not in rows])
@@ -105,5 +107,6 @@ def fused_sections(
         lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
     scripts = semantic.scripts(near, {i: r.text for i, r in rows.items()}, rows)
     fused = semantic.fuse(p, lists, scripts, limit)
-    cos = dict(zip(near.docs, near.cosines, strict=True))
-    return [FusedSection(rows[h.key], h.score, h.found_by, cos.get(h.key)) for h in fused.hits]
+    zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
+    return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key))
+            for h in fused.hits]  # fmt: skip

@@ -90,11 +90,11 @@ class SemanticFeature:
 
     # -- starting --------------------------------------------------------------------------
     def _attach(self, query: Availability) -> bool:
-        from memd.semantic.index import VectorIndex
-
         if query.embedder is None:
             self.recall.reason = query.reason
             return False
+        from memd.semantic.index import VectorIndex  # numpy: the extra is there
+
         self.model = query.embedder.model_id
         self.recall.attach(query.embedder, VectorIndex(self.store, self.model), query.reason)
         return True
@@ -149,9 +149,10 @@ class SemanticFeature:
                                      defer=lambda: battery_defer(self.host.settings.jobs_min_battery))  # fmt: skip
             self.backfill.start()
             log.info("semantic recall %s; dictionary %s", self.recall.reason, self.dictionary_state)
-        except (DatabaseError, OSError) as exc:
+        except Exception as exc:  # recall by meaning is optional: the daemon serves on without it
+            self.recall.embedder = None
             self.recall.reason = f"could not start: {exc}"
-            log.error("semantic recall could not start: %s", exc)
+            log.exception("semantic recall could not start")
 
     def stop(self) -> None:
         self._stopping.set()

@@ -36,14 +36,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import MemdError
 from memd.db import DatabaseError, Store
 from memd.semantic import repo
 from memd.semantic.base import Embedder
 from memd.semantic.errors import EmbeddingError
-from memd.semantic.index import VectorIndex
 from memd.semantic.texts import (
     MAX_CHARS,
     item_key,
@@ -53,6 +52,9 @@ from memd.semantic.texts import (
     text_hash,
     turn_passage,
 )
+
+if TYPE_CHECKING:
+    from memd.semantic.index import VectorIndex  # numpy: the extra
 
 log = logging.getLogger("memd.semantic")
 NICE = 19

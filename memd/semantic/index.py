@@ -64,15 +64,46 @@ class Snapshot:
         return np.ones(self.rows, dtype=np.bool_)
 
     def top(
-        self, query: npt.NDArray[np.float32], k: int, mask: Mask | None = None
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        mask: Mask | None = None,
+        z: list[float] | None = None,
     ) -> tuple[list[int], list[float]]:
         """The `k` documents nearest to `query` among the rows in `mask`, best first, with
-        their cosines (a document with several rows counts its best one)."""
+        their cosines (a document with several rows counts its best one). With a list `z`,
+        also each document's z-score: how many standard deviations its cosine stands above
+        the mean cosine of the rows in `mask` written in its script."""
         if self.rows == 0 or k <= 0:
             return [], []
         scores = self.matrix @ query
         if mask is not None:
             scores = np.where(mask, scores, -np.inf).astype(np.float32, copy=False)
+        docs, cos = self._best(scores, k)
+        if z is not None:
+            z.extend(self._z(scores, mask, docs, cos))
+        return docs, cos
+
+    def _z(
+        self, scores: npt.NDArray[np.float32], mask: Mask | None, docs: list[int], cos: list[float]
+    ) -> list[float]:
+        stats: dict[str, tuple[float, float]] = {}
+        out = []
+        for d, c in zip(docs, cos, strict=True):
+            script = self.scripts.get(d, "")
+            if script not in stats:
+                sel = self.where("script", [script])
+                if mask is not None:
+                    sel &= mask
+                vals = scores[sel]
+                stats[script] = (
+                    (float(vals.mean()), float(vals.std())) if vals.size > 1 else (c, 0.0)
+                )
+            mu, sd = stats[script]
+            out.append((c - mu) / sd if sd > 0 else 0.0)
+        return out
+
+    def _best(self, scores: npt.NDArray[np.float32], k: int) -> tuple[list[int], list[float]]:
         want = min(self.rows, k if self.unique_docs else 4 * k)
         part = (
             np.argpartition(-scores, want - 1)[:want] if want < self.rows else np.arange(self.rows)
@@ -148,28 +179,30 @@ def build_sections(store: Store, model: str, generation: int) -> Snapshot:
     blobs: list[bytes] = []
     docs: list[int] = []
     scripts: dict[int, Script] = {}
-    kind, owner = _Coder(), _Coder()
+    kind, owner, script = _Coder(), _Coder(), _Coder()
 
     def add(doc: int, blob: bytes, place: tuple[str, str]) -> None:
         blobs.append(blob)
         docs.append(doc)
         kind.add(place[0])
         owner.add(place[1])
+        script.add(scripts.get(doc, ""))
 
     for s in sections:
         where[s.id] = (s.kind, s.owner)
         got = vecs.get(section_key(s.stem, s.heading, s.sha256))
         if got is not None and got[1] == dim:
-            add(s.id, got[2], (s.kind, s.owner))
             scripts[s.id] = got[0]  # type: ignore[assignment]
+            add(s.id, got[2], (s.kind, s.owner))
     for it in items:
         got = item_vecs.get(item_key(it.text))
         if got is not None and got[1] == dim and it.section_id in where:
-            add(it.section_id, got[2], where[it.section_id])
             scripts.setdefault(it.section_id, got[0])  # type: ignore[arg-type]
+            add(it.section_id, got[2], where[it.section_id])
     return Snapshot(
         repo.SECTION, generation, _matrix(blobs, dim), np.asarray(docs, dtype=np.int64), scripts,
-        {"kind": kind.array(), "owner": owner.array()}, {"kind": kind.vocab, "owner": owner.vocab},
+        {"kind": kind.array(), "owner": owner.array(), "script": script.array()},
+        {"kind": kind.vocab, "owner": owner.vocab, "script": script.vocab},
         unique_docs=len(set(docs)) == len(docs), build_s=time.perf_counter() - t0,
     )  # fmt: skip
 
@@ -180,16 +213,19 @@ def build_turns(store: Store, model: str, generation: int) -> Snapshot:
     rows = repo.turn_index_rows(store.read(), model)
     dim = _majority_dim(r.dim for r in rows)
     rows = [r for r in rows if r.dim == dim]
-    session, project, agent = _Coder(), _Coder(), _Coder()
+    session, project, agent, script = _Coder(), _Coder(), _Coder(), _Coder()
     for r in rows:
         session.add(r.session_id)
         project.add(r.project)
         agent.add(r.agent_id)
+        script.add(r.script)
     return Snapshot(
         repo.TURN, generation, _matrix([r.vec for r in rows], dim),
         np.asarray([r.id for r in rows], dtype=np.int64), {r.id: r.script for r in rows},  # type: ignore[misc]
-        {"session": session.array(), "project": project.array(), "agent": agent.array()},
-        {"session": session.vocab, "project": project.vocab, "agent": agent.vocab},
+        {"session": session.array(), "project": project.array(), "agent": agent.array(),
+         "script": script.array()},
+        {"session": session.vocab, "project": project.vocab, "agent": agent.vocab,
+         "script": script.vocab},
         build_s=time.perf_counter() - t0,
     )  # fmt: skip
 

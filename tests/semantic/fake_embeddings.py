@@ -54,6 +54,8 @@ class FakeEmbeddings:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._replies: deque[Reply] = deque()
+        # The answer when nothing is queued: set it to fail every request from now on.
+        self.default = Reply()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -83,7 +85,7 @@ class FakeEmbeddings:
 
     def _answer(self, body: dict[str, Any]) -> tuple[Reply, bytes]:
         with self._lock:
-            reply = self._replies.popleft() if self._replies else Reply()
+            reply = self._replies.popleft() if self._replies else self.default
         if reply.raw is not None:
             return reply, reply.raw
         if reply.status != 200:

