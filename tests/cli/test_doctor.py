@@ -79,7 +79,11 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
         "problems": "ok",
         "anthropic": "ok",
         "sync": "ok",
+        "semantic": "ok",
     }
+    assert checks["semantic"]["detail"] == (
+        'recall by meaning off: disabled in config (semantic.kind = "off")'
+    )
     assert checks["sqlite"]["data"]["fts5"] is True
     assert checks["daemon"]["data"]["pid"] == daemon.proc.pid  # type: ignore[union-attr]
     assert 5 < checks["daemon"]["data"]["rss_mb"] < 500
