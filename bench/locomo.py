@@ -307,6 +307,32 @@ def by_fold(
     return out
 
 
+def context_close_turns(
+    daemon: Daemon, qs: list[tuple[int, str, int, list[str]]]
+) -> dict[str, float]:
+    """`context` for each question (no recall keyword, all five conversations in scope): how
+    often the conversation tier adds past turns by their vectors alone (`CLOSE_Z`), and how
+    many of those come from the question's own conversation or are its evidence."""
+    from memd.api.client import Client
+
+    asked = with_close = turns = own = evidence = 0
+    with Client(daemon.sock, timeout=60) as c:
+        for ci, q, _, ev in qs:
+            ctx = c.call("context", {"query": q, "budget_tokens": 2000})
+            asked += 1
+            close = [s for s in ctx["sections"] if s["tier"] == "conversation"
+                     and "vector" in s.get("found_by", []) and "fts" not in s["found_by"]]  # fmt: skip
+            with_close += bool(close)
+            for s in close:
+                mine = s["session_id"].startswith(f"locomo{ci}-")
+                for tid in s["turn_ids"]:
+                    turns += 1
+                    own += mine
+                    evidence += mine and tid in ev
+    return {"questions": asked, "with": with_close, "turns": turns, "own": own,
+            "evidence": evidence}  # fmt: skip
+
+
 def run_semantic(args: argparse.Namespace, samples: list[dict[str, Any]]) -> str:
     en = questions(samples)
     zh = chinese_questions(samples, args.zh)
@@ -337,8 +363,10 @@ def run_semantic(args: argparse.Namespace, samples: list[dict[str, Any]]) -> str
                 zh_counts = dict(counts)
             finally:
                 close()
+            ctx = context_close_turns(daemon, en)
     info = {"turns": n_turns, "ingest_s": ingest_s, "fill_s": fill_s, "model": sem.get("model", ""),
-            "en": len(en), "zh": len(zh), "found_by": {"en": en_counts, "zh": zh_counts}}  # fmt: skip
+            "en": len(en), "zh": len(zh), "found_by": {"en": en_counts, "zh": zh_counts},
+            "context": ctx}  # fmt: skip
     return render_semantic(base_res, res, info)
 
 
@@ -398,9 +426,21 @@ def render_semantic(
         " (each question embedded once: no cache hits). Which rankings found the top-10 hits:"
         f" English {share(info['found_by']['en'])}; Chinese {share(info['found_by']['zh'])}.",
         "",
+        _context_line(info["context"]),
+        "",
         machine_line(),
     ]
     return "\n".join(lines)
+
+
+def _context_line(c: dict[str, float]) -> str:
+    n = c["turns"] or 1
+    return (
+        f"`context` for each English question (no recall keyword; all five conversations in"
+        f" scope): the conversation tier added past turns by their vectors alone for {c['with']}"
+        f" of {c['questions']} questions ({c['turns']} turns: {c['own'] / n:.0%} from the"
+        f" question's own conversation, {c['evidence'] / n:.0%} its evidence turns)."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
