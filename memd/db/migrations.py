@@ -522,6 +522,8 @@ def m080_semantic_vectors(conn: sqlite3.Connection) -> None:
     # queue a changed turn and its successor in `vector_dirty` for the backfill worker (only
     # an UPDATE pays for it; inserts are found by id); `seq` counts the changes, so the worker
     # clears an entry only if no change came in while it was embedding the text it had read.
+    # A turn deleted (forgotten) takes its vector with it, and its successor's, whose passage
+    # held part of its text, at once: the worker embeds the successor again.
     run_script(
         conn,
         """
@@ -552,7 +554,9 @@ def m080_semantic_vectors(conn: sqlite3.Connection) -> None:
                 ON CONFLICT(kind, key) DO UPDATE SET seq = seq + 1;
         END;
         CREATE TRIGGER turns_vector_ad AFTER DELETE ON turns BEGIN
-            DELETE FROM vectors WHERE kind = 'turn' AND key = CAST(old.id AS TEXT);
+            DELETE FROM vectors WHERE kind = 'turn' AND key IN (CAST(old.id AS TEXT),
+                (SELECT CAST(min(id) AS TEXT) FROM turns
+                 WHERE session_id = old.session_id AND id > old.id));
             INSERT INTO vector_dirty(kind, key)
                 SELECT 'turn', CAST(min(id) AS TEXT) FROM turns
                 WHERE session_id = old.session_id AND id > old.id HAVING min(id) IS NOT NULL

@@ -285,10 +285,14 @@ class Backfill:
             return
         self._data_version = version
         last = repo.last_turn_id(conn)
-        if last > self._turn_mark:
-            self._live.extend(repo.turn_ids_between(conn, self._turn_mark, last))
-            self._totals[repo.TURN] += last - self._turn_mark
-            self._turn_mark = last
+        added = repo.turn_ids_between(conn, self._turn_mark, last) if last > self._turn_mark else []
+        self._live.extend(added)
+        self._turn_mark = max(self._turn_mark, last)
+        count = repo.turn_count(conn)
+        if count < self._totals[repo.TURN] + len(added):
+            # Turns were deleted (forgotten): their vectors went with them, the matrix follows.
+            self._stale.add(repo.TURN)
+        self._totals[repo.TURN] = count
         dirty = {k: n for k, n in repo.dirty(conn, repo.TURN).items() if k not in self._dirty}
         if dirty:
             self._dirty.update(dirty)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from memd.conversations.ingest import write_turns
+from memd.conversations.repo import delete_turns
 from memd.core.models import Turn
 from memd.daemon.methods import rebuild
 from memd.db import Store
@@ -129,6 +130,28 @@ def test_a_changed_turn_and_the_turn_after_it_are_embedded_again(
     assert hashes[str(ids[2])] == text_hash(turn_passage("Ann", "Lucky you!", "Bo",
                                                          "Great, we saw dolphins."))  # fmt: skip
     assert store.read().execute("SELECT count(*) FROM vector_dirty").fetchone()[0] == 0
+
+
+def test_a_forgotten_turn_takes_its_vector_and_its_successor_s_at_once(
+    store: Store, server: FakeEmbeddings
+) -> None:
+    store.w.run(lambda c: write_turns(c, [turn("1", "Hi."), turn("2", "My PIN is 4711."),
+                                          turn("3", "Noted.")]))  # fmt: skip
+    b = fill(store, server)
+    ids = [str(r[0]) for r in store.read().execute("SELECT id FROM turns ORDER BY id")]
+    store.w.run(lambda c: delete_turns(c, "s1", ["2"]))
+    # Nothing derived from the forgotten text is left, even before the worker runs again.
+    assert set(stored(store, repo.TURN)) == {ids[0]}
+    before = len(embedded(server))
+    b.run_until_idle(60)
+    assert embedded(server)[before:] == ["user: Hi.\nuser: Noted."]
+    assert set(stored(store, repo.TURN)) == {ids[0], ids[2]}
+    assert all("4711" not in t for t in embedded(server)[before:])
+    # The last turn of a session has no successor: the matrix drops it all the same.
+    store.w.run(lambda c: delete_turns(c, "s1", ["3"]))
+    assert b.step() is False  # nothing to embed: only the matrix to rebuild
+    snap = b.index.snapshot(repo.TURN) if b.index else None
+    assert snap is not None and [str(d) for d in snap.docs] == [ids[0]]
 
 
 def test_a_passage_that_did_not_change_is_not_embedded_again(
