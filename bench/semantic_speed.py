@@ -163,6 +163,75 @@ def topk_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, float]:
     return res
 
 
+def index_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, Any]:
+    """The daemon's search over one kind's matrix (`memd.semantic.index.Snapshot.top`): all
+    rows, a scope mask built per query (three file kinds of eight, and one agent's files),
+    and with the per-script z-scores `context` asks for; 5% of the rows are Chinese."""
+    import numpy as np
+
+    from memd.semantic.index import Snapshot
+    from memd.semantic.vectors import normalise
+
+    rng = np.random.default_rng(2)
+    matrix = normalise(rng.normal(size=(n, dim)).astype(np.float32))
+    kinds = ["topic", "note", "agent", "core", "project", "journal", "archive", "other"]
+    kind = rng.integers(0, len(kinds), n).astype(np.int32)
+    owner = rng.integers(0, 20, n).astype(np.int32)
+    scripts = {i: ("cjk" if i % 20 == 0 else "latin") for i in range(n)}
+    script = np.asarray([0 if scripts[i] == "latin" else 1 for i in range(n)], dtype=np.int32)
+    snap = Snapshot("section", 1, matrix, np.arange(n, dtype=np.int64), scripts,  # type: ignore[arg-type]
+                    {"kind": kind, "owner": owner, "script": script},
+                    {"kind": {k: i for i, k in enumerate(kinds)},
+                     "owner": {f"a{i}": i for i in range(20)}, "script": {"latin": 0, "cjk": 1}})  # fmt: skip
+    qs = normalise(rng.normal(size=(queries, dim)).astype(np.float32))
+
+    def scoped() -> Any:
+        m = snap.where("kind", ["topic", "note", "agent"])
+        m &= ~snap.where("kind", ["agent"]) | snap.where("owner", ["a3"])
+        return m
+
+    out: dict[str, Any] = {"mb": matrix.nbytes / 2**20}
+    for label, fn in (
+        ("all rows", lambda q: snap.top(q, 50)),
+        ("scope mask, built", lambda q: snap.top(q, 50, scoped())),
+        ("scope mask, cached", lambda q: snap.top(q, 50, snap.mask("topics", lambda _: scoped()))),
+        (
+            "cached mask + z-scores",
+            lambda q: snap.top(q, 50, snap.mask("topics", lambda _: scoped()), []),
+        ),
+    ):
+        times, cpu = [], []
+        for q in qs:
+            t, c = time.perf_counter(), time.process_time()
+            fn(q)
+            times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+        out[label] = {**summary_ms(times), "cpu_p50": statistics.median(cpu) * 1000}
+    return out
+
+
+LABELS = ("all rows", "scope mask, built", "scope mask, cached", "cached mask + z-scores")
+
+
+def render_index(timings: dict[int, dict[str, Any]]) -> str:
+    rows = [[f"{n:,} × 384 ({t['mb']:.0f} MB)", label, f"{t[label]['p50']:.2f}",
+             f"{t[label]['p95']:.2f}", f"{t[label]['cpu_p50']:.2f}"]
+            for n, t in timings.items() for label in LABELS]  # fmt: skip
+    return "\n".join([
+        "## Recall by meaning: the daemon's vector search (`bench/semantic_speed.py --index`)",
+        "",
+        "`memd.semantic.index.Snapshot.top`, top 50 of random unit vectors, one BLAS thread:"
+        " the whole matrix; a scope mask (the `context` topic tier's: three file kinds of eight,"
+        " agent files of one agent only) built for the query, or kept with the matrix as the"
+        " daemon does (`Snapshot.mask`); and with the per-script z-scores `context` uses to admit"
+        " a document found by its vector alone.",
+        "",
+        table(["matrix", "search", "p50 ms", "p95 ms", "CPU p50 ms"], rows),
+        "",
+        machine_line(),
+    ])  # fmt: skip
+
+
 class RssSampler:
     """Peak RSS of this process while a block runs, sampled every 0.2 s."""
 
@@ -325,10 +394,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backfill", action="store_true", help="also embed 10k turns and 25k sections")
     ap.add_argument("--turns", type=int, default=10_000)
     ap.add_argument("--sections", type=int, default=25_000)
+    ap.add_argument(
+        "--index", action="store_true", help="only the daemon's vector search (own block)"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
+    if args.index:
+        publish(args, BLOCK + "-index",
+                render_index({n: index_timing(n) for n in (10_000, 25_000, 100_000)}))  # fmt: skip
+        return 0
     if args.child:
         out = bridge_child() if args.child == "bridge" else child(args.child, args.threads)
         print(json.dumps(out))

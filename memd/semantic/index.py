@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +31,7 @@ from memd.semantic.texts import MAX_CHARS, item_key, section_key
 log = logging.getLogger("memd.semantic")
 Mask = npt.NDArray[np.bool_]
 KINDS = (repo.SECTION, repo.TURN)
+MAX_MASKS = 64
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Snapshot:
     vocab: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     unique_docs: bool = True
     build_s: float = 0.0
+    _masks: dict[Hashable, Mask] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def rows(self) -> int:
@@ -62,6 +64,17 @@ class Snapshot:
 
     def everything(self) -> Mask:
         return np.ones(self.rows, dtype=np.bool_)
+
+    def mask(self, key: Hashable, build: Callable[[Snapshot], Mask]) -> Mask:
+        """The mask of a scope, built once per snapshot (a scope is asked for again and again:
+        `context`'s topic tier, one conversation's turns)."""
+        m = self._masks.get(key)
+        if m is None:
+            if len(self._masks) >= MAX_MASKS:
+                self._masks.clear()
+            m = self._masks[key] = build(self)
+            m.flags.writeable = False
+        return m
 
     def top(
         self,

@@ -186,7 +186,13 @@ class SemanticRecall:
         log.warning("semantic: %s; full-text search only for %.0f s", why, PAUSE_S)
 
     def _search(
-        self, kind: str, p: Plan, k: int, mask_of: Callable[[Snapshot], Any] | None, z: bool
+        self,
+        kind: str,
+        p: Plan,
+        k: int,
+        scope: tuple[Any, ...],
+        mask_of: Callable[[Snapshot], Any],
+        z: bool,
     ) -> VectorHits:
         if self.index is None:
             return NO_HITS
@@ -203,7 +209,7 @@ class SemanticRecall:
                 f"the query vector has {vec.shape[-1]} dimensions, the stored ones {snap.dim}"
             )
             return NO_HITS
-        mask = mask_of(snap) if mask_of is not None else None
+        mask = snap.mask(scope, mask_of) if scope else None
         zs: list[float] | None = [] if z else None
         docs, cos = snap.top(vec, k, mask, zs)
         return VectorHits(docs, cos, snap.scripts, zs or [])
@@ -233,7 +239,9 @@ class SemanticRecall:
                 m &= ~s.where("kind", ["agent"]) | s.where("owner", [agent_id])
             return m
 
-        return self._search("section", p, k, mask, z)
+        scoped = bool(kinds or exclude_kinds) or owner is not None or agent_id is not None
+        scope = (tuple(kinds), tuple(exclude_kinds), owner, agent_id) if scoped else ()
+        return self._search("section", p, k, scope, mask, z)
 
     def turns(
         self,
@@ -257,7 +265,8 @@ class SemanticRecall:
                 m &= ~s.where("session", [exclude_session])
             return m
 
-        return self._search("turn", p, k, mask, z)
+        scope = (session_id, project, agent_id, exclude_session)
+        return self._search("turn", p, k, scope if any(scope) else (), mask, z)
 
     @staticmethod
     def is_close(p: Plan, z: float | None, script: Script) -> bool:
