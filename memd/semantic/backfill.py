@@ -258,6 +258,7 @@ class Backfill:
             if not tasks:
                 break
             self._embed_and_store(tasks)
+            self._update_progress()
             worked = True
         self._update_progress()
         pending = bool(self._live or self._sections or self._items or self._backlog)
