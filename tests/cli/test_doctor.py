@@ -142,7 +142,7 @@ def test_without_a_daemon_it_fails_and_finds_stale_files(home: Path) -> None:
     index_line = next(line for line in lines if line.split()[1:2] == ["index"])
     assert index_line.startswith("warn") and f"1 changed since indexed: {note}" in index_line
     assert "`memd reindex`" in proc.stdout
-    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 9 ok")
+    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 10 ok")
 
 
 def test_a_damaged_index_fails_with_the_rebuild_hint(home: Path) -> None:
