@@ -126,7 +126,7 @@ def test_reindex_full_draws_a_bar_on_a_terminal_only(home: Path) -> None:
 
 
 def test_the_cli_imports_rich_only_to_draw(home: Path) -> None:
-    code = ("import sys; from memd.cli.commands import main; main(['status', '--json']);"
+    code = ("import sys; from memd.cli import main; main(['status', '--json']);"
             " print('rich' in ' '.join(sys.modules))")  # fmt: skip
     started = time.monotonic()
     res = subprocess.run([sys.executable, "-c", code], env=memd_env(home), capture_output=True,

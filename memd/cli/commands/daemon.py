@@ -1,0 +1,150 @@
+"""The daemon and its upkeep: `serve`, `status`, `reindex`, the jobs (`extract`, `summarize`,
+`archive`), `config`, `service`, `doctor` and `demo`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from memd.cli.commands import call, emit, settings_for
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memd import app
+
+    s = settings_for(args)
+    app.setup_logging(s.log_level)
+    overrides = {"log.level": args.log_level} if args.log_level else None
+    return app.daemon(
+        s, config_file=Path(args.config) if args.config else None, overrides=overrides
+    ).run()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+    from memd.cli import render
+
+    st = call(args, m.STATUS, m.NoParams())
+    emit(args, st, lambda: render.status_text(st))
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from memd.api import messages as m
+
+    res = call(args, m.REINDEX, m.ReindexParams(full=args.full), write=True, progress=True)
+    emit(
+        args,
+        res,
+        f"{'rebuilt' if res.full else 'reconciled'}: {res.indexed} indexed, {res.unchanged} unchanged,"
+        f" {res.deleted} deleted, {res.problems} problems in {res.seconds}s",
+    )
+    return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    """`memd extract|archive|summarize [--now]`: run the job now, or show what it did last.
+
+    Exits 1 when a run asked for did not do its work: it failed, must be retried, was refused
+    for configuration or ran out of its token budget.
+    """
+    import time
+
+    from memd.api import messages as m
+    from memd.cli import render
+
+    if not args.now:
+        job = call(args, m.STATUS, m.NoParams()).jobs.get(args.job_name)
+        emit(args, job, lambda: render.job_text(args.job_name, job, time.time()))
+        return 0
+    res = call(args, m.RUN_JOB, m.RunJobParams(name=args.job_name), write=True)
+    counts = ", ".join(f"{k} {v}" for k, v in res.counts.items())
+    emit(args, res, f"{res.job}: {res.outcome}{' - ' + res.message if res.message else ''}"
+         + (f" ({counts})" if counts else ""))  # fmt: skip
+    return 0 if res.outcome in ("success", "nothing_to_do") else 1
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """`memd config`: the settings in force as TOML (paste-able); `--json` adds the table."""
+    from memd.core import settings
+
+    s = settings_for(args)
+    file = settings.config_path(Path(args.config) if args.config else None)
+    rows = settings.describe()
+    for r in rows:
+        r["value"] = s.value(r["key"])
+        if r["key"] in settings.SECRETS and r["value"]:
+            r["value"] = "(set)"
+    emit(args, {"file": str(file), "settings": rows}, lambda: settings.to_toml(s, file).rstrip())
+    return 0
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    """`memd service install|uninstall|status`: the per-user systemd/launchd service."""
+    from memd.cli import service as install
+
+    s = settings_for(args)
+    if args.action == "status":
+        st = install.service_status(s)
+
+        def status_text() -> str:
+            active = ", ".join(f"{k} {v}" for k, v in (st["active"] or {}).items()) or "unknown"
+            files = "\n".join(
+                f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items()
+            )
+            lines = [f"{st['manager'] or 'no service manager'}: installed {'yes' if st['installed'] else 'no'};"
+                     f" state {active}", files, f"socket {st['socket']}"]  # fmt: skip
+            return "\n".join(lines + ([st["detail"]] if st["detail"] else []))
+
+        emit(args, st, status_text)
+        return 0
+    if args.action == "install":
+        plan = install.plan_install(s, pass_env=args.env or ())
+    else:
+        plan = install.plan_uninstall(s)
+    if args.dry_run:
+        emit(
+            args,
+            {"dry_run": True, **plan.as_dict()},
+            lambda: plan.describe() + "\n(dry run: nothing changed)",
+        )
+        return 0
+    res = install.apply(plan)
+    data = {
+        **plan.as_dict(),
+        "written": [str(p) for p in res.written],
+        "removed": [str(p) for p in res.removed],
+        "commands": [
+            {"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
+            for c in res.commands
+        ],  # fmt: skip
+    }
+
+    def text() -> str:
+        lines = [f"wrote {p}" for p in res.written] + [f"removed {p}" for p in res.removed]
+        for c in res.commands:
+            mark = "ok" if c.ok else f"failed ({c.returncode}, ignored): {c.stderr.strip()}"
+            lines.append(f"ran {' '.join(c.argv)}: {mark}")
+        return "\n".join(lines + [f"note: {n}" for n in plan.notes])
+
+    emit(args, data, text)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """`memd doctor`: every check with its verdict and a fix; exit 1 when something failed."""
+    from memd.cli import doctor
+
+    overrides = {"log.level": args.log_level} if args.log_level else None
+    s, config = doctor.load_settings(Path(args.config) if args.config else None, overrides)
+    checks = [config]
+    if s is not None:
+        checks += doctor.run_checks(s, timeout=min(args.timeout, 5.0))
+    emit(args, doctor.as_dict(checks), lambda: doctor.render(checks))
+    return doctor.exit_code(checks)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memd.cli.demo import run_demo
+
+    return run_demo(home=Path(args.home) if args.home else None, serve=args.serve)

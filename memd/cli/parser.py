@@ -1,0 +1,228 @@
+"""The `memd` command line: its arguments (`build_parser`) and dispatch (`main`).
+
+The commands themselves are in `memd.cli.commands`, by group; they are imported when the
+parser is built, after the commands that parse their own arguments (`hook`, `mcp`,
+`integrate`, `ui`) were handed off, so an assistant's hook does not load them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from memd import __version__
+from memd.core.errors import MemdError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command but the delegated ones (`DELEGATED`)."""
+    from memd.cli.commands import conversations, daemon, history, memory, transfer
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help="settings file (default: the platform config dir)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument("--timeout", type=float, default=30.0, help="socket timeout in seconds")
+    common.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    p = argparse.ArgumentParser(prog="memd", description="A local memory daemon for AI assistants.")
+    p.add_argument("--version", action="version", version=f"memd {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, fn: Command, help: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, parents=[common], help=help, description=help)
+        sp.set_defaults(func=fn)
+        return sp
+
+    add("serve", daemon.cmd_serve, "run the daemon in the foreground")
+    add("status", daemon.cmd_status, "daemon, index, watcher and problem files")
+    sp = add("search", memory.cmd_search, "full-text search over memory (then past conversations)")
+    sp.add_argument("query")
+    sp.add_argument("--limit", type=int, default=10, help="hits per kind: sections, then turns")
+    sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
+    sp.add_argument("--conversations", action="store_true", help="past conversations only")
+    sp = add(
+        "recall",
+        conversations.cmd_recall,
+        "recall past conversations: sessions, a topic, one session, within one",
+    )
+    sp.add_argument("query", nargs="*")
+    sp.add_argument("--mode", choices=["sessions", "topic", "session", "within"],
+                    help="default: from the arguments (query → topic, --session → session/within)")  # fmt: skip
+    sp.add_argument("--session", dest="session_id")
+    sp.add_argument("--project")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--limit", type=int, default=20)
+    add("ingest", conversations.cmd_ingest, "store conversation turns given as JSON lines on stdin")
+    sp = add(
+        "import",
+        transfer.cmd_import,
+        "import a memd export, a ChatGPT export, a Claude Code transcript folder or a log file",
+    )
+    sp.add_argument("path")
+    sp.add_argument("--format", choices=["memd", "chatgpt", "claude-code", "jsonl", "openai"])
+    sp.set_defaults(timeout=600.0)
+    sp = add(
+        "export",
+        transfer.cmd_export,
+        "write sessions with their chats, memories and the Markdown tree to one JSON file",
+    )
+    sp.add_argument("file")
+    sp.add_argument(
+        "--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)"
+    )
+    sp.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
+    sp.set_defaults(timeout=600.0)
+    sp = add("context", memory.cmd_context, "the memory block an assistant should get now")
+    sp.add_argument("query", nargs="?", default="")
+    sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    sp.add_argument(
+        "--project",
+        help="workspace path or project slug (default: the workspace of the current folder)",
+    )
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument("--session", dest="session_id")
+    sp = add("remember", memory.cmd_remember, "save a memory (user scope unless --project/--agent)")
+    sp.add_argument("text", nargs="+")
+    sp.add_argument(
+        "--project", dest="project_flag", action="store_true", help="this workspace's memory"
+    )
+    sp.add_argument("--project-path", dest="project", help="workspace (default: current folder)")
+    sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument(
+        "--type", help="personal, preference, skill, project, task, decision, knowledge"
+    )
+    sp = add(
+        "forget", memory.cmd_forget, "remove memories by id or matching text, or a conversation"
+    )
+    sp.add_argument("what", nargs="*")
+    sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    sp.add_argument(
+        "--session",
+        dest="session_id",
+        help="forget this conversation (its id or the journal's short id) everywhere",
+    )
+    sp.add_argument("--turn", dest="turn_ids", action="append",
+                    help="with --session: only this turn (repeatable)")  # fmt: skip
+    sp = add("memories", memory.cmd_memories, "list the memories in effect")
+    sp.add_argument("--scope", choices=["user", "project", "agent"])
+    sp.add_argument("--all", action="store_true", help="include superseded items")
+    sp.add_argument("--limit", type=int, help=f"items to show (default {memory.MEMORIES_PAGE}; with"
+                    " --json all; 0: all)")  # fmt: skip
+    sp.add_argument("--offset", type=int, default=0, help="skip this many first (the next page)")
+    sp = add(
+        "history", history.cmd_history, "changes of the memory tree, newest first (PATH: a file)"
+    )
+    sp.add_argument("path", nargs="?", help="a file or folder (here, or in the memory tree)")
+    sp.add_argument("--since", help='e.g. 2026-11-01, or "2 days ago"')
+    sp.add_argument("--limit", type=int, default=50)
+    sp = add("show", history.cmd_show, "one change of the memory tree, with its diff")
+    sp.add_argument("change", help="a change id from `memd history`")
+    sp = add(
+        "undo", history.cmd_undo, "reverse a change (or every change of a job run) as a new change"
+    )
+    sp.add_argument("change", nargs="?", help="a change id from `memd history`")
+    sp.add_argument("--run", help="undo all a job run wrote (its id: `run` in the job's counts)")
+    sp.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    add("enable", memory.cmd_switch, "turn memory on")
+    add("disable", memory.cmd_switch, "turn memory off (context is empty, nothing is written)")
+    sp = add("reindex", daemon.cmd_reindex, "catch up with the files, or rebuild the index")
+    sp.add_argument(
+        "--full", action="store_true", help="rebuild into a new database and swap it in"
+    )
+    for job, help in (
+        ("extract", "extract facts and preferences from new conversation turns"),
+        ("summarize", "summarise idle sessions"),
+        ("archive", "move old journal days and expired/decayed memories to archive/"),
+    ):
+        sp = add(job, daemon.cmd_job, help + " (--now runs it; without, shows its state)")
+        sp.add_argument("--now", action="store_true", help="run it now and print what it did")
+        sp.set_defaults(job_name=job)
+    sp = add(
+        "sync", transfer.cmd_sync, "cloud sync: queue status, run now, create the cloud tables"
+    )
+    sp.add_argument("action", nargs="?", choices=["status", "init-schema"], default="status")
+    sp.add_argument("--now", action="store_true", help="pull, then push everything queued, now")
+    sp.add_argument(
+        "--retry-parked", action="store_true", help="with --now: retry parked operations"
+    )
+    add("config", daemon.cmd_config, "every setting with its value, env override and help")
+    sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
+    sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
+    sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
+    sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
+    sp = add(
+        "service",
+        daemon.cmd_service,
+        "install, remove or inspect memd as a user service (systemd/launchd)",
+    )
+    sp.add_argument("action", choices=["install", "uninstall", "status"])
+    sp.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    sp.add_argument("--env", action="append", metavar="NAME",
+                    help="install: copy this variable (e.g. ANTHROPIC_API_KEY) from this shell into"
+                         " the service's environment file, readable only by you")  # fmt: skip
+    add(
+        "doctor",
+        daemon.cmd_doctor,
+        "check SQLite, folders, limits, daemon, service, keys, cloud and index",
+    )
+    sp = add("demo", daemon.cmd_demo, "start a daemon on a throwaway home and show what it does")
+    sp.add_argument("--home", help="use this MEMD_HOME instead of a temp folder")
+    sp.add_argument("--serve", action="store_true", help="keep the daemon running afterwards")
+    return p
+
+
+# Commands with their own argument parsing, dispatched before argparse so hooks start fast.
+DELEGATED = {
+    "hook": "memd.integrations.hooks",
+    "mcp": "memd.integrations.mcp_server",
+    "integrate": "memd.integrations.claude_code",
+    "ui": "memd.ui.run",
+}
+
+
+def _delegate(argv: list[str]) -> int:
+    import importlib
+
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "integrate":
+        if not rest or rest[0] != "claude-code":
+            print("usage: memd integrate claude-code [--dry-run] [--remove]", file=sys.stderr)
+            return 2
+        rest = rest[1:]
+    module = importlib.import_module(DELEGATED[cmd])
+    if cmd in ("hook", "mcp"):
+        # They sit below the composition root: without a daemon they answer through the CLI's
+        # read-only engine (loaded only then).
+        from memd.cli.offline import answer_offline
+
+        return int(module.main(rest, offline=answer_offline))
+    return int(module.main(rest))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `memd ARGV` (default: the process's arguments) and return its exit code."""
+    # Everything memd creates (index, memory files, exports, snapshots, the history repository)
+    # is the user's alone unless it says otherwise; files it replaces keep their own mode.
+    os.umask(0o077)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        return _delegate(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except MemdError as exc:
+        print(f"memd: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
