@@ -22,7 +22,14 @@ from typing import Any
 import pytest
 
 from memd.cli import doctor
+from memd.cli.doctor.check import configured_secrets, scrub
+from memd.cli.doctor.cloud import check_sync
+from memd.cli.doctor.daemon import assess_daemon, assess_service
+from memd.cli.doctor.files import assess_permissions
+from memd.cli.doctor.inotify import assess_inotify, count_dirs
+from memd.cli.doctor.runtime import assess_sqlite, check_python
 from memd.core import settings as settings_mod
+from memd.db.connection import sqlite_features
 from tests.fakes.postgrest_server import FakePostgrest
 from tests.utils import DaemonProcess, memd_env, wait_for
 
@@ -187,10 +194,10 @@ def test_unreachable_postgres_fails_fast_without_the_password(home: Path) -> Non
     port = free_port()
     s = load(home, MEMD_SYNC_BACKEND="postgres",
              MEMD_SYNC_DSN=f"postgresql://memd:{PG_PASSWORD}@127.0.0.1:{port}/memd")  # fmt: skip
-    check = doctor.check_sync(s, timeout=2)
+    check = check_sync(s, timeout=2)
     assert check.status == "fail"
     assert "unreachable" in check.detail and "Connection refused" in check.detail
-    everything = json.dumps(doctor.as_dict([doctor.scrub(check, doctor._secrets(s))]))
+    everything = json.dumps(doctor.as_dict([scrub(check, configured_secrets(s))]))
     assert PG_PASSWORD not in everything
 
 
@@ -213,10 +220,10 @@ def test_secrets_are_scrubbed_from_any_message(home: Path) -> None:
 
 
 def test_sync_misconfiguration_fails_with_a_hint(home: Path) -> None:
-    c = doctor.check_sync(load(home, MEMD_SYNC_BACKEND="postgres"), timeout=1)
+    c = check_sync(load(home, MEMD_SYNC_BACKEND="postgres"), timeout=1)
     assert c.status == "fail" and "sync.dsn is empty" in c.detail and "MEMD_SYNC_DSN" in c.hint
     # settings.load refuses unknown backends; a Settings built in code still gets a clear answer.
-    c = doctor.check_sync(dataclasses.replace(load(home), sync_backend="dropbox"), timeout=1)
+    c = check_sync(dataclasses.replace(load(home), sync_backend="dropbox"), timeout=1)
     assert c.status == "fail" and "unknown sync.backend 'dropbox'" in c.detail
 
 
@@ -232,7 +239,7 @@ def test_sync_misconfiguration_fails_with_a_hint(home: Path) -> None:
     ],
 )
 def test_inotify_limits(watches: int | None, instances: int | None, dirs: int, status: str) -> None:
-    c = doctor.assess_inotify(watches, instances, dirs)
+    c = assess_inotify(watches, instances, dirs)
     assert c.status == status
     if status != "ok":
         assert "fs.inotify.max_user_" in c.hint
@@ -242,26 +249,26 @@ def test_inotify_counts_every_watched_folder(tmp_path: Path) -> None:
     for sub in ("a/b/c", "a/d", "e"):
         (tmp_path / "memory" / sub).mkdir(parents=True)
     (tmp_path / "logs").mkdir()
-    assert doctor.count_dirs([tmp_path / "memory", tmp_path / "logs", tmp_path / "missing"]) == 7
+    assert count_dirs([tmp_path / "memory", tmp_path / "logs", tmp_path / "missing"]) == 7
 
 
 def test_daemon_health_verdicts(daemon: DaemonProcess) -> None:
     st = daemon.call("status")
-    ok = doctor.assess_daemon(st, "", daemon.sock)
+    ok = assess_daemon(st, "", daemon.sock)
     assert [c.status for c in ok] == ["ok", "ok"]
     polling = {
         **st,
         "watcher": {"mode": f"polling for {daemon.memory} (inotify watch limit reached)"},
     }
-    watcher = doctor.assess_daemon(polling, "", daemon.sock)[1]
+    watcher = assess_daemon(polling, "", daemon.sock)[1]
     assert watcher.status == "warn" and watcher.detail.startswith("polling for")
     assert "max_user_watches" in watcher.hint
-    old = doctor.assess_daemon({**st, "version": "0.0.1"}, "", daemon.sock)[0]
+    old = assess_daemon({**st, "version": "0.0.1"}, "", daemon.sock)[0]
     assert old.status == "warn" and "runs memd 0.0.1" in old.detail and "restart" in old.hint
     fat = {**st, "daemon": {**st["daemon"], "rss_mb": 900.0}}
-    assert doctor.assess_daemon(fat, "", daemon.sock)[0].status == "warn"
+    assert assess_daemon(fat, "", daemon.sock)[0].status == "warn"
     daemon.stop(signal.SIGKILL)
-    gone = doctor.assess_daemon(None, f"no memd daemon is listening on {daemon.sock}", daemon.sock)
+    gone = assess_daemon(None, f"no memd daemon is listening on {daemon.sock}", daemon.sock)
     assert [c.status for c in gone] == ["fail"] and "stale socket file" in gone[0].detail
 
 
@@ -283,7 +290,7 @@ def test_daemon_health_verdicts(daemon: DaemonProcess) -> None:
     ],
 )  # fmt: skip
 def test_service_verdicts(report: dict[str, Any], status: str, words: str) -> None:
-    c = doctor.assess_service(report, None)
+    c = assess_service(report, None)
     assert c.status == status and words in c.detail
     if status != "ok":
         assert c.hint
@@ -298,25 +305,22 @@ def test_permission_verdicts(tmp_path: Path) -> None:
         s.bind(str(sock_path))
         os.chmod(sock_path, 0o600)
         uid = os.getuid()
-        assert (
-            doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid).status
-            == "ok"
-        )
-        other = doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid + 1)
+        assert assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid).status == "ok"
+        other = assess_permissions(run, run.stat(), sock_path, sock_path.stat(), uid + 1)
         assert other.status == "fail" and f"not to you (uid {uid + 1})" in other.detail
     sock_path.unlink()
     sock_path.write_text("not a socket")
-    c = doctor.assess_permissions(run, run.stat(), sock_path, sock_path.stat(), os.getuid())
+    c = assess_permissions(run, run.stat(), sock_path, sock_path.stat(), os.getuid())
     assert c.status == "fail" and "not a socket" in c.detail
     assert stat.S_IMODE(run.stat().st_mode) == 0o700
 
 
 def test_python_and_sqlite_verdicts() -> None:
-    assert doctor.check_python((3, 10, 4)).status == "fail"
-    assert doctor.check_python((3, 11, 0)).status == "ok"
-    real = doctor.sqlite_features()
-    assert doctor.assess_sqlite(real).status == "ok"
+    assert check_python((3, 10, 4)).status == "fail"
+    assert check_python((3, 11, 0)).status == "ok"
+    real = sqlite_features()
+    assert assess_sqlite(real).status == "ok"
     no_fts = {**real, "compile_fts5": False, "fts5_error": "no such module: fts5"}
-    c = doctor.assess_sqlite(no_fts)
+    c = assess_sqlite(no_fts)
     assert c.status == "fail" and "compiled without ENABLE_FTS5" in c.detail and "SQLite" in c.hint
-    assert doctor.assess_sqlite({**real, "version": "3.22.0"}).status == "fail"
+    assert assess_sqlite({**real, "version": "3.22.0"}).status == "fail"

@@ -1,0 +1,68 @@
+"""`memd doctor`: check everything memd depends on and say how to fix what is wrong.
+
+Each check returns a `Check` (ok / warn / fail, what was found, how to fix it). `run_checks`
+runs them all against a `Settings`; `render` and `as_dict` present them; `exit_code` is 1 when
+any check failed. The assessments are pure functions of what was measured (`assess_inotify`,
+`assess_daemon`, `assess_service`, …) so each verdict can be tested on its own, and the
+measuring shell around them never raises: a check that cannot run says so in its result.
+
+The checks, by what they check: `config` (the settings file), `runtime` (Python and SQLite),
+`files` (folders and the socket's permissions), `inotify`, `daemon` (the running daemon and
+its service), `keys` (the Anthropic key), `cloud` (sync), `index` and `semantic` (recall by
+meaning); `check` holds the verdict type and the report.
+
+Secrets are never printed: the Anthropic key is reported as "set" or "not set", cloud
+backends scrub their own messages, and every text leaving this package is scrubbed again of
+every configured secret.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from memd.cli.doctor.check import Check, as_dict, configured_secrets, exit_code, render, scrub
+from memd.cli.doctor.cloud import BackendFactory, check_sync
+from memd.cli.doctor.config import load_settings
+from memd.cli.doctor.daemon import assess_daemon, check_service, fetch_status
+from memd.cli.doctor.files import check_folders, check_permissions
+from memd.cli.doctor.index import assess_index, assess_problems, inspect_index
+from memd.cli.doctor.inotify import check_inotify
+from memd.cli.doctor.keys import check_anthropic
+from memd.cli.doctor.runtime import assess_sqlite, check_python
+from memd.cli.doctor.semantic import assess_semantic
+from memd.cli.service import Runner
+from memd.core.errors import MemdError
+from memd.core.settings import Settings
+from memd.db.connection import sqlite_features
+from memd.sync.backend import make_backend
+
+__all__ = ["Check", "as_dict", "exit_code", "load_settings", "render", "run_checks"]
+
+
+def run_checks(
+    settings: Settings,
+    *,
+    timeout: float = 3.0,
+    runner: Runner = subprocess.run,
+    backend_factory: BackendFactory = make_backend,
+) -> list[Check]:
+    """Run every check; `timeout` bounds the socket and cloud probes (seconds each)."""
+    checks = [check_python(), assess_sqlite(sqlite_features()), check_folders(settings),
+              check_permissions(settings), check_inotify(settings)]  # fmt: skip
+    status, why = fetch_status(settings.socket_path, timeout)
+    checks += assess_daemon(status, why, settings.socket_path)
+    pid = (status or {}).get("daemon", {}).get("pid")
+    checks.append(check_service(settings, pid, runner))
+    try:
+        ix = inspect_index(settings)
+    except (MemdError, OSError) as exc:
+        ix = {"exists": True, "path": str(settings.db_path), "error": str(exc)}
+    checks.append(assess_index(ix, status, time.time()))
+    problems = status["problems"] if status is not None else ix.get("problems", [])
+    checks.append(assess_problems(problems))
+    checks.append(check_anthropic(settings, status.get("llm") if status is not None else None))
+    checks.append(check_sync(settings, timeout, backend_factory))
+    checks.append(assess_semantic(status.get("semantic") if status else None, settings))
+    secrets = configured_secrets(settings)
+    return [scrub(c, secrets) for c in checks]

@@ -1,0 +1,144 @@
+"""The daemon: does it answer, is it healthy (memory, version, watcher), and is it installed
+as a user service."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memd import __version__
+from memd.cli.doctor.check import Check, fail, ok, warn
+from memd.cli.service import Runner, service_status
+from memd.core.errors import DaemonNotRunning, MemdError
+from memd.core.settings import Settings
+
+RSS_WARN_MB = 150.0
+
+
+def fetch_status(socket_path: Path, timeout: float) -> tuple[dict[str, Any] | None, str]:
+    """The daemon's `status` answer, or None and why it could not be had."""
+    from memd.api import client
+
+    try:
+        st = client.call(socket_path, "status", {}, timeout=timeout)
+    except DaemonNotRunning as exc:
+        return None, str(exc)
+    except MemdError as exc:
+        return None, f"the daemon answered with an error: {exc}"
+    except (OSError, ValueError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    return (st if isinstance(st, dict) else None), ""
+
+
+def assess_daemon(
+    status: Mapping[str, Any] | None, why: str, socket_path: Path, version: str = __version__
+) -> list[Check]:
+    """Reachability and health (RSS, version, watcher mode) from the daemon's status answer."""
+    if status is None:
+        stale = socket_path.exists() and "no memd daemon is listening" in why
+        detail = f"no daemon answers on {socket_path}" + (
+            " (a stale socket file is left)" if stale else ""
+        )
+        return [
+            fail(
+                "daemon",
+                f"{detail}: {why}" if why and "no memd daemon" not in why else detail,
+                "start it: `memd service install` (at login) or `memd serve`; queries still work "
+                "read-only without it, but nothing is watched, recorded or extracted",
+            )
+        ]
+    d = status.get("daemon", {})
+    rss = float(d.get("rss_mb", 0.0) or 0.0)
+    data = {k: d.get(k) for k in ("pid", "uptime_s", "rss_mb", "cpu_s", "threads")}
+    detail = (
+        f"pid {d.get('pid')}, up {float(d.get('uptime_s', 0) or 0):.0f} s, RSS {rss:.1f} MB, "
+        f"CPU {d.get('cpu_s', 0)} s, {d.get('threads', '?')} threads"
+    )
+    out: list[Check] = []
+    if status.get("version") and status["version"] != version:
+        out.append(warn(
+            "daemon",
+            f"{detail}; it runs memd {status['version']}, this command is {version}",
+            "restart the daemon to run the installed version (systemctl --user restart memd)",
+            data=data,
+        ))  # fmt: skip
+    elif rss > RSS_WARN_MB:
+        out.append(warn(
+            "daemon",
+            f"{detail}: more memory than expected (< {RSS_WARN_MB:.0f} MB)",
+            "restart it; if it grows again, report it with `memd status --json`",
+            data=data,
+        ))  # fmt: skip
+    else:
+        out.append(ok("daemon", detail, data=data))
+    mode = str(status.get("watcher", {}).get("mode", ""))
+    if mode.startswith("polling"):
+        out.append(warn(
+            "watcher",
+            mode,
+            "raise fs.inotify.max_user_watches / max_user_instances and restart memd; polling "
+            "notices edits later and costs CPU",
+            mode=mode,
+        ))  # fmt: skip
+    elif mode == "native":
+        out.append(ok("watcher", "native file events (inotify / FSEvents)", mode=mode))
+    else:
+        out.append(warn("watcher", f"watcher {mode or 'unknown'}", "restart the daemon", mode=mode))
+    return out
+
+
+def assess_service(report: Mapping[str, Any], daemon_pid: int | None) -> Check:
+    """Installed and active as a user service (systemd or launchd)?"""
+    manager = report.get("manager") or "service manager"
+    active: dict[str, str] = dict(report.get("active") or {})
+    data = {
+        "manager": report.get("manager"),
+        "installed": report.get("installed"),
+        "active": active,
+    }
+    by_hand = f"; the daemon runs without it (pid {daemon_pid})" if daemon_pid else ""
+    if report.get("manager") is None:
+        return warn("service", f"{report.get('detail') or 'no supported service manager'}{by_hand}",
+                     "run `memd serve` from your own supervisor", data=data)  # fmt: skip
+    if not report.get("installed"):
+        return warn(
+            "service",
+            f"not installed as a {manager} user service{by_hand}",
+            "`memd service install` starts memd at login and restarts it after a crash",
+            data=data,
+        )
+    if not report.get("manager_available"):
+        detail = report.get("detail") or f"{manager} cannot be asked"
+        return warn(
+            "service",
+            f"installed, but {manager} is not reachable: {detail}{by_hand}",
+            "run this from a login session; for systemd without one: loginctl enable-linger $USER",
+            data=data,
+        )
+    states = ", ".join(f"{unit} {state}" for unit, state in active.items())
+    if any(state == "failed" for state in active.values()):
+        return fail(
+            "service",
+            f"installed: {states}",
+            "see why: journalctl --user -u memd.service -n 50; then systemctl --user restart memd",
+            data=data,
+        )
+    if any(state in ("active", "running") for state in active.values()):
+        return ok("service", f"installed: {states}", data=data)
+    return warn(
+        "service",
+        f"installed but not running: {states}",
+        "systemctl --user enable --now memd.socket memd.service"
+        if report.get("manager") == "systemd"
+        else "memd service install (bootstraps it again)",
+        data=data,
+    )
+
+
+def check_service(settings: Settings, daemon_pid: int | None, runner: Runner) -> Check:
+    try:
+        report = service_status(settings, runner=runner)
+    except (MemdError, OSError) as exc:
+        return warn("service", f"cannot tell: {exc}")
+    return assess_service(report, daemon_pid)

@@ -1,0 +1,37 @@
+"""Recall by meaning: on, how far the vectors got, or why it is off."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memd.cli.doctor.check import Check, ok, warn
+from memd.core.settings import Settings
+
+
+def assess_semantic(sem: Mapping[str, Any] | None, settings: Settings) -> Check:
+    """Recall by meaning: on (the model, how far the backfill got) or why it is off, as the
+    daemon sees it; without a daemon, as the settings and the installed packages make it."""
+    explicit = settings.semantic_kind in ("packaged", "http")
+    if sem is None:
+        from memd.semantic.api import build
+
+        a = build(settings, query=True)
+        if a.on:
+            return ok("semantic", f"{a.reason} (the daemon embeds in the background)", on=True)
+        hint = "" if settings.semantic_kind == "off" else "see docs/retrieval.md"
+        make = warn if explicit else ok
+        return make("semantic", f"recall by meaning off: {a.reason}", hint, on=False)
+    if not sem.get("on"):
+        reason = str(sem.get("reason", ""))
+        make = warn if explicit and reason != "starting" else ok
+        return make("semantic", f"recall by meaning off: {reason}", on=False)
+    detail = str(sem.get("reason", ""))
+    b = sem.get("backfill") or {}
+    if b:
+        detail += f"; vectors {b.get('done', 0):,}/{b.get('total', 0):,} ({b.get('state', '')})"
+    problem = b.get("last_error") or sem.get("query_error")
+    if problem:
+        return warn("semantic", f"{detail}; last error: {problem}",
+                     "check semantic.url / semantic.model, or the endpoint's log", on=True)  # fmt: skip
+    return ok("semantic", detail, on=True)
