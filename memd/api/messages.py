@@ -121,6 +121,14 @@ class DroppedSection(Provenance, kw_only=True):
     reason: str
 
 
+class TierQuotas(Struct, kw_only=True):
+    """Tokens each tier may use in one `context` call by its own share of the budget."""
+
+    user: int
+    project: int
+    conversation: int
+
+
 class ContextResult(Result, kw_only=True):
     enabled: bool
     text: str
@@ -129,6 +137,8 @@ class ContextResult(Result, kw_only=True):
     sections: list[ContextSection]
     dropped: list[DroppedSection]
     project: str | UnsetType = UNSET  # the resolved project slug; unset when memory is off
+    # Always set by this daemon (all 0 when memory is off); unset in answers of older daemons.
+    quotas: TierQuotas | UnsetType = UNSET
 
 
 class SearchParams(Params, frozen=True, kw_only=True):
@@ -312,6 +322,31 @@ class RunJobResult(Result, kw_only=True):
     outcome: str
     message: str
     counts: dict[str, Any]
+
+
+MAX_JOB_RUNS = 200  # the daemon keeps at most this many runs per job
+
+
+class JobRunsParams(Params, frozen=True, kw_only=True):
+    name: str = ""  # one job's runs; every job's by default
+    limit: Annotated[int, Meta(ge=1, le=MAX_JOB_RUNS)] = 50
+
+
+class JobRun(Struct, kw_only=True):
+    """One recorded run of a scheduled job (times in epoch seconds)."""
+
+    id: int
+    job: str
+    started: float
+    finished: float
+    seconds: float
+    outcome: str
+    message: str
+    counts: dict[str, Any]  # as the job reported them (`run` names an extraction or archival run)
+
+
+class JobRunsResult(Result, kw_only=True):
+    runs: list[JobRun]  # newest first
 
 
 class StatusResult(Result, kw_only=True):
@@ -563,6 +598,7 @@ EDIT_ITEM = Signature("edit_item", EditItemParams, EditItemResult)
 STATUS = Signature("status", NoParams, StatusResult)
 REINDEX = Signature("reindex", ReindexParams, ReindexResult)
 RUN_JOB = Signature("run_job", RunJobParams, RunJobResult)
+JOB_RUNS = Signature("job_runs", JobRunsParams, JobRunsResult)
 INGEST = Signature("ingest", IngestParams, IngestResult)
 RECALL = Signature("recall", RecallParams, RecallResult)
 FORGET_CONVERSATION = Signature(
@@ -582,8 +618,8 @@ SIGNATURES: dict[str, Signature[Any, Any]] = {
     s.name: s
     for s in (
         CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, EDIT_ITEM, STATUS, REINDEX,
-        RUN_JOB, INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS, SYNC_NOW,
-        SYNC_INIT_SCHEMA, RELATIONSHIP, HISTORY, SHOW_CHANGE, UNDO,
+        RUN_JOB, JOB_RUNS, INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS,
+        SYNC_NOW, SYNC_INIT_SCHEMA, RELATIONSHIP, HISTORY, SHOW_CHANGE, UNDO,
     )
 }  # fmt: skip
 

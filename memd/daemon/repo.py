@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,38 @@ def record_job(c: sqlite3.Connection, res: JobResult, started: float, finished: 
         " (SELECT id FROM job_runs WHERE name = ? ORDER BY id DESC LIMIT ?)",
         (res.job, res.job, RUNS_KEPT),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One row of `job_runs`: a finished run of a job, as `record_job` stored it."""
+
+    id: int
+    job: str
+    started: float
+    finished: float
+    outcome: str
+    message: str
+    counts: dict[str, Any]
+
+
+def job_runs(conn: sqlite3.Connection, name: str = "", limit: int = 50) -> list[RunRow]:
+    """Recorded runs, newest first: every job's, or the job `name`'s."""
+    where, args = ("WHERE name = ?", (name, limit)) if name else ("", (limit,))
+    rows = conn.execute(
+        "SELECT id, name, started, finished, outcome, message, counts FROM job_runs"
+        f" {where} ORDER BY started DESC, id DESC LIMIT ?",
+        args,
+    ).fetchall()
+    return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], _counts(r[6])) for r in rows]
+
+
+def _counts(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def touch_header(c: sqlite3.Connection) -> None:

@@ -135,7 +135,13 @@ class MemoryFeature:
         budget = s.context_budget_tokens if p.budget_tokens is msg.UNSET else p.budget_tokens
         if not self.ops.enabled():
             return msg.ContextResult(
-                enabled=False, text="", tokens=0, budget=budget, sections=[], dropped=[]
+                enabled=False,
+                text="",
+                tokens=0,
+                budget=budget,
+                sections=[],
+                dropped=[],
+                quotas=msg.TierQuotas(user=0, project=0, conversation=0),
             )
         slug = self.ops.project(p.project).slug if p.project else ""
         req = ContextRequest(

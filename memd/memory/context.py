@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -335,6 +336,9 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
         "text": text,
         "tokens": tokens,
         "budget": budget,
+        # What each tier may use by its own share (the first pass's line between kept and
+        # dropped, before unused budget flows on), in whole tokens.
+        "quotas": {t: max(0, math.floor(q)) for t, q in quotas.items()},
         "sections": [
             {
                 "tier": c.tier,

@@ -106,51 +106,50 @@ def session_timeline(sessions: Sequence[dict[str, Any]], *, days: int, today: dt
 
 @dataclass(frozen=True, slots=True)
 class TierBar:
-    """One tier of a `context` answer: tokens used against the tier's quota."""
+    """One tier of a `context` answer: tokens used against the tier's quota.
+
+    `quota` is the daemon's own number (`quotas` of the answer); None from a daemon that does
+    not report quotas, and the bar then shows what was used only.
+    """
 
     tier: str
     used: int
-    quota: int
+    quota: int | None
     sections: int
     dropped: int
 
     @property
     def over(self) -> bool:
         """Used more than its own quota (budget another tier left unused flowed on)."""
-        return self.used > self.quota
+        return self.quota is not None and self.used > self.quota
 
     def svg(self) -> Markup:
-        scale = max(self.used, self.quota, 1)
-        used_w = 100 * self.used / scale
-        quota_x = 100 * self.quota / scale
+        scale = max(self.used, self.quota or 0, 1)
         fill = "#d9822b" if self.over else "#2f6fd0"
+        label = f"{self.used} tokens"
+        marker = ""
+        if self.quota is not None:
+            label = f"{self.used} of {self.quota} tokens"
+            x = max(0.0, 100 * self.quota / scale - 0.6)
+            marker = f'<rect x="{x:.2f}" y="0" width="0.6" height="10" fill="#222"/>'
         return Markup(
             '<svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none"'
-            f' role="img" aria-label="{self.used} of {self.quota} tokens"'
-            ' xmlns="http://www.w3.org/2000/svg">'
+            f' role="img" aria-label="{label}" xmlns="http://www.w3.org/2000/svg">'
             '<rect x="0" y="0" width="100" height="10" fill="#e6e9ef"/>'
-            f'<rect x="0" y="0" width="{used_w:.2f}" height="10" fill="{fill}"/>'
-            f'<rect x="{max(0.0, quota_x - 0.6):.2f}" y="0" width="0.6" height="10" fill="#222"/>'
-            "</svg>"
+            f'<rect x="0" y="0" width="{100 * self.used / scale:.2f}" height="10" fill="{fill}"/>'
+            f"{marker}</svg>"
         )
 
 
-def tier_bars(result: dict[str, Any], shares: Sequence[int]) -> list[TierBar]:
-    """Bars for the three tiers of a `context` result.
-
-    The quota is the result's own `quotas` when the daemon reports them; otherwise the nominal
-    split of the budget (`context.*_tokens` shares), before the fence's small overhead.
-    """
-    budget = int(result.get("budget") or 0)
-    total = sum(shares) or 1
+def tier_bars(result: dict[str, Any]) -> list[TierBar]:
+    """Bars for the three tiers of a `context` result, against the quotas the daemon reported."""
     reported = result.get("quotas") or {}
     bars = []
-    for tier, share in zip(TIER_LABELS, shares, strict=False):
+    for tier in TIER_LABELS:
         quota = reported.get(tier)
-        if quota is None:
-            quota = budget * share / total
         chosen = [s for s in result.get("sections", []) if s.get("tier") == tier]
         dropped = [s for s in result.get("dropped", []) if s.get("tier") == tier]
         used = sum(int(s.get("tokens") or 0) for s in chosen)
-        bars.append(TierBar(tier, used, round(quota), len(chosen), len(dropped)))
+        quota = int(quota) if quota is not None else None
+        bars.append(TierBar(tier, used, quota, len(chosen), len(dropped)))
     return bars

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -24,6 +25,11 @@ OFF_MEANS = (
 # The socket method the page uses to change an item in place (see the Edit view).
 EDIT_METHOD = "edit_item"
 EDIT_PROBE: dict[str, Any] = {"id": ""}
+# Counts by which a job run says it wrote to the memory tree (extraction, archival).
+WROTE_COUNTS = ("added", "merged", "superseded", "journal_days", "files", "items")
+# Changes the page offers no undo for: undoing a baseline or a prune would remove or rewrite
+# the whole tree (`memd undo` can still do it, for someone who means it).
+NO_UNDO_CAUSES = frozenset({"baseline", "prune"})
 
 
 def highlight(text: str, query: str) -> Markup:
@@ -152,3 +158,62 @@ def edit_params(form: Mapping[str, str]) -> dict[str, Any]:
     if len(params) == 2:
         raise InvalidParams("nothing changed")
     return params
+
+
+def undoable_run(run: Mapping[str, Any]) -> str:
+    """The id that undoes all a job run wrote (the `run` of its counts), or "" when the run
+    has none or wrote nothing to the memory tree."""
+    counts = run.get("counts") or {}
+    rid = counts.get("run")
+    wrote = any(
+        isinstance(counts.get(k), int) and not isinstance(counts.get(k), bool) and counts[k] > 0
+        for k in WROTE_COUNTS
+    )
+    return str(rid) if rid and wrote else ""
+
+
+def names_item(change: Mapping[str, Any], item_id: str) -> bool:
+    """Whether a change's detail names the item (`id=<item>`: remember, forget, edit)."""
+    detail = str(change.get("detail", ""))
+    return bool(item_id) and re.search(rf"\bid={re.escape(item_id)}\b", detail) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    kind: str  # "file" (headers), "hunk" (@@), "add", "del", "ctx", "note" (\ No newline …)
+    text: str
+
+
+def diff_lines(diff: str) -> list[DiffLine]:
+    """A unified diff as lines the page can colour."""
+    out: list[DiffLine] = []
+    in_hunk = False
+    for line in diff.rstrip("\n").split("\n") if diff else []:
+        if line.startswith("diff --git "):
+            in_hunk = False  # the next file's headers
+        if line.startswith("@@"):
+            in_hunk, kind = True, "hunk"
+        elif not in_hunk:
+            kind = "file"
+        else:
+            kind = {"+": "add", "-": "del", "\\": "note"}.get(line[:1], "ctx")
+        out.append(DiffLine(kind, line))
+    return out
+
+
+def undo_message(result: Mapping[str, Any]) -> str:
+    """What an `undo` did, in a sentence."""
+    what = ", ".join(f"{c['id']} ({c['summary']})" for c in result.get("changes", []))
+    written: Sequence[str] = result.get("written") or []
+    files = f": rewrote {', '.join(written)}" if written else ": no file needed a change"
+    notes = "".join(f" Note: {w}" for w in result.get("warnings") or [])
+    return f"Undid {what}{files}.{notes}"
+
+
+def undo_params(form: Mapping[str, str]) -> dict[str, Any]:
+    """`undo` params from an undo button: one change, or every change of a job run."""
+    change = form.get("change", "").strip()
+    run = form.get("run", "").strip()
+    if bool(change) == bool(run):
+        raise InvalidParams("undo what? (give one change or one run)")
+    return {"change": change} if change else {"run": run}

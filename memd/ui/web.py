@@ -25,6 +25,7 @@ from memd.core.models import MEMORY_TYPES
 from memd.core.settings import Settings
 from memd.ui import charts, present, tree
 from memd.ui.backend import Backend, method_missing
+from memd.ui.changes import ChangePages, memory_root_index
 from memd.ui.guard import Guard, Keys
 
 HERE = Path(__file__).parent
@@ -34,6 +35,7 @@ NAV = (
     ("context", "Context preview"),
     ("conversations", "Conversations"),
     ("activity", "Activity"),
+    ("history", "History"),
     ("edit", "Edit"),
 )
 TIMELINE_DAYS = (7, 30, 90, 365)
@@ -52,6 +54,7 @@ def create_app(
 ) -> Guard:
     """The whole page behind its guard, ready for uvicorn."""
     pages = Pages(settings, backend or Backend(settings), keys)
+    changes = ChangePages(pages)
     routes = [
         Route("/", pages.home),
         Route("/memory", pages.memory),
@@ -61,11 +64,14 @@ def create_app(
         Route("/conversations", pages.conversations),
         Route("/conversations/session", pages.session),
         Route("/activity", pages.activity),
+        Route("/history", changes.history),
+        Route("/history/change", changes.change),
         Route("/edit", pages.edit),
         Route("/remember", pages.remember, methods=["POST"]),
         Route("/forget", pages.forget, methods=["POST"]),
         Route("/edit_item", pages.edit_item, methods=["POST"]),
         Route("/switch", pages.switch, methods=["POST"]),
+        Route("/undo", changes.undo, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     return Guard(Starlette(routes=routes), keys, port, on_login=on_login)
@@ -100,6 +106,7 @@ class Pages:
             live=live,
             enabled=enabled,
             writable=live and enabled,
+            history_root=memory_root_index(status, tree.roots_from_status(status or {})),
             csrf=self.keys.csrf,
             active=active,
             here=_here(request),
@@ -241,12 +248,7 @@ class Pages:
             params.update({k: form[k] for k in ("agent_id", "project", "session_id") if form[k]})
             result, problem = self._call("context", params)
             if result and result.get("enabled", True):
-                shares = (
-                    s.context_user_tokens,
-                    s.context_project_tokens,
-                    s.context_conversation_tokens,
-                )
-                bars = charts.tier_bars(result, shares)
+                bars = charts.tier_bars(result)
         agents, projects = tree.agents_and_projects(tree.roots_from_status(status or {}))
         return self.render(
             request,
@@ -331,13 +333,7 @@ class Pages:
         sync = None
         changes = ""
         if status:
-            if self.backend.has("job_runs", {"limit": 1}, daemon=self._daemon_key(status)):
-                res, runs_note = self._call("job_runs", {"limit": 60})
-                runs = (res or {}).get("runs")
-            else:
-                runs_note = (
-                    f"the history of runs is {NOT_AVAILABLE}: only each job's last run is shown"
-                )
+            runs, runs_note = self._job_runs()
             sync, sync_problem = self._call("sync_status")
             problem = problem or sync_problem
             changes = _tail(Path(status.get("memory_root", "")) / "archive" / "CHANGES.md", 60)
@@ -353,6 +349,21 @@ class Pages:
             changes=changes,
             title="Activity",
         )
+
+    def _job_runs(self) -> tuple[list[dict[str, Any]] | None, str]:
+        """The recent runs with the ones that can be undone marked, or why there are none."""
+        try:
+            res = self.backend.call("job_runs", {"limit": 60})
+        except MemdError as exc:
+            if method_missing(exc):  # a daemon started before memd was upgraded
+                return None, (
+                    f"the history of runs is {NOT_AVAILABLE}: only each job's last run is shown"
+                )
+            return None, present.error_text(exc)
+        runs = res.get("runs", [])
+        for r in runs:
+            r["undo_run"] = present.undoable_run(r)
+        return runs, ""
 
     def edit(self, request: Request) -> Response:
         qp = request.query_params
@@ -400,6 +411,7 @@ class Pages:
 
         form = {k: str(v) for k, v in (await request.form()).items()}
         back = form.get("back", "/memory")
+        fail = form.get("fail", back)  # where a refusal is shown (default: where success goes)
         try:
             method, params = build(form)
             result = await run_in_threadpool(self.backend.call, method, params, write=True)
@@ -409,7 +421,7 @@ class Pages:
                 if method_missing(exc)
                 else present.error_text(exc)
             )
-            return RedirectResponse(present.with_message(back, err=err), status_code=303)
+            return RedirectResponse(present.with_message(fail, err=err), status_code=303)
         msg, anchor = done(result)
         return RedirectResponse(present.with_message(back, msg=msg, anchor=anchor), status_code=303)
 

@@ -67,6 +67,7 @@ def test_answers_match_their_result_types(daemon: DaemonProcess, tmp_path: Path)
         ("reindex", {}),
         ("reindex", {"full": True}),
         ("run_job", {"name": "archive"}),
+        ("job_runs", {}),
         ("export", {"path": str(export)}),
         ("import", {"path": str(export)}),
         ("sync_status", {}),

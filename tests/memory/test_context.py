@@ -11,7 +11,14 @@ from memd.app import Engine
 from memd.core.settings import load
 from memd.core.text import estimate_tokens
 from memd.db import Store
-from memd.memory.context import FENCE_CLOSE, FENCE_OPEN
+from memd.memory.context import (
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    Candidate,
+    ContextRequest,
+    assemble,
+    render_block,
+)
 from memd.memory.tree import create_tree
 
 
@@ -150,6 +157,65 @@ def test_superseded_and_expired_items_are_not_injected(engine: Engine) -> None:
     text = engine.handle("context", {"query": "tests"})["text"]
     assert "Uses vitest" in text and "Uses jest" not in text and "Old promo" not in text
     assert "memd id=" not in text  # metadata comments are not sent to the model
+
+
+def test_quotas_are_each_tiers_share_of_the_budget(engine: Engine) -> None:
+    ctx = engine.handle("context", {"query": "testing strategy", "budget_tokens": 2000})
+    q = ctx["quotas"]
+    assert set(q) == {"user", "project", "conversation"}
+    # The default shares are 600/800/600 of what the block's frame leaves of the budget.
+    assert q["user"] == q["conversation"] and abs(q["project"] - q["user"] * 4 / 3) <= 1
+    assert 2000 - 100 <= sum(q.values()) <= 2000
+    small = engine.handle("context", {"query": "testing strategy", "budget_tokens": 600})
+    assert sum(small["quotas"].values()) < sum(q.values())
+    nothing = engine.handle("context", {"query": "testing strategy", "budget_tokens": 0})
+    assert nothing["quotas"] == {"user": 0, "project": 0, "conversation": 0}
+    engine.handle("set_enabled", {"enabled": False})
+    off = engine.handle("context", {"query": "vue"})
+    assert off["quotas"] == {"user": 0, "project": 0, "conversation": 0}
+
+
+def test_quotas_follow_the_shares_in_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMD_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("MEMD_CONTEXT_USER_TOKENS", "1")
+    monkeypatch.setenv("MEMD_CONTEXT_PROJECT_TOKENS", "0")
+    monkeypatch.setenv("MEMD_CONTEXT_CONVERSATION_TOKENS", "3")
+    s = load()
+    create_tree(s.memory_dir)
+    store = Store.open(s.db_path)
+    try:
+        q = Engine(s, store).handle("context", {"budget_tokens": 1000})["quotas"]
+    finally:
+        store.close()
+    assert q["project"] == 0 and abs(q["conversation"] - 3 * q["user"]) <= 3
+    assert 900 <= sum(q.values()) <= 1000
+
+
+def _sized(tier: str, title: str, cost: int) -> Candidate:
+    """A candidate whose block costs `cost` tokens, or as little over it as the estimate allows."""
+    body = "x"
+    c = Candidate(tier, "topic", title, body, {})
+    while estimate_tokens(render_block(c)) < cost:
+        body += "x"
+        c = Candidate(tier, "topic", title, body, {})
+    return c
+
+
+def test_the_reported_quota_is_the_line_between_kept_and_dropped() -> None:
+    """A user section that fits the user quota is kept in the first pass; one token more and
+    it is dropped, while project sections use up what is left (so nothing comes back)."""
+    req = ContextRequest(budget_tokens=1000, shares=(1, 1, 0))
+    quota = assemble([], req)["quotas"]["user"]
+    project = [_sized("project", f"p{i}", 10) for i in range(200)]
+    for cost in range(quota - 3, quota + 4):
+        c = _sized("user", "u", cost)
+        got = estimate_tokens(render_block(c))
+        out = assemble([c, *project], req)
+        kept = any(s["title"] == "u" for s in out["sections"])
+        assert out["quotas"]["user"] == quota
+        assert kept == (got <= quota), (got, quota)
 
 
 def test_disabled_switch(engine: Engine) -> None:

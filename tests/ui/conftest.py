@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.uihelp import PageDaemon, UiProcess
+from tests.ui.uihelp import OlderDaemon, UiProcess
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -26,8 +26,8 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture
-def page_daemon(home: Path) -> Iterator[PageDaemon]:
-    d = PageDaemon(home)
+def older_daemon(home: Path) -> Iterator[OlderDaemon]:
+    d = OlderDaemon(home)
     d.start()
     yield d
     if d.proc and d.proc.poll() is None:

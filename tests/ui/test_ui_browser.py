@@ -13,23 +13,16 @@ from typing import Any
 
 import pytest
 
-from tests.ui.uihelp import PageDaemon, UiProcess, screenshot, seed
+from tests.ui.uihelp import OlderDaemon, UiProcess, open_page, screenshot, seed
 from tests.utils import DaemonProcess, wait_for
 
 pytestmark = pytest.mark.browser
 
 
-def open_page(page: Any, ui: UiProcess, path: str = "/memory") -> None:
-    page.goto(ui.url)
-    page.wait_for_url(f"{ui.base}/memory")
-    if path != "/memory":
-        page.goto(ui.base + path)
-
-
 def test_token_link_opens_the_page_and_nothing_opens_without_it(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    seed(page_daemon)
+    seed(daemon)
     resp = browser.goto(f"{ui.base}/memory")
     assert resp.status == 403
     assert "This page needs its link" in browser.content()
@@ -59,10 +52,10 @@ def test_token_link_opens_the_page_and_nothing_opens_without_it(
 
 
 def test_a_page_elsewhere_cannot_post_to_it(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
     open_page(browser, ui, "/edit")
-    notes = page_daemon.memory / "_core" / "notes.md"
+    notes = daemon.memory / "_core" / "notes.md"
     # The page's own form, its CSRF field taken out: refused.
     browser.fill("#remember-text", "posted without the csrf field")
     browser.evaluate("document.querySelector('#remember-form input[name=csrf]').remove()")
@@ -82,16 +75,16 @@ def test_a_page_elsewhere_cannot_post_to_it(
     other.close()
     assert not any(
         t in p.read_text()
-        for p in page_daemon.memory.rglob("*.md")
+        for p in daemon.memory.rglob("*.md")
         for t in ("posted without the csrf field", "cross-site")
     )
     assert not notes.exists()
 
 
 def test_search_highlights_hits_in_memory_and_conversations(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    seed(page_daemon)
+    seed(daemon)
     open_page(browser, ui, "/search")
     browser.fill("#search-q", "pinia")
     browser.keyboard.press("Enter")
@@ -108,9 +101,9 @@ def test_search_highlights_hits_in_memory_and_conversations(
 
 
 def test_context_preview_shows_tiers_and_what_was_dropped(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    seed(page_daemon)
+    seed(daemon)
     open_page(browser, ui, "/context")
     browser.fill("#context-q", "how should I test this vue component?")
     browser.fill("input[name=budget]", "260")
@@ -122,24 +115,33 @@ def test_context_preview_shows_tiers_and_what_was_dropped(
         "project",
         "conversation",
     ]
-    assert re.search(r"\d+ / \d+", tiers.nth(0).inner_text())
+    want = daemon.call(
+        "context", {"query": "how should I test this vue component?", "budget_tokens": 260}
+    )
+    for i, tier in enumerate(("user", "project", "conversation")):
+        used = sum(s["tokens"] for s in want["sections"] if s["tier"] == tier)
+        # Used against the quota the daemon reported, not one the page worked out itself.
+        assert tiers.nth(i).locator("td.used").inner_text().split()[:3] == [
+            str(used),
+            "/",
+            str(want["quotas"][tier]),
+        ]
+        label = tiers.nth(i).locator("svg.bar").get_attribute("aria-label")
+        assert label == f"{used} of {want['quotas'][tier]} tokens"
     assert tiers.nth(0).locator("svg.bar rect").count() == 3
     dropped = browser.locator("#dropped tr.dropped")
     assert dropped.count() >= 1
     assert "over the user tier budget" in dropped.first.locator("td.reason").inner_text()
     block = browser.locator("#context-block").inner_text()
-    want = page_daemon.call(
-        "context", {"query": "how should I test this vue component?", "budget_tokens": 260}
-    )
     assert block == want["text"]  # exactly what an assistant gets
     screenshot(browser, "context")
 
 
 def test_remember_then_forget_changes_the_markdown_file(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
     open_page(browser, ui, "/edit")
-    notes = page_daemon.memory / "_core" / "notes.md"
+    notes = daemon.memory / "_core" / "notes.md"
     browser.fill("#remember-text", "Deploys happen on Tuesdays")
     browser.select_option("#remember-type", "decision")
     screenshot(browser, "edit")
@@ -157,7 +159,7 @@ def test_remember_then_forget_changes_the_markdown_file(
     assert "Deploys happen on Tuesdays" not in notes.read_text()
     assert browser.locator(f"#item-{item_id}").count() == 0
     # Dismissing the question keeps the item.
-    page_daemon.call("remember", {"text": "Keep this one"})
+    daemon.call("remember", {"text": "Keep this one"})
     browser.reload()
     row = browser.locator("li.item", has_text="Keep this one")
     browser.once("dialog", lambda d: d.dismiss())
@@ -166,9 +168,9 @@ def test_remember_then_forget_changes_the_markdown_file(
 
 
 def test_changing_an_item_in_place_changes_the_markdown_line(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    r = page_daemon.call("remember", {"text": "Use squash merges", "type": "preference"})
+    r = daemon.call("remember", {"text": "Use squash merges", "type": "preference"})
     prefs = Path(r["path"])
     open_page(browser, ui, f"/edit?id={r['id']}")
     assert browser.locator("#edit-unavailable").count() == 0
@@ -190,9 +192,9 @@ def test_changing_an_item_in_place_changes_the_markdown_line(
 
 
 def test_the_switch_turns_memory_off_and_says_what_that_means(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    seed(page_daemon)
+    seed(daemon)
     open_page(browser, ui, "/context?q=vue")
     assert browser.locator("#memory-state").inner_text() == "memory on"
     browser.click("#switch-button")
@@ -200,18 +202,18 @@ def test_the_switch_turns_memory_off_and_says_what_that_means(
     assert browser.locator("#memory-state").inner_text() == "memory off"
     banner = browser.locator(".banner.off").first.inner_text()
     assert "assistants get no memory" in banner and "Markdown files stay as they are" in banner
-    assert page_daemon.call("status")["enabled"] is False
-    assert page_daemon.call("context", {"query": "vue"})["text"] == ""
+    assert daemon.call("status")["enabled"] is False
+    assert daemon.call("context", {"query": "vue"})["text"] == ""
     browser.goto(f"{ui.base}/edit")
     assert browser.locator("#remember-button").is_disabled()
     browser.click("#switch-button")
     browser.wait_for_url(re.compile(r"msg=Memory"))
     assert browser.locator("#memory-state").inner_text() == "memory on"
-    assert page_daemon.call("status")["enabled"] is True
+    assert daemon.call("status")["enabled"] is True
 
 
-def test_conversations_and_activity(page_daemon: PageDaemon, ui: UiProcess, browser: Any) -> None:
-    seed(page_daemon)
+def test_conversations_and_activity(daemon: DaemonProcess, ui: UiProcess, browser: Any) -> None:
+    seed(daemon)
     open_page(browser, ui, "/conversations")
     bars = browser.locator("#timeline svg.timeline rect")
     assert bars.count() == 3  # three days with sessions, one source
@@ -220,27 +222,37 @@ def test_conversations_and_activity(page_daemon: PageDaemon, ui: UiProcess, brow
     assert browser.locator("#sessions ul.sessions li").count() == 3
     screenshot(browser, "conversations")
     browser.goto(f"{ui.base}/activity")
-    runs = browser.locator("#runs tbody tr")
-    assert "extract" in runs.first.inner_text() and "added" in runs.first.inner_text()
+    assert browser.locator("#runs-note").count() == 0
+    runs = browser.locator("#runs tbody tr.run")
+    want = daemon.call("job_runs", {"limit": 60})["runs"]
+    assert runs.count() == len(want) >= 1  # the daemon's run history, one row per run
+    extract = browser.locator('#runs tr.run[data-job="extract"]')
+    assert extract.count() == 1
+    assert "added" in extract.inner_text() and "superseded" in extract.inner_text()
+    assert extract.get_by_role("button", name="undo this run").count() == 1
     assert "running · pid" in browser.locator("#daemon-state").inner_text()
     assert "Off." in browser.locator("#sync").inner_text()
     screenshot(browser, "activity")
 
 
-def test_activity_without_the_run_history_method(
-    daemon: DaemonProcess, ui: UiProcess, browser: Any
+def test_a_daemon_without_the_newer_methods_says_what_it_cannot_do(
+    older_daemon: OlderDaemon, ui: UiProcess, browser: Any
 ) -> None:
+    r = older_daemon.call("remember", {"text": "Use squash merges"})
     open_page(browser, ui, "/activity")
     assert "not available in this daemon" in browser.locator("#runs-note").inner_text()
-    assert browser.locator("#jobs tbody tr").count() >= 3
+    assert browser.locator("#jobs tbody tr").count() >= 3  # each job's last run, from `status`
+    browser.goto(f"{ui.base}/edit?id={r['id']}")
+    assert "not available in this daemon" in browser.locator("#edit-unavailable").inner_text()
+    assert browser.locator("#edit-form button[type=submit]").is_disabled()
 
 
 def test_with_the_daemon_stopped_the_page_reads_the_index(
-    page_daemon: PageDaemon, ui: UiProcess, browser: Any
+    daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
-    seed(page_daemon)
+    seed(daemon)
     open_page(browser, ui)
-    page_daemon.stop()
+    daemon.stop()
     browser.goto(f"{ui.base}/search?q=vitest")
     banner = browser.locator("#daemon-down").inner_text()
     assert "The daemon is not running" in banner and "read-only" in banner
@@ -255,10 +267,23 @@ def test_with_the_daemon_stopped_the_page_reads_the_index(
     browser.wait_for_url(re.compile(r"err="))
     assert "daemon is not running" in browser.locator("#flash-error").inner_text()
     assert not any(
-        "written while the daemon is down" in p.read_text()
-        for p in page_daemon.memory.rglob("*.md")
+        "written while the daemon is down" in p.read_text() for p in daemon.memory.rglob("*.md")
     )
-    page_daemon.start()
+    # The history is read from its repository; undo needs the daemon.
+    browser.goto(f"{ui.base}/history")
+    assert browser.locator("#changes li.change").count() >= 2
+    undo = browser.locator("#changes li.change form.undo button").first
+    assert undo.is_disabled()
+    browser.evaluate(
+        "document.querySelectorAll('form.undo button').forEach(b => b.disabled = false)"
+    )
+    before = {p: p.read_bytes() for p in daemon.memory.rglob("*.md")}
+    browser.once("dialog", lambda d: d.accept())
+    undo.click()
+    browser.wait_for_url(re.compile(r"err="))
+    assert "daemon is not running" in browser.locator("#flash-error").inner_text()
+    assert {p: p.read_bytes() for p in daemon.memory.rglob("*.md")} == before
+    daemon.start()
     browser.goto(f"{ui.base}/memory")
     assert browser.locator("#daemon-down").count() == 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from urllib.parse import urlencode
 
 from tests.ui.uihelp import UiProcess, csrf_of
@@ -158,3 +159,31 @@ def test_what_memory_holds_is_shown_as_text_never_run(daemon: DaemonProcess, ui:
         assert "&lt;script&gt;alert(2)&lt;/script&gt;" in body, path
     status, _, body = ui.request("GET", "/search?q=onerror", headers={"Cookie": cookie})
     assert "<img src=x" not in body and "&lt;img src=x <mark>onerror</mark>" in body
+
+
+def test_undo_needs_the_csrf_token_and_goes_back_only_to_this_page(
+    daemon: DaemonProcess, ui: UiProcess
+) -> None:
+    r = daemon.call("remember", {"text": "Undo me only with the token"})
+    notes = Path(r["path"])
+    change = daemon.call("history", {"limit": 1})["changes"][0]["id"]
+    cookie = ui.sign_in()
+    _, _, page = ui.request("GET", "/history", headers={"Cookie": cookie})
+    csrf = csrf_of(page)
+
+    def post(fields: dict[str, str]) -> tuple[int, dict[str, str]]:
+        status, headers, _ = ui.request(
+            "POST", "/undo", headers={"Cookie": cookie, **FORM}, body=urlencode(fields)
+        )
+        return status, headers
+
+    assert post({"change": change})[0] == 403
+    assert post({"change": change, "csrf": "guessed"})[0] == 403
+    assert "Undo me only with the token" in notes.read_text()
+    status, headers = post(
+        {"change": change, "csrf": csrf, "back": "//evil.example/x", "fail": "https://evil.example"}
+    )
+    assert status == 303 and headers["location"].startswith("/memory?msg=Undid")
+    assert not notes.exists()  # the remember made the file: undoing it removes it
+    status, headers = post({"change": "0000000000ff", "csrf": csrf, "fail": "//evil.example"})
+    assert status == 303 and headers["location"].startswith("/memory?err=")

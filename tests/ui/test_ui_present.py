@@ -154,9 +154,10 @@ def test_timeline_counts_sessions_per_day_and_source() -> None:
     assert empty.shown == 0 and "<rect" not in str(empty.svg)
 
 
-def test_tier_bars_use_reported_quotas_or_the_nominal_split() -> None:
+def test_tier_bars_show_the_quotas_the_daemon_reported() -> None:
     result = {
         "budget": 2000,
+        "quotas": {"user": 587, "project": 783, "conversation": 587},
         "sections": [
             {"tier": "user", "tokens": 500},
             {"tier": "user", "tokens": 300},
@@ -164,13 +165,97 @@ def test_tier_bars_use_reported_quotas_or_the_nominal_split() -> None:
         ],
         "dropped": [{"tier": "user", "tokens": 90}, {"tier": "project", "tokens": 40}],
     }
-    bars = charts.tier_bars(result, (600, 800, 600))
+    bars = charts.tier_bars(result)
     assert [(b.tier, b.used, b.quota, b.sections, b.dropped) for b in bars] == [
-        ("user", 800, 600, 2, 1),
-        ("project", 0, 800, 0, 1),
-        ("conversation", 100, 600, 1, 0),
+        ("user", 800, 587, 2, 1),
+        ("project", 0, 783, 0, 1),
+        ("conversation", 100, 587, 1, 0),
     ]
     assert bars[0].over and not bars[2].over
-    assert 'width="100.00"' in str(bars[0].svg())  # used fills the bar; the quota mark sits inside
-    reported = charts.tier_bars({**result, "quotas": {"user": 900}}, (600, 800, 600))
-    assert reported[0].quota == 900 and not reported[0].over and reported[1].quota == 800
+    svg = str(bars[0].svg())
+    assert 'width="100.00"' in svg and 'aria-label="800 of 587 tokens"' in svg
+    assert svg.count("<rect") == 3  # background, used, the quota mark
+
+
+def test_tier_bars_of_a_daemon_without_quotas_show_what_was_used_only() -> None:
+    """The page never makes quotas up: an answer without them gets bars without a quota."""
+    bars = charts.tier_bars({"budget": 2000, "sections": [{"tier": "user", "tokens": 50}]})
+    assert [(b.tier, b.used, b.quota) for b in bars] == [
+        ("user", 50, None),
+        ("project", 0, None),
+        ("conversation", 0, None),
+    ]
+    assert not bars[0].over
+    svg = str(bars[0].svg())
+    assert 'aria-label="50 tokens"' in svg and svg.count("<rect") == 2
+
+
+def test_a_run_can_be_undone_when_it_names_its_run_and_wrote_something() -> None:
+    wrote = {"job": "extract", "counts": {"run": 1795449219554262, "added": 2, "merged": 0}}
+    assert present.undoable_run(wrote) == "1795449219554262"
+    archived = {"job": "archive", "counts": {"run": "77", "journal_days": 0, "items": 3}}
+    assert present.undoable_run(archived) == "77"
+    nothing = {"job": "extract", "counts": {"run": 5, "added": 0, "sessions": 3}}
+    assert present.undoable_run(nothing) == ""
+    assert present.undoable_run({"job": "summarize", "counts": {"summaries": 4}}) == ""
+    assert present.undoable_run({"job": "extract", "counts": {"run": 5, "added": True}}) == ""
+    assert present.undoable_run({"job": "x"}) == ""
+
+
+def test_a_change_names_an_item_by_its_whole_id() -> None:
+    c = {"detail": "id=m_1a2b always use vitest"}
+    assert present.names_item(c, "m_1a2b")
+    assert not present.names_item(c, "m_1a")  # a prefix is another item
+    assert not present.names_item(c, "")
+    assert present.names_item({"detail": "id=m_9; id=m_1a2b x"}, "m_1a2b")
+    assert not present.names_item({"detail": "run 5: 2 added"}, "m_1a2b")
+
+
+def test_diff_lines_are_classified_for_colouring() -> None:
+    diff = (
+        "diff --git a/_core/notes.md b/_core/notes.md\n"
+        "--- a/_core/notes.md\n"
+        "+++ b/_core/notes.md\n"
+        "@@ -1,3 +1,3 @@\n"
+        " # Notes\n"
+        "--- an item that starts with two dashes\n"
+        "+++ and one added with pluses\n"
+        "\\ No newline at end of file\n"
+        "diff --git a/x.md b/x.md\n"
+        "--- /dev/null\n"
+    )
+    kinds = [(d.kind, d.text[:4]) for d in present.diff_lines(diff)]
+    assert kinds == [
+        ("file", "diff"),
+        ("file", "--- "),
+        ("file", "+++ "),
+        ("hunk", "@@ -"),
+        ("ctx", " # N"),
+        ("del", "--- "),  # inside a hunk a line is what its first character says
+        ("add", "+++ "),
+        ("note", "\\ No"),
+        ("file", "diff"),
+        ("file", "--- "),
+    ]
+    assert present.diff_lines("") == []
+
+
+def test_undo_params_name_one_change_or_one_run() -> None:
+    assert present.undo_params({"change": " 3f9a0c1d2e4b "}) == {"change": "3f9a0c1d2e4b"}
+    assert present.undo_params({"run": "77"}) == {"run": "77"}
+    for bad in ({}, {"change": "a", "run": "b"}, {"change": " "}):
+        with pytest.raises(InvalidParams, match="undo what"):
+            present.undo_params(bad)
+
+
+def test_the_undo_message_says_what_was_undone_and_written() -> None:
+    r = {
+        "changes": [{"id": "3f9a0c1d2e4b", "summary": "forget: id=m_1 x"}],
+        "written": ["_core/notes.md"],
+        "warnings": ["a secret stayed redacted"],
+    }
+    assert present.undo_message(r) == (
+        "Undid 3f9a0c1d2e4b (forget: id=m_1 x): rewrote _core/notes.md."
+        " Note: a secret stayed redacted"
+    )
+    assert present.undo_message({"changes": [], "written": []}).endswith("no file needed a change.")

@@ -1,4 +1,4 @@
-"""Helpers of the memory page's tests: a daemon with the page's methods, a real `memd ui`."""
+"""Helpers of the memory page's tests: a real `memd ui`, an older daemon, the seed memory."""
 
 from __future__ import annotations
 
@@ -38,14 +38,14 @@ VUE = (
 )
 
 
-class PageDaemon(DaemonProcess):
-    """A real daemon with `memd.memory.page_api`'s methods registered (tests/ui/page_daemon.py)."""
+class OlderDaemon(DaemonProcess):
+    """A real daemon without the methods an older memd lacks (tests/ui/older_daemon.py)."""
 
     def start(self, timeout: float = 20.0) -> DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.ui.page_daemon"],
+            [sys.executable, "-m", "tests.ui.older_daemon"],
             env=memd_env(self.home, **self.extra_env),
             stdout=logf,
             stderr=subprocess.STDOUT,
@@ -56,10 +56,11 @@ class PageDaemon(DaemonProcess):
             if self.proc.poll() is not None:
                 raise AssertionError(f"daemon exited:\n{self.log.read_text()}")
             try:
-                client.call(self.sock, "status", timeout=2)
-                return self
+                if not client.call(self.sock, "status", timeout=2)["daemon"].get("starting"):
+                    return self
             except DaemonNotRunning:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise AssertionError(f"daemon did not start:\n{self.log.read_text()}")
 
 
@@ -177,6 +178,14 @@ def seed(d: DaemonProcess) -> dict[str, Any]:
     run = d.call("run_job", {"name": "extract"})
     assert run["outcome"] == "success", run
     return run
+
+
+def open_page(page: Any, ui: UiProcess, path: str = "/memory") -> None:
+    """Sign in with the token link (the page lands on /memory), then go to `path`."""
+    page.goto(ui.url)
+    page.wait_for_url(f"{ui.base}/memory")
+    if path != "/memory":
+        page.goto(ui.base + path)
 
 
 def screenshot(page: Any, name: str) -> None:
