@@ -28,6 +28,7 @@ from msgspec import Meta, Struct
 from msgspec import UnsetType as UnsetType
 
 from memd.core.errors import InvalidParams
+from memd.core.models import MAX_TS
 
 Document = dict[str, Any]
 # Past these a path cannot name a file on Linux or macOS (PATH_MAX, NAME_MAX): refuse it as
@@ -521,6 +522,8 @@ class HistoryParams(Params, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         check_path(self.path, "path")
+        if not isinstance(self.since, str) and not 0 <= self.since <= MAX_TS:
+            raise InvalidParams("param 'since': epoch seconds between 1970 and the year 9999")
 
 
 class ChangeFile(Struct, kw_only=True):

@@ -6,6 +6,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+# The last second every date function can show (9999-12-31T23:59:59Z): a time past it, or before
+# the epoch, is refused where it comes in and read as undated where it is stored.
+MAX_TS = 253402300799
+
 MEMORY_TYPES = ("personal", "preference", "skill", "project", "task", "decision", "knowledge")
 
 

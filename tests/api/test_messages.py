@@ -88,3 +88,11 @@ def test_typed_requests_encode_like_plain_ones() -> None:
     }  # fmt: skip
     out = json.loads(protocol.encode_result("a", m.SetEnabledResult(enabled=True)))
     assert out == {"jsonrpc": "2.0", "id": "a", "result": {"enabled": True}}
+
+
+@pytest.mark.parametrize("since", [253402300800.0, -1.0, 1e300])
+def test_a_history_since_no_date_can_show_is_invalid_params(since: float) -> None:
+    # It reached git's date formatting and came back as an internal error ("year 10000").
+    with pytest.raises(errors.InvalidParams, match=r"param 'since'"):
+        m.decode_params(m.HistoryParams, {"since": since})
+    assert m.decode_params(m.HistoryParams, {"since": 253402300799.0}).since == 253402300799.0

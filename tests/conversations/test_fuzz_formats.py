@@ -30,11 +30,10 @@ from memd.conversations.formats import (
 )
 from memd.conversations.logs import LogIngestor
 from memd.core.errors import InvalidParams, ParseError
-from memd.core.models import Turn
+from memd.core.models import MAX_TS, Turn
 from memd.db import Store
 from tests.utils import DaemonProcess
 
-MAX_TS = 253402300799.0  # 9999-12-31T23:59:59Z
 PARSERS = settings(max_examples=300, deadline=2000)
 FILES = settings(
     max_examples=40, deadline=10_000, suppress_health_check=[HealthCheck.function_scoped_fixture]

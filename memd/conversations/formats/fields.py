@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from memd.core.errors import ParseError
+from memd.core.models import MAX_TS
 from memd.core.redact import join_redacted
 
 ROLES = ("user", "assistant")
@@ -21,9 +22,6 @@ ROLES = ("user", "assistant")
 # milliseconds, below 1e17 microseconds, below 1e20 nanoseconds. Times must fall between the
 # epoch and the end of the year 9999, the range every date function can show.
 _EPOCH_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (1e20, 1e9))
-
-
-MAX_TS = 253402300799.0
 
 
 _TS_HELP = "epoch seconds, milliseconds, microseconds or nanoseconds, or an ISO-8601 string"

@@ -7,12 +7,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from memd.core.models import MAX_TS
 from memd.core.text import index_text
 from memd.db.bulk import insert_rows, select_by_keys
 
-# Times outside 1970..9999 cannot be shown by any date function: rows that hold one (written by
-# an older memd, or by hand) are read as undated instead of breaking every reader.
-MAX_TS = 253402300799
+# Times outside 1970..MAX_TS cannot be shown by any date function: rows that hold one (written
+# by an older memd, or by hand) are read as undated instead of breaking every reader.
 
 
 def ts_sql(col: str) -> str:
