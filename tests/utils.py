@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +50,17 @@ def memd_env(home: Path, **extra: str) -> dict[str, str]:
 class DaemonProcess:
     """A real `memd serve` subprocess on its own MEMD_HOME."""
 
-    def __init__(self, home: Path, *, cwd: Path | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        **more_env: str,
+    ) -> None:
         self.home = home
         self.cwd = cwd  # the daemon's working directory (default: the tests')
-        self.extra_env = env
+        self.extra_env = {**(env or {}), **more_env}
         self.sock = home / "run" / "memd.sock"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "daemon.log"
@@ -62,6 +69,12 @@ class DaemonProcess:
     @property
     def memory(self) -> Path:
         return self.home / "memory"
+
+    @property
+    def pid(self) -> int:
+        """The daemon's process id (once started)."""
+        assert self.proc is not None, "the daemon was not started"
+        return self.proc.pid
 
     def start(self, timeout: float = 20.0) -> DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -109,11 +122,16 @@ class DaemonProcess:
             ) from None
 
     def cli(
-        self, *args: str, input: str | None = None, cwd: Path | None = None, **env: str
+        self,
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        **more_env: str,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "memd", *args],
-            env=memd_env(self.home, **env),
+            env=memd_env(self.home, **{**(env or {}), **more_env}),
             cwd=cwd,
             capture_output=True,
             text=True,

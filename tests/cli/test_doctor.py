@@ -92,12 +92,12 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
         'recall by meaning off: disabled in config (semantic.kind = "off")'
     )
     assert checks["sqlite"]["data"]["fts5"] is True
-    assert checks["daemon"]["data"]["pid"] == daemon.proc.pid  # type: ignore[union-attr]
+    assert checks["daemon"]["data"]["pid"] == daemon.pid
     assert 5 < checks["daemon"]["data"]["rss_mb"] < 500
     assert checks["index"]["data"]["files"] == st["index"]["files"] > 0
     assert checks["index"]["data"]["stale_files"] == 0
     assert "not installed" in checks["service"]["detail"]
-    assert f"pid {daemon.proc.pid}" in checks["service"]["detail"]  # type: ignore[union-attr]
+    assert f"pid {daemon.pid}" in checks["service"]["detail"]
     assert checks["service"]["hint"].startswith("`memd service install`")
     assert checks["anthropic"]["detail"] == "no API key: the daemon extracts with the offline rules"
     assert checks["sync"]["detail"].startswith("cloud sync not configured")

@@ -20,11 +20,11 @@ RECENT = 8
 def kill_mid_ingest_then_restart(home: Path, env: dict[str, str], total: int) -> dict[str, Any]:
     """SIGKILL the daemon once some but not all turns are stored, restart it and wait until
     all `total` turns and every session summary are in; return its `logs` status."""
-    d = DaemonProcess(home, **env).start()
+    d = DaemonProcess(home, env=env).start()
     seen = wait_for(lambda: d.call("status")["logs"]["turns"], timeout=30, interval=0.005)
     d.stop(signal.SIGKILL)
     assert 0 < seen < total, "the kill should land in the middle of the ingest"
-    d = DaemonProcess(home, **env).start()
+    d = DaemonProcess(home, env=env).start()
     try:
         wait_for(lambda: d.call("status")["logs"]["turns"] == total, timeout=60)
         wait_for(lambda: d.call("status")["logs"]["summaries_due"] == 0, timeout=60)

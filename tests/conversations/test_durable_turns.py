@@ -130,7 +130,7 @@ def test_a_turn_both_pushed_and_tailed_is_stored_once_after_a_rebuild(home: Path
     project = home / "claude" / "-home-user-proj"
     project.mkdir(parents=True)
     env = {"MEMD_LOGS_CLAUDE_DIR": str(home / "claude"), "MEMD_LOGS_POLL_S": "0.3"}
-    d = DaemonProcess(home, **env).start()
+    d = DaemonProcess(home, env=env).start()
     record = {"parentUuid": None, "isSidechain": False, "type": "user", "sessionId": CLAUDE_SID,
               "uuid": "u-both", "timestamp": "2026-07-06T12:00:00.000Z",
               "message": {"role": "user", "content": "pushed and tailed kestrel"}}  # fmt: skip

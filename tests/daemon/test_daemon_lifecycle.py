@@ -245,7 +245,7 @@ def test_sighup_reloads_settings_and_keeps_serving(
 # -- single instance and crashes -------------------------------------------------------------
 def test_second_daemon_on_the_same_home_refuses_and_a_stale_lock_is_cleaned(home: Path) -> None:
     d = DaemonProcess(home).start()
-    first_pid = d.proc.pid  # type: ignore[union-attr]
+    first_pid = d.pid
     other_sock = home / "other.sock"
     second = subprocess.run(
         [sys.executable, "-m", "memd", "serve"],
@@ -265,7 +265,7 @@ def test_second_daemon_on_the_same_home_refuses_and_a_stale_lock_is_cleaned(home
     assert d.sock.exists()
     d.start()
     try:
-        new_pid = d.proc.pid  # type: ignore[union-attr]
+        new_pid = d.pid
         assert d.call("status")["daemon"]["pid"] == new_pid
         assert lock.read_text() == str(new_pid)
     finally:

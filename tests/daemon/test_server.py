@@ -46,7 +46,7 @@ def test_each_method(daemon: DaemonProcess) -> None:
     (daemon.memory / "topics" / "vue.md").write_text("# Vue\n\n## Components\n- small components\n")
     wait_for(lambda: daemon.search_paths("components"), 2)
     st = daemon.call("status")
-    assert st["daemon"]["running"] and st["daemon"]["pid"] == daemon.proc.pid
+    assert st["daemon"]["running"] and st["daemon"]["pid"] == daemon.pid
     assert st["daemon"]["rss_mb"] > 0 and "uptime_s" in st["daemon"] and "cpu_s" in st["daemon"]
     assert st["index"]["files"] >= 3 and st["index"]["sections"] >= 1 and "lag_s" in st["index"]
     hits = daemon.call("search", {"query": "components", "limit": 5})["hits"]
@@ -208,14 +208,14 @@ def test_second_daemon_refuses_and_stale_socket_is_replaced(
         timeout=30,
     )
     assert second.returncode == 1
-    assert f"already running (pid {daemon.proc.pid})" in second.stderr
+    assert f"already running (pid {daemon.pid})" in second.stderr
     assert daemon.call("status")["daemon"]["running"]
     daemon.stop(sig=9)  # crash: the socket file stays behind
     assert daemon.sock.exists()
     with pytest.raises(DaemonNotRunning):
         client.call(daemon.sock, "status")
     daemon.start()  # the stale socket is replaced
-    assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
+    assert daemon.call("status")["daemon"]["pid"] == daemon.pid
 
 
 def test_live_socket_of_another_home_is_not_replaced(daemon: DaemonProcess, tmp_path: Path) -> None:

@@ -185,10 +185,10 @@ def test_a_sync_pull_is_one_change(tmp_path: Path, pg: Any) -> None:
     pg.start()
     dsn = pg.create_database(f"h_{tmp_path.name[-8:].replace('-', '_')}")
     env = sync_env(dsn)
-    a = DaemonProcess(tmp_path / "a", **env)
-    assert a.cli("sync", "init-schema", **env).returncode == 0
+    a = DaemonProcess(tmp_path / "a", env=env)
+    assert a.cli("sync", "init-schema", env=env).returncode == 0
     a.start()
-    b = DaemonProcess(tmp_path / "b", **env)
+    b = DaemonProcess(tmp_path / "b", env=env)
     try:
         (a.memory / "topics" / "rust.md").write_text("# Rust\n\n- prefers nextest\n")
         wait_for(lambda: "topics/rust.md" in cloud_rows(dsn, "memd_files"), timeout=10)

@@ -30,10 +30,10 @@ def test_supabase_init_schema_points_to_the_sql_and_status_speaks_json(home: Pat
         "SUPABASE_URL": "http://127.0.0.1:9",
         "SUPABASE_KEY": "k" * 40,
     }
-    init = d.cli("sync", "init-schema", **env)
+    init = d.cli("sync", "init-schema", env=env)
     assert init.returncode == 0, init.stderr
     assert "supabase: not created here" in init.stdout and str(schema_path()) in init.stdout
-    st = json.loads(d.cli("sync", "status", "--json", **env).stdout)
+    st = json.loads(d.cli("sync", "status", "--json", env=env).stdout)
     assert st["state"] == "on" and st["backend"] == "supabase" and st["table"] == "memd_files"
     assert st["pending"] == 0 and st["parked_ops"] == [] and st["conflicts"] == []
     bad = d.cli("sync", "status", MEMD_SYNC_BACKEND="dropbox")

@@ -58,11 +58,11 @@ def queued_ops(home: Path) -> dict[str, tuple[str, int, str]]:
 
 def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: str) -> None:
     env = sync_env(fresh_dsn)
-    a = DaemonProcess(tmp_path / "a", **env)
-    init = a.cli("sync", "init-schema", **env)
+    a = DaemonProcess(tmp_path / "a", env=env)
+    init = a.cli("sync", "init-schema", env=env)
     assert init.returncode == 0 and "tables ready" in init.stdout, init.stderr
     a.start()
-    b = DaemonProcess(tmp_path / "b", **env)
+    b = DaemonProcess(tmp_path / "b", env=env)
     try:
         # A change on disk reaches the cloud on its own: watcher → hook → early sync run.
         (a.memory / "topics").mkdir(exist_ok=True)
@@ -112,11 +112,11 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         )
         st = wait_for(lambda: (st := b.call("status")["sync"])["pending"] == 0 and st, timeout=5)
         assert st["state"] == "on" and st["conflicts"] == 1 and st["parked"] == 0
-        shown = b.cli("sync", "status", **env)
+        shown = b.cli("sync", "status", env=env)
         assert "changed-both" in shown.stdout and copies[0].name in shown.stdout, shown.stdout
 
         # A was unchanged since its push: it takes B's text and the conflict copy.
-        ran = a.cli("sync", "--now", **env)
+        ran = a.cli("sync", "--now", env=env)
         assert ran.returncode == 0 and "sync: success" in ran.stdout, ran.stdout + ran.stderr
         assert (a.memory / "topics" / "rust.md").read_text() == "# Rust\n\n- prefers cargo test\n"
         assert (a.memory / "topics" / copies[0].name).exists()
@@ -144,8 +144,8 @@ def test_outage_with_a_restart_loses_nothing_and_sends_each_operation_once(
         MEMD_SYNC_BACKOFF_CAP_S="1",
         MEMD_SYNC_PUSH_DELAY_S="0.2",
     )
-    d = DaemonProcess(tmp_path / "a", **env)
-    assert d.cli("sync", "init-schema", **env).returncode == 0
+    d = DaemonProcess(tmp_path / "a", env=env)
+    assert d.cli("sync", "init-schema", env=env).returncode == 0
     d.start()
     topics = d.memory / "topics"
     try:

@@ -51,7 +51,7 @@ def uninstalled(tmp_path: Path) -> Callable[..., dict[str, str]]:
 
 
 def _doctor_sync(d: DaemonProcess, env: dict[str, str]) -> dict[str, str]:
-    proc = d.cli("doctor", "--json", **env)
+    proc = d.cli("doctor", "--json", env=env)
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return checks["sync"]  # type: ignore[no-any-return]
@@ -66,13 +66,13 @@ def test_postgres_without_its_extra(
         "MEMD_SYNC_DSN": "postgresql://memd@127.0.0.1:9/memd",
         "MEMD_SYNC_INTERVAL_S": "3600",
     }
-    d = DaemonProcess(tmp_path / "home", **env).start()
+    d = DaemonProcess(tmp_path / "home", env=env).start()
     try:
         (d.memory / "topics").mkdir(exist_ok=True)
         (d.memory / "topics" / "rust.md").write_text("# Rust\n\n- prefers nextest\n")
         wait_for(lambda: d.search_paths("nextest"), timeout=10)
 
-        ran = d.cli("sync", "--now", **env)
+        ran = d.cli("sync", "--now", env=env)
         assert ran.returncode == 1
         assert "sync: config_error - sync.backend is postgres but its client library" in ran.stdout
         assert "not installed (psycopg: No module named 'psycopg')" in ran.stdout
@@ -89,7 +89,7 @@ def test_postgres_without_its_extra(
         assert "pip install 'memd[postgres]'" in check["hint"]
 
         # The daemon keeps serving.
-        assert d.search_paths("nextest") and d.call("status")["daemon"]["pid"] == d.proc.pid  # type: ignore[union-attr]
+        assert d.search_paths("nextest") and d.call("status")["daemon"]["pid"] == d.pid
     finally:
         assert d.stop() == 0
 
@@ -104,17 +104,17 @@ def test_supabase_without_its_extra(
         "SUPABASE_KEY": "k" * 40,
         "MEMD_SYNC_INTERVAL_S": "3600",
     }
-    d = DaemonProcess(tmp_path / "home", **env).start()
+    d = DaemonProcess(tmp_path / "home", env=env).start()
     try:
-        ran = d.cli("sync", "--now", **env)
+        ran = d.cli("sync", "--now", env=env)
         assert ran.returncode == 1
         assert "sync.backend is supabase but its client library is not installed" in ran.stdout
         assert "pip install 'memd[supabase]'" in ran.stdout
         check = _doctor_sync(d, env)
         assert check["status"] == "fail" and "pip install 'memd[supabase]'" in check["hint"]
         # Creating the tables needs no client: the SQL file is still shown.
-        init = d.cli("sync", "init-schema", **env)
+        init = d.cli("sync", "init-schema", env=env)
         assert init.returncode == 0 and "supabase: not created here" in init.stdout
-        assert d.call("status")["daemon"]["pid"] == d.proc.pid  # type: ignore[union-attr]
+        assert d.call("status")["daemon"]["pid"] == d.pid
     finally:
         assert d.stop() == 0
