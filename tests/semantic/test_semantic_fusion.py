@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memd.semantic.fusion import (
@@ -26,7 +28,7 @@ from memd.semantic.fusion import (
         ("42 — 7 + 3", ""),
     ],
 )
-def test_dominant_script(text, script):
+def test_dominant_script(text: str, script: str) -> None:
     assert dominant_script(text) == script
 
 
@@ -41,7 +43,7 @@ def test_dominant_script(text, script):
         ([0.2], 0.2, True),          # the threshold is inclusive
     ],
 )  # fmt: skip
-def test_common_terms_only(shares, threshold, common):
+def test_common_terms_only(shares: list[float], threshold: float, common: bool) -> None:
     assert common_terms_only(shares, threshold) is common
 
 
@@ -81,14 +83,22 @@ P = FusionParams(k=1.0, depth=10)
          ["b", "a"], {"a": "fts", "b": "both"}, ()),
     ],
 )  # fmt: skip
-def test_fuse_rules(name, fts, vector, kwargs, order, provenance, rules):
+def test_fuse_rules(
+    name: str,
+    fts: list[str],
+    vector: list[str],
+    kwargs: dict[str, Any],
+    order: list[str],
+    provenance: dict[str, str],
+    rules: tuple[str, ...],
+) -> None:
     got = fuse(fts, vector, params=P, **kwargs)
     assert got.keys() == order, name
     assert {h.key: h.provenance for h in got.hits} == provenance, name
     assert got.rules == rules, name
 
 
-def test_partial_weights_blend_instead_of_dropping():
+def test_partial_weights_blend_instead_of_dropping() -> None:
     params = FusionParams(k=1.0, cross_script_fts_weight=0.5, common_fts_weight=0.5)
     got = fuse(["en1"], ["zh1"], query_script="cjk", doc_scripts={"en1": "latin"}, params=params)
     assert got.keys() == ["zh1", "en1"]
@@ -99,7 +109,7 @@ def test_partial_weights_blend_instead_of_dropping():
     assert both.rules == ("common-terms", "cross-script")
 
 
-def test_ranks_scores_depth_and_limit():
+def test_ranks_scores_depth_and_limit() -> None:
     got = fuse(["a", "b", "c", "d"], ["d", "e"], params=FusionParams(k=60.0, depth=3), limit=3)
     assert [(h.key, h.fts_rank, h.vector_rank) for h in got.hits] == [
         ("a", 1, None), ("d", None, 1), ("b", 2, None),
@@ -109,7 +119,7 @@ def test_ranks_scores_depth_and_limit():
     assert got.hits[1].provenance == "vector"
 
 
-def test_weights_shift_the_balance():
+def test_weights_shift_the_balance() -> None:
     fts, vec = ["a", "b"], ["b", "a"]
     assert fuse(fts, vec, params=FusionParams(vector_weight=2.0)).keys() == ["b", "a"]
     assert fuse(fts, vec, params=FusionParams(fts_weight=2.0)).keys() == ["a", "b"]
@@ -148,11 +158,13 @@ from memd.semantic.fusion import Ranked, fuse_lists, neighbour_smooth  # noqa: E
         ({}, {}, []),
     ],
 )  # fmt: skip
-def test_fuse_lists_order(lists, kwargs, order):
+def test_fuse_lists_order(
+    lists: dict[str, Ranked[str]], kwargs: dict[str, Any], order: list[str]
+) -> None:
     assert fuse_lists(lists, **kwargs).keys() == order
 
 
-def test_fuse_lists_provenance_and_limit():
+def test_fuse_lists_provenance_and_limit() -> None:
     fused = fuse_lists({"memd": Ranked(["a", "b", "a"]), "vec": Ranked(["b", "c"])}, k=1.0, limit=2)
     assert [h.key for h in fused.hits] == ["b", "a"]
     b, a = fused.hits
@@ -174,5 +186,7 @@ def test_fuse_lists_provenance_and_limit():
         ([], [], (0.5,), []),
     ],
 )
-def test_neighbour_smooth(scores, groups, weights, expected):
+def test_neighbour_smooth(
+    scores: list[float], groups: list[int], weights: tuple[float, ...], expected: list[float]
+) -> None:
     assert neighbour_smooth(scores, groups, weights) == pytest.approx(expected)

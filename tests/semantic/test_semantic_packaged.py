@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
@@ -14,13 +15,16 @@ from memd.semantic.fusion import dominant_script, fuse  # noqa: E402
 from memd.semantic.packaged import DIM, PackagedEmbedder  # noqa: E402
 from memd.semantic.vectors import top_k  # noqa: E402
 
+if TYPE_CHECKING:
+    from memd.semantic.base import Matrix
+
 
 @pytest.fixture(scope="module")
 def emb() -> PackagedEmbedder:
     return PackagedEmbedder(threads=1)
 
 
-def test_shape_norm_and_id(emb):
+def test_shape_norm_and_id(emb: PackagedEmbedder) -> None:
     m = emb.embed(["hello", "你好", ""])
     assert m.dtype == np.float32 and m.shape == (3, DIM)
     np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1.0, rtol=1e-5)
@@ -33,7 +37,7 @@ def test_shape_norm_and_id(emb):
     assert float(q @ p) < 0.999
 
 
-def test_same_text_same_vector_alone_or_in_a_batch(emb):
+def test_same_text_same_vector_alone_or_in_a_batch(emb: PackagedEmbedder) -> None:
     alone = emb.embed(["I like writing frontends in Vue"])[0]
     batch = emb.embed(["something else entirely", "I like writing frontends in Vue"])[1]
     assert float(alone @ batch) > 0.999
@@ -49,7 +53,7 @@ def test_same_text_same_vector_alone_or_in_a_batch(emb):
         ("how do I make the test suite faster?", "用 vitest 并行跑测试能快很多", "我昨天去公园散步了"),
     ],
 )  # fmt: skip
-def test_chinese_english_pairs(emb, query, near, far):
+def test_chinese_english_pairs(emb: PackagedEmbedder, query: str, near: str, far: str) -> None:
     q = emb.embed([query], kind="query")[0]
     p = emb.embed([near, far])
     assert float(p[0] @ q) > float(p[1] @ q) + 0.01, (p @ q).tolist()
@@ -97,9 +101,18 @@ QUESTIONS = [
 ]
 
 
+class Tree(NamedTuple):
+    """One language's sections: their text, keys, a full-text table and their vectors."""
+
+    sections: dict[str, str]
+    keys: list[str]
+    db: sqlite3.Connection
+    matrix: Matrix
+
+
 @pytest.fixture(scope="module")
-def trees(emb):
-    out = {}
+def trees(emb: PackagedEmbedder) -> dict[str, Tree]:
+    out: dict[str, Tree] = {}
     for name, sections in (("en", ENGLISH), ("zh", CHINESE)):
         keys = list(sections)
         db = sqlite3.connect(":memory:")
@@ -107,11 +120,13 @@ def trees(emb):
             "CREATE VIRTUAL TABLE s USING fts5(key UNINDEXED, body, tokenize='porter unicode61')"
         )
         db.executemany("INSERT INTO s VALUES (?, ?)", [(k, index_text(sections[k])) for k in keys])
-        out[name] = (sections, keys, db, emb.embed([sections[k] for k in keys]))
+        out[name] = Tree(sections, keys, db, emb.embed([sections[k] for k in keys]))
     return out
 
 
-def search(emb, tree, question: str) -> tuple[list[str], list[str], list[str]]:
+def search(
+    emb: PackagedEmbedder, tree: Tree, question: str
+) -> tuple[list[str], list[str], list[str]]:
     sections, keys, db, matrix = tree
     expr = fts_query(question)
     rows = db.execute("SELECT key FROM s WHERE s MATCH ? ORDER BY bm25(s)", (expr,)) if expr else []
@@ -124,7 +139,9 @@ def search(emb, tree, question: str) -> tuple[list[str], list[str], list[str]]:
 
 
 @pytest.mark.parametrize(("tree", "question", "answer"), QUESTIONS)
-def test_paraphrase_and_cross_language_recall_over_sections(emb, trees, tree, question, answer):
+def test_paraphrase_and_cross_language_recall_over_sections(
+    emb: PackagedEmbedder, trees: dict[str, Tree], tree: dict[str, str], question: str, answer: str
+) -> None:
     fts, vec, fused = search(emb, trees["en" if tree is ENGLISH else "zh"], question)
     assert answer not in fts  # full-text search alone cannot find it: that is the point
     assert answer in vec[:2], vec

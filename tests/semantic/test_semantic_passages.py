@@ -32,11 +32,11 @@ TURNS = [
                 "Caroline: It was powerful. The stories moved me."]),
     ],
 )  # fmt: skip
-def test_turn_passages(before, after, expected):
+def test_turn_passages(before: int, after: int, expected: list[str]) -> None:
     assert turn_passages(TURNS, before=before, after=after) == expected
 
 
-def test_neighbours_are_cut_the_turn_is_not():
+def test_neighbours_are_cut_the_turn_is_not() -> None:
     long = Turn("Melanie", "word " * 200)
     short = Turn("Caroline", "Thanks!")
     first, second = turn_passages([long, short], before=1, after=1, neighbour_chars=40)
@@ -54,9 +54,9 @@ def test_neighbours_are_cut_the_turn_is_not():
         (Turn("用户", "我喜欢用 pytest"), "用户: 我喜欢用 pytest"),
     ],
 )
-def test_turn_line(turn, line):
+def test_turn_line(turn: Turn, line: str) -> None:
     assert turn_line(turn) == line
 
 
-def test_no_turns():
+def test_no_turns() -> None:
     assert turn_passages([], before=1, after=1) == []

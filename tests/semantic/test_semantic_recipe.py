@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memd.semantic.bridge import Dictionary
-from memd.semantic.fusion import Ranked
+from memd.semantic.fusion import Ranked, Script
 from memd.semantic.passages import Turn
 from memd.semantic.recipe import (
     FTS,
@@ -44,7 +44,7 @@ def small() -> Dictionary:
         ("Привет", "other", {FTS: "Привет"}),
     ],
 )
-def test_plan(small, query, script, full_text):
+def test_plan(small: Dictionary, query: str, script: str, full_text: dict[str, str]) -> None:
     p = plan(query, small)
     assert p.script == script
     assert dict(p.full_text) == full_text
@@ -52,12 +52,12 @@ def test_plan(small, query, script, full_text):
     assert (p.bridged is None) == (FTS_BRIDGED not in full_text)
 
 
-def test_plan_without_dictionary():
+def test_plan_without_dictionary() -> None:
     p = plan("测试框架")
     assert dict(p.full_text) == {FTS: "测试框架"} and p.bridged is None
 
 
-def test_passages_are_the_turn_after_the_one_before():
+def test_passages_are_the_turn_after_the_one_before() -> None:
     turns = [Turn("a", "Did you finish the race?"), Turn("b", "Yes, in 52 minutes.")]
     assert passage_texts(turns) == [
         "a: Did you finish the race?",
@@ -66,7 +66,7 @@ def test_passages_are_the_turn_after_the_one_before():
 
 
 W = Weights(vector=0.5, bridged=1.0, cross_vector=0.5)
-SCRIPTS = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
+SCRIPTS: dict[str, Script] = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
 
 
 @pytest.mark.parametrize(
@@ -89,20 +89,26 @@ SCRIPTS = {"en1": "latin", "en2": "latin", "zh1": "cjk", "zh2": "cjk"}
          {"en1": (VECTOR,), "zh1": (VECTOR,)}),
     ],
 )  # fmt: skip
-def test_fuse_cross_script_rule(small, query, lists, order, found_by):
+def test_fuse_cross_script_rule(
+    small: Dictionary,
+    query: str,
+    lists: dict[str, list[str]],
+    order: list[str],
+    found_by: dict[str, tuple[str, ...]],
+) -> None:
     p = plan(query, small)
     fused = fuse(p, {n: Ranked(keys) for n, keys in lists.items()}, SCRIPTS, weights=W)
     assert fused.keys() == order
     assert {h.key: h.found_by for h in fused.hits} == found_by
 
 
-def test_unknown_scripts_are_never_crossed(small):
+def test_unknown_scripts_are_never_crossed(small: Dictionary) -> None:
     p = plan("测试框架", small)
     fused = fuse(p, {FTS: Ranked(["x"]), FTS_BRIDGED: Ranked(["y"])}, {}, weights=W)
     assert fused.keys() == ["x", "y"]
 
 
-def test_fuse_uses_the_scores(small):
+def test_fuse_uses_the_scores(small: Dictionary) -> None:
     # memd's scores put en2 just under en1, the vectors put it second of three: together
     # en2 (8.9 / 9 + 0.5 × 0.5) passes en1 (1 + 0.5 × 0) and en3 (0 + 0.5 × 1).
     p = plan("test framework", small)
@@ -110,7 +116,7 @@ def test_fuse_uses_the_scores(small):
         FTS: Ranked(["en1", "en2", "en3"], [10.0, 9.9, 1.0]),
         VECTOR: Ranked(["en3", "en2", "en1"], [0.9, 0.85, 0.8]),
     }
-    scripts = {"en1": "latin", "en2": "latin", "en3": "latin"}
+    scripts: dict[str, Script] = {"en1": "latin", "en2": "latin", "en3": "latin"}
     fused = fuse(p, lists, scripts, weights=W)
     assert fused.keys() == ["en2", "en1", "en3"]
     assert [round(h.score, 4) for h in fused.hits] == [1.2389, 1.0, 0.5]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -26,12 +28,12 @@ class Sleeps(list[float]):
 
 
 @pytest.fixture
-def server():
+def server() -> Iterator[FakeEmbeddings]:
     with FakeEmbeddings(dim=8) as s:
         yield s
 
 
-def client(server: FakeEmbeddings, **kw) -> HttpEmbedder:
+def client(server: FakeEmbeddings, **kw: Any) -> HttpEmbedder:
     kw.setdefault("sleep", Sleeps())
     return HttpEmbedder(server.url, "fake-model", **kw)
 
@@ -45,11 +47,11 @@ def client(server: FakeEmbeddings, **kw) -> HttpEmbedder:
         ("https://api.example/v1/embeddings", "https://api.example/v1/embeddings"),
     ],
 )
-def test_endpoint_url(url, expected):
+def test_endpoint_url(url: str, expected: str) -> None:
     assert endpoint_url(url) == expected
 
 
-def test_normal_answer_is_normalised_and_in_input_order(server):
+def test_normal_answer_is_normalised_and_in_input_order(server: FakeEmbeddings) -> None:
     emb = client(server, api_key="k-123")
     texts = ["alpha", "beta", "gamma"]
     m = emb.embed(texts)
@@ -65,7 +67,7 @@ def test_normal_answer_is_normalised_and_in_input_order(server):
     assert emb.model_id == f"http:fake-model@{server.url}/embeddings"
 
 
-def test_prefixes_and_batches(server):
+def test_prefixes_and_batches(server: FakeEmbeddings) -> None:
     emb = client(server, batch_size=2, query_prefix="query: ", passage_prefix="passage: ")
     assert emb.embed(["a", "b", "c"], kind="passage").shape == (3, 8)
     assert emb.embed(["q"], kind="query").shape == (1, 8)
@@ -75,13 +77,13 @@ def test_prefixes_and_batches(server):
     assert "authorization" not in server.headers[0]
 
 
-def test_empty_input_sends_nothing(server):
+def test_empty_input_sends_nothing(server: FakeEmbeddings) -> None:
     emb = client(server, dim=8)
     assert emb.embed([]).shape == (0, 8)
     assert server.requests == []
 
 
-def test_slow_server_times_out_then_gives_up(server):
+def test_slow_server_times_out_then_gives_up(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(delay=1.0), Reply(delay=1.0))
     sleeps = Sleeps()
     emb = client(server, timeout_s=0.2, retries=1, sleep=sleeps)
@@ -93,13 +95,13 @@ def test_slow_server_times_out_then_gives_up(server):
     assert sleeps == [0.5]
 
 
-def test_slow_once_then_ok(server):
+def test_slow_once_then_ok(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(delay=1.0))
     emb = client(server, timeout_s=0.2, retries=2)
     assert emb.embed(["x"]).shape == (1, 8)
 
 
-def test_500_then_ok(server):
+def test_500_then_ok(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(status=500), Reply(status=503))
     sleeps = Sleeps()
     emb = client(server, retries=3, backoff_s=0.25, sleep=sleeps)
@@ -108,7 +110,7 @@ def test_500_then_ok(server):
     assert sleeps == [0.25, 0.5]  # exponential backoff
 
 
-def test_persistent_500_is_retryable_error(server):
+def test_persistent_500_is_retryable_error(server: FakeEmbeddings) -> None:
     server.enqueue(*[Reply(status=500)] * 4)
     sleeps = Sleeps()
     emb = client(server, retries=3, backoff_s=1.0, backoff_cap_s=3.0, sleep=sleeps)
@@ -119,7 +121,7 @@ def test_persistent_500_is_retryable_error(server):
     assert len(server.requests) == 4
 
 
-def test_429_honours_retry_after(server):
+def test_429_honours_retry_after(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(status=429, headers={"Retry-After": "2"}))
     sleeps = Sleeps()
     emb = client(server, backoff_s=0.1, sleep=sleeps)
@@ -127,7 +129,7 @@ def test_429_honours_retry_after(server):
     assert sleeps == [2.0]
 
 
-def test_401_is_config_error_without_retry(server):
+def test_401_is_config_error_without_retry(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(status=401))
     sleeps = Sleeps()
     emb = client(server, sleep=sleeps)
@@ -136,14 +138,14 @@ def test_401_is_config_error_without_retry(server):
     assert len(server.requests) == 1 and sleeps == []
 
 
-def test_wrong_path_is_config_error():
+def test_wrong_path_is_config_error() -> None:
     with FakeEmbeddings() as server:
         emb = HttpEmbedder(server.url + "/nowhere/embeddings", "m", sleep=Sleeps())
         with pytest.raises(EmbeddingConfigError, match="HTTP 404"):
             emb.embed(["x"])
 
 
-def test_connection_refused_is_retryable():
+def test_connection_refused_is_retryable() -> None:
     with FakeEmbeddings() as server:
         url = server.url
     emb = HttpEmbedder(url, "m", retries=1, sleep=Sleeps())
@@ -151,13 +153,13 @@ def test_connection_refused_is_retryable():
         emb.embed(["x"])
 
 
-def test_configured_dimension_is_checked(server):
+def test_configured_dimension_is_checked(server: FakeEmbeddings) -> None:
     emb = client(server, dim=16)
     with pytest.raises(EmbeddingBadAnswer, match="dimension 8, expected 16"):
         emb.embed(["x"])
 
 
-def test_dimension_change_between_answers_is_caught(server):
+def test_dimension_change_between_answers_is_caught(server: FakeEmbeddings) -> None:
     emb = client(server)
     emb.embed(["x"])
     server.enqueue(Reply(dim=12))
@@ -178,7 +180,7 @@ def test_dimension_change_between_answers_is_caught(server):
         (Reply(drop_last=True), "returned 1 vectors for 2 texts"),
     ],
 )
-def test_malformed_bodies(server, reply, message):
+def test_malformed_bodies(server: FakeEmbeddings, reply: Reply, message: str) -> None:
     server.enqueue(reply)
     sleeps = Sleeps()
     emb = client(server, sleep=sleeps)
@@ -187,7 +189,7 @@ def test_malformed_bodies(server, reply, message):
     assert sleeps == []  # a bad answer is not retried
 
 
-def test_bad_settings_fail_at_construction():
+def test_bad_settings_fail_at_construction() -> None:
     with pytest.raises(EmbeddingConfigError, match="not an http"):
         HttpEmbedder("localhost:11434", "m")
     with pytest.raises(EmbeddingConfigError, match="model name"):

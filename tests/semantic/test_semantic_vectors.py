@@ -10,7 +10,7 @@ from memd.semantic.errors import EmbeddingBadAnswer  # noqa: E402
 from memd.semantic.vectors import normalise, top_k  # noqa: E402
 
 
-def test_top_k_matches_a_full_sort():
+def test_top_k_matches_a_full_sort() -> None:
     rng = np.random.default_rng(7)
     m = normalise(rng.normal(size=(5000, 32)))
     for _ in range(20):
@@ -22,7 +22,7 @@ def test_top_k_matches_a_full_sort():
         assert (np.diff(scores) <= 0).all()
 
 
-def test_top_k_edges():
+def test_top_k_edges() -> None:
     m = normalise([[1, 0], [0, 1], [1, 0]])
     q = np.array([1, 0], dtype=np.float32)
     idx, scores = top_k(m, q, 10)  # k larger than the matrix
@@ -34,7 +34,7 @@ def test_top_k_edges():
         top_k(m, np.ones(3, dtype=np.float32), 1)
 
 
-def test_normalise():
+def test_normalise() -> None:
     m = normalise([[3, 4], [0, 2]])
     assert m.dtype == np.float32 and m.flags.c_contiguous
     np.testing.assert_allclose(m, [[0.6, 0.8], [0.0, 1.0]])
