@@ -4,6 +4,7 @@ the 25% guard, snapshots and the audit log; and the item-use tracking that feeds
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import subprocess
 from pathlib import Path
 
@@ -257,9 +258,11 @@ def test_plan_file_use_keeps_an_item_alive() -> None:
         + item("c")
         + "\n"
     )
-    kw = {"today": dt.date(2026, 3, 2), "unused_days": 90, "max_importance": 3, "max_loss": 0.25}
-    assert plan_file("t.md", body, used={}, **kw).moves  # type: ignore[arg-type]
-    assert not plan_file("t.md", body, used={"m_t": dt.date(2026, 2, 1)}, **kw).moves  # type: ignore[arg-type]
+    plan = functools.partial(
+        plan_file, today=dt.date(2026, 3, 2), unused_days=90, max_importance=3, max_loss=0.25
+    )
+    assert plan("t.md", body, used={}).moves
+    assert not plan("t.md", body, used={"m_t": dt.date(2026, 2, 1)}).moves
 
 
 def test_plan_journal() -> None:

@@ -32,7 +32,9 @@ def test_text_importance_pin_and_expiry(daemon: DaemonProcess) -> None:
     assert out["text"] == "Use rebase merges"
     assert out["meta"]["imp"] == "9" and out["meta"]["pinned"] == "true"
     assert out["meta"]["expires"] == "2031-01-31" and out["meta"]["type"] == "preference"
-    text, meta = split_item(item_line(daemon, rel, r["id"]))  # type: ignore[misc]
+    split = split_item(item_line(daemon, rel, r["id"]))
+    assert split is not None
+    text, meta = split
     assert text == "Use rebase merges" and meta == out["meta"]
     assert (
         out["line"]

@@ -83,8 +83,8 @@ def test_bad_files_are_reported_and_never_stop_the_rest(tmp_path: Path, tree: Pa
     assert search_sections(store.read(), "记忆")
     (bad / "latin1.md").write_text("# Café\nfixed now\n")
     ix.reconcile()
-    probs = {Path(p["path"]).name for p in docs.problems(store.read())}
-    assert "latin1.md" not in probs
+    names = {Path(p["path"]).name for p in docs.problems(store.read())}
+    assert "latin1.md" not in names
     store.close()
 
 

@@ -83,10 +83,11 @@ def test_meta_roundtrip_and_item_split() -> None:
     assert strip_meta_comments(f"- hello {comment}") == "- hello"
 
 
-def _outline(text: str, **kw: bool) -> list[tuple[str, int, int, int]]:
+def _outline(text: str, *, full: bool | None = None) -> list[tuple[str, int, int, int]]:
     """(heading, level, start_line, end_line) per section."""
     return [
-        (s.heading, s.level, s.start_line, s.end_line) for s in parse_markdown(text, **kw).sections
+        (s.heading, s.level, s.start_line, s.end_line)
+        for s in parse_markdown(text, full=full).sections
     ]
 
 

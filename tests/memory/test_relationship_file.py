@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 import pytest
 
@@ -19,10 +20,8 @@ from memd.memory.relationship import (
 )
 
 STANDING = Standing(3, 41, dt.date(2026, 3, 1), dt.date(2026, 3, 2), 12)
-
-
-def update(**kw: object) -> StatusUpdate:
-    return StatusUpdate(STANDING, **kw)  # type: ignore[arg-type]
+# A StatusUpdate on STANDING: update(trust_step=2, mood=...).
+update = functools.partial(StatusUpdate, STANDING)
 
 
 def test_a_new_file_gets_the_title_status_and_mood() -> None:

@@ -12,17 +12,17 @@ import pytest
 from memd.memory import safe_write
 from memd.memory.edit import append_item, remove_items, update_items
 from memd.memory.guard import WriteGuard
-from memd.memory.safe_write import RENAMER, FileBusy, edit_file
+from memd.memory.safe_write import RENAMER, Edit, FileBusy, edit_file
 
 
-def add_line(line: str):  # type: ignore[no-untyped-def]
+def add_line(line: str) -> Edit[None]:
     def edit(current: str | None) -> tuple[str | None, None]:
         return (current or "") + line + "\n", None
 
     return edit
 
 
-def put_first(line: str):  # type: ignore[no-untyped-def]
+def put_first(line: str) -> Edit[None]:
     def edit(current: str | None) -> tuple[str | None, None]:
         return line + "\n" + (current or ""), None
 
@@ -48,7 +48,7 @@ def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
     real = RENAMER.exchange
-    saved = []
+    saved: list[int] = []
 
     def exchange_after_a_save(a: Path, b: Path) -> bool:
         if not saved:  # an editor saves by rename just before memd's swap

@@ -31,6 +31,7 @@ def outside(tmp_path: Path) -> Path:
 def texts(d: DaemonProcess, query: str) -> str:
     ctx = d.call("context", {"query": query, "budget_tokens": 4000})
     hits = d.call("search", {"query": query, "limit": 50})["hits"]
+    assert isinstance(ctx["text"], str)
     return ctx["text"] + "\n" + "\n".join(h["snippet"] + h["path"] for h in hits)
 
 
@@ -86,8 +87,8 @@ def test_links_leaving_the_tree_are_never_indexed_served_or_queued(
             assert problems[str(memory / link)].startswith("symbolic link to "), problems
         (memory / "topics" / "passwd.md").unlink()
         settle(d, "after-unlink")
-        problems = {p["path"] for p in d.call("status")["problems"]}
-        assert str(memory / "topics" / "passwd.md") not in problems
+        problem_paths = {p["path"] for p in d.call("status")["problems"]}
+        assert str(memory / "topics" / "passwd.md") not in problem_paths
     finally:
         d.stop()
 
