@@ -21,7 +21,7 @@ def devices(tmp_path: Path) -> Iterator[Any]:
     made: list[Device] = []
 
     def make(name: str, server: FakePostgrest) -> Device:
-        made.append(Device(tmp_path / name, **supabase_settings(server, **{"sync.timeout_s": 2})))
+        made.append(Device(tmp_path / name, **supabase_settings(server), **{"sync.timeout_s": 2}))
         return made[-1]
 
     yield make

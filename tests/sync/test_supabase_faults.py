@@ -47,8 +47,8 @@ def test_connection_refused_backs_off_then_delivers(device: Any, server: FakePos
     queued = len(d.queue())
     assert queued >= 2  # the first-start templates
     with server.outage():
-        res = d.syncer.run()
-        assert res.outcome.value == "retry_later" and "ConnectError" in res.message
+        job = d.syncer.run()
+        assert job.outcome.value == "retry_later" and "ConnectError" in job.message
         st = d.status()
         assert st["pending"] == queued and st["last_success_at"] is None
         assert "ConnectError" in st["last_error"]
@@ -73,8 +73,8 @@ def test_503_and_timeouts_are_retried_per_operation_and_land_once(
     d.write("topics/rust.md", "# Rust\n")
     n = len(d.queue())
     server.fail_next(Fault.http_503_html(method="POST"))
-    res = d.syncer.run()
-    assert res.outcome.value == "retry_later" and "HTTP 503" in res.message
+    job = d.syncer.run()
+    assert job.outcome.value == "retry_later" and "HTTP 503" in job.message
     ops = d.queue()
     assert all(
         op.attempts == 1 and op.next_at > time.time() and "503" in op.last_error for op in ops
