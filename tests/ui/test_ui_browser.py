@@ -149,7 +149,9 @@ def test_remember_then_forget_changes_the_markdown_file(
     browser.wait_for_url(re.compile(r"/memory\?msg=Remembered"))
     assert "Remembered m_" in browser.locator("#flash").inner_text()
     line = next(x for x in notes.read_text().splitlines() if "Deploys happen on Tuesdays" in x)
-    item_id = re.search(r"id=(m_\w+)", line).group(1)
+    m = re.search(r"id=(m_\w+)", line)
+    assert m is not None, line
+    item_id = m.group(1)
     assert "type=decision" in line and "src=manual" in line
     row = browser.locator(f"#item-{item_id}")
     assert "decision" in row.inner_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -130,7 +131,7 @@ def test_remember_params() -> None:
 
 def test_timeline_counts_sessions_per_day_and_source() -> None:
     today = dt.date(2026, 11, 23)
-    sessions = [
+    sessions: list[dict[str, Any]] = [
         {"date": "2026-11-23", "source": "claude-code"},
         {"date": "2026-11-23", "source": "ingest"},
         {"date": "2026-11-23", "source": "claude-code"},

@@ -175,7 +175,7 @@ def seed(d: DaemonProcess) -> dict[str, Any]:
             ]
         },
     )  # fmt: skip
-    run = d.call("run_job", {"name": "extract"})
+    run: dict[str, Any] = d.call("run_job", {"name": "extract"})
     assert run["outcome"] == "success", run
     return run
 
