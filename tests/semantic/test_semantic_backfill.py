@@ -52,9 +52,16 @@ def embedded(server: FakeEmbeddings) -> list[str]:
     return [t for body in server.requests for t in body["input"]]
 
 
-def turn(tid: str, text: str, session: str = "s1", speaker: str = "", **kw: str) -> Turn:
+def turn(
+    tid: str,
+    text: str,
+    session: str = "s1",
+    speaker: str = "",
+    project: str = "",
+    agent_id: str = "",
+) -> Turn:
     return Turn("ingest", session, tid, "user", text, 1_700_000_000.0 + int(tid), speaker=speaker,
-                **kw)  # fmt: skip
+                project=project, agent_id=agent_id)  # fmt: skip
 
 
 def stored(store: Store, kind: str, model: str = "m1") -> dict[str, str]:

@@ -129,7 +129,7 @@ def _daemon(home: Path, blocked: list[str] | None, **env: str) -> DaemonProcess:
     for rel, text in TREE.items():
         (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / "memory" / rel).write_text(text)
-    d = DaemonProcess(home, **env)
+    d = DaemonProcess(home, env=env)
     if blocked is not None:
         code = BLOCKER.format(blocked=blocked) + (
             "import runpy, sys\nsys.argv = ['memd', 'serve']\n"

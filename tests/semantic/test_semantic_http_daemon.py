@@ -60,7 +60,7 @@ def home() -> Iterator[Path]:
 
 def start(home: Path, server: FakeEmbeddings, model: str = "m1", **env: str) -> DaemonProcess:
     return DaemonProcess(home, MEMD_SEMANTIC_KIND="http", MEMD_SEMANTIC_URL=server.url,
-                         MEMD_SEMANTIC_MODEL=model, MEMD_SEMANTIC_BATCH="8", **env).start()  # fmt: skip
+                         MEMD_SEMANTIC_MODEL=model, MEMD_SEMANTIC_BATCH="8", env=env).start()  # fmt: skip
 
 
 def semantic(d: DaemonProcess) -> dict[str, Any]:
