@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memd.api import protocol
+from memd.core.errors import ParseRequestError, ProtocolError
 
 
 @dataclass
@@ -44,9 +45,9 @@ def test_values_the_fast_encoder_refuses_fall_back() -> None:
 
 
 def test_decode_rejects_what_is_not_a_request() -> None:
-    with pytest.raises(protocol.ParseRequestError):
+    with pytest.raises(ParseRequestError):
         protocol.decode_request(b"{not json")
-    with pytest.raises(protocol.ProtocolError):
+    with pytest.raises(ProtocolError):
         protocol.decode_request(b'{"jsonrpc": "1.0", "method": "x"}')
     req = protocol.decode_request(b'{"jsonrpc": "2.0", "method": "status", "id": 1}')
     assert (req.method, req.params, req.id) == ("status", {}, 1)

@@ -225,15 +225,15 @@ def test_recall_cli_answers_the_four_scenarios(home: Path) -> None:
                       MEMD_LOGS_SOURCES=json.dumps([{"path": str(home / "logs"), "format": "jsonl"}])).start()  # fmt: skip
     try:
         wait_for(lambda: d.call("status")["logs"]["turns"] == 16)
-        out = d.cli("recall")
-        assert out.returncode == 0, out.stderr
-        heads = [ln for ln in out.stdout.splitlines() if ln.startswith("## ")]
+        listed = d.cli("recall")
+        assert listed.returncode == 0, listed.stderr
+        heads = [ln for ln in listed.stdout.splitlines() if ln.startswith("## ")]
         assert heads == [
             "## Kyoto trip — 2026-04-20",
             "## Postgres migration — 2026-03-09",
             "## Vue 3 组件设计 — 2026-03-02",
         ]
-        assert out.stdout.count("Summary: Asked:") == 3
+        assert listed.stdout.count("Summary: Asked:") == 3
 
         out = d.cli("recall", "sequences", "foreign", "keys").stdout
         assert out.startswith("## Postgres migration — 2026-03-09")
@@ -242,9 +242,9 @@ def test_recall_cli_answers_the_four_scenarios(home: Path) -> None:
         out = d.cli("recall", "--session", "trip-1").stdout
         assert out.count("\n- [2026-04-20 08:") == 4 and "Summary:" in out
 
-        out = json.loads(d.cli("recall", "Nara", "--session", "trip-1", "--json").stdout)
-        assert out["mode"] == "within"
-        assert [t["turn_id"] for t in out["sessions"][0]["turns"]][:2] == ["trip-1-2", "trip-1-1"]
+        found = json.loads(d.cli("recall", "Nara", "--session", "trip-1", "--json").stdout)
+        assert found["mode"] == "within"
+        assert [t["turn_id"] for t in found["sessions"][0]["turns"]][:2] == ["trip-1-2", "trip-1-1"]
 
         ctx = d.cli("context", "之前聊过 Vue 吗")
         assert ctx.returncode == 0, ctx.stderr

@@ -67,7 +67,7 @@ def leaked(data: str | bytes) -> list[str]:
 def split_turns(session: str, ts: float | None = None) -> list[dict[str, Any]]:
     """Turns whose content arrays split a token in two, with secrets in `name` and `project`."""
     a, g = len(ANTHROPIC) // 2, len(GITHUB) // 2
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"session_id": session, "id": "u1", "role": "user", "name": f"token={GITHUB}",
          "project": f"/srv/{AWS}/app",
          "content": [{"type": "text", "text": f"I moved the deploy to Frankfurt, key {ANTHROPIC[:a]}"},
@@ -231,7 +231,8 @@ def test_sync_to_postgres_sends_no_secret(tmp_path: Path, pg_table: tuple[str, s
         paths = [r[0] for r in rows]
         assert "_core/notes.md" in paths and any(p.startswith("_sessions/") for p in paths)
         assert leaked(json.dumps([rows, [list(map(str, e)) for e in events]])) == []
-        notes = dict(rows)["_core/notes.md"]
+        content: dict[str, str] = dict(rows)
+        notes = content["_core/notes.md"]
         assert "staging db password" in notes and "[REDACTED:" in notes
     finally:
         dev.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from memd.conversations.ingest import refresh_summary, set_title, summary_due, write_turns
 from memd.conversations.summary import summarize
 from memd.db import Store
@@ -127,11 +129,7 @@ def test_summary_grows_with_the_session_and_an_llm_summary_is_kept(store: Store)
         ("assistant", "pgloader keeps foreign keys; check them after the migration with a query."),
     ]
     for i, (role, text) in enumerate(texts):
-        store.w.run(
-            lambda c, i=i, role=role, text=text: write_turns(
-                c, [turn("pg", f"t{i}", role, text, T0 + i)]
-            )
-        )
+        store.w.run(functools.partial(write_turns, turns=[turn("pg", f"t{i}", role, text, T0 + i)]))
     summary, kind, upto = rows(store, "SELECT summary, summary_kind, summary_upto FROM sessions")[0]
     assert kind == "extractive" and upto == 4
     assert summary.startswith("Asked: How should I migrate the orders table")

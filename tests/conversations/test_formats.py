@@ -119,7 +119,9 @@ def test_fixture_sidechain_records_count_for_their_run_without_text(
     assert claude_records[16] == [
         SubagentTurn(SID, "7c1e2a", "sc1", "user", iso("2026-07-06T12:03:00"))
     ]
-    [answer] = claude_records[17]
+    records = claude_records[17]
+    assert isinstance(records, list)
+    [answer] = records
     assert isinstance(answer, SubagentTurn)
     assert (answer.run_id, answer.turn_id, answer.role) == ("7c1e2a", "msg_sc", "assistant")
 

@@ -67,7 +67,7 @@ stamps = (
     | st.datetimes().map(lambda d: d.isoformat())
     | st.sampled_from(["2026-07-06T12:00:00.000Z", "1700000000", "", "  ", "nan", "inf"])
 )
-words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40)
+words = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
 
 
 def maybe(fields: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:

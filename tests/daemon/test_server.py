@@ -34,7 +34,8 @@ def rpc(s: socket.socket, payload: bytes) -> dict[str, Any]:
         chunk = s.recv(65536)
         assert chunk, "connection closed"
         buf += chunk
-    return json.loads(buf)
+    answer: dict[str, Any] = json.loads(buf)
+    return answer
 
 
 def test_socket_is_private(daemon: DaemonProcess) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,13 @@ def test_writer_returns_results_propagates_errors_and_rolls_back(tmp_path: Path)
         store.close()
 
 
+def insert_state(key: str) -> Callable[[sqlite3.Connection], sqlite3.Cursor]:
+    return lambda c: c.execute("INSERT INTO state VALUES (?, 'v')", (key,))
+
+
 def test_close_drains_queued_writes(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "i.db")
-    futs = [store.w.submit(lambda c, i=i: c.execute("INSERT INTO state VALUES (?, 'v')", (f"k{i}",)))
-            for i in range(500)]  # fmt: skip
+    futs = [store.w.submit(insert_state(f"k{i}")) for i in range(500)]
     store.close()
     assert all(f.done() and f.exception() is None for f in futs)
     ro = Store.open_readonly(tmp_path / "i.db")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,11 @@ def relationship(d: DaemonProcess, agent: str) -> dict[str, Any]:
     return out
 
 
+def sessions_are(d: DaemonProcess, agent: str, n: int) -> Callable[[], bool]:
+    """For `wait_for`: the agent's relationship counts `n` sessions."""
+    return lambda: relationship(d, agent)["sessions"] == n
+
+
 def context(d: DaemonProcess, agent: str) -> str:
     res = d.call("context", {"query": "how should you answer me", "agent_id": agent})
     return str(res["text"])
@@ -78,7 +83,7 @@ def test_two_agents_and_claude_code_with_sub_agents(
 
     for agent, runs in (("claude-code", 2), ("claude-code-explore", 2),
                         ("claude-code-general-purpose", 1), ("claude-code-subagent", 1)):  # fmt: skip
-        wait_for(lambda a=agent, n=runs: relationship(d, a)["sessions"] == n, timeout=15)
+        wait_for(sessions_are(d, agent, runs), timeout=15)
     job = d.call("run_job", {"name": "extract"})
     assert job["outcome"] == "success", job
     assert job["counts"]["relationships_updated"] == 6, job
