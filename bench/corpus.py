@@ -387,7 +387,7 @@ def term_queries(n: int, seed: int = 11) -> list[list[str]]:
     out = []
     for _ in range(n):
         k = rng.randint(1, 3)
-        ts = []
+        ts: list[str] = []
         while len(ts) < k:
             cand = rng.choice(ZH_WORDS) if rng.random() < 0.1 else w.word()
             if cand not in COMMON[:40] and cand not in ts:

@@ -24,6 +24,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def build(
-    path: Path, ddl: str, insert: str, rows: list[tuple[int, str, str]]
+    path: Path, ddl: str, insert: str, rows: Sequence[tuple[int | str, ...]]
 ) -> tuple[sqlite3.Connection, float]:
     conn = _connect(path)
     conn.execute(ddl)

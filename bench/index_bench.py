@@ -230,7 +230,8 @@ def _cpu_s(pid: int) -> float:
     import psutil
 
     t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
+    seconds: float = t.user + t.system
+    return seconds
 
 
 # -- main ------------------------------------------------------------------------------------

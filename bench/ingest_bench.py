@@ -70,7 +70,7 @@ def conversations(n_turns: int, seed: int) -> list[tuple[str, list[tuple[str, st
     """(session id, [(role, text, ts)]) with `n_turns` turns in all."""
     rng = random.Random(seed)
     now = time.time()
-    out = []
+    out: list[tuple[str, list[tuple[str, str, float]]]] = []
     made = 0
     while made < n_turns:
         size = min(rng.randint(20, 200), n_turns - made)

@@ -125,7 +125,8 @@ def cpu_runs(d: Daemon, db: Path, qs: list[tuple[str, str]]) -> dict[str, float]
 
     def daemon_cpu() -> float:
         t = proc.cpu_times()
-        return t.user + t.system
+        seconds: float = t.user + t.system
+        return seconds
 
     out: dict[str, float] = {}
     with Client(d.sock, timeout=30) as c:
@@ -347,7 +348,7 @@ def render(args: argparse.Namespace, info: corpus.CorpusInfo, st: dict[str, Any]
         class_rows.append((cls, len(idx), f"{cs['p50']:.2f}", f"{cs['p99']:.2f}",
                            f"{statistics.fmean(topic):.1f}", f"{sum(1 for x in topic if x == 0) / len(idx):.0%}",
                            f"{statistics.fmean(toks):.0f}"))  # fmt: skip
-    examples = {}
+    examples: dict[str, str] = {}
     for cls, q in qs:
         examples.setdefault(cls, q)
 

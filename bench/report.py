@@ -110,7 +110,8 @@ def _ram_gb() -> float:
     try:
         import psutil
 
-        return psutil.virtual_memory().total / (1 << 30)
+        total: int = psutil.virtual_memory().total
+        return total / (1 << 30)
     except Exception:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
 

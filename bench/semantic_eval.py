@@ -33,6 +33,7 @@ recall@k = |evidence ∩ top-k| / |evidence|, averaged over questions of categor
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import itertools
 import json
@@ -44,7 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 # numpy's BLAS spins one thread per core by default: on a 2-core machine shared with other
 # work, exact top-k over 10,000 vectors took 13 ms that way and 0.6 ms with one thread.
@@ -183,7 +184,7 @@ def embed_passages(embedder: Embedder, convs: list[Conversation], cache: Path | 
     for c in convs:
         for name, texts in c.passages.items():
             c.matrix[name] = _cached(cache, [embedder.model_id, *texts],
-                                     lambda t=texts: embedder.embed(t, kind="passage"))  # fmt: skip
+                                     functools.partial(embedder.embed, texts, kind="passage"))  # fmt: skip
     return time.perf_counter() - t0
 
 
@@ -234,13 +235,14 @@ def _jieba() -> Segmenter | None:
     """jieba's segmenter when it is installed (``pip install jieba``): measured against the
     dictionary's own longest-word segmentation, which memd uses."""
     try:
-        import jieba  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        import jieba
     except ImportError:
         return None
     jieba.setLogLevel(60)
     tok = jieba.Tokenizer()
     tok.initialize()
-    return tok  # type: ignore[no-any-return]
+    segmenter: Segmenter = tok
+    return segmenter
 
 
 # -- memd over its socket --------------------------------------------------------------------
@@ -296,6 +298,11 @@ def _key(r: dict[int, float]) -> tuple[float, float, float]:
 CustomFn = Callable[[Question, Mapping[str, Any]], Sequence[str]]
 
 
+def top20(fn: CustomFn, params: Mapping[str, Any]) -> Ranker:
+    """`fn` with `params` as a ranker of its first 20 keys."""
+    return lambda q: fn(q, params)[:20]
+
+
 @dataclass(frozen=True)
 class Variant:
     """A named ranker and how its parameters are chosen.
@@ -331,10 +338,9 @@ class Variant:
             only = self.lists[0]
             return lambda q: q.lists[only].keys[:20]
         if self.custom is not None:
-            fn = self.custom
-            return lambda q: fn(q, params)[:20]
+            return top20(self.custom, params)
         weights = {self.lists[0]: 1.0, **params["weights"]}
-        method = "score" if self.method == "score" else "rrf"
+        method: Literal["rrf", "score"] = "score" if self.method == "score" else "rrf"
 
         def rank(q: Question) -> list[str]:
             named = {n: q.lists[n] for n in self.lists}
@@ -584,14 +590,14 @@ def tune_recipe(en: Sequence[Question], zh: Sequence[Question], fn: CustomFn) ->
     best_key = (-1.0, -1.0, -1.0)
     for w in W_GRID:
         a = {"vector": w, "bridged": 1.0, "cross_vector": w}
-        key = _key(recall(en, lambda q, a=a: fn(q, a)[:20]))  # type: ignore[misc]
+        key = _key(recall(en, top20(fn, a)))
         if key > best_key:
             best, best_key = a, key
     best_key = (-1.0, -1.0, -1.0)
     chosen = dict(best)
     for w in W_GRID:
         a = {**chosen, "cross_vector": w}
-        key = _key(recall(zh, lambda q, a=a: fn(q, a)[:20]))  # type: ignore[misc]
+        key = _key(recall(zh, top20(fn, a)))
         if key > best_key:
             best, best_key = a, key
     return best
@@ -738,8 +744,11 @@ def main(argv: list[str] | None = None) -> int:
             "score",
         ),  # fmt: skip
     ]
+
     # Variants whose lists were not computed (--passages, no jieba) are left out.
-    have = lambda q, v: all(n in q.lists for n in v.lists)  # noqa: E731
+    def have(q: Question, v: Variant) -> bool:
+        return all(n in q.lists for n in v.lists)
+
     en_variants = [v for v in en_variants if have(en[0], v)]
     zh_variants = [v for v in zh_variants if have(zh[0], v)]
     rows_en, chosen_en, _ = run_folds(en, en_variants)
@@ -751,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
     # fold, and with the module's constants (chosen on all five conversations: in-sample).
     ship = {"vector": recipe.VECTOR_WEIGHT, "bridged": recipe.BRIDGED_WEIGHT,
             "cross_vector": recipe.CROSS_VECTOR_WEIGHT}  # fmt: skip
-    cells = {"tuned": ([], []), "shipped": ([], [])}
+    cells: dict[str, tuple[list[str], list[str]]] = {"tuned": ([], []), "shipped": ([], [])}
     for fold, (train, test) in FOLDS.items():
         a = tune_recipe(
             [q for q in en if q.conv in train], [q for q in zh if q.conv in train], fns["recipe"]
@@ -759,12 +768,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen_en.append(f"fold {fold}, the recipe: {_params(a)}")
         for label, params in (("tuned", a), ("shipped", ship)):
             for qs, out in ((en, cells[label][0]), (zh, cells[label][1])):
-                out += _fmt(
-                    recall(
-                        [q for q in qs if q.conv in test],
-                        lambda q, a=params: fns["recipe"](q, a)[:20],
-                    )
-                )
+                out += _fmt(recall([q for q in qs if q.conv in test], top20(fns["recipe"], params)))
     everything = tune_recipe(en, zh, fns["recipe"])
     rows_en += [[f"**the recipe** (`memd.semantic.recipe`: memd + memd bridged + vectors ({RECIPE_PASSAGE}), score fusion), tuned", *cells["tuned"][0]],
                 ["the recipe with its shipped constants (tuned on all five: in-sample)", *cells["shipped"][0]]]  # fmt: skip

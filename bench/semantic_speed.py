@@ -26,8 +26,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memd.semantic.base import Matrix
+    from memd.semantic.fusion import Script
+    from memd.semantic.index import Mask
 
 # numpy's BLAS spins one thread per core by default: on a 2-core machine shared with other
 # work, exact top-k over 10,000 vectors took 13 ms that way and 0.6 ms with one thread.
@@ -177,21 +183,21 @@ def index_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, Any]:
     kinds = ["topic", "note", "agent", "core", "project", "journal", "archive", "other"]
     kind = rng.integers(0, len(kinds), n).astype(np.int32)
     owner = rng.integers(0, 20, n).astype(np.int32)
-    scripts = {i: ("cjk" if i % 20 == 0 else "latin") for i in range(n)}
+    scripts: dict[int, Script] = {i: ("cjk" if i % 20 == 0 else "latin") for i in range(n)}
     script = np.asarray([0 if scripts[i] == "latin" else 1 for i in range(n)], dtype=np.int32)
-    snap = Snapshot("section", 1, matrix, np.arange(n, dtype=np.int64), scripts,  # type: ignore[arg-type]
+    snap = Snapshot("section", 1, matrix, np.arange(n, dtype=np.int64), scripts,
                     {"kind": kind, "owner": owner, "script": script},
                     {"kind": {k: i for i, k in enumerate(kinds)},
                      "owner": {f"a{i}": i for i in range(20)}, "script": {"latin": 0, "cjk": 1}})  # fmt: skip
     qs = normalise(rng.normal(size=(queries, dim)).astype(np.float32))
 
-    def scoped() -> Any:
+    def scoped() -> Mask:
         m = snap.where("kind", ["topic", "note", "agent"])
         m &= ~snap.where("kind", ["agent"]) | snap.where("owner", ["a3"])
         return m
 
     out: dict[str, Any] = {"mb": matrix.nbytes / 2**20}
-    for label, fn in (
+    cases: list[tuple[str, Callable[[Matrix], object]]] = [
         ("all rows", lambda q: snap.top(q, 50)),
         ("scope mask, built", lambda q: snap.top(q, 50, scoped())),
         ("scope mask, cached", lambda q: snap.top(q, 50, snap.mask("topics", lambda _: scoped()))),
@@ -199,7 +205,8 @@ def index_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, Any]:
             "cached mask + z-scores",
             lambda q: snap.top(q, 50, snap.mask("topics", lambda _: scoped()), []),
         ),
-    ):
+    ]
+    for label, fn in cases:
         times, cpu = [], []
         for q in qs:
             t, c = time.perf_counter(), time.process_time()

@@ -74,7 +74,9 @@ def push_pull(pg: Any, work: Path, files: int, seed: int) -> dict[str, Any]:
     dsn = _fresh_db(pg)
     info = corpus.generate(work / "tree", files=files, seed=seed)
     # Indexing with and without the hook, alternated on fresh indexes; the best of 3 each.
-    index_plain, index_sync, a = [], [], None
+    index_plain: list[float] = []
+    index_sync: list[float] = []
+    a = None
     for r in range(ROUNDS):
         for name, target, times in (("plain", None, index_plain), ("a", dsn, index_sync)):
             home = work / f"{name}{r}"
