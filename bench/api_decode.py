@@ -98,8 +98,8 @@ def _check(tp: Any, v: Any, where: str) -> Any:
         if v is not None:
             raise TypeError(f"{where}: expected null")
         return v
-    if dataclasses.is_dataclass(tp):
-        return validate(tp, v, where)  # type: ignore[arg-type]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return validate(tp, v, where)
     if tp is float and isinstance(v, int) and not isinstance(v, bool):
         return float(v)
     if tp is int and isinstance(v, bool):

@@ -102,6 +102,10 @@ class DaemonProcess:
             time.sleep(0.05)
         raise AssertionError(f"daemon did not start:\n{self.log.read_text()}")
 
+    def send_signal(self, sig: int) -> None:
+        assert self.proc is not None, "the daemon was not started"
+        self.proc.send_signal(sig)
+
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         return client.call(self.sock, method, params or {}, timeout=30)
 

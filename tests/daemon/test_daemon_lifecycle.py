@@ -214,7 +214,7 @@ def test_sighup_reloads_settings_and_keeps_serving(
         config.write_text(
             f'[index]\nreconcile_s = 60\nmax_file_mb = 0.001\n[memory]\nroot = "{home / "elsewhere"}"\n'
         )
-        d.proc.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
+        d.send_signal(signal.SIGHUP)
         assert notifications.wait_for("RELOADING=1").startswith("RELOADING=1\nMONOTONIC_USEC=")
         assert notifications.wait_for("READY=1") == "READY=1\nSTATUS=settings reloaded"
         log = d.log.read_text()
@@ -231,7 +231,7 @@ def test_sighup_reloads_settings_and_keeps_serving(
         assert [p["path"] for p in problems] == [str(big)] and "too large" in problems[0]["reason"]
 
         config.write_text("[index]\nreconcile_s = 'often'\n")
-        d.proc.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
+        d.send_signal(signal.SIGHUP)
         assert (
             notifications.wait_for("READY=1")
             == "READY=1\nSTATUS=settings reload failed; still serving"

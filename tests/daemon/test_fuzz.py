@@ -51,11 +51,11 @@ class Conn:
             assert chunk, f"connection closed without an answer to {line[:200]!r}"
             self.buf += chunk
         answer, _, self.buf = self.buf.partition(b"\n")
-        msg = json.loads(answer)
+        msg: dict[str, Any] = json.loads(answer)
         if "error" in msg and msg["error"]["code"] in (-32003, -32005):
             self.s.close()
             self.s = None
-        return msg  # type: ignore[no-any-return]
+        return msg
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ CLAUDE_FIXTURE = ROOT / "tests" / "fixtures" / "logs" / "claude_code_session.jso
 
 def _reload(d: DaemonProcess, toml: str) -> None:
     (d.home / "config.toml").write_text(toml, encoding="utf-8")
-    d.proc.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
+    d.send_signal(signal.SIGHUP)
 
 
 def _turn_hits(d: DaemonProcess, query: str) -> list[dict[str, Any]]:

@@ -95,8 +95,9 @@ def test_trust_up_after_thanks_and_down_after_frustration(
     chat(env, "a1", "ally", "rename the config loader", "renamed", thanks)
     chat(env, "b1", "bob", "rename the config loader", "renamed", frustration)
     extract(env)
-    assert trust(env, "ally") is not None and trust(env, "bob") is not None
-    assert trust(env, "ally") > 50 > trust(env, "bob")  # type: ignore[operator]
+    ally_trust, bob_trust = trust(env, "ally"), trust(env, "bob")
+    assert ally_trust is not None and bob_trust is not None
+    assert ally_trust > 50 > bob_trust
     ally, bob = read_relationship(rel(env, "ally")), read_relationship(rel(env, "bob"))
     assert ally.mood in ("pleased", "happy") and bob.mood in ("unhappy", "frustrated")
     assert "rename the config loader" in ally.mood_note

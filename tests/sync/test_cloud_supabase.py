@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memd.core.errors import SyncPermanent, SyncRetryable
+from memd.core.errors import SyncError, SyncPermanent, SyncRetryable
 from memd.sync.backend import PUSH_COLUMNS, SyncRow, schema_path
 from memd.sync.supabase import SupabaseBackend, classify_api_error
 from tests.fakes.postgrest_server import FakePostgrest, Fault, RecordedRequest
@@ -168,7 +168,7 @@ def test_push_fault_mapping_then_retry_succeeds(
     backend: SupabaseBackend,
     server: FakePostgrest,
     fault: Fault,
-    expected: type[Exception],
+    expected: type[SyncError],
     text: str,
     hint: str,
 ) -> None:
@@ -178,7 +178,7 @@ def test_push_fault_mapping_then_retry_succeeds(
         backend.push([row])
     assert type(info.value) is expected
     assert text in str(info.value)
-    assert hint in info.value.hint  # type: ignore[attr-defined]
+    assert hint in info.value.hint
     assert_no_key(info.value)
     assert len(server.requests) == 1  # no hidden client-side retry: the outbox decides
     backend.push([row])  # what the outbox does on its next attempt

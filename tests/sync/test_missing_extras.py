@@ -54,7 +54,8 @@ def _doctor_sync(d: DaemonProcess, env: dict[str, str]) -> dict[str, str]:
     proc = d.cli("doctor", "--json", env=env)
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    return checks["sync"]  # type: ignore[no-any-return]
+    sync: dict[str, str] = checks["sync"]
+    return sync
 
 
 def test_postgres_without_its_extra(
