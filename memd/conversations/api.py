@@ -29,7 +29,7 @@ from memd.conversations.ingest import (
     summaries_due,
     write_turns,
 )
-from memd.core.errors import InvalidParams
+from memd.core.errors import InvalidParams, PathError
 from memd.core.models import Turn
 from memd.core.settings import Settings
 from memd.db import Connection, Store
@@ -75,6 +75,7 @@ class Conversations:
         # set of log sources never cuts an import short.
         self._swap = threading.Lock()
         self._started = False
+        self._journal_refused = ""  # why the journal folder was last refused (logged once)
 
     def _ingestor(self, sources: list[logs.LogSource], poll_s: float) -> logs.LogIngestor:
         return logs.LogIngestor(
@@ -125,10 +126,18 @@ class Conversations:
             sessions = journal.lagging_sessions(self.store.read(), oldest)
         if sessions:
             # The history records journal writes per file and minute, not one change each.
-            with self.memory.lock, coalesced_writes(self.memory.history, Cause.JOURNAL):
-                journal.write_journal(
-                    self.store, st.memory_dir / "journal", sessions, oldest=oldest
-                )
+            try:
+                with self.memory.lock, coalesced_writes(self.memory.history, Cause.JOURNAL):
+                    journal.write_journal(self.store, st.memory_dir / "journal", sessions,
+                                          oldest=oldest, inside=self.memory.ops.roots())  # fmt: skip
+            except PathError as exc:
+                # A journal folder linked out of the memory tree: never written through. The
+                # entries wait (nothing is marked journaled) until the link is gone.
+                if str(exc) != self._journal_refused:
+                    ingest_log.warning("journal not written: %s", exc)
+                self._journal_refused = str(exc)
+            else:
+                self._journal_refused = ""
 
     # -- compositions' parts ---------------------------------------------------------------
     def provider(self, req: ContextRequest) -> list[Candidate]:
@@ -235,7 +244,13 @@ class Conversations:
         changed: list[str] = []
         with self.memory.lock:
             for day in forget.journal_files(self.host.settings.memory_dir):
-                n = journal.remove_entries(day, plan.session_id, plan.questions)
+                try:
+                    n = journal.remove_entries(
+                        day, plan.session_id, plan.questions, inside=self.memory.ops.roots()
+                    )
+                except PathError as exc:  # a journal linked out of the tree is not memd's
+                    ingest_log.warning("journal entries not removed: %s", exc)
+                    continue
                 if n:
                     out.journal_entries += n
                     changed.append(str(day))

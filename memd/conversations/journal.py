@@ -132,8 +132,14 @@ def _heading_re(session_id: str) -> re.Pattern[str]:
 _ANY_HEADING = re.compile(r"^##[ \t]+.*·[ \t]*(\S+)[ \t]*$")
 
 
-def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
-    """Append entries to their day files, under their session's heading; returns lines written."""
+def add_entries(
+    journal_dir: Path, entries: Iterable[Entry], *, inside: safe_write.Roots = None
+) -> int:
+    """Append entries to their day files, under their session's heading; returns lines written.
+
+    `inside`, the memory roots: a journal folder (or day file) leading out of them is never
+    written through (`PathError`, nothing written).
+    """
     by_day: dict[dt.date, dict[str, list[Entry]]] = {}
     for e in entries:
         by_day.setdefault(e.day, {}).setdefault(e.session_id, []).append(e)
@@ -141,7 +147,8 @@ def add_entries(journal_dir: Path, entries: Iterable[Entry]) -> int:
     for day, sessions in sorted(by_day.items()):
         path = journal_dir / f"{day.isoformat()}.md"
         # Through the safe writer: an editor's save of the day file is never written over.
-        written += safe_write.edit_file(path, functools.partial(_add_to_day, day, sessions)).result
+        add = functools.partial(_add_to_day, day, sessions)
+        written += safe_write.edit_file(path, add, inside=inside).result
     return written
 
 
@@ -195,14 +202,20 @@ def _entry_turn(line: str) -> str | None:
     return None
 
 
-def remove_entries(path: Path, session_id: str, turn_ids: Collection[str] | None) -> int:
+def remove_entries(
+    path: Path,
+    session_id: str,
+    turn_ids: Collection[str] | None,
+    *,
+    inside: safe_write.Roots = None,
+) -> int:
     """Remove a session's entries from a day file: all of them, or those whose question is one
     of `turn_ids`. A session heading left with nothing under it goes too; lines written by hand
-    stay. Returns the number of entries removed."""
+    stay. Returns the number of entries removed. `inside`: as for `add_entries`."""
     if not path.exists():
         return 0
     edit = functools.partial(_without_entries, _heading_re(session_id), turn_ids)
-    return safe_write.edit_file(path, edit).result
+    return safe_write.edit_file(path, edit, inside=inside).result
 
 
 def _without_entries(
@@ -256,12 +269,18 @@ def _insert(lines: list[str], es: list[Entry]) -> None:
 
 
 def write_journal(
-    store: Store, journal_dir: Path, session_ids: Iterable[str], *, oldest: float = 0.0
+    store: Store,
+    journal_dir: Path,
+    session_ids: Iterable[str],
+    *,
+    oldest: float = 0.0,
+    inside: safe_write.Roots = None,
 ) -> int:
     """Journal the new exchanges of these sessions; returns the number of entries written.
 
     The files are written before the high-water mark is committed: a crash in between writes
     nothing twice, because entries already in a file are recognised by their turn id.
+    `inside`: as for `add_entries` (on `PathError` nothing is written and no mark moves).
     """
     conn = store.read()
     marks: dict[str, int] = {}
@@ -276,7 +295,7 @@ def write_journal(
         entries += es
         if upto > journaled:
             marks[sid] = upto
-    written = add_entries(journal_dir, entries) if entries else 0
+    written = add_entries(journal_dir, entries, inside=inside) if entries else 0
     if marks:
         store.w.run(lambda c: repo.set_journal_marks(c, marks))
     return written

@@ -194,13 +194,16 @@ def find_secrets(text: str) -> list[tuple[str, int, int]]:
     return [(kind, start, end) for start, end, kind in _scan(text)]
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, keep_lines: bool = False) -> str:
     """Drop `<private>` spans and replace secrets with `[REDACTED:<kind>:<sha256-8>]`.
 
     An unclosed `<private>` drops everything after it. Applying it twice changes nothing.
+    With `keep_lines`, every line break of what is dropped or replaced stays (after the
+    placeholder), so each remaining line keeps its line number: what the index holds of a
+    Markdown file still points at the right lines of the file on disk.
     """
     if "<" in text:
-        text = _PRIVATE_RE.sub("", text)
+        text = _PRIVATE_RE.sub(_line_breaks if keep_lines else "", text)
     hits = _scan(text)
     if not hits:
         return text
@@ -209,9 +212,15 @@ def redact(text: str) -> str:
     for start, end, kind in hits:
         out.append(text[pos:start])
         out.append(_placeholder(kind, text[start:end]))
+        if keep_lines:
+            out.append("\n" * text.count("\n", start, end))
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def _line_breaks(m: re.Match[str]) -> str:
+    return "\n" * m.group().count("\n")
 
 
 def join_redacted(pieces: Sequence[str], sep: str) -> str:

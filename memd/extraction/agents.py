@@ -31,7 +31,8 @@ from memd.conversations import repo as conversations
 from memd.conversations.formats import CLAUDE_CODE_AGENT
 from memd.core.conditions import day_of
 from memd.core.errors import MemdError, PathError
-from memd.core.fsio import inside_any
+from memd.core.fsio import open_regular, resolve_inside
+from memd.core.redact import redact
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
@@ -179,7 +180,7 @@ def _update_agent(
         log.warning("agent %s: relationship file not updated: %s", agent, exc)
         return
     with ctx.lock:
-        written = rewrite(path, lambda old: update_status(old, update))
+        written = rewrite(path, lambda old: update_status(old, update), inside=ctx.ops.roots())
     if written is None:
         return
     ctx.indexer.index_paths([str(path)])
@@ -188,31 +189,38 @@ def _update_agent(
     ctx.store.w.run(lambda c: repo.note_written(c, agent, trust, standing.familiarity, now))
 
 
-def rewrite(path: Path, change: Callable[[str], str]) -> str | None:
+def rewrite(
+    path: Path, change: Callable[[str], str], *, inside: safe_write.Roots = None
+) -> str | None:
     """Replace the file's text with `change(text)` (a missing file reads as ""); return what was
     written, or None when nothing changed.
 
     Through memd's safe writer: `change` is applied to the text as it is on disk, and again if
     the file changes meanwhile, so a hand edit saved meanwhile is never overwritten; an empty
     file written in the last moments (an editor in the middle of saving) is left alone until
-    the next run.
+    the next run. `inside`: the memory roots the file must lead into (`PathError` otherwise).
     """
     if _read(path) is None:
         return None
-    written = safe_write.edit_file(path, lambda old: (change(old or ""), None))
+    written = safe_write.edit_file(path, lambda old: (change(old or ""), None), inside=inside)
     return written.after if written.changed else None
 
 
 def _read(path: Path) -> str | None:
-    """The file's text, line endings as they are; "" when missing, None while being saved."""
+    """The file's text, line endings as they are; "" when missing, None while being saved.
+
+    Only a regular file is read (a FIFO or a device named `relationship.md` would block the
+    job): anything else raises `NotRegularFile`.
+    """
     try:
-        with path.open(encoding="utf-8", newline="") as f:
-            text = f.read()
-        if not text and time.time() - os.stat(path).st_mtime < SAVING_GRACE_S:
-            return None
-        return text
+        fd = open_regular(path)
     except FileNotFoundError:
         return ""
+    with os.fdopen(fd, "rb") as f:
+        text = safe_write.decode(f.read())
+        if not text and time.time() - os.fstat(f.fileno()).st_mtime < SAVING_GRACE_S:
+            return None
+    return text
 
 
 def relationship_data(
@@ -223,9 +231,13 @@ def relationship_data(
     agent = slugify(agent_id)
     act = activities(conn, agent).get(agent) or Activity(agent, subagent=False)
     path = relationship_file(memory_root, agent)
-    # A file (or an `agents/<id>` folder) linked out of the memory tree is not read.
-    text = _read(path) if path.is_file() and inside_any(path, [memory_root]) else ""
-    rel = read_relationship(text or "")
+    try:
+        # A file (or an `agents/<id>` folder) linked out of the memory tree is not read.
+        text = _read(resolve_inside([memory_root], path)) or ""
+    except (MemdError, OSError):
+        text = ""
+    # Served as the index would serve it: secrets redacted, `<private>` spans left out.
+    rel = read_relationship(redact(text, keep_lines=True))
     return {
         "agent_id": agent,
         "path": str(path),

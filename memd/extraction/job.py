@@ -21,7 +21,6 @@ relationship file is brought up to date (`memd.extraction.agents`).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -32,7 +31,6 @@ from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable, PathError
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
-from memd.core.redact import redact
 from memd.core.text import estimate_tokens, normalize
 from memd.db import Connection
 from memd.extraction.agents import update_relationships
@@ -70,7 +68,7 @@ from memd.llm.budget import (
 )
 from memd.memory import repo as memories
 from memd.memory.context import item_meta
-from memd.memory.edit import append_item, update_items
+from memd.memory.edit import Change, append_item, update_items
 from memd.memory.jobs import JobContext
 from memd.memory.ops import new_memory_id
 from memd.memory.tree import slugify
@@ -103,38 +101,6 @@ def load_tree(conn: Connection) -> tuple[list[Existing], dict[tuple[str, str], K
         for scope, h, memory_id, content in memories.known_memories(conn)
     }
     return existing, known
-
-
-class SharedItems:
-    """Which hand-written items may be shown to the LLM as memories it already knows.
-
-    Items inside a `<private>` span of their file (a block around several list items: no item
-    holds the tag itself) are left out; the others go as they read once redacted. Decided from
-    the file as it is on disk, read once per run and change.
-    """
-
-    def __init__(self) -> None:
-        self._files: dict[str, tuple[tuple[int, int], str]] = {}
-
-    def texts(self, items: Sequence[Existing]) -> list[str]:
-        out = []
-        for e in items:
-            text = redact(e.text)
-            if text and text in self._redacted(e.path):
-                out.append(text)
-        return out
-
-    def _redacted(self, path: str) -> str:
-        try:
-            st = os.stat(path)
-            stamp = (st.st_mtime_ns, st.st_size)
-            cached = self._files.get(path)
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, redact(Path(path).read_text(encoding="utf-8", errors="replace")))
-                self._files[path] = cached
-        except OSError:
-            return ""  # unreadable now: its items are not shown
-        return cached[1]
 
 
 def run_extraction(ctx: JobContext) -> JobResult:
@@ -189,7 +155,6 @@ class _Extraction:
         self.run_id = time.time_ns() // 1000
         self.counts["run"] = self.run_id
         self.errors: list[str] = []
-        self.shared = SharedItems()
 
     def run(self, sessions: Sequence[PendingSession]) -> JobResult:
         for sess in sessions:
@@ -239,9 +204,9 @@ class _Extraction:
                 return None
             existing, known = load_tree(conn)
             echoes = {n for e in existing if len(n := normalize(e.text)) >= MIN_ECHO_CHARS}
-            known_texts = self.shared.texts(
-                [e for e in existing if e.live and e.scope in scopes][:KNOWN_LIMIT]
-            )
+            # As the index holds them: redacted, nothing of a `<private>` span.
+            known_texts = [e.text for e in existing if e.live and e.scope in scopes and e.text]
+            known_texts = known_texts[:KNOWN_LIMIT]
             room = BATCH_INPUT_TOKENS
             if self.budget is not None:
                 overhead = PROMPT_TOKENS + OUTPUT_TOKENS + estimate_tokens("\n".join(known_texts))
@@ -322,9 +287,20 @@ class _Extraction:
         except PathError as exc:
             log.warning("extract: not written: %s", exc)
             return False
-        append_item(path, a.target.section, a.text, a.meta, title=a.target.title)
+        append_item(path, a.target.section, a.text, a.meta, title=a.target.title,
+                    inside=self.ctx.ops.roots())  # fmt: skip
         touched.add(str(path))
         self.counts["added"] += 1
+        return True
+
+    def _mark(self, path: str, item_id: str, change: Change) -> bool:
+        """Change an item already in the tree; False when its file no longer leads inside the
+        memory roots (a folder on its way became a link elsewhere): nothing is written."""
+        try:
+            update_items(Path(path), _has_id(item_id), change, inside=self.ctx.ops.roots())
+        except PathError as exc:
+            log.warning("extract: not changed: %s", exc)
+            return False
         return True
 
     def _write(self, plan: Plan, session_id: str) -> list[Add]:
@@ -341,10 +317,9 @@ class _Extraction:
                     if self._add(a, touched):
                         added.append(a)
                 elif isinstance(a, Bump):
-                    day = self.ctx.today().isoformat()
-                    update_items(Path(a.item.path), _has_id(a.item.id), _bump(day))
-                    touched.add(a.item.path)
-                    self.counts["merged"] += 1
+                    if self._mark(a.item.path, a.item.id, _bump(self.ctx.today().isoformat())):
+                        touched.add(a.item.path)
+                        self.counts["merged"] += 1
                 elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
                     self.counts["kept_hand_edits"] += 1
             change.detail = f"run {self.run_id}: session {session_id}, {len(added)} added"
@@ -352,9 +327,9 @@ class _Extraction:
         with change_scope(history, Cause.SUPERSEDE, trailers=run) as change:
             for old, a in replaced:
                 mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
-                update_items(Path(old.path), _has_id(old.id), _set_meta(mark))
-                touched.add(old.path)
-                self.counts["superseded"] += 1
+                if self._mark(old.path, old.id, _set_meta(mark)):
+                    touched.add(old.path)
+                    self.counts["superseded"] += 1
             change.detail = f"run {self.run_id}: {len(replaced)} replaced by newer memories"
         if touched:
             self.ctx.indexer.index_paths(sorted(touched))

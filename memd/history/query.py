@@ -89,7 +89,8 @@ def log_changes(
 def resolve(git: Git, change: str) -> Change:
     """The change with this id (a Memd-Change id, or a commit id or prefix of one)."""
     key = change.strip()
-    if not key or git.head() is None:
+    # A NUL byte is in no change id (and no command line can carry it to git).
+    if not key or "\0" in key or git.head() is None:
         raise NotFound(f"no change {change!r} in the history")
     raw = git.run(
         "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT,
@@ -173,7 +174,7 @@ def _ensure_eol(lines: Iterable[str]) -> list[str]:
 
 def run_changes(git: Git, run: str) -> list[Change]:
     """The changes a job run made (their `Memd-Run` trailer), newest first."""
-    if not run.strip() or git.head() is None:
+    if not run.strip() or "\0" in run or git.head() is None:
         return []
     raw = git.run(
         "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT,

@@ -38,6 +38,7 @@ from memd.core.errors import (
 )
 from memd.core.fsio import read_regular, resolve_inside
 from memd.core.paths import caller_project
+from memd.core.redact import redact
 from memd.core.settings import Settings, load
 
 log = logging.getLogger(__name__)
@@ -448,7 +449,9 @@ def _add_core_resources(server: MCPServer, memory_dir: Path) -> None:
             try:
                 # Only a regular file inside the memory folder: a link out of it is not served.
                 real = resolve_inside([memory_dir], path)
-                return read_regular(real, inside=[memory_dir]).decode("utf-8")
+                text = read_regular(real, inside=[memory_dir]).decode("utf-8", "replace")
+                # What a model reads goes to its provider: as the index serves it, redacted.
+                return redact(text, keep_lines=True)
             except FileNotFoundError:
                 return f"(no {name} yet: {path} does not exist; the daemon creates it on start)"
             except MemdError as exc:

@@ -32,9 +32,9 @@ from memd.memory.edit import ItemChange
 from memd.memory.guard import GUARD
 from memd.memory.indexer import Indexer, IndexReport, Root
 from memd.memory.jobs import JobContext
-from memd.memory.ops import MemoryOps, resolve_project
+from memd.memory.ops import MemoryOps, Project, resolve_project
 from memd.memory.search import search_sections
-from memd.memory.tree import create_tree, is_memory_file
+from memd.memory.tree import create_tree, is_memory_file, slugify
 from memd.semantic.service import SemanticRecall
 
 log = logging.getLogger("memd")
@@ -49,10 +49,16 @@ def user_roots(settings: Settings) -> list[Root]:
     roots = [Root(settings.memory_dir)]
     roots += [Root(Path(p).expanduser()) for p in settings.memory_extra_roots]
     for ws in settings.memory_workspaces:
-        p = resolve_project(str(Path(ws).expanduser()))
+        folder = Path(ws).expanduser()
+        # A workspace not there yet is that folder, not whatever repository holds its parent.
+        p = resolve_project(str(folder)) if folder.is_dir() else _future(folder)
         if p.memory_dir is not None:
             roots.append(Root(p.memory_dir, p.slug))
     return roots
+
+
+def _future(folder: Path) -> Project:
+    return Project(slugify(folder.name), Path(os.path.realpath(folder)))
 
 
 def report_result(r: IndexReport) -> msg.ReindexResult:
@@ -127,6 +133,19 @@ class MemoryFeature:
         if self.watcher is not None:
             self.watcher.watch(root.path)
 
+    def _watch_root(self, watcher: Watcher, root: Root) -> None:
+        """Watch a root; one that is not there yet (a workspace not cloned, an extra folder on
+        a disk not mounted) is never created by memd: it is watched, and indexed, once it
+        appears. The memory folder itself memd creates."""
+        if root.path == self.indexer.roots[0].path:
+            watcher.watch(root.path)
+        else:
+            watcher.watch_when_present(root.path, on_present=self._root_appeared)
+
+    def _root_appeared(self, path: Path) -> None:
+        rep = self.indexer.index_paths([str(path)])
+        log.info("memory folder %s appeared: %d files indexed", path, rep.indexed)
+
     # -- methods ---------------------------------------------------------------------------
     def context(
         self, p: msg.ContextParams, providers: Sequence[ConversationProvider]
@@ -197,7 +216,7 @@ class MemoryFeature:
     def undo_write(self, path: Path, expected: str | None, new: str | None) -> None:
         """The writer `undo` uses: the safe writer, only while the file holds `expected`."""
         try:
-            safe_write.write_if(path, expected, new, guard=GUARD)
+            safe_write.write_if(path, expected, new, guard=GUARD, inside=self.ops.roots())
         except EditConflict as exc:
             from memd.core.errors import UndoConflict
 
@@ -303,7 +322,9 @@ class MemoryFeature:
         why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
         try:
             with change_scope(self.history, why, "applied again after an older copy was saved"):
-                safe_write.edit_file(path, same, guard=GUARD, ops_of=lambda _: [])
+                safe_write.edit_file(
+                    path, same, guard=GUARD, ops_of=lambda _: [], inside=self.ops.roots()
+                )
         except Exception as exc:  # the watcher must go on; the next write retries
             log.warning("could not apply memd's changes to %s again: %s", path, exc)
 
@@ -322,7 +343,7 @@ class MemoryFeature:
             name="memory-watcher",
         )
         for r in self.indexer.roots:
-            watcher.watch(r.path)
+            self._watch_root(watcher, r)
         watcher.start()
         self.watcher = watcher
 
@@ -356,7 +377,7 @@ class MemoryFeature:
         for root in added:
             self.indexer.add_root(root)
             if self.watcher is not None:
-                self.watcher.watch(root.path)
+                self._watch_root(self.watcher, root)
             rep = self.indexer.index_paths([str(root.path)])
             log.info("workspace %s added: %d files indexed", root.path, rep.indexed)
 

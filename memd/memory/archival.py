@@ -160,6 +160,7 @@ def run_archival(ctx: JobContext) -> JobResult:
     # Every file archival writes is checked to be inside the memory roots where it is written:
     # an `archive/` (or a folder in it) linked elsewhere stops the run before it moves anything.
     inside = ctx.indexer.resolve
+    roots = ctx.indexer.root_paths()
     archive = inside(root / "archive")
     changes: list[str] = []
     touched: set[str] = set()
@@ -175,7 +176,7 @@ def run_archival(ctx: JobContext) -> JobResult:
             if _pinned(parse_markdown(_read(src) or "").front_matter.get("pinned")):
                 continue
             dest = inside(archive / "journal" / name)
-            _move_file(src, dest)
+            _move_file(src, dest, roots)
             touched.update((str(src), str(dest)))
             changes.append(
                 f"- `journal/{name}` → `archive/journal/{name}` (older than {s.archive_journal_days} days)"
@@ -193,7 +194,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                 shown = f"`{arel}`"
                 if plan.whole_file:
                     dest = inside(archive / arel)
-                    _move_file(Path(path), dest)
+                    _move_file(Path(path), dest, roots)
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown} → `archive/{arel}` ({plan.whole_file})")
                     counts["files"] += 1
@@ -205,17 +206,16 @@ def run_archival(ctx: JobContext) -> JobResult:
                 elif plan.moves:
                     snap = inside(archive / "snapshots" / f"{arel}.{stamp}.bak")
                     make_private_dir(snap.parent)
-                    safe_write.create_new(snap, text)  # what the plan was made on (0600)
+                    safe_write.create_new(snap, text, inside=roots)  # what the plan was made on
                     counts["snapshots"] += 1
                     dest = inside(archive / arel)
                     day = today.isoformat()
                     # The archive copy is written first: a crash in between duplicates, never loses.
                     for mv in plan.moves:
                         meta = {**mv.meta, "archived": day}
-                        append_item(
-                            dest, mv.section or "Archived", mv.text, meta, title=_title(text, rel)
-                        )
-                    removed = remove_items(Path(path), _planned(plan))
+                        append_item(dest, mv.section or "Archived", mv.text, meta,
+                                    title=_title(text, rel), inside=roots)  # fmt: skip
+                    removed = remove_items(Path(path), _planned(plan), inside=roots)
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown}: {len(removed)} of {plan.total} items → `archive/{arel}`"
                                    f" (snapshot `archive/snapshots/{arel}.{stamp}.bak`)")  # fmt: skip
@@ -225,7 +225,7 @@ def run_archival(ctx: JobContext) -> JobResult:
             changes.append("- nothing to archive")
         log_path = inside(archive / CHANGES)
         _append_changes(
-            log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes
+            log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes, roots
         )
         touched.add(str(log_path))
         ctx.indexer.index_paths(sorted(touched))
@@ -269,7 +269,7 @@ def _planned(plan: FilePlan) -> Callable[[str, dict[str, str]], bool]:
     return match
 
 
-def _move_file(src: Path, dest: Path) -> None:
+def _move_file(src: Path, dest: Path, roots: safe_write.Roots) -> None:
     """Move a file into the archive; if one is already there, the new text is appended to it.
 
     The original goes only if it still holds what was copied (a save meanwhile keeps it).
@@ -293,14 +293,14 @@ def _move_file(src: Path, dest: Path) -> None:
     def add(current: str | None) -> tuple[str | None, None]:
         return ((current or "").rstrip("\n") + "\n\n" + text if current else text), None
 
-    safe_write.edit_file(dest, add)
+    safe_write.edit_file(dest, add, inside=roots)
     try:
-        safe_write.delete_file(src, text)
+        safe_write.delete_file(src, text, inside=roots)
     except SourceError as exc:  # saved meanwhile: both stay, nothing is lost
         log.warning("archived a copy of %s but kept the file: %s", src, exc)
 
 
-def _append_changes(path: Path, when: str, lines: list[str]) -> None:
+def _append_changes(path: Path, when: str, lines: list[str], roots: safe_write.Roots) -> None:
     def add(current: str | None) -> tuple[str | None, None]:
         existing = current.split("\n") if current else []
         head = existing if existing and existing != [""] else ["# Archive changes", "",
@@ -309,7 +309,7 @@ def _append_changes(path: Path, when: str, lines: list[str]) -> None:
             head.pop()
         return "\n".join([*head, "", f"## {when}", "", *lines, ""]), None
 
-    safe_write.edit_file(path, add)
+    safe_write.edit_file(path, add, inside=roots)
 
 
 class UsageTracker:

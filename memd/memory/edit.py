@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.errors import EditConflict, InvalidParams, NotFound
+from memd.core.redact import redact
 from memd.memory import safe_write
 from memd.memory.guard import GUARD, AddOp, Op, RemoveOp, SetOp, WriteGuard
 from memd.memory.items import (
@@ -28,6 +29,7 @@ from memd.memory.items import (
     same_item,
 )
 from memd.memory.parse import item_prefix, parse_markdown
+from memd.memory.safe_write import Roots
 from memd.memory.safe_write import file_lock as file_lock
 
 Match = Callable[[str, dict[str, str]], bool]
@@ -67,6 +69,7 @@ def append_item(
     title: str = "",
     dedupe: bool = False,
     guard: WriteGuard | None = GUARD,
+    inside: Roots = None,
 ) -> EditedItem:
     """Add `- text <!-- memd … -->` at the end of `## section` (created when missing).
 
@@ -74,7 +77,9 @@ def append_item(
     effect with the same normalised text is not added either: its `hits` is bumped (and `seen`
     set to `meta["at"]`), and the result says `existed`.
     """
-    return add_item(path, section, text, meta, title=title, dedupe=dedupe, guard=guard).result
+    return add_item(
+        path, section, text, meta, title=title, dedupe=dedupe, guard=guard, inside=inside
+    ).result
 
 
 def add_item(
@@ -86,6 +91,7 @@ def add_item(
     title: str = "",
     dedupe: bool = False,
     guard: WriteGuard | None = GUARD,
+    inside: Roots = None,
 ) -> safe_write.Written[EditedItem]:
     """`append_item`, returning what was written (to take it back if indexing fails)."""
     text = clean_text(text)
@@ -118,10 +124,12 @@ def add_item(
             return [SetOp(r.meta["id"], item_body(r.text, r.meta), r.before)]
         return [AddOp(section, body, want_id, title)] if want_id else []
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops)
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside)
 
 
-def remove_items(path: Path, match: Match, *, guard: WriteGuard | None = GUARD) -> list[EditedItem]:
+def remove_items(
+    path: Path, match: Match, *, guard: WriteGuard | None = GUARD, inside: Roots = None
+) -> list[EditedItem]:
     """Remove every list item for which `match(text, meta)` is true; return what was removed."""
 
     def edit(current: str | None) -> tuple[str | None, list[EditedItem]]:
@@ -143,11 +151,16 @@ def remove_items(path: Path, match: Match, *, guard: WriteGuard | None = GUARD) 
             RemoveOp(r.meta["id"], item_body(r.text, r.meta)) for r in removed if r.meta.get("id")
         ]
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
 
 
 def update_items(
-    path: Path, match: Match, change: Change, *, guard: WriteGuard | None = GUARD
+    path: Path,
+    match: Match,
+    change: Change,
+    *,
+    guard: WriteGuard | None = GUARD,
+    inside: Roots = None,
 ) -> list[EditedItem]:
     """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
 
@@ -169,7 +182,7 @@ def update_items(
     def ops(changed: list[EditedItem]) -> list[Op]:
         return [_set(c) for c in changed if c.meta.get("id")]
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
 
 
 def change_item(
@@ -179,6 +192,7 @@ def change_item(
     *,
     expect_text: str | None = None,
     guard: WriteGuard | None = GUARD,
+    inside: Roots = None,
 ) -> EditedItem:
     """Change the one item `match` finds, only if its text on disk is `expect_text` (when
     given); raises `NotFound` when it is not in the file, `EditConflict` when it differs."""
@@ -194,7 +208,7 @@ def change_item(
     def ops(c: EditedItem) -> list[Op]:
         return [_set(c)] if c.meta.get("id") else []
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops).result
+    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +268,9 @@ def _found(path: Path, current: str | None, match: Match, expect_text: str | Non
     if not found:
         raise NotFound(f"the item is no longer in {path}", hint="reload and try again")
     i, t, m = found[0]
-    if expect_text is not None and " ".join(t.split()) != " ".join(expect_text.split()):
+    # The caller saw the text as the file has it, or as the index serves it (redacted).
+    seen = " ".join(expect_text.split()) if expect_text is not None else None
+    if seen is not None and seen not in (" ".join(t.split()), " ".join(redact(t).split())):
         raise EditConflict(
             f"the item changed in {path} since it was shown: it now reads {t!r}",
             hint="reload the page and make the change again",
@@ -271,6 +287,7 @@ def move_item(
     *,
     expect_text: str | None = None,
     guard: WriteGuard | None = GUARD,
+    inside: Roots = None,
 ) -> EditedItem:
     """Move the item `match` finds to the end of `## section` of `dest`, changed by `change`.
 
@@ -292,14 +309,18 @@ def move_item(
         def ops(c: EditedItem) -> list[Op]:
             return [_set(c)] if c.meta.get("id") else []
 
-        return safe_write.edit_file(source, edit, guard=guard, ops_of=ops).result
-    _, t, m = _found(source, safe_write.read_settled(source).text, match, expect_text)
+        return safe_write.edit_file(source, edit, guard=guard, ops_of=ops, inside=inside).result
+    roots = None if inside is None else list(inside)
+    now = safe_write.read_settled(safe_write.placed(source, roots), inside=roots).text
+    _, t, m = _found(source, now, match, expect_text)
     t2, m2 = change(t, m)
     if not m2.get("id"):
         raise InvalidParams("an item needs a memd id to be moved")
-    copy = append_item(dest, section, t2, m2, title=title, guard=guard)
-    if not remove_items(source, lambda t1, m1: match(t1, m1) and t1 == t, guard=guard):
-        remove_items(dest, lambda _t, m1: m1.get("id") == m2["id"], guard=guard)
+    copy = append_item(dest, section, t2, m2, title=title, guard=guard, inside=roots)
+    if not remove_items(
+        source, lambda t1, m1: match(t1, m1) and t1 == t, guard=guard, inside=roots
+    ):
+        remove_items(dest, lambda _t, m1: m1.get("id") == m2["id"], guard=guard, inside=roots)
         raise EditConflict(
             f"the item changed in {source} while it was being moved; nothing was moved",
             hint="reload and try again",

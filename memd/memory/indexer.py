@@ -27,6 +27,7 @@ from memd.core import fsio
 from memd.core.errors import PathError, SourceError
 from memd.core.models import ParsedFile
 from memd.core.progress import Task
+from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
@@ -301,7 +302,10 @@ class Indexer:
             # indexed as text, the NUL shown as U+FFFD, and the file reported.
             warnings.append(f"{text.count(chr(0))} NUL bytes (indexed as \ufffd)")
             text = text.replace("\0", "\ufffd")
-        parsed = parse_markdown(text, fallback_title=Path(rel).stem)
+        # What the index holds is what memd serves (context, search, the memories the LLM is
+        # shown, exports): secrets replaced and `<private>` spans left out, line numbers kept.
+        # The file keeps what the user wrote; hooks get it as it is (sync redacts its own).
+        parsed = parse_markdown(redact(text, keep_lines=True), fallback_title=Path(rel).stem)
         return _Loaded(rec, parsed, "; ".join([*parsed.warnings, *warnings]), text)
 
     def _apply(

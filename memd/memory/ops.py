@@ -280,7 +280,9 @@ class MemoryOps:
             {"imp": str(max(1, min(10, importance))), "src": source, "at": self.today().isoformat()}
         )
         with change_scope(self.history, Cause.REMEMBER) as change:
-            written = add_item(path, section, text, meta, title=title, dedupe=True)
+            written = add_item(
+                path, section, text, meta, title=title, dedupe=True, inside=self.roots()
+            )
             item = written.result
             change.detail = f"id={item.meta.get('id', '')} {text}"
             try:
@@ -304,7 +306,9 @@ class MemoryOps:
         if take_back():
             return
         with contextlib.suppress(OSError):
-            remove_items(path, lambda _t, m: m.get("id") == item_id, guard=None)
+            remove_items(
+                path, lambda _t, m: m.get("id") == item_id, guard=None, inside=self.roots()
+            )
 
     def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
         """Items whose text contains every term of `query` (case-insensitive)."""
@@ -334,13 +338,19 @@ class MemoryOps:
             for path, ids in by_path.items():
                 target = self.indexer.resolve(path)  # a link put in its place: its target
                 rel = self._rel(path)
-                for g in remove_items(target, _id_matcher(rel, ids)):
+                for g in remove_items(target, _id_matcher(rel, ids), inside=self.roots()):
+                    # As the index served it: a secret written by hand in the item stays home.
                     removed.append(
-                        {"id": docs.item_key(rel, g.text, g.meta), "text": g.text, "path": path}
-                    )
+                        {"id": docs.item_key(rel, g.text, g.meta), "text": redact(g.text),
+                         "path": path}
+                    )  # fmt: skip
             change.detail = "; ".join(f"id={r['id']} {r['text']}" for r in removed)
         self.indexer.index_paths(list(by_path))
         return {"removed": removed, "candidates": cands}
+
+    def roots(self) -> list[Path]:
+        """The memory roots: every write of a memory file stays inside them."""
+        return self.indexer.root_paths()
 
     def _rel(self, path: str) -> str:
         root = self.indexer.root_of(path)
@@ -374,17 +384,20 @@ class MemoryOps:
 
         with change_scope(self.history, Cause.EDIT) as scope:
             if change.move_to is None:
-                item = change_item(path, match, apply, expect_text=change.expect_text)
+                item = change_item(
+                    path, match, apply, expect_text=change.expect_text, inside=self.roots()
+                )
             else:
                 section = change.move_to[1] or "Notes"
-                item = move_item(path, dest, section, match, apply, expect_text=change.expect_text)
+                item = move_item(path, dest, section, match, apply,
+                                 expect_text=change.expect_text, inside=self.roots())  # fmt: skip
             scope.detail = f"id={item.meta.get('id', item_id)} {item.text}"
         self.indexer.index_paths(sorted({str(path), str(dest)}))
         return {
             "id": docs.item_key(self._rel(str(dest)), item.text, item.meta),
             "path": str(dest),
             "line": item.line,
-            "text": item.text,
+            "text": redact(item.text),
             "meta": item.meta,
             "moved_from": str(path) if dest != path else "",
         }

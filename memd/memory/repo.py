@@ -20,6 +20,7 @@ from itertools import starmap
 from typing import Any, Literal, NamedTuple
 
 from memd.core.models import ParsedFile
+from memd.core.redact import redact
 from memd.core.text import estimate_tokens, fts_query, terms
 
 # The memory switch ("enabled") is a `state` value; the engine reads state through here too.
@@ -127,9 +128,16 @@ class MemoryHash(NamedTuple):
 
 
 def item_key(rel: str, text: str, meta: dict[str, str]) -> str:
-    """An item's id: its metadata id, or a stable hash of file and text for hand-written items."""
+    """An item's id: its metadata id, or a stable hash of file and text for hand-written items.
+
+    The text is hashed as the index holds it (redacted): the same item read from the file, a
+    secret in it, has the same id.
+    """
     if meta.get("id"):
         return meta["id"]
+    shown = redact(text)
+    if shown != text:
+        text = shown.strip()
     return "h_" + hashlib.sha1(f"{rel}\0{text}".encode()).hexdigest()[:10]
 
 

@@ -31,6 +31,13 @@ A missing file is created only when the edit asks for it (the first item of a ne
 file that disappears while memd edits it was deleted or is being saved by rename: memd waits
 briefly for it to come back and otherwise treats the deletion as the person's.
 
+Given the memory roots (`inside`), every function here writes only inside them: the path is
+resolved (a link whose target is inside is written at its target, and stays a link), and one
+that leads anywhere else (a linked file or folder on its way) is refused with `PathError`
+before anything is read or written. The check is made again at each attempt, right before
+the file is replaced and on the temp file the new version is in, so a folder moved away and
+replaced by a link while the edit ran (the file looks the same through it) is caught too.
+
 Writes of one file within this process are serialised (`file_lock`); each successful write is
 reported to the history (`note_write`) and to the write guard (`memd.memory.guard`), which
 re-applies memd's recent changes when an editor writes back an older copy of the file.
@@ -49,13 +56,20 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from memd.core.errors import EditConflict, SourceError
-from memd.core.fsio import PRIVATE_FILE, TEMP_SUFFIX, make_private_dir, open_regular
+from memd.core.errors import EditConflict, PathError, SourceError
+from memd.core.fsio import (
+    PRIVATE_FILE,
+    TEMP_SUFFIX,
+    inside_any,
+    make_private_dir,
+    open_regular,
+    resolve_inside,
+)
 from memd.history import Cause, note_write
 from memd.history.scope import current_scope
 from memd.memory.guard import Op, WriteGuard
@@ -79,6 +93,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_MODE = PRIVATE_FILE
 
 Ident = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+# The memory roots a read or write must stay inside (None: not checked here).
+Roots = Sequence[Path | str] | None
 # `edit(current text or None) -> (new text or None for "no change", result)`.
 Edit = Callable[[str | None], tuple[str | None, T]]
 
@@ -112,7 +128,7 @@ class Snapshot:
         return None if self.data is None else decode(self.data)
 
 
-def read_snapshot(path: Path, inside: Iterable[Path | str] | None = None) -> Snapshot:
+def read_snapshot(path: Path, inside: Roots = None) -> Snapshot:
     """Bytes and identity of a regular file, from one open file (None when missing).
 
     A symbolic link is not followed (`NotRegularFile`: resolve it and edit its target), nor is
@@ -279,9 +295,7 @@ def _recent_foreign(key: str, snap: Snapshot) -> bool:
     return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
 
 
-def read_settled(
-    path: Path, *, indexed: int | None = None, inside: Iterable[Path | str] | None = None
-) -> Snapshot:
+def read_settled(path: Path, *, indexed: int | None = None, inside: Roots = None) -> Snapshot:
     """The file once it has stopped changing (see the module docstring).
 
     A file that looks mid-save (empty or cut short, and changed less than SUSPECT_QUIET_S
@@ -323,6 +337,25 @@ def read_settled(
         return snap  # whole as far as can be told: the newest state
     log.debug("%s kept changing; using the whole state it stayed in longest", path)
     return best
+
+
+# -- the memory roots ------------------------------------------------------------------------
+def _roots(inside: Roots) -> list[Path | str] | None:
+    return None if inside is None else list(inside)
+
+
+def placed(path: Path | str, roots: Roots) -> Path:
+    """Where memd writes `path`: the path itself, or, given the roots, its real place when that
+    is inside them (`PathError` otherwise)."""
+    return Path(path) if roots is None else resolve_inside(roots, path)
+
+
+def _still_inside(path: Path, roots: Roots) -> None:
+    """`PathError` when `path` no longer leads inside the roots (a folder on its way was
+    replaced by a link since it was resolved)."""
+    if roots is not None and not inside_any(path, roots):
+        resolve_inside(roots, path)  # raises, naming where it leads
+        raise PathError(f"{path} is outside memd's memory folders")
 
 
 # -- the edit --------------------------------------------------------------------------------
@@ -405,6 +438,7 @@ def edit_file(
     guard: WriteGuard | None = None,
     ops_of: Callable[[T], list[Op]] | None = None,
     new_mode: int = NEW_FILE_MODE,
+    inside: Roots = None,
 ) -> Written[T]:
     """Apply `edit` to the file's current text and write the result safely (module docstring).
 
@@ -413,14 +447,17 @@ def edit_file(
     each time on newer content: it must be a pure function of its argument. `guard` first
     re-applies memd's own recent changes an editor wrote over, then learns this write's item
     changes, `ops_of(result)` (without `ops_of` the write is a whole-file one the guard lets
-    go of). Raises `FileBusy` when the file kept changing.
+    go of). With `inside`, the memory roots: a path leading out of them raises `PathError`
+    and nothing is written. Raises `FileBusy` when the file kept changing.
     """
-    path = Path(path)
+    roots = _roots(inside)
+    path = placed(path, roots)
     key = os.path.abspath(path)
     with file_lock(path):
         delay = 0.002
         for _ in range(ATTEMPTS):
-            snap = read_settled(path)
+            _still_inside(path, roots)
+            snap = read_settled(path, inside=roots)
             base = snap.text
             if guard is not None:
                 base = guard.restore(path, snap.data, base)
@@ -432,7 +469,7 @@ def edit_file(
                     _remember(key, snap.ident)
                 return Written(path, result, snap.text, None, "", snap.ident)
             try:
-                how, ident = _replace(path, snap, encode(new), new_mode)
+                how, ident = _replace(path, snap, encode(new), new_mode, roots)
             except _Changed:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
@@ -450,17 +487,22 @@ def edit_file(
     )
 
 
-def _replace(path: Path, snap: Snapshot, new: bytes, new_mode: int) -> tuple[str, Ident]:
+def _replace(
+    path: Path, snap: Snapshot, new: bytes, new_mode: int, roots: Roots
+) -> tuple[str, Ident]:
     if snap.ident is None and snap.data is not None:
         raise _Changed  # it was read mid-write
     if snap.data is None:
-        return "create", _create(path, new, new_mode)
+        return "create", _create(path, new, new_mode, roots)
+    # A folder on the way may have been moved and replaced by a link while the edit ran: the
+    # file still looks the same through it (same inode), so where it is is checked again.
+    _still_inside(path, roots)
     if len(new) > len(snap.data) and new.startswith(snap.data):
-        return "append", _append(path, snap, new[len(snap.data) :])
-    return _swap(path, snap, new)
+        return "append", _append(path, snap, new[len(snap.data) :], roots)
+    return _swap(path, snap, new, roots)
 
 
-def _append(path: Path, snap: Snapshot, tail: bytes) -> Ident:
+def _append(path: Path, snap: Snapshot, tail: bytes, roots: Roots = None) -> Ident:
     assert snap.data is not None
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW | _CLOEXEC)
@@ -469,6 +511,7 @@ def _append(path: Path, snap: Snapshot, tail: bytes) -> Ident:
             raise _Changed from None
         raise
     try:
+        _still_inside(path, roots)
         st = os.fstat(fd)
         if ident_of(st) != snap.ident or os.pread(fd, st.st_size + 1, 0) != snap.data:
             raise _Changed
@@ -511,10 +554,12 @@ def _temp_for(path: Path, data: bytes, mode: int) -> Path:
     return Path(tmp)
 
 
-def _create(path: Path, data: bytes, mode: int) -> Ident:
+def _create(path: Path, data: bytes, mode: int, roots: Roots = None) -> Ident:
+    _still_inside(path.parent, roots)  # before a missing folder is made, through any link
     make_private_dir(path.parent)
     tmp = _temp_for(path, data, mode)
     try:
+        _still_inside(tmp, roots)  # where the new file really is, the instant before it counts
         RENAMER.create(tmp, path)
     except FileExistsError:
         raise _Changed from None
@@ -524,10 +569,11 @@ def _create(path: Path, data: bytes, mode: int) -> Ident:
     return ident_of(os.stat(path))
 
 
-def _swap(path: Path, snap: Snapshot, new: bytes) -> tuple[str, Ident]:
+def _swap(path: Path, snap: Snapshot, new: bytes, roots: Roots = None) -> tuple[str, Ident]:
     st = os.lstat(path)
     tmp = _temp_for(path, new, st.st_mode & 0o7777)
     try:
+        _still_inside(tmp, roots)  # where the new version really is, before it takes the name
         ours = ident_of(os.stat(tmp))
         now = _peek(path)
         if now is None or now.ident != snap.ident or now.data != snap.data:
@@ -565,15 +611,18 @@ def _put_back(path: Path, tmp: Path, ours: Ident) -> None:
                     path, kept)  # fmt: skip
 
 
-def delete_file(path: Path, expected: str | None) -> bool:
+def delete_file(path: Path, expected: str | None, *, inside: Roots = None) -> bool:
     """Delete `path` only if it holds `expected` (its text when memd decided to delete it).
 
     The file is renamed aside first and checked there, so a save landing meanwhile is put back.
-    Returns whether it was deleted (False: it was already gone).
+    Returns whether it was deleted (False: it was already gone). `inside`: as for `edit_file`.
     """
+    roots = _roots(inside)
+    path = placed(path, roots)
     key = os.path.abspath(path)
     with file_lock(path):
-        snap = read_settled(path)
+        _still_inside(path, roots)
+        snap = read_settled(path, inside=roots)
         if snap.data is None:
             return False
         if expected is not None and snap.text != expected:
@@ -606,17 +655,22 @@ def replace_when(
     new: str | None,
     *,
     guard: WriteGuard | None = None,
+    inside: Roots = None,
 ) -> bool:
     """Write `new` to `path` (None deletes it) only while `ok(its text)` holds (text None: no
     file). For whole-file writes decided on a known version (an undo, a pulled file): raises
     `FileBusy` and writes nothing when it does not hold. Returns whether anything changed.
+    `inside`: as for `edit_file`.
     """
+    roots = _roots(inside)
+    path = placed(path, roots)
     if new is None:
         with file_lock(path):
-            current = read_settled(path).text
+            _still_inside(path, roots)
+            current = read_settled(path, inside=roots).text
             if not ok(current):
                 raise _changed_since(path)
-            done = current is not None and delete_file(path, current)
+            done = current is not None and delete_file(path, current, inside=roots)
     else:
 
         def replace(current: str | None) -> tuple[str | None, None]:
@@ -624,26 +678,36 @@ def replace_when(
                 raise _changed_since(path)
             return new, None
 
-        done = edit_file(path, replace).changed
+        done = edit_file(path, replace, inside=roots).changed
     if guard is not None:
         guard.forget_file(path)
     return done
 
 
 def write_if(
-    path: Path, expected: str | None, new: str | None, *, guard: WriteGuard | None = None
+    path: Path,
+    expected: str | None,
+    new: str | None,
+    *,
+    guard: WriteGuard | None = None,
+    inside: Roots = None,
 ) -> None:
-    """Write `new` to `path` (None deletes it) only while it holds `expected` (None: missing)."""
-    replace_when(path, lambda current: current == expected, new, guard=guard)
+    """Write `new` to `path` (None deletes it) only while it holds `expected` (None: missing).
+    `inside`: as for `edit_file`."""
+    replace_when(path, lambda current: current == expected, new, guard=guard, inside=inside)
 
 
-def create_new(path: Path, text: str) -> bool:
-    """Create `path` holding `text` unless it exists (never replaces a file); True if created."""
+def create_new(path: Path, text: str, *, inside: Roots = None) -> bool:
+    """Create `path` holding `text` unless it exists (never replaces a file); True if created.
+    `inside`: as for `edit_file` (a link at `path` counts as existing: nothing is written)."""
+    roots = _roots(inside)
+    if roots is not None:
+        resolve_inside(roots, path)  # a link there leading out is refused, one inside exists
     with file_lock(path):
         if os.path.lexists(path):
             return False
         try:
-            ident = _create(path, encode(text), NEW_FILE_MODE)
+            ident = _create(path, encode(text), NEW_FILE_MODE, roots)
         except _Changed:
             return False
         _remember(os.path.abspath(path), ident)

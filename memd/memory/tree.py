@@ -6,6 +6,7 @@ import logging
 import re
 from pathlib import Path, PurePosixPath
 
+from memd.core.errors import PathError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.models import FileKind
 from memd.memory import safe_write
@@ -75,8 +76,12 @@ def create_tree(root: Path) -> list[Path]:
             created.append(p)
     for rel, body in TEMPLATES.items():
         p = root / rel
-        if not p.exists() and safe_write.create_new(p, body):  # never over a file made meanwhile
-            created.append(p)
+        try:
+            # Never over a file made meanwhile, nor through a folder linked out of the tree.
+            if not p.exists() and safe_write.create_new(p, body, inside=[root]):
+                created.append(p)
+        except PathError as exc:
+            log.warning("template %s not created: %s", rel, exc)
     return created
 
 

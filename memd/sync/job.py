@@ -50,6 +50,7 @@ from memd.core.errors import (
     ConfigError,
     EditConflict,
     MemdError,
+    PathError,
     SyncError,
     SyncPermanent,
     SyncRetryable,
@@ -397,10 +398,11 @@ class Syncer:
 
     def _local_sha(self, rel: str) -> str:
         try:
-            return sha_of((self.root / rel).read_bytes())
+            # A link inside the tree is read at its target; a FIFO is never waited on.
+            return sha_of(read_regular(real(self.root / rel), inside=[self.root]))
         except FileNotFoundError:
             return TOMBSTONE
-        except OSError:
+        except (OSError, MemdError):
             return "unreadable"  # never equal to a hash: treated as a local change
 
     def _apply_page(self, target: str, rows: Sequence[SyncRow], report: RunReport) -> None:
@@ -464,29 +466,37 @@ class Syncer:
         self.store.w.run(settle)
 
     def _apply_file(self, p: _Pulled, report: RunReport) -> tuple[_Pulled, list[str]]:
-        # A link inside the tree is written at its target (checked inside by `_plan`).
+        # A link inside the tree is written at its target (checked inside by `_plan`, and by
+        # the safe writer again where it writes: a folder made a link since is refused).
+        roots = self.indexer.root_paths()
         dest = Path(real(self.root / p.rel))
         if p.action is Action.TAKE:
             try:  # only while the file is as planned: a save since the plan is never overwritten
                 safe_write.replace_when(dest, lambda now: _sha_of_text(now) == p.local_sha,
-                                        None if p.row.deleted else p.row.content, guard=GUARD)  # fmt: skip
+                                        None if p.row.deleted else p.row.content, guard=GUARD,
+                                        inside=roots)  # fmt: skip
             except EditConflict:
                 p = _as_conflict(p)
+            except PathError as exc:
+                log.warning("sync: %s not pulled: %s", p.rel, exc)
+                p = dataclasses.replace(p, action=Action.CONFLICT, copy_rel="")
             else:
-                if p.row.deleted:
-                    report.deleted += 1
-                else:
-                    report.applied += 1
+                report.deleted += p.row.deleted
+                report.applied += not p.row.deleted
                 return p, [str(dest)]
-        if p.action is Action.CONFLICT:
-            report.conflicts += 1
-            if not p.copy_rel:
-                return p, []
-            copy = self.root / p.copy_rel
-            safe_write.replace_when(copy, lambda _now: True, p.row.content)
-            report.conflict_paths.append(p.copy_rel)
-            return p, [str(copy)]
-        return p, []
+        if p.action is not Action.CONFLICT:
+            return p, []
+        report.conflicts += 1
+        if not p.copy_rel:
+            return p, []
+        copy = self.root / p.copy_rel
+        try:
+            safe_write.replace_when(copy, lambda _now: True, p.row.content, inside=roots)
+        except PathError as exc:
+            log.warning("sync: conflict copy %s not written: %s", p.copy_rel, exc)
+            return dataclasses.replace(p, copy_rel=""), []
+        report.conflict_paths.append(p.copy_rel)
+        return p, [str(copy)]
 
     def _add_conflict(self, conn: Connection, target: str, p: _Pulled, now: float) -> None:
         kind = (

@@ -67,7 +67,7 @@ def apply_export(
     with lock:
         # Counted before the tree goes in: memories that arrive inside imported files are new.
         before = memories.present_items(store.read(), [m.id for m in doc.memories])
-        files = _import_tree(doc.tree, memory_root, today)
+        files = _import_tree(doc.tree, memory_root, today, indexer.root_paths())
         if files.written or files.copies:
             indexer.index_paths([str(memory_root / p) for p in (*files.written, *files.copies)])
         mem = _import_memories(doc.memories, store, indexer, memory_root, before)
@@ -94,7 +94,9 @@ def apply_export(
     }
 
 
-def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) -> _TreeOutcome:
+def _import_tree(
+    tree: Sequence[TreeFile], memory_root: Path, today: dt.date, roots: safe_write.Roots
+) -> _TreeOutcome:
     out = _TreeOutcome()
     for f in tree:
         # Checked inside the tree by `apply_export`; a link is written at its target.
@@ -104,7 +106,7 @@ def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) ->
             if local == f.content:
                 out.identical += 1
             elif (local is None or not local.strip() or local == TEMPLATES.get(f.path)) and _wrote(
-                dest, local, f.content
+                dest, local, f.content, roots
             ):
                 out.written.append(f.path)
             else:
@@ -112,16 +114,16 @@ def _import_tree(tree: Sequence[TreeFile], memory_root: Path, today: dt.date) ->
                 if copy is None:
                     out.identical += 1
                 else:
-                    safe_write.write_if(copy, None, f.content)
+                    safe_write.write_if(copy, None, f.content, inside=roots)
                     out.copies.append(copy.relative_to(memory_root).as_posix())
     return out
 
 
-def _wrote(dest: Path, local: str | None, content: str) -> bool:
+def _wrote(dest: Path, local: str | None, content: str, roots: safe_write.Roots) -> bool:
     """Write an imported file over `local` (missing, empty or the template) unless it changed
     since it was read (then the import goes beside it)."""
     try:
-        safe_write.write_if(dest, local, content)
+        safe_write.write_if(dest, local, content, inside=roots)
     except EditConflict:
         return False
     return True
@@ -174,7 +176,8 @@ def _import_memories(
             continue
         path = indexer.resolve(memory_root / m.path)
         title = PurePosixPath(m.path).stem.replace("-", " ").title()
-        append_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title)
+        append_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title,
+                    inside=indexer.root_paths())  # fmt: skip
         present.add(m.id)
         touched.add(str(path))
         added += 1

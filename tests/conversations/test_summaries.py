@@ -6,6 +6,7 @@ from typing import Any
 
 from memd.conversations.summary_job import pick_turns, run_summaries
 from memd.core.models import JobOutcome, Turn
+from tests import planted
 from tests.fakes.anthropic_server import FakeAnthropic, json_reply, overloaded, text_reply
 from tests.jobenv import Env
 
@@ -122,3 +123,20 @@ def test_long_sessions_send_the_opening_and_the_latest_turns() -> None:
     assert ids[:4] == ["t0", "t1", "t2", "t3"] and ids[-1] == "t29"
     assert ids == sorted(ids, key=lambda x: int(x[1:])) and len(ids) < 30
     assert pick_turns(turns[:3], 2500) == turns[:3]
+
+
+def test_notes_pasted_into_a_session_reach_the_summary_redacted(
+    env: Env, server: FakeAnthropic
+) -> None:
+    """A person pastes their hand-written notes into a conversation: the summary request
+    carries them without the secrets and `<private>` spans they hold."""
+    env.online(server)
+    env.say("notes", "Here are my infra notes, keep them in mind:\n" + planted.TEXT,
+            "Got it: blue-green deploys on tuesdays, the canary in Frankfurt.",
+            "Plan this week's rollout with that.")  # fmt: skip
+    env.clock.advance(minutes=11)
+    server.enqueue(json_reply({"title": "Rollout plan", "summary": "Planned the rollout."}))
+    res = run_summaries(env.ctx())
+    assert res.outcome is JobOutcome.SUCCESS and res.counts["summarized"] == 1, res
+    sent = server.requests[0].raw
+    assert planted.leaked(sent) == [] and planted.carried(sent) == list(planted.PUBLIC)

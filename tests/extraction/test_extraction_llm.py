@@ -16,6 +16,7 @@ from memd.extraction.job import run_extraction
 from memd.llm.budget import llm_status
 from memd.llm.repo import tokens_on
 from memd.memory.context import FENCE_CLOSE, FENCE_OPEN
+from tests import planted
 from tests.fakes.anthropic_server import (
     FakeAnthropic,
     error,
@@ -308,3 +309,23 @@ def test_battery_and_load_defer_llm_jobs(env: Env, server: FakeAnthropic) -> Non
     env.use(extract_api_key="")
     assert run_extraction(env.ctx()).outcome is JobOutcome.SUCCESS
     json.dumps(env.engine.handle("status", {}))
+
+
+def test_hand_written_notes_reach_the_model_redacted(env: Env, server: FakeAnthropic) -> None:
+    """The memories the model is shown as already known come from the tree: a file with
+    secrets and `<private>` blocks goes without them, and so does the same text pasted into
+    the conversation."""
+    env.online(server)
+    (env.memory / planted.REL).write_text(planted.TEXT, encoding="utf-8")
+    env.engine.indexer.reconcile()
+    env.say("s1", "My infra notes, for the record:\n" + planted.TEXT, gap_s=1)
+    server.enqueue(json_reply({"memories": []}))
+    res = run_extraction(env.ctx())
+    assert res.outcome is JobOutcome.SUCCESS, res
+    assert len(server.requests) == 1
+    sent = prompt(server)
+    assert planted.leaked(server.requests[0].raw) == []
+    known, _, conversation = sent.partition("<conversation>")
+    assert planted.carried(known) == list(planted.PUBLIC)  # the file's items, as known memories
+    # The pasted lines repeating known memories are left out; the turn itself goes.
+    assert "My infra notes, for the record" in conversation

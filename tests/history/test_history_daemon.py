@@ -5,12 +5,15 @@ a whole extraction run, refusing when later edits touch the same lines."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memd.core.errors import UndoConflict
+from memd.api.client import RemoteError
+from memd.core.errors import MemdError, UndoConflict
+from tests import planted
 from tests.utils import DaemonProcess, wait_for
 
 
@@ -200,3 +203,59 @@ def test_a_sync_pull_is_one_change(tmp_path: Path, pg: Any) -> None:
     finally:
         b.stop()
         a.stop()
+
+
+def test_no_commit_holds_a_hand_written_secret_or_private_text(home: Path) -> None:
+    """The baseline, a hand edit the watcher sees, and memd's own edits and forgets of items
+    holding secrets: no object of the repository, no message and no `show_change` answer
+    holds them; the files keep them."""
+    path = home / "memory" / planted.REL
+    path.parent.mkdir(parents=True)
+    path.write_text(planted.TEXT, encoding="utf-8")
+    d = DaemonProcess(home).start()
+    try:
+        assert [c["cause"] for c in changes(d)] == ["baseline"]
+        with open(path, "a", encoding="utf-8") as fh:  # a hand edit: one more secret, in a block
+            fh.write(f"- keys rotate on thursdays\n<private>\n- {planted.THERAPIST}\n</private>\n")
+        wait_for(lambda: d.search_paths("thursdays"), 10)
+        items = d.call("memories", {"scope": "user", "limit": 0})["items"]
+        key = next(i for i in items if "deploy key" in i["text"])
+        edited = d.call("edit_item", {"id": key["id"], "importance": 9})
+        d.call("forget", {"id": edited["id"]})
+        aws = next(i for i in items if "aws access key" in i["text"])
+        d.call("forget", {"id": aws["id"]})
+        log = changes(d, limit=50)
+        shown = [d.call("show_change", {"change": c["id"]}) for c in log]
+        assert planted.leaked(json.dumps([log, shown])) == []
+        assert "rollbacks are announced" in json.dumps(shown)
+    finally:
+        assert d.stop() == 0
+    git = ["git", f"--git-dir={home / 'data' / 'history.git'}"]
+    objects = subprocess.run([*git, "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, check=True).stdout  # fmt: skip
+    messages = subprocess.run([*git, "log", "--all", "--format=%B"], capture_output=True,
+                              check=True).stdout  # fmt: skip
+    assert planted.leaked(objects) == [] and planted.leaked(messages) == []
+    assert planted.carried(objects) == list(planted.PUBLIC) and b"rotate on thursdays" in objects
+    assert planted.THERAPIST in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("show_change", {"change": "\x00"}),
+        ("show_change", {"change": "abcd\x00ef"}),
+        ("undo", {"change": "\x00"}),
+        ("undo", {"run": "12\x0034"}),
+        ("history", {"path": "topics/\x00.md"}),
+    ],
+)
+def test_a_nul_byte_in_an_id_or_path_is_a_clear_error(
+    daemon: DaemonProcess, method: str, params: dict[str, Any]
+) -> None:
+    """Found by the protocol fuzz test: git cannot be given a NUL byte, and the answer was
+    -32000 "internal error: embedded null byte"."""
+    with pytest.raises(MemdError) as err:
+        daemon.call(method, params)
+    assert not isinstance(err.value, RemoteError) or err.value.code != -32000, err.value
+    assert "internal error" not in str(err.value)

@@ -16,6 +16,7 @@ from mcp.types import CallToolResult, TextContent
 
 from memd.core.settings import Settings, load
 from memd.integrations.mcp_server import build_server
+from tests import planted
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 TOOLS = {
@@ -105,6 +106,22 @@ def test_core_files_are_resources(tmp_path: Path) -> None:
     assert all(r.mime_type == "text/markdown" for r in listed.resources)
     assert profile.contents[0].text == "# Profile\n\n- Name: Ada\n"
     assert "no preferences yet" in prefs.contents[0].text
+
+
+def test_a_core_resource_reaches_the_model_redacted(tmp_path: Path) -> None:
+    """A model reads a resource and sends it to its provider: secrets and `<private>` spans
+    written by hand in `_core/` do not go with it."""
+    memory = tmp_path / "memory"
+    (memory / "_core").mkdir(parents=True)
+    (memory / "_core" / "profile.md").write_text(planted.TEXT)
+
+    profile = with_client(
+        build_server(tmp_path / "s", memory_dir=memory),
+        lambda c: c.read_resource("memd://core/profile"),
+    )
+    text = profile.contents[0].text
+    assert planted.leaked(text) == [] and planted.carried(text) == list(planted.PUBLIC)
+    assert "[REDACTED:anthropic-key:" in text
 
 
 def test_a_core_file_linked_out_of_the_tree_is_not_served(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from memd.core.errors import PathError
 from memd.memory import safe_write
 from memd.memory.edit import append_item, remove_items, update_items
 from memd.memory.guard import WriteGuard
@@ -199,3 +201,125 @@ def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
     p.write_text(old)
     edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
     assert "first" not in p.read_text()
+
+
+# -- only inside the memory roots ------------------------------------------------------------
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A memory root and a folder outside it holding a file links can point at."""
+    root, outside = tmp_path / "memory", tmp_path / "outside"
+    (root / "topics").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "theirs.md").write_text("# Theirs\n- not memd's\n")
+    return root, outside
+
+
+# Each writing function of the safe writer, and item edits built on it, given the roots.
+WRITES: dict[str, Callable[[Path, list[Path]], object]] = {
+    "edit_file": lambda p, roots: edit_file(p, add_line("- more"), inside=roots),
+    "replace_when": lambda p, roots: safe_write.replace_when(p, lambda _t: True, "# new\n",
+                                                             inside=roots),
+    "write_if": lambda p, roots: safe_write.write_if(p, None, "# new\n", inside=roots),
+    "delete_file": lambda p, roots: safe_write.delete_file(p, None, inside=roots),
+    "create_new": lambda p, roots: safe_write.create_new(p, "# new\n", inside=roots),
+    "append_item": lambda p, roots: append_item(p, "Notes", "more", {}, inside=roots),
+    "remove_items": lambda p, roots: remove_items(p, lambda _t, _m: True, inside=roots),
+}  # fmt: skip
+
+
+def _outside_state(outside: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(outside.iterdir())}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_a_linked_file_leading_out_of_the_roots_is_refused(
+    tree: tuple[Path, Path], write: str
+) -> None:
+    root, outside = tree
+    link = root / "topics" / "theirs.md"
+    os.symlink(outside / "theirs.md", link)
+    before = _outside_state(outside)
+    with pytest.raises(PathError, match="outside memd's memory folders"):
+        WRITES[write](link, [root])
+    assert _outside_state(outside) == before and os.path.islink(link)
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_a_linked_folder_leading_out_of_the_roots_is_refused(
+    tree: tuple[Path, Path], write: str
+) -> None:
+    root, outside = tree
+    os.symlink(outside, root / "agents")
+    before = _outside_state(outside)
+    for name in ("theirs.md", "new.md"):  # a file there, and one memd would create
+        with pytest.raises(PathError, match="outside memd's memory folders"):
+            WRITES[write](root / "agents" / name, [root])
+    with pytest.raises(PathError):  # a missing folder below the link is not made either
+        WRITES[write](root / "agents" / "evil" / "relationship.md", [root])
+    assert _outside_state(outside) == before
+
+
+def test_a_link_inside_the_roots_is_written_at_its_target_and_stays_a_link(
+    tree: tuple[Path, Path],
+) -> None:
+    root, _ = tree
+    target = root / "topics" / "real.md"
+    target.write_text("# Real\n")
+    os.symlink("real.md", root / "topics" / "alias.md")
+    w = edit_file(root / "topics" / "alias.md", add_line("- more"), inside=[root])
+    assert w.path == target and target.read_text() == "# Real\n- more\n"
+    assert os.path.islink(root / "topics" / "alias.md")
+
+
+def test_a_folder_made_a_link_while_memd_edits_is_caught_before_the_write(
+    tree: tuple[Path, Path],
+) -> None:
+    """Between memd's read and its write the folder is moved out and a link put in its
+    place (the file there looks the same): the write is refused, nothing outside changes."""
+    root, outside = tree
+    notes = root / "topics" / "notes.md"
+    notes.write_text("# Notes\n- one\n")
+    moved = False
+
+    def edit(current: str | None) -> tuple[str | None, None]:
+        nonlocal moved
+        if not moved:
+            moved = True
+            os.rename(root / "topics", outside / "topics")
+            os.symlink(outside / "topics", root / "topics")
+        return "# Notes\n- zero\n" + (current or "").split("\n", 1)[1], None
+
+    with pytest.raises(PathError):
+        edit_file(notes, edit, inside=[root])
+    assert (outside / "topics" / "notes.md").read_text() == "# Notes\n- one\n"
+
+
+def test_every_memory_write_of_memd_names_the_roots() -> None:
+    """Each call of a writing function of the safe writer (and of the item edits built on
+    it) in memd's code passes `inside`: the primitive itself refuses what leaves the roots."""
+    import ast
+
+    writers = {"edit_file", "delete_file", "create_new", "replace_when", "write_if",
+               "append_item", "add_item", "remove_items", "update_items", "change_item",
+               "move_item", "add_entries", "remove_entries", "write_journal", "rewrite"}  # fmt: skip
+    package = Path(safe_write.__file__).resolve().parent.parent
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            # Namesakes that write no file: the index's `docs.delete_file`, and a feature's own
+            # `self.write_journal` (which passes the roots to the journal's).
+            on = (
+                fn.value.id
+                if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name)
+                else ""
+            )
+            if on in ("self", "docs"):
+                continue
+            if name in writers and not any(k.arg == "inside" for k in node.keywords):
+                missing.append(f"{path.relative_to(package.parent)}:{node.lineno} {name}")
+    # Inside the safe writer, calls between its own functions pass the roots they were given.
+    assert [m for m in missing if "memory/safe_write.py" not in m] == []

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests import planted
 from tests.semantic.fake_embeddings import FakeEmbeddings, Reply
 from tests.utils import DaemonProcess, wait_for
 
@@ -214,3 +215,18 @@ def test_context_adds_past_turns_and_sections_whose_vectors_stand_out(
         assert not [s for s in ctx["sections"] if s.get("found_by") == ["vector"]]
     finally:
         d.stop()
+
+
+def test_the_embedding_endpoint_gets_hand_written_notes_redacted(
+    home: Path, server: FakeEmbeddings
+) -> None:
+    """Sections are embedded from the index, which holds them redacted: the endpoint (a
+    service on the network) gets no secret and nothing of a `<private>` span."""
+    (home / "memory" / planted.REL).write_text(planted.TEXT, encoding="utf-8")
+    d = start(home, server)
+    try:
+        wait_for(lambda: idle(d), timeout=60)
+    finally:
+        d.stop()
+    sent = json.dumps(server.requests)
+    assert planted.leaked(sent) == [] and planted.carried(sent) == list(planted.PUBLIC)

@@ -6,7 +6,12 @@ fresh table of the session's PostgreSQL cluster.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
+import stat
+import threading
 from typing import Any
 
 import pytest
@@ -17,6 +22,7 @@ from memd.memory.tree import TEMPLATES
 from memd.sync import outbox
 from memd.sync.backend import PushResult, SyncRow
 from memd.sync.postgres import PostgresBackend
+from tests import planted
 from tests.sync.conftest import Device, cloud_events, cloud_rows, race_on_push
 
 pytestmark = pytest.mark.postgres
@@ -444,3 +450,50 @@ def test_a_push_refused_twice_stays_queued_without_penalty_and_asks_for_an_early
     assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_A
     copies = sorted(p.read_text() for p in a.memory.glob("topics/rust.conflict-*.md"))
     assert RUST_B + "- and clippy\n" in copies and a.queue() == []
+
+
+def test_hand_written_secrets_and_private_blocks_never_reach_the_cloud(
+    tmp_path: Any, devices: Any, sync_dsn: str, table: str
+) -> None:
+    """Both ways a file is queued: written while sync was off (read when the run catches up)
+    and written while it is on (the indexer's hook), and what another device pulls."""
+    off = Device(tmp_path / "a")
+    off.write("topics/before.md", planted.TEXT)
+    off.close()
+    a: Device = devices("a")
+    a.write("topics/live.md", planted.TEXT)
+    assert a.sync()["outcome"] == "success"
+    rows = cloud_rows(sync_dsn, table)
+    for rel in ("topics/before.md", "topics/live.md"):
+        assert planted.leaked(json.dumps(rows[rel], default=str)) == [], rel
+        assert planted.carried(rows[rel]["content"]) == list(planted.PUBLIC), rel
+    events = cloud_events(sync_dsn, table)
+    assert planted.leaked(json.dumps(events, default=str)) == []
+    b: Device = devices("b")
+    b.sync()
+    assert planted.leaked(b.read("topics/live.md")) == []
+    assert planted.leaked(a.read("topics/live.md")) == list(planted.fragments())  # kept at home
+
+
+def test_a_fifo_where_a_pulled_file_goes_never_stops_the_run(
+    devices: Any, sync_dsn: str, table: str
+) -> None:
+    a: Device = devices("a")
+    a.write("topics/pipe.md", RUST_A)
+    a.sync()
+    b: Device = devices("b")
+    fifo = b.path("topics/pipe.md")
+    os.mkfifo(fifo)
+    done: list[dict[str, Any]] = []
+    run = threading.Thread(target=lambda: done.append(b.sync()), daemon=True)
+    run.start()
+    try:
+        run.join(60)  # a run stuck opening the FIFO would never end
+        assert done and done[0]["outcome"] == "success", done
+        # Not a file memd can read: kept, the cloud version written beside it.
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        copies = list(b.memory.glob("topics/pipe.conflict-*.md"))
+        assert [c.read_text() for c in copies] == [RUST_A]
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # frees a stuck reader

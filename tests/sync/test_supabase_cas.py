@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import planted
 from tests.fakes.postgrest_server import FakePostgrest
 from tests.sync.conftest import SUPABASE_KEY, Device, race_on_push, supabase_settings
 
@@ -82,3 +84,21 @@ def test_a_table_without_the_base_column_refuses_sync_with_the_sql_editor_hint(
         assert st["state"] == "refused" and st["parked"] == len(a.queue()) > 0
         assert "schema outdated" in st["last_error"] and "SQL editor" in st["last_error"]
         assert old.rows() == []
+
+
+def test_hand_written_secrets_and_private_blocks_never_reach_supabase(
+    tmp_path: Path, devices: Any, server: FakePostgrest
+) -> None:
+    off = Device(tmp_path / "a")  # sync off: the run catches up with this file
+    off.write("topics/before.md", planted.TEXT)
+    off.close()
+    a = devices("a", server)
+    a.write("topics/live.md", planted.TEXT)  # sync on: queued by the indexer's hook
+    assert a.sync()["outcome"] == "success"
+    posted = [r for r in server.requests if r.method == "POST"]
+    assert posted
+    for r in server.requests:
+        assert planted.leaked(json.dumps([r.path, r.query, r.body])) == []
+    stored = {row["path"]: row["content"] for row in server.rows()}
+    for rel in ("topics/before.md", "topics/live.md"):
+        assert planted.carried(stored[rel]) == list(planted.PUBLIC), rel
