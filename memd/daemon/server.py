@@ -347,7 +347,7 @@ class Server:
         # Closed connections' transports and buffers sit in reference cycles until a full
         # collection; only then is their memory free to give back.
         gc.collect()
-        trim = _malloc_trim()
+        trim = malloc_trim()
         if trim is not None:
             trim(0)
 
@@ -385,7 +385,7 @@ class Server:
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def malloc_trim() -> Callable[[int], int] | None:
     """glibc's malloc_trim, or None elsewhere (other allocators give memory back themselves)."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

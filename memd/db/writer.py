@@ -94,6 +94,9 @@ class Writer:
         self._ready.set_result(None)
         try:
             while True:
+                # The last write's closure (a whole batch of parsed files for the indexer) and
+                # its result must not stay alive until the next write comes.
+                task = fn = fut = result = None
                 task = self._queue.get()
                 if task is _SHUTDOWN:
                     break

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memd.core.errors import HistoryError
@@ -138,17 +138,65 @@ class Committer:
                 log.debug("history: index not updated: %s", exc)
         return len(specs)
 
+    def commit_tree(
+        self,
+        rels: Sequence[str],
+        read: Callable[[str], bytes | None],
+        cause: Cause,
+        detail: str,
+        at: float,
+        author: str,
+    ) -> int:
+        """Write a root commit holding the files `rels` as `read` gives them (None: left out).
+
+        Each file is read as git takes it, so a tree's first commit never holds all of it in
+        memory; what history holds afterwards is known without asking git. Returns 1.
+        """
+        files = _ReadAsWritten(rels, read)
+        with self.repo.locked():
+            spec = self._spec(cause, detail, files, at, author, {})
+            shas = self.git.fast_import([spec], parent=None, committer=MEMD_IDENT)
+            self._known = dict(files.shas)
+            self._known_head = shas[-1]
+            try:
+                self.git.update_index(dict(files.shas))
+            except HistoryError as exc:  # the index only serves `git status` (see `commit`)
+                log.debug("history: index not updated: %s", exc)
+        return 1
+
     def _spec(
         self,
         cause: Cause,
         detail: str,
-        files: dict[str, bytes | None],
+        files: Mapping[str, bytes | None],
         at: float,
         author: str,
         trailers: Mapping[str, str],
     ) -> CommitSpec:
         extra = {CHANGE_TRAILER: secrets.token_hex(6), **trailers}
         return CommitSpec(format_message(cause, detail, extra), author, at, files)
+
+
+class _ReadAsWritten(Mapping[str, bytes | None]):
+    """The files `rels` of a commit, each read by `read` when git's stream reaches it; the blob
+    id of each one read is kept in `shas`."""
+
+    def __init__(self, rels: Sequence[str], read: Callable[[str], bytes | None]) -> None:
+        self._rels = list(dict.fromkeys(rels))
+        self._read = read
+        self.shas: dict[str, str | None] = {}
+
+    def __getitem__(self, rel: str) -> bytes | None:
+        data = self._read(rel)
+        if data is not None:
+            self.shas[rel] = blob_sha(data)
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rels)
+
+    def __len__(self) -> int:
+        return len(self._rels)
 
 
 def _changed(

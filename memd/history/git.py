@@ -11,13 +11,17 @@ needed to commit redacted text.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from memd.core.errors import HistoryError
 
@@ -25,6 +29,7 @@ BRANCH = "refs/heads/main"
 ZERO = "0" * 40
 TIMEOUT_S = 60.0
 _MODE_FILE = "100644"
+_PIECE = 1 << 16  # bytes per write into fast-import's pipe
 
 
 def blob_sha(data: bytes) -> str:
@@ -110,6 +115,47 @@ def _quote_path(path: str) -> bytes:
     return bytes(out)
 
 
+def _commit_stream(
+    commits: Sequence[CommitSpec], parent: str | None, committer: str
+) -> Iterator[bytes]:
+    """The fast-import commands for `commits`, a commit's header and then each file."""
+    for n, spec in enumerate(commits, start=1):
+        head = bytearray(b"commit " + BRANCH.encode() + b"\n")
+        head += b"mark :%d\n" % n
+        head += f"author {_ident_line(spec.author, spec.at)}\n".encode()
+        head += f"committer {_ident_line(committer, spec.at)}\n".encode()
+        head += _data(spec.message.encode("utf-8", "surrogateescape"))
+        if n == 1 and parent:
+            head += b"from " + parent.encode() + b"\n"
+        yield bytes(head)
+        for path in sorted(spec.files):
+            content = spec.files[path]  # looked up here: a mapping may read it only now
+            if content is None:
+                yield b"D " + _quote_path(path) + b"\n"
+            else:
+                yield f"M {_MODE_FILE} inline ".encode() + _quote_path(path) + b"\n"
+                yield b"data %d\n" % len(content)
+                yield content
+                yield b"\n"
+        yield b"\n"
+
+
+def _write_chunked(fh: IO[bytes], pieces: Iterable[bytes]) -> None:
+    buf = bytearray()
+    for piece in pieces:
+        buf += piece
+        if len(buf) >= _PIECE:
+            _write_all(fh, buf)
+            buf.clear()
+    _write_all(fh, buf)
+
+
+def _write_all(fh: IO[bytes], data: bytes | bytearray) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[fh.write(view) :]
+
+
 class Git:
     """Run git against one history repository (`git_dir`) whose work tree is `work_tree`."""
 
@@ -127,18 +173,9 @@ class Git:
         env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run one git command; a non-zero exit raises `HistoryError` when `check`."""
-        cmd = [
-            self.exe,
-            f"--git-dir={self.git_dir}",
-            f"--work-tree={self.work_tree}",
-            "--literal-pathspecs",
-            "-c",
-            "core.hooksPath=" + os.devnull,
-            *args,
-        ]
         try:
             proc = subprocess.run(
-                cmd,
+                self._cmd(args),
                 input=input,
                 capture_output=True,
                 timeout=timeout,
@@ -154,6 +191,17 @@ class Git:
                 f"git {args[0]} exited with {proc.returncode}: {err[-1] if err else ''}"
             )
         return proc
+
+    def _cmd(self, args: Sequence[str]) -> list[str]:
+        return [
+            self.exe,
+            f"--git-dir={self.git_dir}",
+            f"--work-tree={self.work_tree}",
+            "--literal-pathspecs",
+            "-c",
+            "core.hooksPath=" + os.devnull,
+            *args,
+        ]
 
     def out(self, *args: str, input: bytes | None = None) -> str:
         """Standard output of a git command as text, stripped."""
@@ -243,28 +291,12 @@ class Git:
         Returns the new commit ids in order. Fails (and changes nothing) when the branch moved
         away from `parent` meanwhile.
         """
-        stream = bytearray()
-        for n, spec in enumerate(commits, start=1):
-            stream += b"commit " + BRANCH.encode() + b"\n"
-            stream += b"mark :%d\n" % n
-            stream += f"author {_ident_line(spec.author, spec.at)}\n".encode()
-            stream += f"committer {_ident_line(committer, spec.at)}\n".encode()
-            stream += _data(spec.message.encode("utf-8", "surrogateescape"))
-            if n == 1:
-                stream += (b"from " + parent.encode() + b"\n") if parent else b""
-            for path, content in sorted(spec.files.items()):
-                if content is None:
-                    stream += b"D " + _quote_path(path) + b"\n"
-                else:
-                    stream += f"M {_MODE_FILE} inline ".encode() + _quote_path(path) + b"\n"
-                    stream += _data(content)
-            stream += b"\n"
-        return self._import(stream, len(commits), force=False)
+        return self._import(_commit_stream(commits, parent, committer), len(commits), force=False)
 
     def replay(self, root: RawCommit, root_message: bytes, later: Sequence[RawCommit]) -> list[str]:
         """Write a new root commit with `root`'s tree, then `later` on top of it unchanged
         (same trees, authors, dates and messages), and force the branch to the last one."""
-        stream = bytearray()
+        stream = bytearray(b"reset " + BRANCH.encode() + b"\n\n")
         specs = [(root, root_message), *((c, c.message) for c in later)]
         for n, (c, message) in enumerate(specs, start=1):
             stream += b"commit " + BRANCH.encode() + b"\n"
@@ -277,24 +309,64 @@ class Git:
                 stream += b"deleteall\n"
             stream += f'M 040000 {c.tree} ""\n'.encode()
             stream += b"\n"
-        return self._import(stream, len(specs), force=True, reset=True)
+        # A stream starting with `reset` makes the first commit a root even though the branch
+        # exists.
+        return self._import([bytes(stream)], len(specs), force=True)
 
-    def _import(self, stream: bytearray, n: int, *, force: bool, reset: bool = False) -> list[str]:
-        if reset:
-            # A stream starting with `reset` makes the first commit a root even though the
-            # branch exists.
-            stream[:0] = b"reset " + BRANCH.encode() + b"\n\n"
-        for i in range(1, n + 1):
-            stream += b"get-mark :%d\n" % i
-        stream += b"done\n"
+    def _import(self, stream: Iterable[bytes], n: int, *, force: bool) -> list[str]:
+        """Feed `stream` to `git fast-import` piece by piece, then read the `n` commit ids.
+
+        Written as it is produced rather than joined first: a history's first commit holds
+        every file of the tree, and joining would keep a second (and, for the pipe, a third)
+        copy of all of them in memory at once.
+        """
         args = ["fast-import", "--quiet", "--done"]
         if force:
             args.append("--force")
-        proc = self.run(*args, input=bytes(stream), check=False)
-        if proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise HistoryError(f"git fast-import failed: {err[-1] if err else proc.returncode}")
-        shas = proc.stdout.decode().split()
+        # After the data: the commit ids come back on stdout, read while these are written.
+        tail = b"".join(b"get-mark :%d\n" % i for i in range(1, n + 1)) + b"done\n"
+        timed_out = threading.Event()
+        with tempfile.TemporaryFile() as err:
+            # stderr to a file: a git that reports while it still reads cannot fill a pipe and
+            # stop reading.
+            try:
+                proc = subprocess.Popen(
+                    self._cmd(args),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                    bufsize=0,  # written in `_PIECE` chunks below; nothing left over on an error
+                    env=_clean_env(),
+                    cwd=self.git_dir if self.git_dir.is_dir() else None,
+                )
+            except OSError as exc:
+                raise HistoryError(f"git fast-import failed: {exc}") from exc
+
+            def kill() -> None:  # the time limit of `run`, for a git that stops reading
+                timed_out.set()
+                proc.kill()
+
+            timer = threading.Timer(TIMEOUT_S, kill)
+            timer.start()
+            try:
+                assert proc.stdin is not None
+                with contextlib.suppress(BrokenPipeError):  # git exited: its error says why
+                    _write_chunked(proc.stdin, stream)
+                out, _ = proc.communicate(tail)
+            finally:
+                timer.cancel()
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            if timed_out.is_set():
+                raise HistoryError(f"git fast-import failed: timed out after {TIMEOUT_S:g} s")
+            if proc.returncode != 0:
+                err.seek(0)
+                lines = err.read().decode("utf-8", "replace").strip().splitlines()
+                raise HistoryError(
+                    f"git fast-import failed: {lines[-1] if lines else proc.returncode}"
+                )
+        shas = out.decode().split()
         if len(shas) != n:
             raise HistoryError(f"git fast-import returned {len(shas)} commits, expected {n}")
         return shas

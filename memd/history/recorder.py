@@ -9,8 +9,10 @@ How a change travels:
    blobs, trees and commits of a batch and moves the branch. Nothing a write or the indexer
    waits on runs git.
 3. Hand edits arrive from the watcher through `note_hand_edit(path)` and are committed per file
-   once a minute (`coalesce_s`) with the file's content at that time. A path whose content
-   history already holds (memd's own writes, seen by the watcher too) records nothing.
+   once a minute (`coalesce_s`) with the file's content at that time; the commit thread takes
+   the due ones together, at most every quarter of that (so each lands 60-75 s after its first
+   save). A path whose content history already holds (memd's own writes, seen by the watcher
+   too) records nothing.
 
 Without `start()` (a CLI process) `record` commits before it returns.
 
@@ -60,6 +62,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 10_000
+# Hand edits due about together are committed together: the commit thread takes due hand edits
+# at most once per this share of `coalesce_s` (15 s of the default minute). Each batch runs
+# three git processes; a hundred files saved within a minute cost a few batches, not a hundred.
+HAND_BATCH_SHARE = 4
 _AUTO = "auto"
 
 
@@ -103,6 +109,7 @@ class History:
         self._warned: set[str] = set()
         self._queue: list[Captured] = []
         self._hand: dict[str, tuple[float, Cause]] = {}  # path -> (first noted, cause)
+        self._hand_taken_at = float("-inf")  # when a batch last took due hand edits
         # Capture order is commit order: files are read and queued under `_cond`'s lock, and
         # a batch drains the queue under it too. `_work` (taken first) serialises the batches.
         self._cond = threading.Condition(threading.Lock())
@@ -442,15 +449,22 @@ class History:
                     if not self._queue:
                         return
 
-    def _due_now(self) -> bool:
-        now = self.clock()
-        return any(now - t >= self.coalesce_s for t, _ in self._hand.values())
-
-    def _next_due_in(self) -> float | None:
+    def _hand_batch_at(self) -> float | None:
+        """When the commit thread takes the hand edits that are due by then (None: none wait)."""
         if not self._hand:
             return None
         first = min(t for t, _ in self._hand.values())
-        return max(0.05, first + self.coalesce_s - self.clock())
+        return max(
+            first + self.coalesce_s, self._hand_taken_at + self.coalesce_s / HAND_BATCH_SHARE
+        )
+
+    def _due_now(self) -> bool:
+        at = self._hand_batch_at()
+        return at is not None and self.clock() >= at
+
+    def _next_due_in(self) -> float | None:
+        at = self._hand_batch_at()
+        return None if at is None else max(0.05, at - self.clock())
 
     def _take_due(self, force: bool) -> list[tuple[str, Cause]]:
         now = self.clock()
@@ -461,6 +475,8 @@ class History:
         ]
         for r, _ in due:
             del self._hand[r]
+        if due:
+            self._hand_taken_at = now
         return sorted(due)
 
     def _capture_hand(self, due: list[tuple[str, Cause]]) -> list[Captured]:
@@ -565,31 +581,53 @@ class History:
             head = None
         if head is None:
             detail = "the memory tree when history started"
+            committer = self._committer
+            assert committer is not None
             # Under the capture lock, so a change captured meanwhile is either in the baseline
-            # (and dropped from the queue) or captured after it.
+            # (and dropped from the queue) or captured after it. Each file is read as git takes
+            # it: the whole tree is never in memory at once.
             with self._cond:
                 self._queue = []
-                pending = self._capture_rels(
-                    list(tree_files.walk(self.tree)), Cause.BASELINE, detail, MEMD_IDENT
-                )
-            if pending is None or not pending.files:
-                pending = Captured(Cause.BASELINE, detail, {}, self.clock(), MEMD_IDENT)
-            self._commit([pending], allow_empty=True)
+                rels = list(tree_files.walk(self.tree))
+                try:
+                    n = committer.commit_tree(
+                        rels, self._read_one, Cause.BASELINE, detail, self.clock(), MEMD_IDENT
+                    )
+                except HistoryError as exc:
+                    failed: HistoryError | None = exc
+                else:
+                    failed = None
+            self._committed(n if failed is None else failed, 1)
         else:
             self.catch_up()
+
+    def _read_one(self, rel: str) -> bytes | None:
+        files: dict[str, bytes | None] = {}
+        try:
+            self._read_into(files, rel)
+        except OSError as exc:
+            self._skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
+        return files.get(rel)
 
     def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:
         assert self._committer is not None
         try:
             n = self._committer.commit(items, allow_empty=allow_empty)
         except HistoryError as exc:
+            return self._committed(exc, len(items))
+        return self._committed(n, len(items))
+
+    def _committed(self, result: int | HistoryError, items: int) -> int:
+        """Count a commit of `items` changes (`result`: commits written, or why none was)."""
+        if isinstance(result, HistoryError):
+            assert self._committer is not None
             self._committer.forget()
-            self._commit_failed(exc, len(items))
+            self._commit_failed(result, items)
             return 0
-        self.recorded += n
-        if n:
+        self.recorded += result
+        if result:
             self._reason = ""
-        return n
+        return result
 
     def _commit_failed(self, exc: HistoryError, n: int) -> None:
         repo = self._repo

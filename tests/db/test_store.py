@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from memd.core.errors import StoreError
 from memd.db import Store
 from memd.db.migrations import MIGRATIONS, migrate
 from memd.memory.search import search_sections
+from tests.utils import wait_for
 
 
 def test_migrations_apply_once_and_refuse_a_newer_schema(tmp_path: Path) -> None:
@@ -38,6 +40,28 @@ def test_writer_returns_results_propagates_errors_and_rolls_back(tmp_path: Path)
         assert [r[0] for r in rows] == ["a"]  # b was rolled back
         with pytest.raises(sqlite3.OperationalError):  # readers cannot write
             store.read().execute("INSERT INTO state VALUES ('c', '3')")
+    finally:
+        store.close()
+
+
+def test_the_writer_keeps_nothing_of_a_write_once_it_is_done(tmp_path: Path) -> None:
+    # The indexer's write closes over a batch of parsed files: kept until the next write, it
+    # would sit in the daemon's memory for as long as nothing else is written.
+    class Batch:
+        pass
+
+    store = Store.open(tmp_path / "i.db")
+    try:
+        held = [Batch()]
+        gone = weakref.ref(held[0])
+
+        def write(c: sqlite3.Connection) -> Batch:
+            c.execute("INSERT INTO state VALUES ('a', '1')")
+            return held[0]
+
+        assert store.w.run(write) is gone()
+        held.clear()
+        wait_for(lambda: gone() is None)
     finally:
         store.close()
 

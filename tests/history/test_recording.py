@@ -7,12 +7,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from memd.history import Cause, History
 from tests.history.conftest import Clock, git, write
+from tests.utils import wait_for
 
 SECRET = "sk-ant-api03-" + "Q7x" * 31 + "AA"
 PASSWORD = "hunter2-correct-horse"
@@ -152,6 +155,57 @@ def test_hand_edits_are_coalesced_per_file_per_minute(
 
 
 TEMPLATE_VUE = "# Vue\n\n## Testing\n\n- use vitest\n- mount with @vue/test-utils\n"
+
+
+def test_the_first_recording_never_holds_the_whole_tree_in_memory(
+    tree: Path, tmp_path: Path
+) -> None:
+    line = "- a line of notes that someone kept in this file over the years\n"
+    for n in range(100):
+        write(tree, f"topics/big{n:03d}.md", f"# Big {n}\n\n" + line * 600)  # ~40 KB each
+    size = sum(p.stat().st_size for p in tree.rglob("*.md"))
+    h = History(tree, tmp_path / "h.git")
+    tracemalloc.start()
+    try:
+        h.flush()  # opens the repository: the baseline holds every file
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        h.close()
+    assert len(h.log()[0].files) == 103
+    assert git(h, "show", "HEAD:topics/big042.md") == (tree / "topics/big042.md").read_text()
+    # Read as git takes each file: a few files' worth at a time, not the tree (4 MB) once or
+    # several times over.
+    assert peak < size / 4
+
+
+def test_hand_edits_due_about_together_are_committed_in_few_git_runs(
+    tree: Path, tmp_path: Path
+) -> None:
+    # A real git behind a script that notes each run: the commit thread's batches are counted.
+    runs = tmp_path / "git-runs.log"
+    shim = tmp_path / "git"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {runs}\nexec {shutil.which("git")} "$@"\n')
+    shim.chmod(0o755)
+    h = History(tree, tmp_path / "h.git", git=str(shim), coalesce_s=1.0)
+    h.start()
+    try:
+        assert h.wait(30)  # the baseline
+        first = time.monotonic()
+        for n in range(12):
+            write(tree, f"topics/t{n}.md", f"# T{n}\n\n- saved by hand\n")
+            h.note_hand_edit(tree / f"topics/t{n}.md")
+            time.sleep(0.03)  # saves a few tens of ms apart, each due a second later
+        span = time.monotonic() - first
+        wait_for(lambda: h.status().pending == 0, timeout=60)
+        assert h.wait(30)
+    finally:
+        h.close()
+    assert {f"topics/t{n}.md" for n in range(12)} <= {f.path for c in h.log() for f in c.files}
+    batches = runs.read_text().count("fast-import") - 1  # less the baseline's
+    # Taken at most every quarter of `coalesce_s`: saves spread over `span` seconds fall due
+    # within as long, so they need at most this many batches, not one each.
+    assert 1 <= batches <= 2 + int(span / 0.25)
 
 
 def test_a_deleted_folder_records_its_files_as_deleted(
