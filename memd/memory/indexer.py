@@ -31,7 +31,7 @@ from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
-from memd.memory.safe_write import read_settled
+from memd.memory.safe_write import read_settled, snapshot_of
 from memd.memory.tree import classify, is_memory_file
 
 log = logging.getLogger(__name__)
@@ -271,10 +271,11 @@ class Indexer:
                     return _Loaded(
                         rec0, None, f"too large: {mb:.1f} MB > index.max_file_mb {limit:g} MB"
                     )
+                first = snapshot_of(fh.fileno(), st)
             # An editor's save in progress (the file empty or cut short) is waited for, not
             # indexed: memd would otherwise forget, for a moment, every item after the cut.
             indexed = known[path][1] if path in known else None
-            snap = read_settled(Path(path), indexed=indexed, inside=[root.path])
+            snap = read_settled(Path(path), indexed=indexed, inside=[root.path], first=first)
             if snap.data is None:
                 return None
             data = snap.data

@@ -140,13 +140,21 @@ def read_snapshot(path: Path, inside: Roots = None) -> Snapshot:
     except (FileNotFoundError, NotADirectoryError):
         return Snapshot(None, None)
     try:
-        st = os.fstat(fd)
-        chunks = []
-        while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
-            chunks.append(chunk)
-        st2 = os.fstat(fd)
+        return snapshot_of(fd, os.fstat(fd))
     finally:
         os.close(fd)
+
+
+def snapshot_of(fd: int, st: os.stat_result) -> Snapshot:
+    """`read_snapshot` of a file already open (`fd`, read from its start; `st`: its fstat
+    when opened), for a caller that checked the file itself."""
+    chunks = []
+    want = max(st.st_size + 1, 1 << 16)
+    while chunk := os.read(fd, want):
+        chunks.append(chunk)
+        if len(chunk) < want:
+            break  # the end of a regular file (growth since is caught by the fstat below)
+    st2 = os.fstat(fd)
     data = b"".join(chunks)
     # A write while reading: the identity must describe the bytes, or the checks mean nothing.
     if ident_of(st2) != ident_of(st) or len(data) != st2.st_size:
@@ -295,7 +303,13 @@ def _recent_foreign(key: str, snap: Snapshot) -> bool:
     return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
 
 
-def read_settled(path: Path, *, indexed: int | None = None, inside: Roots = None) -> Snapshot:
+def read_settled(
+    path: Path,
+    *,
+    indexed: int | None = None,
+    inside: Roots = None,
+    first: Snapshot | None = None,
+) -> Snapshot:
     """The file once it has stopped changing (see the module docstring).
 
     A file that looks mid-save (empty or cut short, and changed less than SUSPECT_QUIET_S
@@ -304,12 +318,13 @@ def read_settled(path: Path, *, indexed: int | None = None, inside: Roots = None
     RECENT_MAX_S. A file
     that never stops changing is used as it is now if it looks whole, else in the whole state
     it stayed in longest. `indexed` is the file's size in the index, when memd has not written
-    it itself; `inside`, roots the file must be in (see `read_snapshot`).
+    it itself; `inside`, roots the file must be in (see `read_snapshot`); `first`, the file as
+    the caller just read it (`snapshot_of`), so a file that is whole is opened once.
     """
     key = os.path.abspath(path)
     expected = _expected_size(key, indexed)
     roots = list(inside) if inside is not None else None
-    snap = read_snapshot(path, roots)
+    snap = first if first is not None else read_snapshot(path, roots)
     if not _suspect(snap, expected) and not _recent_foreign(key, snap):
         return snap
     start = still_since = time.monotonic()

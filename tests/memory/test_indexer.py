@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +58,30 @@ def test_unchanged_files_are_not_reindexed(tmp_path: Path, tree: Path) -> None:
     assert rep.indexed == 1 and search_sections(store.read(), "changed")
     (tree / "topics" / "vue.md").unlink()
     assert ix.reconcile().deleted == 1
+    store.close()
+
+
+def test_a_whole_file_is_opened_once_to_be_indexed(
+    tmp_path: Path, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Opening is most of the cost of reading a small file: a cold index of 10,000 files opened
+    # each one twice (once to check it, once to read it).
+    for f in tree.rglob("*.md"):
+        os.utime(f, (1e9, 1e9))  # saved long ago: nothing to wait for
+    store, ix = _indexer(tmp_path, tree)
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith(".md"):
+            opened.append(os.path.basename(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    assert ix.reconcile().indexed == 2
+    monkeypatch.undo()
+    assert sorted(opened) == ["perf.md", "vue.md"]
+    assert [h.heading for h in search_sections(store.read(), "记忆")] == ["计划"]
     store.close()
 
 
