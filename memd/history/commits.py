@@ -64,6 +64,11 @@ class Committer:
         self._known: dict[str, str | None] = {}
         self._known_head: str | None = None
 
+    @property
+    def head(self) -> str | None:
+        """The commit this committer last wrote or read the branch at (None: not known)."""
+        return self._known_head
+
     def forget(self) -> None:
         """Drop what is known of the branch (after a failure, a prune or a new repository)."""
         self._known = {}

@@ -179,14 +179,36 @@ def test_the_first_recording_never_holds_the_whole_tree_in_memory(
     assert peak < size / 4
 
 
+def test_status_runs_no_git(tree: Path, tmp_path: Path) -> None:
+    # Clients poll `status` (the daemon's includes the history's): a git process per call made
+    # it six times as costly.
+    runs = tmp_path / "git-runs.log"
+    shim = _counting_git(tmp_path, runs)
+    h = History(tree, tmp_path / "h.git", git=str(shim))
+    h.flush()
+    write(tree, "_core/notes.md", "# Notes\n\n- one\n")
+    h.record([tree / "_core/notes.md"], Cause.REMEMBER, "one")
+    before = runs.read_text().count("\n")
+    heads = {h.status().head for _ in range(5)}
+    assert runs.read_text().count("\n") == before
+    assert heads == {git(h, "rev-parse", "refs/heads/main").strip()}
+    h.close()
+
+
+def _counting_git(tmp_path: Path, log: Path) -> Path:
+    """A real git behind a script that notes each run in `log`."""
+    shim = tmp_path / "git"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
 def test_hand_edits_due_about_together_are_committed_in_few_git_runs(
     tree: Path, tmp_path: Path
 ) -> None:
-    # A real git behind a script that notes each run: the commit thread's batches are counted.
+    # A real git that notes each run: the commit thread's batches are counted.
     runs = tmp_path / "git-runs.log"
-    shim = tmp_path / "git"
-    shim.write_text(f'#!/bin/sh\necho "$*" >> {runs}\nexec {shutil.which("git")} "$@"\n')
-    shim.chmod(0o755)
+    shim = _counting_git(tmp_path, runs)
     h = History(tree, tmp_path / "h.git", git=str(shim), coalesce_s=1.0)
     h.start()
     try:
