@@ -21,7 +21,7 @@ import socket
 import struct
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from memd.core.errors import (
     ServerBusy,
 )
 from memd.core.paths import ensure_private_dir
+from memd.daemon.pool import ReaderPool
 
 log = logging.getLogger(__name__)
 
@@ -171,10 +172,10 @@ class Server:
         self.max_connections = max_connections
         self._budget = _Budget(max(max_buffered_bytes, max_request_bytes))
         # Two bounded pools: short reads (context, search) never queue behind slow writes.
-        self._pools: dict[str, ThreadPoolExecutor] = {
-            "reader": ThreadPoolExecutor(
-                readers, thread_name_prefix="memd-reader", initializer=on_reader_thread
-            ),
+        self._pools: dict[str, Executor] = {
+            # The thread that went idle last answers first: one client's queries keep to one
+            # warm page cache (see memd/daemon/pool.py).
+            "reader": ReaderPool(readers, "memd-reader", initializer=on_reader_thread),
             "pool": ThreadPoolExecutor(workers, thread_name_prefix="memd-worker"),
         }
         self._server: asyncio.AbstractServer | None = None
