@@ -155,13 +155,14 @@ class Committer:
         """Write a root commit holding the files `rels` as `read` gives them (None: left out).
 
         Each file is read as git takes it, so a tree's first commit never holds all of it in
-        memory; what history holds afterwards is known without asking git. Returns 1.
+        memory. Nor are the blob ids of the whole tree kept afterwards (a restart does not have
+        them either): a later batch asks git about the paths it touches. Returns 1.
         """
         files = _ReadAsWritten(rels, read)
         with self.repo.locked():
             spec = self._spec(cause, detail, files, at, author, {})
             shas = self.git.fast_import([spec], parent=None, committer=MEMD_IDENT)
-            self._known = dict(files.shas)
+            self._known = {}
             self._known_head = shas[-1]
             try:
                 self.git.update_index(dict(files.shas))
