@@ -37,7 +37,7 @@ def search_sections(
         found = fused_sections(conn, p, semantic, limit=limit, kinds=kinds,
                                exclude_kinds=exclude_kinds, owner=owner, mode=mode)  # fmt: skip
         qt = terms(" ".join(p.full_text.values()))
-        return [_hit(f.row, qt, round(f.score, 4), f.found_by) for f in found]
+        return [_hit(f.row, qt, round(f.score, 4), f.found_by, f.item) for f in found]
     rows = search_rows(
         conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner, mode=mode
     )
@@ -45,7 +45,12 @@ def search_sections(
     return [_hit(r, qt, round(-float(r.rank), 4)) for r in rows]
 
 
-def _hit(r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] = ()) -> Hit:
+def _hit(
+    r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] = (), item: str = ""
+) -> Hit:
+    # Found by a vector alone, through one of the section's memories: that memory is the
+    # excerpt (the query's words are not in the section to centre on).
+    by_vector_only = bool(item) and found_by == (VECTOR,)
     return Hit(
         kind="section",
         path=r.path,
@@ -53,7 +58,7 @@ def _hit(r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] =
         start_line=r.start_line,
         end_line=r.end_line,
         score=score,
-        snippet=snippet(r.text or r.heading, qt),
+        snippet=snippet(item, qt) if by_vector_only else snippet(r.text or r.heading, qt),
         text=r.text,
         file_kind=r.kind,
         archived=r.kind == "archive",
@@ -64,13 +69,15 @@ def _hit(r: SectionRow, qt: list[str], score: float, found_by: tuple[str, ...] =
 @dataclass(frozen=True, slots=True)
 class FusedSection:
     """A section ranked by fusion: its row, fused score, the rankings that found it, its
-    script, and its vector's z-score among the scope's when asked for (`SemanticRecall.is_close`)."""
+    script, its vector's z-score among the scope's when asked for (`SemanticRecall.is_close`),
+    and the memory in it the query came closest to, when that was one of its items' vectors."""
 
     row: SectionRow
     score: float
     found_by: tuple[str, ...]
     script: Script
     z: float | None = None
+    item: str = ""
 
 
 def fused_sections(
@@ -108,5 +115,5 @@ def fused_sections(
     scripts = semantic.scripts(near, {i: r.text for i, r in rows.items()}, rows)
     fused = semantic.fuse(p, lists, scripts, limit)
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
-    return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key))
-            for h in fused.hits]  # fmt: skip
+    return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
+                         near.items.get(h.key, "")) for h in fused.hits]  # fmt: skip

@@ -3,7 +3,8 @@
 It never runs on a write path. The Markdown indexer and the conversation ingest write as they
 did without semantic recall; this thread notices afterwards what they wrote and embeds it:
 
-- **sections** (and the items of sections too long to embed whole): whenever the sections
+- **sections** (and the items of sections too long to embed whole, and the memories memd
+  wrote in sections holding more than one: `repo.items_to_embed`): whenever the sections
   changed (their count, largest id or the last file indexed moved), the content keys of all
   sections are compared with the stored ones (no text is read for that); missing ones are
   embedded, vectors no section has any more are deleted;
@@ -312,7 +313,7 @@ class Backfill:
             want.setdefault(section_key(r.stem, r.heading, r.sha256), r.id)
         self._sections = deque((k, sid) for k, sid in want.items()
                                if k not in stored and k not in self._skipped)  # fmt: skip
-        items = repo.items_of_long_sections(conn, MAX_CHARS)
+        items = repo.items_to_embed(conn, MAX_CHARS)
         item_want = {item_key(it.text): it.text for it in items if it.text.strip()}
         stored_items = repo.keys(conn, repo.ITEM, self.model)
         self._items = deque((k, t) for k, t in item_want.items() if k not in stored_items)

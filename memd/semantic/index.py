@@ -1,7 +1,7 @@
 """The stored vectors in memory, one matrix per kind, searched by exact cosine (numpy).
 
-A `Snapshot` is an immutable matrix of one kind (sections with their long sections' items,
-or turns) with, per row, the document it ranks (a section or a turn id) and the columns a
+A `Snapshot` is an immutable matrix of one kind (sections with those of their items that
+have vectors, or turns) with, per row, the document it ranks (a section or a turn id) and the columns a
 search is scoped by (a section's file kind and owner; a turn's session, project and agent).
 `VectorIndex` holds the current snapshot of each kind and swaps in a new one when the
 backfill worker has written vectors or the sections changed (`refresh`, off the request
@@ -47,6 +47,8 @@ class Snapshot:
     vocab: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     unique_docs: bool = True
     build_s: float = 0.0
+    # Per row, the text of the item it is the vector of ("" for a section's own vector).
+    items: tuple[str, ...] = ()
     _masks: dict[Hashable, Mask] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -82,19 +84,26 @@ class Snapshot:
         k: int,
         mask: Mask | None = None,
         z: list[float] | None = None,
+        best_items: dict[int, str] | None = None,
     ) -> tuple[list[int], list[float]]:
         """The `k` documents nearest to `query` among the rows in `mask`, best first, with
         their cosines (a document with several rows counts its best one). With a list `z`,
         also each document's z-score: how many standard deviations its cosine stands above
-        the mean cosine of the rows in `mask` written in its script."""
+        the mean cosine of the rows in `mask` written in its script. With a dict
+        `best_items`, each document whose best row is one of its items gets that item's text."""
         if self.rows == 0 or k <= 0:
             return [], []
         scores = self.matrix @ query
         if mask is not None:
             scores = np.where(mask, scores, -np.inf).astype(np.float32, copy=False)
-        docs, cos = self._best(scores, k)
+        rows = self._best(scores, k)
+        docs = [int(self.docs[r]) for r in rows]
+        cos = [float(scores[r]) for r in rows]
         if z is not None:
             z.extend(self._z(scores, mask, docs, cos))
+        if best_items is not None and self.items:
+            best_items.update((d, self.items[r]) for d, r in zip(docs, rows, strict=True)
+                              if self.items[r])  # fmt: skip
         return docs, cos
 
     def _z(
@@ -116,40 +125,37 @@ class Snapshot:
             out.append((c - mu) / sd if sd > 0 else 0.0)
         return out
 
-    def _best(self, scores: npt.NDArray[np.float32], k: int) -> tuple[list[int], list[float]]:
+    def _best(self, scores: npt.NDArray[np.float32], k: int) -> list[int]:
+        """The rows of the `k` best documents, each its document's best row."""
         want = min(self.rows, k if self.unique_docs else 4 * k)
         part = (
             np.argpartition(-scores, want - 1)[:want] if want < self.rows else np.arange(self.rows)
         )
         order = part[np.lexsort((part, -scores[part]))]
-        docs: list[int] = []
-        out: list[float] = []
+        rows: list[int] = []
         seen: set[int] = set()
         for row in order:
-            s = float(scores[row])
-            if s == -np.inf:
+            if scores[row] == -np.inf:
                 break
             d = int(self.docs[row])
             if d in seen:
                 continue
             seen.add(d)
-            docs.append(d)
-            out.append(s)
-            if len(docs) == k:
+            rows.append(int(row))
+            if len(rows) == k:
                 break
-        if len(docs) < k and want < self.rows and not self.unique_docs:
-            return self._top_per_doc(scores, k)
-        return docs, out
+        if len(rows) < k and want < self.rows and not self.unique_docs:
+            return self._best_per_doc(scores, k)
+        return rows
 
-    def _top_per_doc(
-        self, scores: npt.NDArray[np.float32], k: int
-    ) -> tuple[list[int], list[float]]:
-        uniq, inverse = np.unique(self.docs, return_inverse=True)
-        best = np.full(len(uniq), -np.inf, dtype=np.float32)
-        np.maximum.at(best, inverse, scores)
-        order = np.lexsort((uniq, -best))[:k]
-        keep = [i for i in order if best[i] != -np.inf]
-        return [int(uniq[i]) for i in keep], [float(best[i]) for i in keep]
+    def _best_per_doc(self, scores: npt.NDArray[np.float32], k: int) -> list[int]:
+        """`_best` over every row: each document's best row, the `k` best of those."""
+        order = np.lexsort((np.arange(self.rows), -scores))
+        order = order[scores[order] != -np.inf]
+        _, first = np.unique(self.docs[order], return_index=True)
+        best = order[first]
+        ranked = best[np.lexsort((self.docs[best], -scores[best]))][:k]
+        return [int(r) for r in ranked]
 
 
 def _matrix(blobs: list[bytes], dim: int) -> npt.NDArray[np.float32]:
@@ -180,23 +186,26 @@ def _majority_dim(dims: Iterable[int]) -> int:
 
 
 def build_sections(store: Store, model: str, generation: int) -> Snapshot:
-    """The section matrix: each section's vector, and its items' when it is too long."""
+    """The section matrix: each section's vector, and those of its items that have one
+    (`repo.items_to_embed`); a section ranks by the best of its rows."""
     t0 = time.perf_counter()
     conn = store.read()
     sections = repo.section_keys(conn)
     vecs = repo.vectors_of(conn, repo.SECTION, model)
     item_vecs = repo.vectors_of(conn, repo.ITEM, model)
-    items = repo.items_of_long_sections(conn, MAX_CHARS) if item_vecs else []
+    items = repo.items_to_embed(conn, MAX_CHARS) if item_vecs else []
     dim = _majority_dim([d for _, d, _ in vecs.values()] + [d for _, d, _ in item_vecs.values()])
     where: dict[int, tuple[str, str]] = {}
     blobs: list[bytes] = []
     docs: list[int] = []
+    labels: list[str] = []
     scripts: dict[int, Script] = {}
     kind, owner, script = _Coder(), _Coder(), _Coder()
 
-    def add(doc: int, blob: bytes, place: tuple[str, str]) -> None:
+    def add(doc: int, blob: bytes, place: tuple[str, str], item: str = "") -> None:
         blobs.append(blob)
         docs.append(doc)
+        labels.append(item)
         kind.add(place[0])
         owner.add(place[1])
         script.add(scripts.get(doc, ""))
@@ -211,12 +220,13 @@ def build_sections(store: Store, model: str, generation: int) -> Snapshot:
         got = item_vecs.get(item_key(it.text))
         if got is not None and got[1] == dim and it.section_id in where:
             scripts.setdefault(it.section_id, got[0])  # type: ignore[arg-type]
-            add(it.section_id, got[2], where[it.section_id])
+            add(it.section_id, got[2], where[it.section_id], it.text)
     return Snapshot(
         repo.SECTION, generation, _matrix(blobs, dim), np.asarray(docs, dtype=np.int64), scripts,
         {"kind": kind.array(), "owner": owner.array(), "script": script.array()},
         {"kind": kind.vocab, "owner": owner.vocab, "script": script.vocab},
         unique_docs=len(set(docs)) == len(docs), build_s=time.perf_counter() - t0,
+        items=tuple(labels) if any(labels) else (),
     )  # fmt: skip
 
 

@@ -56,7 +56,7 @@ class SectionText(NamedTuple):
 
 
 class ItemText(NamedTuple):
-    """A list item of a section too long to embed whole."""
+    """A list item with a vector of its own (`items_to_embed`)."""
 
     section_id: int
     text: str
@@ -203,14 +203,18 @@ def section_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> list[SectionT
     return out
 
 
-def items_of_long_sections(conn: sqlite3.Connection, min_chars: int) -> list[ItemText]:
-    """The items of every section whose text is longer than `min_chars`."""
+def items_to_embed(conn: sqlite3.Connection, min_chars: int) -> list[ItemText]:
+    """The items that get a vector of their own: every item of a section whose text is longer
+    than `min_chars`, and every memory memd wrote (an item carrying a memd id) in a section
+    holding more than one item."""
     return list(
         map(
             ItemText._make,
             conn.execute(
                 "SELECT i.section_id, i.text FROM items i JOIN sections s ON s.id = i.section_id"
-                " WHERE length(s.text) > ? ORDER BY i.section_id, i.line",
+                " WHERE length(s.text) > ? OR (json_extract(i.meta, '$.id') IS NOT NULL"
+                " AND EXISTS (SELECT 1 FROM items j WHERE j.section_id = i.section_id"
+                " AND j.id != i.id)) ORDER BY i.section_id, i.line",
                 (min_chars,),
             ),
         )

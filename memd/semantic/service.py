@@ -60,6 +60,9 @@ class VectorHits:
     cosines: list[float]
     scripts: Mapping[int, Script]
     z: list[float] = dataclasses.field(default_factory=list)
+    # A section whose best vector is one of its items' (a memory in a section of many):
+    # that item's text, which is what the query came close to.
+    items: Mapping[int, str] = dataclasses.field(default_factory=dict)
 
     def ranked(self) -> Ranked[int]:
         return Ranked(self.docs, self.cosines)
@@ -211,8 +214,9 @@ class SemanticRecall:
             return NO_HITS
         mask = snap.mask(scope, mask_of) if scope else None
         zs: list[float] | None = [] if z else None
-        docs, cos = snap.top(vec, k, mask, zs)
-        return VectorHits(docs, cos, snap.scripts, zs or [])
+        items: dict[int, str] = {}
+        docs, cos = snap.top(vec, k, mask, zs, items)
+        return VectorHits(docs, cos, snap.scripts, zs or [], items)
 
     def sections(
         self,

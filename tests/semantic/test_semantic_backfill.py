@@ -250,3 +250,43 @@ def test_the_index_ranks_by_cosine_within_the_scope_asked(
     docs, _ = snap.top(q, 3, ~snap.where("session", ["b"]))
     assert ids["the red bike"] not in docs
     assert np.isclose(np.linalg.norm(snap.matrix, axis=1), 1.0).all()
+
+
+NOTES = ("# Notes\n\n## Notes\n- We adopted a cat named Miso <!-- memd id=m_1 -->\n"
+         "- 我的妹妹住在柏林 <!-- memd id=m_2 -->\n")  # fmt: skip
+
+
+def test_memories_in_a_section_of_several_get_vectors_of_their_own(
+    store: Store, server: FakeEmbeddings, tmp_path: Path
+) -> None:
+    mem = tmp_path / "memory"
+    write_tree(mem, {"_core/notes.md": NOTES,
+                     "topics/one.md": "# One\n\n## Single\n- The only memory <!-- memd id=m_3 -->\n",
+                     "topics/plain.md": "# Plain\n\n## List\n- a plain item\n- another one\n"})  # fmt: skip
+    ix = Indexer(store, [Root(mem)])
+    ix.reconcile()
+    b = fill(store, server)
+    sections = [t for t in embedded(server) if " › " in t]
+    assert len(sections) == 3
+    assert sorted(set(embedded(server)) - set(sections)) == ["We adopted a cat named Miso",
+                                                             "我的妹妹住在柏林"]  # fmt: skip
+    # One more memory: it and its section are embedded, the memories already there are not.
+    before = len(embedded(server))
+    write_tree(
+        mem, {"_core/notes.md": NOTES + "- The dentist moved to Thursday <!-- memd id=m_4 -->\n"}
+    )
+    ix.reconcile()
+    b.run_until_idle(60)
+    again = embedded(server)[before:]
+    assert len(again) == 2 and "The dentist moved to Thursday" in again
+    assert [t for t in again if t != "The dentist moved to Thursday"][0].startswith("notes › Notes")
+    # The section ranks by its nearest memory and names it.
+    assert b.index is not None
+    snap = b.index.snapshot(repo.SECTION)
+    assert snap is not None and snap.rows == 3 + 3
+    notes_id = store.read().execute("SELECT id FROM sections WHERE heading = 'Notes'").fetchone()[0]
+    q = embedder(server).embed(["我的妹妹住在柏林"], kind="query")[0]
+    items: dict[int, str] = {}
+    docs, cos = snap.top(q, 3, best_items=items)
+    assert docs[0] == notes_id and cos[0] == pytest.approx(1.0, abs=1e-5)
+    assert items[notes_id] == "我的妹妹住在柏林"

@@ -1,0 +1,56 @@
+"""`Snapshot.top`: a document with several rows (a section and its memories) counts its best
+row, and names the item that row is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memd.semantic.index import Snapshot
+
+
+def row(cos: float) -> list[float]:
+    """A unit vector whose cosine with the query (the first axis) is `cos`."""
+    return [cos, float(np.sqrt(1 - cos * cos)), 0.0, 0.0]
+
+
+def snapshot(rows: list[tuple[int, float, str]]) -> Snapshot:
+    matrix = np.asarray([row(c) for _, c, _ in rows], dtype=np.float32)
+    docs = np.asarray([d for d, _, _ in rows], dtype=np.int64)
+    zeros = np.zeros(len(rows), dtype=np.int32)
+    return Snapshot("section", 1, matrix, docs, {d: "latin" for d, _, _ in rows},
+                    {"kind": zeros, "owner": zeros, "script": zeros},
+                    {"kind": {"topic": 0}, "owner": {"": 0}, "script": {"latin": 0}},
+                    unique_docs=False, items=tuple(label for _, _, label in rows))  # fmt: skip
+
+
+QUERY = np.asarray([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+
+
+def test_a_section_ranks_by_its_best_row_and_names_that_memory() -> None:
+    snap = snapshot([(1, 0.30, ""), (1, 0.90, "the cat is called Miso"), (1, 0.20, "dentist"),
+                     (2, 0.50, ""), (3, 0.95, "")])  # fmt: skip
+    items: dict[int, str] = {}
+    docs, cos = snap.top(QUERY, 3, best_items=items)
+    assert docs == [3, 1, 2]
+    assert cos == pytest.approx([0.95, 0.90, 0.50], abs=1e-6)
+    # Section 3's best row is its own vector: no item is named for it.
+    assert items == {1: "the cat is called Miso"}
+
+
+def test_many_rows_of_one_section_do_not_hide_the_next_section() -> None:
+    # Ten memories of section 1 are nearer than anything else: the 4k rows looked at first
+    # hold no second section, and every row is ranked per section instead.
+    rows = [(1, 0.80 + i / 100, f"memory {i}") for i in range(10)]
+    snap = snapshot([*rows, (2, 0.50, ""), (3, 0.10, "")])
+    items: dict[int, str] = {}
+    docs, cos = snap.top(QUERY, 2, best_items=items)
+    assert docs == [1, 2]
+    assert cos == pytest.approx([0.89, 0.50], abs=1e-6)
+    assert items == {1: "memory 9"}
+    # A mask leaves out rows, never a section's best row for another's.
+    mask = np.ones(snap.rows, dtype=np.bool_)
+    mask[9] = False
+    items.clear()
+    assert snap.top(QUERY, 1, mask, best_items=items)[0] == [1]
+    assert items == {1: "memory 8"}
