@@ -1,10 +1,12 @@
 """`context` and `search` latency over the socket and in-process; one-shot CLI wall time.
 
     python -m bench.latency_bench [--files 1500] [--sections 10000] [--queries 1000] [--out docs/benchmarks.md] [--no-write]
-    python -m bench.latency_bench --semantic [--threads 2]   # recall by meaning on: own block
+    python -m bench.latency_bench --semantic [--threads 2] [--home DIR]   # on vs off: own block
 
 Without --semantic the daemon runs with `semantic.kind = off` (the full-text path, as without
-the extra).
+the extra). With --semantic two daemons run on the same tree, one with recall by meaning on
+(after its backfill) and one with it off, and every query goes to both (`--home` keeps the
+first one's MEMD_HOME, vectors included, for the next run).
 
 Generates a tree of 10,000 `##` sections in ~1,500 files in a temporary MEMD_HOME, starts a
 real daemon on it, and runs the same ~1,000 realistic queries (topic names, vocabulary terms,
@@ -21,6 +23,7 @@ included, daemon running) and `python -c "import memd.cli"`, mean of 10 each.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -447,8 +450,6 @@ def wait_backfilled(d: Daemon, timeout: float = 7200) -> tuple[float, dict[str, 
 
 def embedding_share(queries: list[str], threads: int) -> dict[str, float]:
     """What embedding one query costs alone (this process, the packaged model, uncached)."""
-    import os
-
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from memd.semantic.packaged import PackagedEmbedder
 
@@ -465,111 +466,192 @@ def embedding_share(queries: list[str], threads: int) -> dict[str, float]:
     return out
 
 
-def run_semantic(args: argparse.Namespace) -> str:
-    """`context` and `search` with recall by meaning on, after the backfill is done: each
-    distinct query first uncached (its embedding computed in the request), then again from the
-    query cache; the embedding alone measured in this process."""
+def _cpu_s(pid: int) -> float:
     import psutil
 
+    t = psutil.Process(pid).cpu_times()
+    return float(t.user + t.system)
+
+
+def paired_pass(
+    sem: Daemon, off: Daemon, qs: list[str], method: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Each query to both daemons, alternating which goes first, so that load drift and the
+    page cache hit both alike; wall times per query and each daemon's CPU per call."""
     from memd.api.client import Client
 
+    out: dict[str, Any] = {"on": [], "off": [], "answers": []}
+    cpu0 = {"on": _cpu_s(sem.pid), "off": _cpu_s(off.pid)}
+    load0 = os.getloadavg()[0]
+    with Client(sem.sock, timeout=60) as cs, Client(off.sock, timeout=60) as co:
+        for i, q in enumerate(qs):
+            order = (("on", cs), ("off", co)) if i % 2 else (("off", co), ("on", cs))
+            for name, c in order:
+                dt, res = _timed(c.call, method, {"query": q, **params})
+                out[name].append(dt)
+                if name == "on":
+                    out["answers"].append(res)
+    time.sleep(0.2)  # the usage write queued by the last call
+    out["cpu_ms"] = {k: (_cpu_s(d.pid) - cpu0[k]) / len(qs) * 1000
+                     for k, d in (("on", sem), ("off", off))}  # fmt: skip
+    out["load"] = (load0, os.getloadavg()[0])
+    return out
+
+
+def _generate(memory: Path, args: argparse.Namespace) -> corpus.CorpusInfo:
+    return corpus.generate(memory, args.files, seed=args.seed, sections=(4, 9),
+                           total_sections=args.sections)  # fmt: skip
+
+
+def start_pair(args: argparse.Namespace, tmp: Path) -> tuple[Daemon, Daemon, dict[str, Any]]:
+    """The daemon with recall by meaning on (its backfill done) and one with it off, on the
+    same generated tree. With --home the first daemon's home (and its vectors) is kept and
+    reused."""
+    home = args.home or tmp / "on"
+    reused = (home / "memory").is_dir()
+    info = _generate(tmp / "off" / "memory", args)
+    if not reused:
+        _generate(home / "memory", args)
+    sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
+    sem.start()
+    ready = sem.wait_ready(600)
+    fill_s, st = wait_backfilled(sem)
+    off = Daemon(tmp / "off")
+    off.start()
+    off.wait_ready(600)
+    print(f"ready in {ready:.1f} s, backfilled in {fill_s:.0f} s ({'reused' if reused else 'new'}):"
+          f" {st.get('vectors')}", flush=True)  # fmt: skip
+    return sem, off, {"info": info, "ready": ready, "fill_s": fill_s, "reused": reused}
+
+
+def run_semantic(args: argparse.Namespace) -> str:
+    """`context` and `search` with recall by meaning on, after the backfill is done, against a
+    daemon with it off on the same tree in the same session: each distinct query first
+    uncached (its embedding computed in the request), then again from the query cache; the
+    embedding alone measured in this process afterwards."""
     tmp = Path(tempfile.mkdtemp(prefix="memd-bench-sem-"))
-    d: Daemon | None = None
+    daemons: list[Daemon] = []
     try:
-        home = tmp / "home"
-        info = corpus.generate(home / "memory", args.files, seed=args.seed, sections=(4, 9),
-                               total_sections=args.sections)  # fmt: skip
-        d = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
-        d.start()
-        ready = d.wait_ready()
-        fill_s, sem = wait_backfilled(d)
-        print(
-            f"ready in {ready:.1f} s, backfilled in {fill_s:.0f} s: {sem.get('vectors')}",
-            flush=True,
-        )
-        qs = list(dict.fromkeys(q for _, q in corpus.queries(args.queries, seed=args.seed)))
+        sem, off, setup = start_pair(args, tmp)
+        daemons = [sem, off]
+        qs_cls = list(dict.fromkeys(corpus.queries(args.queries, seed=args.seed)))
+        qs = [q for _, q in qs_cls]
+        warm = [q for _, q in corpus.queries(args.warmup, seed=args.seed + 1) if q not in qs]
         cached = qs[-min(len(qs), 500) :]  # the query cache keeps the last 512
-        proc = psutil.Process(d.pid)
-        times: dict[str, list[float]] = {"first": [], "cached": [], "search": []}
-        found: list[dict[str, Any]] = []
-        with Client(d.sock, timeout=60) as c:
-            for q in qs:
-                dt, res = _timed(c.call, "context", {"query": q, "budget_tokens": 2000})
-                times["first"].append(dt)
-            cpu0 = sum(proc.cpu_times()[:2])
-            for q in cached:
-                dt, res = _timed(c.call, "context", {"query": q, "budget_tokens": 2000})
-                times["cached"].append(dt)
-                found.append(res)
-            cpu_cached = (sum(proc.cpu_times()[:2]) - cpu0) / len(cached) * 1000
-            for q in cached:
-                dt, _ = _timed(c.call, "search", {"query": q, "limit": 10})
-                times["search"].append(dt)
-        mem = proc_mem(d.pid)
-        sem = d.call("status").get("semantic", {})
-        d.stop()
-        d = None
+        paired_pass(sem, off, warm, "context", {"budget_tokens": 2000})
+        setup["warmup"] = len(warm)
+        print(f"{len(qs)} queries: uncached …", flush=True)
+        passes = {"first": paired_pass(sem, off, qs, "context", {"budget_tokens": 2000})}
+        print("cached …", flush=True)
+        passes["cached"] = paired_pass(sem, off, cached, "context", {"budget_tokens": 2000})
+        passes["search"] = paired_pass(sem, off, cached, "search", {"limit": 10})
+        mems = {"on": proc_mem(sem.pid), "off": proc_mem(off.pid)}
+        status = sem.call("status").get("semantic", {})
+        for d in daemons:
+            d.stop()
+        daemons = []
         emb = embedding_share(qs[: min(len(qs), 300)], args.threads)
-        return render_semantic(args, info, ready, fill_s, len(qs), times, cpu_cached, found, emb,
-                               mem, sem)  # fmt: skip
+        return render_semantic(args, setup, qs_cls, passes, emb, mems, status)
     finally:
-        if d is not None:
+        for d in daemons:
             d.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def render_semantic(args: argparse.Namespace, info: corpus.CorpusInfo, ready: float, fill_s: float,
-                    n: int, times: dict[str, list[float]], cpu_cached: float,
-                    found: list[dict[str, Any]], emb: dict[str, float], mem: dict[str, float],
-                    sem: dict[str, Any]) -> str:  # fmt: skip
-    first, cached, search = (summary_ms(times[k]) for k in ("first", "cached", "search"))
+def _sem_row(name: str, x: dict[str, float], target: str = "") -> list[str]:
+    v = f"p50 {verdict(x['p50'], 20)}; p99 {verdict(x['p99'], 40)}" if target else ""
+    return [name, f"{x['p50']:.2f}", f"{x['p95']:.2f}", f"{x['p99']:.2f}", f"{x['max']:.1f}",
+            target, v]  # fmt: skip
 
-    def row(name: str, x: dict[str, float], target: str = "", v: str = "") -> list[str]:
-        return [
-            name,
-            f"{x['p50']:.2f}",
-            f"{x['p95']:.2f}",
-            f"{x['p99']:.2f}",
-            f"{x['max']:.1f}",
-            target,
-            v,
-        ]
 
-    verdict_c = f"p50 {verdict(cached['p50'], 20)}; p99 {verdict(cached['p99'], 40)}"
-    verdict_f = f"p50 {verdict(first['p50'], 20)}; p99 {verdict(first['p99'], 40)}"
+def _found_by(answers: list[dict[str, Any]]) -> str:
     by: dict[str, int] = defaultdict(int)
-    for r in found:
+    for r in answers:
         for sec in r["sections"]:
             for f in sec.get("found_by", []):
                 by[f] += 1
-    topic = [sum(1 for sec in r["sections"] if sec["source"] == "topic") for r in found]
+    return ", ".join(f"{k} {v}" for k, v in sorted(by.items())) or "none"
+
+
+def _class_rows(qs: list[tuple[str, str]], passes: dict[str, Any]) -> list[list[str]]:
+    at = {q: i for i, (_, q) in enumerate(qs)}
+    cached_at = {q: i for i, q in enumerate(q for _, q in qs[-len(passes["cached"]["on"]) :])}
+    rows = []
+    for cls in dict.fromkeys(c for c, _ in qs):
+        mine = [q for c, q in qs if c == cls]
+        first = passes["first"]
+        off = summary_ms([first["off"][at[q]] for q in mine])
+        on = summary_ms([first["on"][at[q]] for q in mine])
+        hit = [q for q in mine if q in cached_at]
+        onc = summary_ms([passes["cached"]["on"][cached_at[q]] for q in hit])
+        rows.append([cls, str(len(mine)), f"{off['p50']:.2f}", f"{on['p50']:.2f}",
+                     f"{on['p99']:.2f}", f"{onc['p50']:.2f}", f"{onc['p99']:.2f}"])  # fmt: skip
+    return rows
+
+
+def render_semantic(args: argparse.Namespace, setup: dict[str, Any], qs: list[tuple[str, str]],
+                    passes: dict[str, Any], emb: dict[str, float],
+                    mems: dict[str, dict[str, float]], sem: dict[str, Any]) -> str:  # fmt: skip
+    first, cached = passes["first"], passes["cached"]
+    s = {f"{p}_{k}": summary_ms(passes[p][k]) for p in passes for k in ("on", "off")}
+    n_cached = len(cached["on"])
+    # The embedding's share as the daemon sees it: the same query, first time minus cached.
+    tail = first["on"][-n_cached:]
+    diff = sorted(a - b for a, b in zip(tail, cached["on"], strict=True))
     rows = [
-        row(f"`context` over the socket, each query's first time ({n} distinct; its embedding"
-            " computed in the request)", first, "p50 < 20, p99 < 40", verdict_f),
-        row(f"`context` over the socket, the query's vector cached ({len(times['cached'])})",
-            cached, "p50 < 20, p99 < 40", verdict_c),
-        row("`search` over the socket (limit 10), cached", search),
-        row("embedding one query alone (packaged model, in-process, uncached)", emb),
+        _sem_row(f"`context`, recall by meaning off (same tree, same session; {len(qs)} queries)",
+                 s["first_off"]),
+        _sem_row(f"`context`, on, each query's first time ({len(qs)} distinct: its embedding"
+                 " computed in the request)", s["first_on"], "p50 < 20, p99 < 40"),
+        _sem_row(f"`context`, off, again ({n_cached})", s["cached_off"]),
+        _sem_row(f"`context`, on, the query's vector cached ({n_cached})", s["cached_on"],
+                 "p50 < 20, p99 < 40"),
+        _sem_row("`search` (limit 10), off", s["search_off"]),
+        _sem_row("`search` (limit 10), on, cached", s["search_on"]),
+        _sem_row("embedding one query alone (packaged model, in-process, uncached)", emb),
     ]  # fmt: skip
     ix = sem.get("index", {})
+    fill = (f"reused the vectors of an earlier run (backfill check {setup['fill_s']:.0f} s)"
+            if setup["reused"] else f"its backfill worker embedded every section in"
+            f" {setup['fill_s']:.0f} s")  # fmt: skip
+    loads = "; ".join(f"{k} {p['load'][0]:.2f} → {p['load'][1]:.2f}" for k, p in passes.items())
     body = [
-        "### `context` latency with recall by meaning on (`bench/latency_bench.py --semantic`)",
+        "### `context` latency with recall by meaning on and off (`bench/latency_bench.py --semantic`)",
         "",
-        f"Tree: {info.summary()} (seed {args.seed}). A real daemon with `semantic.kind = packaged`"
-        f" ({sem.get('model', '')}, {args.threads} threads) indexed it and was ready in {ready:.1f} s;"
-        f" its backfill worker then embedded every section in {fill_s:.0f} s"
-        f" ({sem.get('vectors')}). Queries: the latency bench's mix, distinct. Times in ms.",
+        f"Tree: {setup['info'].summary()} (seed {args.seed}). Two real daemons on the same tree in"
+        f" the same session: one with `semantic.kind = packaged` ({sem.get('model', '')},"
+        f" {args.threads} threads; {fill}: {sem.get('vectors')}), one with `semantic.kind = off`"
+        " (the full-text path, as without the extra). Every query goes to both, alternating which"
+        " is asked first, one persistent connection each. Queries: the latency bench's mix,"
+        f" distinct, after {setup['warmup']} warm-up queries of another seed. Times in ms.",
         "",
         table(["path", "p50", "p95", "p99", "max", "target (ms)", "verdict"], rows),
         "",
-        f"Embedding share: an uncached query costs the embedding (p50 {emb['p50']:.1f} ms wall,"
-        f" {emb['cpu_p50']:.1f} ms CPU alone) on top of the cached path (p50 {cached['p50']:.2f} ms):"
-        f" first-time p50 {first['p50']:.2f} ms. Daemon CPU per cached `context` call"
-        f" {cpu_cached:.2f} ms. Topic sections per answer {statistics.fmean(topic):.1f}; sections"
-        " chosen by ranking: " + ", ".join(f"{k} {v}" for k, v in sorted(by.items())) + "."
-        f" Daemon RSS {mem['rss_mb']:.0f} MB (peak {mem['peak_mb']:.0f} MB); matrices: "
+        "By query class (`context`, p50 / p99 ms):",
+        "",
+        table(
+            [
+                "class",
+                "queries",
+                "off p50",
+                "on, uncached p50",
+                "on, uncached p99",
+                "on, cached p50",
+                "on, cached p99",
+            ],
+            _class_rows(qs, passes),
+        ),  # fmt: skip
+        "",
+        f"Embedding share: alone, one query costs p50 {emb['p50']:.1f} ms wall /"
+        f" {emb['cpu_p50']:.1f} ms CPU (p99 {emb['p99']:.1f} ms); in the daemon, the same query's"
+        f" first `context` minus its cached one is p50 {summary_ms(diff)['p50']:.1f} ms."
+        f" Daemon CPU per `context` call: on {first['cpu_ms']['on']:.2f} ms uncached,"
+        f" {cached['cpu_ms']['on']:.2f} ms cached; off {first['cpu_ms']['off']:.2f} ms."
+        f" Query cache: {sem.get('query_cache')}. Sections chosen by ranking (cached pass):"
+        f" {_found_by(cached['answers'])}. Daemon RSS: on {mems['on']['rss_mb']:.0f} MB (peak"
+        f" {mems['on']['peak_mb']:.0f} MB), off {mems['off']['rss_mb']:.0f} MB; matrices: "
         + ", ".join(f"{k} {v['rows']:,} rows" for k, v in ix.items())
-        + ".",
+        + f". 1-minute load average over each timed pass: {loads}.",
         "",
         machine_line(),
     ]
@@ -593,6 +675,8 @@ def main() -> None:
         "--semantic", action="store_true", help="recall by meaning on (packaged model; own block)"
     )
     ap.add_argument("--threads", type=int, default=2, help="model threads (--semantic)")
+    ap.add_argument("--home", type=Path, default=None,
+                    help="--semantic: keep the daemon's MEMD_HOME here and reuse its vectors")  # fmt: skip
     args = ap.parse_args()
     if args.semantic:
         publish(args, SEM_BLOCK, run_semantic(args))

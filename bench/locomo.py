@@ -1,7 +1,12 @@
 """LoCoMo retrieval: recall@k of memd's conversation search against a plain FTS5 baseline.
 
     python -m bench.locomo [--data ../shared/bench-data/locomo-dev.json] [--out docs/benchmarks.md] [--no-write]
-    python -m bench.locomo --semantic [--zh ../shared/bench-data/locomo-dev-zh.json]
+    python -m bench.locomo --semantic [--zh ../shared/bench-data/locomo-dev-zh.json] [--home DIR]
+
+With --semantic two daemons ingest the same logs, one with recall by meaning on (packaged
+model; measured after its backfill) and one with it off, and every English and Chinese
+question goes to both through `search` and `recall`, reported per fold (--home keeps the
+first daemon's MEMD_HOME, vectors included, for the next run).
 
 1. Writes each LoCoMo conversation as a generic JSONL log (one session per LoCoMo session,
    one turn per dia_id — `id` = the dia_id, `name` = the speaker, `content` = the text plus
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -277,23 +283,34 @@ def wait_backfilled(daemon: Daemon, timeout: float = 7200) -> tuple[float, dict[
     raise RuntimeError(f"backfill not done after {timeout:.0f} s:\n{daemon.log_tail()}")
 
 
-def found_by_retriever(daemon: Daemon) -> tuple[Retriever, Callable[[], None], dict[str, int]]:
-    """`memd_retriever` that also counts which rankings found the hits of the top 10."""
+def daemon_retrievers(
+    daemon: Daemon,
+) -> tuple[dict[str, Retriever], Callable[[], None], dict[str, int]]:
+    """The daemon's `search` and `recall` (topic mode) over its socket, each scoped to the
+    question's conversation; `search` also counts which rankings found its top-10 hits."""
     from memd.api.client import Client
 
     client = Client(daemon.sock, timeout=60).connect()
     counts: dict[str, int] = defaultdict(int)
 
-    def retrieve(ci: int, question: str) -> list[str]:
+    def search(ci: int, question: str) -> list[str]:
         res = client.call(
             "search",
             {"query": question, "scope": "conversations", "project": f"locomo-{ci}", "limit": 20},
         )
         for h in res["hits"][:10]:
-            counts["+".join(h.get("found_by", ["?"]))] += 1
+            counts["+".join(h.get("found_by", ["fts"]))] += 1
         return [h["turn_id"] for h in res["hits"]]
 
-    return retrieve, client.close, counts
+    def recall(ci: int, question: str) -> list[str]:
+        """Turns in the order `recall` lists them: sessions best first, turns by time."""
+        res = client.call(
+            "recall",
+            {"mode": "topic", "query": question, "project": f"locomo-{ci}", "limit": 20},
+        )
+        return [t["turn_id"] for s in res["sessions"] for t in s.get("turns", [])]
+
+    return {"search": search, "recall": recall}, client.close, counts
 
 
 def by_fold(
@@ -333,98 +350,132 @@ def context_close_turns(
             "evidence": evidence}  # fmt: skip
 
 
+def measure_daemon(
+    daemon: Daemon,
+    en: list[tuple[int, str, int, list[str]]],
+    zh: list[tuple[int, str, int, list[str]]],
+) -> dict[str, Any]:
+    """Both question sets through one daemon's `search` and `recall`, by fold."""
+    retrievers, close, counts = daemon_retrievers(daemon)
+    out: dict[str, Any] = {"found_by": {}}
+    try:
+        retrievers["search"](0, "warm up the connection")
+        for lang, qs in (("en", en), ("zh", zh)):
+            counts.clear()
+            out[lang] = by_fold(qs, retrievers["search"])
+            out["found_by"][lang] = dict(counts)
+            out[f"{lang}-recall"] = by_fold(qs, retrievers["recall"])
+    finally:
+        close()
+    return out
+
+
 def run_semantic(args: argparse.Namespace, samples: list[dict[str, Any]]) -> str:
+    """Two real daemons on the same logs, recall by meaning on (packaged model, after its
+    backfill) and off, and every question through both."""
     en = questions(samples)
     zh = chinese_questions(samples, args.zh)
     with tempfile.TemporaryDirectory(prefix="memd-locomo-sem-", dir="/tmp") as tmp:
-        home = args.home or Path(tmp)
-        logs = home / "logs"
-        n_turns = write_logs(samples, logs, captions=not args.no_captions)
-        env = {"MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}]),
-               "MEMD_SEMANTIC_KIND": "packaged", "MEMD_SEMANTIC_THREADS": str(args.threads)}  # fmt: skip
+        homes = {"on": args.home or Path(tmp) / "on", "off": Path(tmp) / "off"}
+        n_turns = 0
+        for home in homes.values():
+            n_turns = write_logs(samples, home / "logs", captions=not args.no_captions)
         base = FTS5Baseline(samples)
-        base_res = {"en": by_fold(en, base), "zh": by_fold(zh, base)}
-        with Daemon(home, **env) as daemon:
-            daemon.wait_ready()
-            ingest_s = wait_ingested(daemon, n_turns)
-            fill_s, sem = wait_backfilled(daemon)
-            print(
-                f"{n_turns} turns ingested in {ingest_s:.1f} s, embedded in {fill_s:.0f} s",
-                flush=True,
-            )
-            retrieve, close, counts = found_by_retriever(daemon)
-            try:
-                retrieve(0, "warm up the connection")
-                counts.clear()
-                res = {"en": by_fold(en, retrieve)}
-                en_counts = dict(counts)
-                counts.clear()
-                res["zh"] = by_fold(zh, retrieve)
-                zh_counts = dict(counts)
-            finally:
-                close()
-            ctx = context_close_turns(daemon, en)
-    info = {"turns": n_turns, "ingest_s": ingest_s, "fill_s": fill_s, "model": sem.get("model", ""),
-            "en": len(en), "zh": len(zh), "found_by": {"en": en_counts, "zh": zh_counts},
-            "context": ctx}  # fmt: skip
-    return render_semantic(base_res, res, info)
+        res: dict[str, Any] = {"base": {"en": by_fold(en, base), "zh": by_fold(zh, base)}}
+        kinds = {"on": "packaged", "off": "off"}
+        info: dict[str, Any] = {"turns": n_turns, "en": len(en), "zh": len(zh)}
+        for name, home in homes.items():
+            env = {"MEMD_LOGS_SOURCES": json.dumps([{"path": str(home / "logs"), "format": "jsonl"}]),
+                   "MEMD_SEMANTIC_KIND": kinds[name], "MEMD_SEMANTIC_THREADS": str(args.threads)}  # fmt: skip
+            with Daemon(home, **env) as daemon:
+                daemon.wait_ready()
+                info[f"ingest_s_{name}"] = wait_ingested(daemon, n_turns)
+                if name == "on":
+                    info["fill_s"], sem = wait_backfilled(daemon)
+                    info["model"] = sem.get("model", "")
+                    print(f"{n_turns} turns embedded in {info['fill_s']:.0f} s", flush=True)
+                info[f"load_{name}"] = [os.getloadavg()[0]]
+                res[name] = measure_daemon(daemon, en, zh)
+                if name == "on":
+                    info["context"] = context_close_turns(daemon, en)
+                info[f"load_{name}"].append(os.getloadavg()[0])
+    return render_semantic(res, info)
 
 
-LIBRARY = {"en": {"A (conversations 3-4)": 0.743, "B (conversations 0-2)": 0.794},
-           "zh": {"A (conversations 3-4)": 0.564, "B (conversations 0-2)": 0.617}}  # fmt: skip
 TARGET = {"en": 0.78, "zh": 0.55}
 
 
-def render_semantic(
-    base: dict[str, dict[str, Any]], res: dict[str, dict[str, Any]], info: dict[str, Any]
-) -> str:
-    rows = []
-    for lang, name in (("en", "English"), ("zh", "Chinese")):
-        for fold in (*FOLDS, "all five"):
-            b, r = base[lang][fold], res[lang][fold]
-            lib = LIBRARY[lang].get(fold)
-            rows.append([f"{name}, fold {fold}" if fold in FOLDS else f"{name}, {fold}",
-                         r["n"][0], f"{b['recall'][0][10]:.3f}",
-                         *(f"{r['recall'][0][k]:.3f}" for k in KS),
-                         f"{lib:.3f}" if lib is not None else "—",
-                         f"≥ {TARGET[lang]:.2f}" if fold in FOLDS else "",
-                         ("met" if r["recall"][0][10] >= TARGET[lang] else "not met") if fold in FOLDS else ""])  # fmt: skip
-    lat = res["en"]["all five"]["latency"]
-    lat_zh = res["zh"]["all five"]["latency"]
+def _verdict(lang: str, on: float, off: float) -> str:
+    met = on >= TARGET[lang]
+    floor = "" if on >= off else f"; below FTS only ({off:.3f})"
+    return ("met" if met else "not met") + floor
+
+
+def _sem_rows(res: dict[str, Any], lang: str, path: str = "") -> list[list[object]]:
+    name = {"en": "English", "zh": "Chinese"}[lang]
+    rows: list[list[object]] = []
+    for fold in (*FOLDS, "all five"):
+        on, off = res["on"][lang + path][fold], res["off"][lang + path][fold]
+        held = fold in FOLDS
+        rows.append([f"{name}, fold {fold}" if held else f"{name}, {fold}", on["n"][0],
+                     f"{res['base'][lang][fold]['recall'][0][10]:.3f}",
+                     *(f"{off['recall'][0][k]:.3f}" for k in (1, 5, 10)),
+                     *(f"{on['recall'][0][k]:.3f}" for k in KS),
+                     f"≥ {TARGET[lang]:.2f}" if held else "",
+                     _verdict(lang, on["recall"][0][10], off["recall"][0][10]) if held else ""])  # fmt: skip
+    return rows
+
+
+def render_semantic(res: dict[str, Any], info: dict[str, Any]) -> str:
+    head = ["questions", "n", "FTS5 plain @10", "daemon off @1", "off @5", "off @10",
+            *(f"daemon on @{k}" for k in KS), "target @10", "verdict"]  # fmt: skip
+    lat = {n: res[n]["en"]["all five"]["latency"] for n in ("on", "off")}
+    lat_zh = res["on"]["zh"]["all five"]["latency"]
 
     def share(c: dict[str, int]) -> str:
         total = sum(c.values()) or 1
         return ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(c.items(), key=lambda x: -x[1]))
 
+    per_cat = [[f"{c} {name}", res["on"]["en"]["all five"]["n"][c],
+                *(f"{res[n]['en']['all five']['recall'][c][10]:.3f}" for n in ("off", "on"))]
+               for c, name in CATEGORIES.items() if c in res["on"]["en"]["all five"]["n"]]  # fmt: skip
     lines = [
         "## LoCoMo retrieval with recall by meaning, through the daemon (`bench/locomo.py --semantic`)",
         "",
-        f"The same {info['turns']} turns as the `locomo` block, ingested by a real daemon with"
-        f" `semantic.kind = packaged` ({info['model']}); its backfill worker embedded them in"
-        f" {info['fill_s']:.0f} s. Every question then goes over the socket (`search`, `scope:"
-        " conversations`, the conversation as `project`, limit 20): the daemon plans it, runs its"
-        " full-text search as typed and bridged, ranks the turn vectors, and fuses them with"
-        " `memd.semantic.recipe`. Nothing is tuned here; the folds only split the questions as in"
-        f" the `semantic-eval` block. {info['en']} English questions, {info['zh']} Chinese ones"
-        " (`locomo-dev-zh.json`, same evidence).",
+        f"The same {info['turns']} turns as the `locomo` block, ingested by two real daemons in"
+        f" the same run: one with `semantic.kind = packaged` ({info['model']}; its backfill worker"
+        f" embedded them in {info['fill_s']:.0f} s), one with `semantic.kind = off` (full text"
+        " only, as without the extra). Every question goes over the socket to both. `search`:"
+        " `scope: conversations`, the conversation as `project`, limit 20; with the extra the"
+        " daemon plans the question, runs its full-text search as typed and bridged, ranks the"
+        " turn vectors and fuses them with `memd.semantic.recipe`. Nothing is tuned here: the"
+        " recipe's constants are the module's, and the folds only split the questions (fold A:"
+        " conversations 3-4, held out when the recipe was chosen on 0-2; fold B the reverse)."
+        f" {info['en']} English questions, {info['zh']} Chinese ones (`locomo-dev-zh.json`, the"
+        " same questions translated, same evidence) over the English conversations. FTS5 plain:"
+        " the README's in-process floor.",
         "",
-        table(
-            [
-                "questions",
-                "n",
-                "FTS5 baseline @10",
-                *(f"daemon @{k}" for k in KS),
-                "library recipe @10",
-                "target @10",
-                "verdict",
-            ],
-            rows,
-        ),  # fmt: skip
+        "`search` (recall@k of the evidence turns):",
         "",
-        f"Latency per question over the socket: English p50 {lat['p50']:.1f} ms, p95"
-        f" {lat['p95']:.1f} ms; Chinese p50 {lat_zh['p50']:.1f} ms, p95 {lat_zh['p95']:.1f} ms"
-        " (each question embedded once: no cache hits). Which rankings found the top-10 hits:"
-        f" English {share(info['found_by']['en'])}; Chinese {share(info['found_by']['zh'])}.",
+        table(head, _sem_rows(res, "en") + _sem_rows(res, "zh")),
+        "",
+        "`recall` (`mode: topic`, the conversation as `project`): the turns in the order it lists"
+        " them (sessions best first, each session's turns by time):",
+        "",
+        table(head, _sem_rows(res, "en", "-recall") + _sem_rows(res, "zh", "-recall")),
+        "",
+        "English, all five conversations, `search` recall@10 per category:",
+        "",
+        table(["category", "questions", "daemon off", "daemon on"], per_cat),
+        "",
+        f"`search` latency per question over the socket: English p50 {lat['off']['p50']:.1f} ms"
+        f" off, {lat['on']['p50']:.1f} ms on (p95 {lat['off']['p95']:.1f} / {lat['on']['p95']:.1f}"
+        f" ms); Chinese on p50 {lat_zh['p50']:.1f} ms, p95 {lat_zh['p95']:.1f} ms (each question"
+        " embedded once: no cache hits). Which rankings found the top-10 hits with the extra:"
+        f" English {share(res['on']['found_by']['en'])}; Chinese {share(res['on']['found_by']['zh'])}."
+        f" 1-minute load average while the questions ran: on {info['load_on'][0]:.2f} →"
+        f" {info['load_on'][1]:.2f}, off {info['load_off'][0]:.2f} → {info['load_off'][1]:.2f}"
+        " (recall does not depend on load; the latencies do).",
         "",
         _context_line(info["context"]),
         "",

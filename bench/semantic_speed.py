@@ -2,6 +2,8 @@
 
     python -m bench.semantic_speed [--embedder packaged ...] [--threads 2] [--backfill]
         [--turns 10000] [--sections 25000] [--out docs/benchmarks.md] [--no-write]
+    python -m bench.semantic_speed --backfill-only   # step 3 alone, its own block
+    python -m bench.semantic_speed --index           # the daemon's vector search, its own block
 
 1. Per model, in a fresh process each: installed size of its distributions, import + load
    time, RSS added by loading and after use, median ms to embed one short query, one ~200-
@@ -10,9 +12,10 @@
 2. Exact cosine top-20 (`memd.semantic.vectors.top_k`) over 10,000 and 100,000 random
    384-dimension unit vectors.
 3. With --backfill: a real daemon with recall by meaning on, whose backfill worker embeds the
-   25,000 sections of a generated memory tree (bench/corpus.py), then 10,000 generated
-   conversation turns (bench/ingest_bench.py's generator) imported into it; wall and daemon
-   CPU time per phase, the daemon's peak RSS (its high-water mark) and RSS after.
+   25,000 sections of a generated memory tree (bench/corpus.py) and its memories in sections
+   of several items, then 10,000 generated conversation turns (bench/ingest_bench.py's
+   generator) imported into it; wall and daemon CPU time per phase, the daemon's RSS during
+   each phase (sampled), its peak (high-water mark) and RSS after.
 """
 
 from __future__ import annotations
@@ -266,21 +269,75 @@ def _semantic_status(d: Any) -> dict[str, Any]:
     return st
 
 
+class DaemonRss:
+    """A daemon's RSS sampled every 2 s while a phase runs: its mean and maximum."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from bench.daemon import proc_mem
+
+        while not self._stop.wait(2.0):
+            self.samples.append(proc_mem(self.pid)["rss_mb"])
+
+    def __enter__(self) -> DaemonRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict[str, float]:
+        xs = self.samples or [float("nan")]
+        return {"rss_mean": statistics.fmean(xs), "rss_max": max(xs)}
+
+
 def _wait_backfilled(d: Any, want: int, timeout: float) -> dict[str, Any]:
-    """Poll `status` until the daemon's backfill has `want` texts done and nothing pending."""
+    """Poll `status` until the daemon's backfill has `want` texts done and nothing pending;
+    print its progress every minute."""
     end = time.monotonic() + timeout
+    said = time.monotonic()
     while time.monotonic() < end:
         st = _semantic_status(d)
         b = st.get("backfill", {})
         if b.get("state") == "idle" and b.get("done", 0) >= want and not b.get("pending"):
             return st
+        if time.monotonic() - said >= 60:
+            said = time.monotonic()
+            print(f"  {b.get('done')}/{b.get('total')} at {b.get('rate_per_s')}/s, load"
+                  f" {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
         time.sleep(1.0)
     raise RuntimeError(f"backfill not done after {timeout:.0f} s: {_semantic_status(d)}")
 
 
+def _phase(d: Any, proc: Any, want: int, before: dict[str, int]) -> dict[str, Any]:
+    """One backfill phase, timed from now until `want` texts are done: wall, daemon CPU,
+    RSS during (sampled) and after, what was embedded by kind, the load at both ends."""
+    from bench.daemon import proc_mem
+
+    def cpu() -> float:
+        t = proc.cpu_times()
+        return float(t.user + t.system)
+
+    c0, t0, load0 = cpu(), time.perf_counter(), os.getloadavg()[0]
+    with DaemonRss(d.pid) as rss:
+        st = _wait_backfilled(d, want, 6 * 3600)
+    vectors = st.get("vectors", {})
+    kinds = {k: v - before.get(k, 0) for k, v in vectors.items() if v - before.get(k, 0)}
+    return {"n": sum(kinds.values()), "kinds": kinds, "wall_s": time.perf_counter() - t0,
+            "cpu_s": cpu() - c0, "load": (load0, os.getloadavg()[0]), "done": st["backfill"]["done"],
+            "vectors": vectors, **rss.summary(), **_mem(proc_mem(d.pid))}  # fmt: skip
+
+
 def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
     """Through a real daemon and its backfill worker: a tree of `sections` sections first,
-    then `turns` imported turns; wall and daemon CPU per phase, daemon RSS peak and after."""
+    then `turns` imported turns; wall and daemon CPU per phase, daemon RSS during (sampled
+    every 2 s), its peak (high-water mark) and after."""
     import psutil
 
     from bench.corpus import generate
@@ -299,25 +356,14 @@ def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
         with Daemon(home, **env) as d:
             out["ready_s"] = d.wait_ready(600)
             proc = psutil.Process(d.pid)
-
-            def cpu() -> float:
-                t = proc.cpu_times()
-                return float(t.user + t.system)
-
-            base = proc_mem(d.pid)
-            out["rss_ready"] = base["rss_mb"]
-            c0, t0 = cpu(), time.perf_counter()
-            st = _wait_backfilled(d, 1, 7200)
-            n_sections = st["backfill"]["done"]
-            out["sections"] = {"n": n_sections, "wall_s": time.perf_counter() - t0,
-                               "cpu_s": cpu() - c0, **_mem(proc_mem(d.pid))}  # fmt: skip
-            print(f"sections: {n_sections} in {out['sections']['wall_s']:.0f} s", flush=True)
+            out["rss_ready"] = proc_mem(d.pid)["rss_mb"]
+            out["sections"] = _phase(d, proc, 1, {})
+            print(f"sections: {out['sections']['kinds']} in {out['sections']['wall_s']:.0f} s",
+                  flush=True)  # fmt: skip
             got = d.call("import", {"path": str(log)}, timeout=600)
-            c0, t0 = cpu(), time.perf_counter()
-            st = _wait_backfilled(d, n_sections + got["added"], 7200)
-            out["turns"] = {"n": got["added"], "wall_s": time.perf_counter() - t0,
-                            "cpu_s": cpu() - c0, **_mem(proc_mem(d.pid))}  # fmt: skip
-            print(f"turns: {got['added']} in {out['turns']['wall_s']:.0f} s", flush=True)
+            want = out["sections"]["done"] + got["added"]
+            out["turns"] = _phase(d, proc, want, out["sections"]["vectors"])
+            print(f"turns: {out['turns']['kinds']} in {out['turns']['wall_s']:.0f} s", flush=True)
             time.sleep(10)
             out["rss_idle"] = proc_mem(d.pid)["rss_mb"]
             out["status"] = _semantic_status(d)
@@ -365,31 +411,50 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
         ),
     ]  # fmt: skip
     if fill:
-        rows = []
-        for label in ("sections", "turns"):
-            f = fill[label]
-            rows.append([f"{f['n']:,} {label}", f"{f['wall_s']:.0f} s", f"{f['n'] / f['wall_s']:.1f}",
-                         f"{f['cpu_s']:.0f} s", f"{f['rss_peak']:.0f} MB", f"{f['rss_after']:.0f} MB"])  # fmt: skip
-        ix = fill["status"].get("index", {})
-        lines += [
-            "",
-            f"Backfill through a real daemon and its backfill worker ({fill['model_id']},"
-            f" `semantic.batch` texts per call, {threads} threads, the worker at nice 19): first the"
-            f" sections of a generated tree ({fill['tree']}), then {fill['turns']['n']:,} generated"
-            " turns imported into the running daemon. Wall and daemon CPU per phase; peak RSS is"
-            f" the daemon's high-water mark so far. Daemon RSS when ready {fill['rss_ready']:.0f} MB,"
-            f" idle after both phases {fill['rss_idle']:.0f} MB; in-memory matrices: "
-            + ", ".join(
-                f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items()
-            )
-            + ".",
-            "",
-            table(
-                ["embedded", "wall", "texts/s", "daemon CPU", "peak RSS so far", "RSS after"], rows
-            ),
-        ]
+        lines += ["", *render_backfill(fill, threads)]
     lines += ["", machine_line()]
     return "\n".join(lines)
+
+
+def render_backfill(fill: dict[str, Any], threads: int) -> list[str]:
+    rows = []
+    for label in ("sections", "turns"):
+        f = fill[label]
+        what = " + ".join(f"{v:,} {k}s" for k, v in f["kinds"].items())
+        rows.append([what, f"{f['wall_s'] / 60:.1f} min", f"{f['n'] / f['wall_s']:.1f}",
+                     f"{f['cpu_s']:.0f} s ({f['cpu_s'] / max(f['n'], 1) * 1000:.0f} ms per text)",
+                     f"{f['rss_mean']:.0f} / {f['rss_max']:.0f} MB", f"{f['rss_peak']:.0f} MB",
+                     f"{f['rss_after']:.0f} MB", f"{f['load'][0]:.1f} → {f['load'][1]:.1f}"])  # fmt: skip
+    ix = fill["status"].get("index", {})
+    return [
+        f"Backfill through a real daemon and its backfill worker ({fill['model_id']},"
+        f" `semantic.batch` texts per call, {threads} threads, the worker at nice 19): first the"
+        f" sections of a generated tree ({fill['tree']}) and the memories memd wrote in sections"
+        " of several items (items with a memd id), then"
+        f" {fill['turns']['kinds'].get('turn', 0):,} generated turns imported into the running"
+        " daemon. Wall and daemon CPU per phase; RSS during the phase sampled every 2 s (mean /"
+        " max), the daemon's high-water mark so far, and after. Daemon RSS when ready"
+        f" {fill['rss_ready']:.0f} MB, idle 10 s after both phases {fill['rss_idle']:.0f} MB;"
+        " in-memory matrices: "
+        + ", ".join(
+            f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items()
+        )
+        + ".",
+        "",
+        table(
+            [
+                "embedded",
+                "wall",
+                "texts/s",
+                "daemon CPU",
+                "RSS during (mean / max)",
+                "peak RSS so far",
+                "RSS after",
+                "1-min load (start → end)",
+            ],
+            rows,
+        ),  # fmt: skip
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--index", action="store_true", help="only the daemon's vector search (own block)"
     )
+    ap.add_argument("--backfill-only", action="store_true", help="only the backfill (own block)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
@@ -411,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.index:
         publish(args, BLOCK + "-index",
                 render_index({n: index_timing(n) for n in (10_000, 25_000, 100_000)}))  # fmt: skip
+        return 0
+    if args.backfill_only:
+        fill = backfill(args.threads, args.turns, args.sections)
+        publish(args, BLOCK + "-backfill", "\n".join([
+            "## Recall by meaning: backfill through the daemon (`bench/semantic_speed.py"
+            " --backfill-only`)", "", *render_backfill(fill, args.threads), "", machine_line()]))  # fmt: skip
         return 0
     if args.child:
         out = bridge_child() if args.child == "bridge" else child(args.child, args.threads)
