@@ -71,6 +71,11 @@ class CachedEmbedder:
             return self.inner.embed([], kind="query")
         return np.stack([found[t] for t in texts])
 
+    def has(self, text: str) -> bool:
+        """Whether `text`'s query vector is cached (the cache's order and counts unchanged)."""
+        with self._lock:
+            return text in self._cache
+
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """One query's vector (read-only), from the cache when it was asked before."""
         with self._lock:

@@ -147,6 +147,9 @@ class SemanticRecall:
         emb = self.embedder
         if emb is None or time.time() < self.paused_until:
             return
+        cached = getattr(emb, "has", None)
+        if cached is not None and cached(p.embed):
+            return  # `query_vector` reads it on the caller's thread: no hand-off, no wait
         with self._inflight_lock:
             if p.embed in self._inflight:
                 return

@@ -82,3 +82,30 @@ def test_threads_share_one_cache() -> None:
         assert len(emb._cache) == 20
         assert emb.hits + emb.misses == 80  # every call counted once, hit or miss
         assert len(server.requests) == emb.misses
+
+
+def test_a_cached_query_is_read_on_the_caller_s_thread(served):
+    """`SemanticRecall.prefetch` hands a query to the embedding thread only when its vector
+    is not cached: a repeated query is answered without a thread hand-off."""
+    from memd.semantic.recipe import plan
+    from memd.semantic.service import SemanticRecall
+
+    _, emb = served
+    threads: list[str] = []
+
+    class Recording(CachedEmbedder):
+        def embed(self, texts, *, kind="passage"):
+            threads.append(threading.current_thread().name)
+            return super().embed(texts, kind=kind)
+
+    rec = Recording(emb.inner)
+    recall = SemanticRecall()
+    recall.embedder = rec
+    p = plan("where does my sister live?")
+    for _ in range(2):
+        recall.prefetch(p)
+        vec = recall.query_vector(p)
+        assert vec is not None and vec.shape == (8,)
+    assert threads[0].startswith("memd-embed-query")
+    assert threads[1:] == [threading.current_thread().name]
+    assert rec.has(p.embed) and not rec.has("something else")
