@@ -463,6 +463,16 @@ def embedding_share(queries: list[str], threads: int) -> dict[str, float]:
         cpu.append(time.process_time() - c)
     out = summary_ms(wall)
     out["cpu_p50"] = summary_ms(cpu)["p50"]
+    # The cost grows with the query's length (a hook asks with the whole prompt).
+    words = " ".join(queries).split()
+    for n in (8, 32, 128, 400):
+        text = " ".join((words * (n // len(words) + 1))[:n])
+        times = []
+        for _ in range(5):
+            c = time.process_time()
+            emb.embed([text], kind="query")
+            times.append(time.process_time() - c)
+        out[f"words_{n}"] = statistics.median(times) * 1000
     return out
 
 
@@ -643,7 +653,10 @@ def render_semantic(args: argparse.Namespace, setup: dict[str, Any], qs: list[tu
         ),  # fmt: skip
         "",
         f"Embedding share: alone, one query costs p50 {emb['p50']:.1f} ms wall /"
-        f" {emb['cpu_p50']:.1f} ms CPU (p99 {emb['p99']:.1f} ms); in the daemon, the same query's"
+        f" {emb['cpu_p50']:.1f} ms CPU (p99 {emb['p99']:.1f} ms); it grows with the query's length"
+        " (CPU ms for a query of "
+        + ", ".join(f"{n} words {emb[f'words_{n}']:.0f}" for n in (8, 32, 128, 400))
+        + "); in the daemon, the same query's"
         f" first `context` minus its cached one is p50 {summary_ms(diff)['p50']:.1f} ms."
         f" Daemon CPU per `context` call: on {first['cpu_ms']['on']:.2f} ms uncached,"
         f" {cached['cpu_ms']['on']:.2f} ms cached; off {first['cpu_ms']['off']:.2f} ms."
