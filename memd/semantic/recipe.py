@@ -27,6 +27,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from memd.core.text import estimate_tokens, shorten
 from memd.semantic.bridge import Bridged, Dictionary, bridge
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script, fuse_lists
 from memd.semantic.passages import Turn, turn_passages
@@ -59,6 +60,12 @@ question over an English memory): only the bridge and the vectors can find those
 Chinese questions over LoCoMo dev conversations 0-2 (0.75) and 3-4 (1.0); on all five, 0.75."""
 DEPTH = 50
 """Entries read from each list."""
+QUERY_EMBED_TOKENS = 64
+"""A query's vector is computed from at most its first this many (estimated) tokens. The
+model's cost grows with the text (on a 2-core machine ~20 ms CPU for 8 words, ~270 ms for
+128, over a second for 400: docs/benchmarks.md, `latency-semantic`), and `context` is asked
+with whole prompts, on the path of the assistant's hook. Every LoCoMo and bench query is
+shorter than this; the full-text lists always get the whole query."""
 
 
 def passage_texts(turns: Sequence[Turn]) -> list[str]:
@@ -88,7 +95,19 @@ def plan(query: str, dictionary: Dictionary | None = None) -> Plan:
         full_text[FTS_BRIDGED] = bridged.text
     else:
         bridged = None
-    return Plan(query, script, bridged, full_text, query)
+    return Plan(query, script, bridged, full_text, query_head(query))
+
+
+def query_head(query: str, limit: int = QUERY_EMBED_TOKENS) -> str:
+    """`query` itself when it is within `limit` estimated tokens, else its start within them,
+    cut between words (or between Chinese characters)."""
+    if estimate_tokens(query) <= limit:
+        return query
+    lo, hi = 0, len(query)
+    while lo < hi:  # the longest prefix within the limit (the estimate grows with the prefix)
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if estimate_tokens(query[:mid]) <= limit else (lo, mid - 1)
+    return shorten(query, lo, ellipsis="")
 
 
 @dataclass(frozen=True, slots=True)

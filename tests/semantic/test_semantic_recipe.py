@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from memd.core.text import estimate_tokens
 from memd.semantic.bridge import Dictionary
 from memd.semantic.fusion import Ranked, Script
 from memd.semantic.passages import Turn
 from memd.semantic.recipe import (
     FTS,
     FTS_BRIDGED,
+    QUERY_EMBED_TOKENS,
     VECTOR,
     Weights,
     fuse,
@@ -55,6 +57,28 @@ def test_plan(small: Dictionary, query: str, script: str, full_text: dict[str, s
 def test_plan_without_dictionary() -> None:
     p = plan("测试框架")
     assert dict(p.full_text) == {FTS: "测试框架"} and p.bridged is None
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Here is the stack trace from the failing deploy, what went wrong? " * 12,
+        "我们上周讨论过数据库迁移的方案，请帮我回忆一下当时的结论和原因。" * 6,
+    ],
+)
+def test_a_long_prompt_is_embedded_by_its_start_and_searched_whole(prompt: str) -> None:
+    p = plan(prompt)
+    assert p.full_text[FTS] == prompt
+    assert estimate_tokens(p.embed) <= QUERY_EMBED_TOKENS
+    assert estimate_tokens(p.embed) > QUERY_EMBED_TOKENS * 0.8
+    assert prompt.startswith(p.embed)
+    if prompt.isascii():
+        assert prompt[len(p.embed)] in " ,.;:"  # cut between words
+
+
+def test_a_short_query_is_embedded_as_typed() -> None:
+    q = "where does my sister live?\n(in Berlin, I think)"
+    assert plan(q).embed == q
 
 
 def test_passages_are_the_turn_after_the_one_before() -> None:
