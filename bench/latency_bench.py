@@ -508,6 +508,16 @@ def paired_pass(
     return out
 
 
+def long_prompts(qs: list[str], n: int, words: int = 300) -> list[str]:
+    """`n` distinct prompts of `words` words made of the bench's queries (a hook asks
+    `context` with the whole prompt)."""
+    out = []
+    for i in range(n):
+        text = " ".join(qs[(i + j) % len(qs)] for j in range(0, 4 * words, 7)).split()
+        out.append(f"({i}) " + " ".join(text[:words]))
+    return out
+
+
 def _generate(memory: Path, args: argparse.Namespace) -> corpus.CorpusInfo:
     return corpus.generate(memory, args.files, seed=args.seed, sections=(4, 9),
                            total_sections=args.sections)  # fmt: skip
@@ -555,6 +565,8 @@ def run_semantic(args: argparse.Namespace) -> str:
         print("cached …", flush=True)
         passes["cached"] = paired_pass(sem, off, cached, "context", {"budget_tokens": 2000})
         passes["search"] = paired_pass(sem, off, cached, "search", {"limit": 10})
+        passes["long"] = paired_pass(sem, off, long_prompts(qs, 40), "context",
+                                     {"budget_tokens": 2000})  # fmt: skip
         mems = {"on": proc_mem(sem.pid), "off": proc_mem(off.pid)}
         status = sem.call("status").get("semantic", {})
         for d in daemons:
@@ -618,6 +630,10 @@ def render_semantic(args: argparse.Namespace, setup: dict[str, Any], qs: list[tu
                  "p50 < 20, p99 < 40"),
         _sem_row("`search` (limit 10), off", s["search_off"]),
         _sem_row("`search` (limit 10), on, cached", s["search_on"]),
+        _sem_row(f"`context`, off, a {300}-word prompt ({len(passes['long']['off'])})",
+                 s["long_off"]),
+        _sem_row(f"`context`, on, a {300}-word prompt, uncached ({len(passes['long']['on'])})",
+                 s["long_on"]),
         _sem_row("embedding one query alone (packaged model, in-process, uncached)", emb),
     ]  # fmt: skip
     ix = sem.get("index", {})
