@@ -637,7 +637,8 @@ def render_semantic(args: argparse.Namespace, setup: dict[str, Any], qs: list[tu
         _sem_row("embedding one query alone (packaged model, in-process, uncached)", emb),
     ]  # fmt: skip
     ix = sem.get("index", {})
-    fill = (f"reused the vectors of an earlier run (backfill check {setup['fill_s']:.0f} s)"
+    fill = (f"the vectors its backfill worker stored in an earlier run with the same `--home`,"
+            f" checked in {setup['fill_s']:.0f} s"
             if setup["reused"] else f"its backfill worker embedded every section in"
             f" {setup['fill_s']:.0f} s")  # fmt: skip
     loads = "; ".join(f"{k} {p['load'][0]:.2f} → {p['load'][1]:.2f}" for k, p in passes.items())

@@ -384,6 +384,7 @@ def run_semantic(args: argparse.Namespace, samples: list[dict[str, Any]]) -> str
         res: dict[str, Any] = {"base": {"en": by_fold(en, base), "zh": by_fold(zh, base)}}
         kinds = {"on": "packaged", "off": "off"}
         info: dict[str, Any] = {"turns": n_turns, "en": len(en), "zh": len(zh)}
+        info["reused"] = (homes["on"] / "data" / "index.db").exists()
         for name, home in homes.items():
             env = {"MEMD_LOGS_SOURCES": json.dumps([{"path": str(home / "logs"), "format": "jsonl"}]),
                    "MEMD_SEMANTIC_KIND": kinds[name], "MEMD_SEMANTIC_THREADS": str(args.threads)}  # fmt: skip
@@ -443,8 +444,14 @@ def render_semantic(res: dict[str, Any], info: dict[str, Any]) -> str:
         "## LoCoMo retrieval with recall by meaning, through the daemon (`bench/locomo.py --semantic`)",
         "",
         f"The same {info['turns']} turns as the `locomo` block, ingested by two real daemons in"
-        f" the same run: one with `semantic.kind = packaged` ({info['model']}; its backfill worker"
-        f" embedded them in {info['fill_s']:.0f} s), one with `semantic.kind = off` (full text"
+        f" the same run: one with `semantic.kind = packaged` ({info['model']}; "
+        + (
+            f"the vectors its backfill worker stored in an earlier run with the same `--home`,"
+            f" checked in {info['fill_s']:.0f} s"
+            if info["reused"]
+            else f"its backfill worker embedded them in {info['fill_s']:.0f} s"
+        )
+        + "), one with `semantic.kind = off` (full text"
         " only, as without the extra). Every question goes over the socket to both. `search`:"
         " `scope: conversations`, the conversation as `project`, limit 20; with the extra the"
         " daemon plans the question, runs its full-text search as typed and bridged, ranks the"
