@@ -479,10 +479,10 @@ def main(argv: list[str] | None = None) -> int:
                 render_index({n: index_timing(n) for n in (10_000, 25_000, 100_000)}))  # fmt: skip
         return 0
     if args.backfill_only:
-        fill = backfill(args.threads, args.turns, args.sections)
+        only = backfill(args.threads, args.turns, args.sections)
         publish(args, BLOCK + "-backfill", "\n".join([
             "## Recall by meaning: backfill through the daemon (`bench/semantic_speed.py"
-            " --backfill-only`)", "", *render_backfill(fill, args.threads), "", machine_line()]))  # fmt: skip
+            " --backfill-only`)", "", *render_backfill(only, args.threads), "", machine_line()]))  # fmt: skip
         return 0
     if args.child:
         out = bridge_child() if args.child == "bridge" else child(args.child, args.threads)

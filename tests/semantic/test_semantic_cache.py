@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import numpy as _np
+    import numpy.typing as npt
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("httpx")
 
+from memd.semantic.base import Kind  # noqa: E402
 from memd.semantic.cache import CachedEmbedder  # noqa: E402
 from memd.semantic.remote import HttpEmbedder  # noqa: E402
 from tests.semantic.fake_embeddings import FakeEmbeddings  # noqa: E402
@@ -84,7 +90,9 @@ def test_threads_share_one_cache() -> None:
         assert len(server.requests) == emb.misses
 
 
-def test_a_cached_query_is_read_on_the_caller_s_thread(served):
+def test_a_cached_query_is_read_on_the_caller_s_thread(
+    served: tuple[FakeEmbeddings, CachedEmbedder],
+) -> None:
     """`SemanticRecall.prefetch` hands a query to the embedding thread only when its vector
     is not cached: a repeated query is answered without a thread hand-off."""
     from memd.semantic.recipe import plan
@@ -94,7 +102,7 @@ def test_a_cached_query_is_read_on_the_caller_s_thread(served):
     threads: list[str] = []
 
     class Recording(CachedEmbedder):
-        def embed(self, texts, *, kind="passage"):
+        def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[_np.float32]:
             threads.append(threading.current_thread().name)
             return super().embed(texts, kind=kind)
 
