@@ -102,7 +102,9 @@ def test_a_cached_query_is_read_on_the_caller_s_thread(
     threads: list[str] = []
 
     class Recording(CachedEmbedder):
-        def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[_np.float32]:
+        def embed(
+            self, texts: Sequence[str], *, kind: Kind = "passage"
+        ) -> npt.NDArray[_np.float32]:
             threads.append(threading.current_thread().name)
             return super().embed(texts, kind=kind)
 
