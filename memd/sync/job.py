@@ -31,54 +31,40 @@ its error. When the backend itself is refused (credentials, schema), every queue
 is parked; parked operations are queued again when the sync settings change, after
 `memd sync init-schema`, or with `memd sync --now --retry-parked`. No operation is ever
 dropped, except when a newer change of the same file replaces it or the server already has it.
+
+The pull side lives in `memd.sync.pull`, the push side (with the queueing of unseen changes)
+in `memd.sync.push`; this module holds the run that orders them, the hook and the status.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from memd.core.errors import (
-    ConfigError,
-    EditConflict,
-    MemdError,
-    PathError,
-    SyncError,
-    SyncPermanent,
-    SyncRetryable,
-)
-from memd.core.fsio import inside_any, read_regular, real
+from memd.core.errors import ConfigError, SyncPermanent, SyncRetryable
+from memd.core.fsio import inside_any
 from memd.core.models import JobOutcome, JobResult
 from memd.core.redact import redact
 from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.state import get_state, set_state
-from memd.memory import repo as memories
-from memd.memory import safe_write
-from memd.memory.guard import GUARD
 from memd.memory.indexer import FileChange, Indexer
 from memd.sync import outbox
-from memd.sync.backend import CloudBackend, PushResult, SyncRow, make_backend, schema_path
-from memd.sync.outbox import TOMBSTONE, Op
+from memd.sync.backend import CloudBackend, make_backend, schema_path
+from memd.sync.outbox import TOMBSTONE
+from memd.sync.pull import Pull
+from memd.sync.push import Push, queue_unsynced
 from memd.sync.rules import (
-    Action,
     backoff_delay,
-    conflict_name,
     describe_error,
     is_excluded,
     namespace_of,
-    plan_pull,
-    pristine_sha,
-    render_summary,
-    safe_rel,
     sha_of,
     sync_config_fingerprint,
 )
@@ -87,17 +73,7 @@ from memd.sync.status import OFF_HINT, REFUSED_HINT, describe, shorten
 log = logging.getLogger(__name__)
 
 
-def _sha_of_text(text: str | None) -> str:
-    """`sha_of` a file's bytes, from its text as the safe writer reads it (None: missing)."""
-    return TOMBSTONE if text is None else sha_of(safe_write.encode(text))
-
-
 JOB = "sync"
-BATCH = 100
-PULL_PAGE = 500
-SUMMARIES_DIR = "_sessions"
-LAST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: later times cannot be written as dates
-SUMMARIES_PER_RUN = 1000
 DEVICE_KEY = "sync.device_id"
 
 
@@ -120,18 +96,6 @@ class RunReport:
 
     def counts(self) -> dict[str, int]:
         return {k: getattr(self, k) for k in self.__slots__ if k != "conflict_paths"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Pulled:
-    row: SyncRow
-    action: Action
-    rel: str
-    data: bytes  # the bytes the row stands for (empty for a tombstone)
-    sha: str  # of `data`, TOMBSTONE for a tombstone
-    queued: Op | None
-    local_sha: str  # of the local file when planned (TOMBSTONE when missing)
-    copy_rel: str = ""
 
 
 # -- the syncer --------------------------------------------------------------------------------
@@ -273,14 +237,16 @@ class Syncer:
         report = RunReport()
         try:
             backend = self._open_backend()
-            self._pull(backend, target, report)
-            self._queue_unsynced(target, report)
-            if self._push(backend, target, report):
+            pull = Pull(self, backend, target, report)
+            push = Push(self, backend, target, report)
+            pull.run()
+            queue_unsynced(self, target, report)
+            if push.run():
                 # Another device wrote these files after the pull above: take its versions
                 # now (conflict copies where both changed) and send ours on top. Once: a
                 # device writing the same file again meanwhile waits for the next run.
-                self._pull(backend, target, report)
-                if self._push(backend, target, report):
+                pull.run()
+                if push.run():
                     self.wake(self.settings.sync_push_delay_s or 1.0)
         except SyncRetryable as exc:
             failures = state["failures"] + 1
@@ -356,354 +322,6 @@ class Syncer:
         if backend is not None:
             backend.close()
 
-    # -- pull -------------------------------------------------------------------------------
-    def _pull(self, backend: CloudBackend, target: str, report: RunReport) -> None:
-        namespace = self.namespace()
-        cursor = outbox.target_state(self.store.read(), target)["pull_cursor"]
-        while True:
-            rows = backend.pull(namespace, cursor, PULL_PAGE)
-            if not rows:
-                break
-            self._apply_page(target, rows, report)
-            cursor = rows[-1].synced_at
-            if len(rows) < PULL_PAGE:
-                break
-        self._record_pull(target)
-
-    def _record_pull(self, target: str) -> None:
-        now = self.now()
-        backend = self.settings.sync_backend
-        self.store.w.run(lambda c: outbox.update_target(c, target, backend, last_pull_at=now))
-
-    def _plan(self, target: str, row: SyncRow) -> _Pulled | None:
-        rel = row.path
-        if rel.startswith(SUMMARIES_DIR + "/") or self.excluded(rel) or not safe_rel(rel):
-            return None  # summaries are a cloud copy only; unsafe paths are never written
-        if not inside_any(self.root / rel, [self.root]):
-            log.warning("sync: %s leads outside the memory root (symlink); not pulled", rel)
-            return None
-        conn = self.store.read()
-        state = outbox.file_state(conn, target, row.path)
-        queued = outbox.queued(conn, target, row.path)
-        data = b"" if row.deleted else row.content.encode()
-        sha = TOMBSTONE if row.deleted else sha_of(data)
-        local = self._local_sha(rel)
-        action = plan_pull(
-            remote_device=row.device_id, remote_sha=sha, device_id=self.device_id(),
-            local_sha=local, base_sha=state.base_sha if state else "",
-            queued_sha=queued.local_sha if queued else None, pristine_sha=pristine_sha(rel),
-        )  # fmt: skip
-        pulled = _Pulled(row, action, rel, data, sha, queued, local)
-        return _as_conflict(pulled) if action is Action.CONFLICT else pulled
-
-    def _local_sha(self, rel: str) -> str:
-        try:
-            # A link inside the tree is read at its target; a FIFO is never waited on.
-            return sha_of(read_regular(real(self.root / rel), inside=[self.root]))
-        except FileNotFoundError:
-            return TOMBSTONE
-        except (OSError, MemdError):
-            return "unreadable"  # never equal to a hash: treated as a local change
-
-    def _apply_page(self, target: str, rows: Sequence[SyncRow], report: RunReport) -> None:
-        planned = [(row, self._plan(target, row)) for row in rows]
-        report.pulled += len(rows)
-        report.skipped += sum(1 for _, p in planned if p is None)
-        items = [p for _, p in planned if p is not None]
-        takes = [p for p in items if p.action is Action.TAKE]
-        # Announce memd's own writes first: the hook then knows them even if the watcher sees
-        # the file before this page is settled, or memd dies in between.
-        if takes:
-
-            def announce(conn: Connection) -> set[str]:
-                moved = set()
-                for p in takes:
-                    now_queued = outbox.queued(conn, target, p.rel)
-                    if (now_queued and now_queued.seq) != (p.queued and p.queued.seq):
-                        moved.add(p.rel)  # a local change was queued since the plan
-                        continue
-                    outbox.set_incoming(conn, target, p.rel, p.sha)
-                    if p.queued is not None:
-                        outbox.drop(conn, [p.queued.seq])  # an untouched template: nothing to send
-                return moved
-
-            moved = self.store.w.run(announce)
-            items = [_as_conflict(p) if p.rel in moved else p for p in items]
-        touched: list[str] = []
-        applied: list[_Pulled] = []
-        with self.edit_lock:
-            for p in items:
-                final, paths = self._apply_file(p, report)
-                touched += paths
-                applied.append(final)
-        items = applied
-        if touched:
-            self.indexer.index_paths(touched)
-        cursor = rows[-1].synced_at
-        now = self.now()
-
-        def settle(conn: Connection) -> None:
-            for p in items:
-                row = p.row
-                base: str | None = None
-                if p.action in (Action.TAKE, Action.SAME):
-                    base = p.sha
-                if p.action is Action.OWN and p.queued is not None and p.queued.op_id == row.op_id:
-                    outbox.complete(conn, [p.queued])  # arrived before memd could record it
-                if p.action is Action.SAME and p.queued is not None and p.queued.local_sha == p.sha:
-                    outbox.drop(conn, [p.queued.seq])  # the cloud already holds these bytes
-                outbox.settle(
-                    conn, target, p.rel, base_sha=base, remote_version=row.version,
-                    remote_device=row.device_id, remote_sha=row.sha256,
-                )  # fmt: skip
-                if p.action is Action.CONFLICT:
-                    self._add_conflict(conn, target, p, now)
-            outbox.update_target(
-                conn, target, self.settings.sync_backend, pull_cursor=cursor,
-                add_pulled=len(rows), add_conflicts=sum(p.action is Action.CONFLICT for p in items),
-            )  # fmt: skip
-
-        self.store.w.run(settle)
-
-    def _apply_file(self, p: _Pulled, report: RunReport) -> tuple[_Pulled, list[str]]:
-        # A link inside the tree is written at its target (checked inside by `_plan`, and by
-        # the safe writer again where it writes: a folder made a link since is refused).
-        roots = self.indexer.root_paths()
-        dest = Path(real(self.root / p.rel))
-        if p.action is Action.TAKE:
-            try:  # only while the file is as planned: a save since the plan is never overwritten
-                safe_write.replace_when(dest, lambda now: _sha_of_text(now) == p.local_sha,
-                                        None if p.row.deleted else p.row.content, guard=GUARD,
-                                        inside=roots)  # fmt: skip
-            except EditConflict:
-                p = _as_conflict(p)
-            except PathError as exc:
-                log.warning("sync: %s not pulled: %s", p.rel, exc)
-                p = dataclasses.replace(p, action=Action.CONFLICT, copy_rel="")
-            else:
-                report.deleted += p.row.deleted
-                report.applied += not p.row.deleted
-                return p, [str(dest)]
-        if p.action is not Action.CONFLICT:
-            return p, []
-        report.conflicts += 1
-        if not p.copy_rel:
-            return p, []
-        copy = self.root / p.copy_rel
-        try:
-            safe_write.replace_when(copy, lambda _now: True, p.row.content, inside=roots)
-        except PathError as exc:
-            log.warning("sync: conflict copy %s not written: %s", p.copy_rel, exc)
-            return dataclasses.replace(p, copy_rel=""), []
-        report.conflict_paths.append(p.copy_rel)
-        return p, [str(copy)]
-
-    def _add_conflict(self, conn: Connection, target: str, p: _Pulled, now: float) -> None:
-        kind = (
-            "deleted-remotely"
-            if p.row.deleted
-            else ("deleted-locally" if self._local_sha(p.rel) == TOMBSTONE else "changed-both")
-        )
-        # A page pulled again after a crash must not report it twice.
-        if not outbox.conflict_recorded(conn, target, p.rel, p.row.version, p.row.device_id):
-            outbox.add_conflict(
-                conn, target, p.rel, kind=kind, copy_path=p.copy_rel,
-                remote_device=p.row.device_id, remote_version=p.row.version, at=now,
-            )  # fmt: skip
-
-    # -- local changes the hook did not see ------------------------------------------------
-    def _queue_unsynced(self, target: str, report: RunReport) -> None:
-        conn = self.store.read()
-        root = str(self.root)
-        changed = [
-            rel for rel, _ in outbox.unsynced_files(conn, target, root) if not self.excluded(rel)
-        ]
-        gone: list[str] = []
-        # An empty index (a new or moved memory root not indexed yet) is no reason to delete
-        # every file in the cloud.
-        if memories.has_files(conn, root):
-            gone = [
-                rel
-                for rel in outbox.vanished_files(conn, target, root)
-                if not rel.startswith(SUMMARIES_DIR + "/") and not self.excluded(rel)
-            ]
-        loaded: list[tuple[str, bytes | None]] = []
-        for rel in changed:
-            try:
-                loaded.append((rel, read_regular(self.root / rel, inside=[self.root])))
-            except FileNotFoundError:
-                loaded.append((rel, None))
-            except (OSError, MemdError) as exc:
-                # A link or FIFO in its place, or a file outside the tree: never sent.
-                log.warning("sync: not queuing %s: %s", rel, exc)
-        loaded += [(rel, None) for rel in gone]
-        summaries = self.settings.sync_summaries
-        if not loaded and not summaries:
-            return
-        now = self.now()
-
-        def queue(conn: Connection) -> int:
-            n = 0
-            for rel, data in loaded:
-                if outbox.queued(conn, target, rel) is not None:
-                    continue  # the hook got there first
-                state = outbox.file_state(conn, target, rel)
-                local_sha = TOMBSTONE if data is None else sha_of(data)
-                if state is not None and local_sha == state.base_sha:
-                    continue
-                content = "" if data is None else redact(_text(data))
-                outbox.enqueue(
-                    conn, target, rel, op_id=str(uuid.uuid4()), content=content,
-                    sha256=sha_of(content.encode()), local_sha=local_sha, deleted=data is None,
-                    updated_at=now, now=now,
-                )  # fmt: skip
-                n += 1
-            if summaries:
-                n += self._queue_summaries(conn, target, now)
-            return n
-
-        report.queued += self.store.w.run(queue)
-
-    def _queue_summaries(self, conn: Connection, target: str, now: float) -> int:
-        cursor = outbox.target_state(conn, target)["summaries_cursor"]
-        rows = outbox.summaries_since(conn, cursor, SUMMARIES_PER_RUN)
-        n = 0
-        for row in rows:
-            # A session id is an app's own string: it goes out redacted like everything else.
-            rel = f"{SUMMARIES_DIR}/{_file_safe(redact(row.session_id))}.md"
-            cursor = max(cursor, row.summary_at)
-            if self.excluded(rel):
-                continue
-            if not 0 <= row.started_at <= LAST_TIME:
-                row = dataclasses.replace(row, started_at=0.0)  # stored by an older memd
-            content = render_summary(row)
-            sha = sha_of(content.encode())
-            state = outbox.file_state(conn, target, rel)
-            if state is not None and state.base_sha == sha:
-                continue
-            outbox.enqueue(
-                conn, target, rel, op_id=str(uuid.uuid4()), content=content, sha256=sha,
-                local_sha=sha, deleted=False, updated_at=row.summary_at, now=now,
-            )  # fmt: skip
-            n += 1
-        if rows:
-            outbox.update_target(conn, target, self.settings.sync_backend, summaries_cursor=cursor)
-        return n
-
-    # -- push -------------------------------------------------------------------------------
-    def _push(self, backend: CloudBackend, target: str, report: RunReport) -> int:
-        """Send every due operation; return how many the server refused (left queued)."""
-        namespace, device = self.namespace(), self.device_id()
-        last: list[int] = []
-        held: set[int] = set()  # refused in this push: not sent again before a pull
-        while True:
-            due = outbox.due(self.store.read(), target, self.now(), BATCH + len(held))
-            batch = [op for op in due if op.seq not in held][:BATCH]
-            seqs = [op.seq for op in batch]
-            if not batch or seqs == last:
-                break
-            last = seqs
-            held |= self._send(backend, target, batch, namespace, device, report)
-        if report.pushed:
-            now = self.now()
-            backend_name = self.settings.sync_backend
-            self.store.w.run(
-                lambda c: outbox.update_target(c, target, backend_name, last_push_at=now)
-            )
-        return len(held)
-
-    def _send(
-        self,
-        backend: CloudBackend,
-        target: str,
-        batch: list[Op],
-        namespace: str,
-        device: str,
-        report: RunReport,
-        *,
-        isolating: bool = False,
-    ) -> set[int]:
-        """Push one batch; return the seqs the server refused by compare-and-swap."""
-        now = self.now()
-        self.store.w.run(lambda c: outbox.mark_attempt(c, [op.seq for op in batch], now))
-        # The base is read now, not when the change was queued: a pull since then (a conflict
-        # resolved, the other device's version taken) moved it.
-        conn = self.store.read()
-        rows = [
-            _row(op, namespace, device, outbox.push_base(conn, target, op.path)) for op in batch
-        ]
-        try:
-            result = backend.push(rows)
-        except SyncRetryable as exc:
-            self._back_off(batch, exc)
-            report.retrying += len(batch)
-            raise
-        except SyncPermanent as exc:
-            return self._isolate(backend, target, batch, exc, namespace, device, report, isolating)
-        return self._complete(target, batch, result, report)
-
-    def _complete(
-        self, target: str, batch: list[Op], result: PushResult, report: RunReport
-    ) -> set[int]:
-        backend_name = self.settings.sync_backend
-        # Applied, or dropped because the server already has it or a newer version from this
-        # device: either way nothing is left to send.
-        done = [op for op in batch if op.op_id not in result.refused]
-        refused = [op for op in batch if op.op_id in result.refused]
-
-        def record(conn: Connection) -> None:
-            outbox.complete(conn, done)
-            outbox.unmark_attempt(conn, [op.seq for op in refused])
-            outbox.update_target(conn, target, backend_name, add_pushed=len(done))
-
-        self.store.w.run(record)
-        report.pushed += len(done)
-        report.refused += len(refused)
-        for op in refused:
-            log.info("sync: %s v%d refused: another device changed it since the last pull",
-                     op.path, op.version)  # fmt: skip
-        return {op.seq for op in refused}
-
-    def _back_off(self, batch: list[Op], exc: SyncError) -> None:
-        cap = self.settings.sync_backoff_cap_s
-        delays = {op.seq: backoff_delay(op.attempts + 1, cap, self.rand()) for op in batch}
-        error, now = describe_error(exc), self.now()
-        self.store.w.run(lambda c: outbox.retry_later(c, delays, error, now))
-
-    def _isolate(
-        self,
-        backend: CloudBackend,
-        target: str,
-        batch: list[Op],
-        exc: SyncPermanent,
-        namespace: str,
-        device: str,
-        report: RunReport,
-        isolating: bool,
-    ) -> set[int]:
-        """A batch was refused: find out whether the backend or some rows are the problem."""
-        now, fp = self.now(), self.fingerprint
-        if not isolating:
-            try:
-                # A SyncPermanent here (credentials, a missing or outdated schema) refuses the
-                # whole run (see `run`) instead of parking rows one by one.
-                backend.check()
-            except SyncRetryable:
-                self._back_off(batch, exc)
-                report.retrying += len(batch)
-                raise
-        if len(batch) == 1:
-            error = describe_error(exc)
-            self.store.w.run(lambda c: outbox.park(c, [batch[0].seq], error, fp, now))
-            report.parked += 1
-            log.warning("sync: parked %s v%d: %s", batch[0].path, batch[0].version, error)
-            return set()
-        # The backend works: send the rows one by one and park only those it refuses.
-        held: set[int] = set()
-        for op in batch:
-            held |= self._send(backend, target, [op], namespace, device, report, isolating=True)
-        return held
-
     # -- user actions -----------------------------------------------------------------------
     def prepare_now(self, *, retry_parked: bool = False) -> None:
         """Before `memd sync --now`: forget backoffs (and queue parked operations again)."""
@@ -762,25 +380,3 @@ class Syncer:
             fingerprint=self.fingerprint, next_run=self.next_run(), now=self.now(),
         )  # fmt: skip
         return full if detail else shorten(full)
-
-
-def _as_conflict(p: _Pulled) -> _Pulled:
-    copy = "" if p.row.deleted else conflict_name(p.rel, p.row.device_id, p.row.updated_at)
-    return dataclasses.replace(p, action=Action.CONFLICT, copy_rel=copy)
-
-
-def _row(op: Op, namespace: str, device: str, base: str) -> SyncRow:
-    return SyncRow(
-        namespace=namespace, path=op.path, content=op.content, sha256=op.sha256,
-        updated_at=op.updated_at, deleted=op.deleted, device_id=device, version=op.version,
-        op_id=op.op_id, base_sha256=base,
-    )  # fmt: skip
-
-
-def _text(data: bytes) -> str:
-    # The same normalisation the indexer applies before handing content to the hook.
-    return data.decode("utf-8", errors="replace").removeprefix("\ufeff").replace("\r\n", "\n")
-
-
-def _file_safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)[:120] or "session"
