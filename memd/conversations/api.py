@@ -20,7 +20,7 @@ from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Host, JobSpec, Method
-from memd.conversations import forget, imports, journal, logs, pushed, repo
+from memd.conversations import forget, imports, journal, logs, pushed, repo, turn_search
 from memd.conversations import recall as rc
 from memd.conversations import summary_job as summaries
 from memd.conversations.ingest import (
@@ -146,7 +146,7 @@ class Conversations:
 
     def turn_hits(self, p: msg.SearchParams) -> list[msg.SearchHit]:
         """The conversation half of `search`."""
-        hits = rc.turn_hits(
+        hits = turn_search.turn_hits(
             self.store.read(), p.query, p.limit,
             session_id=p.session_id, project=p.project, agent_id=p.agent_id,
             semantic=self.semantic,

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from memd.app import Engine
-from memd.conversations.recall import date_windows, detect_recall, topic_terms
+from memd.conversations.dates import date_windows
+from memd.conversations.recall import detect_recall
+from memd.conversations.turn_search import topic_terms
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.settings import load
 from memd.db import Store
@@ -182,7 +184,7 @@ def test_context_without_keywords_needs_a_strong_match(engine: Engine) -> None:
 
 
 def test_at_least_k_of_n_terms_is_an_or_of_and_subsets() -> None:
-    from memd.conversations.recall import MAX_TERM_SUBSETS, _fts_match
+    from memd.conversations.turn_search import MAX_TERM_SUBSETS, _fts_match
 
     assert _fts_match(["vue", "pinia"], 1) == '"vue" OR "pinia"'
     assert _fts_match(["vue", "pinia", "store"], 2) == (

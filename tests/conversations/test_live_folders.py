@@ -39,14 +39,14 @@ def test_claude_code_run_for_the_first_time_after_memd_started(home: Path) -> No
             claude_record(sid, "u1", "user", "how do puffins dive")
             + claude_record(sid, "a1", "assistant", "puffins dive with their wings")
         )
-        texts = wait_for(lambda: recalled(d, "puffins"), timeout=10)
+        texts = wait_for(lambda: recalled(d, "puffins"), timeout=30)
         assert sorted(texts) == ["how do puffins dive", "puffins dive with their wings"]
         # A later session in a new project folder is picked up the same way.
         other = user_home / ".claude" / "projects" / "-tmp-other"
         other.mkdir()
         sid2 = str(uuid.uuid4())
         (other / f"{sid2}.jsonl").write_text(claude_record(sid2, "u1", "user", "puffins again"))
-        wait_for(lambda: "puffins again" in recalled(d, "puffins"), timeout=10)
+        wait_for(lambda: "puffins again" in recalled(d, "puffins"), timeout=30)
         st = d.call("status")["logs"]
         assert st["sources"] == [
             {"path": str(user_home / ".claude" / "projects"), "format": "claude-code"}

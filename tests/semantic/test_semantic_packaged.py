@@ -89,7 +89,9 @@ QUESTIONS = [
     (ENGLISH, "数据库怎么备份？", "topics/db.md#Postgres"),
     (ENGLISH, "我每天喝几杯咖啡？", "topics/food.md#Coffee"),
     (ENGLISH, "测试用什么工具跑？", "topics/testing.md#Runner"),
-    (ENGLISH, "我在学什么乐器？", "topics/music.md#Piano"),
+    # Not "我在学什么乐器？" ("which instrument am I learning?"): e5-small ties the piano with two
+    # other sections there (cosines 0.7386 / 0.7388), so its rank follows the CPU's rounding.
+    (ENGLISH, "我每天晚上练什么？", "topics/music.md#Piano"),
     (ENGLISH, "which JavaScript UI library did we pick?", "topics/frontend.md#Framework"),
     (ENGLISH, "what food must I avoid?", "topics/health.md#Allergies"),
     (CHINESE, "which city do I live in now?", "topics/home.md#搬家"),

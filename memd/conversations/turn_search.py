@@ -1,0 +1,304 @@
+"""Search over conversation turns: the terms of a topic, full-text ranking with neighbours and
+boosts, and its fusion with turn vectors when recall by meaning is on.
+
+`search_turns` is the full-text path (FTS5 bm25 over turns, plus part of the neighbours'
+scores, boosted by the dates and speakers a query names); `fused_turns` runs it on the query as
+typed and bridged and fuses the lists with the nearest turn vectors; `turn_hits` is the turn
+half of the `search` method.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memd.conversations import repo
+from memd.conversations.dates import date_windows
+from memd.core.models import Hit
+from memd.core.text import cjk_bigrams, snippet, terms
+from memd.db import Connection
+from memd.semantic.fusion import Ranked
+from memd.semantic.recipe import DEPTH, VECTOR, Plan
+from memd.semantic.service import SemanticRecall
+
+# Words that ask for a recall but say nothing about its topic.
+_FILLER = frozenset(
+    """talk talked talking discuss discussed discussion chat chatted conversation conversations
+    mention mentioned said say earlier before previously remember recall last time ago
+    聊 讨论 谈论 谈过 说
+    我们 咱们 有没有 没有 什么 一下 那个 这个 那次 时候 关于 过 吗 呢 吧 的 了""".split()
+)
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# Characters that never start or end a Chinese search term on their own.
+_CJK_STOP = re.compile(r"[的了吗呢吧啊是我你他她它们在有和与就都也还这那么过么呀哦嗯]+")
+
+
+def topic_terms(query: str) -> list[str]:
+    """Search terms of a recall topic: no stopwords, no recall filler; Chinese runs are cut at
+    function characters (的, 了, 吗 …) so "的数据库迁移" looks for "数据库迁移"."""
+    out: list[str] = []
+    for t in terms(query):
+        if t in _FILLER:
+            continue
+        if _CJK_RUN.fullmatch(t):
+            for piece in _CJK_STOP.split(t):
+                if piece and piece not in _FILLER and piece not in out:
+                    out.append(piece)
+        elif t not in out:
+            out.append(t)
+    return out
+
+
+def fmt_time(ts: float) -> str:
+    """A turn's local date and time, as shown to people and models."""
+    if not ts:
+        return ""
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnHit:
+    """A stored turn found by a search, with its session's title."""
+
+    rowid: int
+    session_id: str
+    turn_id: str
+    role: str
+    text: str
+    ts: float
+    score: float
+    source: str
+    source_path: str
+    line: int
+    session_title: str
+    speaker: str = ""
+    found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
+
+    def to_hit(self, query_terms: list[str]) -> Hit:
+        return Hit(
+            kind="turn", path=self.source_path, heading=self.session_title or self.session_id,
+            start_line=self.line, end_line=self.line, score=round(self.score, 4),
+            snippet=snippet(self.text, query_terms), text=self.text, session_id=self.session_id,
+            turn_id=self.turn_id, ts=self.ts, session_title=self.session_title, role=self.role,
+            found_by=self.found_by,
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "session_id": self.session_id, "turn_id": self.turn_id, "role": self.role,
+            "speaker": self.speaker, "text": self.text, "ts": self.ts, "date": fmt_time(self.ts),
+            "score": round(self.score, 4), "source": self.source, "source_path": self.source_path,
+            "line": self.line, "session_title": self.session_title,
+        }  # fmt: skip
+        if self.found_by:
+            out["found_by"] = list(self.found_by)
+        return out
+
+
+# "At least k of these n terms" is written as an OR of the ANDs of every k-term subset; past this
+# many subsets the expression costs more than it saves, and the plain OR is used.
+MAX_TERM_SUBSETS = 6
+
+
+def _fts_match(ts: Sequence[str], min_terms: int = 1) -> str:
+    """The MATCH expression for the terms: any of them, or at least `min_terms` of them.
+
+    Every term appears in the same number of subsets, so bm25 ranks the matching turns as
+    it would for the plain OR; only turns with fewer terms are left out (and not ranked).
+    """
+    groups = [g for g in (_fts_terms([t]) for t in dict.fromkeys(ts)) if g]
+    if not groups:
+        return ""
+    k = min(max(1, min_terms), len(groups))
+    if k == 1 or math.comb(len(groups), k) > MAX_TERM_SUBSETS:
+        return " OR ".join(_fts_terms(ts))
+    alt = [g[0] if len(g) == 1 else "(" + " OR ".join(g) + ")" for g in groups]
+    return " OR ".join("(" + " AND ".join(c) + ")" for c in itertools.combinations(alt, k))
+
+
+def _fts_terms(ts: Sequence[str]) -> list[str]:
+    """FTS5 expressions for the terms; a long Chinese term also matches by its bigrams."""
+    out: list[str] = []
+    for t in ts:
+        if _CJK_RUN.fullmatch(t):
+            out.extend(f'"{g}"' for g in cjk_bigrams(t))
+        else:
+            parts = [p for p in re.split(r"[-'’]", t) if p]
+            out.append('"' + " ".join(p.replace('"', '""') for p in parts) + '"')
+    return list(dict.fromkeys(out))
+
+
+# Ranking (tuned on nothing but its effect on LoCoMo's dev conversations, see docs/benchmarks.md):
+# a turn's own bm25 score, plus part of its neighbours' — the answer to a matching question is
+# often the next turn, and the words of a question often come a turn or two before the fact —
+# times a boost when it falls in a time window the query names or its speaker is named.
+CANDIDATES = 200
+# Newest-first candidates (`recent`) serve context's few sessions: a handful of turns each.
+RECENT_CANDIDATES = 60
+NEIGHBOUR_WEIGHTS = (0.5, 0.3)  # of the best score at distance 1 and 2 in the same session
+DATE_BOOST = 1.0
+SPEAKER_BOOST = 0.3
+
+
+def _name_in(name: str, low_query: str) -> bool:
+    name = name.lower()
+    if _CJK_RUN.search(name):
+        return name in low_query
+    return re.search(r"\b" + re.escape(name) + r"\b", low_query) is not None
+
+
+def search_turns(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    exclude_session: str = "",
+    query_terms: list[str] | None = None,
+    now: float | None = None,
+    min_terms: int = 1,
+    recent: bool = False,
+) -> list[TurnHit]:
+    """Turns matching `query`, best first (with `min_terms`, only turns with that many of its
+    terms are candidates; with `recent`, the newest matching turns are the candidates, all
+    scored alike before the boosts below, instead of the best by bm25: a bounded amount of
+    work however many turns match).
+
+    FTS5 bm25 finds candidates among the turns (speaker names included); each candidate's
+    score then gets part of its neighbours' scores (turns at distance 1 and 2 in the same
+    session, which can bring in a turn that shares no word with the query), and is boosted
+    when its time falls in a window the query names ("in May 2023", "yesterday", "上周") or its
+    speaker is named in the query. Optional filters: one session, a project, an agent;
+    `exclude_session` leaves one out (the conversation in progress).
+    """
+    qt = query_terms if query_terms is not None else topic_terms(query)
+    match = _fts_match(qt, min_terms)
+    if not match:
+        return []
+    base = repo.match_turns(
+        conn, match, limit=max(limit, RECENT_CANDIDATES if recent else CANDIDATES),
+        session_id=session_id, project=project, agent_id=agent_id,
+        exclude_session=exclude_session, recent=recent,
+    )  # fmt: skip
+    if not base:
+        return []
+    ids = set(base) | {i + d for i in base for d in (-2, -1, 1, 2)}
+    meta = repo.turn_refs(conn, ids)
+    windows = date_windows(query, now=time.time() if now is None else now)
+    low = query.lower()
+    named: dict[str, bool] = {}
+    scored: list[tuple[float, int]] = []
+    for i, (_, sid, ts, speaker, proj, agent) in meta.items():
+        score = base[i][1] if i in base else 0.0
+        for dist, w in enumerate(NEIGHBOUR_WEIGHTS, 1):
+            near = [base[j][1] for j in (i - dist, i + dist) if j in base and base[j][0] == sid]
+            if near:
+                score += w * max(near)
+        # A neighbour shares its candidate's session, so only the per-turn filters are left to check.
+        if score <= 0 or (project and proj != project) or (agent_id and agent != agent_id):
+            continue
+        if windows and any(a <= ts < b for a, b in windows):
+            score *= 1 + DATE_BOOST
+        if speaker:
+            if speaker not in named:
+                named[speaker] = _name_in(speaker, low)
+            if named[speaker]:
+                score *= 1 + SPEAKER_BOOST
+        scored.append((score, i))
+    scored.sort(key=lambda x: (-x[0], -x[1] if recent else x[1]))
+    top = dict((i, sc) for sc, i in scored[:limit])
+    if not top:
+        return []
+    hits = [
+        TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, top[r.id], r.source,
+                r.source_path, r.line, r.session_title, r.speaker)
+        for r in repo.found_turns(conn, top)
+    ]  # fmt: skip
+    hits.sort(key=lambda h: (-h.score, -h.rowid if recent else h.rowid))
+    return hits
+
+
+def fused_turns(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    limit: int,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    exclude_session: str = "",
+    now: float | None = None,
+) -> list[TurnHit]:
+    """The recipe over turns: `search_turns` with the query as typed and bridged (`DEPTH`
+    each, its date and speaker boosts inside its own scores), the nearest turn vectors of the
+    same scope, fused (`memd.semantic.recipe.fuse`); each hit names the rankings that found it."""
+    semantic.prefetch(p)  # the query is embedded while full-text search runs
+    hits: dict[int, TurnHit] = {}
+    lists: dict[str, Ranked[int]] = {}
+    for name, text in p.full_text.items():
+        found = search_turns(conn, text, limit=DEPTH, session_id=session_id, project=project,
+                             agent_id=agent_id, exclude_session=exclude_session, now=now)  # fmt: skip
+        for h in found:
+            hits.setdefault(h.rowid, h)
+        lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
+    near = semantic.turns(p, session_id=session_id, project=project, agent_id=agent_id,
+                          exclude_session=exclude_session)  # fmt: skip
+    if near.docs:
+        for r in repo.found_turns(conn, [d for d in near.docs if d not in hits]):
+            hits[r.id] = TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, 0.0,
+                                 r.source, r.source_path, r.line, r.session_title, r.speaker)  # fmt: skip
+        keep = [(d, c) for d, c in zip(near.docs, near.cosines, strict=True) if d in hits]
+        lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
+    scripts = semantic.scripts(near, {i: h.text for i, h in hits.items()}, hits)
+    fused = semantic.fuse(p, lists, scripts, limit)
+    return [dataclasses.replace(hits[h.key], score=h.score, found_by=h.found_by)
+            for h in fused.hits]  # fmt: skip
+
+
+def ranked_turns(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int,
+    semantic: SemanticRecall | None = None,
+    query_terms: list[str] | None = None,
+    session_id: str = "",
+) -> list[TurnHit]:
+    """`fused_turns` when recall by meaning is on, else `search_turns` (as without it)."""
+    p = semantic.plan(query) if semantic is not None else None
+    if semantic is not None and p is not None:
+        return fused_turns(conn, p, semantic, limit=limit, session_id=session_id)
+    return search_turns(conn, query, limit=limit, query_terms=query_terms, session_id=session_id)
+
+
+def turn_hits(
+    conn: Connection,
+    query: str,
+    limit: int,
+    *,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    semantic: SemanticRecall | None = None,
+) -> list[Hit]:
+    """`search` results over conversation turns."""
+    qt = topic_terms(query)
+    p = semantic.plan(query) if semantic is not None else None
+    if semantic is not None and p is not None:
+        hits = fused_turns(conn, p, semantic, limit=limit, session_id=session_id,
+                           project=project, agent_id=agent_id)  # fmt: skip
+        qt = topic_terms(" ".join(p.full_text.values()))
+    else:
+        hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id, project=project,
+                            agent_id=agent_id)  # fmt: skip
+    return [h.to_hit(qt) for h in hits]
