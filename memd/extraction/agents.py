@@ -36,7 +36,7 @@ from memd.core.redact import redact
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
-from memd.memory import safe_write
+from memd.memory import safe_write, settled
 from memd.memory.jobs import JobContext
 from memd.memory.relationship import (
     TRUST_START,
@@ -217,7 +217,7 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return ""
     with os.fdopen(fd, "rb") as f:
-        text = safe_write.decode(f.read())
+        text = settled.decode(f.read())
         if not text and time.time() - os.fstat(f.fileno()).st_mtime < SAVING_GRACE_S:
             return None
     return text

@@ -25,7 +25,7 @@ from memd.core.settings import Settings
 from memd.core.watcher import Watcher
 from memd.db import Store
 from memd.history import Cause, History, change_scope
-from memd.memory import archival, safe_write
+from memd.memory import archival, safe_write, settled
 from memd.memory import repo as docs
 from memd.memory.context import ContextRequest, ConversationProvider, build_context
 from memd.memory.edit import ItemChange
@@ -334,7 +334,7 @@ class MemoryFeature:
 
     def start_watching(self) -> None:
         s = self.host.settings
-        self._unhint = safe_write.add_size_hint(self._indexed_size)
+        self._unhint = settled.add_size_hint(self._indexed_size)
         GUARD.active = True  # the watcher reports what editors write over memd's changes
         watcher = Watcher(
             self.on_paths,

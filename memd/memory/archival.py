@@ -31,10 +31,11 @@ from memd.core.conditions import day_of
 from memd.core.errors import SourceError
 from memd.core.fsio import is_regular, make_private_dir
 from memd.core.models import JobOutcome, JobResult
+from memd.core.rename import RENAMER
 from memd.db import Connection, Store
 from memd.history import Cause, change_scope, note_write
 from memd.history.models import RUN_TRAILER
-from memd.memory import repo, safe_write
+from memd.memory import repo, safe_write, settled
 from memd.memory.edit import append_item, remove_items
 from memd.memory.indexer import Root, scan_root
 from memd.memory.jobs import JobContext
@@ -253,7 +254,7 @@ def _title(text: str, rel: str) -> str:
 def _read(path: Path, inside: Path | None = None) -> str | None:
     """The text of a regular file (inside `inside`, when given), once settled; None if not."""
     try:
-        return safe_write.read_settled(path, inside=[inside] if inside else None).text
+        return settled.read_settled(path, inside=[inside] if inside else None).text
     except (OSError, SourceError):
         return None
 
@@ -281,13 +282,13 @@ def _move_file(src: Path, dest: Path, roots: safe_write.Roots) -> None:
     if text is None:
         return
     try:
-        safe_write.RENAMER.create(src, dest)  # one step when nothing is there yet
+        RENAMER.create(src, dest)  # one step when nothing is there yet
     except FileExistsError:
         pass
     else:
         note_write(src, text)
         note_write(dest, None)
-        safe_write.forget_known(src)
+        settled.forget_known(src)
         return
 
     def add(current: str | None) -> tuple[str | None, None]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memd.core.errors import EditConflict, InvalidParams, NotFound
 from memd.core.redact import redact
-from memd.memory import safe_write
+from memd.memory import safe_write, settled
 from memd.memory.guard import GUARD, AddOp, Op, RemoveOp, SetOp, WriteGuard
 from memd.memory.items import (
     ItemAt,
@@ -30,7 +30,7 @@ from memd.memory.items import (
 )
 from memd.memory.parse import item_prefix, parse_markdown
 from memd.memory.safe_write import Roots
-from memd.memory.safe_write import file_lock as file_lock
+from memd.memory.settled import file_lock as file_lock
 
 Match = Callable[[str, dict[str, str]], bool]
 Change = Callable[[str, dict[str, str]], tuple[str, dict[str, str]]]
@@ -50,7 +50,7 @@ class EditedItem:
 
 def read_lines(path: Path) -> list[str]:
     """The file's lines ([] when missing); bytes that are not UTF-8 are kept as they were."""
-    snap = safe_write.read_snapshot(path)
+    snap = settled.read_snapshot(path)
     return [] if snap.text is None else snap.text.split("\n")
 
 
@@ -311,7 +311,7 @@ def move_item(
 
         return safe_write.edit_file(source, edit, guard=guard, ops_of=ops, inside=inside).result
     roots = None if inside is None else list(inside)
-    now = safe_write.read_settled(safe_write.placed(source, roots), inside=roots).text
+    now = settled.read_settled(safe_write.placed(source, roots), inside=roots).text
     _, t, m = _found(source, now, match, expect_text)
     t2, m2 = change(t, m)
     if not m2.get("id"):

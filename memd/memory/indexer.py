@@ -31,7 +31,7 @@ from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as docs
 from memd.memory.parse import parse_markdown
-from memd.memory.safe_write import read_settled, snapshot_of
+from memd.memory.settled import read_settled, snapshot_of
 from memd.memory.tree import classify, is_memory_file
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,8 @@ before anything is read or written. The check is made again at each attempt, rig
 the file is replaced and on the temp file the new version is in, so a folder moved away and
 replaced by a link while the edit ran (the file looks the same through it) is caught too.
 
-Writes of one file within this process are serialised (`file_lock`); each successful write is
+Reading a file once it has stopped changing, and what memd remembers of each file, are
+`memd.memory.settled`'s. Writes of one file within this process are serialised (`file_lock`); each successful write is
 reported to the history (`note_write`) and to the write guard (`memd.memory.guard`), which
 re-applies memd's recent changes when an editor writes back an older copy of the file.
 """
@@ -47,311 +48,57 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import ctypes
-import ctypes.util
 import errno
 import logging
 import os
-import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from memd.core.errors import EditConflict, PathError, SourceError
+from memd.core.errors import EditConflict, PathError
 from memd.core.fsio import (
     PRIVATE_FILE,
     TEMP_SUFFIX,
     inside_any,
     make_private_dir,
-    open_regular,
     resolve_inside,
 )
+from memd.core.rename import RENAMER
 from memd.history import Cause, note_write
 from memd.history.scope import current_scope
 from memd.memory.guard import Op, WriteGuard
+from memd.memory.settled import (
+    Ident,
+    Snapshot,
+    encode,
+    file_lock,
+    forget_known,
+    ident_of,
+    peek,
+    read_settled,
+    remember,
+)
+from memd.memory.settled import (
+    Roots as Roots,  # the roots a write must stay inside: part of this module's API
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# A file changed by someone else this recently may still be being written.
-QUIET_S = 0.05
-# An empty or cut file changed less than this long ago may be half-way through a save (one
-# that has stayed so this long is simply empty or short) ...
-SUSPECT_QUIET_S = 0.2
-# ... and a file memd knew that is missing must stay missing this long before memd believes it.
-MISSING_WAIT_S = 0.25
-# The longest memd waits for a file that looks mid-save (or, RECENT_MAX_S, one just changed).
-SETTLE_MAX_S = 2.0
-RECENT_MAX_S = 0.2
 ATTEMPTS = 25
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 NEW_FILE_MODE = PRIVATE_FILE
 
-Ident = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
-# The memory roots a read or write must stay inside (None: not checked here).
-Roots = Sequence[Path | str] | None
 # `edit(current text or None) -> (new text or None for "no change", result)`.
 Edit = Callable[[str | None], tuple[str | None, T]]
 
 
 class FileBusy(EditConflict):
     """A file kept changing while memd tried to edit it; nothing was written."""
-
-
-def ident_of(st: os.stat_result) -> Ident:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def decode(data: bytes) -> str:
-    """File bytes as text; bytes that are not UTF-8 survive the round trip unchanged."""
-    return data.decode("utf-8", "surrogateescape")
-
-
-def encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A file as read: its bytes (None: no file) and identity."""
-
-    data: bytes | None
-    ident: Ident | None
-
-    @property
-    def text(self) -> str | None:
-        return None if self.data is None else decode(self.data)
-
-
-def read_snapshot(path: Path, inside: Roots = None) -> Snapshot:
-    """Bytes and identity of a regular file, from one open file (None when missing).
-
-    A symbolic link is not followed (`NotRegularFile`: resolve it and edit its target), nor is
-    a FIFO or device opened for long; with `inside`, a file that is not inside those roots is
-    refused (`PathError`).
-    """
-    try:
-        fd = open_regular(path, inside=inside)
-    except (FileNotFoundError, NotADirectoryError):
-        return Snapshot(None, None)
-    try:
-        return snapshot_of(fd, os.fstat(fd))
-    finally:
-        os.close(fd)
-
-
-def snapshot_of(fd: int, st: os.stat_result) -> Snapshot:
-    """`read_snapshot` of a file already open (`fd`, read from its start; `st`: its fstat
-    when opened), for a caller that checked the file itself."""
-    chunks = []
-    want = max(st.st_size + 1, 1 << 16)
-    while chunk := os.read(fd, want):
-        chunks.append(chunk)
-        if len(chunk) < want:
-            break  # the end of a regular file (growth since is caught by the fstat below)
-    st2 = os.fstat(fd)
-    data = b"".join(chunks)
-    # A write while reading: the identity must describe the bytes, or the checks mean nothing.
-    if ident_of(st2) != ident_of(st) or len(data) != st2.st_size:
-        return Snapshot(data, None)
-    return Snapshot(data, ident_of(st2))
-
-
-def _peek(path: Path) -> Snapshot | None:
-    """`read_snapshot`, or None when what is there is not a regular file memd may read."""
-    try:
-        return read_snapshot(path)
-    except SourceError:
-        return None
-
-
-# -- swapping two names atomically ------------------------------------------------------------
-_AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
-_RENAME_EXCHANGE = 2
-_RENAME_SWAP = 0x2  # macOS renamex_np
-_RENAME_EXCL = 0x4
-
-
-class _Renamer:
-    """`renameat2`/`renamex_np` through ctypes, where the C library has them."""
-
-    def __init__(self) -> None:
-        self.exchange_ok = False
-        self.noreplace_ok = False
-        self._fn: Any = None
-        self._mac = sys.platform == "darwin"
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-            if self._mac:
-                fn = libc.renamex_np
-                fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
-            else:
-                fn = libc.renameat2
-                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                               ctypes.c_uint]  # fmt: skip
-            fn.restype = ctypes.c_int
-        except (OSError, AttributeError):
-            return
-        self._fn = fn
-        self.exchange_ok = self.noreplace_ok = True
-
-    def _call(self, src: Path, dst: Path, flags: int) -> None:
-        a, b = os.fsencode(src), os.fsencode(dst)
-        rc = self._fn(a, b, flags) if self._mac else self._fn(_AT_FDCWD, a, _AT_FDCWD, b, flags)
-        if rc != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err), str(src), None, str(dst))
-
-    def exchange(self, a: Path, b: Path) -> bool:
-        """Swap two names in one step; False when this system or file system cannot."""
-        if not self.exchange_ok:
-            return False
-        try:
-            self._call(a, b, _RENAME_SWAP if self._mac else _RENAME_EXCHANGE)
-        except OSError as exc:
-            if exc.errno in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-                self.exchange_ok = False  # e.g. a file system without it: check, then rename
-                log.info("atomic swap unsupported here (%s): using check-then-rename", exc)
-                return False
-            raise
-        return True
-
-    def create(self, src: Path, dst: Path) -> None:
-        """Rename `src` to `dst` only if `dst` does not exist (FileExistsError otherwise)."""
-        if self.noreplace_ok:
-            try:
-                self._call(src, dst, _RENAME_EXCL if self._mac else _RENAME_NOREPLACE)
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-                    raise
-                self.noreplace_ok = False
-        os.link(src, dst)  # fails with EEXIST; then the temp name goes
-        os.unlink(src)
-
-
-RENAMER = _Renamer()
-
-
-# -- what memd knows of each file ------------------------------------------------------------
-_locks: dict[str, threading.RLock] = {}
-_known: dict[str, tuple[Ident, float]] = {}  # path -> (identity after memd's last write, when)
-_registry_guard = threading.Lock()
-SizeHint = Callable[[str], int | None]
-_size_hints: list[SizeHint] = []
-
-
-def file_lock(path: Path | str) -> threading.RLock:
-    """The lock serialising memd's own edits of one file in this process (re-entrant: a
-    caller may hold it around several edits of the file)."""
-    key = os.path.abspath(path)
-    with _registry_guard:
-        return _locks.setdefault(key, threading.RLock())
-
-
-def add_size_hint(hint: SizeHint) -> Callable[[], None]:
-    """Register where the indexed size of a file can be looked up; returns the unregister."""
-    with _registry_guard:
-        _size_hints.append(hint)
-
-    def remove() -> None:
-        with _registry_guard, contextlib.suppress(ValueError):
-            _size_hints.remove(hint)
-
-    return remove
-
-
-def _expected_size(key: str, indexed: int | None = None) -> int | None:
-    """How long memd last knew the file: its own last write of it, else the index."""
-    known = _known.get(key)
-    if known is not None:
-        return known[0][2]
-    if indexed is not None:
-        return indexed
-    for hint in list(_size_hints):
-        with contextlib.suppress(Exception):
-            size = hint(key)
-            if size is not None:
-                return size
-    return None
-
-
-# -- reading a settled file ------------------------------------------------------------------
-def _suspect(snap: Snapshot, expected: int | None) -> bool:
-    """Whether a file looks mid-save: missing although memd knew it, or empty or cut short
-    and changed in the last moments (an old empty or short file is simply that)."""
-    if snap.data is None:
-        return expected is not None
-    if snap.data and (expected is None or len(snap.data) >= expected):
-        return False
-    return snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9
-
-
-def _recent_foreign(key: str, snap: Snapshot) -> bool:
-    """Changed in the last moments, and not by memd's own last write."""
-    if snap.ident is None:
-        return snap.data is not None  # read while it was being written
-    known = _known.get(key)
-    if known is not None and known[0] == snap.ident:
-        return False
-    return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
-
-
-def read_settled(
-    path: Path,
-    *,
-    indexed: int | None = None,
-    inside: Roots = None,
-    first: Snapshot | None = None,
-) -> Snapshot:
-    """The file once it has stopped changing (see the module docstring).
-
-    A file that looks mid-save (empty or cut short, and changed less than SUSPECT_QUIET_S
-    ago) is waited for until it grows back or has been still that long, at most SETTLE_MAX_S;
-    a missing file memd knew, MISSING_WAIT_S; one someone else just changed, up to
-    RECENT_MAX_S. A file
-    that never stops changing is used as it is now if it looks whole, else in the whole state
-    it stayed in longest. `indexed` is the file's size in the index, when memd has not written
-    it itself; `inside`, roots the file must be in (see `read_snapshot`); `first`, the file as
-    the caller just read it (`snapshot_of`), so a file that is whole is opened once.
-    """
-    key = os.path.abspath(path)
-    expected = _expected_size(key, indexed)
-    roots = list(inside) if inside is not None else None
-    snap = first if first is not None else read_snapshot(path, roots)
-    if not _suspect(snap, expected) and not _recent_foreign(key, snap):
-        return snap
-    start = still_since = time.monotonic()
-    best, best_for = snap, -1.0  # the whole state that stayed unchanged longest
-    while True:
-        suspect = _suspect(snap, expected)
-        now = time.monotonic()
-        if now - start >= (SETTLE_MAX_S if suspect else RECENT_MAX_S):
-            break
-        time.sleep(0.005)
-        again = read_snapshot(path, roots)
-        now = time.monotonic()
-        if again.ident != snap.ident or again.data != snap.data:
-            if snap.ident is not None and not suspect and now - still_since > best_for:
-                best, best_for = snap, now - still_since
-            snap, still_since = again, now
-            continue
-        if snap.data is None:
-            if now - still_since >= MISSING_WAIT_S:
-                forget_known(path)  # gone: deleted (or moved) by someone else
-                return snap
-        elif not _suspect(snap, expected) and now - still_since >= QUIET_S:
-            return snap
-    if snap.ident is not None and not _suspect(snap, expected):
-        return snap  # whole as far as can be told: the newest state
-    log.debug("%s kept changing; using the whole state it stayed in longest", path)
-    return best
 
 
 # -- the memory roots ------------------------------------------------------------------------
@@ -407,7 +154,7 @@ class Written(Generic[T]):
                     return False
                 os.ftruncate(fd, len(encode(self.before)))
                 os.fsync(fd)
-                _remember(os.path.abspath(self.path), ident_of(os.fstat(fd)))
+                remember(os.path.abspath(self.path), ident_of(os.fstat(fd)))
             finally:
                 os.close(fd)
         return True
@@ -439,11 +186,6 @@ def _noted(path: Path, before: str | None) -> None:
     co = _COALESCE.get()
     if co is not None:
         co[0].note_coalesced(path, co[1])
-
-
-def _remember(key: str, ident: Ident) -> None:
-    with _registry_guard:
-        _known[key] = (ident, time.monotonic())
 
 
 def edit_file(
@@ -481,7 +223,7 @@ def edit_file(
                 new = base
             if new == snap.text or new is None:
                 if snap.ident is not None:
-                    _remember(key, snap.ident)
+                    remember(key, snap.ident)
                 return Written(path, result, snap.text, None, "", snap.ident)
             try:
                 how, ident = _replace(path, snap, encode(new), new_mode, roots)
@@ -489,7 +231,7 @@ def edit_file(
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
                 continue
-            _remember(key, ident)
+            remember(key, ident)
             if guard is not None:
                 scope = current_scope()
                 cause = str(scope.cause) if scope is not None else ""
@@ -590,7 +332,7 @@ def _swap(path: Path, snap: Snapshot, new: bytes, roots: Roots = None) -> tuple[
     try:
         _still_inside(tmp, roots)  # where the new version really is, before it takes the name
         ours = ident_of(os.stat(tmp))
-        now = _peek(path)
+        now = peek(path)
         if now is None or now.ident != snap.ident or now.data != snap.data:
             raise _Changed
         try:
@@ -600,7 +342,7 @@ def _swap(path: Path, snap: Snapshot, new: bytes, roots: Roots = None) -> tuple[
         if not swapped:
             os.replace(tmp, path)  # the documented window: no atomic swap on this system
             return "replace", ours
-        old = _peek(tmp)  # what was at `path` the instant before the swap
+        old = peek(tmp)  # what was at `path` the instant before the swap
         if old is not None and old.ident == snap.ident and old.data == snap.data:
             return "swap", ours
         _put_back(path, tmp, ours)
@@ -613,7 +355,7 @@ def _swap(path: Path, snap: Snapshot, new: bytes, roots: Roots = None) -> tuple[
 def _put_back(path: Path, tmp: Path, ours: Ident) -> None:
     """An editor saved between memd's check and its swap: put the editor's version back."""
     RENAMER.exchange(tmp, path)
-    back = _peek(tmp)
+    back = peek(tmp)
     if back is not None and back.ident is not None and back.ident[:2] == ours[:2]:
         return  # `tmp` holds memd's version again; the caller removes it
     # Yet another save landed at `path` meanwhile: it is the newest, keep it there, and keep
@@ -634,7 +376,6 @@ def delete_file(path: Path, expected: str | None, *, inside: Roots = None) -> bo
     """
     roots = _roots(inside)
     path = placed(path, roots)
-    key = os.path.abspath(path)
     with file_lock(path):
         _still_inside(path, roots)
         snap = read_settled(path, inside=roots)
@@ -644,7 +385,7 @@ def delete_file(path: Path, expected: str | None, *, inside: Roots = None) -> bo
             raise _changed_since(path)
         aside = path.with_name(f".{path.name}.{os.getpid()}.deleted{TEMP_SUFFIX}")
         os.rename(path, aside)
-        gone = _peek(aside)
+        gone = peek(aside)
         if gone is None or gone.ident != snap.ident or gone.data != snap.data:
             try:
                 RENAMER.create(aside, path)
@@ -653,8 +394,7 @@ def delete_file(path: Path, expected: str | None, *, inside: Roots = None) -> bo
                 RENAMER.create(aside, path.with_name(f"{path.stem}.kept-{int(time.time())}.md"))
             raise _changed_since(path)
         os.unlink(aside)
-        with _registry_guard:
-            _known.pop(key, None)
+        forget_known(path)
         _noted(path, snap.text)
         return True
 
@@ -725,12 +465,6 @@ def create_new(path: Path, text: str, *, inside: Roots = None) -> bool:
             ident = _create(path, encode(text), NEW_FILE_MODE, roots)
         except _Changed:
             return False
-        _remember(os.path.abspath(path), ident)
+        remember(os.path.abspath(path), ident)
         _noted(path, None)
         return True
-
-
-def forget_known(path: Path | str) -> None:
-    """Drop what memd remembers of a file (it was moved or deleted by memd)."""
-    with _registry_guard:
-        _known.pop(os.path.abspath(path), None)

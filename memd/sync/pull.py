@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memd.core.errors import EditConflict, MemdError, PathError
 from memd.core.fsio import inside_any, read_regular, real
 from memd.db import Connection
-from memd.memory import safe_write
+from memd.memory import safe_write, settled
 from memd.memory.guard import GUARD
 from memd.sync import outbox
 from memd.sync.backend import CloudBackend, SyncRow
@@ -220,4 +220,4 @@ def _as_conflict(p: Pulled) -> Pulled:
 
 def _sha_of_text(text: str | None) -> str:
     """`sha_of` a file's bytes, from its text as the safe writer reads it (None: missing)."""
-    return TOMBSTONE if text is None else sha_of(safe_write.encode(text))
+    return TOMBSTONE if text is None else sha_of(settled.encode(text))

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from memd.core.errors import PathError
+from memd.core.rename import RENAMER
 from memd.memory import safe_write
 from memd.memory.edit import append_item, remove_items, update_items
 from memd.memory.guard import WriteGuard
-from memd.memory.safe_write import RENAMER, Edit, FileBusy, edit_file
+from memd.memory.safe_write import Edit, FileBusy, edit_file
 
 
 def add_line(line: str) -> Edit[None]:
