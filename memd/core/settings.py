@@ -331,7 +331,7 @@ SETTINGS: tuple[Setting, ...] = tuple(
     Setting(
         key,
         _HINTS[f.name],
-        f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[misc,operator]
+        f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[operator]
         f.metadata["help"],
     )
     for key, f in _BY_KEY.items()

@@ -287,7 +287,7 @@ class SemanticRecall:
         read from its text."""
         out: dict[K, Script] = {}
         for key in keys:
-            s = found.scripts.get(key) if isinstance(key, int) else None  # type: ignore[call-overload]
+            s = found.scripts.get(key) if isinstance(key, int) else None
             out[key] = s if s is not None else dominant_script(texts.get(key, ""))
         return out
 
