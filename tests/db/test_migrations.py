@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import inspect
+import pkgutil
 import re
 import sqlite3
 from pathlib import Path
 
-from memd.db import Store, migrations
+from memd.db import Store
 from memd.db.connection import connect
-from memd.db.migrations import MIGRATIONS, migrate
+from memd.db.migrations import MIGRATIONS, migrate, versions
 from memd.memory.search import search_sections
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "db" / "index-4eddebe.db.gz"
@@ -56,13 +56,11 @@ def test_names_are_unique_numbered_and_listed_in_order() -> None:
         assert m, f"{name}: migrations are named mNNN_what_it_does"
         numbers.append(int(m.group(1)))
     assert numbers == sorted(set(numbers)), "MIGRATIONS must list them by increasing number"
-    # Every migration defined in the module is listed, in the order the file defines them.
-    defined = [
-        f
-        for name, f in vars(migrations).items()
-        if inspect.isfunction(f) and NAME.fullmatch(name) and f.__module__ == migrations.__name__
-    ]
-    assert sorted(defined, key=lambda f: f.__code__.co_firstlineno) == list(MIGRATIONS)
+    # Every migration module is listed, in the order its folder lists them, and defines the
+    # function it is named after.
+    modules = sorted(info.name for info in pkgutil.iter_modules(versions.__path__))
+    assert names == modules
+    assert [m.__module__ for m in MIGRATIONS] == [f"{versions.__name__}.{n}" for n in modules]
 
 
 def test_a_new_migration_can_only_be_appended() -> None:
