@@ -14,6 +14,9 @@ How a change travels:
    save). A path whose content history already holds (memd's own writes, seen by the watcher
    too) records nothing.
 
+`History` composes the parts: `Capturer` (capture.py) reads files into changes, `HandEdits`
+(hand.py) keeps the hand edits until they are due, `Committer` (commits.py) writes the commits.
+
 Without `start()` (a CLI process) `record` commits before it returns.
 
 Recording never raises into the write that caused it: when git is missing or a commit fails the
@@ -28,7 +31,6 @@ write placeholders over real secrets: use `undo`, which never does.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import logging
 import threading
 import time
@@ -38,8 +40,10 @@ from typing import TYPE_CHECKING
 
 from memd.core.errors import HistoryError
 from memd.history import files as tree_files
+from memd.history.capture import Capturer, hand_author
 from memd.history.commits import MEMD_IDENT, Captured, Committer, changed_in_tree
 from memd.history.git import Git, find_git
+from memd.history.hand import HandEdits
 from memd.history.models import (
     UNDOES_TRAILER,
     Cause,
@@ -62,19 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_PENDING = 10_000
-# Hand edits due about together are committed together: the commit thread takes due hand edits
-# at most once per this share of `coalesce_s` (15 s of the default minute). Each batch runs
-# three git processes; a hundred files saved within a minute cost a few batches, not a hundred.
-HAND_BATCH_SHARE = 4
 _AUTO = "auto"
-
-
-def _hand_author() -> str:
-    try:
-        user = getpass.getuser()
-    except Exception:
-        user = "you"
-    return f"{user} <{user}@localhost>"
 
 
 class History:
@@ -94,9 +86,7 @@ class History:
         self.tree = tree.absolute()
         self.git_dir = git_dir.absolute()
         self.keep_days = keep_days
-        self.coalesce_s = coalesce_s
         self.clock = clock
-        self.max_file_bytes = max_file_bytes
         exe = find_git() if git == _AUTO else git
         self._git = Git(exe, self.git_dir, self.tree) if exe else None
         self._repo = HistoryRepo(self._git) if self._git else None
@@ -108,8 +98,10 @@ class History:
         self._moved: list[str] = []
         self._warned: set[str] = set()
         self._queue: list[Captured] = []
-        self._hand: dict[str, tuple[float, Cause]] = {}  # path -> (first noted, cause)
-        self._hand_taken_at = float("-inf")  # when a batch last took due hand edits
+        self._hand = HandEdits(coalesce_s, clock)
+        self._capture = Capturer(
+            self.tree, max_file_bytes=max_file_bytes, clock=clock, skip=self._skip
+        )
         # Capture order is commit order: files are read and queued under `_cond`'s lock, and
         # a batch drains the queue under it too. `_work` (taken first) serialises the batches.
         self._cond = threading.Condition(threading.Lock())
@@ -118,7 +110,7 @@ class History:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._committer = (
-            Committer(self._git, self._repo, _hand_author) if self._git and self._repo else None
+            Committer(self._git, self._repo, hand_author) if self._git and self._repo else None
         )
         self.gc_loose_objects = LOOSE_LIMIT
         self.recorded = 0
@@ -134,6 +126,16 @@ class History:
             max_file_bytes=int(settings.index_max_file_mb * 1024 * 1024),
             **kwargs,  # type: ignore[arg-type]
         )
+
+    @property
+    def coalesce_s(self) -> float:
+        """Seconds a hand edit waits after its first note before it is recorded."""
+        return self._hand.coalesce_s
+
+    @property
+    def max_file_bytes(self) -> int:
+        """Files larger than this are not recorded."""
+        return self._capture.max_file_bytes
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -188,8 +190,11 @@ class History:
         """
         cause = Cause(cause)
         with self._cond:
+            if self._git is None:
+                self._skip("no-git", self._reason)
+                return
             try:
-                pending = self._capture(paths, cause, detail, before, trailers)
+                pending = self._capture.writes(paths, cause, detail, before, trailers)
             except Exception as exc:
                 self._skip(
                     f"capture:{type(exc).__name__}", f"reading the changed files failed: {exc}"
@@ -219,7 +224,7 @@ class History:
         if rel is None:
             return
         with self._cond:
-            self._hand.setdefault(rel, (self.clock(), Cause(cause)))
+            self._hand.note(rel, Cause(cause))
             self._cond.notify_all()
 
     def flush(self, *, force: bool = False) -> int:
@@ -245,8 +250,8 @@ class History:
                 return 0
 
             def capture() -> list[Captured]:
-                p = self._capture_rels(
-                    rels, Cause.HAND, "edits made outside memd's view", _hand_author()
+                p = self._capture.rels(
+                    rels, Cause.HAND, "edits made outside memd's view", hand_author()
                 )
                 return [p] if p else []
 
@@ -265,10 +270,10 @@ class History:
                 return 0
             with self._cond:
                 items, self._queue = self._queue, []
-                due = self._take_due(force_hand)
+                due = self._hand.take_due(force_hand)
                 self._busy += 1
                 try:
-                    items += self._capture_hand(due)
+                    items += self._capture.hand_edits(due)
                     if extra is not None:
                         items += extra()
                 except Exception as exc:
@@ -441,8 +446,8 @@ class History:
                 self._cond.notify_all()
         while True:
             with self._cond:
-                while not self._stop and not self._queue and not self._due_now():
-                    self._cond.wait(self._next_due_in())
+                while not self._stop and not self._queue and not self._hand.due_now():
+                    self._cond.wait(self._hand.next_due_in())
                 stopping = self._stop
             try:
                 self._batch(force_hand=stopping)
@@ -452,109 +457,6 @@ class History:
                 with self._cond:
                     if not self._queue:
                         return
-
-    def _hand_batch_at(self) -> float | None:
-        """When the commit thread takes the hand edits that are due by then (None: none wait)."""
-        if not self._hand:
-            return None
-        first = min(t for t, _ in self._hand.values())
-        return max(
-            first + self.coalesce_s, self._hand_taken_at + self.coalesce_s / HAND_BATCH_SHARE
-        )
-
-    def _due_now(self) -> bool:
-        at = self._hand_batch_at()
-        return at is not None and self.clock() >= at
-
-    def _next_due_in(self) -> float | None:
-        at = self._hand_batch_at()
-        return None if at is None else max(0.05, at - self.clock())
-
-    def _take_due(self, force: bool) -> list[tuple[str, Cause]]:
-        now = self.clock()
-        due = [
-            (r, cause)
-            for r, (t, cause) in self._hand.items()
-            if force or now - t >= self.coalesce_s
-        ]
-        for r, _ in due:
-            del self._hand[r]
-        if due:
-            self._hand_taken_at = now
-        return sorted(due)
-
-    def _capture_hand(self, due: list[tuple[str, Cause]]) -> list[Captured]:
-        out = []
-        for rel, cause in due:
-            author = _hand_author() if cause is Cause.HAND else MEMD_IDENT
-            try:
-                p = self._capture_rels([rel], cause, rel, author)
-            except Exception as exc:
-                self._skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
-                continue
-            if p is not None:
-                out.append(p)
-        return out
-
-    def _capture(
-        self,
-        paths: Iterable[str | Path],
-        cause: Cause,
-        detail: str,
-        before: Mapping[str | Path, str | bytes | None] | None,
-        trailers: Mapping[str, str] | None,
-    ) -> Captured | None:
-        if self._git is None:
-            self._skip("no-git", self._reason)
-            return None
-        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in paths) if r]
-        pending = self._capture_rels(rels, cause, detail, MEMD_IDENT)
-        if pending is None:
-            return None
-        pending.trailers = dict(trailers or {})
-        if before:
-            pending.before = {}
-            for p, content in before.items():
-                rel = tree_files.rel_in_tree(self.tree, p)
-                if rel is None or not tree_files.recordable(rel):
-                    continue
-                data = (
-                    content.encode("utf-8", "surrogateescape")
-                    if isinstance(content, str)
-                    else content
-                )
-                pending.before[rel] = None if data is None else tree_files.redact_bytes(data)
-        return pending
-
-    def _capture_rels(
-        self, rels: Iterable[str], cause: Cause, detail: str, author: str
-    ) -> Captured | None:
-        files: dict[str, bytes | None] = {}
-        folders: list[str] = []
-        for rel in rels:
-            path = self.tree / rel
-            if path.is_dir() and not path.is_symlink():
-                folders.append(rel)
-                for f in tree_files.walk(self.tree, rel):
-                    self._read_into(files, f)
-            elif path.exists() or path.is_symlink():
-                if tree_files.recordable(rel):
-                    self._read_into(files, rel)
-            else:
-                # Gone: a file, or a folder whose files history still lists.
-                if tree_files.recordable(rel):
-                    files[rel] = None
-                folders.append(rel)
-        if not files and not folders:
-            return None
-        return Captured(cause, detail, files, self.clock(), author, folders=tuple(folders))
-
-    def _read_into(self, files: dict[str, bytes | None], rel: str) -> None:
-        data = tree_files.read_real(self.tree, rel)
-        if data is not None and len(data) > self.max_file_bytes:
-            self._skip("too-big", f"{rel} is larger than {self.max_file_bytes} bytes; not recorded")
-            return
-        files[rel] = None if data is None else tree_files.redact_bytes(data)
 
     def _ensure_open(self) -> bool:
         """Open (create, or repair) the repository once; record the tree's state in it."""
@@ -595,7 +497,12 @@ class History:
                 rels = list(tree_files.walk(self.tree))
                 try:
                     n = committer.commit_tree(
-                        rels, self._read_one, Cause.BASELINE, detail, self.clock(), MEMD_IDENT
+                        rels,
+                        self._capture.read_one,
+                        Cause.BASELINE,
+                        detail,
+                        self.clock(),
+                        MEMD_IDENT,
                     )
                 except HistoryError as exc:
                     failed: HistoryError | None = exc
@@ -604,14 +511,6 @@ class History:
             self._committed(n if failed is None else failed, 1)
         else:
             self.catch_up()
-
-    def _read_one(self, rel: str) -> bytes | None:
-        files: dict[str, bytes | None] = {}
-        try:
-            self._read_into(files, rel)
-        except OSError as exc:
-            self._skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
-        return files.get(rel)
 
     def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:
         assert self._committer is not None
