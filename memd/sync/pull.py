@@ -47,16 +47,14 @@ class Pulled:
     copy_rel: str = ""
 
 
+@dataclass(slots=True)
 class Pull:
     """Pull the namespace's rows newer than the target's cursor and apply them, page by page."""
 
-    def __init__(
-        self, syncer: Syncer, backend: CloudBackend, target: str, report: RunReport
-    ) -> None:
-        self.s = syncer
-        self.backend = backend
-        self.target = target
-        self.report = report
+    s: Syncer
+    backend: CloudBackend
+    target: str
+    report: RunReport
 
     def run(self) -> None:
         """Every page newer than the cursor; the cursor moves with each settled page."""

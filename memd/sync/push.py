@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memd.core.errors import MemdError, SyncError, SyncPermanent, SyncRetryable
@@ -117,16 +118,14 @@ def _unsynced(s: Syncer, target: str) -> list[tuple[str, bytes | None]]:
     return loaded + [(rel, None) for rel in gone]
 
 
+@dataclass(slots=True)
 class Push:
     """Send the target's due operations to one backend and record what became of them."""
 
-    def __init__(
-        self, syncer: Syncer, backend: CloudBackend, target: str, report: RunReport
-    ) -> None:
-        self.s = syncer
-        self.backend = backend
-        self.target = target
-        self.report = report
+    s: Syncer
+    backend: CloudBackend
+    target: str
+    report: RunReport
 
     def run(self) -> int:
         """Send every due operation; return how many the server refused (left queued)."""
