@@ -15,10 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-import msgspec
-
 from memd import __version__
 from memd.api import messages as msg
+from memd.api.messages.decode import convert
 from memd.api.methods import Feature, Method
 from memd.core.progress import Task
 from memd.daemon import repo
@@ -109,7 +108,7 @@ def status_of(engine: Engine) -> msg.StatusResult:
         daemon["progress"] = progress
     for part in engine.status_parts:
         out.update(part())
-    return msgspec.convert(out, msg.StatusResult)
+    return convert(out, msg.StatusResult)
 
 
 def job_runs_of(store: Store, p: msg.JobRunsParams) -> msg.JobRunsResult:

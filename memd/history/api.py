@@ -14,9 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from memd.api import messages as msg
+from memd.api.messages.decode import convert
 from memd.api.methods import Feature, JobSpec, Method
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.models import JobOutcome, JobResult
@@ -30,7 +29,7 @@ WAIT_S = 5.0  # for changes queued to be committed
 
 
 def change_info(c: Change) -> msg.ChangeInfo:
-    return msgspec.convert(c.to_dict(), msg.ChangeInfo)
+    return convert(c.to_dict(), msg.ChangeInfo)
 
 
 class HistoryFeature:

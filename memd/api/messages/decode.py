@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, TypeVar
 
 import msgspec
 
 from memd.api.messages.base import P, R, Signature
 from memd.core.errors import InvalidParams
+
+# msgspec builds a Struct type's decoding info on its first conversion, and two threads doing
+# that first conversion of one type at once crashed the daemon (a segmentation fault under 100
+# concurrent `context` calls). The first conversion of each type is therefore made alone.
+T = TypeVar("T")
+_converted: set[Any] = set()
+_first_conversion = threading.Lock()
+
+
+def convert(value: Any, type_: type[T], *, strict: bool = True) -> T:
+    """`msgspec.convert`, with each type's first conversion made alone (see above)."""
+    if type_ in _converted:
+        return msgspec.convert(value, type_, strict=strict)
+    with _first_conversion:
+        try:
+            return msgspec.convert(value, type_, strict=strict)
+        finally:
+            _converted.add(type_)  # built even when this value did not validate
 
 
 def decode_params(params_type: type[P], params: Any) -> P:
@@ -23,7 +42,7 @@ def decode_params(params_type: type[P], params: Any) -> P:
         params = {k: v for k, v in params.items() if v is not None}
     _refuse_lone_surrogates(params)
     try:
-        return msgspec.convert(params, params_type, strict=True)
+        return convert(params, params_type, strict=True)
     except msgspec.ValidationError as exc:
         raise InvalidParams(validation_message(exc)) from None
 
@@ -55,7 +74,7 @@ def _refuse_lone_surrogates(params: dict[str, Any]) -> None:
 
 def decode_result(sig: Signature[Any, R], result: Any) -> R:
     """A result as its typed value (the client's side; a feature's answer on the server)."""
-    return msgspec.convert(result, sig.result, strict=False)
+    return convert(result, sig.result, strict=False)
 
 
 def to_builtins(value: Any) -> Any:
