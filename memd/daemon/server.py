@@ -264,6 +264,10 @@ class Server:
         if isinstance(getattr(writer.transport, "max_size", None), int):
             writer.transport.max_size = CHUNK  # type: ignore[attr-defined]
         conn = _Conn()
+        # Why the connection ended, for the debug log: a client whose connections all close
+        # without an answer can tell an idle timeout from a refusal from a crash.
+        why = "end of stream"
+        answered = 0
         try:
             while True:
                 try:
@@ -271,13 +275,17 @@ class Server:
                     async with asyncio.timeout(self.read_timeout):
                         line = await self._readline(reader, conn)
                 except TimeoutError:
+                    why = f"idle for {self.read_timeout:g} s"
                     break
                 except (RequestTooLarge, ServerBusy) as exc:
                     # The stream cannot be resynchronised safely: answer, then close.
+                    why = str(exc)
                     writer.write(protocol.encode_error(None, protocol.error_code(exc), str(exc)))
                     await writer.drain()
                     break
                 if line is None:
+                    if conn.buf:
+                        why = f"end of stream inside a request ({len(conn.buf)} bytes unread)"
                     break
                 if not line.strip():
                     continue
@@ -285,9 +293,12 @@ class Server:
                 if response is not None:
                     writer.write(response)
                     await writer.drain()
-        except (ConnectionResetError, BrokenPipeError):
-            pass  # the client went away mid-request; nothing of ours is harmed
+                    answered += 1
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            # The client went away mid-request; nothing of ours is harmed.
+            why = f"the client went away ({type(exc).__name__})"
         finally:
+            log.debug("connection closed: %s; %d answered", why, answered)
             self._writers.discard(writer)
             reserved, conn.reserved, conn.buf = conn.reserved, 0, bytearray()
             await self._budget.give(reserved)

@@ -144,6 +144,38 @@ def test_disconnect_mid_request_and_idle_timeout(home: Path) -> None:
         d.stop()
 
 
+def test_each_connection_end_is_logged_with_its_reason(home: Path) -> None:
+    """With log.level DEBUG, a connection that ends says why: a client whose connections all
+    close without an answer can then tell an idle timeout from a refusal or a vanished peer."""
+    d = DaemonProcess(
+        home, MEMD_SERVER_READ_TIMEOUT_S="0.5", MEMD_SERVER_MAX_REQUEST_KB="4",
+        MEMD_LOG_LEVEL="DEBUG",
+    ).start()  # fmt: skip
+    try:
+        s = raw(d.sock)
+        assert "result" in rpc(s, b'{"jsonrpc":"2.0","id":1,"method":"status"}\n')
+        s.close()  # a clean end after one answer
+        s = raw(d.sock)
+        s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"con')
+        s.close()  # gone in the middle of a request
+        s = raw(d.sock)
+        assert rpc(s, b'{"q":"' + b"a" * 8000 + b'"}\n')["error"]["code"] == -32003
+        s.close()
+        idle = raw(d.sock)
+        assert idle.recv(10) == b""  # the server closes it after the read timeout
+        want = [
+            "connection closed: end of stream; 1 answered",
+            "connection closed: end of stream inside a request (",
+            "connection closed: request larger than 4096 bytes; 0 answered",
+            "connection closed: idle for 0.5 s; 0 answered",
+        ]
+        assert wait_for(lambda: all(w in d.log.read_text() for w in want), timeout=10), (
+            d.log.read_text()[-3000:]
+        )
+    finally:
+        d.stop()
+
+
 def test_hundred_concurrent_clients(daemon: DaemonProcess) -> None:
     (daemon.memory / "topics" / "vue.md").write_text("# Vue\n\n## Components\n- small components\n")
     wait_for(lambda: daemon.search_paths("components"), 2)
