@@ -15,7 +15,6 @@ import contextlib
 import dataclasses
 import faulthandler
 import fcntl
-import gc
 import logging
 import os
 import signal
@@ -29,13 +28,14 @@ from typing import Any
 from memd import __version__
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
+from memd.core import trim
 from memd.core.errors import DaemonAlreadyRunning, DiskFull, MemdError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.settings import Settings
 from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
 from memd.daemon.scheduler import Scheduler
-from memd.daemon.server import Server, bind_unix_socket, malloc_trim
+from memd.daemon.server import Server, bind_unix_socket
 from memd.db import Store, recovery
 
 log = logging.getLogger("memd")
@@ -310,10 +310,7 @@ def give_memory_back() -> None:
     recording) in several threads; glibc keeps what they freed in per-thread arenas, where
     the daemon would carry it as resting size all day (measured: 10,000 files, 87 -> 76 MB).
     """
-    gc.collect()
-    trim = malloc_trim()
-    if trim is not None:
-        trim(0)
+    trim.give_memory_back()
 
 
 def _exit_by(seconds: float) -> None:

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import errno
-import functools
-import gc
 import logging
 import os
 import socket
@@ -35,6 +31,7 @@ from memd.core.errors import (
     ServerBusy,
 )
 from memd.core.paths import ensure_private_dir
+from memd.core.trim import give_memory_back
 from memd.daemon.pool import ReaderPool
 
 log = logging.getLogger(__name__)
@@ -357,11 +354,8 @@ class Server:
         if self._budget.used:
             return  # other big lines are still arriving; their end trims again
         # Closed connections' transports and buffers sit in reference cycles until a full
-        # collection; only then is their memory free to give back.
-        gc.collect()
-        trim = malloc_trim()
-        if trim is not None:
-            trim(0)
+        # collection (which `give_memory_back` runs first); only then is their memory free.
+        give_memory_back()
 
     async def _dispatch(self, line: bytes) -> bytes | None:
         try:
@@ -394,14 +388,3 @@ class Server:
             if self._inflight == 0:
                 self._idle.set()
         return None if req.id is None else out
-
-
-@functools.cache
-def malloc_trim() -> Callable[[int], int] | None:
-    """glibc's malloc_trim, or None elsewhere (other allocators give memory back themselves)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-    return trim

@@ -29,7 +29,6 @@ The in-memory matrices (`VectorIndex`) are rebuilt here after writes (at most ev
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import sys
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import MemdError
+from memd.core.trim import give_memory_back
 from memd.db import DatabaseError, Store
 from memd.semantic import repo
 from memd.semantic.base import Embedder
@@ -435,26 +435,11 @@ class Backfill:
         self._refreshed_at = time.monotonic()
 
 
-def _load_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None)
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
-    return trim
-
-
-_TRIM = _load_trim()
-
-
 def _release_memory() -> None:
     """Give the model's freed activation buffers back to the system. glibc keeps what a
     thread freed in that thread's arena; on this thread, after a batch of long passages, that
     was ~25 MB of the daemon's resident memory for nothing (docs/retrieval.md)."""
-    if _TRIM is not None:
-        _TRIM(0)
+    give_memory_back(collect=False)  # a full collection per batch would cost more than it gives
 
 
 def _lower_priority() -> None:
