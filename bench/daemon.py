@@ -131,3 +131,28 @@ def proc_mem(pid: int) -> dict[str, float]:
 
         out["rss_mb"] = psutil.Process(pid).memory_info().rss / (1 << 20)
     return out
+
+
+def memory_map(pid: int) -> dict[str, float]:
+    """Resident MB of a process by what backs it (Linux /proc/<pid>/smaps): each file holding
+    over 1 MB by its name, the other files together, the main heap, and anonymous memory
+    (Python's object arenas, numpy arrays, the C allocator's thread arenas, thread stacks).
+    Empty where there is no smaps."""
+    kb: dict[str, int] = {}
+    where = ""
+    try:
+        text = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return {}
+    for line in text.splitlines():
+        head = line.split(maxsplit=5)
+        if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line
+            name = head[5] if len(head) > 5 else ""
+            where = f"file {Path(name).name}" if name.startswith("/") else (name or "anonymous")
+        elif head[0] == "Rss:":
+            kb[where] = kb.get(where, 0) + int(head[1])
+    out: dict[str, float] = {}
+    for name, size in sorted(kb.items(), key=lambda kv: -kv[1]):
+        key = name if size >= 1024 or not name.startswith("file ") else "other files"
+        out[key] = out.get(key, 0.0) + size / 1024
+    return out

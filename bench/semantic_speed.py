@@ -341,7 +341,7 @@ def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
     import psutil
 
     from bench.corpus import generate
-    from bench.daemon import Daemon, proc_mem
+    from bench.daemon import Daemon, memory_map, proc_mem
     from bench.ingest_bench import conversations, write_generic
 
     with tempfile.TemporaryDirectory(prefix="memd-semfill-", dir="/tmp") as tmp:
@@ -366,6 +366,7 @@ def backfill(threads: int, turns: int, sections: int) -> dict[str, Any]:
             print(f"turns: {out['turns']['kinds']} in {out['turns']['wall_s']:.0f} s", flush=True)
             time.sleep(10)
             out["rss_idle"] = proc_mem(d.pid)["rss_mb"]
+            out["memory_map"] = memory_map(d.pid)
             out["status"] = _semantic_status(d)
             out["model_id"] = out["status"].get("model", "")
     return out
@@ -416,6 +417,20 @@ def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
     return "\n".join(lines)
 
 
+def _by_backing(fill: dict[str, Any]) -> str:
+    """The idle RSS by what backs it, with the share the vector matrices explain."""
+    mm = fill.get("memory_map") or {}
+    if not mm:
+        return ""
+    rows = sum(v["rows"] for v in fill["status"].get("index", {}).values())
+    parts = ", ".join(f"{k} {v:.0f} MB" for k, v in mm.items() if v >= 1)
+    return (
+        f" The idle RSS by what backs it (smaps): {parts}; the matrices' float32 are"
+        f" {rows * 384 * 4 / (1 << 20):.0f} MB of the anonymous memory, the query dictionary"
+        f" is {fill['status'].get('dictionary', 'not loaded')}."
+    )
+
+
 def render_backfill(fill: dict[str, Any], threads: int) -> list[str]:
     rows = []
     for label in ("sections", "turns"):
@@ -439,7 +454,8 @@ def render_backfill(fill: dict[str, Any], threads: int) -> list[str]:
         + ", ".join(
             f"{k} {v['rows']:,} rows (built in {v['build_s']:.2f} s)" for k, v in ix.items()
         )
-        + ".",
+        + "."
+        + _by_backing(fill),
         "",
         table(
             [
