@@ -146,6 +146,8 @@ def memory_map(pid: int) -> dict[str, float]:
         return {}
     for line in text.splitlines():
         head = line.split(maxsplit=5)
+        if not head:
+            continue
         if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line
             name = head[5] if len(head) > 5 else ""
             where = f"file {Path(name).name}" if name.startswith("/") else (name or "anonymous")
