@@ -1,15 +1,16 @@
 """The one declared table of settings, loaded once from a TOML file and MEMD_* env vars.
 
-Every field of `Settings` is a setting: its metadata gives the TOML key (``section.name``) and
-a help line; the environment override is ``MEMD_`` + the key upper-cased with dots as
-underscores (``index.debounce_ms`` → ``MEMD_INDEX_DEBOUNCE_MS``). Only entry points call
-`load`; everything else receives a `Settings` value.
+Every field of `Settings` is a setting: its metadata gives the TOML key (``section.name``), a
+help line and whether only a restart applies it. Values are checked and converted to the
+field's type by msgspec (TOML values strictly, environment variables from their text). The
+environment override is ``MEMD_`` + the key upper-cased with dots as underscores
+(``index.debounce_ms`` → ``MEMD_INDEX_DEBOUNCE_MS``). Only entry points call `load`;
+everything else receives a `Settings` value.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import types
 import typing
@@ -18,61 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from memd.core.errors import ConfigError
 from memd.core.paths import Paths, resolve_paths, usable_socket_path
 
-# Settings that only take effect after a restart: a SIGHUP reload keeps their running values
-# and `memd status` lists them. Every other setting applies at once: the features' `on_reload`
-# hooks apply what was built from it at start, the rest is read again on every use.
-RESTART_REQUIRED = frozenset(
-    {
-        "server.socket",
-        "index.path",
-        "memory.root",
-        "memory.extra_roots",
-        "server.workers",
-    }
-    # The sync job and its outbox hook are built once, at start.
-    | {
-        f"sync.{name}"
-        for name in (
-            "backend",
-            "dsn",
-            "url",
-            "key",
-            "table",
-            "user_id",
-            "namespace",
-            "exclude",
-            "interval_s",
-            "summaries",
-            "push_delay_s",
-            "backoff_cap_s",
-            "timeout_s",
-        )
-    }
-    # The embedders and the backfill worker are built once, at start.
-    | {
-        f"semantic.{name}"
-        for name in (
-            "kind",
-            "model",
-            "url",
-            "api_key_env",
-            "dim",
-            "threads",
-            "batch",
-            "timeout_s",
-            "query_timeout_s",
-            "query_prefix",
-            "passage_prefix",
-        )
-    }
-)
 
+def _s(
+    key: str,
+    help: str,
+    default: Any = dataclasses.MISSING,
+    factory: Any = None,
+    *,
+    restart: bool = False,
+) -> Any:
+    """One row of the table: TOML key, help line, default, and whether only a restart applies it.
 
-def _s(key: str, help: str, default: Any = dataclasses.MISSING, factory: Any = None) -> Any:
-    meta = {"key": key, "help": help}
+    A SIGHUP reload keeps the running value of a `restart=True` setting and `memd status`
+    lists it; every other setting applies at once (the features' `on_reload` hooks apply what
+    was built from it at start, the rest is read again on every use).
+    """
+    meta = {"key": key, "help": help, "restart": restart}
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -80,10 +47,13 @@ def _s(key: str, help: str, default: Any = dataclasses.MISSING, factory: Any = N
 
 @dataclass(frozen=True)
 class Settings:
-    """All of memd's settings. Field metadata holds the TOML key and help text."""
+    """All of memd's settings. Field metadata holds the TOML key, the help text and whether
+    only a restart applies a change (`_s`)."""
 
     # memory tree
-    memory_root: str = _s("memory.root", "Folder of the user-tier Markdown memory tree", "")
+    memory_root: str = _s(
+        "memory.root", "Folder of the user-tier Markdown memory tree", "", restart=True
+    )
     memory_workspaces: list[str] = _s(
         "memory.workspaces",
         "Workspaces whose .memd/memory/ folder is the project tier",
@@ -94,12 +64,13 @@ class Settings:
         "More folders of user-tier Markdown memory kept outside memory.root; symbolic links"
         " in the tree may point into them",
         factory=list,
+        restart=True,
     )
     memory_enabled_default: bool = _s(
         "memory.enabled_default", "Whether memory is on before `memd enable/disable` is used", True
     )
     # index
-    index_path: str = _s("index.path", "SQLite index file (a rebuildable cache)", "")
+    index_path: str = _s("index.path", "SQLite index file (a rebuildable cache)", "", restart=True)
     index_debounce_ms: int = _s(
         "index.debounce_ms", "Quiet time before a changed file is read", 120
     )
@@ -110,7 +81,9 @@ class Settings:
         "index.max_file_mb", "Markdown files larger than this are reported, not indexed", 10.0
     )
     # server
-    server_socket: str = _s("server.socket", "Unix socket path (MEMD_SOCKET also works)", "")
+    server_socket: str = _s(
+        "server.socket", "Unix socket path (MEMD_SOCKET also works)", "", restart=True
+    )
     server_max_request_kb: int = _s("server.max_request_kb", "Largest request accepted", 1024)
     server_read_timeout_s: float = _s(
         "server.read_timeout_s", "Idle connections are closed after this many seconds", 60.0
@@ -124,7 +97,10 @@ class Settings:
         64,
     )
     server_workers: int = _s(
-        "server.workers", "Threads answering slow methods (writes, imports, jobs run now)", 8
+        "server.workers",
+        "Threads answering slow methods (writes, imports, jobs run now)",
+        8,
+        restart=True,
     )
     # context
     context_budget_tokens: int = _s("context.budget_tokens", "Default context budget", 2000)
@@ -184,25 +160,38 @@ class Settings:
     jobs_min_battery: int = _s(
         "jobs.min_battery", "LLM jobs wait on battery below this percent", 30
     )
-    # sync
-    sync_backend: str = _s("sync.backend", 'Cloud backend: "", "postgres" or "supabase"', "")
-    sync_dsn: str = _s("sync.dsn", "Postgres connection string (postgres backend)", "")
-    sync_url: str = _s("sync.url", "Supabase project URL (SUPABASE_URL also works)", "")
-    sync_key: str = _s("sync.key", "Supabase key (SUPABASE_KEY also works)", "")
-    sync_table: str = _s("sync.table", "Cloud table name", "memd_files")
-    sync_user_id: str = _s("sync.user_id", "Links devices: rows are shared per user when set", "")
-    sync_namespace: str = _s("sync.namespace", '"device" or "user" (shared across devices)', "user")
-    sync_exclude: list[str] = _s(
-        "sync.exclude", "Glob patterns of memory paths never synced", factory=list
+    # sync (the job and its outbox hook are built once, at start: a restart applies these)
+    sync_backend: str = _s(
+        "sync.backend", 'Cloud backend: "", "postgres" or "supabase"', "", restart=True
     )
-    sync_interval_s: int = _s("sync.interval_s", "Seconds between sync runs", 60)
-    sync_backoff_cap_s: int = _s("sync.backoff_cap_s", "Longest wait between retries", 600)
-    sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0)
-    sync_summaries: bool = _s("sync.summaries", "Also sync session summaries", False)
+    sync_dsn: str = _s(
+        "sync.dsn", "Postgres connection string (postgres backend)", "", restart=True
+    )
+    sync_url: str = _s(
+        "sync.url", "Supabase project URL (SUPABASE_URL also works)", "", restart=True
+    )
+    sync_key: str = _s("sync.key", "Supabase key (SUPABASE_KEY also works)", "", restart=True)
+    sync_table: str = _s("sync.table", "Cloud table name", "memd_files", restart=True)
+    sync_user_id: str = _s(
+        "sync.user_id", "Links devices: rows are shared per user when set", "", restart=True
+    )
+    sync_namespace: str = _s(
+        "sync.namespace", '"device" or "user" (shared across devices)', "user", restart=True
+    )
+    sync_exclude: list[str] = _s(
+        "sync.exclude", "Glob patterns of memory paths never synced", factory=list, restart=True
+    )
+    sync_interval_s: int = _s("sync.interval_s", "Seconds between sync runs", 60, restart=True)
+    sync_backoff_cap_s: int = _s(
+        "sync.backoff_cap_s", "Longest wait between retries", 600, restart=True
+    )
+    sync_timeout_s: float = _s("sync.timeout_s", "Timeout of one cloud request", 10.0, restart=True)
+    sync_summaries: bool = _s("sync.summaries", "Also sync session summaries", False, restart=True)
     sync_push_delay_s: float = _s(
         "sync.push_delay_s",
         "Seconds after a local change or a context request before an early sync run (0: wait)",
         5.0,
+        restart=True,
     )
     # history
     history_keep_days: int = _s(
@@ -210,43 +199,72 @@ class Settings:
         "Days of memory-tree history kept; older changes are squashed into one (0 keeps all)",
         90,
     )
-    # recall by meaning (docs/retrieval.md)
+    # recall by meaning (docs/retrieval.md; the embedders and the backfill are built at start)
     semantic_kind: str = _s(
         "semantic.kind",
         'Recall by meaning: "auto" (on when memd[semantic] is installed), "off", "packaged" or "http"',
         "auto",
+        restart=True,
     )
     semantic_model: str = _s(
-        "semantic.model", "Model name the HTTP embeddings endpoint serves (http backend)", ""
+        "semantic.model",
+        "Model name the HTTP embeddings endpoint serves (http backend)",
+        "",
+        restart=True,
     )
     semantic_url: str = _s(
-        "semantic.url", "OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:11434/v1", ""
+        "semantic.url",
+        "OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:11434/v1",
+        "",
+        restart=True,
     )
     semantic_api_key_env: str = _s(
-        "semantic.api_key_env", "Environment variable holding the endpoint's API key (if any)", ""
+        "semantic.api_key_env",
+        "Environment variable holding the endpoint's API key (if any)",
+        "",
+        restart=True,
     )
     semantic_dim: int = _s(
-        "semantic.dim", "Vector length the endpoint must return (0: learned from its answers)", 0
+        "semantic.dim",
+        "Vector length the endpoint must return (0: learned from its answers)",
+        0,
+        restart=True,
     )
     semantic_threads: int = _s(
-        "semantic.threads", "Threads of the packaged model (queries and backfill alike)", 2
+        "semantic.threads",
+        "Threads of the packaged model (queries and backfill alike)",
+        2,
+        restart=True,
     )
     semantic_batch: int = _s(
-        "semantic.batch", "Texts the background backfill embeds per call and write", 16
+        "semantic.batch",
+        "Texts the background backfill embeds per call and write",
+        16,
+        restart=True,
     )
     semantic_timeout_s: float = _s(
-        "semantic.timeout_s", "Timeout of one backfill request to the HTTP endpoint", 30.0
+        "semantic.timeout_s",
+        "Timeout of one backfill request to the HTTP endpoint",
+        30.0,
+        restart=True,
     )
     semantic_query_timeout_s: float = _s(
         "semantic.query_timeout_s",
         "Timeout of embedding a query over HTTP; past it the answer uses full-text search only",
         2.0,
+        restart=True,
     )
     semantic_query_prefix: str = _s(
-        "semantic.query_prefix", 'Prepended to queries for the HTTP model (e5: "query: ")', ""
+        "semantic.query_prefix",
+        'Prepended to queries for the HTTP model (e5: "query: ")',
+        "",
+        restart=True,
     )
     semantic_passage_prefix: str = _s(
-        "semantic.passage_prefix", 'Prepended to passages for the HTTP model (e5: "passage: ")', ""
+        "semantic.passage_prefix",
+        'Prepended to passages for the HTTP model (e5: "passage: ")',
+        "",
+        restart=True,
     )
     # logging
     log_level: str = _s("log.level", "Log level: DEBUG, INFO, WARNING, ERROR", "INFO")
@@ -287,6 +305,11 @@ class Settings:
     def value(self, key: str) -> Any:
         return getattr(self, _BY_KEY[key].name)
 
+    def keeping_restart_values(self, running: Settings) -> Settings:
+        """These settings with `running`'s values where only a restart applies a change."""
+        keep = {f.name: getattr(running, f.name) for f in _BY_KEY.values() if f.metadata["restart"]}
+        return dataclasses.replace(self, **keep)
+
     def changed(self, other: Settings) -> list[str]:
         """Keys whose value differs between two settings (for SIGHUP reload)."""
         return [k for k, f in _BY_KEY.items() if getattr(self, f.name) != getattr(other, f.name)]
@@ -317,6 +340,7 @@ class Setting:
     type: Any
     default: Any
     help: str
+    restart: bool = False
 
     @property
     def env(self) -> str:
@@ -333,6 +357,7 @@ SETTINGS: tuple[Setting, ...] = tuple(
         _HINTS[f.name],
         f.default if f.default is not dataclasses.MISSING else f.default_factory(),  # type: ignore[operator]
         f.metadata["help"],
+        f.metadata["restart"],
     )
     for key, f in _BY_KEY.items()
 )
@@ -341,6 +366,13 @@ _ENV_ALIASES = {
     "SUPABASE_URL": "sync.url",
     "SUPABASE_KEY": "sync.key",
 }
+# Spellings of a yes/no in an environment variable beyond msgspec's true/false/1/0.
+_ENV_BOOLS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
+
+
+def restart_required() -> tuple[str, ...]:
+    """The keys only a restart applies (the table's `restart` column)."""
+    return tuple(s.key for s in SETTINGS if s.restart)
 
 
 def _type_name(typ: Any) -> str:
@@ -350,55 +382,38 @@ def _type_name(typ: Any) -> str:
 
 
 def _coerce(setting: Setting, value: Any, where: str) -> Any:
-    typ = setting.type
-    origin = typing.get_origin(typ)
-    ok: bool
-    if typ is bool:
-        ok = isinstance(value, bool)
-    elif typ is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif typ is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        value = float(value) if ok else value
-    elif typ is str:
-        ok = isinstance(value, str)
-    elif origin is list:
-        (inner,) = typing.get_args(typ)
-        inner_t = typing.get_origin(inner) or inner
-        ok = isinstance(value, list) and all(isinstance(v, inner_t) for v in value)
-    else:  # pragma: no cover - the table only holds the types above
-        ok = False
-    if not ok:
-        tname = _type_name(typ)
+    """`value` (from TOML or an override) as the setting's type: ints widen to floats, nothing
+    else is converted (a bool is not an int, a string is not a number)."""
+    try:
+        return msgspec.convert(value, setting.type, strict=True)
+    except msgspec.ValidationError as exc:
         raise ConfigError(
-            f"{where}: setting {setting.key!r} must be {tname}, got {value!r}",
+            f"{where}: setting {setting.key!r} must be {_type_name(setting.type)}, got {value!r}",
             hint=f"{setting.key}: {setting.help}",
-        )
-    return value
+        ) from exc
 
 
 def _from_env(setting: Setting, raw: str, var: str) -> Any:
+    """An environment variable's text as the setting's type (lists are JSON)."""
     typ = setting.type
-    if typ is str:
-        return raw
+    if typing.get_origin(typ) is list:
+        try:
+            return msgspec.json.decode(raw, type=typ)
+        except msgspec.DecodeError as exc:
+            raise ConfigError(
+                f"environment variable {var}={raw!r} is not a valid {_type_name(typ)}",
+                hint=f"{setting.key}: {setting.help}",
+            ) from exc
+    text = raw if typ is str else raw.strip()
+    if typ is bool:
+        text = _ENV_BOOLS.get(text.lower(), text)
     try:
-        if typ is bool:
-            low = raw.strip().lower()
-            if low not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
-                raise ValueError(raw)
-            return low in {"1", "true", "yes", "on"}
-        if typ is int:
-            return int(raw)
-        if typ is float:
-            return float(raw)
-        if typing.get_origin(typ) is list:
-            return _coerce(setting, json.loads(raw), f"environment variable {var}")
-    except (ValueError, json.JSONDecodeError) as exc:
+        return msgspec.convert(text, typ, strict=False)
+    except msgspec.ValidationError as exc:
         raise ConfigError(
             f"environment variable {var}={raw!r} is not a valid {_type_name(typ)}",
             hint=f"{setting.key}: {setting.help}",
         ) from exc
-    raise ConfigError(f"environment variable {var} cannot be set")  # pragma: no cover
 
 
 def config_path(config_file: Path | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -530,7 +545,7 @@ def describe() -> list[dict[str, Any]]:
     """The table as plain data, for `memd config` and the docs."""
     return [
         {"key": s.key, "type": _type_name(s.type), "default": s.default, "env": s.env,
-         "help": s.help}
+         "help": s.help, "restart": s.restart}
         for s in SETTINGS
     ]  # fmt: skip
 

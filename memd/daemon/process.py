@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import faulthandler
 import fcntl
 import logging
@@ -255,15 +254,11 @@ class Daemon:
             sdnotify.ready("settings reload failed; still serving")
             return
         changed = self.settings.changed(wanted)
-        restart = [k for k in changed if k in settings_mod.RESTART_REQUIRED]
+        restart = [k for k in changed if k in settings_mod.restart_required()]
         log.info("SIGHUP: reloaded settings; changed: %s", ", ".join(changed) or "nothing")
         # Until a restart the running values stay in force, and `status` must report those.
-        new = dataclasses.replace(wanted, **{
-            f.name: getattr(self.settings, f.name)
-            for f in dataclasses.fields(Settings)
-            if f.metadata.get("key") in settings_mod.RESTART_REQUIRED
-        })  # fmt: skip
-        pending = [k for k in settings_mod.RESTART_REQUIRED if wanted.value(k) != new.value(k)]
+        new = wanted.keeping_restart_values(self.settings)
+        pending = [k for k in settings_mod.restart_required() if wanted.value(k) != new.value(k)]
         if restart:
             log.warning("SIGHUP: restart required for: %s", ", ".join(restart))
         self.settings = new
