@@ -6,7 +6,7 @@ The typed messages of the socket (`memd.api.messages`) could be msgspec `Struct`
 dataclasses checked by one generic validator. This measures both on the same bytes: a
 `context` request line's params, and a ~20 KB answer (20 sections, 10 dropped, the shape of a
 budget-2000 answer on the bench tree), decoded from JSON into the typed value and validated.
-It prints the figures; they are quoted in docs/benchmarks.md.
+It prints the figures; they are quoted in docs/benchmarks-log.md (2026-11-23).
 """
 
 from __future__ import annotations

@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = "\n\n".join(
         part
         for part in (
-            "## Extraction quality (offline rules"
+            "### Extraction quality (offline rules"
             + (" and the LLM" if "llm" in extractors else "")
             + ")",
             args.note,

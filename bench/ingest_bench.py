@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     every_dm = ", ".join(f"{n / r['turns_s']:,.0f}" for r in dms)
     ok = n / dm["turns_s"] >= TARGET and lib["added"] / lib["wall_s"] >= TARGET
     body = "\n".join([
-        "## Conversation ingestion",
+        "### Conversation ingestion",
         "",
         f"{n:,} generated turns in {len(convs):,} sessions spread over the last year (seed {args.seed}),"
         " redacted, stored with their sessions and indexed for search; the Claude Code set holds the same"

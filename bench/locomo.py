@@ -203,7 +203,7 @@ def _row(name: str, res: dict[str, Any], cat: int = 0) -> list[object]:
 
 def render(base: dict[str, Any], memd: dict[str, Any], info: dict[str, Any]) -> str:
     lines = [
-        "## LoCoMo retrieval (recall@k of evidence turns)",
+        "### LoCoMo retrieval (recall@k of evidence turns)",
         "",
         f"{info['conversations']} conversations, {info['turns']} turns, {base['n'][0]} questions of categories 1-4"
         f" (adversarial category 5 has no evidence). Logs ingested by the daemon in {info['ingest_s']:.2f} s;"
@@ -441,7 +441,7 @@ def render_semantic(res: dict[str, Any], info: dict[str, Any]) -> str:
                 *(f"{res[n]['en']['all five']['recall'][c][10]:.3f}" for n in ("off", "on"))]
                for c, name in CATEGORIES.items() if c in res["on"]["en"]["all five"]["n"]]  # fmt: skip
     lines = [
-        "## LoCoMo retrieval with recall by meaning, through the daemon (`bench/locomo.py --semantic`)",
+        "### LoCoMo retrieval with recall by meaning, through the daemon (`bench/locomo.py --semantic`)",
         "",
         f"The same {info['turns']} turns as the `locomo` block, ingested by two real daemons in"
         f" the same run: one with `semantic.kind = packaged` ({info['model']}; "

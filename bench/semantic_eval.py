@@ -861,7 +861,7 @@ def main(argv: list[str] | None = None) -> int:
     head = ["ranker", *(f"A R@{k}" for k in KS), *(f"B R@{k}" for k in KS)]
     qw, qc, bw, fu = summary_ms(qv_wall), summary_ms(qv_cpu), summary_ms(b_wall), summary_ms(fuse_t)
     body = "\n".join([
-        f"## Recall by meaning: LoCoMo with embeddings and query bridging (`bench/semantic_eval.py`, {p.model_id})",
+        f"### Recall by meaning: LoCoMo with embeddings and query bridging (`bench/semantic_eval.py`, {p.model_id})",
         "",
         f"{len(convs)} conversations, {sum(len(c.ids) for c in convs)} turns, {len(en)} English questions"
         f" of categories 1-4 and their {len(zh)} Chinese translations (same evidence). Fold A: parameters"

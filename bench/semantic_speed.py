@@ -228,7 +228,7 @@ def render_index(timings: dict[int, dict[str, Any]]) -> str:
              f"{t[label]['p95']:.2f}", f"{t[label]['cpu_p50']:.2f}"]
             for n, t in timings.items() for label in LABELS]  # fmt: skip
     return "\n".join([
-        "## Recall by meaning: the daemon's vector search (`bench/semantic_speed.py --index`)",
+        "### Recall by meaning: the daemon's vector search (`bench/semantic_speed.py --index`)",
         "",
         "`memd.semantic.index.Snapshot.top`, top 50 of random unit vectors, one BLAS thread:"
         " the whole matrix; a scope mask (the `context` topic tier's: three file kinds of eight,"
@@ -379,7 +379,7 @@ def _mem(m: dict[str, float]) -> dict[str, float]:
 def render(models: dict[str, dict[str, Any]], topk: dict[int, dict[str, float]],
            fill: dict[str, Any] | None, threads: int, bridge: dict[str, Any]) -> str:  # fmt: skip
     lines = [
-        "## Recall by meaning: speed and memory (`bench/semantic_speed.py`)",
+        "### Recall by meaning: speed and memory (`bench/semantic_speed.py`)",
         "",
         f"Each model in a fresh process, {threads} compute threads; RSS added over a process that"
         " has already imported numpy. Per-call figures are medians, as wall / CPU milliseconds (CPU:"
@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.backfill_only:
         only = backfill(args.threads, args.turns, args.sections)
         publish(args, BLOCK + "-backfill", "\n".join([
-            "## Recall by meaning: backfill through the daemon (`bench/semantic_speed.py"
+            "### Recall by meaning: backfill through the daemon (`bench/semantic_speed.py"
             " --backfill-only`)", "", *render_backfill(only, args.threads), "", machine_line()]))  # fmt: skip
         return 0
     if args.child:

@@ -181,7 +181,7 @@ def render(pp: dict[str, Any], rc: dict[str, Any]) -> str:
          f" {rc['drain_s']:.2f} s to drain ({rc['backlog'] / max(rc['drain_s'], 1e-9):,.0f} ops/s)"),
     ]  # fmt: skip
     return "\n".join([
-        "## Cloud sync (PostgreSQL)",
+        "### Cloud sync (PostgreSQL)",
         "",
         machine_line(),
         "The server is a local PostgreSQL cluster (fsync off), so these are memd's own costs,"

@@ -1,7 +1,7 @@
 """The offline extraction job end to end on natural messages: a supersession through placement,
 and the own sets (tests/extraction/extraction_own*.jsonl) scored as bench/extraction_eval.py does.
 
-Each own set was written, expectations included, before it was first run (docs/benchmarks.md
+Each own set was written, expectations included, before it was first run (docs/benchmarks-log.md
 tells which rule changes had seen which set); the floors below are the figures measured when
 the rules were last changed, so a change that loses recall or adds a false positive fails here.
 """

@@ -4,7 +4,7 @@ Shared by the daemon (which decodes params and encodes results with them), the c
 CLI, MCP and the hooks. They are msgspec `Struct`s: decoding and validating a `context`
 request costs ~4 µs and its ~20 KB answer ~67 µs, against ~21 µs and ~850 µs for
 dataclasses checked by a generic validator (`bench/api_decode.py`, figures in
-docs/benchmarks.md).
+docs/benchmarks-log.md).
 
 Conventions:
 
