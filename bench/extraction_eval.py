@@ -1,7 +1,8 @@
 """Extraction quality: what the extraction job stores from natural user messages.
 
-    python -m bench.extraction_eval [--data FILE ...] [--extractor offline|llm|both]
-                                    [--failures FOLD] [--block NAME] [--note TEXT]
+    python -m bench.extraction_eval [--data FILE ...] [--folds dev|held-out|all]
+                                    [--extractor offline|llm|both] [--failures]
+                                    [--block NAME] [--note TEXT]
                                     [--out docs/benchmarks.md] [--no-write]
 
 Each case of a JSON Lines set (format and scoring in ../shared/bench-data/extraction-dev.md) runs
@@ -18,11 +19,14 @@ scored:
 - a negative case passes when nothing at all was stored; every memory there is a false positive.
 
 Fact recall = matched expected facts / all expected facts; precision = matched memories /
-(matched memories + false positives). Cases are split into two folds by a fixed rule, the CRC-32
-of the case id (even: fold A, odd: fold B), so rules written while looking at one fold's failures
-can be measured on the other. `--failures A` prints the failing cases of fold A (their text, what
-was expected and what was stored) to stdout only: the data never goes into the repository or the
-document, which gets figures and case ids.
+(matched memories + false positives). Cases are split into three folds by a fixed rule, the
+CRC-32 of the case id modulo 3 (0: fold A, 1: fold B, 2: fold C). Folds A and B are the
+development folds: rules are written while looking at their failures. Fold C of every set, and
+every case of a set named in `HELD_OUT_SETS` (written before the rules it measures), are held
+out: they are run only with `--folds held-out` or `--folds all`, to measure, and the report marks
+them. `--failures` prints the failing cases that were run (their text, what was expected and
+what was stored) to stdout only: the data never goes into the repository or the document, which
+gets figures and case ids.
 
 The offline rules always run; the Anthropic extractor runs too with `--extractor llm|both` when
 ANTHROPIC_API_KEY is set (MEMD_EXTRACT_MODEL, MEMD_EXTRACT_BASE_URL and MEMD_EXTRACT_TIMEOUT_S
@@ -63,6 +67,10 @@ START = datetime(2026, 3, 2, 10, 0).timestamp()  # a Monday morning, local time
 TURN_GAP_S = 60
 KINDS = ("positive", "supersession", "negative")
 KEY_VAR = "ANTHROPIC_API_KEY"
+FOLDS = ("A", "B", "C")
+DEV_FOLDS = ("A", "B")
+# Sets written before the rules they measure: every case is held out, whatever its fold.
+HELD_OUT_SETS = frozenset({"extraction_own4.jsonl"})
 
 
 # -- cases -----------------------------------------------------------------------------------
@@ -80,6 +88,7 @@ class Case:
     expect: tuple[Expect, ...]
     superseded: tuple[tuple[str, ...], ...]
     expect_none: bool
+    held_set: bool = False  # the whole set is held out
 
     @property
     def kind(self) -> str:
@@ -91,10 +100,22 @@ class Case:
     def fold(self) -> str:
         return fold_of(self.id)
 
+    @property
+    def held_out(self) -> bool:
+        """Whether rules may not be written against this case (it only measures)."""
+        return self.held_set or self.fold not in DEV_FOLDS
+
 
 def fold_of(case_id: str) -> str:
-    """The fixed split: CRC-32 of the id, even → "A", odd → "B"."""
-    return "AB"[zlib.crc32(case_id.encode("utf-8")) % 2]
+    """The fixed split: CRC-32 of the id modulo 3 → "A", "B", "C"."""
+    return FOLDS[zlib.crc32(case_id.encode("utf-8")) % len(FOLDS)]
+
+
+def select(cases: Sequence[Case], folds: str) -> list[Case]:
+    """The cases of `folds`: "dev" (not held out), "held-out", or "all"."""
+    if folds == "all":
+        return list(cases)
+    return [c for c in cases if c.held_out == (folds == "held-out")]
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -117,6 +138,7 @@ def load_cases(path: Path) -> list[Case]:
                         tuple(str(k) for k in s["must_contain_any"]) for s in d["superseded"]
                     ),
                     expect_none=bool(d["expect_none"]),
+                    held_set=path.name in HELD_OUT_SETS,
                 )
             )
         except (ValueError, KeyError, TypeError) as exc:
@@ -292,17 +314,26 @@ def totals(scores: Sequence[Score]) -> Totals:
 
 
 # -- report ----------------------------------------------------------------------------------
+def _fold_label(fold: str, part: Sequence[Score]) -> str:
+    if all(s.case.held_out for s in part):
+        return f"{fold} (held out)"
+    if any(s.case.held_out for s in part):
+        return f"{fold} (dev + held out)"
+    return fold
+
+
 def summary_rows(label: str, scores: Sequence[Score]) -> list[list[object]]:
     rows: list[list[object]] = []
-    for fold in ("A", "B", "all"):
+    for fold in (*FOLDS, "all"):
         part = [s for s in scores if fold == "all" or s.case.fold == fold]
         if not part:
             continue
         t = totals(part)
         rows.append(
-            [label, fold, f"{t.passed}/{t.cases}", t.kind("positive"), t.kind("supersession"),
-             t.kind("negative"), t.recall(), f"{t.negatives_with_fp} of {t.by_kind['negative']}",
-             t.false_positives, t.precision()]
+            [label, _fold_label(fold, part), f"{t.passed}/{t.cases}", t.kind("positive"),
+             t.kind("supersession"), t.kind("negative"), t.recall(),
+             f"{t.negatives_with_fp} of {t.by_kind['negative']}", t.false_positives,
+             t.precision()]
         )  # fmt: skip
     return rows
 
@@ -320,12 +351,13 @@ def failure_ids(scores: Sequence[Score]) -> str:
     return ", ".join(failed) if failed else "none"
 
 
-def print_failures(scores: Sequence[Score], fold: str) -> None:
+def print_failures(scores: Sequence[Score]) -> None:
     for s in scores:
-        if s.passed or (fold != "all" and s.case.fold != fold):
+        if s.passed:
             continue
         c = s.case
-        print(f"\n--- {c.id} ({c.lang}, {c.kind}, fold {c.fold})")
+        held = ", held out" if c.held_out else ""
+        print(f"\n--- {c.id} ({c.lang}, {c.kind}, fold {c.fold}{held})")
         for t in c.turns:
             print(f"  > {t}")
         for e in s.missed:
@@ -343,7 +375,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     ap.add_argument("--extractor", choices=("offline", "llm", "both"), default="both",
                     help="llm and both need ANTHROPIC_API_KEY; without it only offline runs")  # fmt: skip
-    ap.add_argument("--failures", choices=("A", "B", "all"), help="print this fold's failing cases")
+    ap.add_argument("--folds", choices=("dev", "held-out", "all"), default="dev",
+                    help="which cases run (default dev: folds A and B of the sets not held out)")  # fmt: skip
+    ap.add_argument("--failures", action="store_true", help="print the failing cases that ran")
     ap.add_argument("--block", default=BLOCK, help=f"block of --out to write (default {BLOCK})")
     ap.add_argument("--note", default="", help="a sentence put at the top of the block")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
@@ -363,7 +397,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     langs: list[list[object]] = []
     notes: list[str] = []
     for path in files:
-        cases = load_cases(path)
+        cases = select(load_cases(path), args.folds)
+        if not cases:
+            continue
         for extractor in extractors:
             t0 = time.perf_counter()
             scores = [score(c, run_case(c, extractor)) for c in cases]
@@ -379,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 + (f" Right keyword, wrong type: {', '.join(mism)}." if mism else "")
             )
             if args.failures:
-                print_failures(scores, args.failures)
+                print_failures(scores)
 
     body = "\n\n".join(
         part
@@ -390,7 +426,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.note,
             "Each case runs through the real extraction job in a fresh MEMD_HOME (its turns as one"
             " session, `run_extraction` once) and is scored from the Markdown it wrote, as"
-            " extraction-dev.md describes. Folds: CRC-32 of the case id, even = A, odd = B.",
+            " extraction-dev.md describes. Folds: CRC-32 of the case id modulo 3 (0 = A, 1 = B,"
+            " 2 = C); rules are written against folds A and B; fold C of every set and every case"
+            f" of {', '.join(sorted(HELD_OUT_SETS))} are held out (marked). Cases run: {args.folds}.",
             table(
                 [
                     "set, extractor",
