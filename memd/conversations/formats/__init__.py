@@ -7,6 +7,10 @@ Formats (see docs/ecosystem-notes.md §1), one module each:
 - `jsonl`: generic JSONL, one message per line, and, told apart by the line's shape, `openai`:
   OpenAI `{"messages": [...]}` JSONL, one conversation per line (`parse_jsonl_line`).
 - `chatgpt`: the ChatGPT data export `conversations.json` (`parse_chatgpt_export`).
+- whole documents rewritten or appended to in place, parsed from the file's bytes into a
+  `document.ParsedDocument` (turns and the problems met): `cline` (Cline and Roo Code task
+  folders, `parse_cline_task`), `continue_dev` (Continue sessions, `parse_continue_session`)
+  and `aider` (Aider's Markdown chat history, `parse_aider_history`).
 
 `fields` holds what they share: a line's JSON object, times and typed fields. Callers use the
 names below, not the modules.
