@@ -24,6 +24,12 @@ from memd.core import settings as settings_mod
 from memd.core.errors import MemdError
 from memd.core.paths import ensure_private_dir
 
+# How to put back a dependency of the base install (the README's Install section says the same).
+REINSTALL_HINT = (
+    "install memd again with its dependencies: `pip install .` in the clone"
+    " (in the virtualenv memd runs from), or `pipx install --force .`"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -89,8 +95,11 @@ def main(argv: list[str]) -> int:
     try:
         import jinja2  # noqa: F401  (the templates need it; say so before anything starts)
     except ImportError:
-        print("memd: the memory page needs Jinja2", file=sys.stderr)
-        print("hint: pip install 'memd[ui]'", file=sys.stderr)
+        # Jinja2 is one of memd's own dependencies: only a damaged or partial install lacks it.
+        print(
+            "memd: the memory page needs Jinja2, which this install of memd lacks", file=sys.stderr
+        )
+        print(f"hint: {REINSTALL_HINT}", file=sys.stderr)
         return 1
     try:
         s = settings_mod.load(Path(args.config) if args.config else None)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.ui.uihelp import UiProcess
-from tests.utils import memd_env
+from tests.utils import ROOT, memd_env
 
 
 def run(home: Path, *args: str, code: str = "") -> subprocess.CompletedProcess[str]:
@@ -37,7 +37,24 @@ def test_a_taken_port_is_a_clear_error(home: Path) -> None:
 def test_without_jinja2_it_says_what_to_install(home: Path) -> None:
     code = "import sys; sys.modules['jinja2'] = None; from memd.cli import main; sys.exit(main(sys.argv[1:]))"
     out = run(home, "ui", "--no-browser", code=code)
-    assert out.returncode == 1 and "pip install 'memd[ui]'" in out.stderr
+    assert out.returncode == 1 and "`pip install .` in the clone" in out.stderr
+    assert "pipx install --force ." in out.stderr
+    # The README's Install section gives the same commands.
+    readme = (ROOT / "README.md").read_text()
+    assert "`pip install .` in the clone" in readme and "`pipx install --force .`" in readme
+
+
+def test_the_page_comes_with_the_base_install() -> None:
+    """`pip install .` (the quick start) is enough for `memd ui`: what the page imports is
+    named in the base dependencies, not only in an extra."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    assert {"jinja2", "starlette", "uvicorn"} <= base
+    # An install command written for an older memd still works (the extra adds nothing).
+    assert project["optional-dependencies"]["ui"] == []
 
 
 def test_with_no_daemon_and_no_index_the_page_says_so(home: Path) -> None:
