@@ -8,10 +8,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from memd.api import client
+from memd.core import settings
 from memd.core.errors import DaemonNotRunning
+
+# Variables of the shell the demo daemon does not get (see `demo_env`).
+_NOT_INHERITED = ("MEMD_", "LISTEN_", "NOTIFY_SOCKET", "SUPABASE_")
 
 VUE = """---
 type: topic
@@ -40,6 +45,27 @@ pinned: true
 """
 
 
+def demo_env(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The demo daemon's environment: `home` for everything, whatever the shell says.
+
+    Every MEMD_* variable of the shell is left out (a MEMD_SOCKET or MEMD_CONFIG there would
+    point the daemon at the user's own socket or settings, which the demo must never touch),
+    so are systemd's socket-activation variables, and Claude Code's transcripts are not
+    followed: the demo shows only what it puts in itself.
+    """
+    environ = os.environ if environ is None else environ
+    env = {k: v for k, v in environ.items() if not k.startswith(_NOT_INHERITED)}
+    env.update(
+        {
+            "MEMD_HOME": str(home),
+            "MEMD_SOCKET": str(home / "run" / "memd.sock"),
+            "MEMD_LOG_LEVEL": "WARNING",
+            "MEMD_LOGS_CLAUDE_CODE": "false",
+        }
+    )
+    return env
+
+
 def _wait(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -65,8 +91,8 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
     """
     throwaway = home is None
     home = home or Path(tempfile.mkdtemp(prefix="memd-demo-"))
-    env = {**os.environ, "MEMD_HOME": str(home), "MEMD_LOG_LEVEL": "WARNING"}
-    sock = home / "run" / "memd.sock"
+    env = demo_env(home)
+    sock = settings.load(env=env).socket_path
     # -P: the current folder is not put on sys.path, so a folder named `memd` here (the clone,
     # seen from its parent) cannot shadow the installed package.
     proc = subprocess.Popen([sys.executable, "-P", "-m", "memd", "serve"], env=env)
@@ -108,7 +134,8 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
         )
         if serve:
             print(f"\nServing on {sock}. Try, in another terminal:\n"
-                  f"  MEMD_HOME={home} memd context 'vue state'\nCtrl-C to stop.")  # fmt: skip
+                  f"  MEMD_HOME={home} MEMD_SOCKET={sock} memd context 'vue state'"
+                  "\nCtrl-C to stop.")  # fmt: skip
             proc.wait()
         return 0
     except KeyboardInterrupt:

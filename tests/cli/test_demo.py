@@ -34,3 +34,53 @@ def test_demo_runs_beside_a_memd_folder_and_removes_its_home(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "memd daemon running" in proc.stdout and "Pinia" in proc.stdout
     assert list(scratch.iterdir()) == []
+
+
+def test_demo_ignores_the_shells_memd_variables(tmp_path: Path) -> None:
+    """A shell with MEMD_HOME, MEMD_SOCKET, MEMD_CONFIG (and any other MEMD_ setting) pointing
+    at the user's own memd: the demo's daemon and its client use the demo's home only, and
+    leave the user's folders alone."""
+    mine = tmp_path / "my-memd"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "PYTHON"))}
+    env.update(
+        TMPDIR=str(scratch),
+        PYTHONPATH=str(ROOT),
+        MEMD_HOME=str(mine),
+        MEMD_SOCKET=str(mine / "elsewhere.sock"),
+        MEMD_CONFIG=str(mine / "config.toml"),
+        MEMD_MEMORY_ROOT=str(mine / "real-memory"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "memd", "demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "memd daemon running" in proc.stdout and "Pinia" in proc.stdout
+    assert not mine.exists()
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_demo_environment_keeps_nothing_of_the_users_memd(tmp_path: Path) -> None:
+    from memd.cli.demo import demo_env
+
+    shell = {
+        "PATH": "/usr/bin",
+        "MEMD_SOCKET": "/run/user/1000/memd/memd.sock",
+        "MEMD_CONFIG": "/home/u/.config/memd/config.toml",
+        "MEMD_SYNC_BACKEND": "postgres",
+        "LISTEN_FDS": "1",
+        "NOTIFY_SOCKET": "/run/systemd/notify",
+    }
+    env = demo_env(tmp_path, shell)
+    assert env["PATH"] == "/usr/bin"
+    assert env["MEMD_HOME"] == str(tmp_path)
+    assert env["MEMD_SOCKET"] == str(tmp_path / "run" / "memd.sock")
+    assert "MEMD_CONFIG" not in env and "MEMD_SYNC_BACKEND" not in env
+    assert "LISTEN_FDS" not in env and "NOTIFY_SOCKET" not in env
+    assert env["MEMD_LOGS_CLAUDE_CODE"] == "false"
