@@ -11,11 +11,17 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from memd import __version__
+from memd.cli.argv import bounded
 from memd.core.errors import MemdError
 
 Command = Callable[[argparse.Namespace], int]
+# The socket's own bounds (memd.api.messages.base: Limit, Budget), checked while parsing so the
+# error names the flag.
+LIMIT = bounded(1, 1000)
+MAX_BUDGET = 200_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,12 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     from memd.cli.commands import conversations, daemon, history, memory, transfer
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", help="settings file (default: the platform config dir)")
-    common.add_argument("--json", action="store_true", help="print JSON")
-    common.add_argument("--timeout", type=float, default=30.0, help="socket timeout in seconds")
-    common.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR")
+    _common_options(common)
     p = argparse.ArgumentParser(prog="memd", description="A local memory daemon for AI assistants.")
     p.add_argument("--version", action="version", version=f"memd {__version__}")
+    # Listed in `memd --help`; given before the command they are moved after it (`main`).
+    _common_options(p.add_argument_group("options of every command (before or after it)"), top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, fn: Command, help: str) -> argparse.ArgumentParser:
@@ -40,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("status", daemon.cmd_status, "daemon, index, watcher and problem files")
     sp = add("search", memory.cmd_search, "full-text search over memory (then past conversations)")
     sp.add_argument("query")
-    sp.add_argument("--limit", type=int, default=10, help="hits per kind: sections, then turns")
+    sp.add_argument("--limit", type=LIMIT, default=10, help="hits per kind: sections, then turns")
     sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
     sp.add_argument("--conversations", action="store_true", help="past conversations only")
     sp = add(
@@ -54,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--session", dest="session_id")
     sp.add_argument("--project")
     sp.add_argument("--agent", dest="agent_id")
-    sp.add_argument("--limit", type=int, default=20)
+    sp.add_argument("--limit", type=LIMIT, default=20)
     add("ingest", conversations.cmd_ingest, "store conversation turns given as JSON lines on stdin")
     sp = add(
         "import",
@@ -77,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(timeout=600.0)
     sp = add("context", memory.cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
-    sp.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    sp.add_argument("--budget", dest="budget_tokens", metavar="TOKENS", type=bounded(0, MAX_BUDGET),
+                    help="token budget (default: context.budget_tokens, 2000)")  # fmt: skip
     sp.add_argument(
         "--project",
         help="workspace path or project slug (default: the workspace of the current folder)",
@@ -109,15 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("memories", memory.cmd_memories, "list the memories in effect")
     sp.add_argument("--scope", choices=["user", "project", "agent"])
     sp.add_argument("--all", action="store_true", help="include superseded items")
-    sp.add_argument("--limit", type=int, help=f"items to show (default {memory.MEMORIES_PAGE}; with"
+    sp.add_argument("--limit", type=bounded(0), help=f"items to show (default {memory.MEMORIES_PAGE}; with"
                     " --json all; 0: all)")  # fmt: skip
-    sp.add_argument("--offset", type=int, default=0, help="skip this many first (the next page)")
+    sp.add_argument(
+        "--offset", type=bounded(0), default=0, help="skip this many first (the next page)"
+    )
     sp = add(
         "history", history.cmd_history, "changes of the memory tree, newest first (PATH: a file)"
     )
     sp.add_argument("path", nargs="?", help="a file or folder (here, or in the memory tree)")
     sp.add_argument("--since", help='e.g. 2026-11-01, or "2 days ago"')
-    sp.add_argument("--limit", type=int, default=50)
+    sp.add_argument("--limit", type=LIMIT, default=50)
     sp = add("show", history.cmd_show, "one change of the memory tree, with its diff")
     sp.add_argument("change", help="a change id from `memd history`")
     sp = add(
@@ -174,6 +182,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _common_options(
+    p: argparse.ArgumentParser | argparse._ArgumentGroup, top: bool = False
+) -> None:
+    """The options every command takes (`GLOBAL_OPTIONS`); `top`: for the help only."""
+    unset: dict[str, Any] = {"default": argparse.SUPPRESS} if top else {}
+    p.add_argument("--config", help="settings file (default: the platform config dir)", **unset)
+    p.add_argument("--json", action="store_true", help="print JSON", **unset)
+    p.add_argument("--timeout", type=float, help="socket timeout in seconds (default 30)",
+                   **(unset or {"default": 30.0}))  # fmt: skip
+    p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR", **unset)
+
+
 # Commands with their own argument parsing, dispatched before argparse so hooks start fast.
 DELEGATED = {
     "hook": "memd.integrations.hooks",
@@ -183,10 +203,12 @@ DELEGATED = {
 }
 
 
-def _delegate(argv: list[str]) -> int:
+def _delegate(argv: list[str], given: list[str]) -> int:
     import importlib
 
     cmd, rest = argv[0], argv[1:]
+    if given:
+        rest = _globals_for(cmd, given) + rest
     if cmd == "integrate":
         if not rest or rest[0] != "claude-code":
             print("usage: memd integrate claude-code [--dry-run] [--remove]", file=sys.stderr)
@@ -202,23 +224,58 @@ def _delegate(argv: list[str]) -> int:
     return int(module.main(rest))
 
 
+def _globals_for(cmd: str, given: list[str]) -> list[str]:
+    """Global options given before a delegated command: `memd ui` takes `--config` and
+    `--timeout` itself; the others read the settings file named by MEMD_CONFIG."""
+    from memd.cli.argv import UsageError
+
+    if cmd == "ui":
+        return given
+    for i, word in enumerate(given):
+        name, eq, value = word.partition("=")
+        if name != "--config":
+            if not word.startswith("-"):
+                continue
+            raise UsageError(f"{name} is not an option of `memd {cmd}`")
+        value = value if eq else given[i + 1]
+        if not os.path.isfile(value):
+            raise MemdError(
+                f"{value}: no such settings file", hint="check the path given to --config"
+            )
+        os.environ["MEMD_CONFIG"] = os.path.abspath(value)
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `memd ARGV` (default: the process's arguments) and return its exit code."""
+    from memd.cli import argv as cl
+
     # Everything memd creates (index, memory files, exports, snapshots, the history repository)
     # is the user's alone unless it says otherwise; files it replaces keep their own mode.
     os.umask(0o077)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in DELEGATED:
-        return _delegate(argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser: argparse.ArgumentParser | None = None
     try:
+        given, rest = cl.hoist_globals(words)
+        if rest and rest[0] in DELEGATED:
+            return _delegate(rest, given)
+        parser = build_parser()
+        commands = cl.command_parsers(parser)
+        if rest and not rest[0].startswith("-") and rest[0] not in commands:
+            raise cl.unknown_command(rest[0], list(commands))
+        args, extras = parser.parse_known_args(rest[:1] + given + rest[1:])
+        parser = commands.get(getattr(args, "command", None) or "", parser)
+        if extras:
+            raise cl.unknown_flag(parser, extras)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
         return int(args.func(args))
+    except cl.UsageError as exc:
+        print(f"{exc.usage}{exc.prog}: error: {exc}", file=sys.stderr)
+        return 2
     except MemdError as exc:
-        print(f"memd: {exc}", file=sys.stderr)
+        print(f"memd: {cl.flag_names(str(exc), parser)}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return 1

@@ -483,8 +483,10 @@ def load(
     """Load settings: defaults < TOML file < environment < explicit overrides.
 
     Unknown or ill-typed keys, and a file that cannot be read, raise `ConfigError` naming the
-    key and the file (with the nearest known key as a hint). `use_file=False` skips the file
-    (`memd doctor` still checks everything else when the file is broken).
+    key and the file (with the nearest known key as a hint); so does a `config_file` that does
+    not exist (one named on purpose, `--config`, is never silently replaced by the defaults).
+    `use_file=False` skips the file (`memd doctor` still checks everything else when the file
+    is broken).
     """
     env = os.environ if env is None else env
     paths = resolve_paths(env)
@@ -492,6 +494,12 @@ def load(
     values: dict[str, Any] = {}
     by_key = {s.key: s for s in SETTINGS}
     text = _read_config(cfg) if use_file else None
+    if text is None and use_file and config_file is not None:
+        raise ConfigError(
+            f"{cfg}: no such settings file",
+            hint="check the path given to --config, or leave --config out to use"
+            f" {config_path(None, env)}",
+        )
     if text is not None:
         import tomllib  # only with a config file: hooks and one-shot calls start faster
 

@@ -58,7 +58,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     params = m.ContextParams(
         query=args.query or "",
-        budget_tokens=args.budget,
+        budget_tokens=m.UNSET if args.budget_tokens is None else args.budget_tokens,
         agent_id=args.agent_id or "",
         project=_project_here(args),
         session_id=args.session_id or "",
