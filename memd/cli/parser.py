@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("config", daemon.cmd_config, "every setting with its value, env override and help")
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
-    sub.add_parser("integrate", help="integrate claude-code [--dry-run] [--remove]")
+    sub.add_parser(
+        "integrate",
+        help="integrate claude-code|cline|roo|continue|aider [--dry-run] [--undo]",
+    )
     sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
     sp = add(
         "service",
@@ -194,6 +197,16 @@ def _common_options(
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR", **unset)
 
 
+# `memd integrate <name>`: the module and function that integrates each assistant.
+INTEGRATIONS = {
+    "claude-code": ("memd.integrations.claude_code", "main"),
+    "cline": ("memd.integrations.vscode_ext", "main"),
+    "roo": ("memd.integrations.vscode_ext", "main_roo"),
+    "continue": ("memd.integrations.continue_dev", "main"),
+    "aider": ("memd.integrations.aider", "main"),
+}
+
+
 # Commands with their own argument parsing, dispatched before argparse so hooks start fast.
 DELEGATED = {
     "hook": "memd.integrations.hooks",
@@ -210,10 +223,12 @@ def _delegate(argv: list[str], given: list[str]) -> int:
     if given:
         rest = _globals_for(cmd, given) + rest
     if cmd == "integrate":
-        if not rest or rest[0] != "claude-code":
-            print("usage: memd integrate claude-code [--dry-run] [--remove]", file=sys.stderr)
+        if not rest or rest[0] not in INTEGRATIONS:
+            names = "|".join(INTEGRATIONS)
+            print(f"usage: memd integrate {names} [--dry-run] [--undo]", file=sys.stderr)
             return 2
-        rest = rest[1:]
+        module_name, function = INTEGRATIONS[rest[0]]
+        return int(getattr(importlib.import_module(module_name), function)(rest[1:]))
     module = importlib.import_module(DELEGATED[cmd])
     if cmd in ("hook", "mcp"):
         # They sit below the composition root: without a daemon they answer through the CLI's

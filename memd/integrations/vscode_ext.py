@@ -1,0 +1,230 @@
+"""`memd integrate cline` and `memd integrate roo`: memd's MCP server in the extension's own MCP
+settings, and memd's instructions in its global rules folder.
+
+Cline (``saoudrizwan.claude-dev``) and Roo Code (``rooveterinaryinc.roo-cline``) keep their
+state in the editor's ``User/globalStorage/<extension id>/`` folder: in VS Code, VS Code
+Insiders, VSCodium, Cursor and Windsurf alike (``~/.config/<editor>`` on Linux,
+``~/Library/Application Support/<editor>`` on macOS, ``%APPDATA%\\<editor>`` on Windows, and
+``~/.vscode-server/data`` for a remote VS Code). Cline's CLI keeps the same layout in
+``~/.cline/data``. Each install found gets, in ``settings/cline_mcp_settings.json`` (Cline) or
+``settings/mcp_settings.json`` (Roo Code), the JSON the extension reads with ``JSON.parse``:
+
+    {"mcpServers": {"memd": {"type": "stdio", "command": ..., "args": [..., "mcp"], "env": {...},
+                             "disabled": false}}}
+
+Everything else in the file is kept as it is; an entry named ``memd`` that does not run memd is
+left alone. The rules folder (Cline: ``~/Documents/Cline/Rules``, Roo Code: ``~/.roo/rules``)
+gets a memd-owned ``memd.md`` that both extensions put in every task's system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memd.core.errors import ConfigError
+from memd.integrations.config_edit import (
+    SERVER_NAME,
+    Change,
+    Plan,
+    Request,
+    is_memd_server,
+    owned_change,
+    read_text,
+    real_path,
+    run_cli,
+    server_command,
+)
+
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+RULES_FILE = "memd.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Extension:
+    """One of the two extensions: its names, where its files are, how its MCP entry looks."""
+
+    name: str  # the `memd integrate` name
+    title: str
+    extension_id: str
+    mcp_file: str
+    extra_entry: tuple[tuple[str, Any], ...]
+
+    def storages(self, home: Path, env: dict[str, str], platform: str = sys.platform) -> list[Path]:
+        """The extension's globalStorage folders of every editor config root on this machine."""
+        found = [
+            root / "User" / "globalStorage" / self.extension_id
+            for root in editor_roots(home, env, platform)
+        ]
+        if self.name == "cline":
+            found.append(Path(env.get("CLINE_DATA_DIR") or home / ".cline" / "data"))
+        return found
+
+    def rules_dir(self, home: Path, env: dict[str, str], platform: str = sys.platform) -> Path:
+        if self.name == "cline":
+            return documents_dir(home, env, platform) / "Cline" / "Rules"
+        return home / ".roo" / "rules"
+
+
+CLINE = Extension("cline", "Cline", "saoudrizwan.claude-dev", "cline_mcp_settings.json",
+                  (("disabled", False), ("autoApprove", [])))  # fmt: skip
+ROO = Extension("roo", "Roo Code", "rooveterinaryinc.roo-cline", "mcp_settings.json",
+                (("disabled", False), ("alwaysAllow", [])))  # fmt: skip
+
+
+def editor_roots(home: Path, env: dict[str, str], platform: str = sys.platform) -> list[Path]:
+    """The user config folders of the VS Code family on this platform."""
+    if platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif platform == "win32":
+        base = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        base = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    return [base / editor for editor in EDITORS] + [home / ".vscode-server" / "data"]
+
+
+def documents_dir(home: Path, env: dict[str, str], platform: str = sys.platform) -> Path:
+    """Where Cline looks for its global rules: the user's Documents folder (XDG's on Linux)."""
+    if platform.startswith("linux"):
+        run_env = {"HOME": str(home), "PATH": os.environ.get("PATH", os.defpath)}
+        if env.get("XDG_CONFIG_HOME"):
+            run_env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
+        try:
+            out = subprocess.run(["xdg-user-dir", "DOCUMENTS"], capture_output=True, text=True,
+                                 timeout=5, check=False, env=run_env)  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            out = None
+        folder = out.stdout.strip() if out is not None and out.returncode == 0 else ""
+        if folder and folder != str(home):
+            return Path(folder)
+    return home / "Documents"
+
+
+def plan(
+    ext: Extension,
+    request: Request,
+    *,
+    home: Path,
+    env: dict[str, str],
+    platform: str = sys.platform,
+    instructions: str,
+) -> Plan:
+    """The changes `memd integrate <ext>` makes (or `--undo` takes back)."""
+    settings = request.overrides.get("settings")
+    if settings is not None:
+        targets = [Path(settings)]
+    else:
+        targets = [
+            s / "settings" / ext.mcp_file for s in ext.storages(home, env, platform) if s.is_dir()
+        ]
+        if not targets and not request.undo:
+            raise ConfigError(
+                f"{ext.title} was not found: no globalStorage/{ext.extension_id} folder in "
+                + ", ".join(EDITORS),
+                hint=f"open {ext.title} once in your editor, or give its MCP settings file with --settings",
+            )
+    changes: list[Change] = []
+    actions: list[str] = []
+    for target in targets:
+        change, action = _mcp_change(ext, real_path(target), request)
+        changes.append(change)
+        actions += [action] if action else []
+    rules = request.overrides.get("rules-dir") or ext.rules_dir(home, env, platform)
+    change, action = owned_change(Path(rules) / RULES_FILE, None if request.undo else instructions)
+    changes.append(change)
+    actions += [action] if action else []
+    return Plan(ext.title, tuple(changes), tuple(actions), request.undo)
+
+
+def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, str]:
+    before = read_text(path)
+    doc = _parse(path, before)
+    servers = doc.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(
+            f"{path}: 'mcpServers' is not an object", hint="fix it by hand; it was not changed"
+        )
+    current = servers.get(SERVER_NAME)
+    if request.undo:
+        if not is_memd_server(current):
+            return Change(path, before, before), ""
+        del servers[SERVER_NAME]
+        return Change(path, before, _dump(doc)), f"removed MCP server '{SERVER_NAME}' from {path}"
+    command, args = server_command(request.memd_argv)
+    wanted: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
+    if request.env:
+        wanted["env"] = dict(sorted(request.env.items()))
+    # Keep the user's own switches (disabled, auto-approved tools, timeout) on memd's entry.
+    kept = {
+        k: v
+        for k, v in (current or {}).items()
+        if k not in ("type", "command", "args", "env", "transportType")
+    }
+    wanted.update(
+        {**dict(ext.extra_entry), **kept} if is_memd_server(current) else dict(ext.extra_entry)
+    )
+    if current == wanted:
+        return Change(path, before, before), ""
+    if current is not None and not is_memd_server(current):
+        return Change(path, before, before), (
+            f"left mcpServers.{SERVER_NAME} in {path} alone: it does not run `memd mcp`; "
+            "rename it to let memd add its own"
+        )
+    servers[SERVER_NAME] = wanted
+    verb = "replaced" if current is not None else "added"
+    return Change(path, before, _dump(doc)), f"{verb} MCP server '{SERVER_NAME}' in {path}"
+
+
+def _parse(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+            hint="fix the file by hand (or restore it from its backup); it was not changed",
+        ) from exc
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path} does not hold a JSON object", hint="it was not changed")
+    return doc
+
+
+def _dump(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def instructions_text(title: str) -> str:
+    """What memd's rules file says until the daemon fills it with the memories relevant now."""
+    return (
+        "# memd: memory shared by your assistants\n\n"
+        f"{title} is connected to memd, the memory this machine's assistants share: what the user\n"
+        "told Claude Code, Codex, Cline, Continue or Aider is remembered for all of them.\n\n"
+        "- At the start of a task, call the `memd` MCP tool `memory_context` with the task.\n"
+        "- Before answering a question about past work or the user's preferences, call\n"
+        "  `memory_search` or `memory_recall`.\n"
+        "- When the user states a lasting fact, preference or decision, call `memory_remember`.\n"
+    )
+
+
+def main(argv: Sequence[str] | None = None, *, ext: Extension = CLINE) -> int:
+    """Entry point of `memd integrate cline|roo`."""
+    env = dict(os.environ)
+    return run_cli(
+        ext.name,
+        argv,
+        lambda request: plan(ext, request, home=Path.home(), env=env, instructions=instructions_text(ext.title)),
+        options=(("settings", f"one MCP settings file ({ext.mcp_file}) instead of every install found"),
+                 ("rules-dir", "the global rules folder (default: where the extension looks)")),
+    )  # fmt: skip
+
+
+def main_roo(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `memd integrate roo`."""
+    return main(argv, ext=ROO)

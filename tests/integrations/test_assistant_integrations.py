@@ -1,0 +1,309 @@
+"""`memd integrate cline|roo|continue|aider`: real-shaped config files in a temporary home; the
+user's own config kept exactly, a second run changes nothing, `--undo` gives the files back,
+a malformed config is left untouched with a clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memd.cli.parser import main as memd_main
+from memd.integrations import aider, continue_dev, vscode_ext
+from memd.integrations.config_edit import OWNED_MARK, Request, apply
+
+MEMD = "/opt/memd/bin/memd"
+CLINE_SETTINGS: dict[str, Any] = {
+    "mcpServers": {
+        "github.com/modelcontextprotocol/servers/tree/main/src/github": {
+            "autoApprove": ["get_issue"],
+            "disabled": False,
+            "timeout": 60,
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-github"],
+            "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "<token>"},
+            "transportType": "stdio",
+        },
+        "docs": {"url": "https://example.invalid/sse", "type": "sse", "disabled": True},
+    }
+}
+ROO_SETTINGS: dict[str, Any] = {
+    "mcpServers": {
+        "context7": {"command": "npx", "args": ["-y", "@upstash/context7-mcp"], "alwaysAllow": []}
+    }
+}
+AIDER_CONF = """\
+# Aider settings (kept by hand)
+model: sonnet
+auto-commits: false   # I commit myself
+read:
+  - CONVENTIONS.md
+  - ~/notes/style.md
+
+lint-cmd:
+  - "python: ruff check"
+"""
+
+
+def storage(home: Path, editor: str, ext_id: str) -> Path:
+    folder = home / ".config" / editor / "User" / "globalStorage" / ext_id
+    folder.mkdir(parents=True)
+    return folder
+
+
+def integrate(*args: str) -> int:
+    return memd_main(["integrate", *args, "--memd", MEMD])
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+# ------------------------------------------------------------------------------ Cline / Roo
+
+
+def test_cline_every_editor_found_gets_memd_and_keeps_its_servers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    home = Path.home()
+    code = storage(home, "Code", "saoudrizwan.claude-dev")
+    (code / "settings").mkdir()
+    settings = code / "settings" / "cline_mcp_settings.json"
+    settings.write_text(json.dumps(CLINE_SETTINGS, indent=2))
+    cursor = storage(home, "Cursor", "saoudrizwan.claude-dev")  # installed, never configured MCP
+    rules = home / "Documents" / "Cline" / "Rules" / "memd.md"
+
+    assert integrate("cline", "--dry-run") == 0
+    assert read(settings) == CLINE_SETTINGS and not rules.exists()
+
+    assert integrate("cline") == 0
+    out = capsys.readouterr().out
+    got = read(settings)
+    memd_entry = got["mcpServers"].pop("memd")
+    assert got == CLINE_SETTINGS
+    assert memd_entry["command"] == MEMD and memd_entry["args"] == ["mcp"]
+    assert memd_entry["type"] == "stdio" and memd_entry["disabled"] is False
+    assert read(cursor / "settings" / "cline_mcp_settings.json")["mcpServers"]["memd"] == memd_entry
+    assert rules.read_text().startswith(OWNED_MARK) and "memory_context" in rules.read_text()
+    assert f"previous content in {settings}.bak" in out
+
+    before = settings.read_text()
+    assert integrate("cline") == 0
+    assert "nothing to change" in capsys.readouterr().out
+    assert settings.read_text() == before
+
+    assert integrate("cline", "--undo") == 0
+    assert read(settings) == CLINE_SETTINGS
+    assert read(cursor / "settings" / "cline_mcp_settings.json") == {"mcpServers": {}}
+    assert not rules.exists()
+
+
+def test_roo_entry_keeps_the_users_switches_on_it() -> None:
+    home = Path.home()
+    roo = storage(home, "VSCodium", "rooveterinaryinc.roo-cline")
+    (roo / "settings").mkdir()
+    settings = roo / "settings" / "mcp_settings.json"
+    settings.write_text(json.dumps(ROO_SETTINGS))
+
+    assert integrate("roo") == 0
+    doc = read(settings)
+    assert doc["mcpServers"]["context7"] == ROO_SETTINGS["mcpServers"]["context7"]
+    assert doc["mcpServers"]["memd"]["alwaysAllow"] == []
+    # The user disables memd in Roo's panel and allows a tool: a new run keeps both.
+    doc["mcpServers"]["memd"].update(disabled=True, alwaysAllow=["memory_search"])
+    settings.write_text(json.dumps(doc))
+    assert memd_main(["integrate", "roo", "--memd", "/usr/local/bin/memd"]) == 0
+    entry = read(settings)["mcpServers"]["memd"]
+    assert (entry["command"], entry["disabled"], entry["alwaysAllow"]) == (
+        "/usr/local/bin/memd",
+        True,
+        ["memory_search"],
+    )
+    assert (home / ".roo" / "rules" / "memd.md").exists()
+
+
+def test_a_server_named_memd_that_is_not_memd_is_left_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    roo = storage(Path.home(), "Code", "rooveterinaryinc.roo-cline")
+    (roo / "settings").mkdir()
+    theirs = {"mcpServers": {"memd": {"command": "my-memo-daemon", "args": ["serve"]}}}
+    (roo / "settings" / "mcp_settings.json").write_text(json.dumps(theirs))
+    assert integrate("roo") == 0
+    assert "left mcpServers.memd" in capsys.readouterr().out
+    assert read(roo / "settings" / "mcp_settings.json") == theirs
+
+
+@pytest.mark.parametrize("bad", ['{\n  "mcpServers": {\n    "x": {,\n', "[]", '{"mcpServers": []}'])
+def test_malformed_settings_are_untouched_and_named(
+    bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = storage(Path.home(), "Code", "saoudrizwan.claude-dev")
+    (code / "settings").mkdir()
+    settings = code / "settings" / "cline_mcp_settings.json"
+    settings.write_text(bad)
+    assert integrate("cline") == 1
+    err = capsys.readouterr().err
+    assert str(settings) in err and "hint:" in err
+    assert settings.read_text() == bad
+    assert not (Path.home() / "Documents" / "Cline" / "Rules" / "memd.md").exists()
+    assert not Path(f"{settings}.bak").exists()
+
+
+def test_not_installed_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert integrate("cline") == 1
+    assert "Cline was not found" in capsys.readouterr().err
+
+
+def test_a_rules_file_memd_did_not_write_is_never_replaced(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    storage(Path.home(), "Code", "rooveterinaryinc.roo-cline")
+    mine = Path.home() / ".roo" / "rules" / "memd.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my own notes about memd\n")
+    assert integrate("roo") == 1
+    assert "was not written by memd" in capsys.readouterr().err
+    assert integrate("roo", "--undo") == 0
+    assert mine.read_text() == "my own notes about memd\n"
+
+
+def test_editor_roots_per_platform(tmp_path: Path) -> None:
+    env = {"APPDATA": str(tmp_path / "Roaming")}
+    assert (
+        vscode_ext.editor_roots(tmp_path, env, "darwin")[0]
+        == tmp_path / "Library/Application Support/Code"
+    )
+    assert vscode_ext.editor_roots(tmp_path, env, "win32")[3] == tmp_path / "Roaming" / "Cursor"
+    assert vscode_ext.editor_roots(tmp_path, {}, "linux")[4] == tmp_path / ".config" / "Windsurf"
+    cline_cli = vscode_ext.CLINE.storages(tmp_path, {}, "linux")[-1]
+    assert cline_cli == tmp_path / ".cline" / "data"
+
+
+# ------------------------------------------------------------------------------ Continue
+
+
+def test_continue_gets_two_files_it_reads_and_config_yaml_is_untouched(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MEMD_HOME", str(tmp_path / "memd-home"))
+    root = Path.home() / ".continue"
+    root.mkdir()
+    config = "name: Local Assistant\nversion: 1.0.0\nschema: v1\nmodels: []\n"
+    (root / "config.yaml").write_text(config)
+
+    assert integrate("continue") == 0
+    block = yaml.safe_load((root / "mcpServers" / "memd.yaml").read_text())
+    assert block["schema"] == "v1" and block["name"] == "memd"
+    [server] = block["mcpServers"]
+    assert server == {"name": "memd", "type": "stdio", "command": MEMD, "args": ["mcp"],
+                      "env": {"MEMD_HOME": str(tmp_path / "memd-home")}}  # fmt: skip
+    rule = (root / "rules" / "memd.md").read_text()
+    assert rule.startswith("---\nname: memd memory\n") and "alwaysApply: true" in rule
+    assert (root / "config.yaml").read_text() == config
+
+    assert integrate("continue") == 0  # idempotent
+    assert integrate("continue", "--undo") == 0
+    assert (
+        not (root / "mcpServers" / "memd.yaml").exists()
+        and not (root / "rules" / "memd.md").exists()
+    )
+    assert (root / "config.yaml").read_text() == config
+
+
+def test_continue_before_1_0_is_told(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "cont"
+    root.mkdir()
+    (root / "config.json").write_text('{"models": []}')
+    request = Request(undo=False, dry_run=True, memd_argv=[MEMD], env={}, overrides={"dir": root})
+    result = continue_dev.plan(request, home=tmp_path, env={}, instructions="x")
+    assert any("config.json" in a for a in result.actions)
+
+
+# ------------------------------------------------------------------------------ Aider
+
+
+def aider_plan(config: Path, *, undo: bool = False) -> Any:
+    request = Request(
+        undo=undo, dry_run=False, memd_argv=[MEMD], env={}, overrides={"config": config}
+    )
+    result = aider.plan(request, home=Path.home(), instructions="memories")
+    apply(result)
+    return result
+
+
+def test_aider_read_list_gets_memd_and_keeps_everything_else() -> None:
+    config = Path.home() / ".aider.conf.yml"
+    config.write_text(AIDER_CONF)
+    context = str(Path.home() / ".aider" / "memd.md")
+
+    assert integrate("aider") == 0
+    text = config.read_text()
+    settings = yaml.safe_load(text)
+    assert settings["read"] == ["CONVENTIONS.md", "~/notes/style.md", context]
+    assert {k: v for k, v in settings.items() if k != "read"} == {
+        k: v for k, v in yaml.safe_load(AIDER_CONF).items() if k != "read"
+    }
+    assert "# I commit myself" in text and text.startswith("# Aider settings")
+    assert Path(context).read_text().startswith(OWNED_MARK)
+
+    assert integrate("aider") == 0
+    assert config.read_text() == text
+    assert integrate("aider", "--undo") == 0
+    assert config.read_text() == AIDER_CONF
+    assert not Path(context).exists()
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        "",
+        "model: sonnet\n",
+        "model: sonnet\nread: CONVENTIONS.md\n",
+        "read: [a.md, 'b c.md']  # two files\nmodel: sonnet\n",
+        "read:\n    - a.md\n# trailing comment\nmodel: x\n",
+        "read:\nmodel: x\n",
+    ],
+)
+def test_aider_every_shape_of_read(conf: str) -> None:
+    config = Path.home() / ".aider.conf.yml"
+    config.write_text(conf)
+    before = yaml.safe_load(conf) or {}
+    aider_plan(config)
+    after = yaml.safe_load(config.read_text())
+    old = before.get("read") or []
+    old = [old] if isinstance(old, str) else old
+    assert after == {**before, "read": [*old, str(Path.home() / ".aider" / "memd.md")]}
+    aider_plan(config, undo=True)
+    # Back to the same settings; one value or a [...] list stays the same list, one per line.
+    if isinstance(before.get("read"), str):
+        before["read"] = [before["read"]]
+    assert (yaml.safe_load(config.read_text()) or {}) == before
+
+
+def test_aider_config_created_when_absent_and_removed_content_on_undo() -> None:
+    config = Path.home() / ".aider.conf.yml"
+    aider_plan(config)
+    assert yaml.safe_load(config.read_text()) == {"read": [str(Path.home() / ".aider" / "memd.md")]}
+    aider_plan(config, undo=True)
+    assert config.read_text() == ""
+
+
+@pytest.mark.parametrize(
+    "bad", ["read: [unclosed\n", "- a\n- b\n", "read:\n  - a\nread:\n  - b\n", "read: {a: 1}\n"]
+)
+def test_aider_malformed_config_is_untouched(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    config = Path.home() / ".aider.conf.yml"
+    config.write_text(bad)
+    assert integrate("aider") == 1
+    assert "hint:" in capsys.readouterr().err
+    assert config.read_text() == bad
+    assert not (Path.home() / ".aider" / "memd.md").exists()
+
+
+def test_unknown_assistant_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert memd_main(["integrate", "nope"]) == 2
+    assert "cline|roo|continue|aider" in capsys.readouterr().err
