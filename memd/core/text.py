@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
 _CJK_RANGES = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -25,6 +26,18 @@ META_COMMENT = re.compile(r"<!--[ \t]*memd[: ]?(.*?)-->")
 # The same comment closing a line, with the blanks around it: what is cut to show the line.
 META_COMMENT_AT_END = re.compile(r"[ \t]*" + META_COMMENT.pattern + r"[ \t]*$")
 _CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+
+
+def item_dates(meta: Mapping[str, str]) -> str:
+    """The dates of a memory item as a person reads them: "said 2026-03-02, added 2026-03-04"
+    when it was extracted later than its turn was said (`at` the turn's day, `added` the
+    run's), else "added <at>"; "" without dates (a line written by hand)."""
+    at, added = meta.get("at", ""), meta.get("added", "")
+    if at and added and added != at:
+        return f"said {at}, added {added}"
+    return f"added {at or added}" if at or added else ""
+
+
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 _WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 

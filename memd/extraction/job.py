@@ -277,7 +277,10 @@ class _Extraction:
             src = f"{sess.session_id}#{','.join(ids[:MAX_SRC_TURNS])}"
             target = target_for(m, self.ctx.memory_root, project, sess.agent_id)
             planned.append((m, target, at, src))
-        return plan_batch(planned, existing=existing, known=known, new_id=iter(new_memory_id, None))
+        # The day the memories are written, beside the day each was said (`at`).
+        added = self.ctx.today().isoformat()
+        return plan_batch(planned, existing=existing, known=known,
+                          new_id=iter(new_memory_id, None), added=added)  # fmt: skip
 
     def _add(self, a: Add, touched: set[str]) -> bool:
         """Write a new item; False when its file is not inside the memory roots (a link on its

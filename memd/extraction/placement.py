@@ -7,7 +7,8 @@ The rules (DESIGN.md §3, §5):
   else `topics/<topic>.md`. A memory point (how the user wants the assistant to work) said in
   a session with an agent goes to that agent's `agents/<id>/relationship.md` instead.
 - An exact or near duplicate of a live item is not added: the item's `hits` and `seen` date
-  are bumped instead.
+  are bumped instead. Near means most words shared, or the same fact in other words or
+  another language ("用户喜欢用 Neovim 写代码" after "User uses Neovim": `same_fact`).
 - A new fact on the same `subject` (employer, city, tool:testing…) as a live item marks that
   item `superseded=<date> by=<new id>`; its text stays. Nothing here ever deletes an item.
 - Hand edits win: a memory memd wrote once (its content hash is known) whose line was deleted
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from memd.core.models import ExtractedMemory
 from memd.core.text import cjk_bigrams, normalize, terms
-from memd.extraction.rules import is_memory_point
+from memd.extraction.rules import is_memory_point, same_fact
 from memd.memory import relationship
 from memd.memory.tree import slugify
 
@@ -144,6 +145,14 @@ def near_duplicate(a: str, b: str) -> bool:
     return similarity(a, b) >= NEAR_DUPLICATE
 
 
+def _repeats(item: Existing, text: str, type_: str) -> bool:
+    """Whether a live item already says `text`: in most of its words, or as the same fact in
+    other words when both are of one type (a tool used is not the employer of the same name)."""
+    if near_duplicate(item.text, text):
+        return True
+    return item.meta.get("type", type_) == type_ and same_fact(item.text, text)
+
+
 def target_for(
     memory: ExtractedMemory, memory_root: Path, project: tuple[str, Path] | None, agent: str = ""
 ) -> Target:
@@ -194,12 +203,15 @@ def plan_memory(
     new_id: str,
     at: str,
     src: str,
+    added: str = "",
 ) -> Action:
     """Decide what one proposed memory does to the tree.
 
     `existing` are the items of the tree (all scopes, archive included, superseded included),
-    `known` the memories written before keyed by (scope, content hash), `at` the date of the fact (its
-    turn), `src` its source as ``<session>#<turn>,<turn>``.
+    `known` the memories written before keyed by (scope, content hash), `at` the day of the fact
+    (the day its turn was said), `added` the day memd writes it (when extraction runs: a turn
+    read two days later keeps its own day in `at`), `src` its source as
+    ``<session>#<turn>,<turn>``.
     """
     text = " ".join(memory.content.split())
     if not text:
@@ -207,7 +219,7 @@ def plan_memory(
     h = content_hash(text)
     live = [e for e in existing if e.live and e.scope == target.scope]
     for e in live:
-        if near_duplicate(e.text, text):
+        if _repeats(e, text, memory.type):
             if not e.meta.get("id"):
                 return Skip(memory, "duplicate")  # a hand-written line: never touched
             if e.meta.get("src") == src or _src_turns(src) & _src_turns(e.meta.get("src", "")):
@@ -219,7 +231,10 @@ def plan_memory(
     match = known.get((target.scope, h))
     if match is None:
         scoped = (k for k in known.values() if k.scope == target.scope)
-        match = next((k for k in scoped if near_duplicate(k.content, text)), None)
+        match = next(
+            (k for k in scoped if near_duplicate(k.content, text) or same_fact(k.content, text)),
+            None,
+        )
     if match is not None:
         item = by_id.get(match.memory_id)
         if item is None:
@@ -234,6 +249,8 @@ def plan_memory(
         meta["subject"] = memory.subject
     meta["src"] = src
     meta["at"] = at
+    if added:
+        meta["added"] = added
     if memory.due:
         meta["due"] = memory.due
     holders: tuple[Existing, ...] = ()
@@ -256,16 +273,17 @@ def plan_batch(
     existing: Sequence[Existing],
     known: Mapping[tuple[str, str], Known],
     new_id: Iterable[str],
+    added: str = "",
 ) -> Plan:
-    """Plan several memories (memory, target, at, src) so later ones see earlier ones' effects."""
+    """Plan several memories (memory, target, at, src) so later ones see earlier ones' effects;
+    `added` is the day of the run (see `plan_memory`)."""
     items = list(existing)
     known_now = dict(known)
     ids = iter(new_id)
     plan = Plan()
     for memory, target, at, src in memories:
-        action = plan_memory(
-            memory, target, existing=items, known=known_now, new_id=next(ids), at=at, src=src
-        )
+        action = plan_memory(memory, target, existing=items, known=known_now, new_id=next(ids),
+                             at=at, src=src, added=added)  # fmt: skip
         plan.actions.append(action)
         if isinstance(action, Add):
             new_meta = action.meta

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memd.core.models import Item, ParsedFile
+from memd.core.text import item_dates
 from memd.memory.indexer import Root, scan_root
 from memd.memory.parse import parse_markdown, split_item, strip_meta_comments
 from memd.memory.repo import item_key
@@ -88,6 +89,11 @@ class ItemView:
     @property
     def superseded(self) -> str:
         return self.meta.get("superseded", "")
+
+    @property
+    def dates(self) -> str:
+        """ "said 2026-03-02, added 2026-03-04": the day of its turn and the day memd wrote it."""
+        return item_dates(self.meta)
 
     @property
     def pinned(self) -> bool:

@@ -51,6 +51,13 @@ def test_memories_come_a_page_at_a_time(daemon: DaemonProcess) -> None:
     assert bad.returncode == 2 and "argument --limit: must be 0 or more" in bad.stderr
 
 
+def test_memories_show_the_day_of_each_item(daemon: DaemonProcess) -> None:
+    item = daemon.call("remember", {"text": "the kiwi build runs on Tuesdays"})
+    meta = next(i["meta"] for i in daemon.call("memories", {})["items"] if i["id"] == item["id"])
+    line = next(x for x in daemon.cli("memories").stdout.splitlines() if "kiwi build" in x)
+    assert line.endswith(f"(added {meta['at']})"), line
+
+
 def test_search_snippets_leave_out_memds_comments(daemon: DaemonProcess) -> None:
     daemon.call("remember", {"text": "always run the kiwi linter before pushing"})
     hits = wait_for(lambda: daemon.call("search", {"query": "kiwi"})["hits"], 10)

@@ -194,3 +194,32 @@ def test_status_reports_offline_mode(env: Env) -> None:
     assert st["llm"]["mode"] == "offline rules" and st["llm"]["tokens_today"] == 0
     assert set(st["jobs"]) >= {"extract", "summarize", "archive"}
     json.dumps(st)
+
+
+def test_an_item_keeps_the_day_it_was_said_and_the_day_it_was_added(env: Env) -> None:
+    said = env.clock.day()
+    env.say("s1", "My name is Sam.")
+    env.clock.advance(days=2)  # the turn is read two days after it was said
+    assert run_extraction(env.ctx()).counts["added"] == 1
+    meta = find(env, "_core/profile.md", "User's name is Sam")
+    assert meta["at"] == said and meta["added"] == env.clock.day() != said
+    listed = env.engine.handle("memories", {})["items"]
+    assert [i["meta"]["at"] for i in listed if i["text"] == "User's name is Sam"] == [said]
+
+
+def test_one_sentence_gives_one_memory_per_fact(env: Env) -> None:
+    env.say("s1", "我喜欢用 Neovim 写代码。")
+    assert run_extraction(env.ctx()).counts["added"] == 1
+    said = [t for t, _ in items(env, "_core/preferences.md") + items(env, "_core/profile.md")]
+    assert len([t for t in said if "Neovim" in t]) == 1, said
+
+
+def test_the_same_fact_in_another_language_is_a_repeat(env: Env) -> None:
+    env.say("s1", "I use Neovim for everything.")
+    assert run_extraction(env.ctx()).counts["added"] == 1
+    env.clock.advance(days=1)
+    env.say("s2", "我平时用 Neovim 写代码。")
+    res = run_extraction(env.ctx())
+    assert (res.counts["added"], res.counts["merged"]) == (0, 1)
+    texts = [(t, m) for t, m in items(env, "_core/preferences.md") if "Neovim" in t]
+    assert len(texts) == 1 and texts[0][1]["hits"] == "2", texts

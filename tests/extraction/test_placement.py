@@ -19,6 +19,7 @@ from memd.extraction.placement import (
     plan_memory,
     target_for,
 )
+from memd.extraction.rules import same_fact
 
 ROOT = Path("/m")
 
@@ -94,6 +95,33 @@ def test_near_duplicates(a: str, b: str, same: bool) -> None:
     assert near_duplicate(a, b) is same
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("用户使用Neovim", "用户喜欢用 Neovim 写代码", True),
+        ("User uses Neovim", "用户使用Neovim", True),
+        ("User uses nvim", "User mostly writes code with Neovim", True),
+        ("User uses Neovim", "User switched to Helix from Neovim", False),
+        ("User likes Vim", "User doesn't like Vim", False),
+        ("User uses Jest", "User uses Vitest", False),
+        ("用户习惯用 Vim 键位", "用户使用Vim", False),
+        ("User uses React and TypeScript", "User uses React", False),
+        ("User is 28 years old", "User is 29 years old", False),
+    ],
+)
+def test_the_same_fact_in_other_words(a: str, b: str, same: bool) -> None:
+    assert same_fact(a, b) is same
+
+
+def test_the_same_fact_in_another_language_bumps_the_live_item() -> None:
+    old = item("m_1", "User uses Neovim", src="s1#t1", at="2026-03-01", type="preference")
+    a = plan(mem("用户喜欢用 Neovim 写代码"), [old])
+    assert isinstance(a, Bump) and a.item is old
+    # A tool and an employer of the same name are two facts.
+    employer = item("m_2", "User works at Notion", type="personal")
+    assert isinstance(plan(mem("User uses Notion", "skill"), [employer]), Add)
+
+
 def item(id_: str, text: str, scope: str = "user", **meta: str) -> Existing:
     m = {"id": id_, **meta} if id_ else dict(meta)
     return Existing(id_, f"/m/{id_ or 'hand'}.md", text, m, scope)
@@ -123,6 +151,13 @@ def test_new_memory_is_added_with_full_metadata() -> None:
     assert a.meta == {"id": "m_new", "type": "preference", "imp": "10", "subject": "indent",
                       "src": "s2#t9", "at": "2026-03-09"}  # fmt: skip
     assert a.hash == content_hash("user prefers tabs!")
+
+
+def test_the_day_said_and_the_day_added_are_kept_apart() -> None:
+    m = mem("User prefers tabs")
+    a = plan_memory(m, target_for(m, ROOT, None), existing=[], known={}, new_id="m_new",
+                    at="2026-03-02", src="s2#t9", added="2026-03-04")  # fmt: skip
+    assert isinstance(a, Add) and (a.meta["at"], a.meta["added"]) == ("2026-03-02", "2026-03-04")
 
 
 def test_near_duplicate_bumps_the_live_item() -> None:

@@ -115,3 +115,18 @@ def test_expiry(meta: dict[str, str], expired: bool) -> None:
 
     item = tree.ItemView("m_1", "x", 1, {"id": "m_1", **meta}, "a.md", 0)
     assert item.expired(dt.date(2026, 11, 23)) is expired
+
+
+@pytest.mark.parametrize(
+    ("meta", "dates"),
+    [
+        ({"at": "2026-03-02", "added": "2026-03-04"}, "said 2026-03-02, added 2026-03-04"),
+        ({"at": "2026-03-02", "added": "2026-03-02"}, "added 2026-03-02"),
+        ({"at": "2026-03-02"}, "added 2026-03-02"),
+        ({}, ""),
+    ],
+)
+def test_an_item_shows_the_day_it_was_said_and_the_day_it_was_added(
+    meta: dict[str, str], dates: str
+) -> None:
+    assert tree.ItemView("m_1", "x", 1, {"id": "m_1", **meta}, "a.md", 0).dates == dates

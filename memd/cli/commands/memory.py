@@ -137,6 +137,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
     """`memd memories`: the items in effect, a page at a time (`--limit`, `--offset`)."""
     from memd.api import messages as m
     from memd.cli import render
+    from memd.core.text import item_dates
 
     # Text shows a page unless asked for more; --json gives everything unless asked for less.
     limit = args.limit if args.limit is not None else (0 if args.json else MEMORIES_PAGE)
@@ -155,7 +156,8 @@ def cmd_memories(args: argparse.Namespace) -> int:
                 cur = it.rel
                 out.append(f"{it.scope}: {it.path}")
             mark = " (superseded)" if it.meta.get("superseded") else ""
-            out.append(f"  {it.id}  {it.text}{mark}")
+            dates = item_dates(it.meta)
+            out.append(f"  {it.id}  {it.text}{mark}" + (f"  ({dates})" if dates else ""))
         shown_to = res.offset + len(res.items)
         if res.offset or shown_to < res.total:
             out.append(f"\n{res.offset + 1}-{shown_to} of {res.total} memories"

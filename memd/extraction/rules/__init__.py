@@ -33,12 +33,15 @@ questions, pronouns, importances, `Ctx`), `dates`, `tech` (the technology lexico
 Pygments' language names), `places` (pycountry's countries and regions, large cities),
 `style` (working-style topics and their keys), one module per language and kind of fact
 (`en_identity`/`zh_identity`, `en_tools`/`zh_tools`, `en_preferences`/`zh_preferences`,
-`en_tasks`/`zh_tasks`, `decisions`), `points` and `signals`.
+`en_tasks`/`zh_tasks`, `decisions`), `points` and `signals`; `sameness` (`same_fact(a, b)`:
+two statements of one fact in other words or another language, which placement's dedupe and
+the driver's one-memory-per-fact both use).
 """
 
 from memd.conversations.trivial import is_trivial
 from memd.extraction.rules.extract import extract_rules
 from memd.extraction.rules.points import is_memory_point, memory_points
+from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.signals import (
     SessionSignals,
     Signal,
@@ -55,6 +58,7 @@ __all__ = [
     "is_memory_point",
     "is_trivial",
     "memory_points",
+    "same_fact",
     "session_signals",
     "turn_signals",
 ]

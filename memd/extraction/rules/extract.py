@@ -38,6 +38,7 @@ from memd.extraction.rules.en_tools import (
     en_tools,
 )
 from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
@@ -151,6 +152,9 @@ def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> boo
         if single and memory.subject and e.subject == memory.subject and e.type == memory.type:
             return True
         if e.type == memory.type and text in e.content.casefold():
+            return True
+        # "我喜欢用 Neovim 写代码" read by two rules: one fact, in two wordings.
+        if e.type == memory.type and same_fact(memory.content, e.content):
             return True
     return False
 
