@@ -93,7 +93,8 @@ def test_keep_days_zero_keeps_everything(tree: Path, tmp_path: Path, clock: Cloc
 
 
 def test_keep_days_is_a_setting_with_an_env_override(tmp_path: Path) -> None:
-    assert load(tmp_path / "none.toml", env={}).history_keep_days == 90
+    # No settings file (a file named on purpose must exist: there is none in this home).
+    assert load(env={"MEMD_HOME": str(tmp_path)}).history_keep_days == 90
     cfg = tmp_path / "config.toml"
     cfg.write_text("[history]\nkeep_days = 14\n")
     assert load(cfg, env={}).history_keep_days == 14
