@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
         "history", history.cmd_history, "changes of the memory tree, newest first (PATH: a file)"
     )
     sp.add_argument("path", nargs="?", help="a file or folder (here, or in the memory tree)")
-    sp.add_argument("--since", help='e.g. 2026-11-01, or "2 days ago"')
+    sp.add_argument("--since", help='2026-11-01, "2026-11-01 14:30", "2 days ago", "3 hours'
+                    ' ago", today or yesterday')  # fmt: skip
     sp.add_argument("--limit", type=LIMIT, default=50)
     sp = add("show", history.cmd_show, "one change of the memory tree, with its diff")
     sp.add_argument("change", help="a change id from `memd history`")

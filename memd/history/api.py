@@ -50,8 +50,7 @@ class HistoryFeature:
 
     def log(self, p: msg.HistoryParams) -> msg.HistoryResult:
         self.history.wait(WAIT_S)  # what was just written is in the answer
-        since = p.since if p.since != "" else None
-        changes = self.history.log(p.path or None, since=since, limit=p.limit)
+        changes = self.history.log(p.path or None, since=p.since_ts(), limit=p.limit)
         return msg.HistoryResult(changes=[change_info(c) for c in changes])
 
     def show(self, p: msg.ShowChangeParams) -> msg.ShowChangeResult:

@@ -61,7 +61,12 @@ def since_arg(since: float | dt.datetime | str) -> str:
         when = since if since.tzinfo else since.astimezone()
     else:
         when = dt.datetime.fromtimestamp(since, dt.UTC)
-    return when.isoformat()
+    # git reads no date after 2099 and ignores one it cannot read, which would list every
+    # change; no change is that new, so the last moment git reads means the same.
+    return min(when, _GIT_LAST_DATE).isoformat()
+
+
+_GIT_LAST_DATE = dt.datetime(2099, 12, 31, 23, 59, 59, tzinfo=dt.UTC)
 
 
 def log_changes(

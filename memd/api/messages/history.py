@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import time
+
 from msgspec import Struct
 
 from memd.api.messages.base import Limit, Params, Result, check_path
 from memd.core.errors import InvalidParams
 from memd.core.models import MAX_TS
+from memd.core.moments import ACCEPTED, BadMoment, parse_moment
 
 
 class HistoryParams(Params, frozen=True, kw_only=True):
     path: str = ""  # a file or folder of the memory tree (absolute, or relative to it)
-    since: str | float = ""  # epoch seconds, an ISO date/time, or git's "2 days ago"
+    # Epoch seconds, or text in one of the forms of `memd.core.moments` ("2026-11-01",
+    # "2 days ago", "yesterday"); anything else is refused, naming the forms.
+    since: str | float = ""
     limit: Limit = 50
 
     def __post_init__(self) -> None:
         check_path(self.path, "path")
         if not isinstance(self.since, str) and not 0 <= self.since <= MAX_TS:
             raise InvalidParams("param 'since': epoch seconds between 1970 and the year 9999")
+        if isinstance(self.since, str) and self.since:
+            self.since_ts()
+
+    def since_ts(self, now: float | None = None) -> float | None:
+        """`since` as epoch seconds (None: no limit); `InvalidParams` naming the forms."""
+        if isinstance(self.since, float | int):
+            return float(self.since)
+        if not self.since:
+            return None
+        try:
+            return parse_moment(self.since, time.time() if now is None else now)
+        except BadMoment:
+            shown = self.since if len(self.since) <= 40 else self.since[:40] + "…"
+            raise InvalidParams(
+                f"param 'since': {shown!r} is not a time memd reads; give {ACCEPTED}"
+            ) from None
 
 
 class ChangeFile(Struct, kw_only=True):
