@@ -8,6 +8,10 @@ the root falls back to polling and says so.
 A folder that does not exist yet (an app's log folder before its first run) is waited for:
 its nearest existing parent is watched, not recursively, and the folder gets its own
 recursive watch the moment it appears (`watch_when_present`).
+
+A watcher made `held` collects events without handing them on until `release()`: its owner arms
+it before a full scan of the roots and releases it after, so a file written while the scan runs
+(behind the scan's walk, before the watch would otherwise exist) is read all the same.
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ class Watcher:
         accept: Callable[[str], bool],
         debounce_s: float = 0.12,
         name: str = "watcher",
+        held: bool = False,
     ) -> None:
         self.on_change = on_change
         self.accept = accept
@@ -108,6 +113,7 @@ class Watcher:
         self._dirty: dict[str, float] = {}
         self._cond = threading.Condition()
         self._stop = False
+        self._held = held
         self._flusher = threading.Thread(target=self._flush_loop, name=f"memd-{name}", daemon=True)
         self._watched: set[str] = set()
         self._pending: dict[str, _Pending] = {}
@@ -231,6 +237,12 @@ class Watcher:
             self.fallbacks[key] = why
             return self.poller.schedule(handler, key, recursive=recursive)
 
+    def release(self) -> None:
+        """Hand on what a `held` watcher collected, and every event from now on."""
+        with self._cond:
+            self._held = False
+            self._cond.notify()
+
     def mark(self, path: str) -> None:
         with self._cond:
             now = time.monotonic()
@@ -252,7 +264,7 @@ class Watcher:
     def _flush_loop(self) -> None:
         while True:
             with self._cond:
-                while not self._dirty and not self._appeared and not self._stop:
+                while (self._held or not self._dirty) and not self._appeared and not self._stop:
                     self._cond.wait()
                 if self._stop:
                     return
@@ -263,7 +275,7 @@ class Watcher:
                 except Exception:
                     log.exception("%s: following %s failed", self.name, key)
             with self._cond:
-                if not self._dirty:
+                if self._held or not self._dirty:
                     continue
                 now = time.monotonic()
                 oldest_due = min(self._dirty.values()) + self.debounce_s

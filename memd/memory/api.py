@@ -336,16 +336,24 @@ class MemoryFeature:
         s = self.host.settings
         self._unhint = settled.add_size_hint(self._indexed_size)
         GUARD.active = True  # the watcher reports what editors write over memd's changes
+        # Armed before the first scan, handing nothing on until `apply_watched` (after it).
         watcher = Watcher(
             self.on_paths,
             accept=_accept_markdown,
             debounce_s=s.index_debounce_ms / 1000,
             name="memory-watcher",
+            held=True,
         )
         for r in self.indexer.roots:
             self._watch_root(watcher, r)
         watcher.start()
         self.watcher = watcher
+
+    def apply_watched(self) -> None:
+        """After the first scan: what changed while it ran is read now, and changes from here on
+        as they come."""
+        if self.watcher is not None:
+            self.watcher.release()
 
     def stop_watching(self) -> None:
         if self.watcher is not None:
@@ -430,8 +438,16 @@ class MemoryFeature:
                 JobSpec("archive", lambda: archival.run_archival(self.job_context()), 86400, 600)
             ],
             status=[self.status],
-            # The history records from before the watcher starts until after it stopped.
-            startup=[self.prepare_tree, self.start_history, self.catch_up, self.start_watching],
+            # The history records from before the watcher starts until after it stopped. The
+            # watcher is armed before the first scan, so a file written while the scan runs (in
+            # a folder already walked) is read after it, not at the next reconcile.
+            startup=[
+                self.prepare_tree,
+                self.start_history,
+                self.start_watching,
+                self.catch_up,
+                self.apply_watched,
+            ],
             on_stop=[self.close_history, self.stop_watching, self.usage.flush],
             on_reload=[self.reload],
             periodic=[
