@@ -18,6 +18,7 @@ MemdError
 ├── DaemonError
 │   ├── DaemonNotRunning   no daemon answers on the socket
 │   │   └── DaemonStarting the daemon answers `status` only, until its first index is done
+│   ├── DaemonStopping     the daemon is stopping: long work ends at its next checkpoint
 │   └── DaemonAlreadyRunning
 ├── MemoryDisabled         the global switch is off
 ├── NotFound               no such memory/session/item
@@ -123,6 +124,11 @@ class DaemonStarting(DaemonNotRunning):
     A kind of `DaemonNotRunning`: a client that reads the index directly without a daemon can
     do the same meanwhile; one that writes must wait for the daemon instead.
     """
+
+
+class DaemonStopping(DaemonError):
+    """The daemon is stopping: long work (the first index, a rebuild, an import) ends at its
+    next progress report, keeping what it finished."""
 
 
 class DaemonAlreadyRunning(DaemonError):

@@ -4,6 +4,10 @@ A feature doing something that can take seconds to minutes (the first index of a
 rebuild, an import, a backfill) opens a `Task` on the engine's `Progress` and advances it as it
 goes; `snapshot()` is what the `progress` part of `status` carries. Updates are a lock and two
 integer additions, cheap enough for every batch of a loop.
+
+Each report is also where long work stops when the daemon does: after `Progress.stop()`,
+`advance` and `add_total` raise `DaemonStopping`, so a stop during a first index of minutes
+ends at the next batch instead of when the index is done.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from memd.core.errors import DaemonStopping
 
 _ids = itertools.count(1)
 
@@ -30,15 +36,24 @@ class Task:
     started: float = field(default_factory=time.monotonic)
     id: int = field(default_factory=lambda: next(_ids))
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def add_total(self, n: int) -> None:
         """More work found (a scan that plans root by root adds each root's share)."""
+        self._check()
         with self._lock:
             self.total += n
 
     def advance(self, n: int = 1) -> None:
+        self._check()
         with self._lock:
             self.done += n
+
+    def _check(self) -> None:
+        if self._stopping.is_set():
+            raise DaemonStopping(
+                f"memd is stopping: {self.what} ended at {self.done:,} {self.unit}"
+            )
 
     def snapshot(self, now: float) -> dict[str, Any]:
         with self._lock:
@@ -58,11 +73,17 @@ class Progress:
         self.clock = clock
         self._tasks: dict[int, Task] = {}
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        """The daemon is stopping: every task, open or opened later, raises `DaemonStopping` at
+        its next report."""
+        self._stopping.set()
 
     @contextlib.contextmanager
     def task(self, what: str, *, unit: str = "files", total: int = 0) -> Iterator[Task]:
         """A task shown while the block runs."""
-        t = Task(what, unit, total, started=self.clock())
+        t = Task(what, unit, total, started=self.clock(), _stopping=self._stopping)
         with self._lock:
             self._tasks[t.id] = t
         try:

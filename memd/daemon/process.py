@@ -1,11 +1,14 @@
 """The daemon process behind `memd serve`: lock, store, engine, socket, signals, readiness,
 periodic work and an ordered shutdown. It serves whatever engine the composition root builds.
 
-Start order: instance lock → store → engine → socket (answering `status` only) → the features'
-startup steps (catch up with the files, start watching) → every method → scheduler → periodic
-loops → the features' `on_start` (tailers) → ready. Shutdown runs the other way: stop accepting and let requests finish →
-scheduler (jobs stop at their next checkpoint) → the features' `on_stop` in reverse order →
-store (its writer drains queued writes) → socket file → lock.
+Its life is three steps, as `Daemon.serve` runs them. `startup`: stop and reload signals
+handled → instance lock → store → engine → socket (answering `status` only) → the features'
+startup steps (arm the watcher, catch up with the files, apply what the watcher saw) → every
+method → scheduler → periodic loops → the features' `on_start` (tailers) → ready. `main_loop`:
+serve until SIGTERM/SIGINT. `shutdown`, from wherever the start got: stop accepting and let
+requests finish → scheduler (jobs stop at their next checkpoint) → the features' `on_stop` in
+reverse order → store (its writer drains queued writes) → socket file → lock. A stop during
+the start ends the step under way at its next progress report and takes the same shutdown.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import signal
 import socket
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,7 @@ from memd import __version__
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
 from memd.core import trim
-from memd.core.errors import DaemonAlreadyRunning, DiskFull, MemdError
+from memd.core.errors import DaemonAlreadyRunning, DaemonStopping, DiskFull, MemdError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.settings import Settings
 from memd.daemon import activation, repo, sdnotify
@@ -41,6 +44,8 @@ log = logging.getLogger("memd")
 # A stop ends within this many seconds of SIGTERM; below the service unit's TimeoutStopSec
 # (memd/cli/templates/memd.service), so memd exits on its own before the manager kills it.
 STOP_DEADLINE_S = 15.0
+# How long a stop during the start waits for the step under way to reach its next checkpoint.
+STEP_STOP_WAIT_S = 5.0
 EngineFactory = Callable[[Settings, Store], Engine]
 
 
@@ -81,7 +86,12 @@ class InstanceLock:
 
 
 class Daemon:
-    """The long-running process behind `memd serve`."""
+    """The long-running process behind `memd serve`: `startup`, `main_loop`, `shutdown`.
+
+    The stop signals are handled from the first instant (`serve` installs them before the
+    instance lock is taken): a SIGTERM while the first index runs ends that index at its next
+    batch and takes the same ordered shutdown as a stop while serving.
+    """
 
     def __init__(
         self,
@@ -99,122 +109,213 @@ class Daemon:
         self.stop_event: asyncio.Event | None = None
         self.engine: Engine | None = None
         self.server: Server | None = None
+        self._lock: InstanceLock | None = None
+        self._store: Store | None = None
         self._bound_path: Path | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._reloads: set[asyncio.Task[None]] = set()
         self._reload_lock = asyncio.Lock()
+        self._reload_wanted = False  # a SIGHUP during the start, applied once serving
 
     def run(self) -> int:
-        return asyncio.run(self._main())
+        return asyncio.run(self.serve())
 
-    async def _main(self) -> int:
+    async def serve(self) -> int:
+        """Start up, serve until a stop signal, shut down in order; the exit code."""
+        self.stop_event = asyncio.Event()
+        self._install_signal_handlers()
+        try:
+            if await self.startup():
+                await self.main_loop()
+        finally:
+            await self.shutdown()
+            self._remove_signal_handlers()
+        log.info("stopped cleanly")
+        return 0
+
+    # -- signals ---------------------------------------------------------------------------
+    def _install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
+
+    def _remove_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+
+    def request_stop(self) -> None:
+        """SIGTERM/SIGINT: begin the ordered shutdown, bounded by `STOP_DEADLINE_S`."""
+        assert self.stop_event is not None
+        if self.stop_event.is_set():
+            return
+        log.info("stopping")
+        sdnotify.stopping()
+        _exit_by(STOP_DEADLINE_S)
+        self.stop_event.set()
+        if self.engine is not None:
+            self.engine.progress.stop()  # long work (the first index, a rebuild) ends early
+
+    def _on_sighup(self) -> None:
+        if self.engine is None or self.engine.starting:
+            self._reload_wanted = True  # the features' reload hooks run once they have started
+            return
+        self._reload()
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_event is not None and self.stop_event.is_set()
+
+    # -- the three steps -------------------------------------------------------------------
+    async def startup(self) -> bool:
+        """Lock, index, engine, socket (answering `status` only), the features' startup steps,
+        then every method, jobs and tailers. False when a stop came before it was done."""
         s = self.settings
         # memd's data folder holds the index (every conversation): the owner's alone.
         make_private_dir(s.paths.data_dir)
         tighten(s.paths.data_dir, PRIVATE_DIR)
-        lock = InstanceLock(
+        self._lock = InstanceLock(
             s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock")
         )
-        lock.acquire()
-        server: Server | None = None
-        store: Store | None = None
-        self.stop_event = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        try:
-            store, recovered, read_only = open_index(s.db_path)
-            engine = self.build(s, store)
-            engine.daemon_pid = os.getpid()
-            engine.recovered = recovered
-            engine.read_only = read_only
-            self.engine = engine
-            server = Server(
-                engine,
-                max_request_bytes=s.server_max_request_kb * 1024,
-                read_timeout=s.server_read_timeout_s,
-                max_connections=s.server_max_connections,
-                max_buffered_bytes=s.server_max_buffered_mb << 20,
-                workers=s.server_workers,
-                readers=max(1, os.cpu_count() or 1),
-                # The query threads answer most requests: they get the large page cache.
-                on_reader_thread=store.make_hot_reader,
-            )
-            self.server = server
-            _raise_open_files_limit(s.server_max_connections + 256)
-            # The socket opens before the first index, which can take minutes on a big tree:
-            # meanwhile `status` answers with its progress and other calls are told to wait.
-            engine.starting = True
-            await server.start(self._listen_socket())
-            ticker = asyncio.create_task(_report_progress(engine))
-            try:
-                await self._startup(engine)
-            finally:
-                ticker.cancel()
-            # Starting reads every memory file at least once (the first index, the history's
-            # first recording) in several threads; glibc keeps what they freed in per-thread
-            # arenas, where the daemon would carry it as resting size all day (measured:
-            # 10,000 files, 87 -> 76 MB).
-            await asyncio.to_thread(trim.give_memory_back)
-            engine.starting = False
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, self.stop_event.set)
-            loop.add_signal_handler(signal.SIGHUP, self._reload)
-            tasks = []
-            if not engine.read_only:
-                # Jobs, periodic scans and tailers all write: none of them in read-only mode.
-                scheduler = Scheduler(engine.record_job)
-                for spec in engine.jobs.values():
-                    scheduler.add(spec)
-                engine.scheduler = scheduler
-                scheduler.start()
-                tasks = [asyncio.create_task(self._periodic(p)) for p in engine.periodic]
-            interval = sdnotify.watchdog_interval()
-            if interval:
-                tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
-            if not engine.read_only:
-                for start in engine.on_start:
-                    await asyncio.to_thread(start)
-            else:
-                log.error("%s: serving read-only (queries answered, writes refused) until restarted"
-                          " with space to write", engine.read_only)  # fmt: skip
-            log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
-            sdnotify.ready(self._ready_status(engine))
-            await self.stop_event.wait()
-            log.info("stopping")
-            sdnotify.stopping()
-            _exit_by(STOP_DEADLINE_S)
-            for t in tasks:
-                t.cancel()
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                with contextlib.suppress(Exception):
-                    loop.remove_signal_handler(sig)
-            if server is not None:
-                await server.stop(grace=5.0)
-            if self.engine is not None and self.engine.scheduler is not None:
-                # Jobs stop at their next checkpoint; waiting keeps a half-done batch from being cut.
-                await asyncio.to_thread(self.engine.scheduler.shutdown, True)
-            if self.engine is not None:
-                for stop in reversed(self.engine.on_stop):
-                    with contextlib.suppress(Exception):
-                        await asyncio.to_thread(stop)
-            if store is not None:
-                store.close()
-            if self._bound_path is not None:
-                self._bound_path.unlink(missing_ok=True)
-            lock.release()
-        log.info("stopped cleanly")
-        return 0
+        self._lock.acquire()
+        self._store, recovered, read_only = open_index(s.db_path)
+        if self.stopping:
+            return False
+        engine = self.build(s, self._store)
+        engine.daemon_pid = os.getpid()
+        engine.recovered = recovered
+        engine.read_only = read_only
+        self.engine = engine
+        self.server = self._make_server(engine, self._store)
+        _raise_open_files_limit(s.server_max_connections + 256)
+        # The socket opens before the first index, which can take minutes on a big tree:
+        # meanwhile `status` answers with its progress and other calls are told to wait.
+        engine.starting = True
+        await self.server.start(self._listen_socket())
+        if not await self._unless_stopped(self._startup_steps(engine)):
+            return False
+        # Starting reads every memory file at least once (the first index, the history's
+        # first recording) in several threads; glibc keeps what they freed in per-thread
+        # arenas, where the daemon would carry it as resting size all day (measured:
+        # 10,000 files, 87 -> 76 MB).
+        await asyncio.to_thread(trim.give_memory_back)
+        engine.starting = False
+        self._start_background(engine)
+        if not await self._unless_stopped(self._on_start(engine)):
+            return False
+        log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
+        sdnotify.ready(self._ready_status(engine))
+        if self._reload_wanted:
+            self._reload()
+        return True
 
-    @staticmethod
-    async def _startup(engine: Engine) -> None:
-        """The features' startup steps, in order (catch up with the files, start watching)."""
-        for step in engine.startup:
-            try:
-                await asyncio.to_thread(step)
-            except Exception as exc:
-                if not (engine.read_only or recovery.is_disk_full(exc)):
+    async def main_loop(self) -> None:
+        """Serve until a stop signal (the server and the background tasks run meanwhile)."""
+        assert self.stop_event is not None
+        await self.stop_event.wait()
+
+    async def shutdown(self) -> None:
+        """The start the other way round, from wherever it got: stop accepting and let
+        requests finish → background tasks → scheduler (jobs stop at their next checkpoint)
+        → the features' `on_stop` in reverse order → store (its writer drains queued writes)
+        → socket file → lock."""
+        for t in self._tasks:
+            t.cancel()
+        if self.server is not None:
+            await self.server.stop(grace=5.0)
+        engine = self.engine
+        if engine is not None and engine.scheduler is not None:
+            # Jobs stop at their next checkpoint; waiting keeps a half-done batch from being cut.
+            await asyncio.to_thread(engine.scheduler.shutdown, True)
+        if engine is not None:
+            for stop in reversed(engine.on_stop):
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(stop)
+        if self._store is not None:
+            self._store.close()
+        if self._bound_path is not None:
+            self._bound_path.unlink(missing_ok=True)
+        if self._lock is not None:
+            self._lock.release()
+
+    # -- parts of the start ----------------------------------------------------------------
+    def _make_server(self, engine: Engine, store: Store) -> Server:
+        s = self.settings
+        return Server(
+            engine,
+            max_request_bytes=s.server_max_request_kb * 1024,
+            read_timeout=s.server_read_timeout_s,
+            max_connections=s.server_max_connections,
+            max_buffered_bytes=s.server_max_buffered_mb << 20,
+            workers=s.server_workers,
+            readers=max(1, os.cpu_count() or 1),
+            # The query threads answer most requests: they get the large page cache.
+            on_reader_thread=store.make_hot_reader,
+        )
+
+    async def _unless_stopped(self, work: Coroutine[Any, Any, None]) -> bool:
+        """Run `work` unless a stop comes first: True when it finished. On a stop, the step
+        under way (in a thread) is given a moment to end at its next progress report."""
+        assert self.stop_event is not None
+        task = asyncio.create_task(work)
+        stop = asyncio.create_task(self.stop_event.wait())
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if not task.done():
+            await asyncio.wait({task}, timeout=STEP_STOP_WAIT_S)
+        if not task.done():
+            log.warning("stopping while a start-up step still runs")
+            task.add_done_callback(_quiet)
+            return False
+        if task.exception() is not None and not isinstance(task.exception(), DaemonStopping):
+            raise task.exception()  # type: ignore[misc]
+        return not self.stopping and task.exception() is None
+
+    async def _startup_steps(self, engine: Engine) -> None:
+        """The features' startup steps, in order (catch up with the files, start watching),
+        with the first index's progress in the log and the service manager's status."""
+        ticker = asyncio.create_task(_report_progress(engine))
+        try:
+            for step in engine.startup:
+                if self.stopping:
+                    return
+                try:
+                    await asyncio.to_thread(step)
+                except DaemonStopping:
                     raise
-                engine.read_only = engine.read_only or "disk full"
-                log.warning("read-only: %s skipped (%s)", _step_name(step), exc)
+                except Exception as exc:
+                    if not (engine.read_only or recovery.is_disk_full(exc)):
+                        raise
+                    engine.read_only = engine.read_only or "disk full"
+                    log.warning("read-only: %s skipped (%s)", _step_name(step), exc)
+        finally:
+            ticker.cancel()
+
+    def _start_background(self, engine: Engine) -> None:
+        """Jobs and periodic scans (none read-only: they all write), the watchdog's pings."""
+        if not engine.read_only:
+            scheduler = Scheduler(engine.record_job)
+            for spec in engine.jobs.values():
+                scheduler.add(spec)
+            engine.scheduler = scheduler
+            scheduler.start()
+            self._tasks += [asyncio.create_task(self._periodic(p)) for p in engine.periodic]
+        interval = sdnotify.watchdog_interval()
+        if interval:
+            self._tasks.append(asyncio.create_task(self._watchdog_loop(interval)))
+
+    async def _on_start(self, engine: Engine) -> None:
+        """The features' `on_start` (tailers); none while read-only."""
+        if engine.read_only:
+            log.error("%s: serving read-only (queries answered, writes refused) until restarted"
+                      " with space to write", engine.read_only)  # fmt: skip
+            return
+        for start in engine.on_start:
+            if self.stopping:
+                return
+            await asyncio.to_thread(start)
 
     @staticmethod
     def _ready_status(engine: Engine) -> str:
@@ -300,6 +401,12 @@ class Daemon:
                 await asyncio.to_thread(p.fn)
             except MemdError as exc:
                 log.error("%s failed: %s", p.name, exc)
+
+
+def _quiet(task: asyncio.Task[None]) -> None:
+    """Retrieve a start-up step's outcome once it ends after the stop moved on."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _exit_by(seconds: float) -> None:

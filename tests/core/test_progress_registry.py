@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from memd.core.errors import DaemonStopping
 from memd.core.progress import Progress
 
 
@@ -24,3 +27,16 @@ def test_a_task_reports_done_total_rate_and_eta_while_open() -> None:
             ]
             assert p.snapshot()[1]["eta_s"] is None and inner.total == 0
     assert p.snapshot() == []
+
+
+def test_after_a_stop_long_work_ends_at_its_next_report() -> None:
+    p = Progress()
+    with p.task("indexing memory files") as t:
+        t.add_total(10)
+        t.advance(4)
+        p.stop()
+        with pytest.raises(DaemonStopping, match="indexing memory files ended at 4 files"):
+            t.advance()
+    assert p.snapshot() == []  # the task is closed on the way out
+    with pytest.raises(DaemonStopping), p.task("rebuilding the index") as later:
+        later.add_total(1)  # work opened after the stop ends at its first report too
