@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 
@@ -37,12 +38,20 @@ HISTORY_NAME = ".aider.chat.history.md"
 INPUT_HISTORY_NAME = ".aider.input.history"
 
 _HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+# A run's header, a line of input (`#### …`) or of Aider's output (`> …`); both of the latter
+# end in two spaces, which the model's own headings and quotes do not.
+_MARKER = re.compile(r"^(?:# aider chat started at [^\n]*|#### [^\n]*  |>[^\n]*  )$", re.MULTILINE)
 _CONFIRM = re.compile(r"\((?:Y)es/\(N\)o")
 _MESSAGE_COMMANDS = re.compile(r"^/(?:ask|code|architect|chat|context|edit)\s+", re.IGNORECASE)
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
+# A fenced block (its closing fence as long as its opening one), and an unfenced edit.
+_FENCED = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL
+)
+_BARE_EDIT = re.compile(
+    r"^<<<<<<< SEARCH[ \t]*\n.*?^>>>>>>> REPLACE[^\n]*$", re.MULTILINE | re.DOTALL
+)
 _FILE_NAME = re.compile(r"^(?:[\w.\-]+[/\\])*[\w.\-]*\w\.[A-Za-z0-9]{1,8}$")
 _SEARCH = "<<<<<<< SEARCH"
-_REPLACE = ">>>>>>> REPLACE"
 
 
 @dataclass(slots=True)
@@ -78,8 +87,17 @@ def parse_aider_history(
         problems.append((0, "bytes that are not UTF-8 were replaced"))
     inputs = _input_times(input_history or b"", tz)
     reader = _Reader(path=path, project=project or "", tz=tz, inputs=inputs, problems=problems)
-    for lineno, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-        reader.feed(lineno, line)
+    text = text.replace("\r\n", "\n")
+    # Aider's own lines (run headers, inputs, its output) are found by one regular expression;
+    # what lies between them is the model's reply, taken whole.
+    pos, lineno = 0, 1
+    for marker in _MARKER.finditer(text):
+        between = text[pos : marker.start()]
+        reader.between(lineno, between)
+        lineno += between.count("\n")
+        reader.marker(lineno, marker.group())
+        pos = marker.end()
+    reader.between(lineno, text[pos:])
     reader.flush()
     return ParsedDocument(reader.turns, problems)
 
@@ -98,27 +116,37 @@ class _Reader:
     reply: list[str] = field(default_factory=list)
     reply_line: int = 0
     next_input: int = 0
+    adjacent: bool = False
     ids: dict[str, int] = field(default_factory=dict)
 
-    def feed(self, lineno: int, line: str) -> None:
-        if header := _HEADER.match(line):
-            self.flush()
-            self._open(lineno, header.group(1))
-        elif line.startswith("#### ") and line.endswith("  ") or line == "#### <blank>  ":
+    def marker(self, lineno: int, line: str) -> None:
+        """One of Aider's own lines: a run's header, a line of input, a line of its output."""
+        if line.startswith("#### "):
             self._end_reply()
+            if self.user and not self.adjacent:
+                self._end_user()
             if not self.user:
                 self.user_line = lineno
             self.user.append(line[5:].rstrip())
-        elif line.startswith(">") and line.endswith("  "):
-            self._end_user()
-            self._end_reply()
-        elif not line.strip() and not self.reply:
-            self._end_user()
+        elif header := _HEADER.match(line):
+            self.flush()
+            self._open(lineno, header.group(1))
         else:
             self._end_user()
-            if not self.reply:
-                self.reply_line = lineno
-            self.reply.append(line)
+            self._end_reply()
+
+    def between(self, lineno: int, text: str) -> None:
+        """What lies between two of Aider's lines (`lineno`: where it starts): nothing (the
+        lines touch), blank lines, or a reply."""
+        self.adjacent = text in ("", "\n")
+        if self.adjacent:
+            return
+        self._end_user()
+        if not text.strip():
+            return
+        body = text.lstrip("\n")
+        self.reply_line = lineno + len(text) - len(body)
+        self.reply.append(body.rstrip("\n"))
 
     def flush(self) -> None:
         self._end_user()
@@ -211,51 +239,38 @@ def _norm(text: str) -> str:
 
 def drop_edits(text: str) -> str:
     """A reply without the file edits in it: fenced blocks holding SEARCH/REPLACE or a diff, a
-    whole file's fenced content after its file name, and bare SEARCH/REPLACE blocks."""
+    whole file's fenced content after its file name, and bare SEARCH/REPLACE blocks (each with
+    the file name line before it)."""
+    if "```" not in text and "~~~" not in text and _SEARCH not in text:
+        return text
+    text = _cut(text, _FENCED, lambda m, named: named or _is_edit(m.group("body")))
+    text = _cut(text, _BARE_EDIT, lambda m, named: True)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _cut(
+    text: str, pattern: re.Pattern[str], is_edit: Callable[[re.Match[str], bool], bool]
+) -> str:
+    """`text` without the matches of `pattern` that `is_edit` says are edits, each with the line
+    before it when that line is a file name."""
     out: list[str] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE.match(line.strip())
-        if fence:
-            end = _fence_end(lines, i, fence.group(1))
-            body = lines[i + 1 : end]
-            if _is_edit(body) or (out and _FILE_NAME.match(out[-1].strip())):
-                if out and _FILE_NAME.match(out[-1].strip()):
-                    out.pop()
-            else:
-                out.extend(lines[i : end + 1])
-            i = end + 1
-        elif line.strip() == _SEARCH:
-            if out and _FILE_NAME.match(out[-1].strip()):
-                out.pop()
-            i = _search_end(lines, i) + 1
-        else:
-            out.append(line)
-            i += 1
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+    pos = 0
+    for m in pattern.finditer(text):
+        line_start = text.rfind("\n", 0, max(m.start() - 1, 0)) + 1
+        name = text[line_start : m.start()].strip() if m.start() > 0 else ""
+        named = bool(name) and _FILE_NAME.match(name) is not None
+        if not is_edit(m, named):
+            continue
+        out.append(text[pos : line_start if named else m.start()])
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
-def _fence_end(lines: list[str], start: int, fence: str) -> int:
-    for j in range(start + 1, len(lines)):
-        stripped = lines[j].strip()
-        if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-            return j
-    return len(lines) - 1
-
-
-def _search_end(lines: list[str], start: int) -> int:
-    for j in range(start + 1, len(lines)):
-        if lines[j].strip().startswith(_REPLACE):
-            return j
-    return len(lines) - 1
-
-
-def _is_edit(body: list[str]) -> bool:
-    if any(line.strip() == _SEARCH for line in body):
+def _is_edit(body: str) -> bool:
+    if _SEARCH in body:
         return True
-    head = [line for line in body[:4] if line.strip()]
+    head = body.lstrip("\n").split("\n", 2)
     return len(head) >= 2 and head[0].startswith("--- ") and head[1].startswith("+++ ")
 
 
