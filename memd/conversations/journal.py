@@ -25,7 +25,7 @@ from memd.conversations.repo import lagging_sessions as lagging_sessions
 from memd.core.text import META_COMMENT, shorten
 from memd.db import Store
 from memd.memory import safe_write
-from memd.memory.items import clean_text
+from memd.memory.items import clean_text, neutral
 from memd.memory.parse import format_meta, parse_meta
 
 QUESTION_CHARS = 80
@@ -61,7 +61,8 @@ class Entry:
         body = f"{self.at} **Q:** {self.question}" if self.question else f"{self.at}"
         if self.answer:
             body += f" **A:** {self.answer}"
-        return f"- {body} {format_meta({'turn': self.turn_id})}"
+        # A conversation's text never becomes the line's metadata (`neutral`).
+        return f"- {neutral(body)} {format_meta({'turn': self.turn_id})}"
 
 
 def short(text: str, limit: int) -> str:

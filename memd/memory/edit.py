@@ -21,7 +21,9 @@ from memd.memory.guard import GUARD, AddOp, Op, RemoveOp, SetOp, WriteGuard
 from memd.memory.items import (
     ItemAt,
     bumped,
+    check_item_text,
     clean_text,
+    heading_problem,
     insert_lines,
     item_body,
     item_line,
@@ -227,8 +229,12 @@ class ItemChange:
 
     def check(self) -> None:
         """Refuse values no item can take (InvalidParams naming the param)."""
-        if self.text is not None and not clean_text(self.text):
-            raise InvalidParams("param 'text': an item needs text (use forget to remove it)")
+        if self.text is not None:
+            check_item_text(self.text)
+            if not clean_text(self.text):
+                raise InvalidParams("param 'text': an item needs text (use forget to remove it)")
+        if self.move_to is not None and (why := heading_problem(self.move_to[1])):
+            raise InvalidParams(f"param 'move_to.section': {why}; nothing was written")
         if self.importance is not None and not 1 <= self.importance <= 10:
             raise InvalidParams("param 'importance': a whole number from 1 to 10")
         if self.expires:

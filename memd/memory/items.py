@@ -5,9 +5,10 @@ Line numbers are the file's own, front matter included (`memd.memory.parse`).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-from memd.core.errors import SourceError
+from memd.core.errors import InvalidParams, SourceError
 from memd.core.models import ParsedFile
 from memd.core.text import normalize
 from memd.memory.parse import format_meta, item_prefix, parse_markdown
@@ -27,8 +28,54 @@ def clean_text(text: str) -> str:
     return " ".join("".join(out).split())
 
 
+# The start of a memd metadata comment as the parser finds it (`<!-- memd`, `<!--memd:` ...).
+_META_OPEN = re.compile(r"<!--(?=\s*memd)")
+# What a heading memd writes may not hold: it is one line of Markdown, and a line break would
+# add headings or items after it (the same rule an import's sections are held to).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+HEADING_MAX_CHARS = 200
+
+
+def check_item_text(text: str, param: str = "text") -> None:
+    """Refuse text that holds a memd metadata comment: the parser would read it as the item's
+    metadata (`superseded`, `pinned`, `expires` ...). `InvalidParams` naming the param."""
+    if _META_OPEN.search(text):
+        raise InvalidParams(
+            f"param {param!r}: holds a memd metadata comment ('<!-- memd'), which memd writes"
+            " itself; nothing was written",
+            hint="remove the comment from the text and try again",
+        )
+
+
+def heading_problem(text: str) -> str:
+    """Why `text` cannot be a `## heading` memd writes ("" when it can)."""
+    if _CONTROL.search(text):
+        return "a heading is one line: no line breaks or control characters"
+    if len(text) > HEADING_MAX_CHARS:
+        return f"a heading is at most {HEADING_MAX_CHARS} characters"
+    if _META_OPEN.search(text):
+        return "a heading cannot hold a memd metadata comment ('<!-- memd')"
+    return ""
+
+
+def heading_text(text: str) -> str:
+    """`text` made fit for a heading memd writes: one line, no metadata comment, not too long
+    (the callers a person drives refuse such text first: `heading_problem`)."""
+    if not heading_problem(text):
+        return text
+    return neutral(clean_text(text))[:HEADING_MAX_CHARS]
+
+
+def neutral(text: str) -> str:
+    """`text` with every memd metadata comment made plain text (`&lt;!-- memd`, which reads
+    the same once rendered): text memd's jobs write never becomes an item's metadata."""
+    return _META_OPEN.sub("&lt;!--", text) if "<!--" in text else text
+
+
 def item_body(text: str, meta: dict[str, str]) -> str:
-    """An item's line after its marker: the text and its metadata comment."""
+    """An item's line after its marker: the text (any metadata comment in it neutralised) and
+    its own metadata comment."""
+    text = neutral(text)
     return f"{text} {format_meta(meta)}" if meta else text
 
 
@@ -71,6 +118,7 @@ def insert_lines(
     """PURE: `current` with `new_lines` at the end of `## section` (created when missing);
     returns the text and the 1-based line of the first new line. `parsed` is `current`
     parsed already, when the caller has it."""
+    section, title = heading_text(section), heading_text(title)
     lines = current.split("\n") if current else []
     if not lines or lines == [""]:
         lines, parsed = [f"# {title}", ""], None

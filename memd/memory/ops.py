@@ -31,10 +31,12 @@ from memd.memory import repo as docs
 from memd.memory.edit import ItemChange, add_item, change_item, move_item, remove_items
 from memd.memory.guard import GUARD
 from memd.memory.indexer import Indexer, Root
-from memd.memory.items import clean_text
+from memd.memory.items import check_item_text, clean_text, heading_problem
 from memd.memory.tree import is_memory_file, slugify
 
 SCOPES = ("user", "project", "agent")
+ITEM_FILE_SUFFIXES = (".md", ".markdown")
+NOT_ITEM_FOLDERS = ("journal", "archive")
 PROJECT_DIR = WORKSPACE_DIR
 
 
@@ -267,6 +269,7 @@ class MemoryOps:
         error is raised, so a retry does not find half a remember.
         """
         self.require_enabled()
+        check_item_text(str(text))
         text = redact(clean_text(str(text)))
         if not text:
             raise InvalidParams("nothing to remember: text is empty")
@@ -403,12 +406,23 @@ class MemoryOps:
         }
 
     def _destination(self, rel: str) -> Path:
-        """A file of the memory tree named by a path relative to its root."""
-        p = PurePosixPath(rel.replace("\\", "/"))
-        if not rel or p.is_absolute() or ".." in p.parts or not is_memory_file(str(p)):
+        """A file of the memory tree where items live, named by a path relative to its root:
+        a `.md` (or `.markdown`) file, not in `journal/` or `archive/` (conversations and what
+        aged out), written as memd writes names (the same rule as an import's paths)."""
+        p = PurePosixPath(rel)
+        if (
+            not rel
+            or "\\" in rel
+            or heading_problem(rel)
+            or p.is_absolute()
+            or any(x in ("", ".", "..") for x in rel.split("/"))
+            or not p.name.endswith(ITEM_FILE_SUFFIXES)
+            or p.parts[0] in NOT_ITEM_FOLDERS
+            or not is_memory_file(str(p))
+        ):
             raise InvalidParams(
-                f"param 'move_to.path': {rel!r} is not a Markdown file inside the memory tree"
-                " (a path like topics/vue.md)"
+                f"param 'move_to.path': {rel!r} is not a Markdown file of the memory tree where"
+                " items live (a path like topics/vue.md; not in journal/ or archive/)"
             )
         try:
             return self.indexer.resolve(self.memory_root / p)  # a link: its target, if inside
