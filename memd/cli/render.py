@@ -155,7 +155,11 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     problems = part(st.problems, [])
     if problems:
         lines.append(f"problem files ({len(problems)}):")
-        lines += [f"  {p['path']}: {p['reason']}" for p in problems]
+        lines += [
+            f"  {p['path']}: {p['reason']}"
+            + (" (indexed all the same: search finds it)" if p.get("indexed") else " (not indexed)")
+            for p in problems
+        ]
     return "\n".join(lines)
 
 

@@ -288,26 +288,8 @@ class Indexer:
         sha = hashlib.sha256(data).hexdigest()
         mtime = snap.ident[3] if snap.ident is not None else st.st_mtime_ns
         rec = docs.FileRecord(path, root.key, rel, kind.value, owner, mtime, len(data), sha)
-        if looks_binary(data):
-            return _Loaded(rec, None, "binary file (mostly NUL bytes)")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return _Loaded(rec, None, f"invalid UTF-8 at byte {exc.start}")
-        if path in known and known[path][2] == sha:
-            return _Loaded(rec, None)
-        text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-        warnings: list[str] = []
-        if "\0" in text:
-            # A stray NUL (a paste, a tool's bug) does not make a text file binary: it is
-            # indexed as text, the NUL shown as U+FFFD, and the file reported.
-            warnings.append(f"{text.count(chr(0))} NUL bytes (indexed as \ufffd)")
-            text = text.replace("\0", "\ufffd")
-        # What the index holds is what memd serves (context, search, the memories the LLM is
-        # shown, exports): secrets replaced and `<private>` spans left out, line numbers kept.
-        # The file keeps what the user wrote; hooks get it as it is (sync redacts its own).
-        parsed = parse_markdown(redact(text, keep_lines=True), fallback_title=Path(rel).stem)
-        return _Loaded(rec, parsed, "; ".join([*parsed.warnings, *warnings]), text)
+        unchanged = path in known and known[path][2] == sha
+        return _parse(rec, data, unchanged=unchanged)
 
     def _apply(
         self,
@@ -440,6 +422,34 @@ class _RootPlan:
         self.delete.extend(docs.paths_under(reader, p))
         if kind == "link":
             self.links.append(p)
+
+
+def _parse(rec: docs.FileRecord, data: bytes, *, unchanged: bool) -> _Loaded:
+    """A file's bytes as what the index holds (`parsed` None: unchanged, or a problem)."""
+    if looks_binary(data):
+        return _Loaded(rec, None, "binary file (mostly NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Loaded(rec, None, f"invalid UTF-8 at byte {exc.start}")
+    if unchanged:
+        return _Loaded(rec, None)
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    warnings: list[str] = []
+    if "\0" in text:
+        # A stray NUL (a paste, a tool's bug) does not make a text file binary: it is
+        # indexed as text, the NUL shown as U+FFFD, and the file reported.
+        warnings.append(f"{text.count(chr(0))} NUL bytes (indexed as \ufffd)")
+        text = text.replace("\0", "\ufffd")
+    # What the index holds is what memd serves (context, search, the memories the LLM is
+    # shown, exports): secrets replaced and `<private>` spans left out, line numbers kept.
+    # The file keeps what the user wrote; hooks get it as it is (sync redacts its own).
+    try:
+        parsed = parse_markdown(redact(text, keep_lines=True), fallback_title=Path(rec.rel).stem)
+    except Exception as exc:  # one file memd cannot parse is a problem, never a stop
+        log.exception("%s: cannot be parsed", rec.path)
+        return _Loaded(rec, None, f"cannot be parsed: {type(exc).__name__}: {exc}"[:300])
+    return _Loaded(rec, parsed, "; ".join([*parsed.warnings, *warnings]), text)
 
 
 def _lkind(path: str) -> str:

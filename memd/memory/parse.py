@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,11 @@ _NEEDS_PARSER = re.compile(
 )
 # libyaml's safe loader is ~10x faster than the pure-Python one; both are safe.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Front matter is a few lines of settings. Longer or deeper YAML is reported, not read: libyaml
+# composes nested values recursively (and crashes the process past ~50,000 levels), and the
+# value ends up in the index as JSON.
+FRONT_MATTER_MAX_CHARS = 64 * 1024
+FRONT_MATTER_MAX_DEPTH = 64
 # Sections are split at levels 1 and 2; deeper headings stay inside their section.
 SPLIT_LEVEL = 2
 # markdown-it stops descending past this many open blocks (its default of 20 would hide list
@@ -89,7 +95,11 @@ def item_prefix(line: str) -> str:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]:
     """Return (front matter, body, number of lines the front matter used, error or None).
 
-    Broken YAML is reported, and the whole text is kept as body so nothing is lost.
+    Broken YAML is reported, and the whole text is kept as body so nothing is lost. So is YAML
+    that uses aliases (``*name``: a few bytes of them expand into megabytes, or a value that
+    contains itself), nests deeper than `FRONT_MATTER_MAX_DEPTH` or is longer than
+    `FRONT_MATTER_MAX_CHARS`. The front matter returned is plain JSON data: text keys, lists,
+    and dates and other YAML scalars as their text.
     """
     if not text.startswith("---"):
         return {}, text, 0, None
@@ -100,17 +110,73 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]
         if lines[i].strip() in ("---", "..."):
             raw = "\n".join(lines[1:i])
             body = "\n".join(lines[i + 1 :])
-            try:
-                data = yaml.load(raw, Loader=_YAML_LOADER) if raw.strip() else {}
-            except yaml.YAMLError as exc:
-                first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-                return {}, body, i + 1, f"broken front matter: {first}"
-            if data is None:
-                data = {}
-            if not isinstance(data, dict):
-                return {}, body, i + 1, "broken front matter: not a key/value mapping"
-            return {str(k): v for k, v in data.items()}, body, i + 1, None
+            data, err = _load_yaml(raw)
+            if err is not None:
+                return {}, body, i + 1, f"broken front matter: {err}"
+            return data, body, i + 1, None
     return {}, text, 0, "broken front matter: no closing '---'"
+
+
+def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Front matter's YAML as plain data, or ({}, why it is not read)."""
+    if not raw.strip():
+        return {}, None
+    if len(raw) > FRONT_MATTER_MAX_CHARS:
+        return {}, f"longer than {FRONT_MATTER_MAX_CHARS // 1024} KiB"
+    try:
+        if _may_refuse(raw):
+            # Events first (libyaml's parser keeps its own stack): aliases and depth are checked
+            # before anything is composed.
+            refused = _refused(yaml.parse(raw, Loader=_YAML_LOADER))
+            if refused:
+                return {}, refused
+        data = yaml.load(raw, Loader=_YAML_LOADER)
+    except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as exc:
+        return {}, str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, "not a key/value mapping"
+    return {str(k): _plain(v) for k, v in data.items()}, None
+
+
+def _may_refuse(raw: str) -> bool:
+    """Whether `raw` could hold an alias or nest too deep (else the check of its events, which
+    costs as much as loading it, is skipped). An alias needs a `*`; nesting needs a `[`, `{` or
+    `-` per level, or indentation that grows by a column per level (~d²/2 characters)."""
+    return (
+        "*" in raw
+        or len(raw) > 1024
+        or raw.count("[") + raw.count("{") + raw.count("-") > FRONT_MATTER_MAX_DEPTH
+    )
+
+
+def _refused(events: Iterable[yaml.Event]) -> str:
+    """Why YAML with these events is not read ("" when it is)."""
+    depth = 0
+    for ev in events:
+        if isinstance(ev, yaml.AliasEvent):
+            return f"uses an alias (*{ev.anchor}); write the value out instead"
+        if isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > FRONT_MATTER_MAX_DEPTH:
+                return f"nested deeper than {FRONT_MATTER_MAX_DEPTH} levels"
+        elif isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+    return ""
+
+
+def _plain(v: Any) -> Any:
+    """A YAML value as JSON holds it (nesting is bounded by `_refused`)."""
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, set | frozenset):
+        return sorted((_plain(x) for x in v), key=str)
+    return str(v)  # dates, times, binary
 
 
 def needs_full_parse(body: str) -> bool:

@@ -272,9 +272,15 @@ def clear_problem(conn: sqlite3.Connection, path: str) -> None:
 
 
 def problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Files with a problem; `indexed`: the index holds text of the file all the same (broken
+    front matter: the rest of the file; a file that became unreadable: its last readable
+    version), so search finds it."""
     return [
-        {"path": r[0], "reason": r[1], "seen_at": r[2]}
-        for r in conn.execute("SELECT path, reason, seen_at FROM problems ORDER BY path")
+        {"path": r[0], "reason": r[1], "seen_at": r[2], "indexed": bool(r[3])}
+        for r in conn.execute(
+            "SELECT p.path, p.reason, p.seen_at, f.id IS NOT NULL FROM problems p"
+            " LEFT JOIN files f ON f.path = p.path ORDER BY p.path"
+        )
     ]
 
 

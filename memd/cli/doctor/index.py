@@ -104,15 +104,26 @@ def assess_index(ix: Mapping[str, Any], status: Mapping[str, Any] | None, now: f
 
 
 def assess_problems(problems: Sequence[Mapping[str, Any]]) -> Check:
-    """Memory files that could not be indexed (too large, not UTF-8, binary, …)."""
+    """Memory files with a problem: not indexed at all (too large, not UTF-8, binary, …), or
+    indexed in part (broken front matter: the rest of the file is searchable)."""
     if not problems:
         return ok("problems", "every memory file is indexed", count=0)
-    shown = "; ".join(f"{p['path']}: {p['reason']}" for p in problems[:5])
-    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    missing = [p for p in problems if not p.get("indexed")]
+    partly = [p for p in problems if p.get("indexed")]
+    said = []
+    if missing:
+        said.append(f"{len(missing)} file(s) not indexed: {_listed(missing)}")
+    if partly:
+        said.append(f"{len(partly)} file(s) indexed with a problem (searchable): {_listed(partly)}")
     return warn(
         "problems",
-        f"{len(problems)} file(s) not indexed: {shown}{more}",
+        "; ".join(said),
         "fix or move these files (they are re-read when they change); `memd status` lists them",
         count=len(problems),
         files=[dict(p) for p in problems],
     )
+
+
+def _listed(problems: Sequence[Mapping[str, Any]]) -> str:
+    shown = "; ".join(f"{p['path']}: {p['reason']}" for p in problems[:5])
+    return shown + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
