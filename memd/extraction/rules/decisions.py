@@ -24,7 +24,8 @@ _ZH_DECISION_RE = re.compile(
     r"(?<![没未不])(?:最后|最终|还是|已经|刚刚?|终于)*(?:决定|定了用|选了|选择了|敲定了?)\s*(?P<what>[^。！？!?]+)"
 )
 _EN_NOT_DECIDED_RE = re.compile(r"\b(?:if|whether|not\s+yet|haven't|have\s+not|undecided)\b", re.I)
-_ZH_NOT_DECIDED_RE = re.compile(r"如果|假如|要是|是否|还没|没有决定|没决定|未决定")
+# "主要是" holds 要是 ("if") by accident: not a condition.
+_ZH_NOT_DECIDED_RE = re.compile(r"如果|假如|(?<![主需只重])要是|是否|还没|没有决定|没决定|未决定")
 _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|over|rather\s+than)\b", re.I)
 _TECH_WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*")
 

@@ -173,9 +173,20 @@ _EN_TEACH_RE = re.compile(
     r"\bI\s+(?:currently\s+|now\s+)?(?:teach|lecture\s+in|lecture)\s+(?P<what>[\w\- ]{2,40}?)"
     r"(?=\s+(?:at|in|to|for)\b|\s*[,.;!]|$)"
 )
+# "I'm in charge of the data platform at Klarna": a responsibility at an organisation.
+_EN_CHARGE_AT_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?i:in\s+charge\s+of|responsible\s+for|leading|running"
+    r"|heading|managing)\s+[^.;!?,]{1,40}?\s+at\s+" + _ORG
+)
 _EN_EMPLOYED_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)\s+employed\s+(?:at|by)|my\s+(?:current\s+)?employer\s+is)\s+" + _ORG,
     re.I,
+)
+# "Got promoted to senior developer last week": the new title replaces the old one.
+_EN_PROMOTED_RE = re.compile(
+    r"\b(?i:promoted\s+to)\s+(?:an?\s+|the\s+)?(?P<role>(?:[\w+#/&\-]+\s+){0,3}?(?i:"
+    + _ROLE_NOUNS
+    + r"))\b"
 )
 _EN_ROLE_IS_RE = re.compile(
     r"\bmy\s+(?:job\s+title|title|role|position|job)\s+is\s+(?:an?\s+)?" + _ROLE, re.I
@@ -204,7 +215,8 @@ def _role(raw: str | None) -> str:
 
 def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     org = role = ""
-    for rx in (_EN_WORK_RE, _EN_WORK_AS_RE, _EN_ROLE_AT_RE, _EN_JOINED_RE, _EN_EMPLOYED_RE):
+    for rx in (_EN_WORK_RE, _EN_WORK_AS_RE, _EN_ROLE_AT_RE, _EN_JOINED_RE, _EN_EMPLOYED_RE,
+               _EN_CHARGE_AT_RE):  # fmt: skip
         m = rx.search(sentence)
         if m is None:
             continue
@@ -228,6 +240,8 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if m is not None:
             role = _role(m.group("role"))
             org = org or _org(m.group("org"))
+    if not role and (m := _EN_PROMOTED_RE.search(sentence)) is not None:
+        role = _role(m.group("role"))
     if not role:
         m = _EN_ROLE_IS_RE.search(sentence)
         if m:
@@ -284,11 +298,13 @@ def _place(raw: str) -> str:
 
 # "I teach at a high school in Leeds", "I work for a startup in Berlin".
 _EN_WORKPLACE_IN_RE = re.compile(
-    r"\bI\b[^.;!?]{0,60}?\b(?:at|for)\s+(?:a|an|the|my)\s+[\w\- ]{1,30}?\s+in\s+" + _PLACE
+    r"\bI\b[^.;!?]{0,60}?\b(?:at|for|run|own|founded|started|co-founded)\s+(?:a|an|the|my)\s+"
+    r"[\w\- ]{1,30}?\s+in\s+" + _PLACE
 )
 # "We're a small team in Nairobi".
 _EN_WE_IN_RE = re.compile(
-    r"\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:a|an|the)\s+[\w\- ]{1,30}?\s+(?:in|from)\s+" + _PLACE
+    r"\b(?:I'm|I\s+am|(?i:we're|we\s+are))\s+(?:a|an|the)\s+[\w\- ]{1,30}?\s+(?:in|from)\s+"
+    + _PLACE
 )
 # "..., based in Lisbon" right after the user said who they are.
 _EN_PLACE_FRAGMENT_RE = re.compile(

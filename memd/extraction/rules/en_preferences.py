@@ -154,7 +154,7 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
     readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
-               _works_for_me, _fan)  # fmt: skip
+               _stop_doing, _works_for_me, _fan)  # fmt: skip
     for read in readers:
         memory = read(sentence, ctx)
         if memory is not None:
@@ -226,6 +226,26 @@ def _tech_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
         return None
     tech = lookup_tech(m.group("tech"))
     return _pref(ctx, f"User prefers {tech.name}", tech.subject) if tech is not None else None
+
+
+# "please stop adding docstrings everywhere": what to stop doing holds from now on.
+_EN_STOP_DOING_RE = re.compile(
+    r"^\s*(?:(?:please|pls|and|also|but|can\s+you|could\s+you)\s+)*(?:stop|quit)\s+"
+    r"(?P<act>\w+ing\b[^.;!?]*)",
+    re.I,
+)
+
+
+def _stop_doing(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "please stop adding docstrings to every function"."""
+    m = _EN_STOP_DOING_RE.match(sentence)
+    if m is None or m.group("act").lower().startswith(("being ", "trying ")):
+        return None
+    act = clean(m.group("act"))
+    if not act or len(act.split()) > _MAX_OBJECT_WORDS:
+        return None
+    return _pref(ctx, f"User asks the assistant to stop {_to_assistant(third_person(act))}",
+                 style_subject(act))  # fmt: skip
 
 
 def _works_for_me(sentence: str, ctx: Ctx) -> ExtractedMemory | None:

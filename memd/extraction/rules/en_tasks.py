@@ -33,6 +33,13 @@ _EN_TASK_RES = (
         ),
     ),
     (
+        # "my manager asked me to finish the review before May 3": work given to the user.
+        "asked",
+        re.compile(
+            r"\b(?:asked|told|wants|needs|reminded|expects)\s+me\s+to\s+(?P<act>[^.;!?]+)", re.I
+        ),
+    ),
+    (
         "need",
         re.compile(
             r"\bI(?P<modal>'ll|\s+will|\s+need\s+to|\s+have\s+to|\s+must|\s+should"
@@ -109,7 +116,11 @@ def _strip_span(text: str, span: tuple[int, int]) -> str:
     return re.sub(r"\s{2,}", " ", text[: span[0]] + text[span[1] :])
 
 
-def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
+def en_task(
+    sentence: str, ctx: Ctx, question: bool, *, context: str = ""
+) -> Iterator[ExtractedMemory]:
+    """The task `sentence` states; a date is looked for in `context` (the whole sentence a
+    clause comes from) when the clause names none."""
     for kind, rx in _EN_TASK_RES:
         if question and kind != "remind":
             continue
@@ -117,6 +128,9 @@ def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory
         if m is None:
             continue
         found = find_date(sentence, ctx.today)
+        own_date = found is not None
+        if found is None and context:
+            found = find_date(context, ctx.today)
         if found is None and kind not in ("remind", "todo"):
             continue
         act = m.group("act")
@@ -125,7 +139,7 @@ def en_task(sentence: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory
             when, span = found
             due = when.isoformat()
             start = m.start("act")
-            if span[0] >= start:
+            if own_date and span[0] >= start:
                 act = _strip_span(act, (span[0] - start, span[1] - start))
         act = clean(re.sub(r"\s+(?:please|pls|thanks|thank\s+you)$", "", act.strip(), flags=re.I))
         if not act:

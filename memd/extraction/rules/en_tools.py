@@ -188,7 +188,7 @@ _EN_SWITCH_RE = re.compile(
     r"(?:gave\s+in\s+and\s+)?)(?:just\s+|recently\s+|finally\s+|now\s+|also\s+)?(?P<verb>switched|moved|migrated|changed"
     r"|converted|went|switching|moving|migrating)\s+(?P<what>(?:the|our|my|all|everything)\b[\w\- ]{0,40}?\s+"
     r"|(?-i:[A-Za-z]{2,12})\s+(?=from\b))?"
-    r"(?:(?:over\s+)?from\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?:an?\s+)?(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
+    r"(?:(?:over\s+)?(?:from|off(?:\s+of)?|away\s+from)\s+(?P<old>[\w.+#\- ]+?)\s+)?(?:over\s+)?to\s+(?:an?\s+)?(?P<new>[\w.+#\-]+(?-i:\s+[A-Z][\w.+#\-]*)?)"
     r"(?:\s+(?:from|instead\s+of)\s+(?P<old2>[\w.+#\-]+))?",
     re.I,
 )
@@ -248,6 +248,12 @@ _EN_PROJECT_RES = (
         r"|website|site|service|startup|product|framework|plugin|extension|bot|cli|package|platform"
         r"|system)\b|right\s+now|at\s+the\s+moment|currently)[^.;!?]{0,60}?"
         r"(?:it's|it\s+is|is|which\s+is)?\s*(?:called|named))\s+" + _PNAME
+    ),
+    # "building a scheduling SaaS for dentists (working title: Toothtime)".
+    re.compile(
+        r"(?i:\b(?:building|working\s+on|developing|making|writing|creating)\s+(?:a|an|my|our|the)\s+"
+        r"[^.;!?()]{0,60}?\(?\s*(?:working\s+title|code\s*name|project\s+name)\s*[:\-]?)\s+"
+        + _PNAME
     ),
 )
 _EN_PROJECT_DESC_RE = re.compile(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, tzinfo
 
 from memd.conversations.trivial import is_trivial
 from memd.core.models import ExtractedMemory, Turn
 from memd.core.redact import redact
+from memd.extraction.rules.clauses import en_clauses, strip_lead
 from memd.extraction.rules.common import (
     CJK_RE,
     CLAUSE_SPLIT_RE,
@@ -36,6 +37,13 @@ from memd.extraction.rules.en_tools import (
     en_switch,
     en_tool_mentions,
     en_tools,
+)
+from memd.extraction.rules.mentions import (
+    en_dropped,
+    en_labelled,
+    en_mentions,
+    en_stack,
+    zh_mentions,
 )
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.sameness import same_fact
@@ -96,10 +104,34 @@ def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if _EN_HYPOTHETICAL_RE.search(body):
         return
     if not question:
-        clauses = [c for c in _EN_CLAUSE_RE.split(body) if c.strip()]
-        for part in [body, *clauses] if len(clauses) > 1 else [body]:
+        # Yielded as found: the driver notes at once that the user said who they are.
+        said: list[str] = []
+        clauses = [strip_lead(c) for c in _EN_CLAUSE_RE.split(body) if c.strip()]
+        for part in [body, *clauses] if len(clauses) > 1 else [strip_lead(body)]:
             for rule in _EN_RULES:
-                yield from rule(part, ctx)
+                yield from _noted(rule(part, ctx), said)
+        for structural in (en_labelled, en_stack, en_dropped):
+            yield from _noted(structural(body, ctx), said)
+        yield from en_mentions(body, ctx, " ".join(said))
+    yield from _en_tasks(body, ctx, question)
+
+
+def _noted(memories: Iterable[ExtractedMemory], said: list[str]) -> Iterator[ExtractedMemory]:
+    for m in memories:
+        said.append(m.content)
+        yield m
+
+
+def _en_tasks(body: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
+    """The task a sentence states: read clause by clause first ("I've got a flight on Friday,
+    so I'll be offline" is about the flight), a date said in another clause still counts."""
+    clauses = en_clauses(body)
+    for clause in clauses if len(clauses) > 1 or clauses and clauses[0].label else []:
+        text = f"TODO: {clause.text}" if clause.label == "task" else clause.text
+        found = list(en_task(text, ctx, question, context=body))
+        if found:
+            yield from found
+            return
     yield from en_task(body, ctx, question)
 
 
@@ -110,30 +142,37 @@ def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         return
     if not question:
         project = list(zh_project(body, ctx))
-        yield from project
-        yield from zh_decision(body, ctx)
-        clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
-        while clauses and _ZH_GREETING_RE.fullmatch(clauses[0]):
-            clauses.pop(0)
-        # A project's stack clause ("用 Next.js 开发") is not a skill statement.
-        user_is_subject = not project and bool(clauses) and clauses[0].startswith(("我", "I"))
-        for i, clause in enumerate(clauses):
-            if _ZH_HYPOTHETICAL_RE.search(clause):
-                continue
-            # "我在上海工作，用Go写后端": a later clause without a subject is still about 我.
-            implied = i > 0 and user_is_subject and not clause.startswith(_ZH_SUBJECTS)
-            for rule in _ZH_CLAUSE_RULES:
-                if rule is zh_preference and implied:
-                    # "直接给结论就行" is a request as it stands; "配色喜欢X" needs its 我.
-                    said = list(rule(clause, ctx))
-                    yield from said or rule("我" + clause, ctx)
-                else:
-                    yield from rule("我" + clause if implied else clause, ctx)
-            if _LATIN_START_RE.match(clause):
-                # Mixed messages: "I'm 陈浩, working at 字节跳动 as an SRE".
-                yield from _en_sentence(clause, ctx)
+        said: list[str] = []
+        yield from _noted(project, said)
+        yield from _noted(zh_decision(body, ctx), said)
+        yield from _noted(_zh_clauses(body, ctx, bool(project)), said)
+        if not project:
+            # A project's stack clause ("用 Next.js 开发") is not a skill statement.
+            yield from zh_mentions(body, ctx, " ".join(said))
     if not question or "提醒我" in body:
         yield from zh_task(body, ctx)
+
+
+def _zh_clauses(body: str, ctx: Ctx, project: bool) -> Iterator[ExtractedMemory]:
+    clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
+    while clauses and _ZH_GREETING_RE.fullmatch(clauses[0]):
+        clauses.pop(0)
+    user_is_subject = not project and bool(clauses) and clauses[0].startswith(("我", "I"))
+    for i, clause in enumerate(clauses):
+        if _ZH_HYPOTHETICAL_RE.search(clause):
+            continue
+        # "我在上海工作，用Go写后端": a later clause without a subject is still about 我.
+        implied = i > 0 and user_is_subject and not clause.startswith(_ZH_SUBJECTS)
+        for rule in _ZH_CLAUSE_RULES:
+            if rule is zh_preference and implied:
+                # "直接给结论就行" is a request as it stands; "配色喜欢X" needs its 我.
+                said = list(rule(clause, ctx))
+                yield from said or rule("我" + clause, ctx)
+            else:
+                yield from rule("我" + clause if implied else clause, ctx)
+        if _LATIN_START_RE.match(clause):
+            # Mixed messages: "I'm 陈浩, working at 字节跳动 as an SRE".
+            yield from _en_sentence(clause, ctx)
 
 
 def _extract_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -143,12 +182,20 @@ def _extract_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield from _en_sentence(sentence, ctx)
 
 
+# Subjects of the lexicon's preferences: "VS Code with the Vim plugin" names one editor.
+_ONE_PER_SENTENCE = frozenset({"editor", "os", "browser"})
+
+
 def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> bool:
     """Whether an earlier memory of the same sentence already says this (or more)."""
     text = memory.content.casefold()
     for e in earlier:
         # One sentence states one employer, one editor...: a second one is a misreading.
-        single = memory.type in ("personal", "skill") or memory.subject.startswith("tool:")
+        single = (
+            memory.type in ("personal", "skill")
+            or memory.subject.startswith("tool:")
+            or memory.subject in _ONE_PER_SENTENCE
+        )
         if single and memory.subject and e.subject == memory.subject and e.type == memory.type:
             return True
         if e.type == memory.type and text in e.content.casefold():

@@ -86,6 +86,18 @@ TECH: dict[str, _Tech] = {
     **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
     **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
     **_techs("tool", "tool:build", "Gradle|Maven|Bazel|CMake|Cargo|Make"),
+    # One CI service per project: moving to another replaces it.
+    **_techs(
+        "tool",
+        "tool:ci",
+        "CircleCI|GitHub Actions|GitLab CI|Jenkins|Travis CI|Buildkite|TeamCity|Azure Pipelines"
+        "|Bitbucket Pipelines|Drone CI",
+    ),
+    **_techs("tool", "tool:import-sorter:python", "isort"),
+    # Where an app is hosted: moving it replaces the old host.
+    **_techs("platform", "tool:hosting", "Heroku|Netlify|Vercel|Fly.io|Render|Railway"),
+    **_techs("platform", "", "AWS CDK|CDK|CloudFormation|Serverless"),
+    **_techs("framework", "", "Hotwire|Turbo|Stimulus|Blazor|Quarkus|Micronaut"),
     # The main database of a project: "数据库换成 PostgreSQL" replaces MySQL.
     **_techs(
         "platform", "tool:database", "PostgreSQL|Postgres|MySQL|MariaDB|SQLite|MongoDB|Oracle"

@@ -38,6 +38,7 @@ _ZH_THING_IN_LANG_RE = re.compile(
     r"(?:" + _ZH_LANGS + r"|(?P<tool>[A-Za-z][\w.+#\-]*))"
     r"\s*(?:来)?(?:写)?(?:就行|就好|就可以|即可|吧|了)?$"
 )
+_ZH_ASKED_RE = re.compile(r"以后|之后|今后|请|都|一律|统一|全部|就行|就好|就可以|即可|吧")
 # What other people use is not the user's preference; answers have their own rule.
 _ZH_NOT_A_THING_RE = re.compile(
     r"回答|回复|交流|我|^(?:别人|他|她|它|同事|朋友|大家|有人|很多人|有些人|你们|老板|领导|队友|团队)"
@@ -76,7 +77,9 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         thing = clean(m_lang.group("thing"))
         tool = m_lang.group("tool") or ""
         known = lookup_tech(tool) if tool else None
-        if thing and (known is not None or not tool):
+        # "前端用 React" states a fact; "formatter 一律用 black 就好" asks for one.
+        asked = tool == "" or _ZH_ASKED_RE.search(m_lang.group(0)) is not None
+        if thing and asked and (known is not None or not tool):
             value = m_lang.group("lang") or tool
             subject = style_subject(clause) if not tool else (known.subject if known else "")
             yield ctx.mem(f"用户希望{thing}用{value}", "preference", IMP_PREFERENCE,

@@ -1,0 +1,159 @@
+"""English sentences as clauses, each with who it is about: the structure the generic rules read.
+
+A message states facts in clauses ("I'm colorblind, so please don't rely on red/green",
+"Our shop is all-in on AWS; I mostly live in the CDK and TypeScript"). A clause is cut at
+semicolons, dashes, and commas or conjunctions that open a new subject or a connective. Each
+clause keeps:
+
+- its text without the connectives and fillers it opens with ("so", "honestly", "fwiw", "for
+  context") and without a label ("Preference: 2-space indentation" → label `preference`);
+- its subject: `I` (the user), `we` (the user's team, company, stack), `other` (someone else:
+  "my manager", "she", "you"), or `none` — a fragment ("rusty in Java"), which takes the subject
+  of the clause before it, or an imperative;
+- whether it is negated (not, never, dropped, used to …) or unsure (if, would, thinking about,
+  want to …): such a clause states no current fact about a thing it names.
+
+The rules that read this structure are in `mentions`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CONNECTIVE_RE = re.compile(
+    r"^(?:(?:so|and|but|also|then|plus|honestly|fwiw|btw|ok|okay|oh|well|actually|basically"
+    r"|anyway|anyways|yeah|yep|yes|hey|hi|hello|tbh|imo|lol|haha|now|just\s+so\s+you\s+know"
+    r"|for\s+context|quick\s+context|heads\s+up|fyi|as\s+for\s+me|for\s+the\s+record)\b[\s,!.:]*)+",
+    re.I,
+)
+# "Preference: …", "Reminder for me: …", "Context — …": a label names what follows.
+_LABEL_RE = re.compile(r"^(?P<label>[A-Za-z][A-Za-z '\-]{1,24}?)\s*[:—–]\s*(?P<rest>\S.*)$")
+_LABELS = {
+    "preference": "preference",
+    "preferences": "preference",
+    "pref": "preference",
+    "style": "preference",
+    "reminder": "task",
+    "reminder for me": "task",
+    "reminder to self": "task",
+    "note to self": "task",
+    "todo": "task",
+    "to do": "task",
+    "to-do": "task",
+    "action item": "task",
+    "stack": "stack",
+    "tech stack": "stack",
+    "my stack": "stack",
+    "our stack": "stack",
+    # Only a lead-in: what follows is read as it stands.
+    "context": "",
+    "quick context": "",
+    "some context": "",
+    "background": "",
+    "about me": "",
+    "update": "",
+    "fyi": "",
+    "heads up": "",
+    "note": "",
+    "ps": "",
+}
+_SPLIT_RE = re.compile(
+    r"\s*(?:[;—–]|\s-\s|\.\.\.)\s*"
+    r"|,\s+(?=(?:so|but|and|because|since|though|although|while|which|plus|I|I'm|I've|I'd"
+    r"|I'll|we|we're|we've|my|our|please|pls)\b)"
+    r"|\s+(?:and|but|so|because|since|though|although|while|plus)\s+"
+    r"(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|please|pls)\b)",
+    re.I,
+)
+_OTHER_NOUNS = (
+    r"friends?|manager|boss|colleagues?|co-?workers?|wife|husband|partner|girlfriend|boyfriend"
+    r"|brother|sister|mom|mum|dad|mother|father|son|daughter|kids?|lead|cto|ceo|clients?"
+    r"|customers?|teacher|professor|room-?mate|flatmate|neighbou?r|cousin|uncle|aunt|team-?mates?"
+    r"|users|students?|interns?|mentor|landlord|sibling|parents?"
+)
+# Who a clause is about, by the first subject-like words in it: someone else ("my manager",
+# "she", "you"), the user ("I", "my editor"), or the user's team ("we", "our backend").
+_SUBJECT_RE = re.compile(
+    r"(?P<other>\b(?:my|our|his|her|their)\s+(?:[\w\-]+\s+)?(?:" + _OTHER_NOUNS + r")\b"
+    r"|\b(?:he|she|they|he's|she's|they're|someone|somebody|everyone|everybody|people|you"
+    r"|you're|your)\b)"
+    r"|(?P<i>\b(?:I|I'm|I've|I'd|I'll|Im|my)\b)"
+    r"|(?P<we>\b(?:we|we're|we've|we'll|we'd|our)\b)",
+    re.I,
+)
+# A request to the assistant has no subject of its own: it does not continue "I …".
+_ASKS_RE = re.compile(r"^(?:please|pls|kindly|don't|do\s+not|never|always|stop|avoid)\b", re.I)
+# A chat message often drops its "I": "Been a Laravel dev for years", "mostly writing Rust".
+_DROPPED_I_RE = re.compile(
+    r"^(?:been|am|currently|mostly|mainly|working|using|coding|writing|building|doing|based"
+    r"|running|living|shipping|maintaining)\b",
+    re.I,
+)
+_NEGATED_RE = re.compile(
+    r"\b(?:not|never|no\s+longer|don't|doesn't|didn't|haven't|hasn't|won't|can't|cannot|isn't"
+    r"|aren't|wasn't|without|hate|hates|dislike|dislikes|avoid|avoids|stopped|quit|dropped|ditched"
+    r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|gave\s+up|used\s+to|left|no)\b",
+    re.I,
+)
+_UNSURE_RE = re.compile(
+    # what someone else said or wrote ("I read that Deno supports npm") is not the user's
+    r"\b(?:read|heard|saw|noticed|says|said|claims|apparently|according"
+    r"|if|whether|would|could|might|maybe|perhaps|should|thinking\s+(?:about|of)|think"
+    r"|considering|consider|wonder|wondering|curious|plan|planning|want|wants|wanted|wanna"
+    r"|hope|hoping|try|trying|tried|evaluat\w*|looking\s+(?:into|at)|heard|read\s+about"
+    r"|recommend\w*|suggest\w*|vs|versus|or|learn|learning|dream|wish|someday|eventually)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a sentence and what the rules need to know about it."""
+
+    text: str
+    subject: str  # "I" | "we" | "other" | "none"
+    label: str  # "preference" | "task" | "stack" | ""
+    negated: bool
+    unsure: bool
+
+    @property
+    def about_user(self) -> bool:
+        """Whether the clause states something of the user or their team, as a fact."""
+        return self.subject in ("I", "we") and not (self.negated or self.unsure)
+
+
+def strip_lead(text: str) -> str:
+    """The clause without the connectives and fillers it opens with."""
+    return _CONNECTIVE_RE.sub("", text.strip()).strip()
+
+
+def _subject(text: str) -> str:
+    m = _SUBJECT_RE.search(text)
+    if m is None:
+        return "none"
+    return "other" if m.group("other") else ("I" if m.group("i") else "we")
+
+
+def en_clauses(sentence: str) -> list[Clause]:
+    """The clauses of an English sentence, in order (see the module)."""
+    out: list[Clause] = []
+    previous = "none"
+    for raw in _SPLIT_RE.split(sentence):
+        text = strip_lead(raw or "")
+        label = ""
+        m = _LABEL_RE.match(text)
+        if m is not None and (kind := _LABELS.get(m.group("label").strip().lower())) is not None:
+            label, text = kind, strip_lead(m.group("rest"))
+        text = text.strip().rstrip(".!?,")
+        if not text:
+            continue
+        subject = _subject(text)
+        if subject == "none" and previous in ("I", "we") and not label and not _ASKS_RE.match(text):
+            subject = previous  # "I'm fluent in Go, rusty in Java"
+        elif subject == "none" and not out and _DROPPED_I_RE.match(text):
+            subject = "I"
+        negated = bool(_NEGATED_RE.search(text))
+        out.append(Clause(text, subject, label, negated, bool(_UNSURE_RE.search(text))))
+        previous = subject
+    return out
