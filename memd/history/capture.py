@@ -97,11 +97,16 @@ class Capturer:
         folders: list[str] = []
         for rel in rels:
             path = self.tree / rel
-            if path.is_dir() and not path.is_symlink():
+            if tree_files.rel_in_tree(self.tree, rel) is None:
+                # Reached through a link (a linked file, or a folder on its way): never read,
+                # and for the history no file of the tree (the indexer lists such links).
+                if tree_files.recordable(rel):
+                    files[rel] = None
+            elif path.is_dir():
                 folders.append(rel)
                 for f in tree_files.walk(self.tree, rel):
                     self._read_into(files, f)
-            elif path.exists() or path.is_symlink():
+            elif path.exists():
                 if tree_files.recordable(rel):
                     self._read_into(files, rel)
             else:

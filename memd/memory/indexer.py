@@ -229,12 +229,14 @@ class Indexer:
             if root is not None:
                 plans.setdefault(root.key, _RootPlan(root)).add(reader, p)
         for plan in plans.values():
-            if plan.links:
-                self._report_links(plan.root, plan.links, full=False)
             known = docs.manifest_of(reader, plan.read)
             report.merge(self._apply(
                 plan.root, sorted(set(plan.read)), sorted(set(plan.delete)), known, force=True
             ))  # fmt: skip
+            # After the paths are dropped (which clears their problems): a link put where a
+            # file was is listed now, not at the next full scan.
+            if plan.links:
+                self._report_links(plan.root, plan.links, full=False)
         report.seconds = time.perf_counter() - t0
         return report
 
