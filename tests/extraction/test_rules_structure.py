@@ -90,6 +90,17 @@ POSITIVE: list[tuple[str, list[Want]]] = [
     ),
     ("团队最后选了 DuckDB 做本地分析，主要是轻。", [("decision", None, "DuckDB")]),
     ("这半年基本改写 Go 了。", [("skill", None, "Go")]),
+    ("I live just outside Leeds.", [("personal", "city", "Leeds")]),
+    ("I moved from Lyon to Geneva in 2021.", [("personal", "city", "lives in Geneva")]),
+    ("I'm now at a startup called Acmeworks.", [("personal", "employer", "Acmeworks")]),
+    ("My dog's name is Waffles.", [("personal", None, "Waffles")]),
+    ("Could you always add docstrings to the code you write?", [("preference", None, "always")]),
+    ("No emojis in release notes, ever.", [("preference", "style:emoji", "no emojis")]),
+    ("I'd like terse commit messages.", [("preference", "style:commits", "terse commit")]),
+    (
+        "The tool I'm building is a log viewer called Lumen.",
+        [("project", None, "called Lumen")],
+    ),
 ]
 
 
@@ -115,6 +126,8 @@ NEGATIVE = [
     "我不太会用 Docker。",
     "听说 Bun 比 Node 快很多。",
     "要不要把前端换成 Svelte？",
+    "I'd like to know how asyncio works.",
+    "I'd like a summary of this file.",
 ]
 
 

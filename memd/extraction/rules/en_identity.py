@@ -173,6 +173,12 @@ _EN_TEACH_RE = re.compile(
     r"\bI\s+(?:currently\s+|now\s+)?(?:teach|lecture\s+in|lecture)\s+(?P<what>[\w\- ]{2,40}?)"
     r"(?=\s+(?:at|in|to|for)\b|\s*[,.;!]|$)"
 )
+# "I'm now at a startup called Linear", "I'm now at Stripe": where the user works now.
+_EN_NOW_AT_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?:now\s+at\s+(?:a\s+\w+\s+(?:called|named)\s+)?|(?:now\s+)?at\s+(?:a|an)\s+"
+    r"(?:startup|company|firm|agency|bank|studio|consultancy|lab|scale-?up|nonprofit)\s+(?:called"
+    r"|named)\s+)" + _ORG
+)
 # "I'm in charge of the data platform at Klarna": a responsibility at an organisation.
 _EN_CHARGE_AT_RE = re.compile(
     r"\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?(?i:in\s+charge\s+of|responsible\s+for|leading|running"
@@ -216,7 +222,7 @@ def _role(raw: str | None) -> str:
 def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     org = role = ""
     for rx in (_EN_WORK_RE, _EN_WORK_AS_RE, _EN_ROLE_AT_RE, _EN_JOINED_RE, _EN_EMPLOYED_RE,
-               _EN_CHARGE_AT_RE):  # fmt: skip
+               _EN_CHARGE_AT_RE, _EN_NOW_AT_RE):  # fmt: skip
         m = rx.search(sentence)
         if m is None:
             continue
@@ -254,13 +260,15 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"User works as {article(role)} {role}", "personal", IMP_ROLE, subject="role")
 
 
+# Capitalised words, in a pattern compiled with re.I too ("moved to Vancouver in 2022").
 _PLACE = (
-    r"(?P<place>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,3}"
-    r"(?:,\s*[A-Z][\w.'\-]+(?:\s+[A-Z][\w.'\-]+)?)?)"
+    r"(?-i:(?P<place>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,3}"
+    r"(?:,\s*[A-Z][\w.'\-]+(?:\s+[A-Z][\w.'\-]+)?)?))"
 )
 _EN_CITY_RE = re.compile(
     r"\bI(?:\s+(?:currently\s+|now\s+|still\s+)?live|(?:'m|\s+am)\s+(?:currently\s+|now\s+)?"
-    r"(?:based|located|living|staying))\s+in\s+" + _PLACE
+    r"(?:based|located|living|staying))\s+(?:in|(?:just\s+)?(?:outside(?:\s+of)?|near|around"
+    r"|close\s+to))\s+" + _PLACE
 )
 _EN_MOVED_RE = re.compile(
     r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
@@ -350,7 +358,20 @@ _EN_WITH_FAMILY_RE = re.compile(
 )
 
 
+# "My cat's name is Biscuit", "my daughter is called Mia".
+_EN_FAMILY_NAME_RE = re.compile(
+    r"\bmy\s+(?P<who>" + _FAMILY + r")(?:'s\s+name\s+is|\s+is\s+(?:called|named))\s+"
+    r"(?-i:(?P<name>[A-Z][\w'\-]*))",
+    re.I,
+)
+
+
 def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    n = _EN_FAMILY_NAME_RE.search(sentence)
+    if n is not None:
+        who = n.group("who").lower()
+        yield ctx.mem(f"User's {who} is called {n.group('name')}", "personal", IMP_FAMILY)
+        return
     w = _EN_WITH_FAMILY_RE.match(sentence)
     if w is not None:
         rest = clean(re.split(r",?\s+(?:so|but|because|which)\b", w.group("rest"))[0])

@@ -10,6 +10,12 @@ from memd.extraction.rules.common import IMP_PREFERENCE, PRONOUN_START_RE, Ctx, 
 from memd.extraction.rules.tech import EN_ADVERBS, lookup_tech, style_subject
 
 _PREF_VERBS = {
+    "'d like": "wants",
+    "would like": "wants",
+    "'d prefer": "prefers",
+    "would prefer": "prefers",
+    "'d rather have": "prefers",
+    "would rather have": "prefers",
     "prefer": "prefers",
     "like": "likes",
     "love": "loves",
@@ -25,9 +31,10 @@ _PREF_VERBS = {
     "avoid": "avoids",
 }
 _EN_PREF_RE = re.compile(
-    r"\bI\s+(?:(?:really|strongly|generally|usually|also|much|do|always|definitely|totally|kind\s+of"
+    r"\bI\s*(?:(?:really|strongly|generally|usually|also|much|do|always|definitely|totally|kind\s+of"
     r"|absolutely|personally)\s+)*"
-    r"(?P<verb>prefer|like|love|enjoy|dislike|hate|can't\s+stand|cannot\s+stand|don't\s+like"
+    r"(?P<verb>(?:'d|\s+would)\s+(?:like|prefer|rather\s+have)(?!\s+(?:to|you|it|if|for\s+you)\b)"
+    r"|prefer|like|love|enjoy|dislike|hate|can't\s+stand|cannot\s+stand|don't\s+like"
     r"|do\s+not\s+like|don't\s+want|do\s+not\s+want|avoid)\s+(?=(?P<obj>[^.;!?]+))",
     re.I,
 )
@@ -53,7 +60,10 @@ _EN_PLEASE_RE = re.compile(
 # A question that is a request for a standing rule.
 _EN_STANDING_REQUEST_RE = re.compile(
     r"^(?:(?:so|ok|okay|also|and)\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?(?P<act>[^?]+?)"
-    r"\s*,?\s+(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|from\s+here\s+on)\b",
+    r"\s*,?\s+(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|from\s+here\s+on)\b"
+    # "could you always add type hints …?": always/never make it a standing rule too
+    r"|^(?:(?:so|ok|okay|also|and)\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?=(?:always|never)\b)(?P<act2>[^?]+)",
     re.I,
 )
 # "I just want the diff": wanting a kind of answer.
@@ -137,11 +147,14 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         return
     for m in _EN_PREF_RE.finditer(sentence):
         obj = clean(_OBJ_TRAIL_RE.sub("", clean(_OBJ_STOP_RE.sub("", m.group("obj")))))
-        if not obj or PRONOUN_START_RE.match(obj) or len(obj.split()) > _MAX_OBJECT_WORDS:
+        when = re.match(r"it\s+when\s+\S", obj, re.I) is not None  # "I hate it when …"
+        if not obj or (PRONOUN_START_RE.match(obj) and not when):
             continue
-        if _CONTEXTUAL_OBJ_RE.search(obj):
+        if len(obj.split()) > _MAX_OBJECT_WORDS or _CONTEXTUAL_OBJ_RE.search(obj):
             continue
         verb = _PREF_VERBS[" ".join(m.group("verb").lower().split())]
+        if verb == "wants" and not (style_subject(obj) or _LASTING_RE.search(sentence)):
+            continue  # "I'd like a summary of this file" asks for this answer, not every answer
         yield ctx.mem(
             f"User {verb} {third_person(obj)}",
             "preference",
@@ -154,7 +167,7 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
     readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
-               _stop_doing, _works_for_me, _fan)  # fmt: skip
+               _stop_doing, _no_thing, _works_for_me, _fan)  # fmt: skip
     for read in readers:
         memory = read(sentence, ctx)
         if memory is not None:
@@ -192,11 +205,20 @@ def _habit(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
 
 
 def _style_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
-    """ "plain conventional commits please"."""
+    """ "plain conventional commits please", "use British spelling please"."""
     m = _EN_STYLE_PLEASE_RE.match(sentence)
     if m is None or not (subject := style_subject(m.group("obj"))):
         return None
-    return _pref(ctx, f"User asks for {third_person(clean(m.group('obj')))}", subject)
+    obj = third_person(clean(m.group("obj")))
+    if _EN_STYLE_IMPERATIVE_RE.match(obj):
+        return _pref(ctx, f"User asks to {_to_assistant(_lower_first(obj))}", subject)
+    return _pref(ctx, f"User asks for {obj}", subject)
+
+
+def _lower_first(text: str) -> str:
+    """ "Keep answers short" → "keep answers short" (an acronym stays)."""
+    word = text.split(" ", 1)[0]
+    return text if word.isupper() else text[:1].lower() + text[1:]
 
 
 def _want(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
@@ -216,7 +238,7 @@ def _style_imperative(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
     act = clean(m.group("act"))
     if not subject or subject == "schedule" or len(act.split()) > _MAX_OBJECT_WORDS:
         return None
-    return _pref(ctx, f"User asks to {_to_assistant(third_person(act))}", subject)
+    return _pref(ctx, f"User asks to {_to_assistant(third_person(_lower_first(act)))}", subject)
 
 
 def _tech_please(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
@@ -234,6 +256,23 @@ _EN_STOP_DOING_RE = re.compile(
     r"(?P<act>\w+ing\b[^.;!?]*)",
     re.I,
 )
+
+
+# "No emojis in PR descriptions, ever": a ban on a kind of output.
+_EN_NO_THING_RE = re.compile(
+    r"^\s*(?:(?:please|and|also)\s+)?no\s+(?P<obj>[a-z][^.;!?,]{1,50}?)"
+    r"\s*(?:,?\s*(?:please|ever|at\s+all|thanks|thx))*\s*$",
+    re.I,
+)
+
+
+def _no_thing(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "no emojis in PR descriptions, ever": only for a working-style topic."""
+    m = _EN_NO_THING_RE.match(sentence)
+    if m is None or not (subject := style_subject(m.group("obj"))):
+        return None
+    return _pref(ctx, f"User asks for no {_to_assistant(third_person(clean(m.group('obj'))))}",
+                 subject)  # fmt: skip
 
 
 def _stop_doing(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
@@ -306,7 +345,7 @@ def en_standing_request(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_STANDING_REQUEST_RE.search(sentence)
     if m is None:
         return
-    act = clean(re.sub(r"\bw/o\b", "without", m.group("act")))
+    act = clean(re.sub(r"\bw/o\b", "without", m.group("act") or m.group("act2")))
     if act and len(act.split()) <= _MAX_OBJECT_WORDS:
         yield ctx.mem(f"User asks the assistant to {_to_assistant(third_person(act))}",
                       "preference", IMP_PREFERENCE, subject=style_subject(act))  # fmt: skip

@@ -42,9 +42,11 @@ _EN_TASK_RES = (
     (
         "need",
         re.compile(
-            r"\bI(?P<modal>'ll|\s+will|\s+need\s+to|\s+have\s+to|\s+must|\s+should"
+            # a chat message may drop its "I": "Need to renew my passport before June"
+            r"(?:\bI|^(?=(?:need|have|gotta|got)\s+to\b))(?P<modal>'ll|\s+will|\s*need\s+to|\s*have\s+to"
+            r"|\s+must|\s+should"
             r"|(?:'m|\s+am)\s+going\s+to|\s+plan\s+to|\s+gotta|(?:'ve|\s+have)\s+got\s+to"
-            r"|\s+got\s+to|\s+want\s+to)\s+(?P<act>[^.;!?]+)",
+            r"|\s*got\s+to|\s+want\s+to|\s*gotta)\s+(?P<act>[^.;!?]+)",
             re.I,
         ),
     ),

@@ -249,6 +249,13 @@ _EN_PROJECT_RES = (
         r"|system)\b|right\s+now|at\s+the\s+moment|currently)[^.;!?]{0,60}?"
         r"(?:it's|it\s+is|is|which\s+is)?\s*(?:called|named))\s+" + _PNAME
     ),
+    # "the app I'm working on is a fitness tracker called Stride".
+    re.compile(
+        r"(?i:\b(?:the|my|our)\s+(?:side\s+)?(?:project|app|application|tool|thing|startup|product"
+        r"|library|game|site|website|service|bot|plugin|extension)\s+(?:I'm|I\s+am|we're|we\s+are)\s+"
+        r"(?:working\s+on|building|making|developing|writing)\s+(?:now\s+|right\s+now\s+)?is\s+"
+        r"[^.;!?]{0,60}?(?:called|named))\s+" + _PNAME
+    ),
     # "building a scheduling SaaS for dentists (working title: Toothtime)".
     re.compile(
         r"(?i:\b(?:building|working\s+on|developing|making|writing|creating)\s+(?:a|an|my|our|the)\s+"

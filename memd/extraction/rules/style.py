@@ -44,6 +44,13 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         "style:commits",
     ),
     (re.compile(r"\b(?:tabs|spaces)\b|\bindent|缩进|制表符|空格", re.I), "style:indent"),
+    (
+        re.compile(
+            r"\b(?:British|American|US|UK|Canadian|Australian)\s+(?:English|spelling)\b|\bspelling\b",
+            re.I,
+        ),
+        "style:spelling",
+    ),
     (re.compile(r"\b(?:single|double)[ -]quotes?\b|单引号|双引号", re.I), "style:quotes"),
     (re.compile(r"\bsemicolons?\b|分号", re.I), "style:semicolons"),
     (re.compile(r"\b(?:dark|light)\s+(?:mode|theme)\b|深色|浅色|暗色|亮色", re.I), "theme"),
@@ -59,6 +66,8 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
             + r"\b|\bkeep\s+(?:it|them|things|answers?)\s+"
             + _LENGTH_WORDS
             + r"|\bmore\s+(?:detail|details|detailed|concise|brief)\b"
+            + r"|\b(?:a\s+(?:couple|few)\s+(?:of\s+)?|one\s+|two\s+|three\s+|\d+\s+)(?:sentences?|lines?"
+            + r"|paragraphs?|words|bullets?)\b"
             + r"|\bless\s+(?:verbose|wordy)\b"
             + r"|(?:回答|回复|解释|说明|讲)[^，。]{0,6}(?:简短|简洁|短一点|精简|详细|啰嗦|长一点|具体)"
             + r"|(?:简短|简洁|精简|详细|具体)(?:一点|一些|些)?(?:地|的)?(?:回答|回复|解释|说)"
