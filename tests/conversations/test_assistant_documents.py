@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memd.conversations.formats.aider import drop_edits, parse_aider_history
-from memd.conversations.formats.cline import parse_cline_task
+from memd.conversations.formats.cline import parse_cline_task, task_history_item
 from memd.conversations.formats.continue_dev import (
     continue_session_dates,
     parse_continue_session,
@@ -201,6 +201,29 @@ def test_roo_project_and_title_come_from_its_history_item() -> None:
         ("/home/user/billing", "roo-code", "")
     }
     assert doc.problems == []
+
+
+def test_cline_project_from_its_task_history() -> None:
+    index = json.dumps(
+        [
+            {
+                "id": "1700000000001",
+                "ts": 1,
+                "task": "other",
+                "cwdOnTaskInitialization": "/elsewhere",
+            },
+            {
+                "id": "1767644899093",
+                "ts": 2,
+                "task": "invoice",
+                "cwdOnTaskInitialization": "/home/user/inv",
+            },
+        ]
+    ).encode()
+    meta = task_history_item(index, "1767644899093")
+    assert {t.project for t in cline(meta=meta).turns} == {"/home/user/inv"}
+    assert task_history_item(index, "nope") is None
+    assert task_history_item(b"[{", "1767644899093") is None
 
 
 def test_a_rewritten_task_gives_the_same_ids_and_its_completed_message() -> None:

@@ -81,7 +81,9 @@ def parse_cline_task(
     """The turns of one task's `ui_messages.json` (`data`).
 
     `task_id` is the task folder's name (the session id); `source` is `"cline"` or
-    `"roo-code"`; `meta` is Roo Code's `history_item.json` when there is one. Turn ids are the
+    `"roo-code"`; `meta` is the task's history entry when there is one (Roo Code's
+    `history_item.json`, or the task's item of Cline's `state/taskHistory.json`,
+    `task_history_item`). Turn ids are the
     records' `ts` (a second record with the same `ts` gets `<ts>.2`), so a rewritten file yields
     the same ids. A file cut short yields the turns of its complete records and a problem.
     """
@@ -107,7 +109,8 @@ def _task_info(
             item = loaded.value
         else:
             problems.append((0, "history_item.json beside it is not a JSON object: ignored"))
-    workspace = item.get("workspace")
+    # Roo Code's `workspace`; Cline's task history has `cwdOnTaskInitialization`.
+    workspace = item.get("workspace") or item.get("cwdOnTaskInitialization")
     project = workspace if isinstance(workspace, str) and workspace else _cwd(records)
     title = item.get("title")
     return _Task(
@@ -214,3 +217,15 @@ def _turn(
         parent_id=before[-1].turn_id if before else "",
         line=index + 1,
     )
+
+
+def task_history_item(index: bytes, task_id: str) -> bytes | None:
+    """The entry of task `task_id` in Cline's `state/taskHistory.json` (`index`), as JSON bytes
+    for `parse_cline_task`'s `meta`; None when it is not there or the file cannot be read."""
+    items = load_json(index).value
+    if not isinstance(items, list):
+        return None
+    for item in items:
+        if isinstance(item, dict) and item.get("id") == task_id:
+            return json.dumps(item).encode()
+    return None
