@@ -91,6 +91,16 @@ POSITIVE: list[tuple[str, list[Want]]] = [
     ("团队最后选了 DuckDB 做本地分析，主要是轻。", [("decision", None, "DuckDB")]),
     ("这半年基本改写 Go 了。", [("skill", None, "Go")]),
     ("I live just outside Leeds.", [("personal", "city", "Leeds")]),
+    (
+        "本人阿杰，苏州人，在一家券商做运维。",
+        [("personal", "name", "阿杰"), ("personal", "hometown", "苏州")],
+    ),
+    (
+        "我在京东当测试工程师。",
+        [("personal", "employer", "京东"), ("personal", "role", "测试工程师")],
+    ),
+    ("我之前在百度，今年跳槽到了小红书。", [("personal", "employer", "在小红书工作")]),
+    ("下个月 20 号前要交季度报告。", [("task", None, "2026-04-20")]),
     ("I moved from Lyon to Geneva in 2021.", [("personal", "city", "lives in Geneva")]),
     ("I'm now at a startup called Acmeworks.", [("personal", "employer", "Acmeworks")]),
     ("My dog's name is Waffles.", [("personal", None, "Waffles")]),
@@ -127,6 +137,8 @@ NEGATIVE = [
     "听说 Bun 比 Node 快很多。",
     "要不要把前端换成 Svelte？",
     "I'd like to know how asyncio works.",
+    "帮我把这段 Ruby 代码改成 Python。",
+    "领导让我们都用 Slack 沟通。",
     "I'd like a summary of this file.",
 ]
 

@@ -56,6 +56,7 @@ _DATE_RE = re.compile(
     r"|(?P<cn_weekend>(?:这个?|本)?周末)"
     r"|(?P<cn_nextweek>下个?(?:周|星期|礼拜))"
     r"|(?P<cn_endmonth>(?:这个?月|本月)?月底)"
+    r"|(?P<cn_nextmonth_d>下个?月\s*(?P<cn_nm_day>" + _CN_NUM_RX + r")\s*[日号])"
     r"|(?P<cn_nextmonth>下个?月)"
     r"|(?P<cn_in_n>" + _CN_NUM_RX + r"(?P<cn_unit>天|周|个星期|个月)(?:后|之后|以后))"
     r"|(?P<cn_d>" + _CN_NUM_RX + r"[日号](?![线楼]))"
@@ -141,6 +142,10 @@ def _resolve_date(m: re.Match[str], today: date) -> date | None:
         return monday + timedelta(days=4 if "end" in g["endweek"].lower() else 5)
     if g["cn_weekend"]:
         return monday + timedelta(days=5)
+    if g["cn_nextmonth_d"]:
+        first = _add_months(today.replace(day=1), 1)
+        last = calendar.monthrange(first.year, first.month)[1]
+        return first.replace(day=min(max(1, cn_number(g["cn_nm_day"])), last))
     if g["nextmonth"] or g["cn_nextmonth"]:
         return _add_months(today.replace(day=1), 1)
     if g["endmonth"] or g["cn_endmonth"]:

@@ -27,6 +27,8 @@ _ZH_NAME_RE = re.compile(
     r"|my\s+name\s+is)(?=\s*[\u3400-\u9fff]))\s*"
     r"(?P<name>[A-Za-z][A-Za-z .'\-]{0,30}[A-Za-z]|[A-Za-z]|[\u3400-\u9fff·]{1,8})"
 )
+# "本人小周，…": 本人 and a short name as the message's first clause.
+_ZH_SELF_NAME_RE = re.compile(r"^本人(?P<name>[\u3400-\u9fff]{2,3})$")
 _ZH_NAME_CUT_RE = re.compile(
     r"(?:今年|在|是|来自|住|目前|现在|我|的|了|啊|呀|哦|吧|就行|就好|，).*$"
 )
@@ -34,7 +36,7 @@ _ZH_NOT_NAME_RE = re.compile(r"什么|啥|谁|哪|怎么|名字")
 
 
 def zh_name(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    m = _ZH_NAME_RE.search(clause)
+    m = _ZH_NAME_RE.search(clause) or _ZH_SELF_NAME_RE.match(clause.strip())
     if m is None:
         return
     name = m.group("name").strip()
@@ -70,14 +72,16 @@ _ROLE_ZH = (
 )
 _ZH_WORK_RE = re.compile(
     r"(?:^|我)(?:目前|现在|现|正|一直)?(?:在|于)\s*(?P<org>[^，,。！!；;\s]{2,20}?)\s*"
-    r"(?:工作|上班|任职|就职|实习|供职|做\s*(?P<role1>[^，,。！!；;]{0,18}" + _ROLE_ZH + r")"
+    r"(?:工作|上班|任职|就职|实习|供职|(?:做|当)\s*(?P<role1>[^，,。！!；;]{0,18}" + _ROLE_ZH + r")"
     r"|担任(?P<role2>[^，,。！!；;]{2,20}))"
 )
 _ZH_ROLE_RES = (
     # "我是做算法的", "我是搞前端的": a line of work.
     re.compile(r"我是(?P<role>(?:做|搞|干|写)[^，,。！!；;的]{1,10})的" + _ZH_STOP),
     re.compile(r"(?:担任|任职为|职位是|职务是|岗位是|我的工作是)(?P<role>[^，,。！!；;]{2,20})"),
-    re.compile(r"我是(?:一[名个位])?(?P<role>[^，,。！!；;是]{0,12}?" + _ROLE_ZH + r")" + _ZH_STOP),
+    re.compile(
+        r"我是(?:一?[名个位])?(?P<role>[^，,。！!；;是]{0,12}?" + _ROLE_ZH + r")" + _ZH_STOP
+    ),
 )
 
 
@@ -87,7 +91,7 @@ def _is_zh_place(text: str) -> bool:
 
 # "从阿里跳槽到腾讯做客户端开发", "上个月入职了字节".
 _ZH_JOIN_RE = re.compile(
-    r"(?:跳槽到|跳槽去|跳到|入职了?|加入了?|换到了?)(?P<org>[^，,。！!；;\s做当]{2,12}?)"
+    r"(?:跳槽到了?|跳槽去了?|跳到了?|入职了?|加入了?|换到了?)(?P<org>[^，,。！!；;\s做当]{2,12}?)"
     r"(?:做(?P<role>[^，,。！!；;]{1,12})|当(?P<role2>[^，,。！!；;]{1,12})|工作|上班|了|$)"
 )
 # "做客户端开发", "当CTO": a line of work without a title noun.
@@ -136,7 +140,11 @@ _ZH_IN_PLACE_RE = re.compile(
 _ZH_PLACE_OF_WORK_RE = re.compile(
     r"我(?:现在|目前)?在(?P<place>[\u3400-\u9fff]{2,5}?)(?:的)?(?:一家|一个|某家?|这边|那边)"
 )
-_ZH_FROM_RE = re.compile(r"我(?:是|来自|老家(?:是|在))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人)?$")
+_ZH_FROM_RE = re.compile(
+    r"我(?:是|来自|老家(?:是|在))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人|的)?$"
+    # "本人小周，南京人": a place and 人 as a clause of its own
+    r"|^我?(?P<place2>[\u3400-\u9fff]{2,6}?)人$"
+)
 _ZH_PLACE_TRIM_RE = re.compile(r"(?:了|的|啦|呀|工作|生活|上班)$")
 
 
@@ -151,6 +159,11 @@ def zh_location(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"用户住在{place}", "personal", IMP_CITY, subject="city")
     m3 = _ZH_FROM_RE.search(clause)
     if m3 is None:
+        return
+    if m3.group("place2"):
+        if _is_zh_place(m3.group("place2")):
+            yield ctx.mem(f"用户来自{m3.group('place2')}", "personal", IMP_HOMETOWN,
+                          subject="hometown")  # fmt: skip
         return
     said = m3.group(0)
     # "我是成都人" names a hometown; "我是X" alone is usually a role.

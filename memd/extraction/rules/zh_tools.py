@@ -55,7 +55,14 @@ def _zh_items(raw: str) -> list[str]:
     return tech_items(", ".join(p for p in _ZH_ITEM_SPLIT_RE.split(raw) if p.strip()))
 
 
+# "帮我把这段代码改成 Kotlin", "老板让我们都用 Teams": asked of someone, not what the user uses.
+_ZH_ASKED_OF_RE = re.compile(r"帮我|帮忙|麻烦|请你|给我|把|能不能|可以|让|叫|要求|逼")
+
+
 def zh_tools(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    m = _ZH_SWITCH_RE.search(clause) or _ZH_USE_RE.search(clause)
+    if m is not None and _ZH_ASKED_OF_RE.search(clause[: m.start("items")]):
+        return
     m = _ZH_SWITCH_RE.search(clause)
     if m:
         new = _zh_items(m.group("items"))
