@@ -250,7 +250,8 @@ class Settings:
     )
     semantic_query_timeout_s: float = _s(
         "semantic.query_timeout_s",
-        "Timeout of embedding a query over HTTP; past it the answer uses full-text search only",
+        "Longest a request waits, in all, for its query's vector over HTTP; past it the answer"
+        " uses full-text search only",
         2.0,
         restart=True,
     )

@@ -48,8 +48,9 @@ def prepare_process() -> None:
 
 
 def build(s: Settings, *, query: bool) -> Availability:
-    """The embedder the settings ask for: for queries (cached, short HTTP timeout, no retry:
-    a request falls back to full text rather than wait) or for the backfill (patient)."""
+    """The embedder the settings ask for: for queries (cached, no retry, and over HTTP done
+    within `semantic.query_timeout_s` in all: a request falls back to full text rather than
+    wait) or for the backfill (patient)."""
     prepare_process()
     return build_embedder(
         s.semantic_kind,
@@ -60,6 +61,7 @@ def build(s: Settings, *, query: bool) -> Availability:
         dim=s.semantic_dim,
         timeout_s=s.semantic_query_timeout_s if query else s.semantic_timeout_s,
         retries=0 if query else 3,
+        deadline_s=s.semantic_query_timeout_s if query else 0.0,
         query_prefix=s.semantic_query_prefix,
         passage_prefix=s.semantic_passage_prefix,
         cache_size=QUERY_CACHE,
@@ -96,7 +98,13 @@ class SemanticFeature:
         from memd.semantic.index import VectorIndex  # numpy: the extra is there
 
         self.model = query.embedder.model_id
-        self.recall.attach(query.embedder, VectorIndex(self.store, self.model), query.reason)
+        s = self.host.settings
+        # A request waits this long at most for its query vector from an endpoint on the
+        # network (the packaged model answers in milliseconds: it is waited for).
+        wait = s.semantic_query_timeout_s if s.semantic_kind == "http" else None
+        self.recall.attach(
+            query.embedder, VectorIndex(self.store, self.model), query.reason, wait_s=wait
+        )
         return True
 
     def _load_dictionary(self) -> None:

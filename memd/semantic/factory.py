@@ -44,6 +44,7 @@ def build_embedder(
     dim: int = 0,
     timeout_s: float = 10.0,
     retries: int = 3,
+    deadline_s: float = 0.0,
     query_prefix: str = "",
     passage_prefix: str = "",
     cache_size: int = 512,
@@ -56,14 +57,14 @@ def build_embedder(
     from the environment variable named `api_key_env`, if any); ``"auto"`` (the packaged
     model when the extra is installed, otherwise off). `environ` defaults to ``os.environ``.
     `timeout_s` and `retries` bound one HTTP request (a query path wants few, a background
-    backfill can wait).
+    backfill can wait); `deadline_s` (0: none) bounds one embedding call in all.
     """
     if kind not in KINDS:
         raise ConfigError(f"semantic.kind must be one of {', '.join(KINDS)}, not {kind!r}")
     if kind == "off":
         return Availability(None, 'disabled in config (semantic.kind = "off")')
     if kind == "http":
-        return _http(model, url, api_key_env, dim, (timeout_s, retries), query_prefix,
+        return _http(model, url, api_key_env, dim, (timeout_s, retries, deadline_s), query_prefix,
                      passage_prefix, cache_size, os.environ if environ is None else environ)  # fmt: skip
     return _packaged(kind, threads, cache_size)
 
@@ -86,7 +87,7 @@ def _packaged(kind: str, threads: int, cache_size: int) -> Availability:
 
 
 def _http(
-    model: str, url: str, api_key_env: str, dim: int, limits: tuple[float, int], query_prefix: str,
+    model: str, url: str, api_key_env: str, dim: int, limits: tuple[float, int, float], query_prefix: str,
     passage_prefix: str, cache_size: int, environ: Mapping[str, str],
 ) -> Availability:  # fmt: skip
     if not url:
@@ -107,7 +108,7 @@ def _http(
         return Availability(None, f"extra not installed ({_cause(exc)}): {INSTALL_HINT}")
     try:
         embedder = HttpEmbedder(url, model, api_key=api_key, dim=dim, timeout_s=limits[0],
-                                retries=limits[1], query_prefix=query_prefix,
+                                retries=limits[1], deadline_s=limits[2], query_prefix=query_prefix,
                                 passage_prefix=passage_prefix)  # fmt: skip
     except EmbeddingError as exc:
         return Availability(None, f"bad endpoint settings: {exc}")

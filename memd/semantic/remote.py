@@ -10,6 +10,13 @@ connection, 429 or any 5xx is retried with exponential backoff (honouring ``Retr
 and, when the retries run out, raised as `EmbeddingRetryable`; any other 4xx is
 `EmbeddingConfigError` at once (retrying a bad key or an unknown model cannot help); a 200
 whose body is not the vectors asked for is `EmbeddingBadAnswer`.
+
+What is sent is redacted first, with the same redactor as the index (`memd.core.redact`):
+passages come from the index already redacted, and queries (whole prompts, from the hooks) are
+redacted here, so no secret reaches the endpoint. With `deadline_s`, one `embed` call ends
+within about that long whatever the server does (an answer trickling in a byte at a time
+included): every network wait is bounded by the time left, and the body is read in chunks
+with the clock checked between them.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
+from memd.core.redact import redact
 from memd.semantic.base import Kind
 from memd.semantic.errors import (
     EmbeddingBadAnswer,
@@ -51,8 +59,9 @@ class HttpEmbedder:
 
     `dim` is checked on every answer when given; otherwise the first answer fixes it and
     later answers must match. `query_prefix`/`passage_prefix` are prepended for models that
-    want them (``"query: "`` and ``"passage: "`` for e5 served by Ollama). `sleep` is the
-    function waited with between retries.
+    want them (``"query: "`` and ``"passage: "`` for e5 served by Ollama). `deadline_s` (0:
+    none) bounds one `embed` call in all, retries included; `timeout_s` bounds each network
+    wait. `sleep` is the function waited with between retries.
     """
 
     def __init__(
@@ -69,6 +78,7 @@ class HttpEmbedder:
         batch_size: int = 64,
         query_prefix: str = "",
         passage_prefix: str = "",
+        deadline_s: float = 0.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not url.startswith(("http://", "https://")):
@@ -82,6 +92,8 @@ class HttpEmbedder:
         self.backoff_s = backoff_s
         self.backoff_cap_s = backoff_cap_s
         self.batch_size = max(1, batch_size)
+        self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
         self.prefixes: dict[Kind, str] = {"query": query_prefix, "passage": passage_prefix}
         self._sleep = sleep
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -105,50 +117,73 @@ class HttpEmbedder:
     def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[np.float32]:
         """Embed `texts`, `batch_size` per request; see the module docstring for errors."""
         prefix = self.prefixes[kind]
-        items = [prefix + t for t in texts]
+        items = [prefix + redact(t) for t in texts]
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
-        parts = [self._embed_batch(items[i : i + self.batch_size])
+        deadline = time.monotonic() + self.deadline_s if self.deadline_s > 0 else None
+        parts = [self._embed_batch(items[i : i + self.batch_size], deadline)
                  for i in range(0, len(items), self.batch_size)]  # fmt: skip
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     # -- one request ----------------------------------------------------------------------
-    def _embed_batch(self, items: list[str]) -> npt.NDArray[np.float32]:
+    def _embed_batch(self, items: list[str], deadline: float | None) -> npt.NDArray[np.float32]:
         body = {"model": self.model, "input": items, "encoding_format": "float"}
         attempt = 0
         while True:
             try:
-                resp = self._client.post(self.url, json=body)
+                status, headers, content = self._post(body, deadline)
             except httpx.TimeoutException as exc:
-                failure = f"timed out after {self._client.timeout.read}s ({type(exc).__name__})"
+                failure = f"timed out after {self.timeout_s}s ({type(exc).__name__})"
+                retry_after = None
+            except _PastDeadline:
+                failure = f"no answer within {self.deadline_s:g}s in all"
                 retry_after = None
             except httpx.TransportError as exc:
                 failure = f"{type(exc).__name__}: {exc}"
                 retry_after = None
             else:
-                if resp.status_code == 200:
-                    return self._vectors(resp, len(items))
-                if resp.status_code in RETRY_STATUS or resp.status_code >= 500:
-                    failure = f"HTTP {resp.status_code}: {_excerpt(resp)}"
-                    retry_after = _retry_after(resp)
+                if status == 200:
+                    return self._vectors(content, len(items))
+                if status in RETRY_STATUS or status >= 500:
+                    failure = f"HTTP {status}: {_short(_text(content))}"
+                    retry_after = _retry_after(headers)
                 else:
                     raise EmbeddingConfigError(
-                        f"{self.url} refused the request: HTTP {resp.status_code}: {_excerpt(resp)}",
+                        f"{self.url} refused the request: HTTP {status}: {_short(_text(content))}",
                         hint="check semantic.url, semantic.model and the API key",
                     )
-            if attempt >= self.retries:
-                raise EmbeddingRetryable(
-                    f"{self.url}: {failure} (gave up after {attempt + 1} attempts)"
-                )
             delay = min(self.backoff_cap_s, self.backoff_s * 2**attempt)
             if retry_after is not None:
                 delay = max(delay, min(retry_after, MAX_RETRY_AFTER_S))
+            if attempt >= self.retries or (
+                deadline is not None and time.monotonic() + delay >= deadline
+            ):
+                raise EmbeddingRetryable(
+                    f"{self.url}: {failure} (gave up after {attempt + 1} attempts)"
+                )
             self._sleep(delay)
             attempt += 1
 
-    def _vectors(self, resp: httpx.Response, n: int) -> npt.NDArray[np.float32]:
+    def _post(
+        self, body: dict[str, Any], deadline: float | None
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One POST: (status, headers, body). Past `deadline`, `_PastDeadline`."""
+        timeout = self.timeout_s
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+            if timeout <= 0:
+                raise _PastDeadline
+        with self._client.stream("POST", self.url, json=body, timeout=timeout) as resp:
+            chunks = []
+            for chunk in resp.iter_bytes():
+                chunks.append(chunk)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _PastDeadline
+            return resp.status_code, resp.headers, b"".join(chunks)
+
+    def _vectors(self, content: bytes, n: int) -> npt.NDArray[np.float32]:
         try:
-            payload = resp.json()
+            payload = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EmbeddingBadAnswer(
                 f"{self.url} answered 200 with a body that is not JSON: {exc}"
@@ -183,8 +218,12 @@ class HttpEmbedder:
         return m
 
 
-def _retry_after(resp: httpx.Response) -> float | None:
-    raw = resp.headers.get("retry-after")
+class _PastDeadline(Exception):
+    """One `embed` call ran out of its total time."""
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    raw = headers.get("retry-after")
     if raw is None:
         return None
     try:
@@ -193,8 +232,8 @@ def _retry_after(resp: httpx.Response) -> float | None:
         return None  # an HTTP date: fall back to our own backoff
 
 
-def _excerpt(resp: httpx.Response) -> str:
-    return _short(resp.text)
+def _text(content: bytes) -> str:
+    return content.decode("utf-8", errors="replace")
 
 
 def _short(obj: object, limit: int = 200) -> str:

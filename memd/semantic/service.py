@@ -9,7 +9,9 @@ full-text path exactly as it was.
 Failures never fail a request: a query that cannot be embedded (an HTTP endpoint that is
 slow, down or answers vectors of the wrong length) ranks by full text alone, the reason is
 kept for `status`, and vector search pauses for `PAUSE_S` so the next requests do not wait
-on the same timeout.
+on the same timeout. With `wait_s` (an endpoint on the network), queries are embedded on the
+embedding thread only and a request waits at most `wait_s` for its vector: however the
+endpoint stalls, no query thread is held longer.
 
 This module imports neither numpy nor the model; `memd.semantic.index` (numpy) is imported
 by whoever builds the index.
@@ -23,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -83,6 +86,8 @@ class SemanticRecall:
         self.error_at = 0.0
         self.errors = 0
         self.paused_until = 0.0
+        # The longest a request waits for its query vector (None: until it is there).
+        self.wait_s: float | None = None
         self.starter: Callable[[], None] | None = None  # builds everything on first use
         # Without a daemon (the CLI reading the index) nobody builds the matrices in the
         # background: the first search builds the one it needs.
@@ -93,10 +98,14 @@ class SemanticRecall:
         self._pool: ThreadPoolExecutor | None = None
 
     # -- state -----------------------------------------------------------------------------
-    def attach(self, embedder: Embedder, index: VectorIndex, reason: str) -> None:
-        """Make recall by meaning available with this query embedder and index."""
+    def attach(
+        self, embedder: Embedder, index: VectorIndex, reason: str, *, wait_s: float | None = None
+    ) -> None:
+        """Make recall by meaning available with this query embedder and index; `wait_s`: the
+        longest a request waits for its query vector."""
         self.index = index
         self.reason = reason
+        self.wait_s = wait_s
         self.embedder = embedder
 
     @property
@@ -170,18 +179,33 @@ class SemanticRecall:
             return None
         with self._inflight_lock:
             fut = self._inflight.get(p.embed)
+        if fut is None and self.wait_s is not None:
+            self.prefetch(p)  # on the embedding thread, waited for below at most `wait_s`
+            with self._inflight_lock:
+                fut = self._inflight.get(p.embed)
+            cached = getattr(emb, "has", None)
+            if fut is None and not (cached is not None and cached(p.embed)):
+                return None  # paused meanwhile: never embedded on this thread
         try:
             if fut is not None:
-                try:
-                    vec: npt.NDArray[np.float32] = fut.result()
-                finally:
-                    with self._inflight_lock:
-                        self._inflight.pop(p.embed, None)
-            else:
-                vec = emb.embed([p.embed], kind="query")[0]
+                return self._wait(p, fut)
+            vec: npt.NDArray[np.float32] = emb.embed([p.embed], kind="query")[0]
         except EmbeddingError as exc:
             self._failed(f"embedding the query failed: {exc}")
             return None
+        return vec
+
+    def _wait(self, p: Plan, fut: Future[Any]) -> npt.NDArray[np.float32] | None:
+        try:
+            vec: npt.NDArray[np.float32] = fut.result(self.wait_s)
+        except FutureTimeout:
+            fut.cancel()  # not started yet: it never will be
+            self._failed(f"timed out: the query was not embedded within {self.wait_s:g}s")
+            return None
+        finally:
+            with self._inflight_lock:
+                if self._inflight.get(p.embed) is fut:
+                    del self._inflight[p.embed]
         return vec
 
     def _failed(self, why: str) -> None:

@@ -25,7 +25,8 @@ from typing import Any
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer. `raw` is sent as the body verbatim (for malformed bodies);
-    `dim` overrides the server's dimension for this answer; `delay` is slept first."""
+    `dim` overrides the server's dimension for this answer; `delay` is slept first; with
+    `drip`, the headers go at once and the body one byte every `drip` seconds."""
 
     status: int = 200
     raw: bytes | None = None
@@ -33,6 +34,7 @@ class Reply:
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     drop_last: bool = False
+    drip: float = 0.0
 
 
 def vector_for(text: str, dim: int) -> list[float]:
@@ -127,7 +129,13 @@ class FakeEmbeddings:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(out)
+                    if reply.drip:
+                        for i in range(len(out)):
+                            self.wfile.write(out[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.drip)
+                    else:
+                        self.wfile.write(out)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and went away: that is the test
 

@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,3 +231,66 @@ def test_the_embedding_endpoint_gets_hand_written_notes_redacted(
         d.stop()
     sent = json.dumps(server.requests)
     assert planted.leaked(sent) == [] and planted.carried(sent) == list(planted.PUBLIC)
+
+
+def test_queries_reach_the_endpoint_redacted(home: Path, server: FakeEmbeddings) -> None:
+    """A hook sends whole prompts as `context` queries: what reaches the endpoint is redacted
+    like the index (keys, passwords, `<private>` spans), for context, search and recall."""
+    d = start(home, server)
+    try:
+        ingest(d, "s", SENTENCES[:3])
+        wait_for(lambda: idle(d, 3), timeout=60)
+        before = len(server.requests)
+        prompt = (
+            f"deploys go out blue-green every tuesday; the key is {planted.ANTHROPIC},"
+            f" aws {planted.AWS}, password={planted.PASSWORD}"
+            f" <private>my therapist is {planted.THERAPIST}</private>"
+        )
+        for method in ("context", "search", "recall"):
+            d.call(method, {"query": f"{method}: {prompt}"})
+        sent = [r["input"] for r in server.requests[before:]]
+    finally:
+        d.stop()
+    assert len(sent) == 3, sent  # one query each reached the endpoint
+    assert planted.carried(json.dumps(sent)) == ["blue-green every tuesday"]
+    assert planted.leaked(json.dumps(sent)) == []
+
+
+def test_an_endpoint_trickling_its_answer_holds_no_query_thread(
+    home: Path, server: FakeEmbeddings
+) -> None:
+    """Headers at once, then a byte every 0.2 s (each within the 0.5 s a single read may wait,
+    so no read ever times out; the whole answer would take minutes): each request waits at
+    most `semantic.query_timeout_s` for its vector and answers by full text; requests made at
+    the same time (more than there are query threads) do not queue behind it."""
+    d = start(home, server, MEMD_SEMANTIC_QUERY_TIMEOUT_S="0.5")
+    try:
+        wait_for(lambda: idle(d), timeout=60)
+        server.default = Reply(drip=0.2)
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("search", {"query": f"piano lessons {i}", "scope": "memory"}) for i in range(4)
+        ]
+        calls += [("context", {"query": "piano lessons on thursday"}),
+                  ("recall", {"query": "tomatoes"}), ("memories", {}), ("status", {})]  # fmt: skip
+        took: dict[str, float] = {}
+        answers: dict[str, Any] = {}
+
+        def one(i: int, method: str, params: dict[str, Any]) -> None:
+            t = time.monotonic()
+            answers[f"{i} {method}"] = d.call(method, params)
+            took[f"{i} {method}"] = time.monotonic() - t
+
+        threads = [threading.Thread(target=one, args=(i, m, p)) for i, (m, p) in enumerate(calls)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert len(took) == len(calls), f"calls did not answer: {sorted(took)}"
+        # 0.5 s each at most for the vector, then full text; the machine is shared, so the
+        # bound is generous, but far below what the trickle would take (minutes).
+        assert max(took.values()) < 10, took
+        hits = answers["0 search"]["hits"]
+        assert [(h["heading"], h["found_by"]) for h in hits] == [("Piano", ["fts"])]
+        assert "timed out" in semantic(d)["query_error"]
+    finally:
+        d.stop()

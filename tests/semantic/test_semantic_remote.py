@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from memd.semantic.errors import (  # noqa: E402
     EmbeddingRetryable,
 )
 from memd.semantic.remote import HttpEmbedder, endpoint_url  # noqa: E402
+from tests import planted  # noqa: E402
 from tests.semantic.fake_embeddings import FakeEmbeddings, Reply, vector_for  # noqa: E402
 
 
@@ -93,6 +95,32 @@ def test_slow_server_times_out_then_gives_up(server: FakeEmbeddings) -> None:
     assert time.perf_counter() - t0 < 0.9  # two 0.2 s timeouts, not two 1 s answers
     assert "2 attempts" in str(err.value)
     assert sleeps == [0.5]
+
+
+def test_an_answer_trickling_in_ends_at_the_total_deadline(server: FakeEmbeddings) -> None:
+    # Headers at once, then a byte every 0.05 s: no single read ever waits past its timeout,
+    # and the whole answer would take a minute.
+    server.default = Reply(drip=0.05)
+    emb = client(server, timeout_s=2.0, retries=0, deadline_s=0.5)
+    t0 = time.perf_counter()
+    with pytest.raises(EmbeddingRetryable, match=r"no answer within 0.5s in all"):
+        emb.embed(["x"], kind="query")
+    assert time.perf_counter() - t0 < 1.5  # the deadline and one byte's wait, not a minute
+    # With retries, the deadline bounds them all.
+    emb = client(server, timeout_s=2.0, retries=5, deadline_s=0.5, sleep=time.sleep)
+    t0 = time.perf_counter()
+    with pytest.raises(EmbeddingRetryable):
+        emb.embed(["y"], kind="query")
+    assert time.perf_counter() - t0 < 1.5
+
+
+def test_queries_and_passages_are_redacted_before_they_are_sent(server: FakeEmbeddings) -> None:
+    emb = client(server)
+    prompt = planted.TEXT  # a whole prompt with keys, a password and <private> spans
+    emb.embed([prompt], kind="query")
+    emb.embed([prompt], kind="passage")
+    sent = json.dumps(server.requests)
+    assert planted.leaked(sent) == [] and planted.carried(sent) == list(planted.PUBLIC)
 
 
 def test_slow_once_then_ok(server: FakeEmbeddings) -> None:
