@@ -14,6 +14,7 @@ from pathlib import Path
 from memd.api import client
 from memd.core import settings
 from memd.core.errors import DaemonNotRunning
+from memd.core.text import counted
 
 # Variables of the shell the demo daemon does not get (see `demo_env`).
 _NOT_INHERITED = ("MEMD_", "LISTEN_", "NOTIFY_SOCKET", "SUPABASE_")
@@ -130,7 +131,8 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
         ix = st["index"]
         _show(
             "status",
-            f"{ix['files']} files, {ix['sections']} sections; RSS {st['daemon'].get('rss_mb')} MB",
+            f"{counted(ix['files'], 'file')}, {counted(ix['sections'], 'section')};"
+            f" RSS {st['daemon'].get('rss_mb')} MB",
         )
         if serve:
             print(f"\nServing on {sock}. Try, in another terminal:\n"

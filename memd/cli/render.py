@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memd.api import messages as m
+from memd.core.text import counted
 
 
 def part(value: Any, default: Any = None) -> Any:
@@ -106,6 +107,17 @@ def job_text(name: str, job: Mapping[str, Any] | None, now: float) -> str:
     return "\n".join(lines)
 
 
+def run_text(job: str, outcome: str, message: str, counts: Mapping[str, Any]) -> str:
+    """A job run as text: its outcome and message, which says the counts in words (the counts
+    themselves are in `--json`), and the run's id, which `memd undo --run` takes. A run with
+    no message shows its counts."""
+    said = f" - {message}" if message else ""
+    if not message:
+        said += "".join(f", {k} {v:,}" for k, v in counts.items() if v and k != "run")
+    run = f" (run {counts['run']})" if counts.get("run") else ""
+    return f"{job}: {outcome}{said}{run}"
+
+
 # -- the LLM -----------------------------------------------------------------------------------
 def llm_line(llm: Mapping[str, Any]) -> str:
     """The daemon's LLM: which one, which key it sees (never its value), tokens spent today."""
@@ -129,7 +141,8 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     lines = [f"memd {st.version}  memory {'on' if st.enabled else 'OFF'}"]
     lines += daemon_lines(st)
     lines.append(
-        f"index: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('items')} items"
+        f"index: {counted(ix.get('files', 0), 'file')}, {counted(ix.get('sections', 0), 'section')},"
+        f" {counted(ix.get('items', 0), 'item')}"
         f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"
         f" watcher {part(st.watcher).get('mode', 'not running')}"
     )
@@ -203,8 +216,9 @@ def daemon_lines(st: m.StatusResult) -> list[str]:
 
 def logs_lines(lg: Mapping[str, Any]) -> list[str]:
     lines = [
-        f"logs: {lg['files']} files tailed ({lg['deleted_files']} deleted), {lg['turns']} turns in"
-        f" {lg['sessions']} sessions, {lg['bad_lines']} bad lines; watcher {lg['watcher']}"
+        f"logs: {counted(lg['files'], 'file')} tailed ({lg['deleted_files']:,} deleted),"
+        f" {counted(lg['turns'], 'turn')} in {counted(lg['sessions'], 'session')},"
+        f" {counted(lg['bad_lines'], 'bad line')}; watcher {lg['watcher']}"
     ]
     lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
     lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
@@ -221,7 +235,8 @@ def agents_lines(agents: list[Any]) -> list[str]:
         known = [f"{k} {v}" for k, v in (("familiarity", a.familiarity), ("trust", a.trust))
                  if v is not None]  # fmt: skip
         lines.append(
-            f"  {a.agent_id}{kind}: {a.sessions} sessions, {a.turns} turns, last"
+            f"  {a.agent_id}{kind}: {counted(a.sessions, 'session')}, {counted(a.turns, 'turn')},"
+            " last"
             f" {when(a.last_at)}" + (f"; {', '.join(known)}" if known else "")
         )
     return lines

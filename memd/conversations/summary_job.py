@@ -17,6 +17,7 @@ from memd.conversations.ingest import set_title
 from memd.conversations.trivial import is_trivial
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.core.models import JobOutcome, JobResult, Turn
+from memd.core.text import counted
 from memd.db import Connection
 from memd.llm.anthropic import AnthropicExtractor, LLMUsage
 from memd.llm.budget import (
@@ -92,7 +93,9 @@ def _summarize_all(
     counts: Counter[str] = Counter({"summarized": 0, "skipped": 0})
 
     def result(outcome: JobOutcome, why: str) -> JobResult:
-        msg = f"{counts['summarized']} sessions summarised, {counts['skipped']} too short; {budget.spent_run} tokens"
+        msg = (f"{counted(counts['summarized'], 'session')} summarised, {counts['skipped']:,} too"
+               f" short; {counted(budget.requests, 'LLM request')},"
+               f" {counted(budget.spent_run, 'token')}")  # fmt: skip
         return JobResult(
             JOB, outcome, f"{why}; {msg}" if why else msg, {**counts, **budget.counts()}
         )

@@ -179,3 +179,11 @@ _PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)
 def normalize(text: str) -> str:
     """Case-folded text without punctuation or extra spaces (the identity of a statement)."""
     return " ".join(_PUNCT.sub(" ", text.casefold()).split())
+
+
+def counted(n: int | float, noun: str, plural: str = "") -> str:
+    """``1 section``, ``2 sections``, ``12,400 sections``: a count with its noun, in the one way
+    the CLI and the page print numbers (thousands separated by commas). `plural` defaults to
+    the noun with an ``s``."""
+    word = noun if n == 1 else (plural or noun + "s")
+    return f"{n:,} {word}"

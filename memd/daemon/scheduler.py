@@ -30,6 +30,12 @@ class Scheduler:
         from apscheduler.executors.pool import ThreadPoolExecutor
         from apscheduler.schedulers.background import BackgroundScheduler
 
+        # APScheduler logs each job added and started at INFO ("Adding job tentatively", four
+        # times at every start): noise in memd's log, whose job runs are in `memd status`.
+        # Its warnings and errors stay; at DEBUG everything does.
+        quiet = logging.getLogger("apscheduler")
+        if not log.isEnabledFor(logging.DEBUG) and quiet.level == logging.NOTSET:
+            quiet.setLevel(logging.WARNING)
         self._sched = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(workers)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},

@@ -31,7 +31,7 @@ from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
 from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable, PathError
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
-from memd.core.text import estimate_tokens, normalize
+from memd.core.text import counted, estimate_tokens, normalize
 from memd.db import Connection
 from memd.extraction.agents import update_relationships
 from memd.extraction.placement import (
@@ -129,7 +129,8 @@ def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
         rel = update_relationships(ctx)
     if not (rel.updated or rel.applied or rel.errors):
         return res
-    parts = [f"relationships: {rel.updated} files updated, {rel.applied} sessions applied"]
+    parts = [f"relationships: {counted(rel.updated, 'file')} updated,"
+             f" {counted(rel.applied, 'session')} applied"]  # fmt: skip
     if rel.errors:
         parts.append(f"{len(rel.errors)} not updated: {rel.errors[-1]}")
     counts = {
@@ -166,17 +167,19 @@ class _Extraction:
     def _result(self, outcome: JobOutcome, why: str) -> JobResult:
         c = self.counts
         mode = f"anthropic {self.llm.model}" if self.llm else "offline rules"
-        parts = [f"{c['turns']} turns of {c['sessions']} sessions ({mode})",
-                 f"{c['added']} added, {c['merged']} merged, {c['superseded']} superseded"]  # fmt: skip
+        parts = [f"{counted(c['turns'], 'turn')} of {counted(c['sessions'], 'session')} ({mode})",
+                 f"{c['added']:,} added, {c['merged']:,} merged, {c['superseded']:,} superseded"]  # fmt: skip
         if c["kept_hand_edits"]:
             parts.append(f"{c['kept_hand_edits']} not re-added (edited or deleted by hand)")
         if self.errors:
-            parts.append(f"{len(self.errors)} batches fell back to rules: {self.errors[-1]}")
+            parts.append(f"{counted(len(self.errors), 'batch', 'batches')} fell back to rules:"
+                         f" {self.errors[-1]}")  # fmt: skip
         msg = "; ".join(parts)
         counts = dict(c)
         if self.budget is not None:
             counts.update(self.budget.counts())
-            msg += f"; {self.budget.spent_run} tokens"
+            msg += (f"; {counted(self.budget.requests, 'LLM request')},"
+                    f" {counted(self.budget.spent_run, 'token')}")  # fmt: skip
         return JobResult(JOB, outcome, f"{why}; {msg}" if why else msg, counts)
 
     def _project(self, sess: PendingSession) -> tuple[str, Path] | None:

@@ -32,6 +32,7 @@ from memd.core.errors import SourceError
 from memd.core.fsio import is_regular, make_private_dir
 from memd.core.models import JobOutcome, JobResult
 from memd.core.rename import RENAMER
+from memd.core.text import counted
 from memd.db import Connection, Store
 from memd.history import Cause, change_scope, note_write
 from memd.history.models import RUN_TRAILER
@@ -232,8 +233,9 @@ def run_archival(ctx: JobContext) -> JobResult:
         ctx.indexer.index_paths(sorted(touched))
         change.detail = f"run {run}: {counts['journal_days']} journal days, {counts['files']} files, {counts['items']} items"
     moved = counts["journal_days"] + counts["files"] + counts["items"]
-    msg = (f"{counts['journal_days']} journal days, {counts['files']} files and {counts['items']} items archived;"
-           f" {counts['refused']} rewrites refused (see archive/{CHANGES})")  # fmt: skip
+    msg = (f"{counted(counts['journal_days'], 'journal day')}, {counted(counts['files'], 'file')} and"
+           f" {counted(counts['items'], 'item')} archived;"
+           f" {counted(counts['refused'], 'rewrite')} refused (see archive/{CHANGES})")  # fmt: skip
     if counts["refused"]:
         return JobResult(JOB, JobOutcome.SUCCESS, msg, counts)
     return JobResult(JOB, JobOutcome.SUCCESS if moved else JobOutcome.NOTHING_TO_DO, msg, counts)

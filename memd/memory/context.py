@@ -3,7 +3,8 @@
 Tiers in priority order: `_core/` (always), the agent's relationship file (its status and mood
 as two compact lines, then its memory points and other sections), project memory, topic
 sections relevant to the query, and conversation memory. The budget is split by tier
-(user / project / conversation, 600/800/600 of 2000 by default); what a tier leaves unused
+(user / project / conversation by the shares 600/800/600, of what the budget leaves after the
+block's frame and tier headings: about 570/760/570 of 2000 by default); what a tier leaves unused
 flows to the next, and whatever is left at the end is offered again to sections dropped for a
 tier's quota. Sections are never cut mid-line; everything left out is reported with a reason.
 """

@@ -55,6 +55,11 @@ def clean_snippet(snippet: str) -> str:
     return " ".join(strip_meta_comments(snippet).split())
 
 
+def num(n: Any) -> str:
+    """A number as the CLI prints it (`200,000`); anything else as it is."""
+    return f"{n:,}" if isinstance(n, int | float) and not isinstance(n, bool) else str(n)
+
+
 def when(ts: Any) -> str:
     """Epoch seconds or an ISO-8601 time as local `YYYY-MM-DD HH:MM`; "never" for none."""
     if not ts:

@@ -23,6 +23,7 @@ from starlette.templating import Jinja2Templates
 from memd.core.errors import InvalidParams, MemdError
 from memd.core.models import MEMORY_TYPES
 from memd.core.settings import Settings
+from memd.core.text import counted
 from memd.ui import charts, present, tree
 from memd.ui.backend import Backend, method_missing
 from memd.ui.changes import ChangePages, memory_root_index
@@ -88,8 +89,10 @@ class Pages:
         env = self.templates.env
         env.filters["when"] = present.when
         env.filters["yaml_value"] = present.yaml_value
+        env.filters["num"] = present.num
         env.globals.update(
             highlight=present.highlight,
+            counted=counted,
             off_means=present.OFF_MEANS,
             nav=NAV,
             memory_types=MEMORY_TYPES,

@@ -97,7 +97,7 @@ def test_claude_code_transcript_written_while_the_daemon_runs(
     st = d.cli("status")
     assert st.returncode == 0, st.stderr
     assert f"bad line {log}:20: not valid JSON" in st.stdout
-    assert "1 bad lines" in st.stdout and f"source {home / 'claude'} (claude-code)" in st.stdout
+    assert "1 bad line;" in st.stdout and f"source {home / 'claude'} (claude-code)" in st.stdout
     assert d.call("status")["logs"]["bad_lines"] == 1
 
     # Claude Code finishes the half-written record in place.
@@ -196,7 +196,7 @@ def test_imports_and_pushed_turns(logs_daemon: DaemonProcess, home: Path, tmp_pa
     out = d.cli("import", str(tmp_path / "projects"))
     assert (
         out.returncode == 0
-        and "imported claude-code: 6 new turns in 1 sessions, 1 bad lines" in out.stdout
+        and "imported claude-code: 6 new turns in 1 session, 1 bad line" in out.stdout
     )
     assert "0 new turns" in d.cli("import", str(tmp_path / "projects")).stdout
 

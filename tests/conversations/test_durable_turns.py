@@ -156,7 +156,7 @@ def test_the_cli_without_a_daemon_keeps_pushed_turns_on_disk_too(home: Path) -> 
     d = DaemonProcess(home, MEMD_LOGS_CLAUDE_CODE="false")
     line = json.dumps({"session_id": "cli-1", "role": "user", "content": "offline kestrel"})
     out = d.cli("ingest", input=line + "\n")
-    assert out.returncode == 0 and "1 turns added" in out.stdout, out.stderr
+    assert out.returncode == 0 and "1 turn added" in out.stdout, out.stderr
     assert "offline kestrel" in "".join(p.read_text() for p in pushed_dir(home).glob("*.jsonl"))
     remove_index(home)
     d.start()

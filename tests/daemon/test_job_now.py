@@ -56,7 +56,7 @@ def test_extract_now_exits_1_when_it_must_retry_and_0_when_it_ran(home: Path) ->
             server.enqueue(json_reply(ANSWER))
             res = d.cli("extract", "--now")
             assert res.returncode == 0, res.stdout + res.stderr
-            assert "extract: success" in res.stdout and "llm_requests 1" in res.stdout
+            assert "extract: success" in res.stdout and "1 LLM request" in res.stdout
 
             shown = d.cli("extract")
             assert shown.returncode == 0

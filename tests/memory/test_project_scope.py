@@ -186,7 +186,7 @@ def test_cli_without_a_daemon_resolves_the_same_way(
     r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
                         str(elsewhere), "x"],
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert r.returncode == 1 and "'project'" in r.stderr
+    assert r.returncode == 1 and "--project-path" in r.stderr
     assert not os.path.exists(elsewhere / ".memd")
 
 

@@ -233,7 +233,7 @@ def test_conversations_and_activity(daemon: DaemonProcess, ui: UiProcess, browse
     assert "added" in extract.inner_text() and "superseded" in extract.inner_text()
     assert extract.get_by_role("button", name="undo this run").count() == 1
     assert "running · pid" in browser.locator("#daemon-state").inner_text()
-    assert "Off." in browser.locator("#sync").inner_text()
+    assert "Off: set sync.backend" in browser.locator("#sync").inner_text()
     screenshot(browser, "activity")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from memd.cli.commands import call, emit
 from memd.core.errors import MemdError
+from memd.core.text import counted
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -55,7 +56,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     emit(
         args,
         data,
-        f"{totals['added']} turns added, {totals['updated']} updated in {len(sessions)} sessions",
+        f"{counted(totals['added'], 'turn')} added, {totals['updated']:,} updated in"
+        f" {counted(len(sessions), 'session')}",
     )
     return 0
 
@@ -73,7 +75,7 @@ def forget_conversation(args: argparse.Namespace) -> int:
     if not plan.whole_session:
         what += f": turns {', '.join(plan.turn_ids)}"
     if not args.yes:
-        print(f"  {what}: {len(plan.turn_ids)} turns", file=sys.stderr)
+        print(f"  {what}: {counted(len(plan.turn_ids), 'turn')}", file=sys.stderr)
         if not sys.stdin.isatty():
             print("memd: add --yes to forget them (no terminal to confirm on)", file=sys.stderr)
             return 1
@@ -91,6 +93,7 @@ def forget_conversation(args: argparse.Namespace) -> int:
     emit(
         args,
         res,
-        f"forgot {what}: {len(res.turn_ids)} turns, {res.journal_entries} journal entries",
+        f"forgot {what}: {counted(len(res.turn_ids), 'turn')},"
+        f" {counted(res.journal_entries, 'journal entry', 'journal entries')}",
     )
     return 0

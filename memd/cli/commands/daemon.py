@@ -58,9 +58,7 @@ def cmd_job(args: argparse.Namespace) -> int:
         emit(args, job, lambda: render.job_text(args.job_name, job, time.time()))
         return 0
     res = call(args, m.RUN_JOB, m.RunJobParams(name=args.job_name), write=True)
-    counts = ", ".join(f"{k} {v}" for k, v in res.counts.items())
-    emit(args, res, f"{res.job}: {res.outcome}{' - ' + res.message if res.message else ''}"
-         + (f" ({counts})" if counts else ""))  # fmt: skip
+    emit(args, res, lambda: render.run_text(res.job, res.outcome, res.message, res.counts))
     return 0 if res.outcome in ("success", "nothing_to_do") else 1
 
 

@@ -68,8 +68,10 @@ def cmd_context(args: argparse.Namespace) -> int:
     def text() -> str:
         if not res.enabled:
             return "(memory is disabled)"
-        tail = f"\n\n[{res.tokens}/{res.budget} tokens, {len(res.sections)} sections"
-        tail += f", {len(res.dropped)} dropped]" if res.dropped else "]"
+        from memd.core.text import counted
+
+        tail = f"\n\n[{res.tokens:,}/{res.budget:,} tokens, {counted(len(res.sections), 'section')}"
+        tail += f", {len(res.dropped):,} dropped]" if res.dropped else "]"
         return (res.text or "(no memory to inject)") + tail
 
     emit(args, res, text)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.cli.commands import call, emit
+from memd.core.text import counted
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -19,32 +20,50 @@ def cmd_import(args: argparse.Namespace) -> int:
     if res["format"] == "memd-export":
         emit(args, res, lambda: _memd_import_text(res))
         return 0
-    extra = f", {res['bad_lines']} bad lines" if res.get("bad_lines") else ""
+    extra = f", {counted(res['bad_lines'], 'bad line')}" if res.get("bad_lines") else ""
     emit(
         args,
         res,
-        f"imported {res['format']}: {res['added']} new turns in {res['sessions']} sessions{extra}",
+        f"imported {res['format']}: {counted(res['added'], 'new turn')} in"
+        f" {counted(res['sessions'], 'session')}{extra}",
     )
     return 0
 
 
 def _memd_import_text(res: dict[str, Any]) -> str:
+    """The import's report: a headline whose total is the sum of the parts it names, then the
+    breakdown by kind."""
     f, m = res["files"], res["memories"]
     lines = [
-        f"imported memd export v{res['version']} ({res['exported_at'] or 'undated'}): {res['new']} new",
-        f"  conversations: {res['added']} new turns, {res['updated']} updated, {res['new_sessions']} new"
-        f" sessions of {res['sessions_in_export']}",
-        f"  files: {f['written']} written, {f['identical']} already there, {len(f['kept_local'])} kept local",
-        f"  memories: {m['added']} added"
-        + (f" ({m['with_files']} with their files)" if m.get("with_files") else "")
-        + f", {m['present']} already there",
+        f"imported memd export v{res['version']} ({res['exported_at'] or 'undated'}):"
+        f" {res['new']:,} new" + (f" ({', '.join(_new_parts(res))})" if res["new"] else ""),
+        f"  conversations: {counted(res['added'], 'new turn')}, {res['updated']:,} updated,"
+        f" {counted(res['new_sessions'], 'new session')} of {res['sessions_in_export']:,}",
+        f"  files: {f['written']:,} written, {f['identical']:,} already there,"
+        f" {len(f['kept_local']):,} kept local",
+        f"  memories: {m['added']:,} added"
+        + (f" ({m['with_files']:,} with their files)" if m.get("with_files") else "")
+        + f", {m['present']:,} already there",
     ]
     lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
     if m["workspace_skipped"]:
-        lines.append(
-            f"  {m['workspace_skipped']} workspace project memories not written (they live in the workspace)"
-        )
+        skipped = counted(m["workspace_skipped"], "memory", "memories")
+        lines.append(f"  {skipped} of workspace projects not written (they live in the workspace)")
     return "\n".join(lines)
+
+
+def _new_parts(res: dict[str, Any]) -> list[str]:
+    """What `new` adds up (transfer.merge counts it so): each part with its name."""
+    f, m = res["files"], res["memories"]
+    parts = (
+        (res["new_sessions"], "session", ""),
+        (res["added"], "turn", ""),
+        (f["written"], "file", ""),
+        (len(f["kept_local"]), "copy beside a local file", "copies beside local files"),
+        (m["added"] - m.get("with_files", 0), "memory outside those files", "memories outside those files"),
+        (res.get("memory_hashes", 0), "extraction record", ""),
+    )  # fmt: skip
+    return [counted(n, noun, plural) for n, noun, plural in parts if n]
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -53,8 +72,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     path = str(Path(args.file).expanduser().absolute())
     params = m.ExportParams(path=path, tree=not args.no_tree, overwrite=args.overwrite)
     res = call(args, m.EXPORT, params)
-    emit(args, res, f"exported {res.sessions} sessions ({res.chats} chats), {res.memories} memories and"
-         f" {res.files} files to {res.path} ({res.bytes} bytes)")  # fmt: skip
+    emit(args, res, f"exported {counted(res.sessions, 'session')} ({counted(res.chats, 'chat')}),"
+         f" {counted(res.memories, 'memory', 'memories')} and {counted(res.files, 'file')} to"
+         f" {res.path} ({counted(res.bytes, 'byte')})")  # fmt: skip
     return 0
 
 
