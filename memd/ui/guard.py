@@ -3,7 +3,8 @@
 - The page listens on 127.0.0.1 only, so other machines cannot reach it. Other users of this
   machine can reach the port; what keeps them out is a random token that `memd ui` prints only
   to its own terminal. The first visit carries it in the URL; the answer sets a cookie
-  (HttpOnly, SameSite=Strict, named after the port) and moves on to a URL without it.
+  (HttpOnly, SameSite=Strict, named after the port) and moves on to a URL without it: the
+  page's own path that was asked for, when it is one of the page's pages, else its start.
 - `Host` must be exactly ``127.0.0.1:<port>`` or ``localhost:<port>``: a page on another site
   that rebinds its DNS name to 127.0.0.1 sends its own name and is refused.
 - Every POST must carry the CSRF token of this process in its form (and, when the browser
@@ -15,6 +16,7 @@
 from __future__ import annotations
 
 import hmac
+import html
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
@@ -75,8 +77,10 @@ class Guard:
         port: int,
         *,
         on_login: Callable[[], None] | None = None,
+        pages: frozenset[str] = frozenset({"/"}),
     ) -> None:
         self.app = app
+        self.pages = pages  # where the sign-in may lead: the page's own paths
         self.keys = keys
         self.port = port
         self.hosts = allowed_hosts(port)
@@ -151,7 +155,9 @@ class Guard:
         if self.on_login is not None:
             self.on_login()
         path = scope.get("path") or "/"
-        target = path if path.startswith("/") and not path.startswith("//") else "/"
+        # Never the path as sent: it is percent-decoded text of anyone's choosing (markup, or
+        # `/\evil.com`, which browsers read as `//evil.com`, another site).
+        target = html.escape(path if path in self.pages else "/", quote=True)
         body = (
             '<!doctype html><meta charset="utf-8">'
             f'<meta http-equiv="refresh" content="0; url={target}">'

@@ -14,8 +14,9 @@ import os
 import signal
 import socket
 import sys
+import threading
 import webbrowser
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from memd.core import settings as settings_mod
 from memd.core.errors import MemdError
 from memd.core.paths import ensure_private_dir
 
+# A stop ends the page within this many seconds, whatever its workers are doing.
+STOP_S = 4.0
 # How to put back a dependency of the base install (the README's Install section says the same).
 REINSTALL_HINT = (
     "install memd again with its dependencies: `pip install .` in the clone"
@@ -75,19 +78,41 @@ def write_launch_file(folder: Path, url: str) -> Path:
 
 
 @contextlib.contextmanager
-def _stop_on_signals(server: Any) -> Iterator[None]:
-    """Ctrl-C or SIGTERM stop the server and `serve` returns normally.
+def _stop_on_signals(server: Any, cleanup: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C or SIGTERM stop the server and `serve` returns normally, within `STOP_S`.
 
     uvicorn's own handling raises the signal again once it has stopped, which would end the
-    process before the launch file is removed.
+    process before the launch file is removed. A request stuck in a worker thread (waiting on a
+    daemon that does not answer) would keep the process alive after the server stopped: past
+    `STOP_S`, the launch file is removed and the process ends there.
     """
+
+    def stop(sig: int, frame: Any) -> None:
+        server.handle_exit(sig, frame)
+        timer = threading.Timer(STOP_S, _end_now, args=(cleanup,))
+        timer.daemon = True
+        timer.start()
+
     handled = (signal.SIGINT, signal.SIGTERM)
-    original = {sig: signal.signal(sig, server.handle_exit) for sig in handled}
+    original = {sig: signal.signal(sig, stop) for sig in handled}
     try:
         yield
     finally:
         for sig, handler in original.items():
             signal.signal(sig, handler)
+
+
+def _end_now(cleanup: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):
+        cleanup()
+    print("memd ui: stopped with requests still running", file=sys.stderr, flush=True)
+    os._exit(0)
+
+
+def _stuck_threads() -> list[threading.Thread]:
+    """Threads that would keep the process alive (workers blocked in a request)."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive()]
 
 
 def main(argv: list[str]) -> int:
@@ -153,13 +178,21 @@ def serve(
         lifespan="off",
         proxy_headers=False,
         server_header=False,
+        # Requests still running this long after a stop are cut (a worker thread stuck on a
+        # daemon that does not answer ends with the process, below).
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
-    server.capture_signals = lambda: _stop_on_signals(server)  # type: ignore[method-assign]
+    server.capture_signals = lambda: _stop_on_signals(server, forget_launch_file)  # type: ignore[method-assign]
     try:
         server.run(sockets=[sock])
     finally:
         forget_launch_file()
         backend.close()
         sock.close()
+    if _stuck_threads():
+        # Python would wait for them at exit; what they wait for is no longer wanted.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

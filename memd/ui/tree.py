@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memd.core import fsio
+from memd.core.errors import MemdError
 from memd.core.models import Item, ParsedFile
 from memd.core.text import item_dates
 from memd.memory.indexer import Root, scan_root
@@ -200,9 +202,14 @@ def read_file(info: RootInfo, path: Path, *, max_bytes: int, inline: bool = True
         if st.st_size > max_bytes:
             view.problem = f"too large to show here ({st.st_size / (1 << 20):.1f} MB)"
             return view
-        data = path.read_bytes()
+        # As every memory file is read: a regular file inside its root (never through a link
+        # put in place since, never a FIFO that would hang the page), at most `max_bytes`.
+        data = fsio.read_regular(path, inside=[info.path], max_bytes=max_bytes)
     except OSError as exc:
         view.problem = f"cannot read: {exc.strerror or exc}"
+        return view
+    except MemdError as exc:
+        view.problem = f"cannot read: {exc}"
         return view
     if b"\0" in data[:8192]:
         view.problem = "binary file (contains NUL bytes)"
@@ -237,6 +244,24 @@ def _fill(view: FileView, parsed: ParsedFile, info: RootInfo) -> None:
 
 def _is_item_line(line: str) -> bool:
     return split_item(line) is not None
+
+
+def read_tail(path: Path, root: Path, *, lines: int, max_bytes: int = 256 * 1024) -> str:
+    """The last `lines` lines of the memory file `path` ("" when it cannot be read), read like
+    every memory file (a regular file inside `root`, opened without blocking), and no more
+    than its last `max_bytes`."""
+    try:
+        fd = fsio.open_regular(path, inside=[root])
+    except (OSError, MemdError):
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, size - max_bytes))
+        data = fh.read(max_bytes)
+    text = data.decode("utf-8", errors="replace")
+    if size > max_bytes:
+        text = text.partition("\n")[2]  # the first line read is most likely cut
+    return "\n".join(text.rstrip("\n").split("\n")[-lines:])
 
 
 def _item(rel: str, it: Item, root: int) -> ItemView:

@@ -75,7 +75,9 @@ def create_app(
         Route("/undo", changes.undo, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    return Guard(Starlette(routes=routes), keys, port, on_login=on_login)
+    # Where signing in may lead: the pages a browser opens (GET), nowhere else.
+    views = frozenset(r.path for r in routes if isinstance(r, Route) and "GET" in (r.methods or ()))
+    return Guard(Starlette(routes=routes), keys, port, on_login=on_login, pages=views)
 
 
 class Pages:
@@ -339,7 +341,9 @@ class Pages:
             runs, runs_note = self._job_runs()
             sync, sync_problem = self._call("sync_status")
             problem = problem or sync_problem
-            changes = _tail(Path(status.get("memory_root", "")) / "archive" / "CHANGES.md", 60)
+            if status.get("memory_root"):
+                root = Path(status["memory_root"])
+                changes = tree.read_tail(root / "archive" / "CHANGES.md", root, lines=60)
         return self.render(
             request,
             "activity.html",
@@ -497,11 +501,3 @@ def _hit_view(h: dict[str, Any], roots: list[tree.RootInfo]) -> dict[str, Any]:
             out["root"] = root
             out["rel"] = Path(h["path"]).relative_to(roots[root].path).as_posix()
     return out
-
-
-def _tail(path: Path, lines: int) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.rstrip("\n").split("\n")[-lines:])
