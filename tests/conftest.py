@@ -3,27 +3,67 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import utils
 from tests.pgserver import pg  # noqa: F401  (one PostgreSQL cluster for the whole session)
-from tests.utils import DaemonProcess
+from tests.utils import KEPT_ENV, PRIVATE_ENV, DaemonProcess, user_dirs
+
+_SESSION: dict[str, str] = {}
+
+
+def _private() -> list[str]:
+    """The variables of this process that point at a person's files (`utils.PRIVATE_ENV`)."""
+    return [k for k in os.environ if k.startswith(PRIVATE_ENV) and k not in KEPT_ENV]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The whole test process runs as a throwaway user, from before the first import of a test.
+
+    Library code a test calls resolves `~`, platformdirs and the assistants' folders from these;
+    module- and session-scoped fixtures, which start before any test's own `_isolate_env`, see
+    this HOME too (and their daemons get one of their own: `utils.memd_env`).
+    """
+    if _SESSION:
+        return
+    _SESSION.update(os.environ)
+    root = Path(tempfile.mkdtemp(prefix="memd-tests-home-", dir="/tmp"))
+    _SESSION["__root__"] = str(root)
+    for k in _private():
+        del os.environ[k]
+    os.environ.update(user_dirs(root / "home"))
+    (root / "home").mkdir()
+    # Recall by meaning is on by default where the extra is installed (as here); the tests
+    # that exercise it turn it on themselves, the others keep the full-text path.
+    os.environ["MEMD_SEMANTIC_KIND"] = "off"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not _SESSION:
+        return
+    shutil.rmtree(_SESSION.pop("__root__"), ignore_errors=True)
+    os.environ.clear()
+    os.environ.update(_SESSION)
+    _SESSION.clear()
 
 
 @pytest.fixture(autouse=True)
 def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's real config, memory or Claude Code logs."""
-    for k in list(os.environ):
-        if k.startswith(("MEMD_", "XDG_", "LISTEN_", "NOTIFY_SOCKET", "ANTHROPIC_", "SUPABASE_")):
-            monkeypatch.delenv(k, raising=False)
-    # Recall by meaning is on by default where the extra is installed (as here); the tests
-    # that exercise it turn it on themselves, the others keep the full-text path.
+    """No test reads the developer's real config, memory or assistants' logs: each test has its
+    own HOME and XDG folders, and its daemons and CLIs inherit them (`utils.memd_env`)."""
+    for k in _private():
+        monkeypatch.delenv(k)
     monkeypatch.setenv("MEMD_SEMANTIC_KIND", "off")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir(exist_ok=True)
+    user_home = tmp_path / "home"
+    user_home.mkdir(exist_ok=True)
+    for k, v in user_dirs(user_home).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(utils, "TEST_HOME", user_home)
 
 
 @pytest.fixture

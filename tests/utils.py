@@ -38,8 +38,56 @@ def unit_stop_timeout() -> float:
     return float(m.group(1))
 
 
+# Variables that point a program at a person's own files, settings or keys: memd's own, the
+# XDG base directories, systemd's socket activation, and where each AI assistant keeps its
+# conversations and configuration (CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME, …). None of
+# them reaches a test's daemon or CLI, nor the test process itself (conftest).
+PRIVATE_ENV = (
+    "MEMD_", "XDG_", "LISTEN_", "NOTIFY_", "ANTHROPIC_", "SUPABASE_", "OPENAI_", "GOOGLE_",
+    "CLAUDE_", "CODEX_", "GEMINI_", "OPENCODE_", "AIDER_", "CONTINUE_", "CLINE_", "ROO_",
+    "CURSOR_", "WINDSURF_", "VSCODE_",
+)  # fmt: skip
+# Kept for the test process: where `scripts/install-clis` put the assistants' CLIs (tests/clis.py).
+KEPT_ENV = ("MEMD_CLIS_DIR",)
+
+# The HOME the running test was given by conftest (`_isolate_env`); None outside a test's own
+# set-up (a module- or session-scoped fixture), where a daemon gets a HOME of its own.
+TEST_HOME: Path | None = None
+
+
+def user_dirs(user_home: Path) -> dict[str, str]:
+    """HOME and the XDG base directories of a throwaway user whose home is `user_home`."""
+    return {
+        "HOME": str(user_home),
+        "XDG_CONFIG_HOME": str(user_home / ".config"),
+        "XDG_DATA_HOME": str(user_home / ".local" / "share"),
+        "XDG_STATE_HOME": str(user_home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(user_home / ".cache"),
+        "XDG_RUNTIME_DIR": str(user_home / ".run"),
+    }
+
+
+def user_home_of(home: Path, extra: Mapping[str, str] | None = None) -> Path:
+    """The HOME a daemon or CLI on MEMD_HOME `home` runs with (see `memd_env`)."""
+    if extra and "HOME" in extra:
+        return Path(extra["HOME"])
+    if TEST_HOME is not None:
+        return Path(os.environ["HOME"])  # the test's (conftest's, or one the test set)
+    return home / "user-home"
+
+
 def memd_env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "LISTEN_", "NOTIFY_"))}
+    """The environment of a test's daemon or CLI: its own MEMD_HOME, HOME and XDG folders.
+
+    HOME is the running test's own (conftest gives every test one), or, when a module- or
+    session-scoped fixture starts the process, a folder inside `home`. Nothing that points at a
+    person's files is inherited (`PRIVATE_ENV`); `extra` overrides all of it.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_ENV)}
+    user_home = user_home_of(home, extra)
+    if user_home == home / "user-home":
+        user_home.mkdir(parents=True, exist_ok=True)
+    env.update(user_dirs(user_home))
     env.update({"MEMD_HOME": str(home), "PYTHONPATH": str(ROOT), "MEMD_LOG_LEVEL": "DEBUG"})
     # Off unless a test asks for it (`MEMD_SEMANTIC_KIND="packaged"` in `extra`): see conftest.
     env["MEMD_SEMANTIC_KIND"] = "off"
@@ -65,6 +113,7 @@ class DaemonProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "daemon.log"
         self.argv = [sys.executable, "-m", "memd", "serve"]  # a test may run it another way
+        self.user_home: Path | None = None
 
     @property
     def memory(self) -> Path:
@@ -79,9 +128,11 @@ class DaemonProcess:
     def start(self, timeout: float = 20.0) -> DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
+        env = memd_env(self.home, **self.extra_env)
+        self.user_home = Path(env["HOME"])  # the HOME it runs with (see `memd_env`)
         self.proc = subprocess.Popen(
             self.argv,
-            env=memd_env(self.home, **self.extra_env),
+            env=env,
             cwd=self.cwd,
             stdout=logf,
             stderr=subprocess.STDOUT,
