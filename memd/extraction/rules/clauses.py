@@ -18,6 +18,7 @@ The rules that read this structure are in `mentions`.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -135,8 +136,10 @@ def _subject(text: str) -> str:
     return "other" if m.group("other") else ("I" if m.group("i") else "we")
 
 
-def en_clauses(sentence: str) -> list[Clause]:
-    """The clauses of an English sentence, in order (see the module)."""
+@functools.lru_cache(maxsize=1024)
+def en_clauses(sentence: str) -> tuple[Clause, ...]:
+    """The clauses of an English sentence, in order (see the module); several rules read one
+    sentence's clauses, so they are cut once."""
     out: list[Clause] = []
     previous = "none"
     for raw in _SPLIT_RE.split(sentence):
@@ -156,4 +159,4 @@ def en_clauses(sentence: str) -> list[Clause]:
         negated = bool(_NEGATED_RE.search(text))
         out.append(Clause(text, subject, label, negated, bool(_UNSURE_RE.search(text))))
         previous = subject
-    return out
+    return tuple(out)

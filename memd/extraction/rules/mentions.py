@@ -98,6 +98,8 @@ def en_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
 
 def en_dropped(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """A tool dropped and one of the same kind taken up, in one sentence: a switch."""
+    if _STOPPED_RE.search(sentence) is None:
+        return
     clauses = en_clauses(sentence)
     if any(c.subject == "other" for c in clauses):
         return
@@ -136,6 +138,8 @@ _STACK_IS_RE = re.compile(r"^(?:(?:the|our|my)\s+)?(?:tech\s+)?stack\s+is\s+(?P<
 def en_stack(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """ "Stack is Rails + Hotwire": the stack of the project the user is talking about, else
     what the user works with."""
+    if "stack" not in sentence.lower():
+        return
     for clause in en_clauses(sentence):
         m = _STACK_IS_RE.match(clause.text)
         if m is not None and (names := techs_in(m.group("rest"))):
