@@ -87,6 +87,13 @@ def run(tree: Path, files: list[Path], rounds: int) -> dict[str, float]:
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+def _commit(tree: Path) -> str:
+    """The short commit id a tree is checked out at (what the report names, not a path)."""
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    return out.stdout.strip() or "an unknown commit"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--baseline", type=Path, help="a source tree to compare with (ABBA)")
@@ -108,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     cols = ["import_ms", "first_pass_ms", "us_per_message", "rss_before_mb",
             "rss_after_import_mb", "rss_after_mb"]  # fmt: skip
     rows = [[label, *(f"{r[c]:.1f}" for c in cols)] for label, r in runs]
-    base = f" against {args.baseline}" if args.baseline else ""
+    base = f" against the tree of {_commit(args.baseline)}" if args.baseline else ""
     body = "\n\n".join(
         [
             "### Offline rules: speed and memory (`bench/rules_speed.py`)",

@@ -29,7 +29,10 @@ The API (pure functions over `memd.core.models.Turn`; only user turns are read):
   Japanese?", "how do I revert a commit?") are not signals.
 
 Modules: `extract` (the driver), `message` (the user's own words), `common` (sentences,
-questions, pronouns, importances, `Ctx`), `dates`, `tech` (the technology lexicon, with
+questions, pronouns, importances, `Ctx`), `clauses` (an English sentence as clauses, each with
+its subject — the user, their team, someone else — and whether it is negated or unsure),
+`mentions` (rules over that structure: technologies named in a clause about the user, a tool
+dropped for another of its kind, labelled clauses, Chinese clauses about 我/我们), `dates`, `tech` (the technology lexicon, with
 Pygments' language names), `places` (pycountry's countries and regions, large cities),
 `style` (working-style topics and their keys), one module per language and kind of fact
 (`en_identity`/`zh_identity`, `en_tools`/`zh_tools`, `en_preferences`/`zh_preferences`,
