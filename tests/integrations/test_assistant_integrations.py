@@ -5,15 +5,20 @@ a malformed config is left untouched with a clear error."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
+from mcp import Client, StdioServerParameters
 
 from memd.cli.parser import main as memd_main
+from memd.core.settings import load as load_settings
 from memd.integrations import aider, continue_dev, vscode_ext
 from memd.integrations.config_edit import OWNED_MARK, Request, apply
+from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 MEMD = "/opt/memd/bin/memd"
 CLINE_SETTINGS: dict[str, Any] = {
@@ -307,3 +312,47 @@ def test_aider_malformed_config_is_untouched(bad: str, capsys: pytest.CaptureFix
 def test_unknown_assistant_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert memd_main(["integrate", "nope"]) == 2
     assert "cline|roo|continue|aider" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- the servers memd wrote start
+
+
+def test_the_servers_written_start_memd_and_answer_without_the_shells_env(
+    home: Path, daemon: DaemonProcess
+) -> None:
+    """Cline, Roo Code and Continue start memd's server with their own environment, not the
+    shell's that ran `integrate`: what they were given must find this memd on its own."""
+    (daemon.memory / "_core" / "preferences.md").write_text(
+        "# Preferences\n\n## Testing\n\n- always run vitest before committing (WOMBAT)\n"
+    )
+    wait_for(lambda: "WOMBAT" in json.dumps(daemon.call("context", {"query": "vitest"})))
+    env = load_settings(env=memd_env(home)).location_env()
+    request = Request(
+        undo=False, dry_run=False, memd_argv=[sys.executable, "-m", "memd"], env=env, overrides={}
+    )
+    storage(Path.home(), "Code", "saoudrizwan.claude-dev")
+    apply(vscode_ext.plan(vscode_ext.CLINE, request, home=Path.home(), env={}, instructions="x"))
+    apply(continue_dev.plan(request, home=Path.home(), env={}, instructions="x"))
+    cline_file = (
+        Path.home()
+        / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+    )
+    cline_entry = read(cline_file)["mcpServers"]["memd"]
+    [continue_entry] = yaml.safe_load((Path.home() / ".continue/mcpServers/memd.yaml").read_text())[
+        "mcpServers"
+    ]
+    bare = {k: v for k, v in memd_env(home).items() if not k.startswith("MEMD_")}
+    for entry in (cline_entry, continue_entry):
+        params = StdioServerParameters(
+            command=entry["command"],
+            args=entry["args"],
+            env={**bare, **entry.get("env", {})},
+            cwd=str(ROOT),
+        )
+
+        async def context(params: StdioServerParameters = params) -> str:
+            async with Client(params) as client:
+                result = await client.call_tool("memory_context", {"query": "vitest"})
+                return json.dumps(result.structured_content)
+
+        assert "WOMBAT" in anyio.run(context), entry
