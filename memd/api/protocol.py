@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from memd.core import jsontext
 from memd.core.errors import (
     DaemonStarting,
     DiskFull,
@@ -89,11 +90,12 @@ def decode_request(line: bytes) -> Request:
     client wanting several answers sends several lines on the same connection.
     """
     try:
-        obj = json.loads(line)
+        # A number memd cannot use (5,000 digits, NaN) stays in place as `Unreadable`: the
+        # params check names the param holding it (-32602).
+        obj = jsontext.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ParseRequestError(f"parse error: {exc}") from exc
-    except RecursionError:
-        raise ParseRequestError("parse error: nested deeper than memd reads") from None
+        deep = isinstance(exc, json.JSONDecodeError) and exc.msg == jsontext.DEEP
+        raise ParseRequestError(f"parse error: {jsontext.DEEP if deep else exc}") from exc
     if isinstance(obj, list):
         raise ProtocolError("invalid request: batches are not supported; send one request per line")
     if not isinstance(obj, dict) or obj.get("jsonrpc") != JSONRPC:

@@ -31,7 +31,7 @@ def sniff_format(path: Path) -> str:
                 break
             try:
                 obj = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the decoder
                 continue
             if isinstance(obj, dict):
                 if "sessionId" in obj or obj.get("type") in ("summary", "file-history-snapshot"):

@@ -124,7 +124,7 @@ def subagent_type(path: str) -> str:
     try:
         with open(path.removesuffix(".jsonl") + ".meta.json", "rb") as f:
             meta = json.loads(f.read(1 << 16))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return ""
     kind = meta.get("agentType") if isinstance(meta, dict) else None
     return kind.strip() if isinstance(kind, str) else ""

@@ -240,7 +240,7 @@ class PushedFiles:
 def _key_of(raw: bytes) -> tuple[str, str] | None:
     try:
         obj = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(obj, dict):
         return None

@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None, offline: Offline | None = None) -> i
 def _parse_payload(stdin_text: str) -> dict[str, Any]:
     try:
         payload = json.loads(stdin_text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # malformed, a number of 5,000 digits, too deep
         raise ValueError(f"hook payload is not JSON: {exc}") from exc
     if not isinstance(payload, dict):
         raise ValueError("hook payload is not a JSON object")

@@ -43,9 +43,11 @@ from typing import IO, Any
 
 from memd import __version__
 from memd.conversations import repo as conversations
-from memd.core import fsio
+from memd.core import fsio, jsontext
 from memd.core.errors import MemdError, PathError, SourceError
 from memd.core.fsio import atomic_file
+from memd.core.jsontext import Unreadable
+from memd.core.models import MAX_TS
 from memd.core.redact import redact
 from memd.db import Connection, Store, snapshot
 from memd.memory import repo as memories
@@ -369,10 +371,22 @@ def _get(
             raise _Invalid(f"{where}: missing {key!r}")
         return default
     v = obj[key]
+    if isinstance(v, Unreadable):
+        raise _Invalid(f"{where}.{key}: {v.what}")
     if isinstance(v, bool) or not isinstance(v, kind):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise _Invalid(f"{where}.{key}: expected {names}, got {type(v).__name__}")
+    if isinstance(v, int) and not -(1 << 63) <= v < 1 << 63:  # what SQLite stores
+        raise _Invalid(f"{where}.{key}: {str(v)[:24]}… is out of range")
     return v
+
+
+def _time(obj: dict[str, Any], key: str, where: str, default: Any = ...) -> float:
+    """A time in seconds since 1970, up to the end of the year 9999."""
+    t = float(_get(obj, key, (int, float), where, default))
+    if not 0 <= t <= MAX_TS:
+        raise _Invalid(f"{where}.{key}: {t:g} is not a time (seconds since 1970, before 10000)")
+    return t
 
 
 def _obj_list(obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
@@ -400,7 +414,7 @@ def read_export(path: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> ExportDocum
                 raise SourceError(
                     f"{path} is {size >> 20} MB; memd imports exports up to {max_bytes >> 20} MB"
                 )
-            data = json.loads(f.read())
+            data = jsontext.loads(f.read())
     except fsio.NotRegularFile as exc:
         raise SourceError(f"{exc}; memd imports a regular file", hint=hint) from exc
     except OSError as exc:
@@ -408,6 +422,8 @@ def read_export(path: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> ExportDocum
     except UnicodeDecodeError as exc:
         raise SourceError(f"{path} is not UTF-8 text: {exc}", hint=hint) from exc
     except json.JSONDecodeError as exc:
+        if exc.msg == jsontext.DEEP:
+            raise SourceError(f"{path}: {jsontext.DEEP}", hint=hint) from exc
         raise SourceError(
             f"{path} is not a complete JSON document ({exc.msg} at line {exc.lineno}, column {exc.colno});"
             " the file looks truncated or damaged",
@@ -444,7 +460,7 @@ def _document(data: Any) -> ExportDocument:
         w = f"memory_hashes[{i}]"
         hashes.append((_nonempty(h, "scope", w), _nonempty(h, "hash", w), _get(h, "memory_id", str, w, ""),
                        _get(h, "content", str, w, ""), _get(h, "path", str, w, ""), _get(h, "session_id", str, w, ""),
-                       float(_get(h, "created_at", (int, float), w, 0.0))))  # fmt: skip
+                       _time(h, "created_at", w, 0.0)))  # fmt: skip
     tree, paths = [], set()
     for i, f in enumerate(_obj_list(data, "tree", "document")):
         w = f"tree[{i}]"
@@ -470,7 +486,7 @@ def _session(s: dict[str, Any], where: str) -> SessionRecord:
     for k in ("summary_upto", "extracted_upto"):
         fields[k] = max(0, _get(s, k, int, where, 0))
     for k in ("started_at", "updated_at"):
-        fields[k] = float(_get(s, k, (int, float), where, 0.0))
+        fields[k] = _time(s, k, where, 0.0)
     chats, ids = [], set()
     for j, c in enumerate(_obj_list(s, "chats", where)):
         w = f"{where}.chats[{j}]"
@@ -486,7 +502,7 @@ def _session(s: dict[str, Any], where: str) -> SessionRecord:
         text = _get(c, "text", str, w, "" if parts else ...)
         extra = {k: _get(c, k, str, w, "") for k in _CHAT_OPTIONAL}
         chats.append(Chat(
-            _get(c, "seq", int, w, -1), tid, _nonempty(c, "role", w), text, float(_get(c, "ts", (int, float), w)),
+            _get(c, "seq", int, w, -1), tid, _nonempty(c, "role", w), text, _time(c, "ts", w),
             _get(c, "source_path", str, w, ""), _get(c, "line", int, w, 0), parts=parts, **extra,
         ))  # fmt: skip
     return SessionRecord(sid, fields, tuple(chats))
@@ -501,7 +517,7 @@ def _memory(m: dict[str, Any], where: str) -> MemoryRecord:
         raise _Invalid(f"{where}.path: {rel!r} is not a Markdown file inside the memory tree")
     rec = MemoryRecord(
         _nonempty(m, "id", where), _nonempty(m, "text", where), meta, rel, _get(m, "section", str, where, ""),
-        root, float(_get(m, "last_used", (int, float), where, 0.0)), _get(m, "uses", int, where, 0),
+        root, _time(m, "last_used", where, 0.0), _get(m, "uses", int, where, 0),
     )  # fmt: skip
     _check_markdown(rec, where)
     return rec

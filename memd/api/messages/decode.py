@@ -9,6 +9,7 @@ import msgspec
 
 from memd.api.messages.base import P, R, Signature
 from memd.core.errors import InvalidParams
+from memd.core.jsontext import Unreadable, find_unreadable
 
 # msgspec builds a Struct type's decoding info on its first conversion, and two threads doing
 # that first conversion of one type at once crashed the daemon (a segmentation fault under 100
@@ -40,20 +41,26 @@ def decode_params(params_type: type[P], params: Any) -> P:
         raise InvalidParams('invalid params: "params" must be an object (named parameters)')
     if None in params.values():
         params = {k: v for k, v in params.items() if v is not None}
-    _refuse_lone_surrogates(params)
+    _refuse_unusable(params)
     try:
         return convert(params, params_type, strict=True)
     except msgspec.ValidationError as exc:
         raise InvalidParams(validation_message(exc)) from None
 
 
-def _refuse_lone_surrogates(params: dict[str, Any]) -> None:
+def _refuse_unusable(params: dict[str, Any]) -> None:
     """A string with half of a UTF-16 pair (JSON allows the escape) is not text memd can
-    store, search or write: refuse it here, naming the param, instead of failing later."""
+    store, search or write, and a number the request decoder could not read (`Unreadable`: an
+    integer of thousands of digits, NaN) is no number: refuse them here, naming the param,
+    instead of failing later."""
     for key, value in params.items():
         stack = [key, value]
         while stack:
             v = stack.pop()
+            if isinstance(v, Unreadable):
+                where, first = find_unreadable(value) or ("", v)
+                name = f"{key}{'' if where.startswith('[') or not where else '.'}{where}"
+                raise InvalidParams(f"param {name!r}: {first.what}")
             if isinstance(v, str):
                 if v.isascii():
                     continue

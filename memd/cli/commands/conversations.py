@@ -38,7 +38,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if line.strip():
             try:
                 records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:  # malformed, 5,000 digits, too deep
                 raise MemdError(f"stdin line {n} is not JSON: {exc}",
                                 hint='one turn per line: {"session_id": "…", "role": "user", "content": "…"}') from exc  # fmt: skip
     totals = {"accepted": 0, "added": 0, "updated": 0}

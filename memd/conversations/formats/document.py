@@ -64,6 +64,8 @@ def load_json(data: bytes) -> JsonLoad:
             return JsonLoad(None, (where, f"not valid JSON: {exc.msg}"))
         return JsonLoad(items, (where, f"the JSON array ends early after {len(items)} complete "
                                        "items (a write in progress, or a cut file)"))  # fmt: skip
+    except ValueError as exc:  # an integer of thousands of digits
+        return JsonLoad(None, (0, f"not valid JSON: {exc}"))
 
 
 _SPACE = re.compile(r"[\s,]*")
