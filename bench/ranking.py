@@ -1,0 +1,346 @@
+"""The ranking set: does `search` put first what a person would want first?
+
+    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|all] [--dump FILE.json]
+        [--out docs/benchmarks.md] [--no-write]
+
+The set (`bench/ranking_set/`, written before any ranking change it measures) is a memory tree
+a bilingual developer could have after a month — `_core/` notes, profile and preferences,
+`topics/`, `projects/`, an agent's relationship file, an archived topic and a note — with the
+memories memd extracted carrying their source turns, plus 20 conversations with four
+assistants (Claude Code as its own transcripts, Codex, Gemini CLI and Cline as generic JSONL
+logs), which the daemon ingests and journals itself. `queries.json` holds the queries, English
+and Chinese, each with its expected first answers: `expect` is a list of up to three slots,
+each slot the keys that are right there (`<file>#<heading>` for a section, `turn:<label>` for
+a turn); a query with no slot is one the memory has no answer to (nothing should come back).
+Every query belongs to fold A or B (alternating within its language and kind).
+
+1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
+   and archival jobs held off, so the tree stays as written; old exchanges still journaled),
+   ingests every turn, writes and indexes the journal, and — with the extra — embeds it all.
+2. Every query goes over the socket to `search` (memory and conversations, limit 10).
+3. top-1: the first hit is in the first slot; top-3: a hit of the first three is. For a query
+   with no answer both mean that nothing came back. set@3: the share of a query's slots
+   matched within the first three hits.
+
+The daemon's tree is checked afterwards: a file of the set changed by memd fails the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.daemon import Daemon
+from bench.report import REPO, machine_line, publish, table
+
+BLOCK = "ranking"
+SET = REPO / "bench" / "ranking_set"
+LIMIT = 10
+FOLDS = ("A", "B")
+TARGET = {"top1": 0.85, "top3": 0.95}
+# Conversations of these assistants are written as generic JSONL logs (their own readers are
+# other formats); Claude Code's as its transcripts.
+CLAUDE = "claude-code"
+
+
+# -- the set ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Query:
+    id: str
+    fold: str
+    lang: str
+    kind: str
+    text: str
+    expect: list[list[str]]
+
+
+@dataclass
+class Conversations:
+    sessions: list[dict[str, Any]]
+    label_of_turn: dict[str, str] = field(default_factory=dict)
+    label_of_title: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for s in self.sessions:
+            self.label_of_title[s["title"]] = s["label"]
+            for t in s["turns"]:
+                self.label_of_turn[t["id"]] = t["label"]
+
+    @property
+    def turns(self) -> int:
+        return sum(len(s["turns"]) for s in self.sessions)
+
+
+def load_set(folder: Path = SET) -> tuple[list[Query], Conversations]:
+    raw = json.loads((folder / "queries.json").read_text(encoding="utf-8"))
+    qs = [Query(e["id"], e["fold"], e["lang"], e["kind"], e["query"], e["expect"]) for e in raw]
+    convs = Conversations(json.loads((folder / "conversations.json").read_text(encoding="utf-8")))
+    return qs, convs
+
+
+def tree_hashes(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.md"))
+    }
+
+
+# -- the home --------------------------------------------------------------------------------
+def _claude_lines(s: dict[str, Any]) -> list[str]:
+    start = dt.datetime.fromisoformat(s["started"])
+    lines = [json.dumps({"type": "summary", "summary": s["title"],
+                         "leafUuid": s["turns"][-1]["id"]})]  # fmt: skip
+    parent = None
+    for i, t in enumerate(s["turns"]):
+        at = (start + dt.timedelta(minutes=2 * i)).astimezone(dt.UTC)
+        content: Any = t["text"] if t["role"] == "user" else [{"type": "text", "text": t["text"]}]
+        lines.append(json.dumps({
+            "parentUuid": parent, "isSidechain": False, "userType": "external",
+            "cwd": f"/home/wei/src/{s['project'] or 'scratch'}", "sessionId": s["session_id"],
+            "version": "2.1.202", "gitBranch": "main", "type": t["role"],
+            "message": {"role": t["role"], "content": content}, "uuid": t["id"],
+            "timestamp": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }, ensure_ascii=False))  # fmt: skip
+        parent = t["id"]
+    return lines
+
+
+def _jsonl_lines(s: dict[str, Any]) -> list[str]:
+    start = dt.datetime.fromisoformat(s["started"])
+    return [
+        json.dumps(
+            {
+                "session_id": s["session_id"],
+                "id": t["id"],
+                "role": t["role"],
+                "content": t["text"],
+                "ts": (start + dt.timedelta(minutes=2 * i)).isoformat(),
+                "agent_id": s["assistant"],
+                "project": s["project"],
+                "title": s["title"],
+            },
+            ensure_ascii=False,
+        )  # fmt: skip
+        for i, t in enumerate(s["turns"])
+    ]
+
+
+def build_home(home: Path, convs: Conversations, folder: Path = SET) -> dict[str, str]:
+    """The tree under `home/memory`, the logs under `home/claude` and `home/logs`; returns
+    the environment of a daemon serving them."""
+    shutil.copytree(folder / "tree", home / "memory")
+    claude, logs = home / "claude", home / "logs"
+    for s in convs.sessions:
+        if s["assistant"] == CLAUDE:
+            out = claude / f"-home-wei-src-{s['project'] or 'scratch'}" / f"{s['session_id']}.jsonl"
+            lines = _claude_lines(s)
+        else:
+            out = logs / f"{s['assistant']}.jsonl"
+            lines = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
+            lines += _jsonl_lines(s)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return {
+        "MEMD_LOGS_CLAUDE_CODE": "true",
+        "MEMD_LOGS_CLAUDE_DIR": str(claude),
+        "MEMD_LOGS_SOURCES": json.dumps([{"path": str(logs), "format": "jsonl"}]),
+        # The set's exchanges are weeks old: journal them all the same.
+        "MEMD_JOURNAL_MAX_AGE_DAYS": "100000",
+        # Nothing ages out of the set's tree while it is measured.
+        "MEMD_ARCHIVE_UNUSED_DAYS": "36500",
+    }
+
+
+def prepare(home: Path, env: dict[str, str], convs: Conversations) -> None:
+    """A first start ingests the logs, writes the journal and runs extraction once (its cursor
+    then stands at the end, as after a month of use); the set's own files are then put back
+    as the set wrote them, and files extraction added are removed, so that every run measures
+    the same tree: the set's, plus the journal memd wrote."""
+    with Daemon(home, **env, MEMD_SEMANTIC_KIND="off") as d:
+        d.wait_ready()
+        wait_settled(d, convs, semantic=False)
+        d.call("run_job", {"name": "extract"}, timeout=600)
+    memory = home / "memory"
+    keep = set(tree_hashes(SET / "tree"))
+    for p in sorted(memory.rglob("*.md")):
+        rel = str(p.relative_to(memory))
+        if rel not in keep and not rel.startswith("journal" + os.sep) and rel != "README.md":
+            p.unlink()
+    shutil.copytree(SET / "tree", memory, dirs_exist_ok=True)
+
+
+def wait_settled(d: Daemon, convs: Conversations, semantic: bool, timeout: float = 1800) -> float:
+    """Until every turn is in, the journal holds every session and is indexed, and (with the
+    extra) every section, memory and turn has its vector in the served index."""
+    t0 = time.perf_counter()
+    journal = d.home / "memory" / "journal"
+    last: tuple[Any, ...] = ()
+    stable_since = 0.0
+    while time.perf_counter() - t0 < timeout:
+        st = d.call("status")
+        heads = sum(p.read_text(encoding="utf-8").count("\n## ") for p in journal.glob("*.md"))
+        ix = st["index"]
+        files = sum(1 for p in (d.home / "memory").rglob("*.md") if p.name != "README.md")
+        ready = (st["logs"]["turns"] >= convs.turns and heads >= len(convs.sessions)
+                 and ix["files"] >= files and not ix["lag_s"])  # fmt: skip
+        if ready and semantic:
+            sem = st.get("semantic", {})
+            b = sem.get("backfill", {})
+            rows = sum(v.get("rows", 0) for v in sem.get("index", {}).values())
+            ready = (b.get("state") == "idle" and not b.get("pending") and b.get("done", 0) > 0
+                     and rows == sum(sem.get("vectors", {}).values()))  # fmt: skip
+        now = (ix["files"], ix["sections"], ix["items"], st["logs"]["turns"], heads)
+        if ready and now == last:
+            if time.perf_counter() - stable_since >= 3.0:
+                return time.perf_counter() - t0
+        else:
+            stable_since = time.perf_counter()
+        last = now
+        time.sleep(0.5)
+    raise RuntimeError(f"the daemon did not settle in {timeout:.0f} s:\n{d.log_tail()}")
+
+
+# -- scoring ---------------------------------------------------------------------------------
+def hit_key(h: dict[str, Any], memory: Path, convs: Conversations) -> str:
+    """A hit as the set names it: `turn:<label>`, `journal:<session label>` or `<file>#<heading>`."""
+    if h["kind"] == "turn":
+        turn = str(h["turn_id"])
+        return "turn:" + convs.label_of_turn.get(turn, turn)
+    rel = os.path.relpath(h["path"], memory)
+    heading = str(h["heading"])
+    if rel.startswith("journal" + os.sep):
+        title = heading.rsplit("·", 1)[0].strip()
+        return "journal:" + convs.label_of_title.get(title, title)
+    return f"{rel}#{heading}"
+
+
+def score(q: Query, keys: list[str]) -> dict[str, float]:
+    if not q.expect:
+        nothing = float(not keys)
+        return {"top1": nothing, "top3": nothing, "set3": nothing}
+    first = set(q.expect[0])
+    return {
+        "top1": float(bool(keys) and keys[0] in first),
+        "top3": float(any(k in first for k in keys[:3])),
+        "set3": statistics.fmean(float(any(k in set(s) for k in keys[:3])) for s in q.expect),
+    }
+
+
+def ask(d: Daemon, qs: list[Query], convs: Conversations) -> list[dict[str, Any]]:
+    memory = d.home / "memory"
+    out = []
+    for q in qs:
+        res = d.call("search", {"query": q.text, "limit": LIMIT})
+        keys = [hit_key(h, memory, convs) for h in res["hits"]]
+        out.append({"id": q.id, "query": q.text, "keys": keys, **score(q, keys),
+                    "hits": [{"key": k, "score": h["score"], "found_by": h.get("found_by", []),
+                              "snippet": h["snippet"]} for k, h in zip(keys, res["hits"],
+                                                                      strict=True)]})  # fmt: skip
+    return out
+
+
+def summary(qs: list[Query], answers: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean top-1, top-3 and set@3 per fold and language, and over each fold."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q, a in zip(qs, answers, strict=True):
+        for group in (q.fold, f"{q.fold} {q.lang}", "all"):
+            by[group].append(a)
+    return {g: {m: statistics.fmean(a[m] for a in rows) for m in ("top1", "top3", "set3")}
+            | {"n": len(rows)} for g, rows in by.items()}  # fmt: skip
+
+
+# -- the run ---------------------------------------------------------------------------------
+def run_one(kind: str, qs: list[Query], convs: Conversations, threads: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="memd-ranking-", dir="/tmp") as tmp:
+        home = Path(tmp)
+        env = build_home(home, convs)
+        prepare(home, env, convs)
+        before = tree_hashes(home / "memory")
+        env |= {"MEMD_SEMANTIC_KIND": kind, "MEMD_SEMANTIC_THREADS": str(threads)}
+        with Daemon(home, **env) as d:
+            d.wait_ready()
+            settle_s = wait_settled(d, convs, semantic=kind != "off")
+            load = [os.getloadavg()[0]]
+            answers = ask(d, qs, convs)
+            load.append(os.getloadavg()[0])
+        after = tree_hashes(home / "memory")
+        changed = [p for p, h in before.items() if after.get(p) != h]
+        if changed:
+            raise RuntimeError(f"memd changed files of the set while measuring: {changed}")
+    return {"answers": answers, "summary": summary(qs, answers), "settle_s": settle_s,
+            "load": load}  # fmt: skip
+
+
+def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations,
+           folds: tuple[str, ...]) -> str:  # fmt: skip
+    rows = []
+    for kind, r in res.items():
+        s = r["summary"]
+        for g in (*folds, *(f"{f} {lang}" for f in folds for lang in ("en", "zh"))):
+            if g not in s:
+                continue
+            rows.append([f"`semantic.kind = {kind}`", g, s[g]["n"], f"{s[g]['top1']:.3f}",
+                         f"{s[g]['top3']:.3f}", f"{s[g]['set3']:.3f}"])  # fmt: skip
+    kinds: dict[str, int] = defaultdict(int)
+    for q in qs:
+        kinds[q.kind] += 1
+    loads = "; ".join(f"{k}: {r['load'][0]:.2f} → {r['load'][1]:.2f}" for k, r in res.items())
+    return "\n".join([
+        "### The ranking set: what `search` puts first (`bench/ranking.py`)",
+        "",
+        f"{len(qs)} queries ({sum(q.lang == 'en' for q in qs)} English,"
+        f" {sum(q.lang == 'zh' for q in qs)} Chinese; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda x: -x[1]))
+        + f") over the memory tree of `bench/ranking_set/` and {convs.turns} turns of"
+        f" {len(convs.sessions)} conversations with four assistants, through a real daemon's"
+        f" `search` (memory and conversations, limit {LIMIT}). top-1: the first hit is one the"
+        " set expects first; top-3: one of the first three is; set@3: the share of the"
+        " expected slots found in the first three. A query with nothing to find scores 1 when"
+        " nothing comes back. Targets on the held-out fold: top-1"
+        f" ≥ {TARGET['top1']}, top-3 ≥ {TARGET['top3']}.",
+        "",
+        table(["daemon", "fold", "queries", "top-1", "top-3", "set@3"], rows),
+        "",
+        f"1-minute load average while the queries ran: {loads}.",
+        "",
+        machine_line(),
+    ])  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--semantic", choices=("off", "packaged", "both"), default="both")
+    ap.add_argument("--folds", choices=("A", "B", "all"), default="all",
+                    help="which fold's queries to ask (tune on one, report the other)")  # fmt: skip
+    ap.add_argument("--threads", type=int, default=2, help="model threads")
+    ap.add_argument("--dump", type=Path, help="write every query's hits to this JSON file")
+    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
+    ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
+    args = ap.parse_args(argv)
+    qs, convs = load_set()
+    folds = FOLDS if args.folds == "all" else (args.folds,)
+    qs = [q for q in qs if q.fold in folds]
+    kinds = ("off", "packaged") if args.semantic == "both" else (args.semantic,)
+    res = {k: run_one(k, qs, convs, args.threads) for k in kinds}
+    if args.dump:
+        args.dump.write_text(json.dumps({k: r["answers"] for k, r in res.items()},
+                                        ensure_ascii=False, indent=1))  # fmt: skip
+    publish(args, BLOCK, render(res, qs, convs, folds))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
