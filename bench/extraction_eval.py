@@ -28,9 +28,12 @@ them. `--failures` prints the failing cases that were run (their text, what was 
 what was stored) to stdout only: the data never goes into the repository or the document, which
 gets figures and case ids.
 
-The offline rules always run; the Anthropic extractor runs too with `--extractor llm|both` when
-ANTHROPIC_API_KEY is set (MEMD_EXTRACT_MODEL, MEMD_EXTRACT_BASE_URL and MEMD_EXTRACT_TIMEOUT_S
-are honoured; no other setting of the caller is).
+The offline rules always run; with `--extractor llm|both` the model `llm.backend` finds runs
+too (docs/llm.md): the Anthropic API when ANTHROPIC_API_KEY is set, Claude Code with
+MEMD_LLM_BACKEND=claude-code, an OpenAI-compatible server with MEMD_LLM_BACKEND=openai,
+MEMD_LLM_BASE_URL and MEMD_LLM_MODEL. The caller's MEMD_LLM_* and MEMD_EXTRACT_* variables are
+honoured, no other setting. `bench/extraction_replay.py` scores the same cases through a fake
+server, when no model can be reached.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import time
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -57,6 +60,7 @@ from memd.core.models import JobOutcome, JobResult, Turn
 from memd.core.settings import Settings, load
 from memd.db import Store
 from memd.extraction.job import run_extraction
+from memd.llm.choice import choose
 from memd.memory.jobs import JobContext
 from memd.memory.parse import split_item
 from memd.memory.tree import create_tree
@@ -71,6 +75,8 @@ FOLDS = ("A", "B", "C")
 DEV_FOLDS = ("A", "B")
 # Sets written before the rules they measure: every case is held out, whatever its fold.
 HELD_OUT_SETS = frozenset({"extraction_own4.jsonl"})
+# Outcomes after which a run is tried again (the model was busy, or answered badly once more).
+AGAIN = (JobOutcome.RETRY_LATER, JobOutcome.DEFERRED, JobOutcome.ERROR)
 
 
 # -- cases -----------------------------------------------------------------------------------
@@ -168,13 +174,26 @@ def _without_key() -> Iterator[None]:
 
 def run_case(case: Case, extractor: str) -> list[Memory]:
     """The case through the extraction job in a fresh home; every memory it wrote."""
+    # Only the extractor's own settings pass through (backend, model, base URL, key, timeout).
+    passed = {k: v for k, v in os.environ.items() if k.startswith(("MEMD_EXTRACT_", "MEMD_LLM_"))}
+
+    memories, _runs = run_case_with(case, lambda s: s, env=passed, offline=extractor != "llm")
+    return memories
+
+
+def run_case_with(
+    case: Case,
+    configure: Callable[[Settings], Settings],
+    *,
+    env: dict[str, str] | None = None,
+    offline: bool = False,
+    max_runs: int = 1,
+) -> tuple[list[Memory], int]:
+    """The case through the extraction job in a fresh home with the settings `configure` makes,
+    run again (up to `max_runs`) while a run says to retry; the memories and the runs it took."""
     with tempfile.TemporaryDirectory(prefix="memd-extract-eval-") as tmp:
         home = Path(tmp) / "home"
-        # Only the extractor's own settings pass through (model, base URL, timeout).
-        passed = {k: v for k, v in os.environ.items() if k.startswith("MEMD_EXTRACT_")}
-        settings = load(env={**passed, "MEMD_HOME": str(home)})
-        if extractor == "llm":
-            settings = dataclasses.replace(settings, extract_api_key=os.environ[KEY_VAR])
+        settings = configure(load(env={**(env or {}), "MEMD_HOME": str(home)}))
         create_tree(settings.memory_dir)
         store = Store.open(settings.db_path)
         try:
@@ -187,24 +206,28 @@ def run_case(case: Case, extractor: str) -> list[Memory]:
             ]
             now = ts[-1] + TURN_GAP_S
             store.w.run(lambda c: write_turns(c, turns, now=now))
-            result = _extract(settings, engine, now, extractor)
-            if result.outcome not in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO):
-                raise SystemExit(f"{case.id}: extraction did not run: {result.message}")
-            return read_memories(settings.memory_dir)
+            for run in range(1, max_runs + 1):
+                result = _extract(settings, engine, now, offline)
+                if result.outcome in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO):
+                    return read_memories(settings.memory_dir), run
+                if run == max_runs or result.outcome not in AGAIN:
+                    raise SystemExit(f"{case.id}: extraction did not run: {result.message}")
+            raise AssertionError("unreachable")  # pragma: no cover
         finally:
             store.close()
 
 
-def _extract(settings: Settings, engine: Engine, now: float, extractor: str) -> JobResult:
+def _extract(settings: Settings, engine: Engine, now: float, offline: bool) -> JobResult:
     # The load and battery gate is for scheduled runs on a user's machine, not for a benchmark.
     idle = SystemState(None, None, 0.0, os.cpu_count() or 1)
     ctx = JobContext(
         settings, engine.store, engine.indexer, engine.ops, now=lambda: now, probe=lambda: idle
     )
-    if extractor == "llm":
+    if not offline:
         return run_extraction(ctx)
     with _without_key():
-        return run_extraction(ctx)
+        return run_extraction(dataclasses.replace(ctx, settings=dataclasses.replace(
+            settings, llm_backend="off")))  # fmt: skip
 
 
 def read_memories(root: Path) -> list[Memory]:
@@ -374,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--data", type=Path, action="append", help=f"case file (default {DEFAULT_DATA})"
     )
     ap.add_argument("--extractor", choices=("offline", "llm", "both"), default="both",
-                    help="llm and both need ANTHROPIC_API_KEY; without it only offline runs")  # fmt: skip
+                    help="llm and both need a model llm.backend finds; without one only offline runs")  # fmt: skip
     ap.add_argument("--folds", choices=("dev", "held-out", "all"), default="dev",
                     help="which cases run (default dev: folds A and B of the sets not held out)")  # fmt: skip
     ap.add_argument("--failures", action="store_true", help="print the failing cases that ran")
@@ -386,10 +409,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     extractors = ["offline"]
     if args.extractor in ("llm", "both"):
-        if os.environ.get(KEY_VAR):
+        choice = choose(load())
+        if choice.online:
             extractors.append("llm")
+            args.note = args.note or f"LLM: {choice.backend} {choice.model} ({choice.why})."
         else:
-            print(f"{KEY_VAR} is not set: the LLM extractor is not scored")
+            print(f"no model found ({choice.why}): the LLM extractor is not scored")
         if args.extractor == "llm" and "llm" in extractors:
             extractors.remove("offline")
     files = args.data or [DEFAULT_DATA]

@@ -120,12 +120,20 @@ def run_text(job: str, outcome: str, message: str, counts: Mapping[str, Any]) ->
 
 # -- the LLM -----------------------------------------------------------------------------------
 def llm_line(llm: Mapping[str, Any]) -> str:
-    """The daemon's LLM: which one, which key it sees (never its value), tokens spent today."""
-    tokens = f"{llm.get('tokens_today', 0):,} of {llm.get('daily_budget', 0):,} tokens today"
-    if llm.get("mode") != "anthropic":
-        return f"llm: offline rules (the daemon sees no API key); {tokens}"
+    """The daemon's LLM: which backend and why, which key it sees (never its value), and what
+    today cost: requests and tokens (a local server is paced, not budgeted)."""
+    backend = llm.get("backend") or ("anthropic" if llm.get("mode") == "anthropic" else "off")
+    why = f" ({llm['why']})" if llm.get("why") else ""
+    if backend == "off":
+        return f"llm: offline rules{why}"
+    calls = int(llm.get("requests_today") or 0)
+    if llm.get("local"):
+        spent = f"{calls} calls, {llm.get('tokens_today', 0):,} tokens today, at most {llm.get('rpm')} a minute"
+    else:
+        spent = f"{calls} calls, {llm.get('tokens_today', 0):,} of {llm.get('daily_budget', 0):,} tokens today"
     source = f", key from {llm['key_source']}" if llm.get("key_source") else ""
-    line = f"llm: anthropic {llm.get('model', '')}{source}; {tokens}"
+    where = f" at {llm['base_url']}" if llm.get("base_url") else ""
+    line = f"llm: {backend} {llm.get('model', '')}{where}{why}{source}; {spent}"
     if llm.get("waiting"):
         line += f"; scheduled runs waiting: {llm['waiting']}"
     if llm.get("config_error"):

@@ -1,10 +1,14 @@
 """The session summary job: an idle session gets a title and summary written by the LLM.
 
-A session is idle when its last turn is `summary.idle_min` old. Offline (no key), sessions keep
-the extractive summary the conversation ingest gives them and this job does nothing. A session
-that grows after its summary is summarised again the next time it goes idle; `llm_summaries`
-remembers how far each session was handled, so a session too trivial to summarise is not
-looked at again until it has new turns.
+A session is idle when its last turn is `summary.idle_min` old. Offline (`llm.backend` finds no
+model), sessions keep the extractive summary the conversation ingest gives them and this job
+does nothing. A session that grows after its summary is summarised again the next time it goes
+idle; `llm_summaries` remembers how far each session was handled, so a session too trivial to
+summarise is not looked at again until it has new turns.
+
+A model answer that cannot be read is asked for once more; when the second is no better the
+session is recorded as failed, keeps its extractive summary (nothing of either answer is
+written), and the run ends as failed once the other sessions are done.
 """
 
 from __future__ import annotations
@@ -15,21 +19,23 @@ from dataclasses import dataclass
 from memd.conversations import repo
 from memd.conversations.ingest import set_title
 from memd.conversations.trivial import is_trivial
-from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
+from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMDeferred, LLMError, LLMRetryable
 from memd.core.models import JobOutcome, JobResult, Turn
 from memd.core.text import counted
 from memd.db import Connection
-from memd.llm.anthropic import AnthropicExtractor, LLMUsage
+from memd.llm.answers import LLMUsage
 from memd.llm.budget import (
     PROMPT_TOKENS,
     Budget,
     clear_config_error,
     gate_llm,
     latch_config_error,
-    llm_extractor,
+    open_llm,
     strip_recalled,
     turn_tokens,
 )
+from memd.llm.choice import Choice
+from memd.llm.client import LLM
 from memd.memory.jobs import JobContext
 
 JOB = "summarize"
@@ -72,7 +78,10 @@ def run_summaries(ctx: JobContext) -> JobResult:
     """One run of the summary job."""
     if not ctx.ops.enabled():
         return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "memory is switched off")
-    llm = llm_extractor(ctx.settings)
+    opened = open_llm(ctx, JOB)
+    if isinstance(opened, JobResult):
+        return opened
+    choice, llm = opened
     if llm is None:
         return JobResult(
             JOB, JobOutcome.NOTHING_TO_DO, "offline: sessions keep their extractive summaries"
@@ -81,21 +90,20 @@ def run_summaries(ctx: JobContext) -> JobResult:
     sessions = idle_sessions(ctx.store.read(), idle_before)
     if not sessions:
         return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "no idle session without a summary")
-    if (stop := gate_llm(ctx, JOB)) is not None:
+    if (stop := gate_llm(ctx, JOB, choice)) is not None:
         return stop
-    return _summarize_all(ctx, llm, sessions)
+    return _summarize_all(ctx, choice, llm, sessions)
 
 
 def _summarize_all(
-    ctx: JobContext, llm: AnthropicExtractor, sessions: list[IdleSession]
+    ctx: JobContext, choice: Choice, llm: LLM, sessions: list[IdleSession]
 ) -> JobResult:
-    budget = Budget.start(ctx, JOB)
+    budget = Budget.start(ctx, JOB, choice)
     counts: Counter[str] = Counter({"summarized": 0, "skipped": 0})
 
     def result(outcome: JobOutcome, why: str) -> JobResult:
         msg = (f"{counted(counts['summarized'], 'session')} summarised, {counts['skipped']:,} too"
-               f" short; {counted(budget.requests, 'LLM request')},"
-               f" {counted(budget.spent_run, 'token')}")  # fmt: skip
+               f" short ({llm.name} {llm.model}); {budget.cost()}")  # fmt: skip
         return JobResult(
             JOB, outcome, f"{why}; {msg}" if why else msg, {**counts, **budget.counts()}
         )
@@ -117,6 +125,8 @@ def _summarize_all(
             return result(JobOutcome.BUDGET_EXHAUSTED, budget.exhausted_message(PROMPT_TOKENS))
         try:
             res = llm.summarize(picked)
+        except LLMDeferred as exc:
+            return result(JobOutcome.DEFERRED, f"{exc}; waiting until it resets")
         except LLMRetryable as exc:
             return result(JobOutcome.RETRY_LATER, f"{exc}; will retry on the next run")
         except LLMConfigError as exc:
@@ -124,10 +134,10 @@ def _summarize_all(
             latch_config_error(ctx, msg)
             return result(JobOutcome.CONFIG_ERROR, msg)
         except LLMError as exc:
-            # This session's answer was unusable; it keeps its extractive summary. A billed
-            # answer still counts against the budgets.
+            # This session's answer was unusable, asked twice; it keeps its extractive summary.
+            # Billed answers still count against the budgets.
             billed = (
-                LLMUsage(exc.input_tokens, exc.output_tokens)
+                LLMUsage(exc.input_tokens, exc.output_tokens, exc.requests)
                 if isinstance(exc, LLMBadAnswer)
                 else None
             )
@@ -139,6 +149,10 @@ def _summarize_all(
         _record(ctx, sess, "summarized", (res.title, res.summary, res.usage), budget)
         budget.spent(res.usage)
         counts["summarized"] += 1
+    if counts["llm_errors"]:
+        return result(JobOutcome.ERROR, f"{counts['llm_errors']} sessions failed: the model's"
+                                        " answers could not be read; they keep their extractive"
+                                        " summaries")  # fmt: skip
     return result(JobOutcome.SUCCESS, "")
 
 

@@ -23,8 +23,10 @@ MemdError
 ├── MemoryDisabled         the global switch is off
 ├── NotFound               no such memory/session/item
 ├── LLMError               extraction backend failures
+│   ├── LLMBadAnswer       the model answered, unusably (not the JSON asked for, refused)
 │   ├── LLMRetryable       429/529/5xx/connection: try again on a later run
-│   └── LLMConfigError     400/401/403: stop, tell the user
+│   │   └── LLMDeferred    the backend says wait (a usage limit until its reset)
+│   └── LLMConfigError     400/401/403, not logged in: stop, tell the user
 ├── SyncError              cloud backend failures
 │   ├── SyncRetryable      network errors, 5xx
 │   └── SyncPermanent      bad credentials, schema missing, row rejected
@@ -152,15 +154,27 @@ class LLMBadAnswer(LLMError):
     empty, malformed or cut off). Carries the tokens, so budgets count what was spent."""
 
     def __init__(
-        self, message: str, *, hint: str = "", input_tokens: int = 0, output_tokens: int = 0
+        self,
+        message: str,
+        *,
+        hint: str = "",
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        requests: int = 1,
     ) -> None:
         super().__init__(message, hint=hint)
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
+        self.requests = requests
 
 
 class LLMRetryable(LLMError):
     """A transient LLM failure (rate limit, overload, 5xx, network): retry on a later run."""
+
+
+class LLMDeferred(LLMRetryable):
+    """The backend asks to wait longer than a retry: a subscription's usage limit until it
+    resets. The job waits (deferred) instead of counting a failure."""
 
 
 class LLMConfigError(LLMError):

@@ -145,6 +145,15 @@ class Settings:
     extract_run_tokens: int = _s("extract.run_tokens", "LLM tokens allowed per run", 40_000)
     extract_timeout_s: float = _s("extract.timeout_s", "Timeout of one LLM request", 60.0)
     summary_idle_min: int = _s("summary.idle_min", "A session idle this long gets its summary", 10)
+    # the model of extraction and summaries (docs/llm.md); empty llm.* keys use extract.*
+    llm_backend: str = _s("llm.backend", "auto, anthropic, claude-code, openai or off", "auto")
+    llm_model: str = _s("llm.model", "Model; empty: extract.model, or haiku for claude-code", "")
+    llm_base_url: str = _s(
+        "llm.base_url", "OpenAI-compatible API root (…/v1) or Anthropic proxy", ""
+    )
+    llm_api_key: str = _s("llm.api_key", "Key of the backend (ANTHROPIC_API_KEY also works)", "")
+    llm_claude_path: str = _s("llm.claude_path", "claude command of claude-code; empty: PATH", "")
+    llm_rpm: int = _s("llm.rpm", "Requests a minute to a local server (0: no cap)", 30)
     # archival
     archive_journal_days: int = _s("archive.journal_days", "Journal days kept before archival", 30)
     archive_unused_days: int = _s(
@@ -301,7 +310,8 @@ class Settings:
 
     @property
     def anthropic_key(self) -> str:
-        return self.extract_api_key or os.environ.get("ANTHROPIC_API_KEY", "")
+        key = self.llm_api_key or self.extract_api_key
+        return key or os.environ.get("ANTHROPIC_API_KEY", "")
 
     def value(self, key: str) -> Any:
         return getattr(self, _BY_KEY[key].name)
@@ -362,6 +372,7 @@ SETTINGS: tuple[Setting, ...] = tuple(
     )
     for key, f in _BY_KEY.items()
 )
+LLM_BACKENDS = ("auto", "anthropic", "claude-code", "openai", "off")
 _ENV_ALIASES = {
     "MEMD_SOCKET": "server.socket",
     "SUPABASE_URL": "sync.url",
@@ -541,6 +552,10 @@ def load(
             "semantic.kind must be 'auto', 'off', 'packaged' or 'http',"
             f" not {settings.semantic_kind!r}"
         )
+    if settings.llm_backend not in LLM_BACKENDS:
+        raise ConfigError(
+            f"llm.backend must be one of {LLM_BACKENDS}, not {settings.llm_backend!r}"
+        )
     if settings.semantic_threads < 1 or settings.semantic_batch < 1:
         raise ConfigError("semantic.threads and semantic.batch must be at least 1")
     if settings.sync_namespace not in {"device", "user"}:
@@ -559,7 +574,7 @@ def describe() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-SECRETS = frozenset({"extract.api_key", "sync.key", "sync.dsn"})
+SECRETS = frozenset({"extract.api_key", "llm.api_key", "sync.key", "sync.dsn"})
 
 
 def to_toml(settings: Settings, file: Path) -> str:

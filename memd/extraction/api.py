@@ -4,6 +4,8 @@ in `memories` with scope "agent"."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import Any
 
@@ -11,8 +13,12 @@ from memd.api import messages as msg
 from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
 from memd.core.errors import InvalidParams
 from memd.core.models import JobResult
+from memd.core.settings import Settings
 from memd.llm.budget import llm_status
+from memd.llm.choice import choose, forget_probes
 from memd.memory.api import MemoryFeature
+
+log = logging.getLogger(__name__)
 
 
 def run_extraction(memory: MemoryFeature) -> JobResult:
@@ -21,6 +27,25 @@ def run_extraction(memory: MemoryFeature) -> JobResult:
     from memd.extraction import job as extraction
 
     return extraction.run_extraction(memory.job_context())
+
+
+def _choose_backend(settings: Settings) -> None:
+    """Decide the LLM backend in the background, so `status` can name it without waiting for a
+    probe (`claude auth status` takes a second)."""
+
+    def decide() -> None:
+        try:
+            choose(settings)
+        except Exception:  # a probe's failure is reported by the jobs that use the backend
+            log.exception("choosing the LLM backend failed")
+
+    threading.Thread(target=decide, name="memd-llm-choice", daemon=True).start()
+
+
+def _reload(memory: MemoryFeature, new: Settings) -> None:
+    memory.host.reschedule("extract", new.extract_interval_min * 60)
+    forget_probes()  # a new key, path or URL is looked at again
+    _choose_backend(new)
 
 
 def feature(memory: MemoryFeature) -> Feature:
@@ -37,7 +62,8 @@ def feature(memory: MemoryFeature) -> Feature:
             )
         ],
         status=[lambda: {"llm": llm_status(memory.job_context())}],
-        on_reload=[lambda new: memory.host.reschedule("extract", new.extract_interval_min * 60)],
+        on_start=[lambda: _choose_backend(memory.host.settings)],
+        on_reload=[lambda new: _reload(memory, new)],
     )
 
 

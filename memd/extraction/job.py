@@ -3,9 +3,17 @@
 Per session, turns after the session's cursor (`sessions.extracted_upto`) are read in
 batches. Trivial turns and text memd itself put into the conversation (the fenced
 `<memory source="memd">` block, lines repeating a stored memory) are left out. Each batch goes
-to the Anthropic extractor when a key is configured, else to the offline rules; the memories
-are placed by `placement` and written to Markdown; then, in one transaction, the cursor moves
-past the batch, the memories' hashes are remembered and the tokens are recorded.
+to the model `llm.backend` chooses (`memd.llm.choice`: the Anthropic API, Claude Code, an
+OpenAI-compatible server), else to the offline rules; the memories are placed by `placement`
+and written to Markdown; then, in one transaction, the cursor moves past the batch, the
+memories' hashes are remembered and the requests and tokens are recorded.
+
+A model answer that cannot be read is asked for once more; when the second is no better, the
+run stops as failed with nothing of that batch written and its cursor where it was, so the next
+run tries the batch again. A batch the model failed in `RULES_AFTER_FAILED_RUNS` runs in a row
+goes to the offline rules instead, so one unreadable batch never stops extraction for good.
+Rate limits and outages end the run to be retried later; a usage limit defers it; a
+configuration error stops it until the settings change.
 
 Markdown is written before the transaction commits. A run killed in between re-reads the
 batch next time, and `placement` recognises its own items by their source turns, so nothing
@@ -29,7 +37,14 @@ from pathlib import Path
 from memd.conversations import repo as conversations
 from memd.conversations.trivial import is_trivial
 from memd.core.conditions import day_of
-from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable, PathError
+from memd.core.errors import (
+    LLMBadAnswer,
+    LLMConfigError,
+    LLMDeferred,
+    LLMError,
+    LLMRetryable,
+    PathError,
+)
 from memd.core.models import ExtractedMemory, JobOutcome, JobResult, Turn
 from memd.core.text import counted, estimate_tokens, normalize
 from memd.db import Connection
@@ -48,13 +63,16 @@ from memd.extraction.repo import (
     PendingSession,
     add_signals,
     advance_cursor,
+    clear_failed_batch,
+    failed_runs,
     note_extracted,
+    note_failed_batch,
     pending_sessions,
 )
 from memd.extraction.rules import extract_rules, turn_signals
 from memd.history import Cause, change_scope
 from memd.history.models import RUN_TRAILER
-from memd.llm.anthropic import AnthropicExtractor, LLMUsage, TurnSignal
+from memd.llm.answers import LLMUsage, TurnSignal
 from memd.llm.budget import (
     MIN_ECHO_CHARS,
     PROMPT_TOKENS,
@@ -62,10 +80,12 @@ from memd.llm.budget import (
     clear_config_error,
     gate_llm,
     latch_config_error,
-    llm_extractor,
+    open_llm,
     strip_recalled,
     turn_tokens,
 )
+from memd.llm.choice import Choice
+from memd.llm.client import LLM
 from memd.memory import repo as memories
 from memd.memory.context import item_meta
 from memd.memory.edit import Change, append_item, update_items
@@ -81,6 +101,7 @@ BATCH_INPUT_TOKENS = 6000
 OUTPUT_TOKENS = 600
 KNOWN_LIMIT = 150
 MAX_SRC_TURNS = 3
+RULES_AFTER_FAILED_RUNS = 3
 COUNTS = ("sessions", "turns", "skipped_turns", "added", "merged", "superseded", "kept_hand_edits")
 SignalRow = tuple[str, str, float, str, str]  # turn id, kind, strength, evidence, source
 
@@ -111,15 +132,18 @@ def run_extraction(ctx: JobContext) -> JobResult:
 
 
 def _extract(ctx: JobContext) -> JobResult:
-    extractor = llm_extractor(ctx.settings)
-    if extractor is not None and (stop := gate_llm(ctx, JOB)) is not None:
+    opened = open_llm(ctx, JOB)
+    if isinstance(opened, JobResult):
+        return opened
+    choice, llm = opened
+    if llm is not None and (stop := gate_llm(ctx, JOB, choice)) is not None:
         return stop
     sessions = pending_sessions(ctx.store.read())
     if not sessions:
         return JobResult(JOB, JobOutcome.NOTHING_TO_DO, "no new turns")
     # Hand edits since the last reconcile must be in the index before we plan against it.
     ctx.indexer.reconcile()
-    return _Extraction(ctx, extractor).run(sessions)
+    return _Extraction(ctx, choice, llm).run(sessions)
 
 
 def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
@@ -146,10 +170,10 @@ def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
 class _Extraction:
     """The state of one run: budget, counters, the extractor."""
 
-    def __init__(self, ctx: JobContext, extractor: AnthropicExtractor | None) -> None:
+    def __init__(self, ctx: JobContext, choice: Choice, llm: LLM | None) -> None:
         self.ctx = ctx
-        self.llm = extractor
-        self.budget = Budget.start(ctx, JOB) if self.llm is not None else None
+        self.llm = llm
+        self.budget = Budget.start(ctx, JOB, choice) if llm is not None else None
         self.counts: Counter[str] = Counter(dict.fromkeys(COUNTS, 0))
         # The run's id: in its counts and on every change it records in the history, so all
         # that one run wrote can be found and undone together (`memd undo --run`).
@@ -166,20 +190,19 @@ class _Extraction:
 
     def _result(self, outcome: JobOutcome, why: str) -> JobResult:
         c = self.counts
-        mode = f"anthropic {self.llm.model}" if self.llm else "offline rules"
+        mode = f"{self.llm.name} {self.llm.model}" if self.llm else "offline rules"
         parts = [f"{counted(c['turns'], 'turn')} of {counted(c['sessions'], 'session')} ({mode})",
                  f"{c['added']:,} added, {c['merged']:,} merged, {c['superseded']:,} superseded"]  # fmt: skip
         if c["kept_hand_edits"]:
             parts.append(f"{c['kept_hand_edits']} not re-added (edited or deleted by hand)")
         if self.errors:
-            parts.append(f"{counted(len(self.errors), 'batch', 'batches')} fell back to rules:"
+            parts.append(f"{counted(len(self.errors), 'batch', 'batches')} went to the rules after failed runs:"
                          f" {self.errors[-1]}")  # fmt: skip
         msg = "; ".join(parts)
         counts = dict(c)
         if self.budget is not None:
             counts.update(self.budget.counts())
-            msg += (f"; {counted(self.budget.requests, 'LLM request')},"
-                    f" {counted(self.budget.spent_run, 'token')}")  # fmt: skip
+            msg += f"; {self.budget.cost()}"
         return JobResult(JOB, outcome, f"{why}; {msg}" if why else msg, counts)
 
     def _project(self, sess: PendingSession) -> tuple[str, Path] | None:
@@ -226,7 +249,7 @@ class _Extraction:
             memories: list[ExtractedMemory] = []
             said: list[TurnSignal] | None = None
             if turns:
-                asked = self._ask(turns, known_texts)
+                asked = self._ask(sess.session_id, cursor, turns, known_texts)
                 if isinstance(asked, JobResult):
                     return asked
                 memories, said, usage = asked
@@ -236,13 +259,21 @@ class _Extraction:
             cursor = upto
 
     def _ask(
-        self, turns: list[Turn], known: list[str]
+        self, session_id: str, cursor: int, turns: list[Turn], known: list[str]
     ) -> tuple[list[ExtractedMemory], list[TurnSignal] | None, LLMUsage | None] | JobResult:
-        """Memories, the model's signals (None: the rules read them), the tokens billed."""
+        """Memories, the model's signals (None: the rules read them), what the model cost; or
+        the result that ends the run."""
         if self.llm is None:
+            return extract_rules(turns), None, None
+        runs = failed_runs(self.ctx.store.read(), session_id, cursor)
+        if runs >= RULES_AFTER_FAILED_RUNS:
+            self.counts["llm_errors"] += 1
+            self.errors.append(f"session {session_id}: the model failed it in {runs} runs")
             return extract_rules(turns), None, None
         try:
             res = self.llm.extract(turns, known)
+        except LLMDeferred as exc:
+            return self._result(JobOutcome.DEFERRED, f"{exc}; waiting until it resets")
         except LLMRetryable as exc:
             return self._result(JobOutcome.RETRY_LATER, f"{exc}; will retry on the next run")
         except LLMConfigError as exc:
@@ -250,17 +281,30 @@ class _Extraction:
             latch_config_error(self.ctx, msg)
             return self._result(JobOutcome.CONFIG_ERROR, msg)
         except LLMError as exc:
-            # A bad answer for one batch: the rules still get what they can, and the run goes on.
-            self.counts["llm_errors"] += 1
-            self.errors.append(str(exc))
-            # It was billed all the same: its tokens count against the budgets.
-            billed = (
-                LLMUsage(exc.input_tokens, exc.output_tokens)
-                if isinstance(exc, LLMBadAnswer)
-                else None
-            )
-            return extract_rules(turns), None, billed
+            return self._failed(session_id, cursor, exc)
         return res.memories, res.signals, res.usage
+
+    def _failed(self, session_id: str, cursor: int, exc: LLMError) -> JobResult:
+        """The model's answer could not be used, even asked twice: nothing of the batch is
+        written and its cursor stays; what the answers cost is recorded all the same."""
+        billed = LLMUsage(exc.input_tokens, exc.output_tokens, exc.requests) if isinstance(
+            exc, LLMBadAnswer) else LLMUsage(0, 0)  # fmt: skip
+        budget = self.budget
+        assert budget is not None
+
+        def record(conn: Connection) -> int:
+            if billed.requests:
+                budget.write(conn, billed)
+            return note_failed_batch(conn, session_id, cursor)
+
+        runs = self.ctx.store.w.run(record)
+        budget.spent(billed)
+        self.counts["llm_errors"] += 1
+        left = RULES_AFTER_FAILED_RUNS - runs
+        then = (f"the next run tries it again ({left} more before the rules read it)" if left > 0
+                else "the next run gives it to the offline rules")  # fmt: skip
+        return self._result(JobOutcome.ERROR, f"session {session_id}: {exc}; nothing of this"
+                                              f" batch was written, {then}")  # fmt: skip
 
     def _plan(
         self,
@@ -364,6 +408,7 @@ class _Extraction:
             add_signals(conn, session_id, signals if agent else [])
             note_extracted(conn, session_id, agent, upto)
             advance_cursor(conn, session_id, upto)
+            clear_failed_batch(conn, session_id)
             if usage is not None and budget is not None:
                 budget.write(conn, usage)
                 clear_config_error(conn)

@@ -1,6 +1,7 @@
 """The extraction job's storage: its cursor on each session (`sessions.extracted_upto`), and
 what it keeps about agents: the signals of sessions, how far they were applied to each agent's
-relationship (`relationship_sessions`) and each agent's state (`agent_state`).
+relationship (`relationship_sessions`) and each agent's state (`agent_state`); and the batch the
+model last failed to answer (a `state` value), so a batch no model can read falls to the rules.
 
 The turns it reads are the conversation feature's (`memd.conversations.repo`) and the memories it
 has written are the memory feature's (`memd.memory.repo`); this module holds only the statements
@@ -9,9 +10,12 @@ about how far extraction got and what it derived.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from memd.db.state import delete_state, get_state, set_state
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,3 +221,35 @@ def note_written(
         " familiarity = excluded.familiarity, written_at = excluded.written_at",
         (agent_id, trust, familiarity, now),
     )
+
+
+# The batch the model last failed to answer usably: {"session", "cursor", "runs"} (JSON).
+FAILED_BATCH_KEY = "extract.failed_batch"
+
+
+def failed_runs(conn: sqlite3.Connection, session_id: str, cursor: int) -> int:
+    """Runs in a row whose model answer for the batch after `cursor` was unusable."""
+    raw = get_state(conn, FAILED_BATCH_KEY, "")
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        return 0
+    if data.get("session") != session_id or data.get("cursor") != cursor:
+        return 0
+    runs = data.get("runs")
+    return runs if isinstance(runs, int) else 0
+
+
+def note_failed_batch(conn: sqlite3.Connection, session_id: str, cursor: int) -> int:
+    """Count one more failed run of the batch after `cursor`; returns how many in a row."""
+    runs = failed_runs(conn, session_id, cursor) + 1
+    set_state(conn, FAILED_BATCH_KEY,
+              json.dumps({"session": session_id, "cursor": cursor, "runs": runs}))  # fmt: skip
+    return runs
+
+
+def clear_failed_batch(conn: sqlite3.Connection, session_id: str) -> None:
+    """A batch of `session_id` went through: forget a failure recorded for it."""
+    raw = get_state(conn, FAILED_BATCH_KEY, "")
+    if raw and f'"session": {json.dumps(session_id)}' in raw:
+        delete_state(conn, FAILED_BATCH_KEY)

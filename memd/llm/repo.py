@@ -1,23 +1,49 @@
-"""The LLM feature's storage: tokens spent per job run (`llm_runs`) and the configuration-error
-latch (a `state` value), so a bad key is reported once instead of retried every interval."""
+"""The LLM feature's storage: requests and tokens spent per job run and backend (`llm_runs`)
+and the configuration-error latch (a `state` value), so a bad key is reported once instead of
+retried every interval."""
 
 from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from typing import Any
 
 from memd.db.state import delete_state, get_state, set_state
 
 CONFIG_ERROR_KEY = "llm.config_error"
 
 
-def tokens_on(conn: sqlite3.Connection, day: dt.date) -> int:
-    """LLM tokens (input + output) spent by all jobs on one day."""
+def tokens_on(conn: sqlite3.Connection, day: dt.date, backend: str | None = None) -> int:
+    """LLM tokens (input + output) spent on one day, by one backend or (None) by all."""
+    sql = "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_runs WHERE day = ?"
+    args: tuple[str, ...] = (day.isoformat(),)
+    if backend is not None:
+        sql += " AND backend = ?"
+        args += (backend,)
+    return int(conn.execute(sql, args).fetchone()[0])
+
+
+def requests_on(conn: sqlite3.Connection, day: dt.date, backend: str) -> int:
+    """LLM requests one backend answered (or failed) on one day."""
     row = conn.execute(
-        "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_runs WHERE day = ?",
-        (day.isoformat(),),
+        "SELECT coalesce(sum(requests), 0) FROM llm_runs WHERE day = ? AND backend = ?",
+        (day.isoformat(), backend),
     ).fetchone()
     return int(row[0])
+
+
+def last_run(conn: sqlite3.Connection, backend: str) -> dict[str, Any] | None:
+    """The latest run that spent something on `backend`: its job, start, requests, tokens."""
+    row = conn.execute(
+        "SELECT job, started, model, requests, input_tokens, output_tokens FROM llm_runs"
+        " WHERE backend = ? ORDER BY id DESC LIMIT 1",
+        (backend,),
+    ).fetchone()
+    if row is None:
+        return None
+    job, started, model, requests, inp, out = row
+    return {"job": job, "started": started, "model": model, "requests": requests,
+            "input_tokens": inp, "output_tokens": out}  # fmt: skip
 
 
 def add_usage(
@@ -27,24 +53,26 @@ def add_usage(
     job: str,
     started: float,
     day: dt.date,
+    backend: str,
     model: str,
+    requests: int,
     input_tokens: int,
     output_tokens: int,
 ) -> int | None:
-    """Count one request against run `run_id`, or start the run's row; returns the run's id."""
+    """Count requests against run `run_id`, or start the run's row; returns the run's id."""
     if run_id is not None:
         cur = conn.execute(
-            "UPDATE llm_runs SET requests = requests + 1, input_tokens = input_tokens + ?,"
+            "UPDATE llm_runs SET requests = requests + ?, input_tokens = input_tokens + ?,"
             " output_tokens = output_tokens + ? WHERE id = ?",
-            (input_tokens, output_tokens, run_id),
+            (requests, input_tokens, output_tokens, run_id),
         )
         if cur.rowcount:
             return run_id
     # The run's first request (or its row was rolled back with a failed transaction).
     cur = conn.execute(
-        "INSERT INTO llm_runs(job, started, day, model, requests, input_tokens, output_tokens)"
-        " VALUES (?,?,?,?,1,?,?)",
-        (job, started, day.isoformat(), model, input_tokens, output_tokens),
+        "INSERT INTO llm_runs(job, started, day, backend, model, requests, input_tokens,"
+        " output_tokens) VALUES (?,?,?,?,?,?,?,?)",
+        (job, started, day.isoformat(), backend, model, requests, input_tokens, output_tokens),
     )
     return cur.lastrowid
 

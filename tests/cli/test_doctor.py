@@ -84,7 +84,7 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
         "service": "warn",  # HOME is a temp folder: no unit is installed there
         "index": "ok",
         "problems": "ok",
-        "anthropic": "ok",
+        "llm": "ok",
         "sync": "ok",
         "semantic": "ok",
     }
@@ -99,7 +99,10 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
     assert "not installed" in checks["service"]["detail"]
     assert f"pid {daemon.pid}" in checks["service"]["detail"]
     assert checks["service"]["hint"].startswith("`memd service install`")
-    assert checks["anthropic"]["detail"] == "no API key: the daemon extracts with the offline rules"
+    assert checks["llm"]["detail"].startswith(
+        "the daemon uses offline rules (auto: no Anthropic key, "
+    ), checks["llm"]
+    assert "ANTHROPIC_API_KEY" in checks["llm"]["hint"]
     assert checks["sync"]["detail"].startswith("cloud sync not configured")
 
 
@@ -177,8 +180,11 @@ def test_keys_are_never_printed_and_a_wrong_supabase_key_fails(
            "SUPABASE_URL": supabase.url, "SUPABASE_KEY": SUPABASE_SECRET + "-wrong"}  # fmt: skip
     code, checks, raw = run_doctor(home, **env)
     assert code == 1
-    assert checks["anthropic"]["status"] == "ok" and checks["anthropic"]["data"]["key"] == "set"
-    assert checks["anthropic"]["detail"].startswith("API key set (ANTHROPIC_API_KEY)")
+    llm = checks["llm"]
+    assert llm["status"] == "ok" and llm["data"]["key_source"] == "ANTHROPIC_API_KEY", llm
+    assert llm["detail"].startswith(
+        "anthropic claude-haiku-4-5 (auto: an Anthropic key is set (ANTHROPIC_API_KEY))"
+    )
     assert checks["sync"]["status"] == "fail"
     assert "HTTP 401" in checks["sync"]["detail"] and checks["sync"]["hint"]
     assert SUPABASE_SECRET not in raw and ANTHROPIC_SECRET not in raw

@@ -1,4 +1,4 @@
-"""`memd doctor` reports the Anthropic key the running daemon uses, not the one of its shell."""
+"""`memd doctor` reports the LLM backend and key the running daemon uses, not its shell's."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ def test_a_key_only_in_the_shell_is_not_reported_as_the_daemons(home: Path) -> N
     d = DaemonProcess(home).start()  # started without a key, like a service
     try:
         code, checks, raw = run_doctor(home, ANTHROPIC_API_KEY=ANTHROPIC_SECRET)
-        key = checks["anthropic"]
+        key = checks["llm"]
         assert key["status"] == "warn", raw
-        assert "set in this shell, but the running daemon sees no key" in key["detail"]
+        assert (
+            "ANTHROPIC_API_KEY is set in this shell, but the running daemon sees no key"
+            in key["detail"]
+        )
         assert "memd service install --env ANTHROPIC_API_KEY" in key["hint"]
-        assert key["data"]["daemon_mode"] == "offline rules"
+        assert key["data"]["backend"] == "off" and key["data"]["shell_backend"] == "anthropic"
         assert ANTHROPIC_SECRET not in raw
     finally:
         d.stop()
@@ -29,10 +32,12 @@ def test_the_daemons_own_key_is_reported_from_a_shell_without_one(home: Path) ->
     try:
         (home / "config.toml").write_text("")  # this shell's settings no longer hold a key
         code, checks, raw = run_doctor(home)
-        key = checks["anthropic"]
+        key = checks["llm"]
         assert key["status"] == "ok", raw
-        assert key["detail"].startswith("the daemon uses Anthropic claude-haiku-4-5")
-        assert "key from extract.api_key" in key["detail"]
+        assert key["detail"].startswith(
+            "the daemon uses anthropic claude-haiku-4-5 (auto: an Anthropic key is set"
+            " (extract.api_key)), key from extract.api_key; today 0 calls, 0 of 200,000 tokens"
+        ), key["detail"]
         assert ANTHROPIC_SECRET not in raw
     finally:
         d.stop()

@@ -20,7 +20,7 @@ def test_status_is_text_with_a_jobs_table(daemon: DaemonProcess) -> None:
     assert lines[head].split() == ["job", "last", "run", "outcome", "next", "run", "every"]
     extract = next(line for line in lines[head:] if line.split()[0] == "extract")
     assert "never" in extract and "in " in extract and "30 min" in extract
-    assert "llm: offline rules (the daemon sees no API key); 0 of 200,000 tokens today" in text
+    assert "llm: offline rules (auto: no Anthropic key," in text
     assert "sync: off - " in text
     st = json.loads(daemon.cli("status", "--json").stdout)
     assert isinstance(st["jobs"]["extract"]["interval_s"], int | float)

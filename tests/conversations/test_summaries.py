@@ -96,18 +96,23 @@ def test_errors_retry_later_or_skip_the_session(env: Env, server: FakeAnthropic)
     server.enqueue(overloaded())
     assert run_summaries(env.ctx()).outcome is JobOutcome.RETRY_LATER
     assert session(env, "s1")["summary_kind"] == "extractive"
-    server.enqueue(text_reply("no json here", input_tokens=500, output_tokens=7))
+    # An unreadable answer is asked for once more; the second one no better: the session is
+    # recorded as failed, keeps its extractive summary, and the run ends as failed.
+    bad = text_reply("no json here", input_tokens=500, output_tokens=7)
+    server.enqueue(bad, json_reply({"title": "Half", "summary": ""}))
     res = run_summaries(env.ctx())
-    assert res.outcome is JobOutcome.SUCCESS and res.counts["llm_errors"] == 1
+    assert res.outcome is JobOutcome.ERROR and res.counts["llm_errors"] == 1, res
+    assert "could not be read" in res.message
     assert session(env, "s1")["summary_kind"] == "extractive"
+    assert session(env, "s1")["title_source"] != "llm"  # nothing of a half answer lands
     # Billed even though unusable: counted in the run and in the day's total.
-    assert res.counts["tokens"] == 507
+    assert res.counts["tokens"] == 507 + 160 and res.counts["llm_requests"] == 2
     runs = (
         env.engine.store.read()
-        .execute("SELECT input_tokens, output_tokens FROM llm_runs")
+        .execute("SELECT requests, input_tokens, output_tokens FROM llm_runs")
         .fetchall()
     )
-    assert [tuple(r) for r in runs] == [(500, 7)]
+    assert [tuple(r) for r in runs] == [(2, 620, 47)]
     assert (
         run_summaries(env.ctx()).outcome is JobOutcome.NOTHING_TO_DO
     )  # not retried until it grows

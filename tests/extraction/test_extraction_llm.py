@@ -112,26 +112,53 @@ def test_thinking_block_first(env: Env, server: FakeAnthropic) -> None:
     assert meta_of(env, "_core/profile.md", "User's name is Sam")["imp"] == "9"
 
 
-def test_malformed_json_falls_back_to_the_rules_for_that_batch(
+def test_malformed_json_twice_fails_the_run_and_writes_nothing(
     env: Env, server: FakeAnthropic
 ) -> None:
     env.online(server)
-    env.say("s1", "My name is Sam. I live in Berlin.")
-    server.enqueue(
-        text_reply('{"memories": [{"content": "User\'s name is', input_tokens=300, output_tokens=50)
+    (t1,) = env.say("s1", "My name is Sam. I live in Berlin.")
+    cut = text_reply(
+        '{"memories": [{"content": "User\'s name is', input_tokens=300, output_tokens=50
     )
+    server.enqueue(cut, cut)
     res = run_extraction(env.ctx())
-    assert res.outcome is JobOutcome.SUCCESS and res.counts["llm_errors"] == 1
-    assert "malformed JSON" in res.message
-    assert meta_of(env, "_core/profile.md", "User lives in Berlin")["type"] == "personal"
-    assert env.cursor("s1") == env.max_turn("s1")
-    # The unusable answer was billed: its tokens count against the budgets.
+    assert res.outcome is JobOutcome.ERROR and res.counts["llm_errors"] == 1, res
+    assert "malformed JSON" in res.message and "nothing of this batch was written" in res.message
+    assert len(server.requests) == 2  # asked once more, then given up for this run
+    assert lines(env, "_core/profile.md") == [] and env.cursor("s1") == 0
+    # Both unusable answers were billed: their tokens count against the budgets.
     runs = (
         env.engine.store.read()
         .execute("SELECT requests, input_tokens, output_tokens FROM llm_runs")
         .fetchall()
     )
-    assert [tuple(r) for r in runs] == [(1, 300, 50)] and res.counts["tokens"] == 350
+    assert [tuple(r) for r in runs] == [(2, 600, 100)] and res.counts["tokens"] == 700
+    # The next run asks again, and a good answer lands.
+    server.enqueue(json_reply(answer_for(t1)))
+    res = run_extraction(env.ctx())
+    assert res.outcome is JobOutcome.SUCCESS and res.counts["added"] == 5
+    assert env.cursor("s1") == env.max_turn("s1")
+
+
+def test_a_batch_the_model_fails_in_three_runs_goes_to_the_rules(
+    env: Env, server: FakeAnthropic
+) -> None:
+    env.online(server)
+    env.say("s1", "My name is Sam. I live in Berlin.")
+    for run in (1, 2, 3):
+        server.enqueue(text_reply("I cannot help with that."), text_reply("Sorry."))
+        res = run_extraction(env.ctx())
+        assert res.outcome is JobOutcome.ERROR and env.cursor("s1") == 0, (run, res)
+    assert "gives it to the offline rules" in res.message
+    res = run_extraction(env.ctx())  # no request: the rules read the batch
+    assert res.outcome is JobOutcome.SUCCESS and len(server.requests) == 6
+    assert "went to the rules after failed runs" in res.message
+    assert meta_of(env, "_core/profile.md", "User lives in Berlin")["type"] == "personal"
+    assert env.cursor("s1") == env.max_turn("s1")
+    # The next batch of the session goes to the model again.
+    (t2,) = env.say("s1", "I mainly use React and TypeScript.")
+    server.enqueue(json_reply(answer_for(t2)))
+    assert run_extraction(env.ctx()).outcome is JobOutcome.SUCCESS and len(server.requests) == 7
 
 
 def test_429_then_success_on_the_next_run(env: Env, server: FakeAnthropic) -> None:

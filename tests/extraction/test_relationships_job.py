@@ -17,7 +17,7 @@ from memd.core.models import JobOutcome, Turn
 from memd.extraction import agents
 from memd.extraction.job import run_extraction
 from memd.extraction.repo import advance_cursor
-from memd.llm.anthropic import EXTRACTION_SCHEMA
+from memd.llm.answers import EXTRACTION_SCHEMA
 from memd.memory.context import ContextRequest, build_context
 from memd.memory.relationship import read_relationship
 from tests.extraction.claude_logs import subagent, transcript

@@ -11,6 +11,10 @@ request, so a test can assert both what memd sent and how it handled the answer:
 
 An empty queue answers 500 with an error naming the problem, so a missing script
 fails loudly instead of hanging.
+
+A request with `"stream": true` (Claude Code always streams) gets a 200 reply as the Messages
+API's server-sent events (`message_start`, a text block's start, delta and stop,
+`message_delta` with the stop reason and output tokens, `message_stop`); errors stay JSON.
 """
 
 from __future__ import annotations
@@ -126,6 +130,40 @@ def slow(delay: float, then: Reply | None = None) -> Reply:
     return Reply(status=base.status, body=base.body, headers=base.headers, delay=delay)
 
 
+def _streamed(raw: bytes) -> bool:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and bool(body.get("stream"))
+
+
+def sse_events(message: dict[str, Any]) -> bytes:
+    """A `message` object as the server-sent events of a streamed answer."""
+    usage = message.get("usage", {})
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for i, block in enumerate(message.get("content", [])):
+        if block.get("type") != "text":
+            continue
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": i,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": i,
+                                     "delta": {"type": "text_delta", "text": block["text"]}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": i}),
+        ]  # fmt: skip
+    delta = {"stop_reason": message.get("stop_reason"), "stop_sequence": None}
+    events += [
+        ("message_delta", {"type": "message_delta", "delta": delta,
+                           "usage": {"output_tokens": usage.get("output_tokens", 0)}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return b"".join(f"event: {n}\ndata: {json.dumps(d)}\n\n".encode() for n, d in events)
+
+
 class FakeAnthropic:
     """A threaded loopback server on 127.0.0.1 with a random port; use as a context manager."""
 
@@ -210,16 +248,22 @@ class FakeAnthropic:
                 reply = fake._next_reply()
                 if reply.delay and fake._closing.wait(reply.delay):
                     return
+                self._answer(reply, _streamed(raw))
+
+            def _answer(self, reply: Reply, streamed: bool) -> None:
+                if streamed and reply.status == 200 and reply.body is not None:
+                    reply = Reply(
+                        raw=sse_events(reply.body), headers={"content-type": "text/event-stream"}
+                    )
                 self._send(reply)
 
             def _send(self, reply: Reply) -> None:
                 payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+                headers = {"content-type": "application/json", "content-length": str(len(payload)),
+                           "request-id": f"req_fake{next(_ids):06d}", **reply.headers}  # fmt: skip
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.send_header("request-id", f"req_fake{next(_ids):06d}")
-                    for name, value in reply.headers.items():
+                    for name, value in headers.items():
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)

@@ -1,4 +1,5 @@
-"""AnthropicExtractor against the real `anthropic` client and a local fake Messages API.
+"""The LLM interface over the Anthropic backend, with the real `anthropic` client and a local
+fake Messages API.
 
 Nothing here touches the internet: the fake server in `tests.fakes.anthropic_server`
 answers on 127.0.0.1 with recorded-shape responses and injected faults.
@@ -16,15 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from memd.core.errors import LLMConfigError, LLMError, LLMRetryable
+from memd.core.errors import LLMBadAnswer, LLMConfigError, LLMError, LLMRetryable
 from memd.core.models import ExtractedMemory, Turn
-from memd.llm.anthropic import (
-    EXTRACTION_SCHEMA,
-    SUMMARY_SCHEMA,
-    AnthropicExtractor,
-    ExtractionResult,
-    LLMUsage,
-)
+from memd.llm.answers import EXTRACTION_SCHEMA, SUMMARY_SCHEMA, ExtractionResult, LLMUsage
+from memd.llm.anthropic import AnthropicBackend
+from memd.llm.client import LLM
 from tests.fakes.anthropic_server import (
     FakeAnthropic,
     Reply,
@@ -89,16 +86,16 @@ def server() -> Iterator[FakeAnthropic]:
         yield fake
 
 
-def _extractor(server: FakeAnthropic, **kwargs: float) -> AnthropicExtractor:
+def _extractor(server: FakeAnthropic, **kwargs: float) -> LLM:
     options: dict[str, float] = {"timeout": 5.0, **kwargs}
-    return AnthropicExtractor(
+    backend = AnthropicBackend(
         API_KEY,
         MODEL,
         base_url=server.base_url,
         timeout=options["timeout"],
         max_retries=int(options.get("max_retries", 0)),
-        max_tokens=int(options.get("max_tokens", 1500)),
     )
+    return LLM(backend, max_tokens=int(options.get("max_tokens", 1500)))
 
 
 def test_extract_parses_memories_and_usage(server: FakeAnthropic) -> None:
@@ -199,18 +196,30 @@ def test_fenced_json_is_accepted(server: FakeAnthropic) -> None:
     assert len(_extractor(server).extract(TURNS).memories) == 2
 
 
-def test_malformed_json_is_an_llm_error_not_retryable(server: FakeAnthropic) -> None:
-    server.enqueue(text_reply('{"memories": [{"content": "User'))
-    with pytest.raises(LLMError, match="malformed JSON from model") as info:
+def test_malformed_json_is_asked_again_once_then_a_bad_answer(server: FakeAnthropic) -> None:
+    bad = text_reply('{"memories": [{"content": "User', input_tokens=100, output_tokens=10)
+    server.enqueue(bad, bad)
+    with pytest.raises(LLMBadAnswer, match="malformed JSON from model.*asked twice") as info:
         _extractor(server).extract(TURNS)
     assert not isinstance(info.value, (LLMRetryable, LLMConfigError))
+    assert (info.value.requests, info.value.input_tokens, info.value.output_tokens) == (2, 200, 20)
+    # The second request says why it is asked again.
+    again = server.requests[1].body["messages"][-1]["content"]
+    assert "could not be read as the JSON object" in again
+    assert "could not be read" not in server.requests[0].body["messages"][-1]["content"]
+
+
+def test_a_good_second_answer_is_used_and_both_are_billed(server: FakeAnthropic) -> None:
+    server.enqueue(text_reply("I cannot", input_tokens=50, output_tokens=5), json_reply(ANSWER))
+    result = _extractor(server).extract(TURNS)
+    assert len(result.memories) == 2 and result.usage == LLMUsage(170, 45, 2)
 
 
 def test_output_cut_at_max_tokens_says_so(server: FakeAnthropic) -> None:
-    server.enqueue(text_reply('{"memories": [{"content": "Us', stop_reason="max_tokens"))
-    with pytest.raises(LLMError, match="max_tokens=1500") as info:
+    cut = text_reply('{"memories": [{"content": "Us', stop_reason="max_tokens")
+    server.enqueue(cut, cut)
+    with pytest.raises(LLMError, match="cut off at 1500 tokens"):
         _extractor(server).extract(TURNS)
-    assert "max_tokens" in info.value.hint
 
 
 def test_items_are_validated(server: FakeAnthropic) -> None:
@@ -265,7 +274,7 @@ def test_items_are_validated(server: FakeAnthropic) -> None:
 
 
 def test_missing_memories_list_is_malformed(server: FakeAnthropic) -> None:
-    server.enqueue(json_reply({"facts": []}))
+    server.enqueue(json_reply({"facts": []}), json_reply({"memories": "none"}))
     with pytest.raises(LLMError, match="malformed JSON"):
         _extractor(server).extract(TURNS)
 
@@ -302,7 +311,7 @@ def test_unauthorized_is_config_error_with_key_hint_and_no_key(server: FakeAnthr
     server.enqueue(error(401, "authentication_error", "invalid x-api-key"))
     with pytest.raises(LLMConfigError, match="401") as info:
         _extractor(server).extract(TURNS)
-    assert "ANTHROPIC_API_KEY" in info.value.hint and "extract.api_key" in info.value.hint
+    assert "ANTHROPIC_API_KEY" in info.value.hint and "llm.api_key" in info.value.hint
     assert API_KEY not in str(info.value) and API_KEY not in info.value.hint
     assert API_KEY not in repr(_extractor(server))
 
@@ -311,8 +320,8 @@ def test_unauthorized_is_config_error_with_key_hint_and_no_key(server: FakeAnthr
     ("status", "error_type", "hint_part"),
     [
         (403, "permission_error", "ANTHROPIC_API_KEY"),
-        (404, "not_found_error", "extract.model"),
-        (400, "invalid_request_error", "extract.model"),
+        (404, "not_found_error", "llm.model"),
+        (400, "invalid_request_error", "llm.model"),
     ],
 )
 def test_client_errors_are_config_errors(
@@ -342,7 +351,7 @@ def test_timeout_is_retryable_and_fast(server: FakeAnthropic) -> None:
 def test_connection_refused_is_retryable() -> None:
     with FakeAnthropic() as fake:
         base_url = fake.base_url
-    extractor = AnthropicExtractor(API_KEY, MODEL, base_url=base_url, timeout=2.0)
+    extractor = LLM(AnthropicBackend(API_KEY, MODEL, base_url=base_url, timeout=2.0))
     with pytest.raises(LLMRetryable, match="cannot reach"):
         extractor.extract(TURNS)
 
@@ -373,17 +382,17 @@ def test_summarize(server: FakeAnthropic) -> None:
 
 
 def test_summarize_malformed(server: FakeAnthropic) -> None:
-    server.enqueue(json_reply({"title": 3, "summary": None}))
+    server.enqueue(json_reply({"title": 3, "summary": None}), json_reply({"title": "x"}))
     with pytest.raises(LLMError, match="malformed JSON"):
         _extractor(server).summarize(TURNS)
 
 
 def test_missing_key_or_model_is_config_error() -> None:
     with pytest.raises(LLMConfigError) as info:
-        AnthropicExtractor("", MODEL)
+        AnthropicBackend("", MODEL)
     assert "ANTHROPIC_API_KEY" in info.value.hint
     with pytest.raises(LLMConfigError, match="model"):
-        AnthropicExtractor(API_KEY, "")
+        AnthropicBackend(API_KEY, "")
 
 
 def test_fake_server_answers_loudly_when_script_is_empty(server: FakeAnthropic) -> None:
@@ -403,7 +412,7 @@ def test_adapters_do_not_import_the_sdk_at_import_time() -> None:
         "import sys\n"
         "import memd.llm.anthropic, memd.extraction.rules, memd.core.redact\n"
         "assert 'anthropic' not in sys.modules, 'anthropic imported eagerly'\n"
-        "memd.llm.anthropic.AnthropicExtractor('k', 'm')\n"
+        "memd.llm.anthropic.AnthropicBackend('k', 'm')\n"
         "assert 'anthropic' not in sys.modules, 'anthropic imported by the constructor'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)

@@ -314,3 +314,28 @@ def test_the_browser_is_opened_through_a_private_launch_file(
         assert not launch.exists()  # used once, then removed
     finally:
         ui.stop()
+
+
+def test_activity_names_the_llm_backend_why_and_what_it_cost(
+    home: Path, ui: UiProcess, browser: Any
+) -> None:
+    from tests.fakes.openai_server import FakeOpenAI, chat_json
+
+    with FakeOpenAI() as server:
+        d = DaemonProcess(home, MEMD_LLM_BASE_URL=server.base_url, MEMD_LLM_MODEL="qwen3:4b",
+                          MEMD_LLM_CLAUDE_PATH=str(home / "no-claude")).start()  # fmt: skip
+        try:
+            d.call("ingest", {"session_id": "s1", "role": "user", "content": "I use Neovim."})
+            server.enqueue(chat_json({"memories": [{"content": "User uses Neovim",
+                                                    "type": "skill", "importance": 6}]},
+                                     prompt_tokens=700, completion_tokens=40))  # fmt: skip
+            assert d.call("run_job", {"name": "extract"})["outcome"] == "success"
+            open_page(browser, ui, "/activity")
+            llm = browser.locator("#llm").inner_text()
+            assert llm.startswith(f"openai qwen3:4b at {server.base_url}"), llm
+            assert f"auto: llm.base_url {server.base_url} answers" in llm
+            assert "1 calls, 740 tokens today · at most 30 requests a minute" in llm
+            run = browser.locator('#runs tr.run[data-job="extract"]').inner_text()
+            assert "(openai qwen3:4b)" in run and "1 call, 740 tokens" in run, run
+        finally:
+            d.stop()

@@ -8,18 +8,19 @@ measuring shell around them never raises: a check that cannot run says so in its
 
 The checks, by what they check: `config` (the settings file), `runtime` (Python and SQLite),
 `files` (folders and the socket's permissions), `inotify`, `daemon` (the running daemon and
-its service), `keys` (the Anthropic key), `cloud` (sync), `index` and `semantic` (recall by
-meaning); `check` holds the verdict type and the report.
+its service), `llm` (the model extraction and summaries use, and why), `cloud` (sync), `index`
+and `semantic` (recall by meaning); `check` holds the verdict type and the report.
 
-Secrets are never printed: the Anthropic key is reported as "set" or "not set", cloud
-backends scrub their own messages, and every text leaving this package is scrubbed again of
-every configured secret.
+Secrets are never printed: a key is reported by where it comes from, cloud backends scrub
+their own messages, and every text leaving this package is scrubbed again of every configured
+secret.
 """
 
 from __future__ import annotations
 
 import subprocess
 import time
+from typing import Any
 
 from memd.cli.doctor.check import Check, as_dict, configured_secrets, exit_code, render, scrub
 from memd.cli.doctor.cloud import BackendFactory, check_sync
@@ -28,7 +29,7 @@ from memd.cli.doctor.daemon import assess_daemon, check_service, fetch_status
 from memd.cli.doctor.files import check_folders, check_permissions
 from memd.cli.doctor.index import assess_index, assess_problems, inspect_index
 from memd.cli.doctor.inotify import check_inotify
-from memd.cli.doctor.keys import check_anthropic
+from memd.cli.doctor.llm import check_llm
 from memd.cli.doctor.runtime import assess_sqlite, check_python
 from memd.cli.doctor.semantic import assess_semantic
 from memd.cli.service import Runner
@@ -38,6 +39,20 @@ from memd.db.connection import sqlite_features
 from memd.sync.backend import make_backend
 
 __all__ = ["Check", "as_dict", "exit_code", "load_settings", "render", "run_checks"]
+
+
+def settled_llm(
+    status: dict[str, Any] | None, settings: Settings, timeout: float, wait_s: float = 10.0
+) -> dict[str, Any] | None:
+    """The daemon's status once it has chosen its LLM backend (it decides in the background
+    after starting, which takes a second when it asks Claude Code)."""
+    end = time.monotonic() + wait_s
+    while status is not None and (status.get("llm") or {}).get("backend") == "deciding":
+        if time.monotonic() > end:
+            break
+        time.sleep(0.2)
+        status = fetch_status(settings.socket_path, timeout)[0]
+    return status
 
 
 def run_checks(
@@ -51,6 +66,7 @@ def run_checks(
     checks = [check_python(), assess_sqlite(sqlite_features()), check_folders(settings),
               check_permissions(settings), check_inotify(settings)]  # fmt: skip
     status, why = fetch_status(settings.socket_path, timeout)
+    status = settled_llm(status, settings, timeout)
     checks += assess_daemon(status, why, settings.socket_path)
     pid = (status or {}).get("daemon", {}).get("pid")
     checks.append(check_service(settings, pid, runner))
@@ -61,7 +77,7 @@ def run_checks(
     checks.append(assess_index(ix, status, time.time()))
     problems = status["problems"] if status is not None else ix.get("problems", [])
     checks.append(assess_problems(problems))
-    checks.append(check_anthropic(settings, status.get("llm") if status is not None else None))
+    checks.append(check_llm(settings, status.get("llm") if status is not None else None))
     checks.append(check_sync(settings, timeout, backend_factory))
     checks.append(assess_semantic(status.get("semantic") if status else None, settings))
     secrets = configured_secrets(settings)

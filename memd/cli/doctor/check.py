@@ -47,7 +47,8 @@ def fail(
 
 def configured_secrets(settings: Settings) -> list[str]:
     """Every secret value the settings hold (keys, the DSN and the password in it), longest first."""
-    found = [settings.anthropic_key, settings.sync_key, settings.sync_dsn]
+    found = [settings.anthropic_key, settings.llm_api_key, settings.extract_api_key,
+             settings.sync_key, settings.sync_dsn]  # fmt: skip
     dsn = settings.sync_dsn
     found += re.findall(r"://[^:/@\s]*:([^@\s]+)@", dsn)
     found += re.findall(r"password\s*=\s*'?([^'\s]+)", dsn)

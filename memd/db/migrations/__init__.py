@@ -29,6 +29,7 @@ from memd.db.migrations.versions.m060_agents import m060_agents
 from memd.db.migrations.versions.m070_conversation_repairs import m070_conversation_repairs
 from memd.db.migrations.versions.m080_semantic_vectors import m080_semantic_vectors
 from memd.db.migrations.versions.m085_markdown_redacted import m085_markdown_redacted
+from memd.db.migrations.versions.m090_llm_runs_backend import m090_llm_runs_backend
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -45,6 +46,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m070_conversation_repairs,
     m080_semantic_vectors,
     m085_markdown_redacted,
+    m090_llm_runs_backend,
 )
 
 
