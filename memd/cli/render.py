@@ -126,11 +126,13 @@ def llm_line(llm: Mapping[str, Any]) -> str:
     why = f" ({llm['why']})" if llm.get("why") else ""
     if backend == "off":
         return f"llm: offline rules{why}"
-    calls = int(llm.get("requests_today") or 0)
+    calls = counted(int(llm.get("requests_today") or 0), "LLM request")
+    tokens = int(llm.get("tokens_today") or 0)
     if llm.get("local"):
-        spent = f"{calls} calls, {llm.get('tokens_today', 0):,} tokens today, at most {llm.get('rpm')} a minute"
+        spent = f"{calls}, {counted(tokens, 'token')} today, at most {llm.get('rpm')} a minute"
     else:
-        spent = f"{calls} calls, {llm.get('tokens_today', 0):,} of {llm.get('daily_budget', 0):,} tokens today"
+        budget = counted(int(llm.get("daily_budget") or 0), "token")
+        spent = f"{calls}, {tokens:,} of {budget} today"
     source = f", key from {llm['key_source']}" if llm.get("key_source") else ""
     where = f" at {llm['base_url']}" if llm.get("base_url") else ""
     line = f"llm: {backend} {llm.get('model', '')}{where}{why}{source}; {spent}"

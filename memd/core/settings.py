@@ -145,12 +145,9 @@ class Settings:
     extract_run_tokens: int = _s("extract.run_tokens", "LLM tokens allowed per run", 40_000)
     extract_timeout_s: float = _s("extract.timeout_s", "Timeout of one LLM request", 60.0)
     summary_idle_min: int = _s("summary.idle_min", "A session idle this long gets its summary", 10)
-    # the model of extraction and summaries (docs/llm.md); empty llm.* keys use extract.*
     llm_backend: str = _s("llm.backend", "auto, anthropic, claude-code, openai or off", "auto")
     llm_model: str = _s("llm.model", "Model; empty: extract.model, or haiku for claude-code", "")
-    llm_base_url: str = _s(
-        "llm.base_url", "OpenAI-compatible API root (…/v1) or Anthropic proxy", ""
-    )
+    llm_base_url: str = _s("llm.base_url", "OpenAI-compatible API root (…/v1) or proxy", "")
     llm_api_key: str = _s("llm.api_key", "Key of the backend (ANTHROPIC_API_KEY also works)", "")
     llm_claude_path: str = _s("llm.claude_path", "claude command of claude-code; empty: PATH", "")
     llm_rpm: int = _s("llm.rpm", "Requests a minute to a local server (0: no cap)", 30)
@@ -310,8 +307,7 @@ class Settings:
 
     @property
     def anthropic_key(self) -> str:
-        key = self.llm_api_key or self.extract_api_key
-        return key or os.environ.get("ANTHROPIC_API_KEY", "")
+        return self.llm_api_key or self.extract_api_key or os.environ.get("ANTHROPIC_API_KEY", "")
 
     def value(self, key: str) -> Any:
         return getattr(self, _BY_KEY[key].name)
@@ -553,9 +549,7 @@ def load(
             f" not {settings.semantic_kind!r}"
         )
     if settings.llm_backend not in LLM_BACKENDS:
-        raise ConfigError(
-            f"llm.backend must be one of {LLM_BACKENDS}, not {settings.llm_backend!r}"
-        )
+        raise ConfigError(f"llm.backend: one of {LLM_BACKENDS}, not {settings.llm_backend!r}")
     if settings.semantic_threads < 1 or settings.semantic_batch < 1:
         raise ConfigError("semantic.threads and semantic.batch must be at least 1")
     if settings.sync_namespace not in {"device", "user"}:

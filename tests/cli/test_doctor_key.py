@@ -36,7 +36,7 @@ def test_the_daemons_own_key_is_reported_from_a_shell_without_one(home: Path) ->
         assert key["status"] == "ok", raw
         assert key["detail"].startswith(
             "the daemon uses anthropic claude-haiku-4-5 (auto: an Anthropic key is set"
-            " (extract.api_key)), key from extract.api_key; today 0 calls, 0 of 200,000 tokens"
+            " (extract.api_key)), key from extract.api_key; today 0 LLM requests, 0 of 200,000 tokens"
         ), key["detail"]
         assert ANTHROPIC_SECRET not in raw
     finally:

@@ -50,14 +50,14 @@ def test_the_five_cases(tmp_path: Path, server: FakeOpenAI) -> None:
     cases = [
         ({"ANTHROPIC_API_KEY": ANTHROPIC_SECRET, "MEMD_LLM_CLAUDE_PATH": nothing},
          "the daemon uses anthropic claude-haiku-4-5 (auto: an Anthropic key is set"
-         " (ANTHROPIC_API_KEY)), key from ANTHROPIC_API_KEY; today 0 calls, 0 of 200,000 tokens"),
+         " (ANTHROPIC_API_KEY)), key from ANTHROPIC_API_KEY; today 0 LLM requests, 0 of 200,000 tokens"),
         ({"HOME": str(claude_home), "MEMD_LLM_CLAUDE_PATH": claude},
          f"the daemon uses claude-code haiku (auto: Claude Code at {claude} is logged in"
-         " (api_key_helper)); today 0 calls, 0 of 200,000 tokens"),
+         " (api_key_helper)); today 0 LLM requests, 0 of 200,000 tokens"),
         ({"MEMD_LLM_BASE_URL": server.base_url, "MEMD_LLM_MODEL": "qwen2.5:7b-instruct",
           "MEMD_LLM_CLAUDE_PATH": nothing},
          f"the daemon uses openai qwen2.5:7b-instruct (auto: llm.base_url {server.base_url}"
-         " answers); today 0 calls, 0 tokens (a local server: paced at 30 requests a minute)"),
+         " answers); today 0 LLM requests, 0 tokens (a local server: at most 30 requests a minute)"),
         ({"MEMD_LLM_CLAUDE_PATH": nothing},
          f"the daemon uses offline rules (auto: no Anthropic key, {nothing}: cannot be run (No"
          " such file or directory), no llm.base_url)"),

@@ -67,7 +67,7 @@ def test_the_cli_the_page_and_the_log_read_right(home: Path, tmp_path: Path) -> 
             _, _, page = ui.request("GET", "/activity", headers={"Cookie": cookie})
         finally:
             ui.stop()
-        assert "of 200,000 tokens today" in page
+        assert 'offline rules · <span class="why">auto: no Anthropic key' in page
         assert "Off: set sync.backend" in page and "Off. " not in page
         assert re.search(r"\d+ files, \d+ sections, 2 items ·", page)
         assert "1 session, 1 turn" in page

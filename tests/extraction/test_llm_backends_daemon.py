@@ -93,7 +93,10 @@ def test_claude_code_extracts_in_a_real_daemon_and_memd_never_reads_its_own_call
             stub.enqueue(json_reply(answer(), input_tokens=1500, output_tokens=120))
             res = d.call("run_job", {"name": "extract"})
             assert res["outcome"] == "success", res
-            assert "(claude-code haiku)" in res["message"] and "1 call" in res["message"]
+            assert (
+                "(claude-code haiku)" in res["message"]
+                and "1 LLM request, 1,620 tokens" in res["message"]
+            )
             assert res["counts"]["added"] == 3 and res["counts"]["llm_requests"] == 1
             # What memd sent Claude Code: its extraction prompt over the user's turns, no tools.
             sent = stub.requests[1]
@@ -115,11 +118,14 @@ def test_claude_code_extracts_in_a_real_daemon_and_memd_never_reads_its_own_call
             said = d.call("recall", {"mode": "topic", "query": "extract long-term memories"})
             assert said["sessions"] == [], said
             status = d.cli("status", env=env).stdout
-            assert "llm: claude-code haiku (llm.backend = claude-code); 1 calls, " in status
+            assert (
+                "llm: claude-code haiku (llm.backend = claude-code); 1 LLM request, 1,620 of"
+                in status
+            )
             doctor = json.loads(d.cli("doctor", "--json", env=env).stdout)
             llm = next(c for c in doctor["checks"] if c["name"] == "llm")
             assert llm["status"] == "ok" and llm["detail"].startswith(
-                "the daemon uses claude-code haiku (llm.backend = claude-code); today 1 calls"
+                "the daemon uses claude-code haiku (llm.backend = claude-code); today 1 LLM request, 1,620 of 200,000 tokens"
             ), llm
         finally:
             d.stop()

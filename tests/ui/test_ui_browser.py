@@ -334,8 +334,8 @@ def test_activity_names_the_llm_backend_why_and_what_it_cost(
             llm = browser.locator("#llm").inner_text()
             assert llm.startswith(f"openai qwen3:4b at {server.base_url}"), llm
             assert f"auto: llm.base_url {server.base_url} answers" in llm
-            assert "1 calls, 740 tokens today · at most 30 requests a minute" in llm
+            assert "1 LLM request, 740 tokens today · at most 30 requests a minute" in llm
             run = browser.locator('#runs tr.run[data-job="extract"]').inner_text()
-            assert "(openai qwen3:4b)" in run and "1 call, 740 tokens" in run, run
+            assert "(openai qwen3:4b)" in run and "1 LLM request, 740 tokens" in run, run
         finally:
             d.stop()

@@ -10,6 +10,7 @@ from typing import Any
 from memd.cli.doctor.check import Check, fail, ok, warn
 from memd.core.errors import LLMConfigError
 from memd.core.settings import Settings
+from memd.core.text import counted
 from memd.llm.choice import (
     Choice,
     build,
@@ -38,13 +39,14 @@ def _name(backend: str, model: str) -> str:
 
 
 def _cost(llm: Mapping[str, Any]) -> str:
-    calls = int(llm.get("requests_today") or 0)
-    tokens = int(llm.get("tokens_today") or 0)
     if llm.get("backend") in ("off", None):
         return ""
+    calls = counted(int(llm.get("requests_today") or 0), "LLM request")
+    tokens = int(llm.get("tokens_today") or 0)
     if llm.get("local"):
-        return f"; today {calls} calls, {tokens:,} tokens (a local server: paced at {llm.get('rpm')} requests a minute)"
-    return f"; today {calls} calls, {tokens:,} of {int(llm.get('daily_budget') or 0):,} tokens"
+        return (f"; today {calls}, {counted(tokens, 'token')} (a local server: at most"
+                f" {llm.get('rpm')} requests a minute)")  # fmt: skip
+    return f"; today {calls}, {tokens:,} of {counted(int(llm.get('daily_budget') or 0), 'token')}"
 
 
 def assess_daemon_llm(
