@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--type", help="personal, preference, skill, project, task, decision, knowledge"
     )
     sp = add(
-        "forget", memory.cmd_forget, "remove memories by id or matching text, or a conversation"
+        "forget",
+        memory.cmd_forget,
+        "remove memory items by id or matching text (a conversation: --session ID)",
     )
     sp.add_argument("what", nargs="*")
     sp.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")

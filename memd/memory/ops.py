@@ -27,6 +27,7 @@ from memd.core.text import terms
 from memd.db import Store
 from memd.db.recovery import is_disk_full
 from memd.history import Cause, History, change_scope
+from memd.memory import authorship
 from memd.memory import repo as docs
 from memd.memory.edit import ItemChange, add_item, change_item, move_item, remove_items
 from memd.memory.guard import GUARD
@@ -314,11 +315,13 @@ class MemoryOps:
             )
 
     def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
-        """Items whose text contains every term of `query` (case-insensitive)."""
+        """Memory items whose text contains every term of `query` (case-insensitive): not the
+        journal's conversation records, nor the lines memd keeps (`authorship`)."""
         qt = terms(query) or terms(query, drop_stopwords=False)
         if not qt:
             return []
-        return [_item_dict(r) for r in docs.items_containing(self.store.read(), qt, limit)]
+        rows = docs.items_containing(self.store.read(), qt, limit)
+        return [_item_dict(r) for r in rows if authorship.is_memory(_writer(r))]
 
     def forget(self, *, id: str = "", query: str = "", confirm: bool = False) -> dict[str, Any]:
         """Remove items by id, or by query (only with `confirm`; otherwise list candidates)."""
@@ -326,9 +329,11 @@ class MemoryOps:
         if not id and not query:
             raise InvalidParams("forget needs an id or a query")
         if id:
-            cands = [_item_dict(r) for r in docs.items_with_id(self.store.read(), id)]
-            if not cands:
+            rows = docs.items_with_id(self.store.read(), id)
+            if not rows:
                 raise NotFound(f"no memory with id {id!r}")
+            _refuse_kept(rows[0])
+            cands = [_item_dict(r) for r in rows]
         else:
             cands = self.find_items(query)
             if not confirm:
@@ -375,6 +380,7 @@ class MemoryOps:
             raise NotFound(
                 f"no memory with id {item_id!r}", hint="reload: it may have been removed"
             )
+        _refuse_kept(rows[0])
         path = Path(rows[0].path)
         dest = self._destination(change.move_to[0]) if change.move_to else path
         match = _id_matcher(self._rel(str(path)), {item_id})
@@ -439,7 +445,8 @@ class MemoryOps:
         }.get(scope)
         if kinds is None:
             raise InvalidParams(f"scope must be one of {', '.join(SCOPES)}")
-        items = [_item_dict(r) for r in docs.items_of_kinds(self.store.read(), kinds)]
+        rows = docs.items_of_kinds(self.store.read(), kinds)
+        items = [_item_dict(r) for r in rows if authorship.is_memory(_writer(r))]
         if not include_superseded:
             items = [i for i in items if not i["meta"].get("superseded")]
         return {"enabled": self.enabled(), "items": items}
@@ -450,6 +457,28 @@ def _id_matcher(rel: str, ids: set[str]) -> Callable[[str, dict[str, str]], bool
         return docs.item_key(rel, text, meta) in ids
 
     return match
+
+
+def _writer(r: docs.ItemRow) -> str:
+    meta = json.loads(r.meta) if r.meta else {}
+    return authorship.writer(r.rel, r.heading, r.text, meta)
+
+
+def _refuse_kept(r: docs.ItemRow) -> None:
+    """`forget` by id of a line that is no memory item: say what it is and how it goes."""
+    who = _writer(r)
+    if who == authorship.JOURNAL:
+        raise InvalidParams(
+            f"{r.item_id} is a conversation record in {r.rel}, not a memory item",
+            hint="forget the conversation it records, everywhere: memd forget --session ID"
+            " (forget_conversation over the socket)",
+        )
+    if who == authorship.STATUS:
+        raise InvalidParams(
+            f"{r.item_id} is a line memd keeps in {r.rel} ({r.heading}), rewritten after each"
+            " session, not a memory item",
+            hint=f"edit {r.path} to change it (memd goes on from an edited trust)",
+        )
 
 
 def _item_dict(r: docs.ItemRow) -> dict[str, Any]:

@@ -143,6 +143,16 @@ def _key(raw: str) -> str:
     return ""
 
 
+def owned_key(heading: str, line: str) -> str:
+    """The key of `line` when it is one memd keeps under `## heading` of a relationship file
+    (`Trust Level` in `## Basic Status`, `Status` in `## Current Mood`…), else ""."""
+    name = heading.strip().lower()
+    keys = _STATUS_KEYS if name == STATUS.lower() else _MOOD_KEYS if name == MOOD.lower() else ()
+    m = _KEY_LINE.match(line)
+    key = _key(m.group("key")) if m else ""
+    return key if key in keys else ""
+
+
 def _key_values(text: str, keys: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     """The first value of each of `keys` in a section's text, and its other non-blank lines."""
     values: dict[str, str] = {}

@@ -87,6 +87,7 @@ class ItemRow(NamedTuple):
     rel: str
     kind: str
     owner: str
+    heading: str  # of the section the item is in
 
 
 class TreeItem(NamedTuple):
@@ -415,18 +416,21 @@ def search_rows(
 
 
 # -- items ------------------------------------------------------------------------------------
-_ITEM_COLUMNS = "i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner"
+_ITEM_COLUMNS = "i.item_id, i.text, i.line, i.meta, f.path, f.rel, f.kind, f.owner, s.heading"
+# The tables those columns come from.
+_ITEM_TABLES = "items i JOIN files f ON f.id = i.file_id JOIN sections s ON s.id = i.section_id"
 
 
 def items_containing(conn: sqlite3.Connection, words: Sequence[str], limit: int) -> list[ItemRow]:
-    """Items outside the archive whose text holds every one of `words` (lowercase)."""
+    """Items outside the archive and the journal whose text holds every one of `words`
+    (lowercase)."""
     where = " AND ".join("instr(lower(i.text), ?) > 0" for _ in words)
     return list(
         map(
             ItemRow._make,
             conn.execute(
-                f"SELECT {_ITEM_COLUMNS} FROM items i"
-                f" JOIN files f ON f.id = i.file_id WHERE {where} AND f.kind != 'archive'"
+                f"SELECT {_ITEM_COLUMNS} FROM {_ITEM_TABLES}"
+                f" WHERE {where} AND f.kind NOT IN ('archive', 'journal')"
                 " ORDER BY f.rel, i.line LIMIT ?",
                 (*words, limit),
             ).fetchall(),
@@ -440,8 +444,7 @@ def items_with_id(conn: sqlite3.Connection, item_id: str) -> list[ItemRow]:
         map(
             ItemRow._make,
             conn.execute(
-                f"SELECT {_ITEM_COLUMNS} FROM items i"
-                " JOIN files f ON f.id = i.file_id WHERE i.item_id = ?",
+                f"SELECT {_ITEM_COLUMNS} FROM {_ITEM_TABLES} WHERE i.item_id = ?",
                 (item_id,),
             ).fetchall(),
         )
@@ -455,8 +458,8 @@ def items_of_kinds(conn: sqlite3.Connection, kinds: Sequence[str]) -> list[ItemR
         map(
             ItemRow._make,
             conn.execute(
-                f"SELECT {_ITEM_COLUMNS} FROM items i"
-                f" JOIN files f ON f.id = i.file_id WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
+                f"SELECT {_ITEM_COLUMNS} FROM {_ITEM_TABLES}"
+                f" WHERE f.kind IN ({marks}) ORDER BY f.kind, f.rel, i.line",
                 tuple(kinds),
             ).fetchall(),
         )

@@ -50,6 +50,7 @@ from memd.core.jsontext import Unreadable
 from memd.core.models import MAX_TS
 from memd.core.redact import redact
 from memd.db import Connection, Store, snapshot
+from memd.memory import authorship
 from memd.memory import repo as memories
 from memd.memory.tree import is_memory_file
 
@@ -301,6 +302,9 @@ def _memories(conn: Connection, memory_root: Path) -> Iterator[dict[str, Any]]:
     user_root = str(memory_root)
     for r in memories.export_items(conn, MEMORY_KINDS, user_root):
         meta = json.loads(r.meta) if r.meta else {}
+        # As `memories` lists them: the status lines memd keeps travel in their file only.
+        if not authorship.is_memory(authorship.writer(r.rel, r.heading, r.text, meta)):
+            continue
         m: dict[str, Any] = {
             "id": r.item_id,
             "text": redact(r.text),

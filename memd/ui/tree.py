@@ -19,6 +19,7 @@ from memd.core import fsio
 from memd.core.errors import MemdError
 from memd.core.models import Item, ParsedFile
 from memd.core.text import item_dates
+from memd.memory import authorship
 from memd.memory.indexer import Root, scan_root
 from memd.memory.parse import parse_markdown, split_item, strip_meta_comments
 from memd.memory.repo import item_key
@@ -70,11 +71,18 @@ class ItemView:
     rel: str
     root: int
     replaced_by: ItemRef | None = None
+    writer: str = authorship.HAND  # who wrote it (`memd.memory.authorship`)
 
     @property
     def managed(self) -> bool:
         """Whether memd wrote it (it carries an id in its metadata comment)."""
         return bool(self.meta.get("id"))
+
+    @property
+    def is_memory(self) -> bool:
+        """Whether it is a memory a person forgets or changes one by one (not a line memd
+        keeps, nor a conversation record)."""
+        return authorship.is_memory(self.writer)
 
     @property
     def type(self) -> str:
@@ -231,7 +239,7 @@ def _fill(view: FileView, parsed: ParsedFile, info: RootInfo) -> None:
     view.title = parsed.title
     view.front_matter = parsed.front_matter
     for s in parsed.sections:
-        items = [_item(view.rel, it, info.index) for it in s.items]
+        items = [_item(view.rel, it, info, s.heading) for it in s.items]
         lines = [
             line
             for line in strip_meta_comments(s.text).split("\n")
@@ -264,8 +272,13 @@ def read_tail(path: Path, root: Path, *, lines: int, max_bytes: int = 256 * 1024
     return "\n".join(text.rstrip("\n").split("\n")[-lines:])
 
 
-def _item(rel: str, it: Item, root: int) -> ItemView:
-    return ItemView(item_key(rel, it.text, it.meta), it.text, it.line, dict(it.meta), rel, root)
+def _item(rel: str, it: Item, root: RootInfo, heading: str) -> ItemView:
+    # A workspace's memory folder holds project memory only: no journal, no agents.
+    who = authorship.writer(rel, heading, it.text, it.meta) if not root.project else ""
+    return ItemView(
+        item_key(rel, it.text, it.meta), it.text, it.line, dict(it.meta), rel, root.index,
+        writer=who or (authorship.MEMORY if it.meta.get("id") else authorship.HAND),
+    )  # fmt: skip
 
 
 def scan(

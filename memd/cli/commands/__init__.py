@@ -78,6 +78,10 @@ def call(
         result, note = answer_offline(s, sig, params)
         print(f"memd: {why}; answering from the index: {note}", file=sys.stderr)
         return result
+    # Said once per command (`forget` asks twice: the candidates, then the removal).
+    if not getattr(args, "told_writing_directly", False):
+        print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
+        args.told_writing_directly = True
     return _write_directly(s, sig, params, show=show)
 
 
@@ -108,7 +112,6 @@ def _write_directly(s: Any, sig: Signature[P, R], params: P, *, show: bool) -> R
     from memd.cli.progress import run_with_progress
     from memd.db import recovery
 
-    print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
     store, recovered = recovery.open_store(s.db_path)
     if recovered is not None:
         print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
