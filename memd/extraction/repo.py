@@ -48,6 +48,20 @@ def advance_cursor(conn: sqlite3.Connection, session_id: str, upto: int) -> None
     )
 
 
+def session_progress(conn: sqlite3.Connection, session_id: str) -> tuple[int, int] | None:
+    """(turns stored, turns read by extraction) of a session; None when there is none."""
+    row = conn.execute(
+        "SELECT extracted_upto FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    total, read = conn.execute(
+        "SELECT count(*), coalesce(sum(id <= ?), 0) FROM turns WHERE session_id = ?",
+        (row[0], session_id),
+    ).fetchone()
+    return int(total), int(read)
+
+
 # -- agents: the signals of sessions and how far they were applied -------------------------
 @dataclass(frozen=True, slots=True)
 class StoredSignal:

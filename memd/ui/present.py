@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from markupsafe import Markup, escape
 
 from memd.core.errors import InvalidParams
-from memd.core.text import terms
+from memd.core.text import counted, terms
 from memd.memory.parse import strip_meta_comments
 
 OFF_MEANS = (
@@ -222,3 +222,37 @@ def undo_params(form: Mapping[str, str]) -> dict[str, Any]:
     if bool(change) == bool(run):
         raise InvalidParams("undo what? (give one change or one run)")
     return {"change": change} if change else {"run": run}
+
+
+def extraction_note(
+    progress: Mapping[str, Any] | None,
+    job: Mapping[str, Any] | None,
+    *,
+    taken: int,
+    enabled: bool,
+) -> str:
+    """What extraction did for one session and when it reads the rest, in a sentence or two.
+
+    `progress` is `extraction_progress`'s answer (None from a daemon without it), `job` the
+    `extract` job's part of `status`, `taken` how many items came from the session.
+    """
+    last = ""
+    if job and job.get("last_finished"):
+        last = f" (last run {when(job['last_finished'])}: {job.get('last_outcome') or 'unknown'})"
+    if progress is None:
+        said = f"Extraction took {counted(taken, 'item')} from it{last}."
+        return said + " This daemon does not say how far extraction read it."
+    turns, read = int(progress.get("turns", 0)), int(progress.get("read", 0))
+    if turns and read >= turns:
+        took = f"took the {counted(taken, 'item')} below" if taken else "found nothing to remember"
+        return f"Extraction read all {counted(turns, 'turn')} of this session and {took}{last}."
+    waiting = f"{turns - read:,} of {counted(turns, 'turn')} not read by extraction yet"
+    if not enabled:
+        return f"{waiting}: memory is off, so nothing is extracted until it is turned on."
+    if job and job.get("running"):
+        return f"{waiting}: extraction is running now."
+    if job and job.get("next_run"):
+        every = f" (every {int(job['interval_s']) // 60} min)" if job.get("interval_s") else ""
+        return (f"{waiting}: the next run is at {when(job['next_run'])}{every}; `memd extract"
+                " --now` runs it at once.")  # fmt: skip
+    return f"{waiting}: no daemon is running to schedule extraction (`memd serve`)."

@@ -328,7 +328,20 @@ class Pages:
             sid=sid,
             sess=sess,
             extracted=extracted,
+            extraction=self._extraction_note(status, sess, len(extracted)),
             title=(sess or {}).get("title") or sid or "Session",
+        )
+
+    def _extraction_note(
+        self, status: dict[str, Any] | None, sess: dict[str, Any] | None, taken: int
+    ) -> str:
+        """What extraction did for the session shown and when it reads the rest."""
+        if not (status and sess):
+            return ""
+        progress, _ = self._call("extraction_progress", {"session_id": sess["session_id"]})
+        job = (status.get("jobs") or {}).get("extract")
+        return present.extraction_note(
+            progress, job, taken=taken, enabled=bool(status.get("enabled"))
         )
 
     def activity(self, request: Request) -> Response:

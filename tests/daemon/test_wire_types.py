@@ -58,6 +58,7 @@ def test_answers_match_their_result_types(daemon: DaemonProcess, tmp_path: Path)
         ("memories", {}),
         ("memories", {"scope": "agent"}),
         ("relationship", {"agent_id": "ally"}),
+        ("extraction_progress", {"session_id": "s1"}),
         ("forget", {"query": "tabs"}),
         ("recall", {"query": "vue"}),
         ("recall", {}),

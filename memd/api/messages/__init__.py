@@ -26,7 +26,13 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from memd.api.messages.agents import MemoryPoint, RelationshipParams, RelationshipResult
+from memd.api.messages.agents import (
+    ExtractionProgressParams,
+    ExtractionProgressResult,
+    MemoryPoint,
+    RelationshipParams,
+    RelationshipResult,
+)
 from memd.api.messages.base import (
     MAX_NAME_BYTES,
     MAX_PATH_BYTES,
@@ -103,6 +109,7 @@ from memd.api.messages.signatures import (
     CONTEXT,
     EDIT_ITEM,
     EXPORT,
+    EXTRACTION_PROGRESS,
     FORGET,
     FORGET_CONVERSATION,
     HISTORY,
@@ -142,13 +149,15 @@ __all__ = [
     "IngestParams", "IngestResult", "RecallParams", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",
-    "RelationshipParams", "MemoryPoint", "RelationshipResult",
+    "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",
+    "ExtractionProgressResult",
     "SyncNowParams", "SyncNowResult",
     "HistoryParams", "ChangeFile", "ChangeInfo", "HistoryResult", "ShowChangeParams", "FileDiff",
     "ShowChangeResult", "UndoParams", "UndoFile", "UndoResult",
     "CONTEXT", "SEARCH", "REMEMBER", "FORGET", "MEMORIES", "SET_ENABLED", "EDIT_ITEM", "STATUS",
     "REINDEX", "RUN_JOB", "JOB_RUNS", "INGEST", "RECALL", "FORGET_CONVERSATION", "IMPORT",
-    "EXPORT", "SYNC_STATUS", "SYNC_NOW", "SYNC_INIT_SCHEMA", "RELATIONSHIP", "HISTORY",
+    "EXPORT", "SYNC_STATUS", "SYNC_NOW", "SYNC_INIT_SCHEMA", "RELATIONSHIP",
+    "EXTRACTION_PROGRESS", "HISTORY",
     "SHOW_CHANGE", "UNDO", "SIGNATURES",
     "decode_params", "decode_result", "to_builtins", "validation_message",
 ]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Messages of `relationship`: what memd knows of the user's relationship with an agent."""
+"""Messages of the extraction feature: `relationship` (what memd knows of the user's
+relationship with an agent) and `extraction_progress` (how far extraction read a session)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,17 @@ class RelationshipResult(Result, kw_only=True):
     mood: str
     mood_note: str
     points: list[MemoryPoint]
+
+
+class ExtractionProgressParams(Params, frozen=True, kw_only=True):
+    session_id: str = ""
+
+
+class ExtractionProgressResult(Result, kw_only=True):
+    """How far the `extract` job read one session: `read` of its `turns` (the turns after
+    them wait for the next run). `found` is false when no session has this id."""
+
+    session_id: str
+    found: bool
+    turns: int
+    read: int

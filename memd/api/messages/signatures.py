@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memd.api.messages.agents import RelationshipParams, RelationshipResult
+from memd.api.messages.agents import (
+    ExtractionProgressParams,
+    ExtractionProgressResult,
+    RelationshipParams,
+    RelationshipResult,
+)
 from memd.api.messages.base import Document, NoParams, Signature
 from memd.api.messages.conversations import (
     ForgetConversationParams,
@@ -74,6 +79,9 @@ SYNC_STATUS = Signature("sync_status", NoParams, Document)
 SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
 SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, Document)
 RELATIONSHIP = Signature("relationship", RelationshipParams, RelationshipResult)
+EXTRACTION_PROGRESS = Signature(
+    "extraction_progress", ExtractionProgressParams, ExtractionProgressResult
+)
 HISTORY = Signature("history", HistoryParams, HistoryResult)
 SHOW_CHANGE = Signature("show_change", ShowChangeParams, ShowChangeResult)
 UNDO = Signature("undo", UndoParams, UndoResult)
@@ -83,6 +91,6 @@ SIGNATURES: dict[str, Signature[Any, Any]] = {
     for s in (
         CONTEXT, SEARCH, REMEMBER, FORGET, MEMORIES, SET_ENABLED, EDIT_ITEM, STATUS, REINDEX,
         RUN_JOB, JOB_RUNS, INGEST, RECALL, FORGET_CONVERSATION, IMPORT, EXPORT, SYNC_STATUS,
-        SYNC_NOW, SYNC_INIT_SCHEMA, RELATIONSHIP, HISTORY, SHOW_CHANGE, UNDO,
+        SYNC_NOW, SYNC_INIT_SCHEMA, RELATIONSHIP, EXTRACTION_PROGRESS, HISTORY, SHOW_CHANGE, UNDO,
     )
 }  # fmt: skip
