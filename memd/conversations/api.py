@@ -35,6 +35,7 @@ from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.tables import count_rows
 from memd.history import Cause
+from memd.llm.choice import own_claude_projects
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
 from memd.memory.safe_write import coalesced_writes
@@ -63,7 +64,9 @@ class Conversations:
         self.store = store
         self.memory = memory
         self.semantic = semantic  # recall by meaning, fused into `search` and `recall`
-        self.sources = logs.sources_from_settings(s.logs_claude_code, s.claude_dir, s.logs_sources)
+        self.sources = logs.sources_from_settings(
+            s.logs_claude_code, s.claude_dir, s.logs_sources, own_claude_projects(s)
+        )
         data = s.paths.data_dir / "conversations"
         self.pushed = pushed.PushedFiles(data / "pushed")
         self.pushed_source = logs.LogSource(self.pushed.folder, pushed.FORMAT, watched=False)
@@ -102,7 +105,9 @@ class Conversations:
         """New log sources or poll interval: tail with them from now on (checkpoints carry
         over, so nothing is read twice); a new idle time reschedules the summary job."""
         self.host.reschedule("summarize", summary_interval_s(new))
-        sources = logs.sources_from_settings(new.logs_claude_code, new.claude_dir, new.logs_sources)
+        sources = logs.sources_from_settings(
+            new.logs_claude_code, new.claude_dir, new.logs_sources, own_claude_projects(new)
+        )
         if sources == self.sources and new.logs_poll_s == self.ingestor.poll_s:
             return
         with self._swap:

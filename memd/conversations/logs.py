@@ -85,6 +85,8 @@ class LogSource:
     format: str
     agent: str = ""
     watched: bool = True  # False for memd's own files, which it reads when it wrote them
+    # Claude Code project folders never read: those of the folder memd runs Claude Code in.
+    skip: frozenset[str] = frozenset()
 
     def accepts(self, path: str) -> bool:
         """Whether `path` is a log of this source."""
@@ -95,6 +97,8 @@ class LogSource:
             return False
         if self.format == "claude-code":
             parts = Path(os.path.relpath(path, root)).parts
+            if parts[0] in self.skip:
+                return False
             subagent = len(parts) == 4 and parts[2] == "subagents" and parts[3].startswith("agent-")
             return len(parts) == 2 or subagent
         if self.format == pushed.FORMAT:
@@ -131,12 +135,16 @@ def subagent_type(path: str) -> str:
 
 
 def sources_from_settings(
-    claude_code: bool, claude_dir: Path, extra: Iterable[dict[str, Any]]
+    claude_code: bool,
+    claude_dir: Path,
+    extra: Iterable[dict[str, Any]],
+    skip: Iterable[str] = (),
 ) -> list[LogSource]:
-    """The configured log sources (Claude Code's folder whether it exists yet or not)."""
+    """The configured log sources (Claude Code's folder whether it exists yet or not); `skip`
+    names Claude Code project folders that are never read."""
     out = []
     if claude_code:
-        out.append(LogSource(claude_dir, "claude-code", CLAUDE_CODE_AGENT))
+        out.append(LogSource(claude_dir, "claude-code", CLAUDE_CODE_AGENT, skip=frozenset(skip)))
     for i, entry in enumerate(extra):
         path, fmt = entry.get("path"), entry.get("format", "jsonl")
         if not isinstance(path, str) or not path:

@@ -18,6 +18,7 @@ so each job run does not start Claude Code again. `describe` puts the choice in 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -240,6 +241,14 @@ def _openai(s: Settings, why: str) -> Choice:
 def private_folder(s: Settings) -> Path:
     """The folder memd runs Claude Code in: its own, empty, so no project's settings apply."""
     return s.paths.state_dir / "claude-code"
+
+
+def own_claude_projects(s: Settings) -> frozenset[str]:
+    """The names Claude Code would give the project folder of its transcripts run in
+    `private_folder` (the path with every character but letters and digits made "-"), so the
+    conversation reader passes them by, should a Claude Code ever keep one of memd's calls."""
+    folder = private_folder(s)
+    return frozenset(re.sub(r"[^A-Za-z0-9]", "-", str(p)) for p in {folder, folder.resolve()})
 
 
 def build(s: Settings, choice: Choice) -> LLM | None:
