@@ -409,7 +409,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     extractors = ["offline"]
     if args.extractor in ("llm", "both"):
-        choice = choose(load())
+        own = {k: v for k, v in os.environ.items() if k.startswith(("MEMD_EXTRACT_", "MEMD_LLM_"))}
+        with tempfile.TemporaryDirectory(prefix="memd-extract-eval-") as tmp:
+            choice = choose(load(env={**own, "MEMD_HOME": tmp}))  # not the caller's config file
         if choice.online:
             extractors.append("llm")
             args.note = args.note or f"LLM: {choice.backend} {choice.model} ({choice.why})."

@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 _ids = itertools.count(1)
 
@@ -198,7 +198,7 @@ class FakeAnthropic:
         with self._lock:
             return len(self._queue)
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
@@ -209,7 +209,7 @@ class FakeAnthropic:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections import deque
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.anthropic_server import RecordedRequest, Reply
+from tests.fakes.anthropic_server import FakeAnthropic, RecordedRequest, Reply
 
 _ids = itertools.count(1)
 
@@ -83,9 +80,10 @@ def slow(delay: float, then: Reply) -> Reply:
     return Reply(status=then.status, body=then.body, headers=then.headers, delay=delay)
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeAnthropic):
     """A threaded loopback server on 127.0.0.1 with a random port; use as a context manager.
-    `base_url` is the API root (…/v1), as a user configures it."""
+    `base_url` is the API root (…/v1), as a user configures it. Queueing, recording and its
+    life are `FakeAnthropic`'s; what it answers is the OpenAI-compatible API's."""
 
     def __init__(
         self,
@@ -97,59 +95,17 @@ class FakeOpenAI:
         self.json_modes = set(json_modes)
         self.models = list(models)
         self.api_key = api_key
-        self.requests: list[RecordedRequest] = []
-        self._queue: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name="fake-openai",
-            daemon=True,
-        )
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return super().base_url + "/v1"
 
     @property
     def chats(self) -> list[RecordedRequest]:
         """The chat completion requests received, in order."""
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
-
-    def enqueue(self, *replies: Reply) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-    def start(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _next_reply(self) -> Reply:
         with self._lock:
