@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                  *summary_rows("all profiles", all_scores)[-1][2:], f"{sum(runs.values())}"])  # fmt: skip
     failed = [s.case.id for s in all_scores if not s.passed]
     body = "\n\n".join([
-        "## Extraction wiring with a replaying server (no model)",
+        "### Extraction wiring with a replaying server (no model)",
         "Every case of the dev set through the real extraction job, `llm.backend = \"openai\"` "
         "pointed at a loopback server that answers with every expected fact (written from the "
         "case, not recorded from a model), under the faults in the first column; a run that "
