@@ -10,30 +10,27 @@ is the one place that shows:
 - the middleware, in order (the first is the outermost);
 - recall by meaning (`memd.semantic`) is handed to memory and conversations, which fuse it
   into `search`, `recall` and `context` (their full-text path alone while it is off);
-- the history of the memory tree: started and closed by the memory feature, read and undone
-  through the history feature; writes the features make outside their own operations (an
-  import, a sync pull) are recorded as one change each here.
+- the history of the memory tree: started and closed by the memory feature, whose door to
+  the memory files (`memd.memory.files.MemoryFiles`) records every operation through it as
+  one change; read and undone through the history feature.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
-from memd.api.methods import Call, Feature, Method, Middleware
+from memd.api.methods import Feature, Method, Middleware
 from memd.conversations.api import Conversations
 from memd.core.errors import InvalidParams
-from memd.core.models import JobResult
 from memd.core.settings import Settings
 from memd.daemon import engine as engine_mod
 from memd.daemon.methods import daemon_feature
 from memd.daemon.process import Daemon, setup_logging
 from memd.db import Store
 from memd.extraction import api as extraction_api
-from memd.history import Cause, History, change_scope
+from memd.history import History
 from memd.history.api import HistoryFeature
 from memd.memory import repo as docs
 from memd.memory.api import MemoryFeature
@@ -65,7 +62,7 @@ class Engine(engine_mod.Engine):
         self.markdown_lock = memory.lock
         self.history = history
         past = HistoryFeature(
-            history, write=memory.undo_write, reindex=memory.indexer.index_paths, lock=memory.lock
+            history, apply=memory.apply_undo, reindex=memory.indexer.index_paths, lock=memory.lock
         )
         self.semantic = semantic
 
@@ -76,7 +73,7 @@ class Engine(engine_mod.Engine):
             conversations.feature(),
             extraction_api.feature(memory),
             agents.feature(),
-            recorded(sync.feature(), history, Cause.SYNC),  # a pull writes files
+            sync.feature(),
             transfer.feature(),
             past.feature(),
             Feature("search", methods=[search_method(memory, conversations)]),
@@ -88,35 +85,8 @@ class Engine(engine_mod.Engine):
             *sync.middleware(),  # a `context` call brings the next sync run forward
             memory.usage_middleware(),  # what `context` and `search` returned counts as used
             agents.middleware(),  # `memories` with scope "agent" lists the agents seen
-            import_recorded(history),  # an import is one change of the memory tree
         ]
         self.use(middleware)
-
-
-def recorded(feature: Feature, history: History, cause: Cause) -> Feature:
-    """`feature` with each of its jobs' file writes recorded as one change with `cause`."""
-
-    def wrap(fn: Callable[[], JobResult]) -> Callable[[], JobResult]:
-        def run() -> JobResult:
-            with change_scope(history, cause) as scope:
-                res = fn()
-                scope.detail = res.message
-            return res
-
-        return run
-
-    feature.jobs = [dataclasses.replace(j, fn=wrap(j.fn)) for j in feature.jobs]
-    return feature
-
-
-def import_recorded(history: History) -> Middleware:
-    """Middleware: the files one `import` writes are one change of the history."""
-
-    def around(method: str, params: Any, call_next: Call) -> Any:
-        with change_scope(history, Cause.IMPORT, getattr(params, "path", "")):
-            return call_next(params)
-
-    return Middleware("history-import", frozenset({"import"}), around)
 
 
 def search_method(memory: MemoryFeature, conversations: Conversations) -> Method[Any, Any]:

@@ -38,7 +38,6 @@ from memd.history import Cause
 from memd.llm.choice import own_claude_projects
 from memd.memory.api import MemoryFeature
 from memd.memory.context import Candidate, ContextRequest
-from memd.memory.safe_write import coalesced_writes
 from memd.semantic.service import SemanticRecall
 
 ingest_log = logging.getLogger("memd.ingest")
@@ -132,9 +131,8 @@ class Conversations:
         if sessions:
             # The history records journal writes per file and minute, not one change each.
             try:
-                with self.memory.lock, coalesced_writes(self.memory.history, Cause.JOURNAL):
-                    journal.write_journal(self.store, st.memory_dir / "journal", sessions,
-                                          oldest=oldest, inside=self.memory.ops.roots())  # fmt: skip
+                journal.write_journal(self.store, self.memory.files, st.memory_dir / "journal",
+                                      sessions, oldest=oldest)  # fmt: skip
             except PathError as exc:
                 # A journal folder linked out of the memory tree: never written through. The
                 # entries wait (nothing is marked journaled) until the link is gone.
@@ -247,12 +245,12 @@ class Conversations:
         now = time.time()
         self.store.w.run(lambda c: forget.apply(c, plan, now=now))
         changed: list[str] = []
-        with self.memory.lock:
+        files = self.memory.files
+        detail = f"conversation {plan.session_id}: its journal entries"
+        with files.operation(Cause.FORGET, detail) as op:
             for day in forget.journal_files(self.host.settings.memory_dir):
                 try:
-                    n = journal.remove_entries(
-                        day, plan.session_id, plan.questions, inside=self.memory.ops.roots()
-                    )
+                    n = journal.remove_entries(files, day, plan.session_id, plan.questions, op)
                 except PathError as exc:  # a journal linked out of the tree is not memd's
                     ingest_log.warning("journal entries not removed: %s", exc)
                     continue

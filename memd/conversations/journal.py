@@ -24,7 +24,8 @@ from memd.conversations import repo
 from memd.conversations.repo import lagging_sessions as lagging_sessions
 from memd.core.text import META_COMMENT, shorten
 from memd.db import Store
-from memd.memory import safe_write
+from memd.history import Cause
+from memd.memory.files import MemoryFiles, Operation, TextEdit
 from memd.memory.items import clean_text, neutral
 from memd.memory.parse import format_meta, parse_meta
 
@@ -134,12 +135,12 @@ _ANY_HEADING = re.compile(r"^##[ \t]+.*·[ \t]*(\S+)[ \t]*$")
 
 
 def add_entries(
-    journal_dir: Path, entries: Iterable[Entry], *, inside: safe_write.Roots = None
+    files: MemoryFiles, journal_dir: Path, entries: Iterable[Entry], op: Operation
 ) -> int:
     """Append entries to their day files, under their session's heading; returns lines written.
 
-    `inside`, the memory roots: a journal folder (or day file) leading out of them is never
-    written through (`PathError`, nothing written).
+    Through the door, as part of `op`: a journal folder (or day file) leading out of the memory
+    roots is never written through (`PathError`, nothing written).
     """
     by_day: dict[dt.date, dict[str, list[Entry]]] = {}
     for e in entries:
@@ -149,7 +150,7 @@ def add_entries(
         path = journal_dir / f"{day.isoformat()}.md"
         # Through the safe writer: an editor's save of the day file is never written over.
         add = functools.partial(_add_to_day, day, sessions)
-        written += safe_write.edit_file(path, add, inside=inside).result
+        written += files.edit(path, TextEdit(add), op).result
     return written
 
 
@@ -204,19 +205,19 @@ def _entry_turn(line: str) -> str | None:
 
 
 def remove_entries(
+    files: MemoryFiles,
     path: Path,
     session_id: str,
     turn_ids: Collection[str] | None,
-    *,
-    inside: safe_write.Roots = None,
+    op: Operation,
 ) -> int:
     """Remove a session's entries from a day file: all of them, or those whose question is one
     of `turn_ids`. A session heading left with nothing under it goes too; lines written by hand
-    stay. Returns the number of entries removed. `inside`: as for `add_entries`."""
+    stay. Returns the number of entries removed. Through the door, as for `add_entries`."""
     if not path.exists():
         return 0
     edit = functools.partial(_without_entries, _heading_re(session_id), turn_ids)
-    return safe_write.edit_file(path, edit, inside=inside).result
+    return files.edit(path, TextEdit(edit), op).result
 
 
 def _without_entries(
@@ -271,32 +272,37 @@ def _insert(lines: list[str], es: list[Entry]) -> None:
 
 def write_journal(
     store: Store,
+    files: MemoryFiles,
     journal_dir: Path,
     session_ids: Iterable[str],
     *,
     oldest: float = 0.0,
-    inside: safe_write.Roots = None,
 ) -> int:
     """Journal the new exchanges of these sessions; returns the number of entries written.
 
     The files are written before the high-water mark is committed: a crash in between writes
-    nothing twice, because entries already in a file are recognised by their turn id.
-    `inside`: as for `add_entries` (on `PathError` nothing is written and no mark moves).
+    nothing twice, because entries already in a file are recognised by their turn id. Written
+    through the door as one coalesced `journal` operation (the history records journal files
+    per file and minute); on `PathError` (a journal folder leading out of the memory roots)
+    nothing is written and no mark moves.
     """
-    conn = store.read()
-    marks: dict[str, int] = {}
-    entries: list[Entry] = []
-    for sid in sorted(set(session_ids)):
-        mark = repo.journal_mark(conn, sid)
-        if mark is None:
-            continue
-        title, journaled = mark
-        turns = [JournalTurn(*r) for r in repo.turns_to_journal(conn, sid, journaled, oldest)]
-        es, upto = plan_entries(sid, title, turns, oldest=oldest)
-        entries += es
-        if upto > journaled:
-            marks[sid] = upto
-    written = add_entries(journal_dir, entries, inside=inside) if entries else 0
-    if marks:
-        store.w.run(lambda c: repo.set_journal_marks(c, marks))
+    # One operation for the whole run (the door's lock held): two runs at once would plan the
+    # same entries against the same marks.
+    with files.operation(Cause.JOURNAL, coalesce=True) as op:
+        conn = store.read()
+        marks: dict[str, int] = {}
+        entries: list[Entry] = []
+        for sid in sorted(set(session_ids)):
+            mark = repo.journal_mark(conn, sid)
+            if mark is None:
+                continue
+            title, journaled = mark
+            turns = [JournalTurn(*r) for r in repo.turns_to_journal(conn, sid, journaled, oldest)]
+            es, upto = plan_entries(sid, title, turns, oldest=oldest)
+            entries += es
+            if upto > journaled:
+                marks[sid] = upto
+        written = add_entries(files, journal_dir, entries, op) if entries else 0
+        if marks:
+            store.w.run(lambda c: repo.set_journal_marks(c, marks))
     return written

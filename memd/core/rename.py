@@ -3,7 +3,8 @@
 `renameat2(RENAME_EXCHANGE / RENAME_NOREPLACE)` on Linux and `renamex_np(RENAME_SWAP /
 RENAME_EXCL)` on macOS, through ctypes; `Renamer.exchange` says when the system or file
 system cannot swap, and `Renamer.create` falls back to link-then-unlink, which also refuses
-an existing name.
+an existing name. A `Renamer` remembers what the system could not do; the memory files' door
+owns one (nothing here is kept at module level).
 """
 
 from __future__ import annotations
@@ -82,6 +83,3 @@ class Renamer:
                 self.noreplace_ok = False
         os.link(src, dst)  # fails with EEXIST; then the temp name goes
         os.unlink(src)
-
-
-RENAMER = Renamer()

@@ -36,7 +36,8 @@ from memd.core.redact import redact
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
-from memd.memory import safe_write, settled
+from memd.history import Cause
+from memd.memory.files import MemoryFiles, Operation, TextEdit, decode
 from memd.memory.jobs import JobContext
 from memd.memory.relationship import (
     TRUST_START,
@@ -122,8 +123,9 @@ class RelationshipRun:
     errors: list[str] = field(default_factory=list)
 
 
-def update_relationships(ctx: JobContext) -> RelationshipRun:
-    """Bring every agent's relationship file up to date (see the module docstring)."""
+def update_relationships(ctx: JobContext, op: Operation | Cause = Cause.EXTRACT) -> RelationshipRun:
+    """Bring every agent's relationship file up to date (see the module docstring), as part
+    of `op` (the run's operation)."""
     run = RelationshipRun()
     conn = ctx.store.read()
     acts = activities(conn)
@@ -137,7 +139,7 @@ def update_relationships(ctx: JobContext) -> RelationshipRun:
     states = repo.agent_states(conn)
     for agent, act in sorted(acts.items()):
         try:
-            _update_agent(ctx, run, act, parts.get(agent, []), states.get(agent), now)
+            _update_agent(ctx, run, act, parts.get(agent, []), states.get(agent), now, op)
         except (MemdError, OSError) as exc:
             # One agent's file (unwritable, being edited) must not stop the others.
             log.warning("relationship of %s not updated: %s", agent, exc)
@@ -152,6 +154,7 @@ def _update_agent(
     parts: list[tuple[repo.FinishedPart, list[repo.StoredSignal]]],
     state: repo.AgentState | None,
     now: float,
+    op: Operation | Cause,
 ) -> None:
     state = state or repo.AgentState()
     steps = [(p, trust_step(signals)) for p, signals in parts]
@@ -179,8 +182,7 @@ def _update_agent(
     except PathError as exc:
         log.warning("agent %s: relationship file not updated: %s", agent, exc)
         return
-    with ctx.lock:
-        written = rewrite(path, lambda old: update_status(old, update), inside=ctx.ops.roots())
+    written = rewrite(ctx.files, path, lambda old: update_status(old, update), op)
     if written is None:
         return
     ctx.indexer.index_paths([str(path)])
@@ -190,7 +192,7 @@ def _update_agent(
 
 
 def rewrite(
-    path: Path, change: Callable[[str], str], *, inside: safe_write.Roots = None
+    files: MemoryFiles, path: Path, change: Callable[[str], str], op: Operation | Cause
 ) -> str | None:
     """Replace the file's text with `change(text)` (a missing file reads as ""); return what was
     written, or None when nothing changed.
@@ -198,11 +200,11 @@ def rewrite(
     Through memd's safe writer: `change` is applied to the text as it is on disk, and again if
     the file changes meanwhile, so a hand edit saved meanwhile is never overwritten; an empty
     file written in the last moments (an editor in the middle of saving) is left alone until
-    the next run. `inside`: the memory roots the file must lead into (`PathError` otherwise).
+    the next run. The file must lead inside the memory roots (`PathError` otherwise).
     """
     if _read(path) is None:
         return None
-    written = safe_write.edit_file(path, lambda old: (change(old or ""), None), inside=inside)
+    written = files.edit(path, TextEdit(lambda old: (change(old or ""), None)), op)
     return written.after if written.changed else None
 
 
@@ -217,7 +219,7 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return ""
     with os.fdopen(fd, "rb") as f:
-        text = settled.decode(f.read())
+        text = decode(f.read())
         if not text and time.time() - os.fstat(f.fileno()).st_mtime < SAVING_GRACE_S:
             return None
     return text

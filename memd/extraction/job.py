@@ -70,7 +70,7 @@ from memd.extraction.repo import (
     pending_sessions,
 )
 from memd.extraction.rules import extract_rules, turn_signals
-from memd.history import Cause, change_scope
+from memd.history import Cause
 from memd.history.models import RUN_TRAILER
 from memd.llm.answers import LLMUsage, TurnSignal
 from memd.llm.budget import (
@@ -88,7 +88,8 @@ from memd.llm.choice import Choice
 from memd.llm.client import LLM
 from memd.memory import repo as memories
 from memd.memory.context import item_meta
-from memd.memory.edit import Change, append_item, update_items
+from memd.memory.edit import Change, add_item, update_items
+from memd.memory.files import Operation
 from memd.memory.jobs import JobContext
 from memd.memory.ops import new_memory_id
 from memd.memory.tree import slugify
@@ -149,8 +150,8 @@ def _extract(ctx: JobContext) -> JobResult:
 def _with_relationships(ctx: JobContext, res: JobResult) -> JobResult:
     """The run's result with what updating the agents' relationship files did."""
     run = {RUN_TRAILER: str(res.counts["run"])} if "run" in res.counts else {}
-    with change_scope(ctx.ops.history, Cause.EXTRACT, "agent relationships", trailers=run):
-        rel = update_relationships(ctx)
+    with ctx.files.operation(Cause.EXTRACT, "agent relationships", trailers=run) as op:
+        rel = update_relationships(ctx, op)
     if not (rel.updated or rel.applied or rel.errors):
         return res
     parts = [f"relationships: {counted(rel.updated, 'file')} updated,"
@@ -329,7 +330,7 @@ class _Extraction:
         return plan_batch(planned, existing=existing, known=known,
                           new_id=iter(new_memory_id, None), added=added)  # fmt: skip
 
-    def _add(self, a: Add, touched: set[str]) -> bool:
+    def _add(self, a: Add, touched: set[str], op: Operation) -> bool:
         """Write a new item; False when its file is not inside the memory roots (a link on its
         way leads elsewhere), where nothing is written (and nothing it supersedes is marked)."""
         try:
@@ -337,17 +338,18 @@ class _Extraction:
         except PathError as exc:
             log.warning("extract: not written: %s", exc)
             return False
-        append_item(path, a.target.section, a.text, a.meta, title=a.target.title,
-                    inside=self.ctx.ops.roots())  # fmt: skip
+        self.ctx.files.edit(
+            path, add_item(path, a.target.section, a.text, a.meta, title=a.target.title), op
+        )
         touched.add(str(path))
         self.counts["added"] += 1
         return True
 
-    def _mark(self, path: str, item_id: str, change: Change) -> bool:
+    def _mark(self, path: str, item_id: str, change: Change, op: Operation) -> bool:
         """Change an item already in the tree; False when its file no longer leads inside the
         memory roots (a folder on its way became a link elsewhere): nothing is written."""
         try:
-            update_items(Path(path), _has_id(item_id), change, inside=self.ctx.ops.roots())
+            self.ctx.files.edit(Path(path), update_items(Path(path), _has_id(item_id), change), op)
         except PathError as exc:
             log.warning("extract: not changed: %s", exc)
             return False
@@ -357,27 +359,28 @@ class _Extraction:
         """Write a batch's memories to Markdown and index them; the items added."""
         touched: set[str] = set()
         added: list[Add] = []
-        history = self.ctx.ops.history
+        files = self.ctx.files
         run = {RUN_TRAILER: str(self.run_id)}
         # New items first, then the old ones they replace are marked: a crash in between
         # leaves both, not neither. Each step is one change of the history.
-        with change_scope(history, Cause.EXTRACT, trailers=run) as change:
+        with files.operation(Cause.EXTRACT, trailers=run) as change:
             for a in plan.actions:
                 if isinstance(a, Add):
-                    if self._add(a, touched):
+                    if self._add(a, touched, change):
                         added.append(a)
                 elif isinstance(a, Bump):
-                    if self._mark(a.item.path, a.item.id, _bump(self.ctx.today().isoformat())):
+                    bump = _bump(self.ctx.today().isoformat())
+                    if self._mark(a.item.path, a.item.id, bump, change):
                         touched.add(a.item.path)
                         self.counts["merged"] += 1
                 elif isinstance(a, Skip) and a.reason in ("forgotten", "edited", "archived"):
                     self.counts["kept_hand_edits"] += 1
             change.detail = f"run {self.run_id}: session {session_id}, {len(added)} added"
         replaced = [(old, a) for a in added for old in a.supersedes]
-        with change_scope(history, Cause.SUPERSEDE, trailers=run) as change:
+        with files.operation(Cause.SUPERSEDE, trailers=run) as change:
             for old, a in replaced:
                 mark = {"superseded": a.meta["at"], "by": a.meta["id"]}
-                if self._mark(old.path, old.id, _set_meta(mark)):
+                if self._mark(old.path, old.id, _set_meta(mark), change):
                     touched.add(old.path)
                     self.counts["superseded"] += 1
             change.detail = f"run {self.run_id}: {len(replaced)} replaced by newer memories"

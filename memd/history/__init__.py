@@ -13,13 +13,11 @@ from memd.history.models import (
 )
 from memd.history.recorder import History
 from memd.history.repo import history_dir
-from memd.history.scope import ChangeScope, change_scope, note_write
 
 __all__ = [
     "Cause",
     "Change",
     "ChangeDetail",
-    "ChangeScope",
     "FileChange",
     "FileDiff",
     "FileUndo",
@@ -27,7 +25,5 @@ __all__ = [
     "HistoryStatus",
     "PruneResult",
     "UndoPlan",
-    "change_scope",
     "history_dir",
-    "note_write",
 ]

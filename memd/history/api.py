@@ -2,16 +2,15 @@
 the daily prune job and the history part of `status`.
 
 The history itself is started and closed with the memory feature (it must record from before
-the watcher starts until after it stops); this feature only reads it and undoes through the
-writer it is given: memd's safe Markdown writer, which writes a file only while it still holds
-the text the undo was planned on.
+the watcher starts until after it stops); this feature only reads it and applies an undo
+through what the memory feature gives it: the door to the memory files, which writes a file
+only while it still holds the text the undo was planned on, and records the undo as a change.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
@@ -19,11 +18,12 @@ from memd.api.messages.decode import convert
 from memd.api.methods import Feature, JobSpec, Method
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.models import JobOutcome, JobResult
-from memd.history.models import Change
+from memd.history.models import Change, UndoPlan
 from memd.history.recorder import History
 
-# Writes `new` (None: delete) to a file only while it holds `expected`; raises otherwise.
-UndoWrite = Callable[[Path, str | None, str | None], None]
+# Writes a plan's files (each only while it holds the text the plan was made on, else
+# `UndoConflict`) and records the undo; returns the tree-relative paths written.
+ApplyUndo = Callable[[UndoPlan], list[str]]
 PRUNE_JOB = "history-prune"
 WAIT_S = 5.0  # for changes queued to be committed
 
@@ -39,12 +39,12 @@ class HistoryFeature:
         self,
         history: History,
         *,
-        write: UndoWrite,
+        apply: ApplyUndo,
         reindex: Callable[[list[str]], object],
         lock: contextlib.AbstractContextManager[Any] | None = None,
     ) -> None:
         self.history = history
-        self.write = write
+        self.apply = apply
         self.reindex = reindex
         self.lock = lock if lock is not None else contextlib.nullcontext()
 
@@ -83,7 +83,7 @@ class HistoryFeature:
         written: list[str] = []
         if not p.dry_run and plan.files:
             with self.lock:
-                written = self.history.apply_undo(plan, write=self.write)
+                written = self.apply(plan)
             self.reindex([str(self.history.tree / rel) for rel in written])
         d = plan.to_dict()
         return msg.UndoResult(

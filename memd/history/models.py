@@ -163,6 +163,19 @@ class UndoPlan:
     def change(self) -> Change:
         return self.changes[0]
 
+    @property
+    def detail(self) -> str:
+        """The undo change's detail: the change it reverses, or the ids of several."""
+        cs = self.changes
+        if len(cs) == 1:
+            return f"{cs[0].id}: {cs[0].summary}"
+        return f"{len(cs)} changes: " + ", ".join(c.id for c in cs)
+
+    @property
+    def trailers(self) -> dict[str, str]:
+        """The undo change's trailers: the ids it reverses."""
+        return {UNDOES_TRAILER: ",".join(c.id for c in self.changes)}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "changes": [c.to_dict() for c in self.changes],

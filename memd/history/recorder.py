@@ -45,7 +45,6 @@ from memd.history.commits import MEMD_IDENT, Captured, Committer, changed_in_tre
 from memd.history.git import Git, find_git
 from memd.history.hand import HandEdits
 from memd.history.models import (
-    UNDOES_TRAILER,
     Cause,
     Change,
     ChangeDetail,
@@ -347,19 +346,7 @@ class History:
                 before[f.rel] = f.expected
         finally:
             if done:
-                cs = plan.changes
-                detail = (
-                    f"{cs[0].id}: {cs[0].summary}"
-                    if len(cs) == 1
-                    else f"{len(cs)} changes: " + ", ".join(c.id for c in cs)
-                )
-                self.record(
-                    done,
-                    Cause.UNDO,
-                    detail,
-                    before=before,
-                    trailers={UNDOES_TRAILER: ",".join(c.id for c in cs)},
-                )
+                self.record(done, Cause.UNDO, plan.detail, before=before, trailers=plan.trailers)
         return done
 
     def prune(self) -> PruneResult:

@@ -10,26 +10,25 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware, Periodic, Runs
-from memd.core.errors import EditConflict
+from memd.core.errors import EditConflict, UndoConflict
 from memd.core.progress import Task
 from memd.core.settings import Settings
 from memd.core.watcher import Watcher
 from memd.db import Store
-from memd.history import Cause, History, change_scope
-from memd.memory import archival, safe_write, settled
+from memd.history import Cause, History, UndoPlan
+from memd.memory import archival
 from memd.memory import repo as docs
 from memd.memory.context import ContextRequest, ConversationProvider, build_context
 from memd.memory.edit import ItemChange
-from memd.memory.guard import GUARD
+from memd.memory.files import MemoryFiles
 from memd.memory.indexer import Indexer, IndexReport, Root
 from memd.memory.jobs import JobContext
 from memd.memory.ops import MemoryOps, Project, resolve_project
@@ -84,7 +83,8 @@ class MarkdownIndex:
         return report_result(self.indexer.reconcile(progress))
 
     def build(self, store: Store, progress: Task | None = None) -> msg.ReindexResult:
-        fresh = Indexer(store, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes)
+        fresh = Indexer(store, self.indexer.roots, max_file_bytes=self.indexer.max_file_bytes,
+                        files=self.indexer.files)  # fmt: skip
         return report_result(fresh.reconcile(progress))
 
 
@@ -104,7 +104,14 @@ class MemoryFeature:
         self.history = history
         self.semantic = semantic  # recall by meaning, fused into `search` and `context`
         roots = user_roots(s)
-        self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
+        # The one door for every read-modify-write of a memory file (memory.files), with the
+        # history every operation through it is recorded in.
+        self.files = MemoryFiles(
+            lambda: self.indexer.root_paths(), history, indexed_size=self._indexed_size
+        )
+        self.indexer = Indexer(
+            store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)), files=self.files
+        )
         self._workspaces = roots[1:]  # the configured ones besides the memory folder
         self.ops = MemoryOps(
             store,
@@ -114,20 +121,19 @@ class MemoryFeature:
             on_new_root=self._root_added,
             workspaces=lambda: self.host.settings.memory_workspaces,
             private=[s.paths.data_dir, s.db_path.parent, s.paths.state_dir, s.paths.runtime_dir],
-            history=history,
+            files=self.files,
         )
         # Markdown edits are read-modify-write of a whole file: two at once on the same file
-        # lose one of them. Every handler or job that edits memory files holds this lock.
-        self.lock = threading.RLock()
+        # lose one of them. Every operation of the door holds this lock (one at a time).
+        self.lock = self.files.lock
         self.usage = archival.UsageTracker(store, time.time)
         self.watcher: Watcher | None = None
         self.index = MarkdownIndex(self.indexer)
         self._answers: OrderedDict[str, msg.RememberResult] = OrderedDict()
-        self._unhint: Callable[[], None] | None = None
 
     def job_context(self) -> JobContext:
         """What a memory job needs, with the settings in force now."""
-        return JobContext(self.host.settings, self.store, self.indexer, self.ops, lock=self.lock)
+        return JobContext(self.host.settings, self.store, self.indexer, self.ops)
 
     def _root_added(self, root: Root) -> None:
         if self.watcher is not None:
@@ -213,17 +219,22 @@ class MemoryFeature:
             out = self.ops.edit_item(p.id, change)
         return msg.decode_result(msg.EDIT_ITEM, out)
 
-    def undo_write(self, path: Path, expected: str | None, new: str | None) -> None:
-        """The writer `undo` uses: the safe writer, only while the file holds `expected`."""
-        try:
-            safe_write.write_if(path, expected, new, guard=GUARD, inside=self.ops.roots())
-        except EditConflict as exc:
-            from memd.core.errors import UndoConflict
-
-            raise UndoConflict(
-                f"{path} changed after the undo was planned; nothing was written to it",
-                hint="run the undo again",
-            ) from exc
+    def apply_undo(self, plan: UndoPlan) -> list[str]:
+        """Write an undo's files through the door, each only while it holds the text the plan
+        was made on (else `UndoConflict`, that file not written); one `undo` change. Returns the
+        tree-relative paths written."""
+        done: list[str] = []
+        with self.files.operation(Cause.UNDO, plan.detail, trailers=plan.trailers) as op:
+            for f in plan.files:
+                try:
+                    self.files.write_if(f.path, f.expected, f.new, op)
+                except EditConflict as exc:
+                    raise UndoConflict(
+                        f"{f.rel} changed after the undo was planned; nothing was written to it",
+                        hint="run the undo again",
+                    ) from exc
+                done.append(f.rel)
+        return done
 
     def forget(self, p: msg.ForgetParams) -> msg.ForgetResult:
         with self.lock:
@@ -308,25 +319,10 @@ class MemoryFeature:
         """The watcher saw these paths change: memd's own changes an editor wrote an older copy
         over are applied again, the history notes a hand edit, and the index catches up."""
         for p in paths:
-            cause = GUARD.watched(p)
-            if cause is not None:
-                self._reapply(Path(p), cause)
+            self.files.saved_by_someone(Path(p))
             if self.history is not None:
                 self.history.note_hand_edit(p)
         self.indexer.index_paths(paths)
-
-    def _reapply(self, path: Path, cause: str) -> None:
-        def same(current: str | None) -> tuple[str | None, None]:
-            return None, None
-
-        why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
-        try:
-            with change_scope(self.history, why, "applied again after an older copy was saved"):
-                safe_write.edit_file(
-                    path, same, guard=GUARD, ops_of=lambda _: [], inside=self.ops.roots()
-                )
-        except Exception as exc:  # the watcher must go on; the next write retries
-            log.warning("could not apply memd's changes to %s again: %s", path, exc)
 
     def _indexed_size(self, path: str) -> int | None:
         row = docs.manifest_of(self.store.read(), [path]).get(path)
@@ -334,8 +330,7 @@ class MemoryFeature:
 
     def start_watching(self) -> None:
         s = self.host.settings
-        self._unhint = settled.add_size_hint(self._indexed_size)
-        GUARD.active = True  # the watcher reports what editors write over memd's changes
+        self.files.watching(True)  # the watcher reports what editors write over memd's changes
         # Armed before the first scan, handing nothing on until `apply_watched` (after it).
         watcher = Watcher(
             self.on_paths,
@@ -358,9 +353,7 @@ class MemoryFeature:
     def stop_watching(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
-            GUARD.active = False
-        if self._unhint is not None:
-            self._unhint()
+            self.files.watching(False)
 
     def reload(self, new: Settings) -> None:
         # Parts built from settings at start read them again here; the rest read

@@ -31,13 +31,13 @@ from memd.core.conditions import day_of
 from memd.core.errors import SourceError
 from memd.core.fsio import is_regular, make_private_dir
 from memd.core.models import JobOutcome, JobResult
-from memd.core.rename import RENAMER
 from memd.core.text import counted
 from memd.db import Connection, Store
-from memd.history import Cause, change_scope, note_write
+from memd.history import Cause
 from memd.history.models import RUN_TRAILER
-from memd.memory import repo, safe_write, settled
-from memd.memory.edit import append_item, remove_items
+from memd.memory import repo
+from memd.memory.edit import add_item, remove_items
+from memd.memory.files import MemoryFiles, Operation, TextEdit
 from memd.memory.indexer import Root, scan_root
 from memd.memory.jobs import JobContext
 from memd.memory.parse import parse_markdown
@@ -162,7 +162,7 @@ def run_archival(ctx: JobContext) -> JobResult:
     # Every file archival writes is checked to be inside the memory roots where it is written:
     # an `archive/` (or a folder in it) linked elsewhere stops the run before it moves anything.
     inside = ctx.indexer.resolve
-    roots = ctx.indexer.root_paths()
+    files = ctx.files
     archive = inside(root / "archive")
     changes: list[str] = []
     touched: set[str] = set()
@@ -170,15 +170,15 @@ def run_archival(ctx: JobContext) -> JobResult:
     counts = {"journal_days": 0, "files": 0, "items": 0, "refused": 0, "snapshots": 0, "run": run}
     used = last_used(ctx.store.read())
     trailers = {RUN_TRAILER: str(run)}
-    with ctx.lock, change_scope(ctx.ops.history, Cause.ARCHIVE, trailers=trailers) as change:
+    with files.operation(Cause.ARCHIVE, trailers=trailers) as change:
         jdir = root / "journal"
         names = sorted(p.name for p in jdir.iterdir() if is_regular(p)) if jdir.is_dir() else []
         for name in plan_journal(names, today, s.archive_journal_days):
             src = jdir / name
-            if _pinned(parse_markdown(_read(src) or "").front_matter.get("pinned")):
+            if _pinned(parse_markdown(_read(files, src) or "").front_matter.get("pinned")):
                 continue
             dest = inside(archive / "journal" / name)
-            _move_file(src, dest, roots)
+            files.move(src, dest, change)
             touched.update((str(src), str(dest)))
             changes.append(
                 f"- `journal/{name}` → `archive/journal/{name}` (older than {s.archive_journal_days} days)"
@@ -188,7 +188,7 @@ def run_archival(ctx: JobContext) -> JobResult:
             for path in sorted(_memory_files(r, root)):
                 rel = os.path.relpath(path, r.path).replace(os.sep, "/")
                 arel = f"projects/{r.project_slug}/{rel}" if r.project_slug else rel
-                text = _read(Path(path), inside=r.path)
+                text = _read(files, Path(path), inside=r.path)
                 if text is None:
                     continue
                 plan = plan_file(rel, text, today=today, used=used, unused_days=s.archive_unused_days,
@@ -196,7 +196,7 @@ def run_archival(ctx: JobContext) -> JobResult:
                 shown = f"`{arel}`"
                 if plan.whole_file:
                     dest = inside(archive / arel)
-                    _move_file(Path(path), dest, roots)
+                    files.move(Path(path), dest, change)
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown} → `archive/{arel}` ({plan.whole_file})")
                     counts["files"] += 1
@@ -208,16 +208,18 @@ def run_archival(ctx: JobContext) -> JobResult:
                 elif plan.moves:
                     snap = inside(archive / "snapshots" / f"{arel}.{stamp}.bak")
                     make_private_dir(snap.parent)
-                    safe_write.create_new(snap, text, inside=roots)  # what the plan was made on
+                    files.create_new(snap, text, change)  # what the plan was made on
                     counts["snapshots"] += 1
                     dest = inside(archive / arel)
                     day = today.isoformat()
                     # The archive copy is written first: a crash in between duplicates, never loses.
                     for mv in plan.moves:
                         meta = {**mv.meta, "archived": day}
-                        append_item(dest, mv.section or "Archived", mv.text, meta,
-                                    title=_title(text, rel), inside=roots)  # fmt: skip
-                    removed = remove_items(Path(path), _planned(plan), inside=roots)
+                        files.edit(dest, add_item(dest, mv.section or "Archived", mv.text, meta,
+                                                  title=_title(text, rel)), change)  # fmt: skip
+                    removed = files.edit(
+                        Path(path), remove_items(Path(path), _planned(plan)), change
+                    ).result
                     touched.update((path, str(dest)))
                     changes.append(f"- {shown}: {len(removed)} of {plan.total} items → `archive/{arel}`"
                                    f" (snapshot `archive/snapshots/{arel}.{stamp}.bak`)")  # fmt: skip
@@ -227,8 +229,9 @@ def run_archival(ctx: JobContext) -> JobResult:
             changes.append("- nothing to archive")
         log_path = inside(archive / CHANGES)
         _append_changes(
-            log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes, roots
-        )
+            files, log_path, dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d %H:%M"), changes,
+            change,
+        )  # fmt: skip
         touched.add(str(log_path))
         ctx.indexer.index_paths(sorted(touched))
         change.detail = f"run {run}: {counts['journal_days']} journal days, {counts['files']} files, {counts['items']} items"
@@ -253,10 +256,11 @@ def _title(text: str, rel: str) -> str:
     return parse_markdown(text).title or Path(rel).stem.replace("-", " ").title()
 
 
-def _read(path: Path, inside: Path | None = None) -> str | None:
-    """The text of a regular file (inside `inside`, when given), once settled; None if not."""
+def _read(files: MemoryFiles, path: Path, inside: Path | None = None) -> str | None:
+    """The text of a regular file (inside `inside`, else the memory roots), once settled; None
+    if not."""
     try:
-        return settled.read_settled(path, inside=[inside] if inside else None).text
+        return files.read(path, inside=[inside] if inside else None).text
     except (OSError, SourceError):
         return None
 
@@ -272,38 +276,9 @@ def _planned(plan: FilePlan) -> Callable[[str, dict[str, str]], bool]:
     return match
 
 
-def _move_file(src: Path, dest: Path, roots: safe_write.Roots) -> None:
-    """Move a file into the archive; if one is already there, the new text is appended to it.
-
-    The original goes only if it still holds what was copied (a save meanwhile keeps it).
-    """
-    make_private_dir(dest.parent)
-    if not is_regular(src):
-        return  # a link or special file put in its place since it was listed: left alone
-    text = _read(src)
-    if text is None:
-        return
-    try:
-        RENAMER.create(src, dest)  # one step when nothing is there yet
-    except FileExistsError:
-        pass
-    else:
-        note_write(src, text)
-        note_write(dest, None)
-        settled.forget_known(src)
-        return
-
-    def add(current: str | None) -> tuple[str | None, None]:
-        return ((current or "").rstrip("\n") + "\n\n" + text if current else text), None
-
-    safe_write.edit_file(dest, add, inside=roots)
-    try:
-        safe_write.delete_file(src, text, inside=roots)
-    except SourceError as exc:  # saved meanwhile: both stay, nothing is lost
-        log.warning("archived a copy of %s but kept the file: %s", src, exc)
-
-
-def _append_changes(path: Path, when: str, lines: list[str], roots: safe_write.Roots) -> None:
+def _append_changes(
+    files: MemoryFiles, path: Path, when: str, lines: list[str], op: Operation
+) -> None:
     def add(current: str | None) -> tuple[str | None, None]:
         existing = current.split("\n") if current else []
         head = existing if existing and existing != [""] else ["# Archive changes", "",
@@ -312,7 +287,7 @@ def _append_changes(path: Path, when: str, lines: list[str], roots: safe_write.R
             head.pop()
         return "\n".join([*head, "", f"## {when}", "", *lines, ""]), None
 
-    safe_write.edit_file(path, add, inside=roots)
+    files.edit(path, TextEdit(add), op)
 
 
 class UsageTracker:

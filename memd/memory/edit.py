@@ -1,10 +1,13 @@
 """Edits of memory files memd makes itself: add an item, remove items, change items.
 
-Each edit is a pure function of the file's text, written through `safe_write.edit_file` (never
-over a change memd has not read; appends that only add lines are appended, not rewritten) and
-reported to the write guard as item-level changes it can apply again if an editor writes back
-an older copy of the file. memd only touches the lines it is asked to: the rest of a
-hand-edited file is kept byte for byte.
+Each edit is a `TextEdit`: a pure function of the file's text, written through the door
+(`MemoryFiles.edit`: never over a change memd has not read; appends that only add lines are
+appended, not rewritten), with the item-level changes the write guard can apply again if an
+editor writes back an older copy of the file. memd only touches the lines it is asked to: the
+rest of a hand-edited file is kept byte for byte::
+
+    with files.operation(Cause.REMEMBER) as op:
+        item = files.edit(path, add_item(path, "Notes", text, meta), op).result
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 
 from memd.core.errors import EditConflict, InvalidParams, NotFound
 from memd.core.redact import redact
-from memd.memory import safe_write, settled
-from memd.memory.guard import GUARD, AddOp, Op, RemoveOp, SetOp, WriteGuard
+from memd.memory.files import MemoryFiles, Operation, TextEdit
+from memd.memory.files.guard import AddOp, Op, RemoveOp, SetOp
 from memd.memory.items import (
     ItemAt,
     bumped,
@@ -31,8 +34,6 @@ from memd.memory.items import (
     same_item,
 )
 from memd.memory.parse import item_prefix, parse_markdown
-from memd.memory.safe_write import Roots
-from memd.memory.settled import file_lock as file_lock
 
 Match = Callable[[str, dict[str, str]], bool]
 Change = Callable[[str, dict[str, str]], tuple[str, dict[str, str]]]
@@ -50,40 +51,12 @@ class EditedItem:
     before: str = ""  # a changed item: its line's body before the change
 
 
-def read_lines(path: Path) -> list[str]:
-    """The file's lines ([] when missing); bytes that are not UTF-8 are kept as they were."""
-    snap = settled.read_snapshot(path)
-    return [] if snap.text is None else snap.text.split("\n")
-
-
 def _set(c: EditedItem) -> SetOp:
     """The guard's record of a changed item: its line now, and before."""
     return SetOp(c.meta["id"], item_body(c.text, c.meta), c.before)
 
 
 # -- edits of files ---------------------------------------------------------------------------
-def append_item(
-    path: Path,
-    section: str,
-    text: str,
-    meta: dict[str, str],
-    *,
-    title: str = "",
-    dedupe: bool = False,
-    guard: WriteGuard | None = GUARD,
-    inside: Roots = None,
-) -> EditedItem:
-    """Add `- text <!-- memd … -->` at the end of `## section` (created when missing).
-
-    An item with the same id already in the file is not added again. With `dedupe`, an item in
-    effect with the same normalised text is not added either: its `hits` is bumped (and `seen`
-    set to `meta["at"]`), and the result says `existed`.
-    """
-    return add_item(
-        path, section, text, meta, title=title, dedupe=dedupe, guard=guard, inside=inside
-    ).result
-
-
 def add_item(
     path: Path,
     section: str,
@@ -92,10 +65,13 @@ def add_item(
     *,
     title: str = "",
     dedupe: bool = False,
-    guard: WriteGuard | None = GUARD,
-    inside: Roots = None,
-) -> safe_write.Written[EditedItem]:
-    """`append_item`, returning what was written (to take it back if indexing fails)."""
+) -> TextEdit[EditedItem]:
+    """Add `- text <!-- memd … -->` at the end of `## section` (created when missing).
+
+    An item with the same id already in the file is not added again. With `dedupe`, an item in
+    effect with the same normalised text is not added either: its `hits` is bumped (and `seen`
+    set to `meta["at"]`), and the result says `existed`.
+    """
     text = clean_text(text)
     body = item_body(text, meta)
     title = title or path.stem.replace("-", " ").title()
@@ -126,12 +102,10 @@ def add_item(
             return [SetOp(r.meta["id"], item_body(r.text, r.meta), r.before)]
         return [AddOp(section, body, want_id, title)] if want_id else []
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside)
+    return TextEdit(edit, ops)
 
 
-def remove_items(
-    path: Path, match: Match, *, guard: WriteGuard | None = GUARD, inside: Roots = None
-) -> list[EditedItem]:
+def remove_items(path: Path, match: Match) -> TextEdit[list[EditedItem]]:
     """Remove every list item for which `match(text, meta)` is true; return what was removed."""
 
     def edit(current: str | None) -> tuple[str | None, list[EditedItem]]:
@@ -153,17 +127,10 @@ def remove_items(
             RemoveOp(r.meta["id"], item_body(r.text, r.meta)) for r in removed if r.meta.get("id")
         ]
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
+    return TextEdit(edit, ops)
 
 
-def update_items(
-    path: Path,
-    match: Match,
-    change: Change,
-    *,
-    guard: WriteGuard | None = GUARD,
-    inside: Roots = None,
-) -> list[EditedItem]:
+def update_items(path: Path, match: Match, change: Change) -> TextEdit[list[EditedItem]]:
     """Rewrite matching items in place with `change(text, meta) -> (text, meta)`."""
 
     def edit(current: str | None) -> tuple[str | None, list[EditedItem]]:
@@ -184,18 +151,12 @@ def update_items(
     def ops(changed: list[EditedItem]) -> list[Op]:
         return [_set(c) for c in changed if c.meta.get("id")]
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
+    return TextEdit(edit, ops)
 
 
 def change_item(
-    path: Path,
-    match: Match,
-    change: Change,
-    *,
-    expect_text: str | None = None,
-    guard: WriteGuard | None = GUARD,
-    inside: Roots = None,
-) -> EditedItem:
+    path: Path, match: Match, change: Change, *, expect_text: str | None = None
+) -> TextEdit[EditedItem]:
     """Change the one item `match` finds, only if its text on disk is `expect_text` (when
     given); raises `NotFound` when it is not in the file, `EditConflict` when it differs."""
 
@@ -207,10 +168,11 @@ def change_item(
         lines[i] = item_line(t2, m2, item_prefix(lines[i]))
         return "\n".join(lines), EditedItem(str(path), i + 1, t2, m2, before=item_body(t, m))
 
-    def ops(c: EditedItem) -> list[Op]:
-        return [_set(c)] if c.meta.get("id") else []
+    return TextEdit(edit, _set_ops)
 
-    return safe_write.edit_file(path, edit, guard=guard, ops_of=ops, inside=inside).result
+
+def _set_ops(c: EditedItem) -> list[Op]:
+    return [_set(c)] if c.meta.get("id") else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,15 +247,15 @@ def _found(path: Path, current: str | None, match: Match, expect_text: str | Non
 
 
 def move_item(
+    files: MemoryFiles,
     source: Path,
     dest: Path,
     section: str,
     match: Match,
     change: Change,
+    op: Operation,
     *,
     expect_text: str | None = None,
-    guard: WriteGuard | None = GUARD,
-    inside: Roots = None,
 ) -> EditedItem:
     """Move the item `match` finds to the end of `## section` of `dest`, changed by `change`.
 
@@ -312,21 +274,16 @@ def move_item(
             new, at = insert_lines("\n".join(lines), section, [item_line(t2, m2)], title)
             return new, EditedItem(str(dest), at, t2, m2, before=item_body(t, m))
 
-        def ops(c: EditedItem) -> list[Op]:
-            return [_set(c)] if c.meta.get("id") else []
-
-        return safe_write.edit_file(source, edit, guard=guard, ops_of=ops, inside=inside).result
-    roots = None if inside is None else list(inside)
-    now = settled.read_settled(safe_write.placed(source, roots), inside=roots).text
-    _, t, m = _found(source, now, match, expect_text)
+        return files.edit(source, TextEdit(edit, _set_ops), op).result
+    _, t, m = _found(source, files.text(source), match, expect_text)
     t2, m2 = change(t, m)
     if not m2.get("id"):
         raise InvalidParams("an item needs a memd id to be moved")
-    copy = append_item(dest, section, t2, m2, title=title, guard=guard, inside=roots)
-    if not remove_items(
-        source, lambda t1, m1: match(t1, m1) and t1 == t, guard=guard, inside=roots
-    ):
-        remove_items(dest, lambda _t, m1: m1.get("id") == m2["id"], guard=guard, inside=roots)
+    copy = files.edit(dest, add_item(dest, section, t2, m2, title=title), op).result
+    if not files.edit(
+        source, remove_items(source, lambda t1, m1: match(t1, m1) and t1 == t), op
+    ).result:
+        files.edit(dest, remove_items(dest, lambda _t, m1: m1.get("id") == m2["id"]), op)
         raise EditConflict(
             f"the item changed in {source} while it was being moved; nothing was moved",
             hint="reload and try again",

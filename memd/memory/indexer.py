@@ -30,8 +30,9 @@ from memd.core.progress import Task
 from memd.core.redact import redact
 from memd.db import Connection, Store
 from memd.memory import repo as docs
+from memd.memory.files import MemoryFiles
+from memd.memory.files.settle import snapshot_of
 from memd.memory.parse import parse_markdown
-from memd.memory.settled import read_settled, snapshot_of
 from memd.memory.tree import classify, is_memory_file
 
 log = logging.getLogger(__name__)
@@ -167,11 +168,14 @@ class Indexer:
         *,
         max_file_bytes: int = 10 << 20,
         hooks: Sequence[ChangeHook] = (),
+        files: MemoryFiles | None = None,
     ) -> None:
         self.store = store
         self.roots = [r.real() for r in roots]
         self.max_file_bytes = max_file_bytes
         self.hooks = list(hooks)
+        # Reads go through the door, which knows memd's own writes and files mid-save.
+        self.files = files if files is not None else MemoryFiles(self.root_paths)
         self.last_indexed_at = 0.0
 
     def add_root(self, root: Root) -> bool:
@@ -277,7 +281,7 @@ class Indexer:
             # An editor's save in progress (the file empty or cut short) is waited for, not
             # indexed: memd would otherwise forget, for a moment, every item after the cut.
             indexed = known[path][1] if path in known else None
-            snap = read_settled(Path(path), indexed=indexed, inside=[root.path], first=first)
+            snap = self.files.read(Path(path), indexed=indexed, inside=[root.path], first=first)
             if snap.data is None:
                 return None
             data = snap.data

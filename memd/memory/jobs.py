@@ -1,4 +1,4 @@
-"""What every memory job receives: settings, the store, the memory tree and its lock, a clock."""
+"""What every memory job receives: settings, the store, the memory tree and its door, a clock."""
 
 from __future__ import annotations
 
@@ -6,14 +6,13 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memd.core.conditions import SystemState, day_of, probe_system
 from memd.core.settings import Settings
 from memd.db import Store
+from memd.memory.files import MemoryFiles
 from memd.memory.indexer import Indexer
 from memd.memory.ops import MemoryOps
 
@@ -28,9 +27,17 @@ class JobContext:
     ops: MemoryOps
     now: Callable[[], float] = time.time
     probe: Callable[[], SystemState] = probe_system
-    # Markdown edits read and rewrite whole files: jobs (on the scheduler's threads) and socket
-    # handlers that edit the tree share one lock, or one of two concurrent edits is lost.
-    lock: AbstractContextManager[Any] = field(default_factory=threading.RLock)
+
+    @property
+    def files(self) -> MemoryFiles:
+        """The door every write of a memory file goes through (one operation at a time)."""
+        return self.ops.files
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by each operation of the door: jobs (on the scheduler's threads) and socket
+        handlers that edit the tree share it, or one of two concurrent edits is lost."""
+        return self.files.lock
 
     @property
     def memory_root(self) -> Path:

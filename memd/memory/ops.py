@@ -26,11 +26,11 @@ from memd.core.redact import redact
 from memd.core.text import terms
 from memd.db import Store
 from memd.db.recovery import is_disk_full
-from memd.history import Cause, History, change_scope
+from memd.history import Cause
 from memd.memory import authorship
 from memd.memory import repo as docs
 from memd.memory.edit import ItemChange, add_item, change_item, move_item, remove_items
-from memd.memory.guard import GUARD
+from memd.memory.files import MemoryFiles, Operation, TextEdit, Written
 from memd.memory.indexer import Indexer, Root
 from memd.memory.items import check_item_text, clean_text, heading_problem
 from memd.memory.tree import is_memory_file, slugify
@@ -132,10 +132,11 @@ class MemoryOps:
         today: Callable[[], dt.date] = dt.date.today,
         workspaces: Callable[[], Sequence[str]] = tuple,
         private: Sequence[Path] = (),
-        history: History | None = None,
+        files: MemoryFiles | None = None,
     ) -> None:
         self.store = store
-        self.history = history  # every write below is recorded there as one change
+        # The door every write below goes through; each operation is one change of the history.
+        self.files = files if files is not None else MemoryFiles(indexer.root_paths)
         self.indexer = indexer
         self.memory_root = memory_root
         self.enabled_default = enabled_default
@@ -283,17 +284,17 @@ class MemoryOps:
         meta.update(
             {"imp": str(max(1, min(10, importance))), "src": source, "at": self.today().isoformat()}
         )
-        with change_scope(self.history, Cause.REMEMBER) as change:
-            written = add_item(
-                path, section, text, meta, title=title, dedupe=True, inside=self.roots()
+        with self.files.operation(Cause.REMEMBER) as op:
+            written = self.files.edit(
+                path, add_item(path, section, text, meta, title=title, dedupe=True), op
             )
             item = written.result
-            change.detail = f"id={item.meta.get('id', '')} {text}"
+            op.detail = f"id={item.meta.get('id', '')} {text}"
             try:
                 self.indexer.index_paths([str(path)])
             except Exception as exc:
                 if is_disk_full(exc) and written.changed and not item.existed:
-                    self._take_back(written.take_back, path, item.meta.get("id", ""))
+                    self._take_back(written, item.meta.get("id", ""), op)
                 raise
         return {
             "id": item.meta.get("id", meta["id"]),
@@ -304,15 +305,13 @@ class MemoryOps:
             "existed": item.existed,
         }
 
-    def _take_back(self, take_back: Callable[[], bool], path: Path, item_id: str) -> None:
+    def _take_back(self, written: Written[Any], item_id: str, op: Operation) -> None:
         """Remove a just-written item whose indexing failed (a full disk)."""
-        GUARD.forget_file(path)
-        if take_back():
+        if self.files.take_back(written):
             return
+        gone = remove_items(written.path, lambda _t, m: m.get("id") == item_id)
         with contextlib.suppress(OSError):
-            remove_items(
-                path, lambda _t, m: m.get("id") == item_id, guard=None, inside=self.roots()
-            )
+            self.files.edit(written.path, TextEdit(gone.apply), op)
 
     def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
         """Memory items whose text contains every term of `query` (case-insensitive): not the
@@ -342,11 +341,12 @@ class MemoryOps:
         by_path: dict[str, set[str]] = {}
         for c in cands:
             by_path.setdefault(c["path"], set()).add(c["id"])
-        with change_scope(self.history, Cause.FORGET) as change:
+        with self.files.operation(Cause.FORGET) as change:
             for path, ids in by_path.items():
                 target = self.indexer.resolve(path)  # a link put in its place: its target
                 rel = self._rel(path)
-                for g in remove_items(target, _id_matcher(rel, ids), inside=self.roots()):
+                gone = remove_items(target, _id_matcher(rel, ids))
+                for g in self.files.edit(target, gone, change).result:
                     # As the index served it: a secret written by hand in the item stays home.
                     removed.append(
                         {"id": docs.item_key(rel, g.text, g.meta), "text": redact(g.text),
@@ -391,15 +391,14 @@ class MemoryOps:
         def apply(text: str, meta: dict[str, str]) -> tuple[str, dict[str, str]]:
             return change.apply(text, meta, new_text, new_id)
 
-        with change_scope(self.history, Cause.EDIT) as scope:
+        with self.files.operation(Cause.EDIT) as scope:
             if change.move_to is None:
-                item = change_item(
-                    path, match, apply, expect_text=change.expect_text, inside=self.roots()
-                )
+                edit = change_item(path, match, apply, expect_text=change.expect_text)
+                item = self.files.edit(path, edit, scope).result
             else:
                 section = change.move_to[1] or "Notes"
-                item = move_item(path, dest, section, match, apply,
-                                 expect_text=change.expect_text, inside=self.roots())  # fmt: skip
+                item = move_item(self.files, path, dest, section, match, apply, scope,
+                                 expect_text=change.expect_text)  # fmt: skip
             scope.detail = f"id={item.meta.get('id', item_id)} {item.text}"
         self.indexer.index_paths(sorted({str(path), str(dest)}))
         return {

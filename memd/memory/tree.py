@@ -9,7 +9,8 @@ from pathlib import Path, PurePosixPath
 from memd.core.errors import PathError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.models import FileKind
-from memd.memory import safe_write
+from memd.history import Cause
+from memd.memory.files import MemoryFiles
 
 log = logging.getLogger(__name__)
 FOLDERS = ("_core", "topics", "agents", "projects", "journal", "archive")
@@ -64,8 +65,11 @@ def create_tree(root: Path) -> list[Path]:
 
     Folders are made 0700 and files 0600; the root itself is made 0700 if it is not (other
     users of the machine then read nothing below it, whatever the modes of the files inside).
+    Before anything else runs: the templates are not a change of the history (its first
+    record of the tree holds them).
     """
     created: list[Path] = []
+    files = MemoryFiles([root])
     make_private_dir(root)
     if tighten(root, PRIVATE_DIR):
         log.info("memory folder %s made private (mode 0700)", root)
@@ -78,7 +82,7 @@ def create_tree(root: Path) -> list[Path]:
         p = root / rel
         try:
             # Never over a file made meanwhile, nor through a folder linked out of the tree.
-            if not p.exists() and safe_write.create_new(p, body, inside=[root]):
+            if not p.exists() and files.create_new(p, body, Cause.BASELINE):
                 created.append(p)
         except PathError as exc:
             log.warning("template %s not created: %s", rel, exc)

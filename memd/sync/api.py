@@ -22,8 +22,7 @@ class Sync:
         self.host = host
         self.memory = memory
         self.syncer = Syncer(
-            host.settings, store, memory.indexer, edit_lock=memory.lock,
-            next_run=lambda: host.next_run(JOB),
+            host.settings, store, memory.indexer, next_run=lambda: host.next_run(JOB),
         )  # fmt: skip
         self.syncer.wake = lambda delay_s: host.nudge(JOB, delay_s)
 

@@ -38,7 +38,6 @@ in `memd.sync.push`; this module holds the run that orders them, the hook and th
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import time
@@ -113,7 +112,6 @@ class Syncer:
         indexer: Indexer,
         *,
         backend_factory: Callable[[Settings], CloudBackend] = make_backend,
-        edit_lock: contextlib.AbstractContextManager[Any] | None = None,
         next_run: Callable[[], str | None] = lambda: None,
         now: Callable[[], float] = time.time,
         rand: Callable[[], float] = random.random,
@@ -123,7 +121,8 @@ class Syncer:
         self.indexer = indexer
         self.root = settings.memory_dir
         self.backend_factory = backend_factory
-        self.edit_lock = edit_lock or contextlib.nullcontext()
+        # The door every pulled file is written through (the indexer's: the memory feature's).
+        self.files = indexer.files
         self.next_run = next_run
         self.now = now
         self.rand = rand

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from memd.core.errors import EditConflict, MemdError, PathError
 from memd.core.fsio import inside_any, read_regular, real
 from memd.db import Connection
-from memd.memory import safe_write, settled
-from memd.memory.guard import GUARD
+from memd.history import Cause
+from memd.memory.files import Operation, encode
 from memd.sync import outbox
 from memd.sync.backend import CloudBackend, SyncRow
 from memd.sync.outbox import TOMBSTONE, Op
@@ -116,9 +116,11 @@ class Pull:
             items = [_as_conflict(p) if p.rel in moved else p for p in items]
         touched: list[str] = []
         applied: list[Pulled] = []
-        with self.s.edit_lock:
+        # The page's files are one change of the history (a run pulls one page unless more
+        # than PULL_PAGE files changed).
+        with self.s.files.operation(Cause.SYNC, f"pulled {len(items)} files") as op:
             for p in items:
-                final, paths = self._apply_file(p)
+                final, paths = self._apply_file(p, op)
                 touched += paths
                 applied.append(final)
         if touched:
@@ -163,17 +165,15 @@ class Pull:
             add_conflicts=sum(p.action is Action.CONFLICT for p in items),
         )  # fmt: skip
 
-    def _apply_file(self, p: Pulled) -> tuple[Pulled, list[str]]:
+    def _apply_file(self, p: Pulled, op: Operation) -> tuple[Pulled, list[str]]:
         # A link inside the tree is written at its target (checked inside by `_plan`, and by
         # the safe writer again where it writes: a folder made a link since is refused).
-        report, root = self.report, self.s.root
-        roots = self.s.indexer.root_paths()
+        report, root, files = self.report, self.s.root, self.s.files
         dest = Path(real(root / p.rel))
         if p.action is Action.TAKE:
             try:  # only while the file is as planned: a save since the plan is never overwritten
-                safe_write.replace_when(dest, lambda now: _sha_of_text(now) == p.local_sha,
-                                        None if p.row.deleted else p.row.content, guard=GUARD,
-                                        inside=roots)  # fmt: skip
+                files.replace_when(dest, lambda now: _sha_of_text(now) == p.local_sha,
+                                   None if p.row.deleted else p.row.content, op)  # fmt: skip
             except EditConflict:
                 p = _as_conflict(p)
             except PathError as exc:
@@ -190,7 +190,7 @@ class Pull:
             return p, []
         copy = root / p.copy_rel
         try:
-            safe_write.replace_when(copy, lambda _now: True, p.row.content, inside=roots)
+            files.replace_when(copy, lambda _now: True, p.row.content, op)
         except PathError as exc:
             log.warning("sync: conflict copy %s not written: %s", p.copy_rel, exc)
             return dataclasses.replace(p, copy_rel=""), []
@@ -218,4 +218,4 @@ def _as_conflict(p: Pulled) -> Pulled:
 
 def _sha_of_text(text: str | None) -> str:
     """`sha_of` a file's bytes, from its text as the safe writer reads it (None: missing)."""
-    return TOMBSTONE if text is None else sha_of(settled.encode(text))
+    return TOMBSTONE if text is None else sha_of(encode(text))

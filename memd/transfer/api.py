@@ -64,7 +64,7 @@ class Transfer:
             doc = export.read_export(Path(p.path))
             return merge.apply_export(
                 doc, store=mem.store, indexer=mem.indexer, memory_root=mem.host.settings.memory_dir,
-                lock=mem.lock, today=dt.date.today(), now=time.time(),
+                today=dt.date.today(), now=time.time(), source=p.path,
             )  # fmt: skip
 
     def feature(self) -> Feature:

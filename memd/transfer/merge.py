@@ -10,7 +10,6 @@ appended to their file and section.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 from collections.abc import Sequence
@@ -25,9 +24,10 @@ from memd.core.errors import EditConflict, SourceError
 from memd.core.models import Turn
 from memd.core.redact import redact
 from memd.db import Connection, Store
+from memd.history import Cause
 from memd.memory import repo as memories
-from memd.memory import safe_write
-from memd.memory.edit import append_item, file_lock
+from memd.memory.edit import add_item
+from memd.memory.files import MemoryFiles, Operation
 from memd.memory.indexer import Indexer
 from memd.memory.tree import TEMPLATES
 from memd.transfer.export import FORMAT, Chat, ExportDocument, MemoryRecord, SessionRecord, TreeFile
@@ -49,28 +49,30 @@ def apply_export(
     store: Store,
     indexer: Indexer,
     memory_root: Path,
-    lock: contextlib.AbstractContextManager[Any],
     today: dt.date,
     now: float,
+    source: str = "",
 ) -> dict[str, Any]:
     """Merge a checked export into this memd: tree, then memories, then sessions and chats.
 
     The tree goes first so that the journal entries of imported sessions are already there
-    when the journal catches up with them (it recognises entries by turn id). `lock` is the
-    lock every Markdown edit of this process holds.
+    when the journal catches up with them (it recognises entries by turn id). The files are
+    written through the indexer's door to the memory files, as one `import` change of the
+    history (`source`, the file imported, is its detail).
     """
     base = memory_root.resolve()
     for rel in [f.path for f in doc.tree] + [m.path for m in doc.memories if not m.root]:
         if not (memory_root / rel).resolve().is_relative_to(base):
             raise SourceError(f"{rel!r} resolves outside the memory tree {memory_root} (a symlink?)",
                               hint="nothing was imported")  # fmt: skip
-    with lock:
+    door = indexer.files
+    with door.operation(Cause.IMPORT, source) as op:
         # Counted before the tree goes in: memories that arrive inside imported files are new.
         before = memories.present_items(store.read(), [m.id for m in doc.memories])
-        files = _import_tree(doc.tree, memory_root, today, indexer.root_paths())
+        files = _import_tree(door, op, doc.tree, memory_root, today)
         if files.written or files.copies:
             indexer.index_paths([str(memory_root / p) for p in (*files.written, *files.copies)])
-        mem = _import_memories(doc.memories, store, indexer, memory_root, before)
+        mem = _import_memories(door, op, doc.memories, store, indexer, memory_root, before)
     hashes = store.w.run(functools.partial(_import_memory_state, doc=doc, memory_root=memory_root))
     conv = _import_sessions(doc.sessions, store, now)
     # A memory that came inside a written file is counted once, as that file.
@@ -95,35 +97,34 @@ def apply_export(
 
 
 def _import_tree(
-    tree: Sequence[TreeFile], memory_root: Path, today: dt.date, roots: safe_write.Roots
+    files: MemoryFiles, op: Operation, tree: Sequence[TreeFile], memory_root: Path, today: dt.date
 ) -> _TreeOutcome:
     out = _TreeOutcome()
     for f in tree:
         # Checked inside the tree by `apply_export`; a link is written at its target.
         dest = Path(fsio.real(memory_root / f.path))
-        with file_lock(dest):
-            local = _read_local(dest)
-            if local == f.content:
+        local = _read_local(dest)
+        if local == f.content:
+            out.identical += 1
+        elif (local is None or not local.strip() or local == TEMPLATES.get(f.path)) and _wrote(
+            files, op, dest, local, f.content
+        ):
+            out.written.append(f.path)
+        else:
+            copy = _beside(dest, f.content, today)
+            if copy is None:
                 out.identical += 1
-            elif (local is None or not local.strip() or local == TEMPLATES.get(f.path)) and _wrote(
-                dest, local, f.content, roots
-            ):
-                out.written.append(f.path)
             else:
-                copy = _beside(dest, f.content, today)
-                if copy is None:
-                    out.identical += 1
-                else:
-                    safe_write.write_if(copy, None, f.content, inside=roots)
-                    out.copies.append(copy.relative_to(memory_root).as_posix())
+                files.write_if(copy, None, f.content, op)
+                out.copies.append(copy.relative_to(memory_root).as_posix())
     return out
 
 
-def _wrote(dest: Path, local: str | None, content: str, roots: safe_write.Roots) -> bool:
+def _wrote(files: MemoryFiles, op: Operation, dest: Path, local: str | None, content: str) -> bool:
     """Write an imported file over `local` (missing, empty or the template) unless it changed
     since it was read (then the import goes beside it)."""
     try:
-        safe_write.write_if(dest, local, content, inside=roots)
+        files.write_if(dest, local, content, op)
     except EditConflict:
         return False
     return True
@@ -151,6 +152,8 @@ def _beside(dest: Path, content: str, today: dt.date) -> Path | None:
 
 
 def _import_memories(
+    files: MemoryFiles,
+    op: Operation,
     records: Sequence[MemoryRecord],
     store: Store,
     indexer: Indexer,
@@ -176,8 +179,8 @@ def _import_memories(
             continue
         path = indexer.resolve(memory_root / m.path)
         title = PurePosixPath(m.path).stem.replace("-", " ").title()
-        append_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title,
-                    inside=indexer.root_paths())  # fmt: skip
+        item = add_item(path, m.section or IMPORTED_SECTION, redact(m.text), m.meta, title=title)
+        files.edit(path, item, op)
         present.add(m.id)
         touched.add(str(path))
         added += 1

@@ -12,6 +12,7 @@ from memd.conversations.ingest import write_turns
 from memd.conversations.journal import (
     ANSWER_CHARS,
     QUESTION_CHARS,
+    Entry,
     JournalTurn,
     add_entries,
     plan_entries,
@@ -20,9 +21,18 @@ from memd.conversations.journal import (
 )
 from memd.core.settings import load
 from memd.db import Store
+from memd.history import Cause
+from memd.memory.files import MemoryFiles
 from tests.conversations.helpers import rows, turn
 
 T0 = dt.datetime(2026, 3, 14, 9, 30).timestamp()
+
+
+def _add(folder: Path, entries: list[Entry]) -> int:
+    """`add_entries` through a door to `folder`, as one coalesced journal operation."""
+    files = MemoryFiles([folder])
+    with files.operation(Cause.JOURNAL, coalesce=True) as op:
+        return add_entries(files, folder, entries, op)
 
 
 def jt(rowid: int, role: str, text: str, ts: float = T0) -> JournalTurn:
@@ -72,7 +82,7 @@ def test_day_files_group_entries_by_session_and_keep_hand_edits(tmp_path: Path) 
     e2, _ = plan_entries(
         "session-bbb", "Kyoto trip", [jt(3, "user", "Kyoto?"), jt(4, "assistant", "Fushimi")]
     )
-    assert add_entries(tmp_path, e1 + e2) == 2
+    assert _add(tmp_path, e1 + e2) == 2
     path = tmp_path / f"{day.isoformat()}.md"
     text = path.read_text()
     text = (
@@ -85,7 +95,7 @@ def test_day_files_group_entries_by_session_and_keep_hand_edits(tmp_path: Path) 
         "Vue routing",
         [jt(5, "user", "Nested routes?"), jt(6, "assistant", "children")],
     )
-    assert add_entries(tmp_path, e1 + e3) == 1  # e1 is already there: not written twice
+    assert _add(tmp_path, e1 + e3) == 1  # e1 is already there: not written twice
     lines = path.read_text().splitlines()
     assert lines[0] == f"# {day.isoformat()}"
     vue = lines.index("## Vue routing · session-aaa")
@@ -102,19 +112,19 @@ def test_an_entry_is_recognised_whatever_its_turn_id(tmp_path: Path, turn_id: st
     whole, so writing the same exchange again adds nothing."""
     es, _ = plan_entries("s", "Title", [JournalTurn(1, turn_id, "user", "q", T0),
                                         JournalTurn(2, "a1", "assistant", "a", T0)])  # fmt: skip
-    assert add_entries(tmp_path, es) == 1
-    assert add_entries(tmp_path, es) == 0
+    assert _add(tmp_path, es) == 1
+    assert _add(tmp_path, es) == 0
 
 
 def test_write_journal_marks_progress_and_waits_for_answers(store: Store, tmp_path: Path) -> None:
     jdir = tmp_path / "journal"
     store.w.run(lambda c: write_turns(c, [turn("s1", "u1", "user", "Which ORM for Postgres?", T0)]))
-    assert write_journal(store, jdir, ["s1"]) == 0
+    assert write_journal(store, MemoryFiles([tmp_path]), jdir, ["s1"]) == 0
     store.w.run(
         lambda c: write_turns(c, [turn("s1", "a1", "assistant", "SQLAlchemy 2.0.", T0 + 5)])
     )
-    assert write_journal(store, jdir, ["s1"]) == 1
-    assert write_journal(store, jdir, ["s1"]) == 0
+    assert write_journal(store, MemoryFiles([tmp_path]), jdir, ["s1"]) == 1
+    assert write_journal(store, MemoryFiles([tmp_path]), jdir, ["s1"]) == 0
     assert rows(store, "SELECT journal_upto FROM sessions") == [(2,)]
     (f,) = jdir.iterdir()
     assert "**Q:** Which ORM for Postgres? **A:** SQLAlchemy 2.0." in f.read_text()

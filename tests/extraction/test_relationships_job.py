@@ -17,8 +17,10 @@ from memd.core.models import JobOutcome, Turn
 from memd.extraction import agents
 from memd.extraction.job import run_extraction
 from memd.extraction.repo import advance_cursor
+from memd.history import Cause
 from memd.llm.answers import EXTRACTION_SCHEMA
 from memd.memory.context import ContextRequest, build_context
+from memd.memory.files import MemoryFiles
 from memd.memory.relationship import read_relationship
 from tests.extraction.claude_logs import subagent, transcript
 from tests.fakes.anthropic_server import FakeAnthropic, json_reply
@@ -253,7 +255,7 @@ def test_rewrite_applies_the_change_again_after_a_concurrent_edit(tmp_path: Path
             path.write_text(old.replace("50/100", "70/100") + "- my line\n")
         return old.replace("/100", "/100 (seen)")
 
-    written = agents.rewrite(path, change)
+    written = agents.rewrite(MemoryFiles([tmp_path]), path, change, Cause.EXTRACT)
     assert len(calls) == 2 and written == path.read_text()
     assert written == "# Ally\n\n- Trust Level: 70/100 (seen)\n- my line\n"
 
@@ -261,11 +263,17 @@ def test_rewrite_applies_the_change_again_after_a_concurrent_edit(tmp_path: Path
 def test_rewrite_leaves_a_file_being_saved_alone(tmp_path: Path) -> None:
     path = tmp_path / "relationship.md"
     path.write_text("")
-    assert agents.rewrite(path, lambda old: old + "template\n") is None
+    assert (
+        agents.rewrite(MemoryFiles([tmp_path]), path, lambda old: old + "template\n", Cause.EXTRACT)
+        is None
+    )
     assert path.read_text() == ""
     old = time.time() - 60
     os.utime(path, (old, old))
-    assert agents.rewrite(path, lambda old: old + "status\n") == "status\n"
+    assert (
+        agents.rewrite(MemoryFiles([tmp_path]), path, lambda old: old + "status\n", Cause.EXTRACT)
+        == "status\n"
+    )
 
 
 def test_an_imported_project_folder_counts_its_sub_agent_runs(env: Env, tmp_path: Path) -> None:

@@ -474,28 +474,26 @@ def test_an_unusable_data_folder_costs_one_warning_not_a_write(
     assert st.skipped == 3
 
 
-def test_a_scope_records_one_operations_writes_as_one_change(hist: History, tree: Path) -> None:
-    from memd.history import change_scope, note_write
+def test_an_operation_of_the_door_records_its_writes_as_one_change(
+    hist: History, tree: Path
+) -> None:
+    from memd.memory.files import MemoryFiles, TextEdit
 
-    def writer(rel: str, text: str | None) -> None:
-        # What memd's file writer does: read, write, report the write with what it read.
-        path = tree / rel
-        before = path.read_text() if path.exists() else None
-        if text is None:
-            path.unlink()
-        else:
-            write(tree, rel, text)
-        note_write(path, before)
+    files = MemoryFiles([tree], hist)
 
-    note_write(tree / "topics/vue.md", "outside any scope: ignored")
+    def put(text: str) -> TextEdit[None]:
+        return TextEdit(lambda _current: (text, None))
+
     by_hand = TEMPLATE_VUE + "- typed by hand, not yet seen\n"
     write(tree, "topics/vue.md", by_hand)
-    with change_scope(hist, Cause.EXTRACT, trailers={"Memd-Run": "r_7"}) as scope:
-        writer("topics/vue.md", by_hand + "- pinia <!-- memd id=m_1 -->\n")
-        writer("topics/vue.md", by_hand + "- pinia <!-- memd id=m_1 hits=2 -->\n")
-        writer("topics/go.md", "# Go\n")
-        writer("_core/preferences.md", None)
-        scope.detail = "run r_7: 2 added"
+    with files.operation(Cause.EXTRACT, trailers={"Memd-Run": "r_7"}) as op:
+        files.edit(tree / "topics/vue.md", put(by_hand + "- pinia <!-- memd id=m_1 -->\n"), op)
+        files.edit(
+            tree / "topics/vue.md", put(by_hand + "- pinia <!-- memd id=m_1 hits=2 -->\n"), op
+        )
+        files.edit(tree / "topics/go.md", put("# Go\n"), op)
+        files.delete(tree / "_core/preferences.md", None, op)
+        op.detail = "run r_7: 2 added"
     run, hand, _ = hist.log()
     assert (run.cause, run.detail, run.run) == ("extract", "run r_7: 2 added", "r_7")
     assert sorted((f.path, f.status) for f in run.files) == [

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memd.memory.edit import append_item, remove_items, update_items
 from memd.memory.parse import parse_markdown
 from memd.memory.tree import classify, create_tree, is_memory_file
+from tests.doors import append_item, remove_items, update_items
 
 
 def test_append_into_existing_section_keeps_the_rest(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ import pytest
 
 from memd.core.errors import InvalidParams
 from memd.integrations.mcp_server import build_server
-from memd.memory.edit import append_item
 from memd.memory.parse import parse_markdown
+from tests.doors import append_item
 from tests.integrations.test_mcp import text_of, with_client
 from tests.ui.uihelp import UiProcess, csrf_of
 from tests.utils import DaemonProcess

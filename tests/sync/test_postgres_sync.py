@@ -321,17 +321,16 @@ def test_own_rows_seen_by_pull_complete_their_operations(
     assert outbox.queued(a.store.read(), a.syncer.target(), "topics/rust.md") is None
 
 
-class _SaveOnEnter:
-    """The user saving a file at the moment the pull takes the edit lock to write it."""
+def _save_on_operation(syncer: Any, path: Any, text: str) -> None:
+    """The user saving a file at the moment the pull opens its operation to write it."""
+    files = syncer.files
+    operation = type(files).operation
 
-    def __init__(self, path: Any, text: str) -> None:
-        self.path, self.text = path, text
+    def save_first(*args: Any, **kwargs: Any) -> Any:
+        path.write_text(text)
+        return operation(files, *args, **kwargs)
 
-    def __enter__(self) -> None:
-        self.path.write_text(self.text)
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    files.operation = save_first
 
 
 def test_a_file_saved_while_the_pull_applies_is_never_overwritten(
@@ -343,13 +342,13 @@ def test_a_file_saved_while_the_pull_applies_is_never_overwritten(
     b.sync()
     a.write("topics/rust.md", RUST_A)
     a.sync()
-    b.syncer.edit_lock = _SaveOnEnter(b.path("topics/rust.md"), RUST_B)
+    _save_on_operation(b.syncer, b.path("topics/rust.md"), RUST_B)
     res = b.sync()
     assert res["counts"]["conflicts"] == 1 and res["counts"]["applied"] == 0
     assert b.read("topics/rust.md") == RUST_B
     (copy,) = b.memory.glob("topics/rust.conflict-*.md")
     assert copy.read_text() == RUST_A
-    b.syncer.edit_lock = _SaveOnEnter(copy, RUST_A)  # harmless from now on
+    _save_on_operation(b.syncer, copy, RUST_A)  # harmless from now on
     b.sync()  # the run catches up with the saved file and sends it
     assert cloud_rows(sync_dsn, table)["topics/rust.md"]["content"] == RUST_B
 

@@ -12,7 +12,6 @@ import hashlib
 import json
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -297,7 +296,7 @@ def _export_import(src: Store, dst: Store, tmp_path: Path) -> dict[str, Any]:
     root = tmp_path / "dst-memory"
     return merge.apply_export(
         export.read_export(out), store=dst, indexer=Indexer(dst, [Root(root)]), memory_root=root,
-        lock=threading.RLock(), today=dt.date(2026, 4, 27), now=T0 + 100,
+        today=dt.date(2026, 4, 27), now=T0 + 100,
     )  # fmt: skip
 
 

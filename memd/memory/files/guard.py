@@ -23,6 +23,7 @@ recent item (or restores a line memd just removed) gets memd's change back once;
 window every edit is taken as it is. Only items with a memd id are guarded (lines a person
 wrote are theirs); journal entries and whole-file writes (undo, a pulled or imported file) are
 not. The guard is active in the daemon only (`active`), where the watcher reports changes.
+Part of `memd.memory.files`: one guard belongs to one door (`MemoryFiles`).
 """
 
 from __future__ import annotations
@@ -239,6 +240,3 @@ class WriteGuard:
                 for k, st in self._files.items()
                 if any(now - e.at < self.window_s for e in st.entries)
             ]
-
-
-GUARD = WriteGuard()

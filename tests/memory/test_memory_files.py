@@ -1,4 +1,5 @@
-"""The safe writer and the write guard on real files, with the races made to happen on purpose."""
+"""The door to the memory files and its write guard on real files, with the races made to
+happen on purpose."""
 
 from __future__ import annotations
 
@@ -11,21 +12,36 @@ from pathlib import Path
 import pytest
 
 from memd.core.errors import PathError
-from memd.core.rename import RENAMER
-from memd.memory import safe_write
-from memd.memory.edit import append_item, remove_items, update_items
-from memd.memory.guard import WriteGuard
-from memd.memory.safe_write import Edit, FileBusy, edit_file
+from memd.history import Cause
+from memd.memory.files import FileBusy, MemoryFiles, TextEdit, Written
+from memd.memory.files import door as door_module
+from memd.memory.files.guard import WriteGuard
+from tests.doors import append_item, door, remove_items, update_items
+
+Edit = Callable[[str | None], tuple[str | None, None]]
 
 
-def add_line(line: str) -> Edit[None]:
+def edit_file(
+    path: Path, edit: Edit, *, files: MemoryFiles | None = None, inside: list[Path] | None = None
+) -> Written[None]:
+    """A whole-file edit through a door to `inside` (default: the file's folder)."""
+    files = files or MemoryFiles(inside or [path.parent])
+    return files.edit(path, TextEdit(edit), Cause.EDIT)
+
+
+def nothing(files: MemoryFiles, path: Path) -> None:
+    """What the watcher does after a save: memd's guarded changes are checked again."""
+    files.edit(path, TextEdit(lambda _cur: (None, None), lambda _r: []), Cause.EDIT)
+
+
+def add_line(line: str) -> Edit:
     def edit(current: str | None) -> tuple[str | None, None]:
         return (current or "") + line + "\n", None
 
     return edit
 
 
-def put_first(line: str) -> Edit[None]:
+def put_first(line: str) -> Edit:
     def edit(current: str | None) -> tuple[str | None, None]:
         return line + "\n" + (current or ""), None
 
@@ -50,7 +66,8 @@ def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
 ) -> None:
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
-    real = RENAMER.exchange
+    files = MemoryFiles([tmp_path])
+    real = files.renamer.exchange
     saved: list[int] = []
 
     def exchange_after_a_save(a: Path, b: Path) -> bool:
@@ -61,8 +78,8 @@ def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
             saved.append(1)
         return real(a, b)
 
-    monkeypatch.setattr(RENAMER, "exchange", exchange_after_a_save)
-    edit_file(p, put_first("<!-- top -->"))
+    monkeypatch.setattr(files.renamer, "exchange", exchange_after_a_save)
+    edit_file(p, put_first("<!-- top -->"), files=files)
     assert p.read_text() == "<!-- top -->\n# Notes\n- one\n- typed by hand\n"
 
 
@@ -70,7 +87,8 @@ def test_an_in_place_save_half_done_is_waited_for(tmp_path: Path) -> None:
     p = tmp_path / "notes.md"
     full = "# Notes\n" + "".join(f"- item {i}\n" for i in range(500))
     p.write_text(full)
-    edit_file(p, add_line("- memd was here"))  # memd now knows the file's length
+    files = MemoryFiles([tmp_path])
+    edit_file(p, add_line("- memd was here"), files=files)  # memd now knows the file's length
     with open(p, "w") as fh:  # the editor truncated the file ...
 
         def finish() -> None:
@@ -80,7 +98,7 @@ def test_an_in_place_save_half_done_is_waited_for(tmp_path: Path) -> None:
 
         t = threading.Thread(target=finish)
         t.start()
-        edit_file(p, add_line("- and again"))
+        edit_file(p, add_line("- and again"), files=files)
         t.join()
     text = p.read_text()
     assert text.startswith(full) and text.endswith("- memd was here\n- and again\n")
@@ -89,7 +107,8 @@ def test_an_in_place_save_half_done_is_waited_for(tmp_path: Path) -> None:
 def test_a_file_renamed_away_during_a_save_is_waited_for(tmp_path: Path) -> None:
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
-    edit_file(p, add_line("- two"))
+    files = MemoryFiles([tmp_path])
+    edit_file(p, add_line("- two"), files=files)
     os.rename(p, tmp_path / "notes.md~")  # vim: the original moves away, the new one follows
 
     def write_back() -> None:
@@ -98,7 +117,7 @@ def test_a_file_renamed_away_during_a_save_is_waited_for(tmp_path: Path) -> None
 
     t = threading.Thread(target=write_back)
     t.start()
-    edit_file(p, add_line("- four"))
+    edit_file(p, add_line("- four"), files=files)
     t.join()
     assert p.read_text() == "# Notes\n- one\n- two\n- three by hand\n- four\n"
 
@@ -108,7 +127,7 @@ def test_a_file_that_never_settles_is_refused_with_nothing_written(
 ) -> None:
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n")
-    monkeypatch.setattr(safe_write, "ATTEMPTS", 3)
+    monkeypatch.setattr(door_module, "ATTEMPTS", 3)
     n = [0]
 
     def busy(current: str | None) -> tuple[str | None, None]:
@@ -124,83 +143,82 @@ def test_a_file_that_never_settles_is_refused_with_nothing_written(
 def test_write_if_refuses_a_changed_file(tmp_path: Path) -> None:
     p = tmp_path / "a.md"
     p.write_text("one\n")
-    safe_write.write_if(p, "one\n", "two\n")
+    files = MemoryFiles([tmp_path])
+    files.write_if(p, "one\n", "two\n", Cause.UNDO)
     with pytest.raises(FileBusy):
-        safe_write.write_if(p, "one\n", "three\n")
+        files.write_if(p, "one\n", "three\n", Cause.UNDO)
     assert p.read_text() == "two\n"
-    safe_write.write_if(p, "two\n", None)
+    files.write_if(p, "two\n", None, Cause.UNDO)
     assert not p.exists()
 
 
-def guard() -> WriteGuard:
-    g = WriteGuard()
-    g.active = True
-    return g
-
-
 def test_the_guard_applies_again_what_an_old_copy_dropped(tmp_path: Path) -> None:
-    g = guard()
+    files = door(tmp_path)
+    g = files.guard
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
     old = p.read_text()
-    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
-    append_item(p, "Notes", "second", {"id": "m_00000002"}, guard=g)
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    append_item(p, "Notes", "second", {"id": "m_00000002"}, files=files)
     p.write_text(old + "- typed in the editor\n")  # an editor saves its old buffer
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     text = p.read_text()
     assert "- typed in the editor" in text and "first" in text and "second" in text
     assert g.reapplied == 2
 
 
 def test_the_guard_keeps_what_a_person_deleted_on_purpose(tmp_path: Path) -> None:
-    g = guard()
+    files = door(tmp_path)
+    g = files.guard
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
-    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
-    append_item(p, "Notes", "second", {"id": "m_00000002"}, guard=g)
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    append_item(p, "Notes", "second", {"id": "m_00000002"}, files=files)
     # The person saw both and deleted the first: memd's latest change is still there.
     p.write_text(p.read_text().replace("- first <!-- memd id=m_00000001 -->\n", ""))
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     assert "first" not in p.read_text() and "second" in p.read_text() and g.reapplied == 0
 
 
 def test_the_guard_keeps_a_persons_edit_of_a_changed_item(tmp_path: Path) -> None:
-    g = guard()
+    files = door(tmp_path)
+    g = files.guard
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- cats <!-- memd id=m_00000001 -->\n")
     old = p.read_text()
-    update_items(p, lambda t, m: True, lambda t, m: ("dogs", m), guard=g)
+    update_items(p, lambda t, m: True, lambda t, m: ("dogs", m), files=files)
     p.write_text(old.replace("cats", "birds"))  # changed by hand to something else
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     assert "birds" in p.read_text() and g.reapplied == 0
-    update_items(p, lambda t, m: True, lambda t, m: ("fish", m), guard=g)
+    update_items(p, lambda t, m: True, lambda t, m: ("fish", m), files=files)
     p.write_text(old.replace("cats", "birds"))  # exactly the old line back: an old copy
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     assert "fish" in p.read_text() and g.reapplied == 1
 
 
 def test_the_guard_removes_again_what_an_old_copy_brought_back(tmp_path: Path) -> None:
-    g = guard()
+    files = door(tmp_path)
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- gone <!-- memd id=m_00000001 -->\n- kept\n")
     old = p.read_text()
-    remove_items(p, lambda t, m: m.get("id") == "m_00000001", guard=g)
+    remove_items(p, lambda t, m: m.get("id") == "m_00000001", files=files)
     p.write_text(old)
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     assert "gone" not in p.read_text() and "kept" in p.read_text()
 
 
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
     now = [0.0]
-    g = WriteGuard(window_s=5, clock=lambda: now[0])
-    g.active = True
+    files = door(tmp_path)
+    files.guard = WriteGuard(window_s=5, clock=lambda: now[0])
+    files.watching(True)
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
     old = p.read_text()
-    append_item(p, "Notes", "first", {"id": "m_00000001"}, guard=g)
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
     now[0] = 6.0
     p.write_text(old)
-    edit_file(p, lambda cur: (None, None), guard=g, ops_of=lambda _: [])
+    nothing(files, p)
     assert "first" not in p.read_text()
 
 
@@ -212,19 +230,24 @@ def tree(tmp_path: Path) -> tuple[Path, Path]:
     (root / "topics").mkdir(parents=True)
     outside.mkdir()
     (outside / "theirs.md").write_text("# Theirs\n- not memd's\n")
+    (root / "topics" / "mine.md").write_text("# Mine\n- a file of the tree\n")  # to move
     return root, outside
 
 
-# Each writing function of the safe writer, and item edits built on it, given the roots.
+# Each writing method of the door, and item edits through it, with the roots given.
 WRITES: dict[str, Callable[[Path, list[Path]], object]] = {
-    "edit_file": lambda p, roots: edit_file(p, add_line("- more"), inside=roots),
-    "replace_when": lambda p, roots: safe_write.replace_when(p, lambda _t: True, "# new\n",
-                                                             inside=roots),
-    "write_if": lambda p, roots: safe_write.write_if(p, None, "# new\n", inside=roots),
-    "delete_file": lambda p, roots: safe_write.delete_file(p, None, inside=roots),
-    "create_new": lambda p, roots: safe_write.create_new(p, "# new\n", inside=roots),
-    "append_item": lambda p, roots: append_item(p, "Notes", "more", {}, inside=roots),
-    "remove_items": lambda p, roots: remove_items(p, lambda _t, _m: True, inside=roots),
+    "edit": lambda p, roots: edit_file(p, add_line("- more"), inside=roots),
+    "replace_when": lambda p, roots: MemoryFiles(roots).replace_when(
+        p, lambda _t: True, "# new\n", Cause.SYNC),
+    "write_if": lambda p, roots: MemoryFiles(roots).write_if(p, None, "# new\n", Cause.UNDO),
+    "delete": lambda p, roots: MemoryFiles(roots).delete(p, None, Cause.FORGET),
+    "create_new": lambda p, roots: MemoryFiles(roots).create_new(p, "# new\n", Cause.IMPORT),
+    "move": lambda p, roots: MemoryFiles(roots).move(roots[0] / "topics" / "mine.md", p,
+                                                     Cause.ARCHIVE),
+    "append_item": lambda p, roots: append_item(p, "Notes", "more", {},
+                                                files=MemoryFiles(roots)),
+    "remove_items": lambda p, roots: remove_items(p, lambda _t, _m: True,
+                                                  files=MemoryFiles(roots)),
 }  # fmt: skip
 
 
@@ -295,32 +318,20 @@ def test_a_folder_made_a_link_while_memd_edits_is_caught_before_the_write(
     assert (outside / "topics" / "notes.md").read_text() == "# Notes\n- one\n"
 
 
-def test_every_memory_write_of_memd_names_the_roots() -> None:
-    """Each call of a writing function of the safe writer (and of the item edits built on
-    it) in memd's code passes `inside`: the primitive itself refuses what leaves the roots."""
-    import ast
+def test_the_memory_feature_builds_its_door_with_the_memory_roots(tmp_path: Path) -> None:
+    """Every write of the daemon goes through one door, which knows the memory roots: the
+    same object the operations, the jobs and the indexer use."""
+    from memd.app import Engine
+    from memd.core.settings import load
+    from memd.db import Store
 
-    writers = {"edit_file", "delete_file", "create_new", "replace_when", "write_if",
-               "append_item", "add_item", "remove_items", "update_items", "change_item",
-               "move_item", "add_entries", "remove_entries", "write_journal", "rewrite"}  # fmt: skip
-    package = Path(safe_write.__file__).resolve().parent.parent
-    missing = []
-    for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
-                continue
-            fn = node.func
-            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
-            # Namesakes that write no file: the index's `docs.delete_file`, and a feature's own
-            # `self.write_journal` (which passes the roots to the journal's).
-            on = (
-                fn.value.id
-                if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name)
-                else ""
-            )
-            if on in ("self", "docs"):
-                continue
-            if name in writers and not any(k.arg == "inside" for k in node.keywords):
-                missing.append(f"{path.relative_to(package.parent)}:{node.lineno} {name}")
-    # Inside the safe writer, calls between its own functions pass the roots they were given.
-    assert [m for m in missing if "memory/safe_write.py" not in m] == []
+    s = load(env={"MEMD_HOME": str(tmp_path)})
+    store = Store.open(s.db_path)
+    try:
+        e = Engine(s, store)
+        files = e.memory.files
+        assert e.ops.files is files and e.indexer.files is files
+        assert e.memory.job_context().files is files and e.memory.lock is files.lock
+        assert files.roots() == e.indexer.root_paths() and files.history is e.history
+    finally:
+        store.close()

@@ -1,29 +1,26 @@
-"""Reading a memory file once it has stopped changing, and what memd knows of each file.
+"""Reading a memory file once it has stopped changing.
 
 An editor saving in place truncates the file and then writes it; one saving by rename leaves
 the name missing for a moment. `read_settled` waits (bounded) until a file that looks
-mid-save is whole again before memd bases an edit on it; `file_lock` serialises memd's own
-edits of one file in this process, and memd remembers the identity it left each file with
-(`remember`), so its own last write is never mistaken for someone else's. The safe writer
-(`memd.memory.safe_write`) is built on these.
+mid-save is whole again before memd bases an edit on it. What memd knows of each file (its
+own last write, the index's size) comes from the door's `KnownFiles`, so its own last write is
+never mistaken for someone else's. Part of `memd.memory.files`: other features use the door.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from memd.core.errors import SourceError
 from memd.core.fsio import open_regular
+from memd.memory.files.known import Ident, KnownFiles, ident_of
 
 log = logging.getLogger(__name__)
-
 # A file changed by someone else this recently may still be being written.
 QUIET_S = 0.05
 # An empty or cut file changed less than this long ago may be half-way through a save (one
@@ -35,13 +32,8 @@ MISSING_WAIT_S = 0.25
 SETTLE_MAX_S = 2.0
 RECENT_MAX_S = 0.2
 
-Ident = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 # The memory roots a read or write must stay inside (None: not checked here).
 Roots = Sequence[Path | str] | None
-
-
-def ident_of(st: os.stat_result) -> Ident:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def decode(data: bytes) -> str:
@@ -107,48 +99,6 @@ def peek(path: Path) -> Snapshot | None:
         return None
 
 
-_locks: dict[str, threading.RLock] = {}
-_known: dict[str, tuple[Ident, float]] = {}  # path -> (identity after memd's last write, when)
-_registry_guard = threading.Lock()
-SizeHint = Callable[[str], int | None]
-_size_hints: list[SizeHint] = []
-
-
-def file_lock(path: Path | str) -> threading.RLock:
-    """The lock serialising memd's own edits of one file in this process (re-entrant: a
-    caller may hold it around several edits of the file)."""
-    key = os.path.abspath(path)
-    with _registry_guard:
-        return _locks.setdefault(key, threading.RLock())
-
-
-def add_size_hint(hint: SizeHint) -> Callable[[], None]:
-    """Register where the indexed size of a file can be looked up; returns the unregister."""
-    with _registry_guard:
-        _size_hints.append(hint)
-
-    def remove() -> None:
-        with _registry_guard, contextlib.suppress(ValueError):
-            _size_hints.remove(hint)
-
-    return remove
-
-
-def _expected_size(key: str, indexed: int | None = None) -> int | None:
-    """How long memd last knew the file: its own last write of it, else the index."""
-    known = _known.get(key)
-    if known is not None:
-        return known[0][2]
-    if indexed is not None:
-        return indexed
-    for hint in list(_size_hints):
-        with contextlib.suppress(Exception):
-            size = hint(key)
-            if size is not None:
-                return size
-    return None
-
-
 def _suspect(snap: Snapshot, expected: int | None) -> bool:
     """Whether a file looks mid-save: missing although memd knew it, or empty or cut short
     and changed in the last moments (an old empty or short file is simply that)."""
@@ -159,18 +109,18 @@ def _suspect(snap: Snapshot, expected: int | None) -> bool:
     return snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9
 
 
-def _recent_foreign(key: str, snap: Snapshot) -> bool:
+def _recent_foreign(known: KnownFiles, path: Path, snap: Snapshot) -> bool:
     """Changed in the last moments, and not by memd's own last write."""
     if snap.ident is None:
         return snap.data is not None  # read while it was being written
-    known = _known.get(key)
-    if known is not None and known[0] == snap.ident:
+    if known.ident(path) == snap.ident:
         return False
     return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
 
 
 def read_settled(
     path: Path,
+    known: KnownFiles,
     *,
     indexed: int | None = None,
     inside: Roots = None,
@@ -187,11 +137,10 @@ def read_settled(
     it itself; `inside`, roots the file must be in (see `read_snapshot`); `first`, the file as
     the caller just read it (`snapshot_of`), so a file that is whole is opened once.
     """
-    key = os.path.abspath(path)
-    expected = _expected_size(key, indexed)
+    expected = known.expected_size(path, indexed)
     roots = list(inside) if inside is not None else None
     snap = first if first is not None else read_snapshot(path, roots)
-    if not _suspect(snap, expected) and not _recent_foreign(key, snap):
+    if not _suspect(snap, expected) and not _recent_foreign(known, path, snap):
         return snap
     start = still_since = time.monotonic()
     best, best_for = snap, -1.0  # the whole state that stayed unchanged longest
@@ -210,7 +159,7 @@ def read_settled(
             continue
         if snap.data is None:
             if now - still_since >= MISSING_WAIT_S:
-                forget_known(path)  # gone: deleted (or moved) by someone else
+                known.forget(path)  # gone: deleted (or moved) by someone else
                 return snap
         elif not _suspect(snap, expected) and now - still_since >= QUIET_S:
             return snap
@@ -218,15 +167,3 @@ def read_settled(
         return snap  # whole as far as can be told: the newest state
     log.debug("%s kept changing; using the whole state it stayed in longest", path)
     return best
-
-
-def remember(key: str, ident: Ident) -> None:
-    """Record the identity memd left the file at `key` (its absolute path) with."""
-    with _registry_guard:
-        _known[key] = (ident, time.monotonic())
-
-
-def forget_known(path: Path | str) -> None:
-    """Drop what memd remembers of a file (it was moved or deleted by memd)."""
-    with _registry_guard:
-        _known.pop(os.path.abspath(path), None)

@@ -1,0 +1,202 @@
+"""One replacement of a memory file on disk, checked against the version memd read.
+
+- an edit that only adds bytes at the end is appended (`O_APPEND`), after checking the open
+  file is the one read and still that long, and verified by reading back; the file is not
+  rewritten;
+- otherwise the new content is written to a hidden temp file in the same folder and swapped
+  in with `renameat2(RENAME_EXCHANGE)` (Linux) or `renamex_np(RENAME_SWAP)` (macOS): the
+  previous file is left at the temp name, so memd can check it is exactly what the edit was
+  based on. If an editor's save landed in between, the swap is reversed (the editor's version
+  is put back, never lost) and the caller applies the edit again on top of it;
+- where neither exists, the check is followed by a plain rename: a save landing in the
+  microseconds between the check and the rename can be overwritten.
+
+Any of these raises `Changed` when the file is not the version read: the caller (the door)
+reads it again. Where the file really is is checked against the memory roots again right
+before it is replaced and on the temp file the new version is in, so a folder moved away and
+replaced by a link while the edit ran is caught. Part of `memd.memory.files`: stateless, the
+`Renamer` is the door's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from memd.core.errors import PathError
+from memd.core.fsio import TEMP_SUFFIX, inside_any, make_private_dir, resolve_inside
+from memd.core.rename import Renamer
+from memd.memory.files.known import Ident, ident_of
+from memd.memory.files.settle import Roots, Snapshot, peek
+
+log = logging.getLogger(__name__)
+
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class Changed(Exception):
+    """The file changed between reading it and replacing it: read it again."""
+
+
+def placed(path: Path | str, roots: Roots) -> Path:
+    """Where memd writes `path`: the path itself, or, given the roots, its real place when that
+    is inside them (`PathError` otherwise)."""
+    return Path(path) if roots is None else resolve_inside(roots, path)
+
+
+def still_inside(path: Path, roots: Roots) -> None:
+    """`PathError` when `path` no longer leads inside the roots (a folder on its way was
+    replaced by a link since it was resolved)."""
+    if roots is not None and not inside_any(path, roots):
+        resolve_inside(roots, path)  # raises, naming where it leads
+        raise PathError(f"{path} is outside memd's memory folders")
+
+
+def replace(
+    path: Path, snap: Snapshot, new: bytes, new_mode: int, roots: Roots, renamer: Renamer
+) -> tuple[str, Ident]:
+    """Put `new` at `path`, which must still be `snap`; (how, the identity left) or `Changed`."""
+    if snap.ident is None and snap.data is not None:
+        raise Changed  # it was read mid-write
+    if snap.data is None:
+        return "create", create(path, new, new_mode, roots, renamer)
+    # A folder on the way may have been moved and replaced by a link while the edit ran: the
+    # file still looks the same through it (same inode), so where it is is checked again.
+    still_inside(path, roots)
+    if len(new) > len(snap.data) and new.startswith(snap.data):
+        return "append", append(path, snap, new[len(snap.data) :], roots)
+    return swap(path, snap, new, roots, renamer)
+
+
+def append(path: Path, snap: Snapshot, tail: bytes, roots: Roots = None) -> Ident:
+    assert snap.data is not None
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | NOFOLLOW | CLOEXEC)
+    except OSError as exc:  # gone, or a link put in its place: read it again
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.EMLINK):
+            raise Changed from None
+        raise
+    try:
+        still_inside(path, roots)
+        st = os.fstat(fd)
+        if ident_of(st) != snap.ident or os.pread(fd, st.st_size + 1, 0) != snap.data:
+            raise Changed
+        try:
+            n = os.write(fd, tail)
+        except OSError:
+            cut_back(fd, len(snap.data))
+            raise
+        if n != len(tail):  # a short write: the disk is full
+            cut_back(fd, len(snap.data))
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        os.fsync(fd)
+        after = os.fstat(fd)
+        if os.pread(fd, after.st_size + 1, 0) != snap.data + tail:
+            # Someone wrote at the same moment: the edit is applied again on what is there.
+            raise Changed
+        return ident_of(after)
+    finally:
+        os.close(fd)
+
+
+def cut_back(fd: int, size: int) -> None:
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size > size:
+            os.ftruncate(fd, size)
+
+
+def temp_for(path: Path, data: bytes, mode: int) -> Path:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def create(path: Path, data: bytes, mode: int, roots: Roots, renamer: Renamer) -> Ident:
+    still_inside(path.parent, roots)  # before a missing folder is made, through any link
+    make_private_dir(path.parent)
+    tmp = temp_for(path, data, mode)
+    try:
+        still_inside(tmp, roots)  # where the new file really is, the instant before it counts
+        renamer.create(tmp, path)
+    except FileExistsError:
+        raise Changed from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return ident_of(os.stat(path))
+
+
+def swap(
+    path: Path, snap: Snapshot, new: bytes, roots: Roots, renamer: Renamer
+) -> tuple[str, Ident]:
+    st = os.lstat(path)
+    tmp = temp_for(path, new, st.st_mode & 0o7777)
+    try:
+        still_inside(tmp, roots)  # where the new version really is, before it takes the name
+        ours = ident_of(os.stat(tmp))
+        now = peek(path)
+        if now is None or now.ident != snap.ident or now.data != snap.data:
+            raise Changed
+        try:
+            swapped = renamer.exchange(tmp, path)
+        except FileNotFoundError:
+            raise Changed from None
+        if not swapped:
+            os.replace(tmp, path)  # the documented window: no atomic swap on this system
+            return "replace", ours
+        old = peek(tmp)  # what was at `path` the instant before the swap
+        if old is not None and old.ident == snap.ident and old.data == snap.data:
+            return "swap", ours
+        put_back(path, tmp, ours, renamer)
+        raise Changed
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def put_back(path: Path, tmp: Path, ours: Ident, renamer: Renamer) -> None:
+    """An editor saved between memd's check and its swap: put the editor's version back."""
+    renamer.exchange(tmp, path)
+    back = peek(tmp)
+    if back is not None and back.ident is not None and back.ident[:2] == ours[:2]:
+        return  # `tmp` holds memd's version again; the caller removes it
+    # Yet another save landed at `path` meanwhile: it is the newest, keep it there, and keep
+    # the version it replaced beside it rather than delete a file memd has not read.
+    renamer.exchange(tmp, path)
+    kept = path.with_name(f"{path.stem}.kept-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    with contextlib.suppress(OSError):
+        renamer.create(tmp, kept)
+        log.warning("%s was saved twice while memd wrote it; the older save is kept as %s",
+                    path, kept)  # fmt: skip
+
+
+def delete(path: Path, snap: Snapshot, renamer: Renamer) -> bool:
+    """Delete `path` if it is still `snap`: renamed aside first and checked there, so a save
+    landing meanwhile is put back (False: it changed, nothing deleted)."""
+    aside = path.with_name(f".{path.name}.{os.getpid()}.deleted{TEMP_SUFFIX}")
+    os.rename(path, aside)
+    gone = peek(aside)
+    if gone is None or gone.ident != snap.ident or gone.data != snap.data:
+        try:
+            renamer.create(aside, path)
+        except FileExistsError:
+            renamer.exchange(aside, path)  # a newer save is at `path`: keep both apart
+            renamer.create(aside, path.with_name(f"{path.stem}.kept-{int(time.time())}.md"))
+        return False
+    os.unlink(aside)
+    return True

@@ -1,0 +1,400 @@
+"""`MemoryFiles`: the one door through which memd writes (and reads, safely) memory files.
+
+memd shares its Markdown files with a person and their editor. Editors save in place (truncate,
+then write) or by rename (write a temp file, rename it over the original), at any moment. A
+plain "read, change, rename a new copy over it" loses whatever the editor saved in between, and
+reading while an in-place save is half done sees an empty or cut file. Every write of a memory
+file — remember, forget, a page edit, extraction, archival, the journal, a sync pull, an
+import, an undo, a relationship file — goes through `MemoryFiles.edit` (or its whole-file
+forms), which:
+
+1. takes the file's lock (memd's own edits of one file never overlap) and **reads** it once it
+   has stopped changing (`settle.read_settled`): a file empty or shorter than memd last knew
+   it, missing although memd knew it, or just changed by someone else, is waited for (bounded)
+   — never a reason to write a template over it;
+2. applies memd's recent changes again if an editor wrote back an older copy (the write
+   guard), then **computes** the new text as a pure function of what was read, so it can be
+   applied again to a newer version;
+3. **replaces** the file only if it is still the version read (`disk.replace`: an append, an
+   atomic swap, or a create that never replaces), and reads it again to retry, a bounded
+   number of times, when it changed (`FileBusy` then, nothing written);
+4. remembers the identity it left the file with, tells the guard which items it changed, and
+   tells the open **operation** what it wrote: when the operation ends, all it wrote is one
+   change of the history.
+
+Every path is resolved inside the memory roots first (a link whose target is inside is written
+at its target and stays a link; one leading anywhere else is refused with `PathError` before
+anything is read or written), and checked again right before each replacement.
+
+Operations run one at a time (`lock`): two read-modify-writes of one file by two operations
+would otherwise lose one of them, and the history could not record them as one change each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from memd.core.errors import EditConflict, SourceError
+from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, resolve_inside
+from memd.core.rename import Renamer
+from memd.history import Cause
+from memd.memory.files import disk
+from memd.memory.files.guard import Op, WriteGuard
+from memd.memory.files.known import Ident, IndexedSize, KnownFiles, ident_of
+from memd.memory.files.operation import Operation
+from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot
+
+if TYPE_CHECKING:
+    from memd.history import History
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ATTEMPTS = 25
+NEW_FILE_MODE = PRIVATE_FILE
+RootsGiven = Sequence[Path] | Callable[[], Sequence[Path]]
+
+
+class FileBusy(EditConflict):
+    """A file kept changing while memd tried to edit it; nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit(Generic[T]):
+    """What memd does to one file's text.
+
+    `apply(current text or None) -> (new text or None for "no change", result)` must be a
+    pure function of its argument: it may run several times, each time on newer content.
+    `guarded(result)` names the item changes the write guard keeps; without it the guard is
+    neither consulted nor told (journal lines, status lines, whole files).
+    """
+
+    apply: Callable[[str | None], tuple[str | None, T]]
+    guarded: Callable[[T], list[Op]] | None = None
+    new_mode: int = NEW_FILE_MODE
+
+
+@dataclass(frozen=True, slots=True)
+class Written(Generic[T]):
+    """The outcome of `MemoryFiles.edit`: what the edit returned and what was written."""
+
+    path: Path
+    result: T
+    before: str | None  # the text the edit was based on (None: no file)
+    after: str | None  # the text written (None: nothing written)
+    how: str  # "append" | "swap" | "replace" | "create" | "" (nothing written)
+    ident: Ident | None = None  # of the file as memd left it
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.how)
+
+
+Cause_ = Operation | Cause  # what a write belongs to: an open operation, or a cause of its own
+
+
+class MemoryFiles:
+    """The memory files of one memd process: the door for every write (module docstring)."""
+
+    def __init__(
+        self,
+        roots: RootsGiven,
+        history: History | None = None,
+        *,
+        indexed_size: IndexedSize | None = None,
+    ) -> None:
+        self._roots = roots
+        self.history = history
+        self.known = KnownFiles(indexed_size)
+        self.guard = WriteGuard()
+        self.renamer = Renamer()
+        # One operation at a time; re-entrant, so an operation may call others' writers.
+        self.lock = threading.RLock()
+
+    def roots(self) -> list[Path]:
+        """The memory roots: every read and write of a memory file stays inside them."""
+        r = self._roots() if callable(self._roots) else self._roots
+        return list(r)
+
+    # -- operations ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def operation(
+        self,
+        cause: Cause | str,
+        detail: str = "",
+        *,
+        trailers: dict[str, str] | None = None,
+        coalesce: bool = False,
+    ) -> Iterator[Operation]:
+        """One operation: the writes handed `op` are one change of the history (`coalesce`:
+        recorded per file and minute, as journal entries are), recorded when the block ends —
+        also when it ends with an error: those writes happened."""
+        with self.lock:
+            op = Operation(Cause(cause), detail, dict(trailers or {}), coalesce)
+            try:
+                yield op
+            finally:
+                self._record(op)
+
+    def _record(self, op: Operation) -> None:
+        if self.history is None or op.coalesce or not op.files:
+            return
+        before: dict[str | Path, str | bytes | None] = {p: w.before for p, w in op.files.items()}
+        self.history.record(op.paths, op.cause, op.detail, before=before, trailers=op.trailers)
+
+    def _wrote(self, op: Operation, path: Path, before: str | None, after: str | None) -> None:
+        op.wrote(path, before, after)
+        if op.coalesce and self.history is not None:
+            self.history.note_coalesced(path, op.cause)
+
+    @contextlib.contextmanager
+    def _in(self, cause: Cause_) -> Iterator[Operation]:
+        if isinstance(cause, Operation):
+            yield cause
+        else:
+            with self.operation(cause) as op:
+                yield op
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(
+        self,
+        path: Path,
+        *,
+        indexed: int | None = None,
+        inside: Sequence[Path | str] | None = None,
+        first: Snapshot | None = None,
+    ) -> Snapshot:
+        """The file once it has stopped changing (`settle.read_settled`), inside `inside` (the
+        memory roots when not given); `indexed`, its size in the index; `first`, the file as the
+        caller just read it."""
+        roots = list(inside) if inside is not None else self.roots()
+        return read_settled(path, self.known, indexed=indexed, inside=roots, first=first)
+
+    def text(self, path: Path) -> str | None:
+        """The text of a memory file once settled (None: no file), resolved inside the roots."""
+        roots = self.roots()
+        return self.read(disk.placed(path, roots), inside=roots).text
+
+    # -- writing ---------------------------------------------------------------------------
+    def edit(self, path: Path, change: TextEdit[T], cause: Cause_) -> Written[T]:
+        """Apply `change` to the file's current text and write the result safely (module
+        docstring), as part of `cause` (an open operation, or a cause for a change of its own).
+
+        A new text of None, or equal to the current text, writes nothing. Raises `PathError`
+        for a path leading out of the roots, `FileBusy` when the file kept changing.
+        """
+        with self._in(cause) as op:
+            return self._edit(path, change, op)
+
+    def _edit(self, path: Path, change: TextEdit[T], op: Operation) -> Written[T]:
+        roots = self.roots()
+        path = disk.placed(path, roots)
+        with self.known.lock(path):
+            delay = 0.002
+            for _ in range(ATTEMPTS):
+                disk.still_inside(path, roots)
+                snap = self.read(path, inside=roots)
+                base = snap.text
+                if change.guarded is not None:
+                    base = self.guard.restore(path, snap.data, base)
+                new, result = change.apply(base)
+                if new is None:
+                    new = base
+                if new == snap.text or new is None:
+                    if snap.ident is not None:
+                        self.known.left(path, snap.ident)
+                    return Written(path, result, snap.text, None, "", snap.ident)
+                data = encode(new)
+                try:
+                    how, ident = disk.replace(
+                        path, snap, data, change.new_mode, roots, self.renamer
+                    )
+                except disk.Changed:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+                    continue
+                self.known.left(path, ident)
+                if change.guarded is not None:
+                    self.guard.written(path, data, change.guarded(result), str(op.cause))
+                self._wrote(op, path, snap.text, new)
+                return Written(path, result, snap.text, new, how, ident)
+        raise FileBusy(
+            f"{path} kept changing while memd tried to edit it; nothing was written",
+            hint="try again once the file is saved",
+        )
+
+    def delete(self, path: Path, expected: str | None, cause: Cause_) -> bool:
+        """Delete `path` only if it holds `expected` (its text when memd decided to delete it;
+        None: whatever it holds). Renamed aside first and checked there, so a save landing
+        meanwhile is put back. Returns whether it was deleted (False: already gone)."""
+        roots = self.roots()
+        path = disk.placed(path, roots)
+        with self._in(cause) as op, self.known.lock(path):
+            disk.still_inside(path, roots)
+            snap = self.read(path, inside=roots)
+            if snap.data is None:
+                return False
+            if expected is not None and snap.text != expected:
+                raise _changed_since(path)
+            if not disk.delete(path, snap, self.renamer):
+                raise _changed_since(path)
+            self.known.forget(path)
+            self.guard.forget_file(path)
+            self._wrote(op, path, snap.text, None)
+            return True
+
+    def replace_when(
+        self, path: Path, ok: Callable[[str | None], bool], new: str | None, cause: Cause_
+    ) -> bool:
+        """Write `new` to `path` (None deletes it) only while `ok(its text)` holds (text None:
+        no file). For whole-file writes decided on a known version (an undo, a pulled file):
+        raises `FileBusy` and writes nothing when it does not hold. Returns whether anything
+        changed; memd's earlier item changes of the file are no longer guarded."""
+        roots = self.roots()
+        path = disk.placed(path, roots)
+        with self._in(cause) as op:
+            if new is None:
+                with self.known.lock(path):
+                    current = self.read(path, inside=roots).text
+                    if not ok(current):
+                        raise _changed_since(path)
+                    done = current is not None and self.delete(path, current, op)
+            else:
+
+                def replace(current: str | None) -> tuple[str | None, None]:
+                    if not ok(current):
+                        raise _changed_since(path)
+                    return new, None
+
+                done = self._edit(path, TextEdit(replace), op).changed
+        self.guard.forget_file(path)
+        return done
+
+    def write_if(self, path: Path, expected: str | None, new: str | None, cause: Cause_) -> None:
+        """Write `new` to `path` (None deletes it) only while it holds `expected` (None:
+        missing); `FileBusy` otherwise."""
+        self.replace_when(path, lambda current: current == expected, new, cause)
+
+    def create_new(self, path: Path, text: str, cause: Cause_) -> bool:
+        """Create `path` holding `text` unless it exists (never replaces a file); True if
+        created. A link at `path` counts as existing (one leading out is refused)."""
+        roots = self.roots()
+        resolve_inside(roots, path)  # a link there leading out is refused, one inside exists
+        with self._in(cause) as op, self.known.lock(path):
+            if os.path.lexists(path):
+                return False
+            try:
+                ident = disk.create(path, encode(text), NEW_FILE_MODE, roots, self.renamer)
+            except disk.Changed:
+                return False
+            self.known.left(path, ident)
+            self._wrote(op, path, None, text)
+            return True
+
+    def move(self, src: Path, dest: Path, cause: Cause_) -> None:
+        """Move a file to `dest` (a new name there in one step); if a file is already there, the
+        text is appended to it and the original deleted only if it still holds what was
+        copied (a save meanwhile keeps both). A link or special file at `src` is left alone."""
+        roots = self.roots()
+        disk.still_inside(dest.parent, roots)  # before a missing folder is made, through any link
+        make_private_dir(dest.parent)
+        if not is_regular(src):
+            return  # a link or special file put in its place since it was listed: left alone
+        try:
+            text = self.text(src)
+        except (OSError, SourceError):
+            return
+        if text is None:
+            return
+        with self._in(cause) as op:
+            disk.still_inside(dest.parent, roots)
+            try:
+                self.renamer.create(src, dest)  # one step when nothing is there yet
+            except FileExistsError:
+                pass
+            else:
+                self._wrote(op, src, text, None)
+                self._wrote(op, dest, None, text)
+                self.known.forget(src)
+                return
+
+            def add(current: str | None) -> tuple[str | None, None]:
+                return ((current or "").rstrip("\n") + "\n\n" + text if current else text), None
+
+            self._edit(dest, TextEdit(add), op)
+            try:
+                self.delete(src, text, op)
+            except SourceError as exc:  # saved meanwhile: both stay, nothing is lost
+                log.warning("archived a copy of %s but kept the file: %s", src, exc)
+
+    def take_back(self, written: Written[T]) -> bool:
+        """Remove a write again if the file is exactly as memd left it and the write only
+        appended (cutting the file back needs no disk space). True when taken back. The
+        guard lets go of the file."""
+        self.guard.forget_file(written.path)
+        if written.how != "append" or written.before is None or written.after is None:
+            return False
+        with self.known.lock(written.path):
+            try:
+                fd = os.open(written.path, os.O_RDWR | disk.NOFOLLOW | disk.CLOEXEC)
+            except OSError:
+                return False
+            try:
+                st = os.fstat(fd)
+                if ident_of(st) != written.ident or os.pread(fd, st.st_size + 1, 0) != encode(
+                    written.after
+                ):
+                    return False
+                os.ftruncate(fd, len(encode(written.before)))
+                os.fsync(fd)
+                self.known.left(written.path, ident_of(os.fstat(fd)))
+            finally:
+                os.close(fd)
+        return True
+
+    # -- what the watcher saw --------------------------------------------------------------
+    def watching(self, on: bool) -> None:
+        """The daemon watches the tree (`on`): the guard re-applies what an editor's older
+        copy wrote over. Off, the guard keeps nothing."""
+        self.guard.active = on
+
+    def saved_by_someone(self, path: Path) -> bool:
+        """The watcher saw `path` change: if an editor wrote an older copy over memd's recent
+        changes, they are applied again (one change with the cause of the changes). True when
+        something was written; never raises (the next write retries)."""
+        cause = self.guard.watched(path)
+        if cause is None:
+            return False
+        why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
+        try:
+            with self.operation(why, "applied again after an older copy was saved") as op:
+                w = self._edit(path, TextEdit(_unchanged, _no_items), op)
+        except Exception as exc:  # the watcher must go on; the next write retries
+            log.warning("could not apply memd's changes to %s again: %s", path, exc)
+            return False
+        return w.changed
+
+    def peek(self, path: Path) -> Snapshot:
+        """The file as it is this instant (no waiting), never through a link: for checks only."""
+        return read_snapshot(path)
+
+
+def _unchanged(current: str | None) -> tuple[str | None, None]:
+    return None, None
+
+
+def _no_items(_result: None) -> list[Op]:
+    return []
+
+
+def _changed_since(path: Path) -> FileBusy:
+    return FileBusy(f"{path} changed since memd read it; it was not deleted",
+                    hint="look at the file and try again")  # fmt: skip
