@@ -96,3 +96,26 @@ def test_sigterm_during_the_first_index_ends_in_order(home: Path) -> None:
         assert d.search_paths("zqkept") == {str(d.memory / "_core" / "notes.md")}
     finally:
         assert d.stop() == 0
+
+
+def test_sighup_during_the_first_index_is_applied_once_serving(home: Path) -> None:
+    """A reload asked for while the daemon starts (a service manager's `reload` at login) does
+    not end it (SIGHUP's default action) and is applied when the start is done."""
+    _tree(home / "memory")
+    d = DaemonProcess(home)
+    log = open(d.log, "ab")  # noqa: SIM115 - handed to the child
+    d.proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=memd_env(home),
+                              stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    log.close()
+    try:
+        wait_for(lambda: _indexing(_status(d.sock)), 60)
+        (home / "config.toml").write_text("[index]\ndebounce_ms = 77\n")
+        d.proc.send_signal(signal.SIGHUP)
+        assert _indexing(_status(d.sock)), "the first index ended before the reload: nothing tested"
+        wait_for(
+            lambda: (s := _status(d.sock)) is not None and not s["daemon"].get("starting"), 120
+        )
+        wait_for(lambda: "changed: index.debounce_ms" in d.log.read_text(), 10)
+        assert d.proc.poll() is None
+    finally:
+        assert d.stop() == 0
