@@ -264,6 +264,8 @@ class Daemon:
         await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
         stop.cancel()
         if not task.done():
+            if self.engine is not None:
+                self.engine.progress.stop()  # also when the stop came before the engine
             await asyncio.wait({task}, timeout=STEP_STOP_WAIT_S)
         if not task.done():
             log.warning("stopping while a start-up step still runs")
