@@ -160,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--retry-parked", action="store_true", help="with --now: retry parked operations"
     )
     add("config", daemon.cmd_config, "every setting with its value, env override and help")
+    sp = add(
+        "workspace",
+        daemon.cmd_workspace,
+        "list, add or remove a project folder kept outside your home (memory.workspaces)",
+    )
+    sp.add_argument("action", choices=["list", "add", "remove"])
+    sp.add_argument("path", nargs="?", help="the folder (add, remove)")
     sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
     sub.add_parser(

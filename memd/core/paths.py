@@ -129,11 +129,18 @@ def _below(path: str, folder: str) -> bool:
 
 
 def project_base(
-    folder: str, *, home: str, workspaces: Sequence[str], private: Sequence[str] = ()
+    folder: str,
+    *,
+    home: str,
+    workspaces: Sequence[str],
+    private: Sequence[str] = (),
+    trusted: bool = False,
 ) -> str | None:
     """The folder a project folder is accepted under: the configured workspace holding it,
-    else the user's home when it is below it (the home itself is no project); None: refused,
-    and also for anything inside memd's own folders (`private`).
+    else the user's home when it is below it (the home itself is no project), else, for a
+    `trusted` folder (one a person named: their shell's folder), the root of the file system;
+    None: refused, and also for anything inside memd's own folders (`private`) and for the
+    home itself and the root.
 
     All are real paths (every symbolic link followed).
     """
@@ -144,18 +151,25 @@ def project_base(
             return ws
     if folder != home and _below(folder, home):
         return home
+    anchor = os.path.splitdrive(folder)[0] + os.sep
+    if trusted and folder not in (home, anchor) and not _below(home, folder):
+        return anchor
     return None
 
 
-def caller_project(cwd: str, *, workspaces: Sequence[str], private: Sequence[Path]) -> str:
+def caller_project(
+    cwd: str, *, workspaces: Sequence[str], private: Sequence[Path], trusted: bool = False
+) -> str:
     """The `project` a client sends by default from the folder it runs in: that folder when
-    the daemon would accept it as a project (below the home or in a configured workspace, not
-    in memd's own folders), else "" (no project, and no error)."""
+    the daemon would accept it as a project (below the home or in a configured workspace, or
+    anywhere when `trusted`: a person's shell or session; never in memd's own folders), else
+    "" (no project, and no error)."""
     real = os.path.realpath(cwd)
     base = project_base(
         real,
         home=os.path.realpath(Path.home()),
         workspaces=[os.path.realpath(Path(w).expanduser()) for w in workspaces],
         private=[os.path.realpath(p) for p in private],
+        trusted=trusted,
     )
     return cwd if base is not None else ""

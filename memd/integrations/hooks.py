@@ -81,6 +81,7 @@ def session_start(
         project=project,
         session_id=session_id,
         agent_id=CLAUDE_CODE_AGENT,  # its relationship file: trust, mood, memory points
+        trust_folder=True,  # the folder the person started the session in (`_session_params`)
     )
     result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
@@ -114,6 +115,7 @@ def user_prompt(
         project=project,
         session_id=session_id,
         agent_id=CLAUDE_CODE_AGENT,
+        trust_folder=True,
     )
     result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
@@ -192,13 +194,18 @@ def _parse_payload(stdin_text: str) -> dict[str, Any]:
 
 def _session_params(payload: dict[str, Any], settings: Settings) -> tuple[str, str]:
     """(project, session_id) of a hook payload: its `cwd` when memd takes that folder as a
-    project (an absolute folder below the home or in a configured workspace: the workspace's
-    own memory comes with the context), and its `session_id`, when strings."""
+    project (an absolute folder, not in memd's own: the workspace's own memory comes with the
+    context), and its `session_id`, when strings.
+
+    The `cwd` is the folder the person started their assistant in, as their shell's folder is
+    for the CLI, so it is trusted wherever it is (outside the home too)."""
     cwd, session_id = payload.get("cwd"), payload.get("session_id")
     project = ""
     if isinstance(cwd, str) and os.path.isabs(cwd):
         private = [settings.memory_dir, settings.paths.data_dir, settings.db_path.parent]
-        project = caller_project(cwd, workspaces=settings.memory_workspaces, private=private)
+        project = caller_project(
+            cwd, workspaces=settings.memory_workspaces, private=private, trusted=True
+        )
     return project, session_id if isinstance(session_id, str) else ""
 
 

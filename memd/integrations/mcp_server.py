@@ -108,6 +108,9 @@ def build_server(
             project=project_param(project, base=base) if project else context_project,
             agent_id=agent_id or "",
             session_id=session_id or "",
+            # The session's own folder is trusted like the hooks' `cwd`; one the model names is
+            # held to the home and `memory.workspaces`.
+            trust_folder=not project,
         )
         return forward(m.CONTEXT, params, _render_context, read=True)
 
@@ -153,11 +156,13 @@ def build_server(
         assistant (`agent_id`). `type` is optional: personal,
         preference, skill, project, task, decision or knowledge. Returns the new memory's id.
         """
+        named = bool(project)
         if scope == "project":
             project = project_param(project or default_project or "", base=base)
         params = m.RememberParams(
-            text=text, scope=scope, type=type or "", project=project or "", agent_id=agent_id or ""
-        )
+            text=text, scope=scope, type=type or "", project=project or "",
+            agent_id=agent_id or "", trust_folder=scope == "project" and not named,
+        )  # fmt: skip
         return forward(m.REMEMBER, params, _render_remember)
 
     @server.tool(title="Forget", annotations=DESTRUCTIVE)
@@ -250,7 +255,8 @@ def _project_defaults(
     if not default_project or not os.path.isabs(default_project):
         return None, default_project or ""
     private = [memory_dir] if memory_dir is not None else []
-    here = caller_project(default_project, workspaces=workspaces, private=private)
+    # The folder Claude Code started this server for (CLAUDE_PROJECT_DIR), not the model's.
+    here = caller_project(default_project, workspaces=workspaces, private=private, trusted=True)
     return Path(default_project), here
 
 

@@ -168,7 +168,7 @@ class MemoryFeature:
                 dropped=[],
                 quotas=msg.TierQuotas(user=0, project=0, conversation=0),
             )
-        slug = self.ops.project(p.project).slug if p.project else ""
+        slug = self.ops.project(p.project, trusted=p.trust_folder).slug if p.project else ""
         req = ContextRequest(
             query=p.query,
             budget_tokens=budget,
@@ -193,8 +193,9 @@ class MemoryFeature:
             if p.request_id and p.request_id in self._answers:
                 return self._answers[p.request_id]  # a retry: the first answer, nothing new
             out = self.ops.remember(
-                p.text, scope=p.scope, project=p.project, agent_id=p.agent_id, type_=p.type
-            )
+                p.text, scope=p.scope, project=p.project, agent_id=p.agent_id, type_=p.type,
+                trusted=p.trust_folder,
+            )  # fmt: skip
             res = msg.decode_result(msg.REMEMBER, out)
             if p.request_id:
                 self._answers[p.request_id] = res

@@ -77,11 +77,17 @@ def _refuse(message: str, hint: str = "") -> InvalidParams:
 
 
 def check_project(
-    project: str, *, home: Path, workspaces: Sequence[str], private: Sequence[Path]
+    project: str,
+    *,
+    home: Path,
+    workspaces: Sequence[str],
+    private: Sequence[Path],
+    trusted: bool = False,
 ) -> Project:
-    """The project a caller names: a slug, a configured workspace (or a folder in one), or an
-    existing folder below the user's home (not in memd's own folders); `InvalidParams` naming
-    the param for anything else.
+    """The project a caller names: a slug, a configured workspace (or a folder in one), an
+    existing folder below the user's home, or, `trusted` (a person named it from their own
+    shell or session), an existing folder anywhere; never in memd's own folders.
+    `InvalidParams` naming the param for anything else, with the setting that allows it.
 
     Relative paths are refused: only the caller knows the folder they are relative to, so the
     clients (CLI, MCP, hooks) make them absolute before they send them.
@@ -96,13 +102,13 @@ def check_project(
     if not os.path.isdir(real):
         raise _refuse(f"{project} is not an existing folder")
     configured = [os.path.realpath(Path(w).expanduser()) for w in workspaces]
+    own = [os.path.realpath(p) for p in private]
+    if any(real == p or real.startswith(p.rstrip(os.sep) + os.sep) for p in own):
+        raise _refuse(f"{project} is inside memd's own folders (its memory tree or data)")
     base = project_base(real, home=os.path.realpath(home), workspaces=configured,
-                        private=[os.path.realpath(p) for p in private])  # fmt: skip
+                        private=own, trusted=trusted)  # fmt: skip
     if base is None:
-        raise _refuse(
-            f"{project} is not a folder below your home ({home}) nor a configured workspace",
-            hint="list a workspace kept elsewhere in memory.workspaces",
-        )
+        raise _refuse_folder(project, real, home)
     # The home itself is no workspace (a dotfiles repository there would swallow every folder).
     configured_base = base in configured
     found = find_workspace(Path(real), top=Path(base), include_top=configured_base)
@@ -112,6 +118,21 @@ def check_project(
     if not configured_base and mdir.exists() and not within(real_of(mdir), real_of(ws)):
         raise _refuse(f"{mdir} leads outside the workspace {ws}; memd does not follow it")
     return Project(slugify(ws.name), ws)
+
+
+def _refuse_folder(project: str, real: str, home: Path) -> InvalidParams:
+    """The refusal of a folder outside the home, with the exact way to allow it."""
+    mine = os.path.realpath(home)
+    if mine == real or mine.startswith(real.rstrip(os.sep) + os.sep):
+        # A repository there would swallow every folder of the home.
+        return _refuse(f"{project} is your home or a folder above it: not a project folder")
+    ws = find_workspace(Path(real), top=Path(Path(real).anchor), include_top=False) or Path(real)
+    return _refuse(
+        f"{project} is not a folder below your home ({home}) nor a configured workspace",
+        hint=f"allow it with `memd workspace add {ws}`, or in the settings file:"
+        f" [memory] workspaces = [{json.dumps(str(ws))}] (a folder you name from your own shell"
+        " with `memd remember --project` is taken as it is)",
+    )
 
 
 def new_memory_id() -> str:
@@ -164,12 +185,15 @@ class MemoryOps:
             )
 
     # -- projects -------------------------------------------------------------------------
-    def project(self, project: str, *, create: bool = False, lenient: bool = False) -> Project:
-        """Resolve a project a caller names (`check_project`) and make sure its workspace memory
-        folder is indexed and watched. `lenient` (a folder a session recorded): one memd does
-        not accept is not an error but its nearest accepted workspace, or the slug of its name."""
+    def project(
+        self, project: str, *, create: bool = False, lenient: bool = False, trusted: bool = False
+    ) -> Project:
+        """Resolve a project a caller names (`check_project`; `trusted`: a person named it) and
+        make sure its workspace memory folder is indexed and watched. `lenient` (a folder a
+        session recorded): one memd does not accept is not an error but its nearest accepted
+        workspace, or the slug of its name."""
         try:
-            p = self._check(project)
+            p = self._check(project, trusted=trusted)
         except InvalidParams:
             if not lenient:
                 raise
@@ -187,9 +211,10 @@ class MemoryOps:
                     self.on_new_root(root)
         return p
 
-    def _check(self, project: str) -> Project:
+    def _check(self, project: str, *, trusted: bool = False) -> Project:
         return check_project(project, home=Path.home(), workspaces=self.workspaces(),
-                             private=[*self.indexer.root_paths(), *self.private])  # fmt: skip
+                             private=[*self.indexer.root_paths(), *self.private],
+                             trusted=trusted)  # fmt: skip
 
     def _recorded(self, project: str) -> Project:
         """A folder a session recorded that memd does not accept as it is (gone since, or
@@ -210,16 +235,21 @@ class MemoryOps:
         return p
 
     # -- remember / forget / list ---------------------------------------------------------
-    def target(self, scope: str, type_: str, project: str, agent_id: str) -> tuple[Path, str, str]:
-        """(file, section, title) a new memory of this scope and type goes to.
+    def target(
+        self, scope: str, type_: str, project: str, agent_id: str, *, trusted: bool = False
+    ) -> tuple[Path, str, str]:
+        """(file, section, title) a new memory of this scope and type goes to (`trusted`: a
+        person named the project's folder).
 
         The file is its real path: a symbolic link is followed to its target when that is
         inside the memory roots (the link stays a link), and refused (`PathError`) when not.
         """
-        path, section, title = self._target(scope, type_, project, agent_id)
+        path, section, title = self._target(scope, type_, project, agent_id, trusted)
         return self.indexer.resolve(path), section, title
 
-    def _target(self, scope: str, type_: str, project: str, agent_id: str) -> tuple[Path, str, str]:
+    def _target(
+        self, scope: str, type_: str, project: str, agent_id: str, trusted: bool = False
+    ) -> tuple[Path, str, str]:
         if scope == "user":
             if type_ == "preference":
                 return (
@@ -233,7 +263,7 @@ class MemoryOps:
         if scope == "project":
             if not project:
                 raise InvalidParams("scope 'project' needs a project (workspace path or slug)")
-            p = self.project(project, create=True)
+            p = self.project(project, create=True, trusted=trusted)
             if p.memory_dir is not None:
                 return p.memory_dir / "context.md", "Context", f"Project {p.slug}"
             return (
@@ -262,6 +292,7 @@ class MemoryOps:
         type_: str = "",
         importance: int = 7,
         source: str = "manual",
+        trusted: bool = False,
     ) -> dict[str, Any]:
         """Append a memory to the right Markdown file and index it now; return its id and place.
 
@@ -277,7 +308,7 @@ class MemoryOps:
             raise InvalidParams("nothing to remember: text is empty")
         if type_ and type_ not in MEMORY_TYPES:
             raise InvalidParams(f"type must be one of {', '.join(MEMORY_TYPES)}")
-        path, section, title = self.target(scope, type_, project, agent_id)
+        path, section, title = self.target(scope, type_, project, agent_id, trusted=trusted)
         meta = {"id": new_memory_id()}
         if type_:
             meta["type"] = type_

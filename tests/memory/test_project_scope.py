@@ -181,13 +181,21 @@ def test_cli_without_a_daemon_resolves_the_same_way(
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "offline note" in (workspace / ".memd" / "memory" / "context.md").read_text()
+    # A folder outside the home that a person names from their shell is taken as it is.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
                         str(elsewhere), "x"],
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert r.returncode == 1 and "--project-path" in r.stderr
-    assert not os.path.exists(elsewhere / ".memd")
+    assert r.returncode == 0, r.stderr
+    assert "- x <!-- memd" in (elsewhere / ".memd" / "memory" / "context.md").read_text()
+    # memd's own folders never are, named from anywhere.
+    (home / "memory").mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
+                        str(home / "memory"), "y"],
+                       cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 1 and "--project-path" in r.stderr and "memd's own folders" in r.stderr
+    assert not os.path.exists(home / "memory" / ".memd")
 
 
 def test_a_repository_in_the_home_itself_is_not_every_folders_workspace(

@@ -25,6 +25,11 @@ class ContextParams(Params, frozen=True, kw_only=True):
     project: str = ""  # a workspace path or a project slug
     session_id: str = ""
     relevant_only: bool = False
+    # `project` is a folder a person named (their shell's folder or `--project-path`, their
+    # assistant session's folder): accepted outside the home too (memd's own folders never).
+    # memd's MCP server never sets it for a project the model names: that one is held to the
+    # home and `memory.workspaces`.
+    trust_folder: bool = False
 
     def __post_init__(self) -> None:
         check_path(self.project, "project")
@@ -130,6 +135,11 @@ class RememberParams(Params, frozen=True, kw_only=True):
     # A client's id for this request: a retry with the same id gets the first answer back
     # (within one daemon run) instead of remembering again.
     request_id: Annotated[str, Meta(max_length=200)] = ""
+    # `project` is a folder a person named (their shell's folder or `--project-path`, their
+    # assistant session's folder): accepted outside the home too (memd's own folders never).
+    # memd's MCP server never sets it for a project the model names: that one is held to the
+    # home and `memory.workspaces`.
+    trust_folder: bool = False
 
     def __post_init__(self) -> None:
         check_path(self.project, "project")

@@ -1,12 +1,14 @@
 """The daemon and its upkeep: `serve`, `status`, `reindex`, the jobs (`extract`, `summarize`,
-`archive`), `config`, `service`, `doctor` and `demo`."""
+`archive`), `config`, `workspace`, `service`, `doctor` and `demo`."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from memd.cli.commands import call, emit, settings_for
+from memd.core.errors import MemdError
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -146,3 +148,61 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memd.cli.demo import run_demo
 
     return run_demo(home=Path(args.home) if args.home else None, serve=args.serve)
+
+
+def cmd_workspace(args: argparse.Namespace) -> int:
+    """`memd workspace add|remove PATH`, `memd workspace list`: `memory.workspaces`."""
+    from memd.cli import workspace
+    from memd.core import settings
+
+    s = settings_for(args)
+    cfg = settings.config_path(Path(args.config) if args.config else None)
+    if args.action == "list":
+        _, listed = workspace.configured(cfg)
+        emit(args, {"file": str(cfg), "workspaces": listed},
+             lambda: "\n".join(listed) or f"no workspaces in {cfg}")  # fmt: skip
+        return 0
+    if not args.path:
+        raise MemdError(f"say which folder: memd workspace {args.action} PATH")
+    folder = workspace.folder_of(args.path) if args.action == "add" else _absolute(args.path)
+    mine = [s.memory_dir, s.paths.data_dir, s.db_path.parent]
+    if args.action == "add" and any(_inside(folder, p) for p in mine):
+        raise MemdError(f"{folder} is inside memd's own folders; it cannot be a workspace")
+    changed, listed = workspace.change(cfg, folder, add=args.action == "add")
+    done = ("added to" if args.action == "add" else "removed from") if changed else (
+        "already in" if args.action == "add" else "not in")  # fmt: skip
+    told = _reload_daemon(s, args.timeout) if changed else ""
+    emit(args, {"file": str(cfg), "workspaces": listed, "changed": changed},
+         f"{folder}: {done} memory.workspaces in {cfg}{told}")  # fmt: skip
+    return 0
+
+
+def _absolute(raw: str) -> str:
+    import os
+
+    return os.path.abspath(os.path.expanduser(raw))
+
+
+def _inside(folder: str, mine: Path) -> bool:
+    import os
+
+    real, own = os.path.realpath(folder), os.path.realpath(mine)
+    return real == own or real.startswith(own.rstrip(os.sep) + os.sep)
+
+
+def _reload_daemon(s: Any, timeout: float) -> str:
+    """Ask the daemon on this socket to read its settings again (SIGHUP), and say so."""
+    import os
+    import signal
+
+    from memd.api import client
+    from memd.core.errors import DaemonNotRunning, DaemonStarting
+
+    try:
+        pid = client.call(s.socket_path, "status", timeout=min(timeout, 5.0))["daemon"]["pid"]
+        os.kill(int(pid), signal.SIGHUP)
+    except (DaemonNotRunning, DaemonStarting):
+        return "; the daemon reads it when it starts"
+    except (OSError, KeyError, TypeError, ValueError, MemdError) as exc:
+        return f"; could not ask the daemon to read it again ({exc}): restart it"
+    return f"; the daemon (pid {pid}) reads it again now"

@@ -17,7 +17,8 @@ MEMORIES_PAGE = 100
 
 def _project_here(args: argparse.Namespace) -> str:
     """`--project` resolved where the command runs, or by default the folder it runs in when
-    that is a project memd accepts (nothing, quietly, when it is not)."""
+    that is a project memd accepts (nothing, quietly, when it is not). A person runs this
+    command: the folder they are in, or name, is trusted wherever it is (`trust_folder`)."""
     from memd.api.client import project_param
     from memd.core.paths import caller_project
 
@@ -25,7 +26,9 @@ def _project_here(args: argparse.Namespace) -> str:
         return project_param(args.project)
     s = settings_for(args)
     private = [s.memory_dir, s.paths.data_dir, s.db_path.parent]
-    return caller_project(os.getcwd(), workspaces=s.memory_workspaces, private=private)
+    return caller_project(
+        os.getcwd(), workspaces=s.memory_workspaces, private=private, trusted=True
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -62,6 +65,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         agent_id=args.agent_id or "",
         project=_project_here(args),
         session_id=args.session_id or "",
+        trust_folder=True,  # a person's shell: see _project_here
     )
     res = call(args, m.CONTEXT, params)
 
@@ -89,6 +93,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
         project=project_param(args.project or ".") if scope == "project" else "",
         agent_id=args.agent_id or "",
         type=args.type or "",
+        trust_folder=True,  # the folder a person is in, or names, from their own shell
     )
     res = call(args, m.REMEMBER, params, write=True)
     emit(args, res, f"remembered {res.id} in {res.path}:{res.line}")
