@@ -20,6 +20,7 @@ import pytest
 
 from memd.memory.parse import split_item
 from tests.clis import cli
+from tests.fakes import anthropic_server as messages_api
 from tests.fakes.anthropic_server import FakeAnthropic, json_reply, text_reply
 from tests.fakes.openai_server import FakeOpenAI, chat, chat_json, error, rate_limited, slow
 from tests.utils import DaemonProcess, wait_for
@@ -101,6 +102,13 @@ def test_claude_code_extracts_in_a_real_daemon_and_memd_never_reads_its_own_call
             stub.enqueue(text_reply("Nice to meet you, Sam!"))
             user_session(claude, project, env, SEED)
             wait_for(lambda: logs(d)["turns"] >= 2, 30)
+            # The subscription's limit is reached: the run waits, nothing is read past...
+            limit = "You've hit your limit · resets 3pm"
+            stub.enqueue(messages_api.error(429, "rate_limit_error", limit))
+            res = d.call("run_job", {"name": "extract"})
+            assert res["outcome"] == "deferred" and "resets 3pm" in res["message"], res
+            assert items(d.memory) == []
+            # ... and the next run, the limit lifted, extracts the same turns.
             stub.enqueue(json_reply(answer(), input_tokens=1500, output_tokens=120))
             res = d.call("run_job", {"name": "extract"})
             assert res["outcome"] == "success", res
@@ -118,7 +126,7 @@ def test_claude_code_extracts_in_a_real_daemon_and_memd_never_reads_its_own_call
             assert got["User's name is Sam"]["subject"] == "name"
             # memd's call left no transcript, and the store holds the user's session only.
             transcripts = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
-            assert len(transcripts) == 2 and len(stub.requests) == 3, transcripts
+            assert len(transcripts) == 2 and len(stub.requests) == 4, transcripts
             assert (logs(d)["sessions"], logs(d)["turns"]) == (1, 2)
             said = d.call("recall", {"mode": "topic", "query": "extract long-term memories"})
             assert said["sessions"] == [], said
