@@ -75,7 +75,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         r["value"] = s.value(r["key"])
         if r["key"] in settings.SECRETS and r["value"]:
             r["value"] = "(set)"
-    emit(args, {"file": str(file), "settings": rows}, lambda: settings.to_toml(s, file).rstrip())
+    from memd.core.settings_toml import to_toml
+
+    emit(args, {"file": str(file), "settings": rows}, lambda: to_toml(s, file).rstrip())
     return 0
 
 
