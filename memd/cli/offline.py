@@ -78,8 +78,8 @@ def _grown_logs(tailed: dict[str, Any]) -> int:
     import os
 
     n = 0
-    for path, (_inode, _size, offset) in tailed.items():
+    for path, cp in tailed.items():
         with contextlib.suppress(OSError):
-            if os.stat(path).st_size != offset:
+            if os.stat(path).st_size != cp.offset:
                 n += 1
     return n

@@ -48,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=LIMIT, default=10, help="hits per kind: sections, then turns")
     sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
     sp.add_argument("--conversations", action="store_true", help="past conversations only")
+    sp.add_argument(
+        "--source",
+        default="",
+        help="only turns said with this assistant (claude-code, codex, gemini, opencode, …)",
+    )
     sp = add(
         "recall",
         conversations.cmd_recall,
@@ -59,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--session", dest="session_id")
     sp.add_argument("--project")
     sp.add_argument("--agent", dest="agent_id")
+    sp.add_argument(
+        "--source",
+        default="",
+        help="only turns said with this assistant (claude-code, codex, gemini, opencode, …)",
+    )
     sp.add_argument("--limit", type=LIMIT, default=20)
     add("ingest", conversations.cmd_ingest, "store conversation turns given as JSON lines on stdin")
     sp = add(
@@ -90,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("--agent", dest="agent_id")
     sp.add_argument("--session", dest="session_id")
+    sp.add_argument(
+        "--source",
+        default="",
+        help="only turns said with this assistant (claude-code, codex, gemini, opencode, …)",
+    )
     sp = add("remember", memory.cmd_remember, "save a memory (user scope unless --project/--agent)")
     sp.add_argument("text", nargs="+")
     sp.add_argument(

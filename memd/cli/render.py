@@ -230,8 +230,29 @@ def logs_lines(lg: Mapping[str, Any]) -> list[str]:
         f" {counted(lg['turns'], 'turn')} in {counted(lg['sessions'], 'session')},"
         f" {counted(lg['bad_lines'], 'bad line')}; watcher {lg['watcher']}"
     ]
-    lines += [f"  source {s['path']} ({s['format']})" for s in lg["sources"]]
+    lines += assistant_lines(lg.get("assistants") or [])
+    other = [s for s in lg["sources"] if not s.get("assistant")]
+    lines += [f"  source {s['path']} ({s['format']})" for s in other]
+    lines += [f"  cannot read {p}" for p in lg.get("problems") or []]
     lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def assistant_lines(assistants: list[Mapping[str, Any]]) -> list[str]:
+    """One line per assistant memd knows: on/off, found or not, where, what was read, problems."""
+    lines = []
+    for a in assistants:
+        where = ", ".join(a["folders"]) + (" (your setting)" if a.get("custom") else "")
+        if not a["enabled"]:
+            state = "off"
+        elif not a["found"]:
+            state = f"not found (waiting for {where})"
+        else:
+            state = (
+                f"{a['files']} files, {a['turns']} turns in {a['sessions']} sessions from {where}"
+            )
+        lines.append(f"  {a['title']} ({a['name']}): {state}")
+        lines += [f"    problem: {p}" for p in a.get("problems") or []]
     return lines
 
 

@@ -20,7 +20,17 @@ from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Host, JobSpec, Method
-from memd.conversations import forget, imports, journal, logs, pushed, repo, turn_search
+from memd.conversations import (
+    forget,
+    imports,
+    inventory,
+    journal,
+    logs,
+    pushed,
+    repo,
+    sources,
+    turn_search,
+)
 from memd.conversations import recall as rc
 from memd.conversations import summary_job as summaries
 from memd.conversations.ingest import (
@@ -63,12 +73,11 @@ class Conversations:
         self.store = store
         self.memory = memory
         self.semantic = semantic  # recall by meaning, fused into `search` and `recall`
-        self.sources = logs.sources_from_settings(
-            s.logs_claude_code, s.claude_dir, s.logs_sources, own_claude_projects(s)
-        )
+        self.configured = sources.configured(s.value, skip=own_claude_projects(s))
+        self.sources = list(self.configured.sources)
         data = s.paths.data_dir / "conversations"
         self.pushed = pushed.PushedFiles(data / "pushed")
-        self.pushed_source = logs.LogSource(self.pushed.folder, pushed.FORMAT, watched=False)
+        self.pushed_source = sources.LogSource(self.pushed.folder, pushed.FORMAT, watched=False)
         self.forgotten = forget.ForgottenKeys(data / "forgotten")
         # Appends to the files of pushed turns, their rewrites and their reading, one at a time.
         self._push_lock = threading.Lock()
@@ -79,10 +88,10 @@ class Conversations:
         self._started = False
         self._journal_refused = ""  # why the journal folder was last refused (logged once)
 
-    def _ingestor(self, sources: list[logs.LogSource], poll_s: float) -> logs.LogIngestor:
+    def _ingestor(self, tailed: list[sources.LogSource], poll_s: float) -> logs.LogIngestor:
         return logs.LogIngestor(
             self.store,
-            [*sources, self.pushed_source],
+            [*tailed, self.pushed_source],
             enabled=self.memory.ops.enabled,
             on_turns=lambda rep: self.write_journal(rep.sessions),
             on_poll=lambda: self.write_journal(None),
@@ -104,20 +113,20 @@ class Conversations:
         """New log sources or poll interval: tail with them from now on (checkpoints carry
         over, so nothing is read twice); a new idle time reschedules the summary job."""
         self.host.reschedule("summarize", summary_interval_s(new))
-        sources = logs.sources_from_settings(
-            new.logs_claude_code, new.claude_dir, new.logs_sources, own_claude_projects(new)
-        )
-        if sources == self.sources and new.logs_poll_s == self.ingestor.poll_s:
+        configured = sources.configured(new.value, skip=own_claude_projects(new))
+        tailed = list(configured.sources)
+        self.configured = configured
+        if tailed == self.sources and new.logs_poll_s == self.ingestor.poll_s:
             return
         with self._swap:
-            old, self.sources = self.ingestor, sources
-            self.ingestor = self._ingestor(sources, new.logs_poll_s)
+            old, self.sources = self.ingestor, tailed
+            self.ingestor = self._ingestor(tailed, new.logs_poll_s)
             if self._started:
                 old.stop()
                 self.ingestor.start()
         ingest_log.info(
             "log sources now: %s (poll every %g s)",
-            ", ".join(f"{x.root} ({x.format})" for x in sources) or "none",
+            ", ".join(f"{x.root} ({x.format})" for x in tailed) or "none",
             new.logs_poll_s,
         )
 
@@ -152,7 +161,7 @@ class Conversations:
         hits = turn_search.turn_hits(
             self.store.read(), p.query, p.limit,
             session_id=p.session_id, project=p.project, agent_id=p.agent_id,
-            semantic=self.semantic,
+            semantic=self.semantic, source=p.source,
         )  # fmt: skip
         return [msg.SearchHit(**h.to_dict()) for h in hits]
 
@@ -279,15 +288,17 @@ class Conversations:
         out = rc.recall(
             self.store.read(), mode=p.mode, query=p.query, session_id=p.session_id,
             limit=p.limit, per_session=p.per_session, project=p.project, agent_id=p.agent_id,
-            semantic=self.semantic,
+            semantic=self.semantic, source=p.source,
         )  # fmt: skip
         return msg.decode_result(msg.RECALL, out)
 
     def status(self) -> dict[str, Any]:
         conn = self.store.read()
+        found = inventory.assistants(conn, self.configured.choices, self.ingestor.problems)
         return {"logs": {**self.ingestor.status(), "sessions": count_rows(conn, "sessions"),
                          "turns": count_rows(conn, "turns"),
-                         "summaries_due": summaries_due(conn)}}  # fmt: skip
+                         "summaries_due": summaries_due(conn),
+                         "assistants": [a.to_dict() for a in found]}}  # fmt: skip
 
     def feature(self) -> Feature:
         ingest_log.debug(

@@ -1,10 +1,12 @@
-"""Tail assistants' conversation logs into the store, exactly once across restarts.
+"""Read every assistant's conversations into the store, live, exactly once across restarts.
 
-Each log file is read from its checkpoint in `log_files` (inode, size, byte offset, line
-number, hash of the first bytes) with `memd.conversations.tailer.read_new`: only complete lines,
-a partial last line waits for its newline, a truncated or replaced file is read again from
-the start. The turns of a chunk and the checkpoint after it commit in one transaction, and
-turns are keyed by `(session_id, turn_id)`, so a crash at any point neither loses nor
+The sources (`memd.conversations.sources`) are read by their kind (`memd.conversations.reading`):
+append-only logs from their checkpoint in `log_files` (inode, size, byte offset, line number,
+hash of the first bytes) with `memd.conversations.tailer.read_new` — only complete lines, a
+partial last line waits for its newline, a truncated or replaced file is read again from the
+start —; documents rewritten in place whole, when they changed; databases by the rows updated
+since the last read. The turns of a part and the checkpoint after it commit in one transaction,
+and turns are keyed by `(session_id, turn_id)`, so a crash at any point neither loses nor
 duplicates a turn. Lines that cannot be parsed are recorded in `bad_lines` with their file
 and line number and the rest of the file goes on. A log that disappears is only marked
 deleted: what memd learned from it stays.
@@ -21,45 +23,26 @@ them back.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.conversations import pushed, repo
-from memd.conversations.formats import (
-    CLAUDE_CODE_AGENT,
-    SessionTitle,
-    SubagentTurn,
-    parse_claude_code_line,
-    parse_jsonl_line,
-)
-from memd.conversations.ingest import (
-    WriteReport,
-    due_sessions,
-    prepare,
-    refresh_summaries,
-    set_title,
-    write_turns,
-)
-from memd.conversations.tailer import Checkpoint, read_new
-from memd.core.errors import ConfigError, ParseError
-from memd.core.fsio import NotRegularFile
-from memd.core.models import Turn
+from memd.conversations import databases, documents, pushed, repo
+from memd.conversations.ingest import WriteReport, due_sessions, refresh_summaries
+from memd.conversations.reading import FileReport, Host, Pass, subagent_type
+from memd.conversations.sources import FORMATS, LogSource
+from memd.conversations.tailer import Checkpoint
 from memd.core.watcher import Watcher
-from memd.db import Connection, Store
+from memd.db import Store
+
+__all__ = ["FileReport", "LogIngestor", "LogSource", "subagent_type"]
 
 log = logging.getLogger(__name__)
-FORMATS = ("claude-code", "jsonl", "openai")
 CHUNK_BYTES = 1 << 20
 RECENT_BAD_LINES = 10
 SUMMARY_BATCH = 50
@@ -67,120 +50,6 @@ SUMMARY_BATCH = 50
 
 # With native watches, the periodic scan only guards against lost events.
 WATCHED_RESCAN_S = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class LogSource:
-    """A folder (or one file) of logs in one format; `agent` names the agent of turns that
-    name none.
-
-    Claude Code keeps one transcript per session in `<projects>/<project>/<session>.jsonl`;
-    its subagent transcripts (`<project>/agent-*.jsonl`, `<project>/<session>/subagents/
-    agent-*.jsonl`) only hold sidechain records, which are not what the user and the assistant
-    said: they are read to count each run for its sub-agent, never turned into sessions or
-    stored as text.
-    """
-
-    root: Path
-    format: str
-    agent: str = ""
-    watched: bool = True  # False for memd's own files, which it reads when it wrote them
-    # Claude Code project folders never read: those of the folder memd runs Claude Code in.
-    skip: frozenset[str] = frozenset()
-
-    def accepts(self, path: str) -> bool:
-        """Whether `path` is a log of this source."""
-        if not path.endswith(".jsonl"):
-            return False
-        root = str(self.root)
-        if path != root and not path.startswith(root.rstrip(os.sep) + os.sep):
-            return False
-        if self.format == "claude-code":
-            parts = Path(os.path.relpath(path, root)).parts
-            if parts[0] in self.skip:
-                return False
-            subagent = len(parts) == 4 and parts[2] == "subagents" and parts[3].startswith("agent-")
-            return len(parts) == 2 or subagent
-        if self.format == pushed.FORMAT:
-            return os.path.dirname(path) == root
-        return True
-
-    def files(self) -> list[str]:
-        """The log files there now."""
-        if self.root.is_file():
-            return [str(self.root)] if self.accepts(str(self.root)) else []
-        if not self.root.is_dir():
-            return []
-        patterns = {
-            "claude-code": ("*/*.jsonl", "*/*/subagents/*.jsonl"),
-            pushed.FORMAT: ("*.jsonl",),
-        }.get(self.format, ("**/*.jsonl",))
-        found = (str(f) for pattern in patterns for f in self.root.glob(pattern))
-        # Only regular files (a link to one is fine): a FIFO named *.jsonl would block a read.
-        return sorted(p for p in found if self.accepts(p) and os.path.isfile(p))
-
-
-def subagent_type(path: str) -> str:
-    """The kind of agent a Claude Code sub-agent transcript is by its `.meta.json` (`agentType`,
-    e.g. "Explore"), or "" when the file has none."""
-    if not os.path.basename(path).startswith("agent-"):
-        return ""
-    try:
-        with open(path.removesuffix(".jsonl") + ".meta.json", "rb") as f:
-            meta = json.loads(f.read(1 << 16))
-    except (OSError, ValueError, RecursionError):
-        return ""
-    kind = meta.get("agentType") if isinstance(meta, dict) else None
-    return kind.strip() if isinstance(kind, str) else ""
-
-
-def sources_from_settings(
-    claude_code: bool,
-    claude_dir: Path,
-    extra: Iterable[dict[str, Any]],
-    skip: Iterable[str] = (),
-) -> list[LogSource]:
-    """The configured log sources (Claude Code's folder whether it exists yet or not); `skip`
-    names Claude Code project folders that are never read."""
-    out = []
-    if claude_code:
-        out.append(LogSource(claude_dir, "claude-code", CLAUDE_CODE_AGENT, skip=frozenset(skip)))
-    for i, entry in enumerate(extra):
-        path, fmt = entry.get("path"), entry.get("format", "jsonl")
-        if not isinstance(path, str) or not path:
-            raise ConfigError(
-                f"logs.sources[{i}] needs a path",
-                hint='logs.sources = [{path = "...", format = "jsonl"}]',
-            )
-        if fmt not in FORMATS:
-            raise ConfigError(
-                f"logs.sources[{i}]: unknown format {fmt!r}", hint=f"formats: {', '.join(FORMATS)}"
-            )
-        agent = entry.get("agent", "")
-        if not isinstance(agent, str):
-            raise ConfigError(f"logs.sources[{i}]: agent must be a string")
-        out.append(LogSource(Path(path).expanduser(), fmt, agent))
-    return out
-
-
-@dataclass(slots=True)
-class FileReport:
-    """What reading one file did."""
-
-    path: str
-    lines: int = 0
-    added: int = 0
-    bad: int = 0
-    restarted: bool = False
-    deleted: bool = False
-    report: WriteReport = field(default_factory=WriteReport)
-
-
-_UUID_KEY = rb'"uuid"\s*:\s*"%s"'
-
-
-def _leaf_in(data: bytes, leaf: str) -> bool:
-    return re.search(_UUID_KEY % re.escape(leaf.encode()), data) is not None
 
 
 class LogIngestor:
@@ -216,12 +85,14 @@ class LogIngestor:
         self._wake = threading.Event()  # a source folder appeared: scan now
         self._poller: threading.Thread | None = None
         self._last_scan = 0.0
+        self.problems: dict[str, str] = {}  # path → why it cannot be read now
+        self._host = Host(store, enabled, self._stop, chunk_bytes, self._agent_of, self.problems)
 
     # -- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Watch the source folders (or wait for them to appear) and poll them; the first scan
         runs in the background."""
-        roots = [s.root for s in self.sources if s.watched]
+        roots = {s.root: s.reader.recursive for s in self.sources if s.watched}
         if roots:
             self.watcher = Watcher(
                 self.ingest_paths,
@@ -229,8 +100,8 @@ class LogIngestor:
                 debounce_s=self.debounce_s,
                 name="log-watcher",
             )
-            for r in roots:
-                self.watcher.watch_when_present(r, on_present=self._appeared)
+            for r, recursive in roots.items():
+                self.watcher.watch_when_present(r, on_present=self._appeared, recursive=recursive)
             self.watcher.start()
         self._poller = threading.Thread(target=self._poll_loop, name="memd-log-poll", daemon=True)
         self._poller.start()
@@ -249,12 +120,19 @@ class LogIngestor:
             self._poller.join(30)
 
     def _needs_scan(self, now: float) -> bool:
-        """Natively watched folders only need a rare safety scan; others are polled each time."""
+        """Natively watched folders only need a rare safety scan; others are polled each time.
+
+        A folder that does not exist yet counts as watched: its appearing is watched for and
+        wakes a scan (most people have one or two of the assistants memd knows, not all).
+        """
         w = self.watcher
-        watched = (
-            w is not None
-            and not w.fallbacks
-            and all(str(src.root) in w.watched_roots for src in self.sources if src.watched)
+        if w is None or w.fallbacks:
+            return True
+        roots, waiting = w.watched_roots, set(w.waiting_for)
+        watched = all(
+            str(s.root) in roots or (str(s.root) in waiting and not s.root.exists())
+            for s in self.sources
+            if s.watched
         )
         return not watched or now - self._last_scan >= WATCHED_RESCAN_S
 
@@ -300,8 +178,8 @@ class LogIngestor:
     def scan(
         self, *, quick: bool = False, sources: Sequence[LogSource] | None = None
     ) -> list[FileReport]:
-        """Read every log of every source (or of `sources`); with `quick`, files whose size
-        matches their checkpoint are not opened. Logs that disappeared are marked deleted."""
+        """Read every log of every source (or of `sources`); with `quick`, files that are as their
+        checkpoint says (`_unchanged`) are not opened. Logs that disappeared are marked deleted."""
         known = self._known()
         seen: set[str] = set()
         todo: list[tuple[str, str]] = []
@@ -310,17 +188,11 @@ class LogIngestor:
                 if self._stop.is_set():
                     return []
                 seen.add(path)
-                if quick and path in known:
-                    try:
-                        st = os.stat(path)
-                    except OSError:
-                        continue
-                    inode, size, offset = known[path]
-                    if st.st_ino == inode and st.st_size == size and offset == size:
-                        continue
+                if quick and path in known and _unchanged(src.format, path, known[path]):
+                    continue
                 todo.append((path, src.format))
         reports = self.ingest_files(todo)
-        gone = [p for p, (_, _, _) in known.items() if p not in seen and not os.path.exists(p)]
+        gone = [p for p in known if p not in seen and not os.path.exists(p)]
         if gone:
             self._mark_deleted(gone)
         self.last_scan_at = time.time()
@@ -337,87 +209,38 @@ class LogIngestor:
         for p in paths:
             src = next((s for s in self.sources if s.watched and s.accepts(p)), None)
             if src is not None:
-                files.append((p, src.format))
+                files.append((src.database(p), src.format))
         return self.ingest_files(files)
 
     def ingest_files(
         self, files: Sequence[tuple[str, str]], *, summaries: bool = True
     ) -> list[FileReport]:
-        """Read what is new in each (path, format) and store it with its checkpoint, chunk by chunk.
+        """Read what is new in each (path, format) and store it with its checkpoint, part by part
+        (`memd.conversations.reading.Pass`).
 
-        Summaries of the sessions that grew are refreshed once, after the last chunk (or by
-        the caller, with `summaries=False`). The files are read as one pipeline: the next chunk — of the same file or of the next one — is parsed while the writer
-        stores the previous one (one write in flight keeps the order and bounds memory), so
-        a folder of small transcripts is not read and written strictly in turn.
+        Summaries of the sessions that grew are refreshed once, after the last part (or by the
+        caller, with `summaries=False`).
         """
-        reports: list[FileReport] = []
-        pending: Future[list[tuple[FileReport, WriteReport]]] | None = None
-        # Chunks of small files share a transaction: a commit per transcript was most of the
-        # writer's time on a folder of short sessions.
-        batch: list[tuple[functools.partial[WriteReport], FileReport]] = []
-        batch_bytes = 0
-
-        def flush() -> None:
-            nonlocal pending, batch, batch_bytes
-            if not batch:
-                return
-            jobs, batch, batch_bytes = batch, [], 0
-            if pending is not None:
-                self._written(pending.result())
-            pending = self.store.w.submit(lambda c: [(rep, write(c)) for write, rep in jobs])
-
         with self._lock:
+            run = Pass(self._host)
             try:
                 # A path listed twice would be read twice: its checkpoint is only written when
                 # the batch holding its first read is.
                 for path, fmt in dict.fromkeys(files):
                     if self._stop.is_set():
                         break
-                    rep = FileReport(path)
-                    reports.append(rep)
-                    prev = self._checkpoint(path)
-                    while not self._stop.is_set():
-                        try:
-                            chunk = read_new(path, prev, self.chunk_bytes)
-                        except FileNotFoundError:
-                            rep.deleted = True
-                            self._mark_deleted([path])
-                            break
-                        except (OSError, NotRegularFile) as exc:
-                            log.warning("cannot read %s: %s", path, exc)
-                            break
-                        if not chunk.lines and not chunk.restarted:
-                            break
-                        rep.restarted |= chunk.restarted
-                        turns, titles, bad, runs = self._parse(path, fmt, chunk.lines)
-                        if not self.enabled():
-                            # Memory is switched off: move past these lines without keeping them.
-                            turns, titles, runs = [], [], []
-                        batch.append((functools.partial(
-                            self._write, path=path, fmt=fmt, cp=chunk.checkpoint, restarted=chunk.restarted,
-                            start=0 if chunk.restarted or prev is None else prev.offset,
-                            turns=prepare(turns), titles=titles, bad=bad, runs=runs,
-                        ), rep))  # fmt: skip
-                        batch_bytes += sum(len(raw) for _, raw in chunk.lines)
-                        if batch_bytes >= self.chunk_bytes:
-                            flush()
-                        rep.lines += len(chunk.lines)
-                        rep.bad += len(bad)
-                        prev = chunk.checkpoint
-                        if not chunk.lines:
-                            break
-                flush()
+                    run.read(path, fmt, self._checkpoint(path))
+                run.flush()
             finally:
-                if pending is not None:
-                    self._written(pending.result())
-            for rep in reports:
+                run.close()
+            for rep in run.reports:
                 # Once per file, not per chunk: a bulk load would rewrite the same journal
                 # pages (and have them re-indexed) once per chunk.
                 if rep.report.added or rep.report.updated:
                     self.notify(rep.report)
             if summaries:
-                self.refresh_summaries(s for rep in reports for s in rep.report.sessions)
-        return reports
+                self.refresh_summaries(s for rep in run.reports for s in rep.report.sessions)
+        return run.reports
 
     def refresh_summaries(self, sessions: Iterable[str]) -> None:
         """Rebuild the summaries of sessions that grew, a batch per transaction."""
@@ -426,11 +249,6 @@ class LogIngestor:
             self.store.w.run(
                 functools.partial(refresh_summaries, session_ids=ids[i : i + SUMMARY_BATCH])
             )
-
-    def _written(self, results: list[tuple[FileReport, WriteReport]]) -> None:
-        for rep, wrep in results:
-            rep.added += wrep.added
-            rep.report.merge(wrep)
 
     def notify(self, wrep: WriteReport) -> None:
         """Tell `on_turns` about stored turns (the journal); its failures are logged only."""
@@ -442,116 +260,14 @@ class LogIngestor:
             # The journal is a by-product: failing to write it must not stop ingestion.
             log.exception("after-ingest hook failed")
 
-    def _parse(
-        self, path: str, fmt: str, lines: list[tuple[int, bytes]]
-    ) -> tuple[
-        list[Turn], list[tuple[SessionTitle, bool]], list[tuple[int, str]], list[SubagentTurn]
-    ]:
-        turns: list[Turn] = []
-        titles: list[tuple[SessionTitle, bool]] = []
-        bad: list[tuple[int, str]] = []
-        runs: list[SubagentTurn] = []
-        hint = Path(path).stem
-        for lineno, raw in lines:
-            try:
-                if fmt == pushed.FORMAT:
-                    turns.extend(pushed.parse_line(raw, path=path, lineno=lineno))
-                elif fmt == "claude-code":
-                    for rec in parse_claude_code_line(
-                        raw, path=path, lineno=lineno, session_hint=hint
-                    ):
-                        if isinstance(rec, SessionTitle):
-                            titles.append((rec, False))
-                        elif isinstance(rec, SubagentTurn):
-                            runs.append(rec)
-                        else:
-                            turns.append(rec)
-                else:
-                    turns.extend(parse_jsonl_line(raw, path=path, lineno=lineno))
-            except ParseError as exc:
-                bad.append((lineno, str(exc)))
-        if titles:
-            # A leaf that appears later in the same file is found when its line is read.
-            data = b"\n".join(raw for _, raw in lines)
-            titles = [(t, _leaf_in(data, t.leaf_id)) for t, _ in titles]
-        agent = next((s.agent for s in self.sources if s.agent and s.accepts(path)), "")
-        if agent:
-            turns = [t if t.agent_id else dataclasses.replace(t, agent_id=agent) for t in turns]
-        if runs and (kind := subagent_type(path)):
-            runs = [dataclasses.replace(r, agent_type=kind) for r in runs]
-        return turns, titles, bad, runs
-
-    def _write(
-        self,
-        c: Connection,
-        *,
-        path: str,
-        fmt: str,
-        cp: Checkpoint,
-        restarted: bool,
-        start: int,
-        turns: list[Turn],
-        titles: list[tuple[SessionTitle, bool]],
-        bad: list[tuple[int, str]],
-        runs: Sequence[SubagentTurn] = (),
-    ) -> WriteReport:
-        now = time.time()
-        if restarted:
-            repo.forget_bad_lines(c, path)
-        wrep = (
-            write_turns(c, turns, now=now, prepared=True, summaries=False)
-            if turns
-            else WriteReport()
-        )
-        if runs:
-            repo.add_subagent_turns(
-                c, [(r.session_id, r.run_id, r.turn_id, r.agent_type, r.role, r.ts) for r in runs]
-            )
-        if fmt == "claude-code":
-            self._apply_titles(c, path, start, cp, titles)
-        if bad:
-            repo.add_bad_lines(c, path, bad, now)
-        repo.save_checkpoint(c, path, fmt, cp, wrep.added, now)
-        return wrep
-
-    def _apply_titles(
-        self,
-        c: Connection,
-        path: str,
-        start: int,
-        cp: Checkpoint,
-        titles: list[tuple[SessionTitle, bool]],
-    ) -> None:
-        """Titles whose leaf is in this file are applied; the others wait for their leaf."""
-        pending = repo.pending_titles(c, path)
-        resolved: list[tuple[str, str]] = []
-        for t, found in titles:
-            if not found and start > 0:
-                # The leaf may be in the part of the file read before (summaries are rare).
-                with open(path, "rb") as f:
-                    found = _leaf_in(f.read(start), t.leaf_id)
-            if found:
-                resolved.append((t.session_id, t.title))
-                pending.pop(t.leaf_id, None)
-                repo.drop_pending_title(c, path, t.leaf_id)
-            else:
-                repo.add_pending_title(c, path, t.leaf_id, t.session_id, t.title, t.line)
-        if pending and cp.offset > start:
-            with open(path, "rb") as f:
-                f.seek(start)
-                data = f.read(cp.offset - start)
-            for leaf, (sid, title, _line) in pending.items():
-                if _leaf_in(data, leaf):
-                    resolved.append((sid, title))
-                    repo.drop_pending_title(c, path, leaf)
-        for sid, title in resolved:
-            set_title(c, sid, title, "summary")
-
     # -- state -----------------------------------------------------------------------------
     def _checkpoint(self, path: str) -> Checkpoint | None:
         return repo.checkpoint(self.store.read(), path)
 
-    def _known(self) -> dict[str, tuple[int, int, int]]:
+    def _agent_of(self, path: str) -> str:
+        return next((s.agent for s in self.sources if s.agent and s.accepts(path)), "")
+
+    def _known(self) -> dict[str, Checkpoint]:
         return repo.tailed_files(self.store.read())
 
     def _mark_deleted(self, paths: list[str]) -> None:
@@ -563,17 +279,39 @@ class LogIngestor:
         files = repo.log_totals(conn, exclude_format=pushed.FORMAT)
         recent = repo.recent_bad_lines(conn, RECENT_BAD_LINES)
         watcher = self.watcher.mode if self.watcher else "not watching"
-        if self.watcher and (waiting := self.watcher.waiting_for):
+        # An assistant's missing folder is said on its own line (`inventory`): not here again.
+        theirs = {str(s.root) for s in self.sources if s.assistant}
+        waiting = [w for w in (self.watcher.waiting_for if self.watcher else []) if w not in theirs]
+        if waiting:
             watcher += "; waiting for " + ", ".join(waiting) + " to appear"
         return {
             "sources": [
-                {"path": str(s.root), "format": s.format} for s in self.sources if s.watched
+                {"path": str(s.root), "format": s.format, "assistant": s.assistant}
+                if s.assistant
+                else {"path": str(s.root), "format": s.format}
+                for s in self.sources
+                if s.watched
             ],
             "files": files.files - files.deleted,
             "deleted_files": files.deleted,
             "turns_from_logs": files.turns,
             "bad_lines": files.bad_lines,
             "recent_bad_lines": [f"{path}:{line}: {why}" for path, line, why in recent],
+            "problems": [f"{path}: {why}" for path, why in sorted(self.problems.items())],
             "watcher": watcher,
             "last_scan_at": self.last_scan_at or None,
         }
+
+
+def _unchanged(fmt: str, path: str, cp: Checkpoint) -> bool:
+    """Whether a known file is, by a stat, as its checkpoint says (nothing new to read)."""
+    kind = FORMATS[fmt].kind
+    if kind == "sqlite":
+        return databases.unchanged(cp, path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True  # gone meanwhile: the end of the scan marks it
+    if kind == "document":
+        return documents.unchanged(cp, st)
+    return st.st_ino == cp.inode and st.st_size == cp.size and cp.offset == cp.size

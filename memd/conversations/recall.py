@@ -24,6 +24,7 @@ from typing import Any
 
 from memd.conversations import repo
 from memd.conversations.journal import short_id
+from memd.conversations.sources import BY_NAME, assistant_title
 from memd.conversations.turn_search import (
     CANDIDATES,
     RECENT_CANDIDATES,
@@ -147,13 +148,15 @@ def recall(
     min_terms: int = 1,
     recent: bool = False,
     semantic: SemanticRecall | None = None,
+    source: str = "",
 ) -> dict[str, Any]:
     """Answer one of the four recall scenarios; without `mode` it is picked from the arguments.
 
     Topic mode: `min_terms` recalls only turns holding that many of the query's terms, and
     `recent` takes the newest matching turns rather than the best ranked (see `search_turns`).
     With `semantic` (recall by meaning on), topic and within rank by `fused_turns` (and
-    `min_terms` and `recent` do not apply).
+    `min_terms` and `recent` do not apply). `source` keeps the sessions and turns of one
+    assistant's logs.
 
     Returns ``{"mode", "query", "session_id", "sessions": [...], "text"}``; each session has
     its title, date, summary and (for topic, session and within) its `turns`.
@@ -175,7 +178,8 @@ def recall(
     sessions: list[dict[str, Any]] = []
     qt = topic_terms(query)
     if mode == "sessions":
-        for r in repo.recent_sessions(conn, limit=limit, project=project, agent_id=agent_id):
+        for r in repo.recent_sessions(conn, limit=limit, project=project, agent_id=agent_id,
+                                      source=source):  # fmt: skip
             d = _session_dict(r)
             d["summary"] = d["summary"] or session_summary(conn, r.session_id)
             sessions.append(d)
@@ -183,12 +187,13 @@ def recall(
         p = semantic.plan(query) if semantic is not None else None
         if semantic is not None and p is not None:
             hits = fused_turns(conn, p, semantic, limit=CANDIDATES, project=project,
-                               agent_id=agent_id, exclude_session=exclude_session)  # fmt: skip
+                               agent_id=agent_id, exclude_session=exclude_session,
+                               source=source)  # fmt: skip
         else:
             hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
                                 agent_id=agent_id,
                                 exclude_session=exclude_session, query_terms=qt, min_terms=min_terms,
-                                recent=recent)  # fmt: skip
+                                recent=recent, source=source)  # fmt: skip
         groups: dict[str, list[TurnHit]] = {}
         for h in hits:
             g = groups.setdefault(h.session_id, [])
@@ -233,7 +238,7 @@ def render_recall(result: dict[str, Any]) -> str:
         head = f"## {s['title'] or s['session_id']} — {s['date'] or 'undated'}"
         lines = [
             head,
-            f"(session {s['session_id']}, {s['turn_count']} turns, {s['source'] or 'app'})",
+            f"(session {s['session_id']}, {s['turn_count']} turns, {assistant_title(s['source'])})",
         ]
         if s.get("summary") and result["mode"] in ("sessions", "session"):
             lines.append(f"Summary: {s['summary']}")
@@ -272,9 +277,8 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
     topic = intent.topic if intent is not None else req.query
     qt = topic_terms(topic)
     if intent is not None and not qt:
-        res = recall(
-            conn, mode="sessions", limit=CONTEXT_SESSIONS + 1, exclude_session=req.session_id
-        )
+        res = recall(conn, mode="sessions", limit=CONTEXT_SESSIONS + 1,
+                     exclude_session=req.session_id, source=req.source)  # fmt: skip
         for s in res["sessions"]:
             if s["session_id"] == req.session_id or not s["summary"]:
                 continue
@@ -296,7 +300,7 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
     need = 1 if intent is not None else math.ceil(SIMILAR_COVERAGE * len(qt) - 1e-9)
     res = recall(conn, mode="topic", query=topic, limit=CONTEXT_SESSIONS, exclude_session=req.session_id,
                  min_terms=need, recent=intent is None,
-                 semantic=req.semantic if intent is not None else None)  # fmt: skip
+                 semantic=req.semantic if intent is not None else None, source=req.source)  # fmt: skip
     shown = 0
     for s in res["sessions"]:
         turns = s["turns"]
@@ -325,9 +329,8 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
 def _close_sessions(conn: Connection, req: ContextRequest, p: Plan) -> dict[str, dict[str, Any]]:
     """Sessions (as `recall` shows them) holding past turns close in meaning to the query."""
     assert req.semantic is not None
-    near = req.semantic.turns(
-        p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION, z=True
-    )
+    near = req.semantic.turns(p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION,
+                              z=True, source=req.source)  # fmt: skip
     cos = {d: c for d, c, z in zip(near.docs, near.cosines, near.z, strict=True)
            if req.semantic.is_close(p, z, near.scripts.get(d, ""))}  # fmt: skip
     groups: dict[str, list[TurnHit]] = {}
@@ -380,6 +383,8 @@ def _note_found_by(c: Candidate, turns: list[dict[str, Any]]) -> None:
 
 def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.0) -> Candidate:
     title = f"{s['title'] or s['session_id']} — {s['date'] or 'undated'}"
+    if s["source"] in BY_NAME:  # the assistant it was said with: maybe not the one asking
+        title += f", {assistant_title(s['source'])}"
     prov = {"session_id": s["session_id"], "source": s["source"], "source_path": s["source_path"],
             "turn_ids": [t["turn_id"] for t in s.get("turns", [])]}  # fmt: skip
     return Candidate("conversation", "conversation", title, body, prov, score, why)

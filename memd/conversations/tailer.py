@@ -25,7 +25,8 @@ class Checkpoint:
 
     `offset` is the byte position after the last complete line returned and
     `lineno` that line's 1-based number; `size` is the file size seen by that read;
-    `head` is the sha1 hex of the first `min(HEAD_BYTES, offset)` bytes.
+    `head` is the sha1 hex of the first `min(HEAD_BYTES, offset)` bytes; `mtime_ns` the file's
+    modification time then (documents, read whole, use it to see a rewrite of the same size).
     """
 
     path: str
@@ -34,6 +35,7 @@ class Checkpoint:
     offset: int
     lineno: int
     head: str
+    mtime_ns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ def read_new(path: str, previous: Checkpoint | None, max_bytes: int = 8 << 20) -
             offset=offset,
             lineno=lineno,
             head=_digest(head, offset),
+            mtime_ns=st.st_mtime_ns,
         )
     return Chunk(lines=lines, checkpoint=checkpoint, restarted=restarted)
 

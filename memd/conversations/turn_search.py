@@ -87,7 +87,7 @@ class TurnHit:
             start_line=self.line, end_line=self.line, score=round(self.score, 4),
             snippet=snippet(self.text, query_terms), text=self.text, session_id=self.session_id,
             turn_id=self.turn_id, ts=self.ts, session_title=self.session_title, role=self.role,
-            found_by=self.found_by,
+            found_by=self.found_by, source=self.source,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +154,14 @@ def _name_in(name: str, low_query: str) -> bool:
     return re.search(r"\b" + re.escape(name) + r"\b", low_query) is not None
 
 
+def _in_scope(proj: str, agent: str, src: str, project: str, agent_id: str, source: str) -> bool:
+    return (
+        (not project or proj == project)
+        and (not agent_id or agent == agent_id)
+        and (not source or src == source)
+    )
+
+
 def search_turns(
     conn: Connection,
     query: str,
@@ -167,6 +175,7 @@ def search_turns(
     now: float | None = None,
     min_terms: int = 1,
     recent: bool = False,
+    source: str = "",
 ) -> list[TurnHit]:
     """Turns matching `query`, best first (with `min_terms`, only turns with that many of its
     terms are candidates; with `recent`, the newest matching turns are the candidates, all
@@ -177,8 +186,9 @@ def search_turns(
     score then gets part of its neighbours' scores (turns at distance 1 and 2 in the same
     session, which can bring in a turn that shares no word with the query), and is boosted
     when its time falls in a window the query names ("in May 2023", "yesterday", "上周") or its
-    speaker is named in the query. Optional filters: one session, a project, an agent;
-    `exclude_session` leaves one out (the conversation in progress).
+    speaker is named in the query. Optional filters: one session, a project, an agent, the
+    assistant whose logs held the turn (`source`); `exclude_session` leaves one out (the
+    conversation in progress).
     """
     qt = query_terms if query_terms is not None else topic_terms(query)
     match = _fts_match(qt, min_terms)
@@ -187,7 +197,7 @@ def search_turns(
     base = repo.match_turns(
         conn, match, limit=max(limit, RECENT_CANDIDATES if recent else CANDIDATES),
         session_id=session_id, project=project, agent_id=agent_id,
-        exclude_session=exclude_session, recent=recent,
+        exclude_session=exclude_session, recent=recent, source=source,
     )  # fmt: skip
     if not base:
         return []
@@ -197,14 +207,14 @@ def search_turns(
     low = query.lower()
     named: dict[str, bool] = {}
     scored: list[tuple[float, int]] = []
-    for i, (_, sid, ts, speaker, proj, agent) in meta.items():
+    for i, (_, sid, ts, speaker, proj, agent, src) in meta.items():
         score = base[i][1] if i in base else 0.0
         for dist, w in enumerate(NEIGHBOUR_WEIGHTS, 1):
             near = [base[j][1] for j in (i - dist, i + dist) if j in base and base[j][0] == sid]
             if near:
                 score += w * max(near)
         # A neighbour shares its candidate's session, so only the per-turn filters are left to check.
-        if score <= 0 or (project and proj != project) or (agent_id and agent != agent_id):
+        if score <= 0 or not _in_scope(proj, agent, src, project, agent_id, source):
             continue
         if windows and any(a <= ts < b for a, b in windows):
             score *= 1 + DATE_BOOST
@@ -238,6 +248,7 @@ def fused_turns(
     agent_id: str = "",
     exclude_session: str = "",
     now: float | None = None,
+    source: str = "",
 ) -> list[TurnHit]:
     """The recipe over turns: `search_turns` with the query as typed and bridged (`DEPTH`
     each, its date and speaker boosts inside its own scores), the nearest turn vectors of the
@@ -247,12 +258,13 @@ def fused_turns(
     lists: dict[str, Ranked[int]] = {}
     for name, text in p.full_text.items():
         found = search_turns(conn, text, limit=DEPTH, session_id=session_id, project=project,
-                             agent_id=agent_id, exclude_session=exclude_session, now=now)  # fmt: skip
+                             agent_id=agent_id, exclude_session=exclude_session, now=now,
+                             source=source)  # fmt: skip
         for h in found:
             hits.setdefault(h.rowid, h)
         lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
     near = semantic.turns(p, session_id=session_id, project=project, agent_id=agent_id,
-                          exclude_session=exclude_session)  # fmt: skip
+                          exclude_session=exclude_session, source=source)  # fmt: skip
     if near.docs:
         for r in repo.found_turns(conn, [d for d in near.docs if d not in hits]):
             hits[r.id] = TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, 0.0,
@@ -290,15 +302,16 @@ def turn_hits(
     project: str = "",
     agent_id: str = "",
     semantic: SemanticRecall | None = None,
+    source: str = "",
 ) -> list[Hit]:
     """`search` results over conversation turns."""
     qt = topic_terms(query)
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         hits = fused_turns(conn, p, semantic, limit=limit, session_id=session_id,
-                           project=project, agent_id=agent_id)  # fmt: skip
+                           project=project, agent_id=agent_id, source=source)  # fmt: skip
         qt = topic_terms(" ".join(p.full_text.values()))
     else:
         hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id, project=project,
-                            agent_id=agent_id)  # fmt: skip
+                            agent_id=agent_id, source=source)  # fmt: skip
     return [h.to_hit(qt) for h in hits]

@@ -6,6 +6,7 @@ MemdError
 ├── StoreError             SQLite problems (missing FTS5, corrupt index, schema too new)
 ├── SourceError            a memory file or log that cannot be read or parsed
 │   ├── ParseError         one malformed record/line; carries file and line number
+│   │   └── UnknownRecord  a record of a type memd does not know yet (a newer app): skipped
 │   └── EditConflict       a file or item changed since it was read; nothing was written
 ├── ProtocolError          malformed JSON-RPC request (codes: memd.api.protocol.ERRORS)
 │   ├── ParseRequestError
@@ -73,6 +74,11 @@ class ParseError(SourceError):
         self.path = path
         self.line = line
         self.field = field
+
+
+class UnknownRecord(ParseError):
+    """A record of a type the format's reader does not know (written by a newer version of the
+    app): skipped and reported once per file and type, so a change of format is seen."""
 
 
 class EditConflict(SourceError):

@@ -81,9 +81,12 @@ class Hit:
     role: str = ""
     archived: bool = False
     found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
+    source: str = ""  # a turn's assistant or app (`Turn.source`)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__slots__}
+        if not self.source:
+            del out["source"]
         if not self.found_by:
             del out["found_by"]
         else:

@@ -88,6 +88,7 @@ class _Pending:
     anchor: Path
     watch: ObservedWatch | None
     on_present: Callable[[Path], object] | None
+    recursive: bool = True
 
 
 class Watcher:
@@ -140,19 +141,25 @@ class Watcher:
         self.observer.start()
         self._flusher.start()
 
-    def watch(self, root: Path) -> None:
-        """Watch `root` recursively; fall back to polling when inotify limits are hit."""
+    def watch(self, root: Path, *, recursive: bool = True) -> None:
+        """Watch `root` (recursively, unless not `recursive`: its own entries only); fall back
+        to polling when inotify limits are hit."""
         key = str(root)
         if key in self._watched:
             return
         make_private_dir(root)
-        self._schedule(_Handler(self), root, recursive=True)
+        self._schedule(_Handler(self), root, recursive=recursive)
         self._watched.add(key)
 
     def watch_when_present(
-        self, root: Path, on_present: Callable[[Path], object] | None = None
+        self,
+        root: Path,
+        on_present: Callable[[Path], object] | None = None,
+        *,
+        recursive: bool = True,
     ) -> None:
-        """Watch the folder `root` recursively once it exists, without creating it.
+        """Watch the folder `root` recursively (or its own entries only) once it exists,
+        without creating it.
 
         Until then its nearest existing parent is watched (not recursively) and the watch moves
         down as the folders on the way appear; when `root` is there it gets its own watch and
@@ -164,9 +171,9 @@ class Watcher:
             if key in self._watched or key in self._pending:
                 return
             if root.is_dir():
-                self.watch(root)
+                self.watch(root, recursive=recursive)
                 return
-            self._pending[key] = _Pending(root, None, on_present)
+            self._pending[key] = _Pending(root, None, on_present, recursive)
             self.advance(root)
 
     def follow(self, root: Path) -> None:
@@ -183,7 +190,7 @@ class Watcher:
                 if root.is_dir():
                     self._drop_anchor(pend)
                     del self._pending[str(root)]
-                    self.watch(root)
+                    self.watch(root, recursive=pend.recursive)
                     if pend.on_present is not None:
                         pend.on_present(root)
                     return

@@ -94,13 +94,16 @@ def build_server(
         project: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
+        source: str | None = None,
     ) -> CallToolResult:
         """Get the memory block to keep in mind for the current task, within a token budget.
 
         Always includes the user's core profile and preferences, then project memory, then
-        notes and past conversations relevant to `query`. `project` is a project slug or the
-        path of a workspace folder below the user's home (relative paths are taken from the
-        current workspace); it defaults to the project this server was started for.
+        notes and past conversations relevant to `query` (with every assistant the user talks
+        to, each named; `source` keeps one: "claude-code", "codex", "gemini", "opencode", …).
+        `project` is a project slug or the path of a workspace folder below the user's home
+        (relative paths are taken from the current workspace); it defaults to the project this
+        server was started for.
         """
         params = m.ContextParams(
             query=query,
@@ -111,34 +114,38 @@ def build_server(
             # The session's own folder is trusted like the hooks' `cwd`; one the model names is
             # held to the home and `memory.workspaces`.
             trust_folder=not project,
+            source=source or "",
         )
         return forward(m.CONTEXT, params, _render_context, read=True)
 
     @server.tool(title="Search memory", annotations=READ_ONLY)
-    def memory_search(query: str, limit: int = 10) -> CallToolResult:
+    def memory_search(query: str, limit: int = 10, source: str | None = None) -> CallToolResult:
         """Full-text search over memory notes and past conversations.
 
         Each hit names its source: the Markdown file and heading with line numbers, or the
-        conversation session, turn and time.
+        conversation session, turn, time and the assistant it was said with. `source` keeps
+        the turns of one assistant ("claude-code", "codex", "gemini", "opencode", …).
         """
-        return forward(
-            m.SEARCH, m.SearchParams(query=query, limit=limit), _render_search, read=True
-        )
+        params = m.SearchParams(query=query, limit=limit, source=source or "")
+        return forward(m.SEARCH, params, _render_search, read=True)
 
     @server.tool(title="Recall conversations", annotations=READ_ONLY)
     def memory_recall(
         query: str | None = None,
         session_id: str | None = None,
         mode: Literal["sessions", "topic", "session", "within"] | None = None,
+        source: str | None = None,
     ) -> CallToolResult:
-        """Recall earlier conversations.
+        """Recall earlier conversations, with any of the user's assistants (each is named).
 
         Modes: "sessions" lists the summaries of past sessions; "topic" finds `query` across
         sessions, grouped by session; "session" shows one session's details (`session_id`);
         "within" searches `query` inside one session. Without `mode` it is picked from the
-        arguments given.
+        arguments given. `source` keeps one assistant's conversations ("codex", …).
         """
-        params = m.RecallParams(query=query or "", session_id=session_id or "", mode=mode or "")
+        params = m.RecallParams(
+            query=query or "", session_id=session_id or "", mode=mode or "", source=source or ""
+        )
         return forward(m.RECALL, params, _render_recall, read=True)
 
     @server.tool(title="Remember", annotations=ADDITIVE)
@@ -344,7 +351,8 @@ def _render_search(result: m.SearchResult) -> str:
 def _provenance(hit: m.SearchHit) -> str:
     if hit.kind == "turn" or hit.session_id:
         title = hit.session_title or hit.session_id or "session"
-        where = f"conversation “{title}” (session {hit.session_id or '?'}"
+        said = f", said with {hit.source}" if hit.source else ""
+        where = f"conversation “{title}” (session {hit.session_id or '?'}{said}"
         if hit.turn_id:
             where += f", turn {hit.turn_id}"
         when = _iso(hit.ts)

@@ -178,6 +178,7 @@ class MemoryFeature:
             shares=(s.context_user_tokens, s.context_project_tokens, s.context_conversation_tokens),
             relevant_only=p.relevant_only,
             semantic=self.semantic,
+            source=p.source,
         )
         out = build_context(self.store.read(), req, providers)
         out["project"] = slug

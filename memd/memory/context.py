@@ -76,6 +76,7 @@ class ContextRequest:
     today: dt.date = field(default_factory=dt.date.today)
     # Recall by meaning (None, or not ready: the full-text path alone, as without the extra).
     semantic: SemanticRecall | None = None
+    source: str = ""  # past turns only from this assistant's logs
 
 
 ConversationProvider = Callable[[ContextRequest], list[Candidate]]

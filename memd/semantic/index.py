@@ -231,24 +231,26 @@ def build_sections(store: Store, model: str, generation: int) -> Snapshot:
 
 
 def build_turns(store: Store, model: str, generation: int) -> Snapshot:
-    """The turn matrix: each turn's passage vector, scoped by session, project and agent."""
+    """The turn matrix: each turn's passage vector, scoped by session, project, agent and
+    source."""
     t0 = time.perf_counter()
     rows = repo.turn_index_rows(store.read(), model)
     dim = _majority_dim(r.dim for r in rows)
     rows = [r for r in rows if r.dim == dim]
-    session, project, agent, script = _Coder(), _Coder(), _Coder(), _Coder()
+    session, project, agent, source, script = _Coder(), _Coder(), _Coder(), _Coder(), _Coder()
     for r in rows:
         session.add(r.session_id)
         project.add(r.project)
         agent.add(r.agent_id)
+        source.add(r.source)
         script.add(r.script)
     return Snapshot(
         repo.TURN, generation, _matrix([r.vec for r in rows], dim),
         np.asarray([r.id for r in rows], dtype=np.int64), {r.id: r.script for r in rows},  # type: ignore[misc]
         {"session": session.array(), "project": project.array(), "agent": agent.array(),
-         "script": script.array()},
+         "source": source.array(), "script": script.array()},
         {"session": session.vocab, "project": project.vocab, "agent": agent.vocab,
-         "script": script.vocab},
+         "source": source.vocab, "script": script.vocab},
         build_s=time.perf_counter() - t0,
     )  # fmt: skip
 

@@ -78,6 +78,7 @@ class TurnIndexRow(NamedTuple):
     session_id: str
     project: str
     agent_id: str
+    source: str
     script: str
     dim: int
     vec: bytes
@@ -289,12 +290,12 @@ def turn_passages(conn: sqlite3.Connection, ids: Sequence[int]) -> list[TurnPass
 
 
 def turn_index_rows(conn: sqlite3.Connection, model: str) -> list[TurnIndexRow]:
-    """Every stored turn vector of `model` with the turn's session, project and agent."""
+    """Every stored turn vector of `model` with the turn's session, project, agent and source."""
     return list(
         map(
             TurnIndexRow._make,
             conn.execute(
-                "SELECT t.id, t.session_id, t.project, t.agent_id, v.script, v.dim, v.vec"
+                "SELECT t.id, t.session_id, t.project, t.agent_id, t.source, v.script, v.dim, v.vec"
                 " FROM vectors v JOIN turns t ON t.id = CAST(v.key AS INTEGER)"
                 " WHERE v.kind = 'turn' AND v.model = ? ORDER BY t.id",
                 (model,),

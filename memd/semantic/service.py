@@ -284,19 +284,22 @@ class SemanticRecall:
         exclude_session: str = "",
         k: int = DEPTH,
         z: bool = False,
+        source: str = "",
     ) -> VectorHits:
         """Turns nearest to the query, with the same filters as full-text turn search."""
+        wanted = (("session", session_id), ("project", project), ("agent", agent_id),
+                  ("source", source))  # fmt: skip
 
         def mask(s: Snapshot) -> Any:
             m = s.everything()
-            for col, val in (("session", session_id), ("project", project), ("agent", agent_id)):
+            for col, val in wanted:
                 if val:
                     m &= s.where(col, [val])
             if exclude_session:
                 m &= ~s.where("session", [exclude_session])
             return m
 
-        scope = (session_id, project, agent_id, exclude_session)
+        scope = (session_id, project, agent_id, exclude_session, source)
         return self._search("turn", p, k, scope if any(scope) else (), mask, z)
 
     @staticmethod

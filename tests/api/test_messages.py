@@ -84,7 +84,8 @@ def test_typed_requests_encode_like_plain_ones() -> None:
     assert json.loads(line) == {
         "jsonrpc": "2.0", "id": 3, "method": "context",
         "params": {"query": "vue", "budget_tokens": 500, "agent_id": "", "project": "",
-                   "session_id": "", "relevant_only": False, "trust_folder": False},
+                   "session_id": "", "relevant_only": False, "trust_folder": False,
+                   "source": ""},
     }  # fmt: skip
     out = json.loads(protocol.encode_result("a", m.SetEnabledResult(enabled=True)))
     assert out == {"jsonrpc": "2.0", "id": "a", "result": {"enabled": True}}

@@ -87,7 +87,12 @@ def test_healthy_daemon_passes_and_reports_its_health(daemon: DaemonProcess) -> 
         "llm": "ok",
         "sync": "ok",
         "semantic": "ok",
+        "assistants": "ok",
     }
+    # Each assistant memd reads, as the daemon saw it (none is installed on this HOME).
+    assert "Codex CLI: not installed here" in checks["assistants"]["detail"]
+    names = [a["name"] for a in checks["assistants"]["data"]["assistants"]]
+    assert names[:4] == ["claude-code", "codex", "gemini", "opencode"]
     assert checks["semantic"]["detail"] == (
         'recall by meaning off: disabled in config (semantic.kind = "off")'
     )
@@ -152,7 +157,7 @@ def test_without_a_daemon_it_fails_and_finds_stale_files(home: Path) -> None:
     index_line = next(line for line in lines if line.split()[1:2] == ["index"])
     assert index_line.startswith("warn") and f"1 changed since indexed: {note}" in index_line
     assert "`memd reindex`" in proc.stdout
-    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 10 ok")
+    assert proc.stdout.rstrip().endswith("1 failed, 2 warning(s), 11 ok")
 
 
 def test_a_damaged_index_fails_with_the_rebuild_hint(home: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.conversations.logs import LogIngestor, LogSource, sources_from_settings, subagent_type
+from memd.conversations.logs import LogIngestor, LogSource, subagent_type
+from memd.conversations.sources import extra_sources
 from memd.core.errors import ConfigError
 from memd.db import Store
 from tests.conversations.helpers import rows
@@ -36,10 +37,10 @@ def test_a_log_sources_agent_names_the_turns_that_name_none(store: Store, tmp_pa
 
 
 def test_sources_from_settings_read_the_agent(tmp_path: Path) -> None:
-    [src] = sources_from_settings(False, tmp_path, [{"path": str(tmp_path), "agent": "cora"}])
+    [src] = extra_sources([{"path": str(tmp_path), "agent": "cora"}])
     assert (src.format, src.agent) == ("jsonl", "cora")
     with pytest.raises(ConfigError, match=r"logs.sources\[0\]: agent must be a string"):
-        sources_from_settings(False, tmp_path, [{"path": str(tmp_path), "agent": 7}])
+        extra_sources([{"path": str(tmp_path), "agent": 7}])
 
 
 def test_claude_code_turns_are_claude_codes_and_sub_agent_runs_are_counted(

@@ -46,7 +46,8 @@ def test_new_log_sources_are_tailed_without_a_restart(home: Path) -> None:
         wait_for(lambda: _turn_hits(d, "zanzibar"), 10)
         wait_for(lambda: _turn_hits(d, "login test"), 10)
         logs = d.call("status")["logs"]
-        assert {(s["path"], s["format"]) for s in logs["sources"]} == {
+        mine = [s for s in logs["sources"] if s.get("assistant", "claude-code") == "claude-code"]
+        assert {(s["path"], s["format"]) for s in mine} == {
             (str(claude), "claude-code"),
             (str(chat), "jsonl"),
         }

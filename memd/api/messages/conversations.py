@@ -46,6 +46,7 @@ class RecallParams(Params, frozen=True, kw_only=True):
     per_session: Annotated[int, Meta(ge=1, le=100)] = 5
     project: str = ""
     agent_id: str = ""
+    source: str = ""  # only turns from this assistant's logs ("codex", "gemini", …)
 
 
 class RecallResult(Result, kw_only=True):

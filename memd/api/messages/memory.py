@@ -30,6 +30,7 @@ class ContextParams(Params, frozen=True, kw_only=True):
     # memd's MCP server never sets it for a project the model names: that one is held to the
     # home and `memory.workspaces`.
     trust_folder: bool = False
+    source: str = ""  # past turns only from this assistant's logs ("codex", "gemini", …)
 
     def __post_init__(self) -> None:
         check_path(self.project, "project")
@@ -99,6 +100,7 @@ class SearchParams(Params, frozen=True, kw_only=True):
     session_id: str = ""
     project: str = ""
     agent_id: str = ""
+    source: str = ""  # the assistant whose logs held the turn ("claude-code", "codex", …)
 
 
 class SearchHit(Struct, kw_only=True):
@@ -119,6 +121,7 @@ class SearchHit(Struct, kw_only=True):
     archived: bool = False
     # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector").
     found_by: list[str] | UnsetType = UNSET
+    source: str = ""  # a turn's assistant ("claude-code", "codex", …) or app ("ingest", "jsonl")
 
 
 class SearchResult(Result, kw_only=True):

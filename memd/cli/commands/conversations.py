@@ -23,6 +23,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         session_id=args.session_id or "",
         project=project_param(args.project or ""),
         agent_id=args.agent_id or "",
+        source=args.source,
     )
     res = call(args, m.RECALL, params)
     emit(args, res, res.text)

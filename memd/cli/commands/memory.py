@@ -36,7 +36,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memd.cli.render import when
 
     scope = "conversations" if args.conversations else args.scope
-    params = m.SearchParams(query=args.query, limit=args.limit, scope=cast(Any, scope))
+    params = m.SearchParams(
+        query=args.query, limit=args.limit, scope=cast(Any, scope), source=args.source
+    )
     res = call(args, m.SEARCH, params)
 
     def text() -> str:
@@ -46,7 +48,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         for h in res.hits:
             where = f"{h.path}:{h.start_line}-{h.end_line}"
             if h.kind == "turn":
-                where = (f"[{when(h.ts)}] {h.session_title or h.session_id}"
+                said = f", {h.source}" if h.source else ""
+                where = (f"[{when(h.ts)}{said}] {h.session_title or h.session_id}"
                          f" ({h.path or 'session ' + h.session_id}#{h.turn_id})")  # fmt: skip
             found = f"  [{', '.join(h.found_by)}]" if isinstance(h.found_by, list) else ""
             out.append(f"{h.score:7.3f}  {where}  § {h.heading}{found}\n         {h.snippet}")
@@ -66,6 +69,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         project=_project_here(args),
         session_id=args.session_id or "",
         trust_folder=True,  # a person's shell: see _project_here
+        source=args.source,
     )
     res = call(args, m.CONTEXT, params)
 

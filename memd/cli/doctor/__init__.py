@@ -8,8 +8,9 @@ measuring shell around them never raises: a check that cannot run says so in its
 
 The checks, by what they check: `config` (the settings file), `runtime` (Python and SQLite),
 `files` (folders and the socket's permissions), `inotify`, `daemon` (the running daemon and
-its service), `llm` (the model extraction and summaries use, and why), `cloud` (sync), `index`
-and `semantic` (recall by meaning); `check` holds the verdict type and the report.
+its service), `llm` (the model extraction and summaries use, and why), `cloud` (sync), `index`,
+`semantic` (recall by meaning) and `assistants` (each assistant memd reads: on, installed, read,
+its problems); `check` holds the verdict type and the report.
 
 Secrets are never printed: a key is reported by where it comes from, cloud backends scrub
 their own messages, and every text leaving this package is scrubbed again of every configured
@@ -22,6 +23,7 @@ import subprocess
 import time
 from typing import Any
 
+from memd.cli.doctor.assistants import assess_assistants, local_view
 from memd.cli.doctor.check import Check, as_dict, configured_secrets, exit_code, render, scrub
 from memd.cli.doctor.cloud import BackendFactory, check_sync
 from memd.cli.doctor.config import load_settings
@@ -80,5 +82,7 @@ def run_checks(
     checks.append(check_llm(settings, status.get("llm") if status is not None else None))
     checks.append(check_sync(settings, timeout, backend_factory))
     checks.append(assess_semantic(status.get("semantic") if status else None, settings))
+    seen = ((status or {}).get("logs") or {}).get("assistants")
+    checks.append(assess_assistants(seen or local_view(settings), counted=bool(seen)))
     secrets = configured_secrets(settings)
     return [scrub(c, secrets) for c in checks]

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memd.cli.doctor.check import Check, fail, ok, warn
+from memd.conversations.sources import configured
 from memd.core.settings import Settings
 from memd.memory.ops import resolve_project
 
@@ -62,26 +63,22 @@ def _read_int(path: Path) -> int | None:
 
 
 def watched_roots(settings: Settings) -> list[Path]:
-    """Every folder the daemon watches: memory tree, project tiers, assistant log folders."""
+    """Every folder the daemon watches recursively: memory tree, project tiers, assistant log
+    folders (a folder watched for its own entries only counts as one, in `check_inotify`)."""
     roots = [settings.memory_dir]
     for ws in settings.memory_workspaces:
         project = resolve_project(str(Path(ws).expanduser()))
         if project.memory_dir is not None:
             roots.append(project.memory_dir)
-    if settings.logs_claude_code:
-        roots.append(settings.claude_dir)
-    roots += [
-        Path(str(src.get("path", ""))).expanduser()
-        for src in settings.logs_sources
-        if src.get("path")
-    ]
+    roots += [s.root for s in configured(settings.value).sources if s.reader.recursive]
     return roots
 
 
 def check_inotify(settings: Settings) -> Check:
     if not sys.platform.startswith("linux"):
         return ok("inotify", f"not Linux ({sys.platform}): no inotify limits apply")
-    dirs = count_dirs(watched_roots(settings))
+    flat = {s.root for s in configured(settings.value).sources if not s.reader.recursive}
+    dirs = count_dirs(watched_roots(settings)) + sum(1 for r in flat if r.is_dir())
     return assess_inotify(
         _read_int(INOTIFY_DIR / "max_user_watches"),
         _read_int(INOTIFY_DIR / "max_user_instances"),

@@ -23,16 +23,18 @@ class LogTotals(NamedTuple):
 def checkpoint(conn: sqlite3.Connection, path: str) -> Checkpoint | None:
     """Where the tailer stopped in a log file."""
     r = conn.execute(
-        "SELECT inode, size, offset, lineno, head FROM log_files WHERE path = ?", (path,)
+        "SELECT inode, size, offset, lineno, head, mtime_ns FROM log_files WHERE path = ?", (path,)
     ).fetchone()
-    return None if r is None else Checkpoint(path, r[0], r[1], r[2], r[3], r[4])
+    return None if r is None else Checkpoint(path, r[0], r[1], r[2], r[3], r[4], r[5])
 
 
-def tailed_files(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int]]:
-    """path → (inode, size, offset) of every log file not marked deleted."""
+def tailed_files(conn: sqlite3.Connection) -> dict[str, Checkpoint]:
+    """path → checkpoint of every log file not marked deleted."""
     return {
-        r[0]: (r[1], r[2], r[3])
-        for r in conn.execute("SELECT path, inode, size, offset FROM log_files WHERE deleted = 0")
+        r[0]: Checkpoint(*r)
+        for r in conn.execute(
+            "SELECT path, inode, size, offset, lineno, head, mtime_ns FROM log_files WHERE deleted = 0"
+        )
     }
 
 
@@ -41,13 +43,25 @@ def save_checkpoint(
 ) -> None:
     """Record how far a log was read and what it gave (turns add up, bad lines are counted)."""
     conn.execute(
-        "INSERT INTO log_files(path, format, inode, size, offset, lineno, head, turns, bad_lines, updated_at, deleted)"
-        " VALUES (?,?,?,?,?,?,?,?,(SELECT count(*) FROM bad_lines WHERE path = ?),?,0)"
+        "INSERT INTO log_files(path, format, inode, size, offset, lineno, head, mtime_ns, turns, bad_lines,"
+        " updated_at, deleted) VALUES (?,?,?,?,?,?,?,?,?,(SELECT count(*) FROM bad_lines WHERE path = ?),?,0)"
         " ON CONFLICT(path) DO UPDATE SET format = excluded.format, inode = excluded.inode,"
         " size = excluded.size, offset = excluded.offset, lineno = excluded.lineno, head = excluded.head,"
-        " turns = log_files.turns + excluded.turns, bad_lines = excluded.bad_lines,"
-        " updated_at = excluded.updated_at, deleted = 0",
-        (path, fmt, cp.inode, cp.size, cp.offset, cp.lineno, cp.head, added, path, now),
+        " mtime_ns = excluded.mtime_ns, turns = log_files.turns + excluded.turns,"
+        " bad_lines = excluded.bad_lines, updated_at = excluded.updated_at, deleted = 0",
+        (
+            path,
+            fmt,
+            cp.inode,
+            cp.size,
+            cp.offset,
+            cp.lineno,
+            cp.head,
+            cp.mtime_ns,
+            added,
+            path,
+            now,
+        ),
     )
 
 
@@ -67,6 +81,42 @@ def add_bad_lines(
         "INSERT OR REPLACE INTO bad_lines(path, line, reason, seen_at) VALUES (?,?,?,?)",
         [(path, n, why, now) for n, why in bad],
     )
+
+
+def bad_reasons(conn: sqlite3.Connection, path: str) -> set[str]:
+    """The reasons already recorded for a log's bad lines."""
+    return {
+        r[0] for r in conn.execute("SELECT DISTINCT reason FROM bad_lines WHERE path = ?", (path,))
+    }
+
+
+def files_by_format(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int]]:
+    """format → (files read and still there, turns they gave, bad lines)."""
+    return {
+        r[0]: (r[1], r[2], r[3])
+        for r in conn.execute(
+            "SELECT format, sum(deleted = 0), coalesce(sum(turns), 0), coalesce(sum(bad_lines), 0)"
+            " FROM log_files GROUP BY format"
+        )
+    }
+
+
+def bad_lines_under(
+    conn: sqlite3.Connection, roots: list[str], limit: int
+) -> list[tuple[str, int, str]]:
+    """(path, line, reason) of the most recent bad lines of logs below any of `roots`."""
+    if not roots:
+        return []
+    where = " OR ".join("substr(path, 1, ?) = ?" for _ in roots)
+    params: list[object] = [x for r in roots for x in (len(r), r)]
+    return [
+        (r[0], r[1], r[2])
+        for r in conn.execute(
+            f"SELECT path, line, reason FROM bad_lines WHERE {where}"
+            " ORDER BY seen_at DESC, path, line DESC LIMIT ?",
+            (*params, limit),
+        )
+    ]
 
 
 def log_totals(conn: sqlite3.Connection, *, exclude_format: str = "") -> LogTotals:

@@ -107,11 +107,17 @@ def all_sessions(conn: sqlite3.Connection) -> list[SessionRow]:
 
 
 def recent_sessions(
-    conn: sqlite3.Connection, *, limit: int, project: str = "", agent_id: str = ""
+    conn: sqlite3.Connection,
+    *,
+    limit: int,
+    project: str = "",
+    agent_id: str = "",
+    source: str = "",
 ) -> list[SessionRow]:
-    """Sessions with turns, the most recently active first (optionally of a project, an agent)."""
+    """Sessions with turns, the most recently active first (optionally of a project, an agent,
+    an assistant)."""
     where, params = ["turn_count > 0"], []
-    for col, val in (("project", project), ("agent_id", agent_id)):
+    for col, val in (("project", project), ("agent_id", agent_id), ("source", source)):
         if val:
             where.append(f"{col} = ?")
             params.append(val)

@@ -45,6 +45,7 @@ class TurnRef(NamedTuple):
     speaker: str
     project: str
     agent_id: str
+    source: str
 
 
 class FoundTurn(NamedTuple):
@@ -76,10 +77,23 @@ def existing_texts(
 
 
 def add_parts(conn: sqlite3.Connection, rows: Sequence[tuple[str, str, str, int, str]]) -> None:
-    """Store message parts (part id, session id, turn id, seq, text); known parts are kept."""
+    """Store message parts (part id, session id, turn id, seq, text); a part stored before gets
+    the text it has now (a part written again as it streamed: the last copy wins)."""
     insert_rows(
-        conn, "INSERT OR IGNORE INTO turn_parts(part_id, session_id, turn_id, seq, text)", rows
-    )
+        conn, "INSERT INTO turn_parts(part_id, session_id, turn_id, seq, text)", rows,
+        "ON CONFLICT(session_id, part_id) DO UPDATE SET text = excluded.text, seq = excluded.seq"
+        " WHERE turn_parts.text != excluded.text OR turn_parts.seq != excluded.seq",
+    )  # fmt: skip
+
+
+def turns_by_source(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    """source → (turns, sessions) stored."""
+    return {
+        r[0]: (r[1], r[2])
+        for r in conn.execute(
+            "SELECT source, count(*), count(DISTINCT session_id) FROM turns GROUP BY source"
+        )
+    }
 
 
 def part_texts(conn: sqlite3.Connection, session_id: str, turn_id: str) -> list[str]:
@@ -243,6 +257,7 @@ def match_turns(
     agent_id: str = "",
     exclude_session: str = "",
     recent: bool = False,
+    source: str = "",
 ) -> dict[int, tuple[str, float]]:
     """Turn id → (session id, score) of the turns matching an FTS5 expression: the best by
     bm25 (score = -bm25), or with `recent` the newest (all scored 1.0)."""
@@ -252,6 +267,7 @@ def match_turns(
         ("t.session_id", session_id),
         ("t.project", project),
         ("t.agent_id", agent_id),
+        ("t.source", source),
     ):
         if val:
             where.append(f"{col} = ?")
@@ -276,7 +292,7 @@ def turn_refs(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, TurnRef
     return {
         r[0]: TurnRef._make(r)
         for r in conn.execute(
-            f"SELECT id, session_id, {ts_sql('ts')}, speaker, project, agent_id FROM turns"
+            f"SELECT id, session_id, {ts_sql('ts')}, speaker, project, agent_id, source FROM turns"
             f" WHERE id IN ({','.join('?' * len(ids))})",
             ids,
         )

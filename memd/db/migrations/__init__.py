@@ -30,6 +30,7 @@ from memd.db.migrations.versions.m070_conversation_repairs import m070_conversat
 from memd.db.migrations.versions.m080_semantic_vectors import m080_semantic_vectors
 from memd.db.migrations.versions.m085_markdown_redacted import m085_markdown_redacted
 from memd.db.migrations.versions.m090_llm_runs_backend import m090_llm_runs_backend
+from memd.db.migrations.versions.m095_log_files_mtime import m095_log_files_mtime
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -47,6 +48,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m080_semantic_vectors,
     m085_markdown_redacted,
     m090_llm_runs_backend,
+    m095_log_files_mtime,
 )
 
 
