@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
-from memd.api.methods import Feature, Method, Middleware
+from memd.api.methods import Feature, Method, Middleware, Periodic
 from memd.conversations.api import Conversations
 from memd.core.errors import InvalidParams
 from memd.core.settings import Settings
@@ -32,6 +32,7 @@ from memd.db import Store
 from memd.extraction import api as extraction_api
 from memd.history import History
 from memd.history.api import HistoryFeature
+from memd.integrations import instructions
 from memd.memory import repo as docs
 from memd.memory.api import MemoryFeature
 from memd.semantic.api import SemanticFeature
@@ -78,6 +79,7 @@ class Engine(engine_mod.Engine):
             past.feature(),
             Feature("search", methods=[search_method(memory, conversations)]),
             Feature("import", methods=[import_method(transfer, conversations)]),
+            instructions_feature(self),
         ]
         for f in features:
             self.add(f)
@@ -87,6 +89,25 @@ class Engine(engine_mod.Engine):
             agents.middleware(),  # `memories` with scope "agent" lists the agents seen
         ]
         self.use(middleware)
+
+
+def instructions_feature(engine: Engine) -> Feature:
+    """memd's block in the instructions files `memd integrate` registered: the memory context
+    and the latest conversations, kept current (`memd.integrations.instructions`)."""
+
+    def context(assistant: str) -> str:
+        budget = engine.settings.instructions_budget_tokens  # read again: a reload applies
+        return instructions.memory_text(engine.call, assistant, budget)
+
+    keeper = instructions.Keeper(instructions.Targets.of(engine.settings), context)
+
+    def refresh() -> None:
+        keeper.refresh()
+
+    return Feature(
+        "instructions", status=[keeper.status], on_start=[refresh],
+        periodic=[Periodic("instructions", lambda: instructions.REFRESH_S, refresh)],
+    )  # fmt: skip
 
 
 def search_method(memory: MemoryFeature, conversations: Conversations) -> Method[Any, Any]:

@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
     sub.add_parser(
         "integrate",
-        help="integrate claude-code|cline|roo|continue|aider [--dry-run] [--undo]",
+        help="wire an assistant to memd: integrate claude-code|codex|gemini|opencode|cline|roo|"
+        "continue|aider [--dry-run] [--undo], or --list",
     )
     sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
     sp = add(
@@ -222,21 +223,11 @@ def _common_options(
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR", **unset)
 
 
-# `memd integrate <name>`: the module and function that integrates each assistant.
-INTEGRATIONS = {
-    "claude-code": ("memd.integrations.claude_code", "main"),
-    "cline": ("memd.integrations.vscode_ext", "main"),
-    "roo": ("memd.integrations.vscode_ext", "main_roo"),
-    "continue": ("memd.integrations.continue_dev", "main"),
-    "aider": ("memd.integrations.aider", "main"),
-}
-
-
 # Commands with their own argument parsing, dispatched before argparse so hooks start fast.
 DELEGATED = {
     "hook": "memd.integrations.hooks",
     "mcp": "memd.integrations.mcp_server",
-    "integrate": "memd.integrations.claude_code",
+    "integrate": "memd.integrations.integrate",
     "ui": "memd.ui.run",
 }
 
@@ -247,15 +238,8 @@ def _delegate(argv: list[str], given: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if given:
         rest = _globals_for(cmd, given) + rest
-    if cmd == "integrate":
-        if not rest or rest[0] not in INTEGRATIONS:
-            names = "|".join(INTEGRATIONS)
-            print(f"usage: memd integrate {names} [--dry-run] [--undo]", file=sys.stderr)
-            return 2
-        module_name, function = INTEGRATIONS[rest[0]]
-        return int(getattr(importlib.import_module(module_name), function)(rest[1:]))
     module = importlib.import_module(DELEGATED[cmd])
-    if cmd in ("hook", "mcp"):
+    if cmd in ("hook", "mcp", "integrate"):
         # They sit below the composition root: without a daemon they answer through the CLI's
         # read-only engine (loaded only then).
         from memd.cli.offline import answer_offline

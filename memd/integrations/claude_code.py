@@ -17,7 +17,6 @@ content is kept next to the file as ``<name>.bak``.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import shlex
@@ -29,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import ConfigError, MemdError
-from memd.core.fsio import atomic_write
+from memd.integrations import files
+from memd.integrations.files import FileChange, IntegrationPlan
 from memd.integrations.hooks import KINDS, SESSION_START, USER_PROMPT
 
 SERVER_NAME = "memd"
@@ -39,66 +39,7 @@ SESSION_START_MATCHER = "startup|resume|clear|compact"
 HOOK_TIMEOUT_S = 5
 _EVENTS = {SESSION_START: "SessionStart", USER_PROMPT: "UserPromptSubmit"}
 _MATCHERS = {SESSION_START: SESSION_START_MATCHER, USER_PROMPT: None}
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file's content before and after the integration (``None``: the file is absent)."""
-
-    path: Path
-    before: str | None
-    after: str | None
-    backup: Path | None = None
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> str:
-        """Unified diff of the change, empty when nothing changes."""
-        if not self.changed:
-            return ""
-        return "".join(
-            difflib.unified_diff(
-                (self.before or "").splitlines(keepends=True),
-                (self.after or "").splitlines(keepends=True),
-                fromfile=f"{self.path} (before)" if self.before is not None else "/dev/null",
-                tofile=f"{self.path} (after)",
-            )
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class IntegrationPlan:
-    """What `integrate` did (or, in a dry run, would do)."""
-
-    files: tuple[FileChange, ...]
-    actions: tuple[str, ...]
-    remove: bool
-    dry_run: bool
-
-    @property
-    def changed(self) -> bool:
-        return any(f.changed for f in self.files)
-
-    def diff(self) -> str:
-        return "".join(f.diff() for f in self.files)
-
-    def summary(self) -> str:
-        """Human-readable lines for the CLI: one per action, then where backups went."""
-        lines = list(self.actions)
-        if not self.changed:
-            lines.append(
-                "nothing to change: Claude Code is already "
-                + ("free of memd" if self.remove else "set up for memd")
-            )
-        elif self.dry_run:
-            lines.append("dry run: no file was written")
-        for f in self.files:
-            if f.changed and not self.dry_run:
-                saved = f" (previous content in {f.backup})" if f.backup else ""
-                lines.append(f"wrote {f.path}{saved}")
-        return "\n".join(lines)
+_HOOK_OPTIONS = ("--assistant", "--time-limit", "--debug")
 
 
 def integrate(
@@ -129,27 +70,27 @@ def integrate(
         raise ConfigError("memd_argv is empty: give the command that starts memd")
     docs: dict[Path, tuple[str | None, dict[str, Any]]] = {}
     for path in (settings_path, mcp_config_path):
-        target = _real_path(path)
+        target = files.real_path(path)
         if target not in docs:
-            text = _read(target)
-            docs[target] = (text, _parse(target, text))
-    state = _read_state(state_file)
+            text = files.read(target)
+            docs[target] = (text, files.parse(target, text))
+    state = files.read_state(state_file)
     records: dict[Path, set[str] | None] = {
         p: set(state[str(p)]) if isinstance(state.get(str(p)), list) else None for p in docs
     }
-    settings_target = _real_path(settings_path)
-    mcp_target = _real_path(mcp_config_path)
+    settings_target = files.real_path(settings_path)
+    mcp_target = files.real_path(mcp_config_path)
     # Both names may point at one file; the parsed documents are edited in place.
     settings_doc = docs[settings_target][1]
     mcp_doc = docs[mcp_target][1]
     actions: list[str] = []
     if remove:
-        actions += _remove_hooks(settings_doc, settings_target, records[settings_target])
+        actions += remove_hooks(settings_doc, settings_target, records[settings_target])
         actions += _remove_server(mcp_doc, mcp_target, records[mcp_target])
     else:
         made: dict[Path, set[str]] = {p: set() for p in docs}
         env = dict(env or {})
-        actions += _add_hooks(
+        actions += add_hooks(
             settings_doc, settings_target, list(memd_argv), env, made[settings_target]
         )
         actions += _add_server(mcp_doc, mcp_target, list(memd_argv), env, made[mcp_target])
@@ -158,7 +99,7 @@ def integrate(
 
     changes = []
     for target, (before, doc) in docs.items():
-        after = before if doc == _parse(target, before) else _dump(doc)
+        after = before if doc == files.parse(target, before) else files.dump(doc)
         backup = target.with_name(target.name + ".bak") if before is not None else None
         changes.append(FileChange(target, before, after, backup if after != before else None))
 
@@ -167,23 +108,29 @@ def integrate(
         return plan
     for change in plan.files:
         if change.changed and change.after is not None:
-            _write_atomic(change.path, change.after, backup=change.backup)
+            files.write_atomic(change.path, change.after, backup=change.backup)
     if state_file is not None:
         for p, record in records.items():
             if remove or record is None:
                 state.pop(str(p), None)
             else:
                 state[str(p)] = sorted(record)
-        _write_state(state_file, state)
+        files.write_state(state_file, state)
     return plan
 
 
-def hook_command(memd_argv: Sequence[str], kind: str, env: Mapping[str, str] | None = None) -> str:
+def hook_command(
+    memd_argv: Sequence[str],
+    kind: str,
+    env: Mapping[str, str] | None = None,
+    options: Sequence[str] = (),
+) -> str:
     """The shell command Claude Code runs for hook `kind` (``session-start``/``user-prompt``),
-    prefixed with ``NAME=value`` assignments for `env`."""
+    prefixed with ``NAME=value`` assignments for `env`; `options` go before the kind (Gemini
+    CLI's hooks: ``--assistant gemini``)."""
     # An assignment is only one when its name is unquoted: quote the value alone.
     assignments = [f"{name}={shlex.quote(value)}" for name, value in sorted((env or {}).items())]
-    return " ".join([*assignments, shlex.join([*memd_argv, "hook", kind])])
+    return " ".join([*assignments, shlex.join([*memd_argv, "hook", *options, kind])])
 
 
 def server_entry(memd_argv: Sequence[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -267,28 +214,49 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --- settings.json: hooks ---------------------------------------------------------------
 
 
-def _add_hooks(
-    doc: dict[str, Any], path: Path, memd_argv: list[str], env: dict[str, str], made: set[str]
+@dataclass(frozen=True, slots=True)
+class HookStyle:
+    """How an assistant names memd's hook events and runs their commands (Gemini CLI's hooks
+    take Claude Code's JSON: the same entries, other names)."""
+
+    events: Mapping[str, str]  # hook kind → the assistant's event name
+    matchers: Mapping[str, str | None]
+    timeout: int  # in the assistant's unit
+    options: tuple[str, ...] = ()  # given to `memd hook` before the kind
+
+
+CLAUDE_HOOKS = HookStyle(_EVENTS, _MATCHERS, HOOK_TIMEOUT_S)
+
+
+def add_hooks(
+    doc: dict[str, Any],
+    path: Path,
+    memd_argv: list[str],
+    env: dict[str, str],
+    made: set[str],
+    style: HookStyle = CLAUDE_HOOKS,
 ) -> list[str]:
+    """memd's hooks in a settings document (an entry of memd's already there is replaced)."""
     actions = []
-    hooks = _container(doc, "hooks", dict, path, made, "hooks")
-    for kind, event in _EVENTS.items():
-        groups = _container(hooks, event, list, path, made, f"hooks.{event}")
-        command = hook_command(memd_argv, kind, env)
+    hooks = files.container(doc, "hooks", dict, path, made, "hooks")
+    for kind, event in style.events.items():
+        groups = files.container(hooks, event, list, path, made, f"hooks.{event}")
+        command = hook_command(memd_argv, kind, env, style.options)
         if any(h.get("command") == command for h in _hook_entries(groups, path, event)):
             continue
         stale = _drop_memd_hooks(groups, {kind})
         group: dict[str, Any] = {}
-        if _MATCHERS[kind]:
-            group["matcher"] = _MATCHERS[kind]
-        group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+        if style.matchers.get(kind):
+            group["matcher"] = style.matchers[kind]
+        group["hooks"] = [{"type": "command", "command": command, "timeout": style.timeout}]
         groups.append(group)
         verb = "replaced" if stale else "added"
         actions.append(f"{verb} {event} hook in {path}: {command}")
     return actions
 
 
-def _remove_hooks(doc: dict[str, Any], path: Path, created: set[str] | None) -> list[str]:
+def remove_hooks(doc: dict[str, Any], path: Path, created: set[str] | None) -> list[str]:
+    """memd's hooks taken out of a settings document (and the containers memd made for them)."""
     hooks = doc.get("hooks")
     if not isinstance(hooks, dict):
         return []
@@ -300,9 +268,9 @@ def _remove_hooks(doc: dict[str, Any], path: Path, created: set[str] | None) -> 
         removed = _drop_memd_hooks(groups, set(KINDS))
         for command in removed:
             actions.append(f"removed {event} hook from {path}: {command}")
-        if removed and not groups and _drop_empty(f"hooks.{event}", created):
+        if removed and not groups and files.drop_empty(f"hooks.{event}", created):
             del hooks[event]
-    if actions and not hooks and _drop_empty("hooks", created):
+    if actions and not hooks and files.drop_empty("hooks", created):
         del doc["hooks"]
     return actions
 
@@ -337,14 +305,19 @@ def _drop_memd_hooks(groups: list[Any], kinds: set[str]) -> list[str]:
 
 
 def _memd_hook_kind(command: str) -> str | None:
-    """The hook kind when `command` is ``<memd> hook <kind>`` (any memd path), else None."""
+    """The hook kind when `command` is ``<memd> hook [options] <kind>`` (any memd path), else
+    None."""
     try:
         tokens = shlex.split(command)
     except ValueError:
         return None
-    if len(tokens) < 3 or tokens[-2] != "hook" or tokens[-1] not in KINDS:
+    if len(tokens) < 3 or tokens[-1] not in KINDS or "hook" not in tokens[:-1]:
         return None
-    return tokens[-1] if _is_memd_launcher(tokens[:-2]) else None
+    at = len(tokens) - 2 - tokens[-2::-1].index("hook")
+    options = tokens[at + 1 : -1]
+    if any(o.startswith("--") and o not in _HOOK_OPTIONS for o in options[::2]):
+        return None
+    return tokens[-1] if _is_memd_launcher(tokens[:at]) else None
 
 
 def _is_memd_launcher(tokens: list[str]) -> bool:
@@ -357,7 +330,7 @@ def _is_memd_launcher(tokens: list[str]) -> bool:
 def _add_server(
     doc: dict[str, Any], path: Path, memd_argv: list[str], env: dict[str, str], made: set[str]
 ) -> list[str]:
-    servers = _container(doc, "mcpServers", dict, path, made, "mcpServers")
+    servers = files.container(doc, "mcpServers", dict, path, made, "mcpServers")
     wanted = server_entry(memd_argv, env)
     current = servers.get(SERVER_NAME)
     if current == wanted:
@@ -377,7 +350,7 @@ def _remove_server(doc: dict[str, Any], path: Path, created: set[str] | None) ->
     if not isinstance(servers, dict) or not _is_memd_server(servers.get(SERVER_NAME)):
         return []
     del servers[SERVER_NAME]
-    if not servers and _drop_empty("mcpServers", created):
+    if not servers and files.drop_empty("mcpServers", created):
         del doc["mcpServers"]
     return [f"removed MCP server '{SERVER_NAME}' from {path}"]
 
@@ -390,86 +363,3 @@ def _is_memd_server(entry: Any) -> bool:
         return False
     tokens = [entry["command"], *args]
     return len(tokens) >= 2 and tokens[-1] == "mcp" and _is_memd_launcher(tokens[:-1])
-
-
-# --- shared helpers ---------------------------------------------------------------------
-
-
-def _container(
-    parent: dict[str, Any], key: str, kind: type, path: Path, made: set[str], name: str
-) -> Any:
-    if key not in parent:
-        parent[key] = kind()
-        made.add(name)
-    value = parent[key]
-    if not isinstance(value, kind):
-        expected = "an object" if kind is dict else "a list"
-        raise ConfigError(
-            f"{path}: '{name}' is {type(value).__name__}, expected {expected}",
-            hint="fix the file by hand (Claude Code would not read it either), then run again",
-        )
-    return value
-
-
-def _drop_empty(name: str, created: set[str] | None) -> bool:
-    # With a state record, only containers memd created go; without one, an empty container
-    # is taken out, which restores every file except one that held it empty beforehand.
-    return created is None or name in created
-
-
-def _real_path(path: Path) -> Path:
-    # Write through symlinks (dotfile managers link settings.json): os.replace on the link
-    # itself would turn it into a plain file and cut it from the user's dotfiles.
-    path = path.expanduser()
-    return path.resolve() if path.is_symlink() else path.absolute()
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
-
-
-def _parse(path: Path, text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-            hint="fix the file by hand (or restore it from its backup); it was not changed",
-        ) from exc
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{path} does not hold a JSON object", hint="it was not changed")
-    return doc
-
-
-def _dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write_atomic(path: Path, text: str, *, backup: Path | None = None) -> None:
-    if backup is not None and path.exists():
-        shutil.copy2(path, backup)
-    # ~/.claude.json holds credentials: new files are private.
-    atomic_write(path, text, new_mode=0o600)
-
-
-def _read_state(state_file: Path | None) -> dict[str, list[str]]:
-    if state_file is None:
-        return {}
-    try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
-def _write_state(state_file: Path, state: dict[str, list[str]]) -> None:
-    if not state and not state_file.exists():
-        return
-    _write_atomic(state_file, json.dumps(state, indent=2) + "\n")

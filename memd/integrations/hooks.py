@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -55,6 +56,11 @@ PROMPT_BUDGET_TOKENS = 600
 TIME_LIMIT_S = 0.8
 
 _EVENT_NAMES = {SESSION_START: "SessionStart", USER_PROMPT: "UserPromptSubmit"}
+# Gemini CLI run with a prompt puts what the SessionStart hook gave (memd's memory) before the
+# prompt, in these tags, and hands that to the per-prompt hook: the question is what follows.
+_HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
+# Gemini CLI's hooks take Claude Code's payloads and answers; its per-prompt event is named so.
+_EVENTS_OF = {"gemini": {SESSION_START: "SessionStart", USER_PROMPT: "BeforeAgent"}}
 
 
 class HookTimeout(Exception):
@@ -67,8 +73,10 @@ def session_start(
     *,
     deadline: float | None = None,
     offline: Offline | None = None,
+    assistant: str = CLAUDE_CODE_AGENT,
 ) -> str:
-    """Answer a SessionStart payload with the hook JSON carrying the project's context block.
+    """Answer a SessionStart payload with the hook JSON carrying the project's context block
+    (`assistant`: the one running the hook, whose relationship file comes with it).
 
     Returns ``""`` when there is nothing to add (memory switched off, empty block). Raises
     `ValueError` for a malformed payload and `memd.core.errors.MemdError` for daemon problems;
@@ -80,12 +88,12 @@ def session_start(
         budget_tokens=SESSION_BUDGET_TOKENS,
         project=project,
         session_id=session_id,
-        agent_id=CLAUDE_CODE_AGENT,  # its relationship file: trust, mood, memory points
+        agent_id=assistant,  # its relationship file: trust, mood, memory points
         trust_folder=True,  # the folder the person started the session in (`_session_params`)
     )
     result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
-    return _hook_output(SESSION_START, text) if text else ""
+    return _hook_output(SESSION_START, text, assistant) if text else ""
 
 
 def user_prompt(
@@ -94,6 +102,7 @@ def user_prompt(
     *,
     deadline: float | None = None,
     offline: Offline | None = None,
+    assistant: str = CLAUDE_CODE_AGENT,
 ) -> str:
     """Answer a UserPromptSubmit payload with the memory relevant to its prompt, or ``""``.
 
@@ -105,6 +114,7 @@ def user_prompt(
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("UserPromptSubmit payload has no string 'prompt'")
+    prompt = _HOOK_CONTEXT.sub("", prompt)
     if not prompt.strip():
         return ""
     project, session_id = _session_params(payload, settings)
@@ -114,14 +124,14 @@ def user_prompt(
         relevant_only=True,  # SessionStart already put the standing memory into the session
         project=project,
         session_id=session_id,
-        agent_id=CLAUDE_CODE_AGENT,
+        agent_id=assistant,
         trust_folder=True,
     )
     result = _fetch_context(settings, params, deadline, offline)
     text = _context_text(result)
     if not text or not _has_query_matches(result):
         return ""
-    return _hook_output(USER_PROMPT, text)
+    return _hook_output(USER_PROMPT, text, assistant)
 
 
 _HANDLERS: dict[str, Callable[..., str]] = {SESSION_START: session_start, USER_PROMPT: user_prompt}
@@ -136,8 +146,10 @@ def run_hook(
     time_limit: float = TIME_LIMIT_S,
     stderr: IO[str] | None = None,
     offline: Offline | None = None,
+    assistant: str = CLAUDE_CODE_AGENT,
 ) -> int:
-    """Run hook `kind` (``session-start`` or ``user-prompt``) and always return 0.
+    """Run hook `kind` (``session-start`` or ``user-prompt``) for `assistant` (Claude Code, or
+    Gemini CLI, whose hooks speak the same JSON) and always return 0.
 
     Reads the payload from `stdin` and writes the hook JSON to `stdout` only on success. Any
     failure, including running past `time_limit` seconds, leaves `stdout` untouched; when
@@ -154,7 +166,8 @@ def run_hook(
         # transcript through stderr; a hook stays silent.
         with _watchdog(time_limit), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            output = handler(stdin.read(), settings_loader(), deadline=deadline, offline=offline)
+            output = handler(stdin.read(), settings_loader(), deadline=deadline, offline=offline,
+                             assistant=assistant)  # fmt: skip
         if output:
             stdout.write(output + "\n")
             stdout.flush()
@@ -169,17 +182,28 @@ def run_hook(
 
 
 def main(argv: Sequence[str] | None = None, offline: Offline | None = None) -> int:
-    """Entry point of `memd hook session-start|user-prompt [--debug]`; always returns 0.
+    """Entry point of `memd hook [--assistant NAME] [--time-limit S] [--debug]
+    session-start|user-prompt`; always returns 0.
 
     `offline` (given by the `memd` command) answers from the index when the daemon is down.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    kinds = [a for a in args if a != "--debug"]
+    options = {"--assistant": CLAUDE_CODE_AGENT, "--time-limit": str(TIME_LIMIT_S)}
+    kinds = []
+    rest = iter(a for a in args if a != "--debug")
+    for a in rest:
+        if a in options:
+            options[a] = next(rest, "")
+        else:
+            kinds.append(a)
     kind = kinds[0] if len(kinds) == 1 else ""
-    return run_hook(
-        kind, sys.stdin, sys.stdout, load, stderr=sys.stderr if debug else None, offline=offline
-    )
+    try:
+        limit = float(options["--time-limit"])
+    except ValueError:
+        limit, kind = TIME_LIMIT_S, ""  # a wrong option: fail open, like any other problem
+    return run_hook(kind, sys.stdin, sys.stdout, load, stderr=sys.stderr if debug else None,
+                    offline=offline, time_limit=limit, assistant=options["--assistant"])  # fmt: skip
 
 
 def _parse_payload(stdin_text: str) -> dict[str, Any]:
@@ -256,12 +280,11 @@ def _is_standing(section: m.ContextSection) -> bool:
     return False
 
 
-def _hook_output(kind: str, text: str) -> str:
+def _hook_output(kind: str, text: str, assistant: str = CLAUDE_CODE_AGENT) -> str:
     # ASCII-only JSON: the hook's stdout encoding follows the user's locale, which may not be
     # UTF-8, and an encoding error would silently drop CJK memory.
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": _EVENT_NAMES[kind], "additionalContext": text}}
-    )
+    event = _EVENTS_OF.get(assistant, _EVENT_NAMES)[kind]
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
 @contextlib.contextmanager

@@ -287,6 +287,22 @@ def test_user_prompt_adds_only_relevant_memory(daemon: Settings, tmp_path: Path)
     assert run("user-prompt", unrelated, daemon)[:2] == (0, "")
 
 
+def test_gemini_cli_prompt_after_its_session_start_context(daemon: Settings) -> None:
+    """Gemini CLI, run with a prompt, hands its per-prompt hook (`BeforeAgent`) the prompt with
+    the SessionStart hook's text before it, in `<hook_context>` (as Gemini CLI 0.61 does): the
+    question alone is the query, else the memory's own words drown it."""
+    start = json.loads(run("session-start", payload(hook_event_name="SessionStart"), daemon,
+                           assistant="gemini")[1])["hookSpecificOutput"]  # fmt: skip
+    assert start["hookEventName"] == "SessionStart"
+    prompt = (f"<hook_context>{start['additionalContext']}</hook_context>\n\n"
+              "How do I set up the Kubernetes ingress?")  # fmt: skip
+    out = run("user-prompt", payload(hook_event_name="BeforeAgent", prompt=prompt), daemon,
+              assistant="gemini")[1]  # fmt: skip
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "BeforeAgent"
+    assert "user: How do I set up the Kubernetes ingress?" in answer["additionalContext"]
+
+
 @pytest.mark.parametrize(
     "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli")]
 )
