@@ -248,9 +248,8 @@ def assistant_lines(assistants: list[Mapping[str, Any]]) -> list[str]:
         elif not a["found"]:
             state = f"not found (waiting for {where})"
         else:
-            state = (
-                f"{a['files']} files, {a['turns']} turns in {a['sessions']} sessions from {where}"
-            )
+            state = (f"{counted(a['files'], 'file')}, {counted(a['turns'], 'turn')} in"
+                     f" {counted(a['sessions'], 'session')} from {where}")  # fmt: skip
         lines.append(f"  {a['title']} ({a['name']}): {state}")
         lines += [f"    problem: {p}" for p in a.get("problems") or []]
     return lines

@@ -119,17 +119,11 @@ class Settings:
         "logs.claude_dir", "Claude Code projects folder (default ~/.claude/projects)", ""
     )
     logs_codex: bool = _s("logs.codex", "Read Codex CLI sessions when its folder exists", True)
-    logs_codex_dir: str = _s(
-        "logs.codex_dir", "Codex CLI folder (default $CODEX_HOME or ~/.codex)", ""
-    )
+    logs_codex_dir: str = _s("logs.codex_dir", "Codex CLI folder (default $CODEX_HOME or ~/.codex)", "")  # fmt: skip
     logs_gemini: bool = _s("logs.gemini", "Read Gemini CLI chats when its folder exists", True)
-    logs_gemini_dir: str = _s(
-        "logs.gemini_dir", "Gemini CLI folder (default ~/.gemini, or under $GEMINI_CLI_HOME)", ""
-    )
+    logs_gemini_dir: str = _s("logs.gemini_dir", "Gemini CLI folder (default ~/.gemini, or under $GEMINI_CLI_HOME)", "")  # fmt: skip
     logs_opencode: bool = _s("logs.opencode", "Read OpenCode sessions when its folder exists", True)
-    logs_opencode_dir: str = _s(
-        "logs.opencode_dir", "OpenCode data folder (default ~/.local/share/opencode)", ""
-    )
+    logs_opencode_dir: str = _s("logs.opencode_dir", "OpenCode data folder (default ~/.local/share/opencode)", "")  # fmt: skip
     logs_sources: list[dict[str, Any]] = _s(
         "logs.sources",
         'Extra log folders: [{path = "...", format = "jsonl", agent = "..."}] (agent: optional)',
@@ -138,11 +132,7 @@ class Settings:
     logs_poll_s: float = _s(
         "logs.poll_s", "Seconds between scans of the log folders (the watcher reacts at once)", 5.0
     )
-    instructions_budget_tokens: int = _s(
-        "instructions.budget_tokens",
-        "Tokens of memory memd keeps in an assistant's instructions file (`memd integrate`)",
-        1000,
-    )
+    instructions_budget_tokens: int = _s("instructions.budget_tokens", "Tokens of memory memd keeps in an assistant's instructions file (`memd integrate`)", 1000)  # fmt: skip
     journal_enabled: bool = _s("journal.enabled", "Write journal/YYYY-MM-DD.md entries", True)
     journal_max_age_days: float = _s(
         "journal.max_age_days",

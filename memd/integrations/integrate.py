@@ -201,7 +201,10 @@ def main(argv: Sequence[str] | None = None, offline: Offline | None = None) -> i
                    help="take memd's entries out again")  # fmt: skip
     p.add_argument("--memd", help="command that starts memd (default: this installation)")
     p.add_argument("--json", action="store_true", help="--list as JSON")
-    ns = p.parse_args(args)
+    try:
+        ns = p.parse_args(args)
+    except SystemExit as exc:  # usage or --help: said on stderr/stdout already
+        return int(exc.code or 0)
     if not ns.list and not ns.assistant:
         p.print_usage(sys.stderr)
         return 2

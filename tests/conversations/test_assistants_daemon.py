@@ -57,10 +57,9 @@ def test_every_assistant_in_status_and_source_filters(home: Path) -> None:
         assert status.returncode == 0, status.stderr
         lines = status.stdout
         assert (
-            "Codex CLI (codex): 1 files, 2 turns in 1 sessions from " + str(user / ".codex")
-            in lines
+            "Codex CLI (codex): 1 file, 2 turns in 1 session from " + str(user / ".codex") in lines
         )
-        assert "Gemini CLI (gemini): 1 files, 1 turns in 1 sessions" in lines
+        assert "Gemini CLI (gemini): 1 file, 1 turn in 1 session" in lines
         assert "OpenCode (opencode): not found (waiting for " in lines
         assert "Claude Code (claude-code): not found" in lines
         data = d.call("status")["logs"]["assistants"]

@@ -182,9 +182,9 @@ def test_list_says_what_is_installed_and_wired(tmp_path: Path) -> None:
     (tmp_path / ".codex").mkdir()
     codex.integrate(req(tmp_path))
     rows = {r["name"]: r for r in listing(req(tmp_path, where=Where(tmp_path, {"PATH": ""})))}
-    assert (
-        set(rows) >= {"claude-code", "codex", "gemini", "opencode"} == set(INTEGRATIONS) & set(rows)
-    )
+    assert set(rows) == set(INTEGRATIONS) == {"claude-code", "codex", "gemini", "opencode", "cline",
+                                              "roo", "continue", "aider"}  # fmt: skip
+    assert rows["cline"]["installed"] == "" and rows["aider"]["wired"] == []
     assert (
         rows["codex"]["installed"] == str(tmp_path / ".codex") and len(rows["codex"]["wired"]) == 2
     )

@@ -111,9 +111,9 @@ def describe_part(path: str) -> Facts:
         message = _json_file(storage / "message" / session_id / f"{message_id}.json")
         role, created, cwd = message_facts(message)
         extra.update(role=role, created=repr(created) if created is not None else "", cwd=cwd)
-        sessions = list((storage / "session").glob(f"*/{session_id}.json"))
-        if sessions:
-            directory, parent, title = session_facts(_json_file(sessions[0]))
+        found = _session_file(storage, session_id)
+        if found is not None:
+            directory, parent, title = session_facts(_json_file(found))
             extra.update(session="1", directory=directory, parent=parent, title=title)
     return Facts(session_id=session_id, extra=extra)
 
@@ -145,6 +145,23 @@ def parse_part_file(data: bytes, ctx: FileContext) -> list[Turn]:
     )  # fmt: skip
     turn = part_turn(row, path=ctx.path)
     return [turn] if turn is not None else []
+
+
+_SESSION_FILES: dict[tuple[Path, str], Path] = {}
+
+
+def _session_file(storage: Path, session_id: str) -> Path | None:
+    # A session's file is looked up once (by a glob over every project), not for each part.
+    key = (storage, session_id)
+    known = _SESSION_FILES.get(key)
+    if known is not None and known.exists():
+        return known
+    found = next(iter((storage / "session").glob(f"*/{session_id}.json")), None)
+    if found is not None:
+        if len(_SESSION_FILES) > 10_000:
+            _SESSION_FILES.clear()
+        _SESSION_FILES[key] = found
+    return found
 
 
 def _json_file(path: Path) -> dict[str, Any]:
