@@ -24,6 +24,7 @@ from tests.assistants import (
     Said,
     codex_path,
     codex_rollout,
+    codex_tools,
     codex_turn,
     gemini_chat_path,
     gemini_document,
@@ -121,6 +122,7 @@ def test_codex_unknown_records_and_bad_lines_are_problems_nothing_lost(
             f.write(json.dumps({"timestamp": "2026-11-27T00:00:00Z", "type": "hologram",
                                 "payload": {"n": n}}) + "\n")  # fmt: skip
         f.write('{"timestamp":"2026-11-27T00:00:00Z","type":"response_it\n')  # truncated line
+        f.write(jsonl(codex_tools(T0 + 4, output="x" * 5_000_000)))  # a huge tool output
         f.write(jsonl(codex_turn(Said("assistant", "an answer after the damage", T0 + 5))))
         f.write(jsonl(codex_turn(Said("assistant", "x" * 300_000, T0 + 6))))  # a huge message
     ingestor.scan()
@@ -146,10 +148,14 @@ def test_gemini_jsonl_message_appended_again_last_copy_wins(
     ingestor.scan()
     assert texts(store, "gemini") == ["fix the grid", "Partial answ"]
     with open(path, "a", encoding="utf-8") as f:
-        f.write(jsonl([{**msg, "content": "Partial answer, now complete."}, {"$rewindTo": "u1"}]))
+        f.write(jsonl([{**msg, "content": "Partial answer, now complete."}, {"$rewindTo": "u1"},
+                       {"$branch": {"at": "u1"}}, {"$branch": {"at": "g1"}}]))  # fmt: skip
     ingestor.scan()
     assert texts(store, "gemini") == ["fix the grid", "Partial answer, now complete."]
     assert rows(store, "SELECT count(*) FROM turns")[0][0] == 2
+    # A record of a newer Gemini CLI: named once, the rest read.
+    [why] = [b for b in ingestor.status()["recent_bad_lines"] if "$branch" in b]
+    assert "a newer Gemini CLI" in why
 
 
 def test_gemini_document_rewritten_in_place_and_caught_mid_write(

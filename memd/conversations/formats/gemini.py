@@ -36,7 +36,7 @@ from typing import Any
 
 from memd.conversations.formats.contract import Facts, FileContext
 from memd.conversations.formats.fields import load_object, parse_ts, sha1_json
-from memd.core.errors import ParseError
+from memd.core.errors import ParseError, UnknownRecord
 from memd.core.models import Turn
 from memd.core.redact import join_redacted
 
@@ -119,7 +119,8 @@ def _header(path: str) -> tuple[str, str]:
 
 # -- parsing ----------------------------------------------------------------------------------
 def parse_line(raw: bytes, ctx: FileContext) -> list[Turn]:
-    """One line of a JSONL chat → its turns (a message, or the messages of a ``$set``)."""
+    """One line of a JSONL chat → its turns (a message, or the messages of a ``$set``);
+    `UnknownRecord` for a record of none of the shapes Gemini CLI writes today."""
     if ctx.facts.extra.get("kind") == "subagent":
         return []
     obj = load_object(raw, path=ctx.path, lineno=ctx.lineno)
@@ -131,7 +132,11 @@ def parse_line(raw: bytes, ctx: FileContext) -> list[Turn]:
         return _turns(messages if isinstance(messages, list) else [], ctx)
     if isinstance(obj.get("id"), str):
         return _turns([obj], ctx)
-    return []  # the header, `$rewindTo`, records of a newer CLI without an id
+    if "$rewindTo" in obj or ("sessionId" in obj and "projectHash" in obj):
+        return []  # a rewind (what was said before it stays), the header
+    keys = ", ".join(sorted(obj)[:4])
+    raise UnknownRecord(f"unknown record ({keys}; a newer Gemini CLI?): skipped",
+                        path=ctx.path, line=ctx.lineno)  # fmt: skip
 
 
 def parse_document(data: bytes, ctx: FileContext) -> list[Turn]:
