@@ -186,8 +186,9 @@ FORMATS: dict[str, Reader] = {
                parse_document=opencode.parse_part_file, describe=opencode.describe_part),
         # Only the folder's own entries: beside the database OpenCode keeps git snapshots of
         # every project (thousands of folders no watch should cover).
-        Reader("opencode-db", "sqlite", ("opencode.db",), read_database=databases.read_opencode,
-               recursive=False),
+        # `opencode-<channel>.db` for a build of another channel than latest/beta/prod.
+        Reader("opencode-db", "sqlite", ("opencode.db", "opencode-*.db"),
+               read_database=databases.read_opencode, recursive=False),
     )
 }  # fmt: skip
 # What `logs.sources` may name (memd's own files are not a format a person configures).

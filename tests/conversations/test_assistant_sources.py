@@ -343,3 +343,13 @@ def test_claude_code_project_folders_of_memds_own_runs_are_never_read(user: Path
     root = user / ".claude" / "projects"
     assert not claude.accepts(str(root / "-srv-memd-llm" / "a.jsonl"))
     assert claude.accepts(str(root / "-home-u-app" / "a.jsonl"))
+
+
+def test_opencode_databases_of_any_channel_and_their_logs(user: Path) -> None:
+    data = user / ".local" / "share" / "opencode"
+    src = LogSource(data, "opencode-db")
+    for name in ("opencode.db", "opencode-dev.db", "opencode.db-wal", "opencode-dev.db-wal"):
+        assert src.accepts(str(data / name)), name
+    assert src.database(str(data / "opencode-dev.db-wal")) == str(data / "opencode-dev.db")
+    for name in ("opencode.db-shm", "auth.json", "storage/part/m/p.json", "snapshot/x/opencode.db"):
+        assert not src.accepts(str(data / name)), name

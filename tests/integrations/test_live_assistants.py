@@ -173,8 +173,12 @@ def opencode_setup(m: Machine) -> dict[str, str]:
         "model": "stub/m", "small_model": "stub/m",
     }))  # fmt: skip
     m.memd("integrate", "opencode", "--memd", memd_argv())
+    # OpenCode asks the npm registry for its plugin packages at start (it runs without them):
+    # the registry is a closed loopback port, so nothing leaves the machine.
+    dead = "http://127.0.0.1:9"
     return m.env(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1",
-                 OPENCODE_DISABLE_LSP_DOWNLOAD="1")  # fmt: skip
+                 OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+                 npm_config_registry=dead, NPM_CONFIG_REGISTRY=dead, BUN_CONFIG_REGISTRY=dead)  # fmt: skip
 
 
 def opencode_run(m: Machine, env: dict[str, str], prompt: str) -> Call:
