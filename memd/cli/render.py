@@ -165,6 +165,7 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
                      f" at {when(r['at'])} and rebuilt from the files")  # fmt: skip
     if st.logs:
         lines += logs_lines(part(st.logs))
+    lines += instructions_lines(part(st.instructions, []))
     lines += agents_lines(part(st.agents, []))
     if st.semantic:
         lines.append(semantic_line(part(st.semantic)))
@@ -235,6 +236,17 @@ def logs_lines(lg: Mapping[str, Any]) -> list[str]:
     lines += [f"  source {s['path']} ({s['format']})" for s in other]
     lines += [f"  cannot read {p}" for p in lg.get("problems") or []]
     lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    return lines
+
+
+def instructions_lines(targets: list[Mapping[str, Any]]) -> list[str]:
+    """memd's block in each assistant's instructions file: where, last written, its problem."""
+    lines = []
+    for t in targets:
+        state = f"written {when(t['written_at'])}" if t.get("written_at") else "current"
+        if t.get("problem"):
+            state = f"not written: {t['problem']}"
+        lines.append(f"memory for {t['assistant']} in {t['path']}: {state}")
     return lines
 
 

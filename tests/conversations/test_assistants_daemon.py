@@ -77,3 +77,21 @@ def test_an_assistant_switched_off_is_not_read(home: Path) -> None:
         assert hits(d, "okapi") == []
     finally:
         d.stop()
+
+
+def test_status_names_memds_block_in_an_assistants_instructions(home: Path) -> None:
+    user = Path.home()
+    d = DaemonProcess(home).start()
+    try:
+        out = d.cli("integrate", "codex", "--memd", "/opt/memd/bin/memd")
+        assert out.returncode == 0, out.stderr
+        agents = user / ".codex" / "AGENTS.md"
+        assert "<!-- memd:begin" in agents.read_text()
+        line = f"memory for codex in {agents}: "
+        wait_for(lambda: line in d.cli("status").stdout, 30)
+        # Markers broken by hand: the file is left alone and status says why.
+        agents.write_text("Mine.\n<!-- memd:begin\n")
+        wait_for(lambda: "markers are broken" in d.cli("status").stdout, 30)
+        assert agents.read_text() == "Mine.\n<!-- memd:begin\n"
+    finally:
+        d.stop()

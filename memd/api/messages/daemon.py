@@ -84,3 +84,6 @@ class StatusResult(Result, kw_only=True):
     agents: list[AgentSeen] | UnsetType = UNSET
     # Whether changes of the memory tree are being recorded (`HistoryStatus`).
     history: dict[str, Any] | UnsetType = UNSET
+    # memd's block in assistants' instructions files: {"assistant", "path", "kind", "written_at",
+    # "problem", "exists"} each (`memd integrate`).
+    instructions: list[dict[str, Any]] | UnsetType = UNSET
