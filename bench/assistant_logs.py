@@ -204,6 +204,8 @@ def main() -> None:
         "",
         table(["format", "files", "turns", "seconds (median)", "turns/s", "both runs, turns/s"], rows),
         "",
+        "OpenCode's parts are read as parts of their message (each text part stored as a part of its turn, so a part written again as it streams replaces its copy); its storage folder (before 1.2) is one small JSON file per part, each read with its message's and session's files: the slowest to read, and read once.",
+        "",
         machine_line(),
     ])  # fmt: skip
     publish(args, BLOCK, body)
