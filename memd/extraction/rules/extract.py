@@ -123,16 +123,19 @@ def _noted(memories: Iterable[ExtractedMemory], said: list[str]) -> Iterator[Ext
 
 
 def _en_tasks(body: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
-    """The task a sentence states: read clause by clause first ("I've got a flight on Friday,
-    so I'll be offline" is about the flight), a date said in another clause still counts."""
+    """The tasks a sentence states, clause by clause ("I've got a flight on Friday, so I'll be
+    offline" is about the flight; "the report is due Sept 30, which means the export has to
+    ship before then" states two), a date said in another clause still counting; the whole
+    sentence when no clause states one."""
     clauses = en_clauses(body)
+    found = False
     for clause in clauses if len(clauses) > 1 or clauses and clauses[0].label else []:
         text = f"TODO: {clause.text}" if clause.label == "task" else clause.text
-        found = list(en_task(text, ctx, question, context=body))
-        if found:
-            yield from found
-            return
-    yield from en_task(body, ctx, question)
+        for memory in en_task(text, ctx, question, context=body):
+            found = True
+            yield memory
+    if not found:
+        yield from en_task(body, ctx, question)
 
 
 def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:

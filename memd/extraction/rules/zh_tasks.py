@@ -20,6 +20,9 @@ _ZH_WHEN_RE = re.compile(
     r"(?P<thing>[A-Za-z][\w\- ]{0,30}?|[\u3400-\u9fff]{1,10}?)\s*(?:又|已经|被)?"
     r"(?:定在|定于|安排在|约在|改到|改在|改成|推迟到|延期到|延后到|推到|提前到|挪到|移到)(?:了)?\s*$"
 )
+# What follows a date: 得 ("must") — alone it is no trigger, for 觉得's sake — and the act.
+_ZH_AFTER_DEADLINE_RE = re.compile(r"\s*(?P<modal>得|必须得?)?\s*(?P<act>[^，,。！!？?]{2,})")
+_ZH_BEFORE_RE = re.compile(r"(?:之前|以前|前)\s*$")
 _ZH_TASK_SUBJECT_RE = re.compile(r"^(?:我们|我|还|也|就|一定|在|\s)+|(?:\s|还|也|就|一定)+$")
 
 
@@ -42,11 +45,18 @@ def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             return
         text = text[: span[0]] + " " + text[span[1] :]
     trigger = _ZH_TASK_TRIGGER_RE.search(text)
-    if trigger is None:
+    if trigger is not None:
+        # "这个bug明天要修好": what precedes the verb is its object ("修好这个bug").
+        before = _ZH_TASK_SUBJECT_RE.sub("", text[: trigger.start()].strip(" ，,"))
+        after = text[trigger.end() :]
+    elif found is not None and (
+        (rest := _ZH_AFTER_DEADLINE_RE.match(text, found[1][0] + 1)) is not None
+        and (rest.group("modal") or _ZH_BEFORE_RE.search(sentence[found[1][0] : found[1][1]]))
+    ):
+        # "下个月15号之前得把初稿交给导师": a deadline, or a date and 得, opens the task.
+        before, after = "", rest.group("act")
+    else:
         return
-    # "这个bug明天要修好": what precedes the verb is its object ("修好这个bug").
-    before = _ZH_TASK_SUBJECT_RE.sub("", text[: trigger.start()].strip(" ，,"))
-    after = text[trigger.end() :]
     while (lead := _ZH_TASK_TRIGGER_RE.match(after.strip())) is not None:
         after = after.strip()[lead.end() :]
     # The task ends with its clause: "…搭好，老板 wants it for the demo".
