@@ -34,6 +34,7 @@ from memd.conversations import databases, repo
 from memd.conversations.documents import read_document
 from memd.conversations.formats import Record, SessionTitle, SubagentTurn, parse_claude_code_line
 from memd.conversations.formats.contract import FileContext
+from memd.conversations.formats.document import ParsedDocument
 from memd.conversations.ingest import WriteReport, prepare, set_title, write_turns
 from memd.conversations.sources import FORMATS, Reader, assistant_of_format
 from memd.conversations.tailer import Checkpoint, read_new
@@ -220,11 +221,17 @@ class Pass:
         assert reader.parse_document is not None
         cp, bad = got.checkpoint, []
         try:
-            turns = reader.parse_document(got.data, self._context(path, reader))
+            parsed = reader.parse_document(got.data, self._context(path, reader))
         except ParseError as exc:
             # Mid-write, or not yet complete (a part before its message): read again later.
-            turns, cp = [], dataclasses.replace(cp, offset=0)
-            bad = [(exc.line, f"{exc}; read again when it changes")]
+            parsed = ParsedDocument([], [(exc.line, f"{exc}; read again when it changes")], False)
+        if isinstance(parsed, ParsedDocument):
+            # What the complete part held is kept; a document cut short is read again.
+            turns, bad = parsed.turns, list(parsed.problems)
+            if not parsed.complete:
+                cp = dataclasses.replace(cp, offset=0)
+        else:
+            turns = parsed
         if not self.host.enabled():
             turns = []
         self._add(functools.partial(_write_document, path=path, fmt=reader.format, cp=cp,

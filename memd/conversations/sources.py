@@ -25,8 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memd.conversations import databases, pushed
-from memd.conversations.formats import codex, gemini, opencode, parse_jsonl_line
+from memd.conversations import databases, editors, pushed
+from memd.conversations.formats import (
+    aider,
+    cline,
+    codex,
+    continue_dev,
+    gemini,
+    opencode,
+    parse_jsonl_line,
+)
 from memd.conversations.formats.contract import (
     Describe,
     DocumentParser,
@@ -119,6 +127,8 @@ class Assistant:
     instructions_kind: str = "block"
     enabled_key: str = ""
     folder_key: str = ""
+    # Folders that come from other settings (`value(key)` reads one), read besides `folders`.
+    more_folders: Callable[[Callable[[str], Any]], list[Path]] = lambda value: []
 
     @property
     def settings_keys(self) -> tuple[str, str]:
@@ -189,6 +199,15 @@ FORMATS: dict[str, Reader] = {
         # `opencode-<channel>.db` for a build of another channel than latest/beta/prod.
         Reader("opencode-db", "sqlite", ("opencode.db", "opencode-*.db"),
                read_database=databases.read_opencode, recursive=False),
+        Reader("cline", "document", ("*/ui_messages.json",), parse_document=cline.parse_document,
+               describe=cline.describe),
+        Reader("roo-code", "document", ("*/ui_messages.json",),
+               parse_document=cline.parse_document, describe=cline.describe),
+        Reader("continue", "document", ("*.json",), parse_document=continue_dev.parse_document,
+               describe=continue_dev.describe),
+        # A project folder: only its own entries are watched, never the project's tree.
+        Reader("aider", "document", (aider.HISTORY_NAME,), parse_document=aider.parse_document,
+               describe=aider.describe, recursive=False),
     )
 }  # fmt: skip
 # What `logs.sources` may name (memd's own files are not a format a person configures).
@@ -219,6 +238,30 @@ ASSISTANTS: tuple[Assistant, ...] = (
         "opencode", "OpenCode", lambda w: [opencode_data(w)],
         (FORMATS["opencode-db"], _in("storage", FORMATS["opencode"])),
         instructions=lambda w: opencode_config(w) / "AGENTS.md",
+    ),
+    Assistant(
+        "cline", "Cline",
+        lambda w: editors.extension_storages(w.home, w.env, w.platform, editors.CLINE_ID),
+        (_in("tasks", FORMATS["cline"]),),
+        instructions=lambda w: editors.cline_rules(w.home, w.env, w.platform),
+        instructions_kind="file",
+    ),
+    Assistant(
+        "roo-code", "Roo Code",
+        lambda w: editors.extension_storages(w.home, w.env, w.platform, editors.ROO_ID),
+        (_in("tasks", FORMATS["roo-code"]),),
+        instructions=lambda w: editors.roo_rules(w.home), instructions_kind="file",
+    ),
+    Assistant(
+        "continue", "Continue", lambda w: [editors.continue_dir(w.home, w.env)],
+        (_in("sessions", FORMATS["continue"]),),
+        instructions=lambda w: editors.continue_dir(w.home, w.env) / "rules",
+        instructions_kind="file",
+    ),
+    Assistant(
+        "aider", "Aider", lambda w: [], (FORMATS["aider"],),
+        instructions=lambda w: w.home / ".aider", instructions_kind="file",
+        more_folders=editors.aider_projects,
     ),
 )  # fmt: skip
 BY_NAME = {a.name: a for a in ASSISTANTS}
@@ -374,6 +417,7 @@ def choices(
         on_key, dir_key = a.settings_keys
         custom = str(value(dir_key) or "")
         folders = (Path(custom).expanduser(),) if custom else tuple(a.folders(where))
+        folders += tuple(f for f in a.more_folders(value) if f not in folders)
         mine = frozenset(skip) if a.name == "claude-code" else frozenset()
         out.append(Choice(a, bool(value(on_key)), folders, bool(custom), mine))
     return out

@@ -124,6 +124,14 @@ class Settings:
     logs_gemini_dir: str = _s("logs.gemini_dir", "Gemini CLI folder (default ~/.gemini, or under $GEMINI_CLI_HOME)", "")  # fmt: skip
     logs_opencode: bool = _s("logs.opencode", "Read OpenCode sessions when its folder exists", True)
     logs_opencode_dir: str = _s("logs.opencode_dir", "OpenCode data folder (default ~/.local/share/opencode)", "")  # fmt: skip
+    logs_cline: bool = _s("logs.cline", "Read Cline tasks when its folder exists", True)
+    logs_cline_dir: str = _s("logs.cline_dir", "Cline folder (default: every editor's)", "")
+    logs_roo_code: bool = _s("logs.roo_code", "Read Roo Code tasks when its folder exists", True)
+    logs_roo_code_dir: str = _s("logs.roo_code_dir", "Roo Code folder (default: every editor's)", "")  # fmt: skip
+    logs_continue: bool = _s("logs.continue", "Read Continue sessions when its folder exists", True)
+    logs_continue_dir: str = _s("logs.continue_dir", "Continue folder (default ~/.continue)", "")
+    logs_aider: bool = _s("logs.aider", "Read Aider histories in memory.workspaces folders", True)
+    logs_aider_dir: str = _s("logs.aider_dir", "One more folder with an Aider history", "")
     logs_sources: list[dict[str, Any]] = _s(
         "logs.sources",
         'Extra log folders: [{path = "...", format = "jsonl", agent = "..."}] (agent: optional)',

@@ -23,6 +23,7 @@ from typing import Any
 
 from memd.core.errors import ConfigError, MemdError
 from memd.core.fsio import atomic_write
+from memd.integrations import instructions
 
 SERVER_NAME = "memd"
 # The first line of a file memd owns: `--undo` deletes only files that start with it.
@@ -63,6 +64,8 @@ class Plan:
     changes: tuple[Change, ...]
     actions: tuple[str, ...]
     undo: bool = False
+    # The instruction files the daemon keeps current (registered when wired, dropped on undo).
+    targets: tuple[instructions.Target, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -143,6 +146,39 @@ def owned_change(
     return Change(target, before, after), ""
 
 
+PLACEHOLDER = "(memd fills this in when its daemon runs: `memd serve`)"
+
+
+def instructions_change(
+    path: Path, assistant: str, *, undo: bool, head: str = ""
+) -> tuple[Change, str, instructions.Target]:
+    """memd's instructions file for `assistant` at `path` (a file memd owns, which the daemon
+    keeps filled with the memory that matters now: `memd.integrations.instructions`), or its
+    removal; a file there that memd did not write is never replaced or removed."""
+    target_path = real_path(path)
+    target = instructions.Target(assistant, str(target_path), "file", head)
+    before = read_text(target_path)
+    start = before[: len(head) + 400] if before is not None else ""
+    if before is not None and instructions.BEGIN not in start and OWNED_MARK not in start:
+        if undo:
+            return (
+                Change(target_path, before, before),
+                f"left {target_path} alone: memd did not write it",
+                target,
+            )
+        raise ConfigError(
+            f"{target_path} exists and was not written by memd",
+            hint="move it away (memd keeps its own file there), then run again",
+        )
+    if undo:
+        after = None
+    elif before is not None and instructions.BEGIN in start:
+        after = before  # written before: the daemon keeps it current
+    else:
+        after = head + instructions.body(assistant, PLACEHOLDER)
+    return Change(target_path, before, after), "", target
+
+
 def server_command(memd_argv: Sequence[str]) -> tuple[str, list[str]]:
     """(command, args) that start memd's MCP server."""
     if not memd_argv:
@@ -211,9 +247,13 @@ def run_cli(
             env=load().location_env(),
             overrides={flag: getattr(args, flag.replace("-", "_")) for flag, _ in options},
         )
+        settings = load()
         result = plan(request)
         if not args.dry_run:
             apply(result)
+            targets = instructions.Targets.of(settings)
+            for target in result.targets:
+                targets.drop(target.path) if args.undo else targets.add(target)
     except MemdError as exc:
         hint = f"\nhint: {exc.hint}" if exc.hint else ""
         sys.stderr.write(f"memd integrate {name}: {exc}{hint}\n")

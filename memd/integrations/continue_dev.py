@@ -21,21 +21,21 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from memd.integrations.config_edit import Plan, Request, owned_change, run_cli, server_command
-from memd.integrations.vscode_ext import instructions_text
+from memd.conversations import editors
+from memd.integrations.config_edit import (
+    Plan,
+    Request,
+    instructions_change,
+    owned_change,
+    run_cli,
+    server_command,
+)
 
 TITLE = "Continue"
 BLOCK_FILE = Path("mcpServers") / "memd.yaml"
 RULE_FILE = Path("rules") / "memd.md"
 YAML_MARK = "# memd: this file is written and kept current by memd; edits here are replaced"
 RULE_HEAD = "---\nname: memd memory\ndescription: what memd remembers for every assistant\nalwaysApply: true\n---\n"
-
-
-def continue_dir(home: Path, env: Mapping[str, str]) -> Path:
-    """Continue's global folder."""
-    return (
-        Path(env["CONTINUE_GLOBAL_DIR"]) if env.get("CONTINUE_GLOBAL_DIR") else home / ".continue"
-    )
 
 
 def block_text(memd_argv: Sequence[str], env: Mapping[str, str]) -> str:
@@ -56,15 +56,17 @@ def block_text(memd_argv: Sequence[str], env: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan(request: Request, *, home: Path, env: Mapping[str, str], instructions: str) -> Plan:
+def plan(request: Request, *, home: Path, env: Mapping[str, str]) -> Plan:
     """The changes `memd integrate continue` makes (or `--undo` takes back)."""
-    root = Path(request.overrides.get("dir") or continue_dir(home, env))
+    root = Path(request.overrides.get("dir") or editors.continue_dir(home, env))
     block = None if request.undo else block_text(request.memd_argv, request.env)
-    rule = None if request.undo else instructions
+    rule, rule_action, target = instructions_change(
+        root / RULE_FILE, "continue", undo=request.undo, head=RULE_HEAD
+    )
     changes, actions = [], []
     for change, action in (
         owned_change(root / BLOCK_FILE, block, mark=YAML_MARK),
-        owned_change(root / RULE_FILE, rule, head=RULE_HEAD),
+        (rule, rule_action),
     ):
         changes.append(change)
         actions += [action] if action else []
@@ -73,7 +75,7 @@ def plan(request: Request, *, home: Path, env: Mapping[str, str], instructions: 
             f"note: {root} has only config.json (Continue before 1.0), which does not read "
             "mcpServers/ or rules/: update Continue, or add memd's server to config.json by hand"
         )
-    return Plan(TITLE, tuple(changes), tuple(actions), request.undo)
+    return Plan(TITLE, tuple(changes), tuple(actions), request.undo, (target,))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,9 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_cli(
         "continue",
         argv,
-        lambda request: plan(
-            request, home=Path.home(), env=env, instructions=instructions_text(TITLE)
-        ),
+        lambda request: plan(request, home=Path.home(), env=env),
         options=(
             ("dir", "Continue's global folder (default: $CONTINUE_GLOBAL_DIR or ~/.continue)"),
         ),

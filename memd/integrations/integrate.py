@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.api.client import request as rpc
+from memd.conversations import editors
 from memd.conversations.sources import BY_NAME, Where
 from memd.core.errors import DaemonNotRunning, MemdError
 from memd.core.settings import Settings, load
@@ -102,20 +103,18 @@ def _storages(ext: vscode_ext.Extension) -> Callable[[Where], list[Path]]:
 def _vscode(ext: vscode_ext.Extension) -> Integration:
     def plan(request: config_edit.Request) -> config_edit.Plan:
         env = dict(os.environ)
-        return vscode_ext.plan(ext, request, home=Path.home(), env=env,
-                               instructions=vscode_ext.instructions_text(ext.title))  # fmt: skip
+        return vscode_ext.plan(ext, request, home=Path.home(), env=env)
 
     return Integration(ext.name, ext.title, None, _wired_by_plan(plan), folders=_storages(ext),
                        main=lambda argv: vscode_ext.main(argv, ext=ext))  # fmt: skip
 
 
 def _continue_plan(request: config_edit.Request) -> config_edit.Plan:
-    return continue_dev.plan(request, home=Path.home(), env=dict(os.environ),
-                             instructions=vscode_ext.instructions_text(continue_dev.TITLE))  # fmt: skip
+    return continue_dev.plan(request, home=Path.home(), env=dict(os.environ))
 
 
 def _aider_plan(request: config_edit.Request) -> config_edit.Plan:
-    return aider.plan(request, home=Path.home(), instructions=aider.context_text())
+    return aider.plan(request, home=Path.home())
 
 
 INTEGRATIONS: dict[str, Integration] = {
@@ -129,7 +128,7 @@ INTEGRATIONS: dict[str, Integration] = {
         _vscode(vscode_ext.CLINE),
         _vscode(vscode_ext.ROO),
         Integration("continue", continue_dev.TITLE, None, _wired_by_plan(_continue_plan),
-                    folders=lambda w: [continue_dev.continue_dir(w.home, w.env)],
+                    folders=lambda w: [editors.continue_dir(w.home, w.env)],
                     main=continue_dev.main),
         Integration("aider", aider.TITLE, None, _wired_by_plan(_aider_plan), "aider",
                     folders=lambda w: [w.home / ".aider.conf.yml"], main=aider.main),

@@ -21,28 +21,27 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memd.conversations import editors
 from memd.core.errors import ConfigError
 from memd.integrations.config_edit import (
     SERVER_NAME,
     Change,
     Plan,
     Request,
+    instructions_change,
     is_memd_server,
-    owned_change,
     read_text,
     real_path,
     run_cli,
     server_command,
 )
 
-EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 RULES_FILE = "memd.md"
 
 
@@ -51,59 +50,28 @@ class Extension:
     """One of the two extensions: its names, where its files are, how its MCP entry looks."""
 
     name: str  # the `memd integrate` name
+    source: str  # the `source` of its turns, the name its instructions are kept under
     title: str
     extension_id: str
     mcp_file: str
     extra_entry: tuple[tuple[str, Any], ...]
 
-    def storages(self, home: Path, env: dict[str, str], platform: str = sys.platform) -> list[Path]:
-        """The extension's globalStorage folders of every editor config root on this machine."""
-        found = [
-            root / "User" / "globalStorage" / self.extension_id
-            for root in editor_roots(home, env, platform)
-        ]
+    def storages(
+        self, home: Path, env: Mapping[str, str], platform: str = sys.platform
+    ) -> list[Path]:
+        """The extension's globalStorage folders of every editor on this machine."""
+        return editors.extension_storages(home, env, platform, self.extension_id)
+
+    def rules_dir(self, home: Path, env: Mapping[str, str], platform: str = sys.platform) -> Path:
         if self.name == "cline":
-            found.append(Path(env.get("CLINE_DATA_DIR") or home / ".cline" / "data"))
-        return found
-
-    def rules_dir(self, home: Path, env: dict[str, str], platform: str = sys.platform) -> Path:
-        if self.name == "cline":
-            return documents_dir(home, env, platform) / "Cline" / "Rules"
-        return home / ".roo" / "rules"
+            return editors.cline_rules(home, env, platform)
+        return editors.roo_rules(home)
 
 
-CLINE = Extension("cline", "Cline", "saoudrizwan.claude-dev", "cline_mcp_settings.json",
+CLINE = Extension("cline", "cline", "Cline", editors.CLINE_ID, "cline_mcp_settings.json",
                   (("disabled", False), ("autoApprove", [])))  # fmt: skip
-ROO = Extension("roo", "Roo Code", "rooveterinaryinc.roo-cline", "mcp_settings.json",
+ROO = Extension("roo", "roo-code", "Roo Code", editors.ROO_ID, "mcp_settings.json",
                 (("disabled", False), ("alwaysAllow", [])))  # fmt: skip
-
-
-def editor_roots(home: Path, env: dict[str, str], platform: str = sys.platform) -> list[Path]:
-    """The user config folders of the VS Code family on this platform."""
-    if platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif platform == "win32":
-        base = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
-    else:
-        base = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-    return [base / editor for editor in EDITORS] + [home / ".vscode-server" / "data"]
-
-
-def documents_dir(home: Path, env: dict[str, str], platform: str = sys.platform) -> Path:
-    """Where Cline looks for its global rules: the user's Documents folder (XDG's on Linux)."""
-    if platform.startswith("linux"):
-        run_env = {"HOME": str(home), "PATH": os.environ.get("PATH", os.defpath)}
-        if env.get("XDG_CONFIG_HOME"):
-            run_env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
-        try:
-            out = subprocess.run(["xdg-user-dir", "DOCUMENTS"], capture_output=True, text=True,
-                                 timeout=5, check=False, env=run_env)  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
-            out = None
-        folder = out.stdout.strip() if out is not None and out.returncode == 0 else ""
-        if folder and folder != str(home):
-            return Path(folder)
-    return home / "Documents"
 
 
 def plan(
@@ -111,9 +79,8 @@ def plan(
     request: Request,
     *,
     home: Path,
-    env: dict[str, str],
+    env: Mapping[str, str],
     platform: str = sys.platform,
-    instructions: str,
 ) -> Plan:
     """The changes `memd integrate <ext>` makes (or `--undo` takes back)."""
     settings = request.overrides.get("settings")
@@ -126,20 +93,22 @@ def plan(
         if not targets and not request.undo:
             raise ConfigError(
                 f"{ext.title} was not found: no globalStorage/{ext.extension_id} folder in "
-                + ", ".join(EDITORS),
+                + ", ".join(editors.EDITORS),
                 hint=f"open {ext.title} once in your editor, or give its MCP settings file with --settings",
             )
     changes: list[Change] = []
     actions: list[str] = []
-    for target in targets:
-        change, action = _mcp_change(ext, real_path(target), request)
+    for settings_file in targets:
+        change, action = _mcp_change(ext, real_path(settings_file), request)
         changes.append(change)
         actions += [action] if action else []
     rules = request.overrides.get("rules-dir") or ext.rules_dir(home, env, platform)
-    change, action = owned_change(Path(rules) / RULES_FILE, None if request.undo else instructions)
+    change, action, kept = instructions_change(
+        Path(rules) / RULES_FILE, ext.source, undo=request.undo
+    )
     changes.append(change)
     actions += [action] if action else []
-    return Plan(ext.title, tuple(changes), tuple(actions), request.undo)
+    return Plan(ext.title, tuple(changes), tuple(actions), request.undo, (kept,))
 
 
 def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, str]:
@@ -200,26 +169,13 @@ def _dump(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def instructions_text(title: str) -> str:
-    """What memd's rules file says until the daemon fills it with the memories relevant now."""
-    return (
-        "# memd: memory shared by your assistants\n\n"
-        f"{title} is connected to memd, the memory this machine's assistants share: what the user\n"
-        "told Claude Code, Codex, Cline, Continue or Aider is remembered for all of them.\n\n"
-        "- At the start of a task, call the `memd` MCP tool `memory_context` with the task.\n"
-        "- Before answering a question about past work or the user's preferences, call\n"
-        "  `memory_search` or `memory_recall`.\n"
-        "- When the user states a lasting fact, preference or decision, call `memory_remember`.\n"
-    )
-
-
 def main(argv: Sequence[str] | None = None, *, ext: Extension = CLINE) -> int:
     """Entry point of `memd integrate cline|roo`."""
     env = dict(os.environ)
     return run_cli(
         ext.name,
         argv,
-        lambda request: plan(ext, request, home=Path.home(), env=env, instructions=instructions_text(ext.title)),
+        lambda request: plan(ext, request, home=Path.home(), env=env),
         options=(("settings", f"one MCP settings file ({ext.mcp_file}) instead of every install found"),
                  ("rules-dir", "the global rules folder (default: where the extension looks)")),
     )  # fmt: skip

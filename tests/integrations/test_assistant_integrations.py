@@ -16,8 +16,9 @@ from mcp import Client, StdioServerParameters
 
 from memd.cli.parser import main as memd_main
 from memd.core.settings import load as load_settings
-from memd.integrations import aider, continue_dev, vscode_ext
-from memd.integrations.config_edit import OWNED_MARK, Request, apply
+from memd.conversations import editors
+from memd.integrations import aider, continue_dev, instructions, vscode_ext
+from memd.integrations.config_edit import Request, apply
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
 
 MEMD = "/opt/memd/bin/memd"
@@ -92,7 +93,9 @@ def test_cline_every_editor_found_gets_memd_and_keeps_its_servers(
     assert memd_entry["command"] == MEMD and memd_entry["args"] == ["mcp"]
     assert memd_entry["type"] == "stdio" and memd_entry["disabled"] is False
     assert read(cursor / "settings" / "cline_mcp_settings.json")["mcpServers"]["memd"] == memd_entry
-    assert rules.read_text().startswith(OWNED_MARK) and "memory_context" in rules.read_text()
+    assert rules.read_text().startswith(instructions.BEGIN)
+    targets = instructions.Targets.of(load_settings()).load()
+    assert [(t.assistant, t.path, t.kind) for t in targets] == [("cline", str(rules), "file")]
     assert f"previous content in {settings}.bak" in out
 
     before = settings.read_text()
@@ -104,6 +107,7 @@ def test_cline_every_editor_found_gets_memd_and_keeps_its_servers(
     assert read(settings) == CLINE_SETTINGS
     assert read(cursor / "settings" / "cline_mcp_settings.json") == {"mcpServers": {}}
     assert not rules.exists()
+    assert instructions.Targets.of(load_settings()).load() == []
 
 
 def test_roo_entry_keeps_the_users_switches_on_it() -> None:
@@ -179,11 +183,11 @@ def test_a_rules_file_memd_did_not_write_is_never_replaced(
 def test_editor_roots_per_platform(tmp_path: Path) -> None:
     env = {"APPDATA": str(tmp_path / "Roaming")}
     assert (
-        vscode_ext.editor_roots(tmp_path, env, "darwin")[0]
+        editors.editor_roots(tmp_path, env, "darwin")[0]
         == tmp_path / "Library/Application Support/Code"
     )
-    assert vscode_ext.editor_roots(tmp_path, env, "win32")[3] == tmp_path / "Roaming" / "Cursor"
-    assert vscode_ext.editor_roots(tmp_path, {}, "linux")[4] == tmp_path / ".config" / "Windsurf"
+    assert editors.editor_roots(tmp_path, env, "win32")[3] == tmp_path / "Roaming" / "Cursor"
+    assert editors.editor_roots(tmp_path, {}, "linux")[4] == tmp_path / ".config" / "Windsurf"
     cline_cli = vscode_ext.CLINE.storages(tmp_path, {}, "linux")[-1]
     assert cline_cli == tmp_path / ".cline" / "data"
 
@@ -224,7 +228,7 @@ def test_continue_before_1_0_is_told(capsys: pytest.CaptureFixture[str], tmp_pat
     root.mkdir()
     (root / "config.json").write_text('{"models": []}')
     request = Request(undo=False, dry_run=True, memd_argv=[MEMD], env={}, overrides={"dir": root})
-    result = continue_dev.plan(request, home=tmp_path, env={}, instructions="x")
+    result = continue_dev.plan(request, home=tmp_path, env={})
     assert any("config.json" in a for a in result.actions)
 
 
@@ -235,7 +239,7 @@ def aider_plan(config: Path, *, undo: bool = False) -> Any:
     request = Request(
         undo=undo, dry_run=False, memd_argv=[MEMD], env={}, overrides={"config": config}
     )
-    result = aider.plan(request, home=Path.home(), instructions="memories")
+    result = aider.plan(request, home=Path.home())
     apply(result)
     return result
 
@@ -253,7 +257,7 @@ def test_aider_read_list_gets_memd_and_keeps_everything_else() -> None:
         k: v for k, v in yaml.safe_load(AIDER_CONF).items() if k != "read"
     }
     assert "# I commit myself" in text and text.startswith("# Aider settings")
-    assert Path(context).read_text().startswith(OWNED_MARK)
+    assert Path(context).read_text().startswith(instructions.BEGIN)
 
     assert integrate("aider") == 0
     assert config.read_text() == text
@@ -332,8 +336,8 @@ def test_the_servers_written_start_memd_and_answer_without_the_shells_env(
         undo=False, dry_run=False, memd_argv=[sys.executable, "-m", "memd"], env=env, overrides={}
     )
     storage(Path.home(), "Code", "saoudrizwan.claude-dev")
-    apply(vscode_ext.plan(vscode_ext.CLINE, request, home=Path.home(), env={}, instructions="x"))
-    apply(continue_dev.plan(request, home=Path.home(), env={}, instructions="x"))
+    apply(vscode_ext.plan(vscode_ext.CLINE, request, home=Path.home(), env={}))
+    apply(continue_dev.plan(request, home=Path.home(), env={}))
     cline_file = (
         Path.home()
         / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"

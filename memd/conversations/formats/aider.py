@@ -25,11 +25,13 @@ session's start.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 
+from memd.conversations.formats.contract import Facts, FileContext
 from memd.conversations.formats.document import ParsedDocument, strip_reasoning
 from memd.core.models import Turn
 
@@ -301,3 +303,22 @@ def _input_times(data: bytes, tz: tzinfo | None) -> list[tuple[float, str]]:
     if ts is not None and lines:
         entries.append((ts, "\n".join(lines)))
     return entries
+
+
+def parse_document(data: bytes, ctx: FileContext) -> ParsedDocument:
+    """The reader's entry: a history with the input history `describe` found beside it."""
+    inputs = ctx.facts.extra.get("input_history", "")
+    return parse_aider_history(
+        data, path=ctx.path, project=ctx.facts.project, input_history=inputs.encode() or None
+    )
+
+
+def describe(path: str) -> Facts:
+    """The project (the history's folder) and the `.aider.input.history` beside it."""
+    folder = os.path.dirname(path)
+    try:
+        with open(os.path.join(folder, INPUT_HISTORY_NAME), "rb") as f:
+            inputs = f.read(32 << 20).decode("utf-8", errors="replace")
+    except OSError:
+        inputs = ""
+    return Facts(project=folder, extra={"input_history": inputs} if inputs else {})

@@ -25,11 +25,14 @@ assistant records the sub-agent's work, neither of them said to the user.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from memd.conversations.formats.contract import Facts, FileContext
 from memd.conversations.formats.document import JsonLoad, ParsedDocument, load_json
 from memd.conversations.formats.fields import epoch_or_none, json_type
 from memd.core.models import Turn
@@ -89,14 +92,14 @@ def parse_cline_task(
     """
     loaded = load_json(data)
     problems: list[tuple[int, str]] = [loaded.problem] if loaded.problem else []
-    records = loaded.value
+    records, complete = loaded.value, loaded.problem is None
     if records is None:
-        return ParsedDocument([], problems)
+        return ParsedDocument([], problems, complete)
     if not isinstance(records, list):
         problems.append((0, f"expected a JSON array of messages, got {json_type(records)}"))
         return ParsedDocument([], problems)
     info = _task_info(records, meta, problems, task_id=task_id, source=source, path=path)
-    return ParsedDocument(_turns(records, info, problems), problems)
+    return ParsedDocument(_turns(records, info, problems), problems, complete)
 
 
 def _task_info(
@@ -229,3 +232,61 @@ def task_history_item(index: bytes, task_id: str) -> bytes | None:
         if isinstance(item, dict) and item.get("id") == task_id:
             return json.dumps(item).encode()
     return None
+
+
+def parse_document(data: bytes, ctx: FileContext) -> ParsedDocument:
+    """The reader's entry: a task's `ui_messages.json` with the history entry `describe` found."""
+    meta = ctx.facts.extra.get("meta")
+    return parse_cline_task(
+        data,
+        path=ctx.path,
+        task_id=ctx.facts.session_id or os.path.basename(os.path.dirname(ctx.path)),
+        source=ctx.source,
+        meta=meta.encode() if meta else None,
+    )
+
+
+def describe(path: str) -> Facts:
+    """The task (its folder's name) and its history entry: Roo Code's `history_item.json` beside
+    the file, else the task's item of Cline's `state/taskHistory.json`."""
+    folder = os.path.dirname(path)
+    task_id = os.path.basename(folder)
+    meta = _small(os.path.join(folder, "history_item.json"))
+    if meta is None:
+        index = os.path.join(os.path.dirname(os.path.dirname(folder)), "state", "taskHistory.json")
+        meta = _history_entries(index).get(task_id)
+    return Facts(session_id=task_id, extra={"meta": meta} if meta else {})
+
+
+def _small(path: str, limit: int = 1 << 20) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _history_entries(path: str) -> dict[str, str]:
+    """Each task's entry of a `taskHistory.json` (as JSON text), read once per version of it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    return _entries_of(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _entries_of(path: str, mtime_ns: int, size: int) -> dict[str, str]:
+    del mtime_ns, size  # the cache key: a new version of the file is read again
+    try:
+        with open(path, "rb") as f:
+            items = load_json(f.read(64 << 20)).value
+    except OSError:
+        return {}
+    if not isinstance(items, list):
+        return {}
+    return {
+        i["id"]: json.dumps(i)
+        for i in items
+        if isinstance(i, dict) and isinstance(i.get("id"), str)
+    }

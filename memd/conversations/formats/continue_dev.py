@@ -21,9 +21,12 @@ epoch milliseconds as a string), raised to a reasoning block's start when the it
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from memd.conversations.formats.contract import Facts, FileContext
 from memd.conversations.formats.document import ParsedDocument, load_json, strip_reasoning
 from memd.conversations.formats.fields import epoch_or_none, json_type
 from memd.core.models import Turn
@@ -46,7 +49,7 @@ def parse_continue_session(
     problems: list[tuple[int, str]] = [loaded.problem] if loaded.problem else []
     session = loaded.value
     if session is None:
-        return ParsedDocument([], problems)
+        return ParsedDocument([], problems, complete=False)
     if not isinstance(session, dict) or not isinstance(session.get("history"), list):
         got = json_type(session) if not isinstance(session, dict) else "no history array"
         problems.append((0, f"expected a Continue session object with a history, got {got}"))
@@ -165,3 +168,43 @@ def continue_session_dates(data: bytes) -> dict[str, float]:
         if seconds is not None:
             dates[entry["sessionId"]] = seconds
     return dates
+
+
+INDEX_NAME = "sessions.json"
+
+
+def parse_document(data: bytes, ctx: FileContext) -> ParsedDocument:
+    """The reader's entry: a session file (the index itself holds no turns)."""
+    if os.path.basename(ctx.path) == INDEX_NAME:
+        return ParsedDocument()
+    return parse_continue_session(
+        data, path=ctx.path, session_hint=ctx.facts.session_id, created=ctx.facts.started
+    )
+
+
+def describe(path: str) -> Facts:
+    """The session (the file's stem) and its creation from the index beside it; a session the
+    index does not list yet (it is written just after the session) is dated by its file."""
+    session = os.path.splitext(os.path.basename(path))[0]
+    index = os.path.join(os.path.dirname(path), INDEX_NAME)
+    try:
+        st = os.stat(index)
+        created = _dates_of(index, st.st_mtime_ns, st.st_size).get(session)
+    except OSError:
+        created = None
+    if created is None:
+        try:
+            created = os.stat(path).st_mtime
+        except OSError:
+            created = 0.0
+    return Facts(session_id=session, started=created)
+
+
+@functools.lru_cache(maxsize=4)
+def _dates_of(path: str, mtime_ns: int, size: int) -> dict[str, float]:
+    del mtime_ns, size  # the cache key: a new version of the index is read again
+    try:
+        with open(path, "rb") as f:
+            return continue_session_dates(f.read(64 << 20))
+    except OSError:
+        return {}

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memd.core.models import Turn
+
+if TYPE_CHECKING:
+    from memd.conversations.formats.document import ParsedDocument
 
 Kind = Literal["lines", "document", "sqlite"]
 
@@ -70,7 +73,10 @@ LineParser = Callable[[bytes, FileContext], list[Turn]]
 
 # A whole document → turns. Raises `ParseError` when it cannot be read (a JSON document still being
 # written is not valid JSON: the reader says so in `status` and reads it again when it changes).
-DocumentParser = Callable[[bytes, FileContext], list[Turn]]
+# It may return a `ParsedDocument` instead: its turns, the problems met in the rest (each in
+# `status`) and whether the document was complete (one cut short is read again when it changes,
+# and what its complete part held is kept meanwhile).
+DocumentParser = Callable[[bytes, FileContext], "list[Turn] | ParsedDocument"]
 
 # What a file's surroundings say (`Facts`); may read other files, never raises (unknown → empty).
 Describe = Callable[[str], Facts]

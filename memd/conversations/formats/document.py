@@ -24,11 +24,13 @@ class ParsedDocument:
     """The turns one document holds, and what in it could not be read.
 
     `problems` are `(line, why)`; line 0 is the file as a whole. A problem never hides the
-    turns read before and after it.
+    turns read before and after it. `complete` is False for a document cut short (a write
+    caught half way): its reader reads it again when it changes.
     """
 
     turns: list[Turn] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)
