@@ -33,6 +33,8 @@ from memd.conversations import (
 )
 from memd.conversations import recall as rc
 from memd.conversations import summary_job as summaries
+from memd.conversations.aider_folders import AiderFolders
+from memd.conversations.formats.aider import AIDER_SOURCE
 from memd.conversations.ingest import (
     WriteReport,
     forgotten_key,
@@ -86,7 +88,11 @@ class Conversations:
         # set of log sources never cuts an import short.
         self._swap = threading.Lock()
         self._started = False
-        self._journal_refused = ""  # why the journal folder was last refused (logged once)
+        self._journal_refused = ""
+        # Aider's histories in the folders conversations were held in, found as they appear.
+        self.aider = AiderFolders(
+            store, lambda: bool(self.host.settings.logs_aider)
+        )  # why the journal folder was last refused (logged once)
 
     def _ingestor(self, tailed: list[sources.LogSource], poll_s: float) -> logs.LogIngestor:
         return logs.LogIngestor(
@@ -94,7 +100,7 @@ class Conversations:
             [*tailed, self.pushed_source],
             enabled=self.memory.ops.enabled,
             on_turns=lambda rep: self.write_journal(rep.sessions),
-            on_poll=lambda: self.write_journal(None),
+            on_poll=self._polled,
             poll_s=poll_s,
             own_files_lock=self._push_lock,
         )
@@ -108,6 +114,25 @@ class Conversations:
         self.ingestor.stop()  # an import reading through it stops at its next chunk
         with self._swap:  # and a reload that swapped it meanwhile leaves nothing running
             self.ingestor.stop()
+
+    def _polled(self) -> None:
+        self.write_journal(None)
+        if self.aider.due():
+            found = self.aider.find(s.root for s in self.sources if s.format == AIDER_SOURCE)
+            if found:
+                # The ingestor is swapped for one that also reads them; not from its own poll
+                # thread, which the swap stops.
+                threading.Thread(target=self._add_sources, args=(found,), daemon=True).start()
+
+    def _add_sources(self, found: list[sources.LogSource]) -> None:
+        with self._swap:
+            if not self._started:
+                return
+            old, self.sources = self.ingestor, [*self.sources, *found]
+            self.ingestor = self._ingestor(self.sources, old.poll_s)
+            old.stop()
+            self.ingestor.start()
+        ingest_log.info("Aider histories found in %s", ", ".join(str(s.root) for s in found))
 
     def reload(self, new: Settings) -> None:
         """New log sources or poll interval: tail with them from now on (checkpoints carry

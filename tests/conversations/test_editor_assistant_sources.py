@@ -227,3 +227,58 @@ def test_a_daemon_hears_cline_started_after_it_and_names_it(home: Path) -> None:
         )
     finally:
         d.stop()
+
+
+def test_aider_histories_in_folders_conversations_were_held_in(
+    store: Store, tmp_path: Path
+) -> None:
+    from memd.conversations.aider_folders import AiderFolders
+    from memd.conversations.ingest import write_turns
+    from memd.core.models import Turn
+
+    held, plain = tmp_path / "held", tmp_path / "plain"
+    for folder in (held, plain):
+        folder.mkdir()
+    (held / ".aider.chat.history.md").write_text("# aider chat started at 2026-01-01 10:00:00\n")
+    turns = [
+        Turn("claude-code", f"s-{f.name}", "t1", "user", "hi", 1.7e9, project=str(f))
+        for f in (held, plain)
+    ]
+    store.w.run(lambda c: write_turns(c, turns))
+    finder = AiderFolders(store, lambda: True, check_s=0)
+    [found] = finder.find([])
+    assert (found.root, found.format, found.assistant) == (held, "aider", "aider")
+    assert finder.find([held]) == []  # read already
+    assert AiderFolders(store, lambda: False).due() is False  # logs.aider off
+
+
+@pytest.mark.slow
+def test_a_daemon_reads_aider_in_a_folder_a_client_named(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".aider.chat.history.md").write_bytes(
+        (FIXTURES / "aider" / ".aider.chat.history.md").read_bytes()
+    )
+    d = DaemonProcess(home).start()
+    try:
+        pushed = {
+            "turns": [
+                {
+                    "session_id": "c1",
+                    "role": "user",
+                    "content": "hello",
+                    "ts": 1.7e9,
+                    "project": str(project),
+                }
+            ]
+        }
+        d.call("ingest", pushed)
+
+        def aider_hits() -> list[dict[str, Any]]:
+            found = d.call("search", {"query": "yubikey", "scope": "conversations"})["hits"]
+            return [h for h in found if h.get("source") == "aider"]
+
+        # Found within a minute (the folders sessions were held in are looked at once a minute).
+        wait_for(lambda: aider_hits(), 120)
+    finally:
+        d.stop()

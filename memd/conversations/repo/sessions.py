@@ -179,6 +179,18 @@ def known_sessions(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
     return found
 
 
+def projects(conn: sqlite3.Connection, limit: int = 10_000) -> list[str]:
+    """The folders sessions were held in (their `project`), the most recently active first."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT project FROM sessions WHERE project != '' GROUP BY project"
+            " ORDER BY max(updated_at) DESC LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
 def title_source(conn: sqlite3.Connection, session_id: str) -> str | None:
     """Where a session's title came from ("" for none); None when there is no such session."""
     row = conn.execute(
