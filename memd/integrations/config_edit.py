@@ -105,6 +105,18 @@ def apply(plan: Plan) -> None:
             atomic_write(c.path, c.after, new_mode=0o600)
 
 
+def register(plan: Plan, targets: instructions.Targets) -> None:
+    """Apply the plan and register its instruction files with the daemon's keeper (or drop
+    them): dropped before the files go, so the keeper never writes one back; added after."""
+    if plan.undo:
+        for target in plan.targets:
+            targets.drop(target.path)
+    apply(plan)
+    if not plan.undo:
+        for target in plan.targets:
+            targets.add(target)
+
+
 def backup_path(path: Path) -> Path:
     return path.with_name(path.name + ".bak")
 
@@ -250,10 +262,7 @@ def run_cli(
         settings = load()
         result = plan(request)
         if not args.dry_run:
-            apply(result)
-            targets = instructions.Targets.of(settings)
-            for target in result.targets:
-                targets.drop(target.path) if args.undo else targets.add(target)
+            register(result, instructions.Targets.of(settings))
     except MemdError as exc:
         hint = f"\nhint: {exc.hint}" if exc.hint else ""
         sys.stderr.write(f"memd integrate {name}: {exc}{hint}\n")

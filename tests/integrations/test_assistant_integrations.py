@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from memd.cli.parser import main as memd_main
-from memd.core.settings import load as load_settings
 from memd.conversations import editors
+from memd.core.settings import load as load_settings
 from memd.integrations import aider, continue_dev, instructions, vscode_ext
 from memd.integrations.config_edit import Request, apply
 from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
@@ -361,3 +362,27 @@ def test_the_servers_written_start_memd_and_answer_without_the_shells_env(
                 return json.dumps(result.structured_content)
 
         assert "WOMBAT" in anyio.run(context), entry
+
+
+def test_the_daemon_keeps_their_instruction_files_current(
+    home: Path, daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Aider's read file and Continue's rule are filled by the running daemon with the memory,
+    kept current, and an undo takes them out for good."""
+    monkeypatch.setenv("MEMD_HOME", str(home))
+    (daemon.memory / "_core" / "preferences.md").write_text(
+        "# Preferences\n\n## Testing\n\n- always run vitest before committing (WOMBAT)\n"
+    )
+    assert integrate("aider") == 0 and integrate("continue") == 0
+    aider_file = Path.home() / ".aider" / "memd.md"
+    rule = Path.home() / ".continue" / "rules" / "memd.md"
+    wait_for(lambda: "WOMBAT" in aider_file.read_text() and "WOMBAT" in rule.read_text(), 60)
+    assert rule.read_text().startswith(continue_dev.RULE_HEAD + instructions.BEGIN)
+    (daemon.memory / "_core" / "preferences.md").write_text(
+        "# Preferences\n\n## Testing\n\n- always run pytest before committing (OKAPI)\n"
+    )
+    wait_for(lambda: "OKAPI" in aider_file.read_text(), 60)
+    assert integrate("aider", "--undo") == 0
+    assert not aider_file.exists()
+    time.sleep(instructions.REFRESH_S + 2)  # a refresh of the keeper has run since
+    assert not aider_file.exists() and rule.exists()
