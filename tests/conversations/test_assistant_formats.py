@@ -10,6 +10,7 @@ import pytest
 
 from memd.conversations.formats import codex, gemini, opencode
 from memd.conversations.formats.contract import Facts, FileContext
+from memd.conversations.formats.document import turns_of
 from memd.conversations.sources import FORMATS, LogSource
 from memd.core.errors import ParseError, UnknownRecord
 from memd.core.models import Turn
@@ -176,8 +177,10 @@ def test_gemini_json_document_and_an_old_hashed_project_folder(tmp_path: Path) -
         gemini_message(Said("assistant", "Renamed to /v2/items."), "m2")]))  # fmt: skip
     reader = FORMATS["gemini-chat"]
     assert reader.parse_document is not None
-    turns = reader.parse_document(
-        path.read_bytes(), FileContext(str(path), "gemini", reader.describe(str(path)))
+    turns = turns_of(
+        reader.parse_document(
+            path.read_bytes(), FileContext(str(path), "gemini", reader.describe(str(path)))
+        )
     )
     assert said(turns) == [("user", "rename the endpoint"), ("assistant", "Renamed to /v2/items.")]
     assert {(t.session_id, t.project) for t in turns} == {(SID, "/home/u/api")}
@@ -201,8 +204,10 @@ def test_gemini_logs_json_gives_prompts_of_sessions_without_a_chat(tmp_path: Pat
     ]))  # fmt: skip
     reader = FORMATS["gemini-logs"]
     assert reader.parse_document is not None
-    turns = reader.parse_document(
-        logs.read_bytes(), FileContext(str(logs), "gemini", reader.describe(str(logs)))
+    turns = turns_of(
+        reader.parse_document(
+            logs.read_bytes(), FileContext(str(logs), "gemini", reader.describe(str(logs)))
+        )
     )
     assert said(turns) == [("user", "what does /v2 return?")]
     assert (turns[0].session_id, turns[0].turn_id, turns[0].project) == (
@@ -219,10 +224,12 @@ def test_opencode_storage_parts(tmp_path: Path) -> None:
         Said("user", "what do kiwis eat?", T0), Said("assistant", "Worms and grubs.", T0 + 3)])  # fmt: skip
     reader = FORMATS["opencode"]
     assert reader.parse_document is not None
-    turns = []
+    turns: list[Turn] = []
     for p in parts:
-        turns += reader.parse_document(
-            p.read_bytes(), FileContext(str(p), "opencode", reader.describe(str(p)))
+        turns += turns_of(
+            reader.parse_document(
+                p.read_bytes(), FileContext(str(p), "opencode", reader.describe(str(p)))
+            )
         )
     assert said(turns) == [("user", "what do kiwis eat?"), ("assistant", "Worms and grubs.")]
     t = turns[1]

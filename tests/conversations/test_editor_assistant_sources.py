@@ -220,7 +220,7 @@ def test_a_daemon_hears_cline_started_after_it_and_names_it(home: Path) -> None:
         wait_for(lambda: hits(), 30)
         assert {h["source"] for h in hits()} == {"cline"}
         status = d.cli("status").stdout
-        assert "Cline (cline): 1 files, 6 turns in 1 sessions" in status, status
+        assert "Cline (cline): 1 file, 6 turns in 1 session" in status, status
         assert (
             "Roo Code (roo-code): not found" in status
             and "Continue (continue): not found" in status

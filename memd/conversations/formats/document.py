@@ -33,6 +33,11 @@ class ParsedDocument:
     complete: bool = True
 
 
+def turns_of(result: list[Turn] | ParsedDocument) -> list[Turn]:
+    """The turns a document parser returned, whichever of its two shapes it used."""
+    return result.turns if isinstance(result, ParsedDocument) else result
+
+
 @dataclass(frozen=True, slots=True)
 class JsonLoad:
     """A JSON document, or as much of a top-level array as was complete."""
