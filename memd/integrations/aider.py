@@ -32,6 +32,7 @@ from memd.integrations.config_edit import (
     Plan,
     Request,
     instructions_change,
+    is_owned,
     read_text,
     real_path,
     run_cli,
@@ -162,6 +163,21 @@ def _verify(path: Path, settings: dict[str, Any], after: str, added: str) -> Non
             f"memd could not add its file to read: in {path} without changing other settings",
             hint=f"add `- {added}` under read: by hand; the file was not changed",
         )
+
+
+def wired(home: Path) -> list[str]:
+    """What of memd is in Aider's config now: its line under ``read:`` and its file."""
+    config = home / ".aider.conf.yml"
+    out = []
+    try:
+        text = read_text(real_path(config)) or ""
+    except ConfigError:
+        text = ""
+    if any(line.lstrip().startswith("-") and line.endswith(COMMENT) for line in text.splitlines()):
+        out.append(f"memd's file under read: in {config}")
+    if is_owned(home / CONTEXT_FILE):
+        out.append(f"memd's file {home / CONTEXT_FILE}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

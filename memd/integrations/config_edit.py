@@ -191,6 +191,16 @@ def instructions_change(
     return Change(target_path, before, after), "", target
 
 
+def is_owned(path: Path, head: str = "") -> bool:
+    """Whether `path` is a file memd owns (its marker at the top)."""
+    try:
+        start = read_text(real_path(path))
+    except ConfigError:
+        return False
+    start = (start or "")[: len(head) + 400]
+    return instructions.BEGIN in start or OWNED_MARK in start
+
+
 def server_command(memd_argv: Sequence[str]) -> tuple[str, list[str]]:
     """(command, args) that start memd's MCP server."""
     if not memd_argv:

@@ -26,7 +26,9 @@ from memd.integrations.config_edit import (
     Plan,
     Request,
     instructions_change,
+    is_owned,
     owned_change,
+    read_text,
     run_cli,
     server_command,
 )
@@ -76,6 +78,18 @@ def plan(request: Request, *, home: Path, env: Mapping[str, str]) -> Plan:
             "mcpServers/ or rules/: update Continue, or add memd's server to config.json by hand"
         )
     return Plan(TITLE, tuple(changes), tuple(actions), request.undo, (target,))
+
+
+def wired(home: Path, env: Mapping[str, str]) -> list[str]:
+    """What of memd is in Continue's folder now: its server block and its rule."""
+    root = editors.continue_dir(home, env)
+    out = []
+    block = root / BLOCK_FILE
+    if block.is_file() and YAML_MARK in (read_text(block) or "")[:200]:
+        out.append(f"MCP server block {block}")
+    if is_owned(root / RULE_FILE, RULE_HEAD):
+        out.append(f"memd's rule {root / RULE_FILE}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -29,7 +28,6 @@ from memd.integrations import (
     aider,
     claude_code,
     codex,
-    config_edit,
     continue_dev,
     files,
     gemini,
@@ -79,42 +77,15 @@ def _claude_wired(req: Request) -> list[str]:
     return out
 
 
-def _wired_by_plan(
-    plan: Callable[[config_edit.Request], config_edit.Plan],
-) -> Callable[[Request], list[str]]:
-    """`wired` of an integration with a plan of its own: wired when wiring again changes nothing."""
-
-    def wired(req: Request) -> list[str]:
-        ask = config_edit.Request(undo=False, dry_run=True, memd_argv=req.memd_argv, env=req.env,
-                                  overrides={})  # fmt: skip
-        try:
-            done = not plan(ask).changed
-        except (MemdError, OSError):
-            return []
-        return ["MCP server and memd's instructions file"] if done else []
-
-    return wired
-
-
 def _storages(ext: vscode_ext.Extension) -> Callable[[Where], list[Path]]:
     return lambda where: ext.storages(where.home, dict(where.env), where.platform)
 
 
 def _vscode(ext: vscode_ext.Extension) -> Integration:
-    def plan(request: config_edit.Request) -> config_edit.Plan:
-        env = dict(os.environ)
-        return vscode_ext.plan(ext, request, home=Path.home(), env=env)
-
-    return Integration(ext.name, ext.title, None, _wired_by_plan(plan), folders=_storages(ext),
+    return Integration(ext.name, ext.title, None,
+                       lambda req: vscode_ext.wired(ext, req.where.home, req.where.env, req.where.platform),
+                       folders=_storages(ext),
                        main=lambda argv: vscode_ext.main(argv, ext=ext))  # fmt: skip
-
-
-def _continue_plan(request: config_edit.Request) -> config_edit.Plan:
-    return continue_dev.plan(request, home=Path.home(), env=dict(os.environ))
-
-
-def _aider_plan(request: config_edit.Request) -> config_edit.Plan:
-    return aider.plan(request, home=Path.home())
 
 
 INTEGRATIONS: dict[str, Integration] = {
@@ -127,10 +98,11 @@ INTEGRATIONS: dict[str, Integration] = {
         Integration(opencode.NAME, opencode.TITLE, opencode.integrate, opencode.wired, "opencode"),
         _vscode(vscode_ext.CLINE),
         _vscode(vscode_ext.ROO),
-        Integration("continue", continue_dev.TITLE, None, _wired_by_plan(_continue_plan),
+        Integration("continue", continue_dev.TITLE, None,
+                    lambda req: continue_dev.wired(req.where.home, req.where.env),
                     folders=lambda w: [editors.continue_dir(w.home, w.env)],
                     main=continue_dev.main),
-        Integration("aider", aider.TITLE, None, _wired_by_plan(_aider_plan), "aider",
+        Integration("aider", aider.TITLE, None, lambda req: aider.wired(req.where.home), "aider",
                     folders=lambda w: [w.home / ".aider.conf.yml"], main=aider.main),
     )
 }  # fmt: skip

@@ -36,6 +36,7 @@ from memd.integrations.config_edit import (
     Request,
     instructions_change,
     is_memd_server,
+    is_owned,
     read_text,
     real_path,
     run_cli,
@@ -148,6 +149,26 @@ def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, s
     servers[SERVER_NAME] = wanted
     verb = "replaced" if current is not None else "added"
     return Change(path, before, _dump(doc)), f"{verb} MCP server '{SERVER_NAME}' in {path}"
+
+
+def wired(
+    ext: Extension, home: Path, env: Mapping[str, str], platform: str = sys.platform
+) -> list[str]:
+    """What of memd is in the extension's files now: its server entry in each install's MCP
+    settings, and its rules file."""
+    out = []
+    for storage in ext.storages(home, env, platform):
+        path = storage / "settings" / ext.mcp_file
+        try:
+            servers = json.loads(read_text(path) or "{}").get("mcpServers") or {}
+        except (ValueError, AttributeError, ConfigError):
+            continue
+        if isinstance(servers, dict) and is_memd_server(servers.get(SERVER_NAME)):
+            out.append(f"MCP server in {path}")
+    rules = ext.rules_dir(home, env, platform) / RULES_FILE
+    if is_owned(rules):
+        out.append(f"memd's rules file {rules}")
+    return out
 
 
 def _parse(path: Path, text: str | None) -> dict[str, Any]:

@@ -386,3 +386,21 @@ def test_the_daemon_keeps_their_instruction_files_current(
     assert not aider_file.exists()
     time.sleep(instructions.REFRESH_S + 2)  # a refresh of the keeper has run since
     assert not aider_file.exists() and rule.exists()
+
+
+def test_list_says_they_are_wired_whatever_memd_command_wired_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    storage(Path.home(), "Code", "saoudrizwan.claude-dev")
+    assert integrate("cline") == 0 and integrate("continue") == 0 and integrate("aider") == 0
+    capsys.readouterr()
+    assert memd_main(["integrate", "--list"]) == 0
+    out = capsys.readouterr().out
+    for line in ("Cline (cline): installed", "MCP server in", "memd's rules file",
+                 "Continue (continue): ", "MCP server block", "memd's file under read:"):  # fmt: skip
+        assert line in out, out
+    assert (
+        "not wired (memd integrate cline)" not in out
+        and "not wired (memd integrate aider)" not in out
+    )
+    assert "not wired (memd integrate roo)" in out
