@@ -282,3 +282,15 @@ def test_a_daemon_reads_aider_in_a_folder_a_client_named(home: Path, tmp_path: P
         wait_for(lambda: aider_hits(), 120)
     finally:
         d.stop()
+
+
+def test_a_fork_of_cline_is_read_through_logs_sources(store: Store, user: Path) -> None:
+    tasks = user / ".config" / "Code" / "User" / "globalStorage" / "kilocode.kilo-code" / "tasks"
+    shutil.copytree(FIXTURES / "cline" / CLINE_TASK, tasks / CLINE_TASK)
+    picked = configured(user, **{"logs.sources": [{"path": str(tasks), "format": "cline"}]})
+    ing = LogIngestor(store, [s for s in picked.sources if s.root == tasks], poll_s=60)
+    try:
+        ing.scan()
+    finally:
+        ing.stop()
+    assert len(texts(store, "cline")) == 6
