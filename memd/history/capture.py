@@ -75,6 +75,38 @@ class Capturer:
                 pending.before[rel] = None if data is None else tree_files.redact_bytes(data)
         return pending
 
+    def written(
+        self,
+        files: Mapping[str | Path, tuple[str | None, str | None]],
+        cause: Cause,
+        detail: str,
+        trailers: Mapping[str, str] | None,
+    ) -> Captured | None:
+        """memd's own change as memd wrote it: for each file (absolute or tree-relative) the
+        text before memd's first write of it and after its last (None: no file), redacted; the
+        disk is not read, so an edit saved a moment later is not part of it. None when no file
+        is one the history records."""
+        after: dict[str, bytes | None] = {}
+        before: dict[str, bytes | None] = {}
+        for path, (old, new) in files.items():
+            rel = tree_files.rel_in_tree(self.tree, path)
+            if rel is None or not tree_files.recordable(rel):
+                continue
+            after[rel] = _redacted(new, self.max_file_bytes)
+            before[rel] = _redacted(old, self.max_file_bytes)
+            if (new is not None and after[rel] is None) or (
+                old is not None and before[rel] is None
+            ):
+                del after[rel], before[rel]  # too big to record (as `rels` leaves it out)
+                self.skip(
+                    "too-big", f"{rel} is larger than {self.max_file_bytes} bytes; not recorded"
+                )
+        if not after:
+            return None
+        return Captured(
+            cause, detail, after, self.clock(), MEMD_IDENT, dict(trailers or {}), before=before
+        )
+
     def hand_edits(self, due: list[tuple[str, Cause]]) -> list[Captured]:
         """One change per due file (see `HandEdits.take_due`); a file that cannot be read is
         skipped, the others are captured."""
@@ -133,3 +165,11 @@ class Capturer:
             self.skip("too-big", f"{rel} is larger than {self.max_file_bytes} bytes; not recorded")
             return
         files[rel] = None if data is None else tree_files.redact_bytes(data)
+
+
+def _redacted(text: str | None, limit: int) -> bytes | None:
+    """A file's text as the history stores it: redacted bytes (None: no file, or too big)."""
+    if text is None:
+        return None
+    data = text.encode("utf-8", "surrogateescape")
+    return None if len(data) > limit else tree_files.redact_bytes(data)

@@ -37,6 +37,8 @@ class Captured:
     folders: tuple[str, ...] = ()  # folders recorded whole: history files under them not in
     # `files` were gone when captured
     before: dict[str, bytes | None] | None = None
+    spool: int | None = None  # its number in the spool (memd's own change, kept until committed)
+    replayed: bool = False  # read back from the spool at a start: it may be committed already
 
 
 def changed_in_tree(git: Git) -> list[str]:
@@ -105,30 +107,7 @@ class Committer:
             state = dict(self._known)
             specs: list[CommitSpec] = []
             for it in items:
-                if it.before:
-                    unseen = _changed(state, it.before)
-                    if unseen:
-                        specs.append(
-                            self._spec(
-                                Cause.HAND,
-                                f"edits not yet recorded before this {it.cause}",
-                                unseen,
-                                it.at,
-                                self.hand_author(),
-                                {},
-                            )
-                        )
-                files = dict(it.files)
-                for folder in it.folders:
-                    prefix = folder + "/"
-                    for r, sha in state.items():
-                        if sha is not None and r.startswith(prefix) and r not in files:
-                            files[r] = None
-                changed = _changed(state, files)
-                if changed or allow_empty:
-                    specs.append(
-                        self._spec(it.cause, it.detail, changed, it.at, it.author, it.trailers)
-                    )
+                specs += self._specs_of(it, state, allow_empty)
             if not specs:
                 return 0
             shas = git.fast_import(specs, parent=head, committer=MEMD_IDENT)
@@ -142,6 +121,29 @@ class Committer:
                 # not cost a change.
                 log.debug("history: index not updated: %s", exc)
         return len(specs)
+
+    def _specs_of(
+        self, it: Captured, state: dict[str, str | None], allow_empty: bool
+    ) -> list[CommitSpec]:
+        """The commits of one captured change against `state` (updated): the edits history has
+        not seen of its files' `before` first, as a hand edit, then the change itself."""
+        if it.replayed and not _changed(dict(state), it.files):
+            return []  # committed before a crash, the spool not marked yet
+        out = []
+        unseen = _changed(state, it.before) if it.before else {}
+        if unseen:
+            what = f"edits not yet recorded before this {it.cause}"
+            out.append(self._spec(Cause.HAND, what, unseen, it.at, self.hand_author(), {}))
+        files = dict(it.files)
+        for folder in it.folders:
+            prefix = folder + "/"
+            for r, sha in state.items():
+                if sha is not None and r.startswith(prefix) and r not in files:
+                    files[r] = None
+        changed = _changed(state, files)
+        if changed or allow_empty:
+            out.append(self._spec(it.cause, it.detail, changed, it.at, it.author, it.trailers))
+        return out
 
     def commit_tree(
         self,

@@ -2,12 +2,12 @@
 
 How a change travels:
 
-1. memd writes files, then calls `record(paths, cause, detail)`. On the caller's thread the
-   files are read and redacted right away (microseconds for a memory file), so the change holds
-   exactly what memd wrote even if someone edits the file a moment later.
+1. memd's door to the memory files `hold`s each file an operation writes and, when it ends,
+   calls `record_written(files, cause, detail)` with what each file held before and after:
+   memd's change exactly as written (redacted on the caller's thread), never the file as it is
+   a moment later; it is spooled to disk (`Spool`) until committed.
 2. A background thread commits queued changes in batches: one `git fast-import` writes the
-   blobs, trees and commits of a batch and moves the branch. Nothing a write or the indexer
-   waits on runs git.
+   blobs, trees and commits of a batch and moves the branch. Nothing a write waits on runs git.
 3. Hand edits arrive from the watcher through `note_hand_edit(path)` and are committed per file
    once a minute (`coalesce_s`) with the file's content at that time; the commit thread takes
    the due ones together, at most every quarter of that (so each lands 60-75 s after its first
@@ -15,9 +15,8 @@ How a change travels:
    too) records nothing.
 
 `History` composes the parts: `Capturer` (capture.py) reads files into changes, `HandEdits`
-(hand.py) keeps the hand edits until they are due, `Committer` (commits.py) writes the commits.
-
-Without `start()` (a CLI process) `record` commits before it returns.
+(hand.py) keeps the hand edits until they are due, `Committer` (commits.py) writes the
+commits. Without `start()` (a CLI process) a record commits before it returns.
 
 Recording never raises into the write that caused it: when git is missing or a commit fails the
 change is skipped with one warning and `status()` says why; a damaged repository is set aside
@@ -55,6 +54,7 @@ from memd.history.models import (
 from memd.history.prune import LOOSE_LIMIT, squash_before
 from memd.history.query import log_changes, resolve, run_changes, show_change
 from memd.history.repo import HistoryRepo, history_dir
+from memd.history.spool import Spool
 from memd.history.undo import plan_undo
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class History:
         self._committer = (
             Committer(self._git, self._repo, hand_author) if self._git and self._repo else None
         )
+        self._spool = Spool(self.git_dir)
         self.gc_loose_objects = LOOSE_LIMIT
         self.recorded = 0
         self.skipped = 0
@@ -188,27 +189,75 @@ class History:
         edit, so this change holds only memd's own edit. Never raises on I/O or git problems.
         """
         cause = Cause(cause)
+        self._enqueue(lambda: self._capture.writes(paths, cause, detail, before, trailers), [])
+
+    def hold(self, path: str | Path) -> None:
+        """memd is writing `path` in an operation not yet recorded: hand edits of the file are
+        not captured until its `record_written`, so none holds memd's lines."""
+        rel = tree_files.rel_in_tree(self.tree, path)
+        if rel is not None:
+            with self._cond:
+                self._hand.hold(rel)
+
+    def record_written(
+        self,
+        files: Mapping[str | Path, tuple[str | None, str | None]],
+        cause: Cause | str,
+        detail: str = "",
+        *,
+        trailers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Record memd's own change exactly as memd wrote it: per file (absolute or
+        tree-relative) its text before memd's first write and after its last (None: no file).
+
+        What the history has not seen of a file's `before` is recorded first as a hand edit,
+        then this change: it holds memd's lines and nothing else, whatever was saved around
+        them. The change is kept on disk until committed (`Spool`). Releases the files `hold`
+        held. Never raises on I/O or git problems.
+        """
+        cause = Cause(cause)
+        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in files) if r]
+        self._enqueue(lambda: self._capture.written(files, cause, detail, trailers), rels)
+
+    def _enqueue(self, capture: Callable[[], Captured | None], held: list[str]) -> None:
+        """Queue the change `capture` reads (under the capture lock, so capture order is commit
+        order), then let go of the files `held`; commit it here when no thread runs."""
+        running = True
         with self._cond:
-            if self._git is None:
-                self._skip("no-git", self._reason)
-                return
             try:
-                pending = self._capture.writes(paths, cause, detail, before, trailers)
-            except Exception as exc:
-                self._skip(
-                    f"capture:{type(exc).__name__}", f"reading the changed files failed: {exc}"
-                )
-                return
-            if pending is None:
-                return
-            if len(self._queue) >= MAX_PENDING:
-                self._skip("queue", f"{MAX_PENDING} changes are waiting to be recorded")
-                return
-            self._queue.append(pending)
-            running = self._thread is not None and not self._stop
-            self._cond.notify_all()
+                if self._git is None:
+                    self._skip("no-git", self._reason)
+                    return
+                try:
+                    pending = capture()
+                except Exception as exc:
+                    self._skip(
+                        f"capture:{type(exc).__name__}", f"reading the changed files failed: {exc}"
+                    )
+                    return
+                if pending is None:
+                    return
+                if len(self._queue) >= MAX_PENDING:
+                    self._skip("queue", f"{MAX_PENDING} changes are waiting to be recorded")
+                    return
+                self._keep(pending)
+                self._queue.append(pending)
+                running = self._thread is not None and not self._stop
+            finally:
+                self._hand.release(held)
+                self._cond.notify_all()
         if not running:
             self.flush()
+
+    def _keep(self, pending: Captured) -> None:
+        """Spool a change until it is committed (not before the repository is open: then this
+        process commits before it answers); a spool that cannot be written costs a warning."""
+        if not self._opened:
+            return
+        try:
+            self._spool.add(pending)
+        except OSError as exc:
+            self._warn_once("spool", f"changes are kept in memory only until committed: {exc}")
 
     def note_hand_edit(self, path: str | Path) -> None:
         """The watcher saw `path` (a file or folder of the tree) change: it is recorded as a
@@ -247,6 +296,8 @@ class History:
             except HistoryError as exc:
                 self._skip("catch-up", f"comparing the tree with the history failed: {exc}")
                 return 0
+            with self._cond:  # memd is writing these: its change comes first (`hold`)
+                rels = [r for r in rels if not self._hand.held(r)]
 
             def capture() -> list[Captured]:
                 p = self._capture.rels(
@@ -282,6 +333,7 @@ class History:
             try:
                 return self._commit(items) if items else 0
             finally:
+                self._spool.done(items)
                 with self._cond:
                     self._busy -= 1
                     self._cond.notify_all()
@@ -332,22 +384,18 @@ class History:
         plan: UndoPlan,
         write: Callable[[Path, str | None, str | None], None] = tree_files.write_checked,
     ) -> list[str]:
-        """Write a plan's files with `write(path, expected, new)` and record the undo.
-
-        `write` must refuse when the file no longer holds `expected` (the default does).
-        Returns the paths written.
-        """
-        done: list[str] = []
-        before: dict[str | Path, str | bytes | None] = {}
+        """Write a plan's files with `write(path, expected, new)`, which must refuse a file no
+        longer holding `expected` (the default does), and record the undo; returns the paths
+        written. (memd's daemon applies undos through its door to the memory files.)"""
+        done: dict[str | Path, tuple[str | None, str | None]] = {}
         try:
             for f in plan.files:
                 write(f.path, f.expected, f.new)
-                done.append(f.rel)
-                before[f.rel] = f.expected
+                done[f.rel] = (f.expected, f.new)
         finally:
             if done:
-                self.record(done, Cause.UNDO, plan.detail, before=before, trailers=plan.trailers)
-        return done
+                self.record_written(done, Cause.UNDO, plan.detail, trailers=plan.trailers)
+        return [str(r) for r in done]
 
     def prune(self) -> PruneResult:
         """Squash changes older than `keep_days` into one root commit, record the prune and
@@ -496,7 +544,12 @@ class History:
                 else:
                     failed = None
             self._committed(n if failed is None else failed, 1)
+            self._spool.pending()  # the tree's first record holds what they wrote
         else:
+            # memd's changes a crash kept from their commit, before any edit found since.
+            replayed = self._spool.pending()
+            if replayed:
+                self._commit(replayed)
             self.catch_up()
 
     def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:

@@ -338,7 +338,7 @@ class MemoryOps:
 
     def _take_back(self, written: Written[Any], item_id: str, op: Operation) -> None:
         """Remove a just-written item whose indexing failed (a full disk)."""
-        if self.files.take_back(written):
+        if self.files.take_back(written, op):
             return
         gone = remove_items(written.path, lambda _t, m: m.get("id") == item_id)
         with contextlib.suppress(OSError):

@@ -41,7 +41,12 @@ CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class Changed(Exception):
-    """The file changed between reading it and replacing it: read it again."""
+    """The file changed between reading it and replacing it: read it again. `written`: memd's
+    bytes did go in (an append that someone else's write overlapped): that write happened."""
+
+    def __init__(self, written: bool = False) -> None:
+        super().__init__("the file changed")
+        self.written = written
 
 
 def placed(path: Path | str, roots: Roots) -> Path:
@@ -99,7 +104,7 @@ def append(path: Path, snap: Snapshot, tail: bytes, roots: Roots = None) -> Iden
         after = os.fstat(fd)
         if os.pread(fd, after.st_size + 1, 0) != snap.data + tail:
             # Someone wrote at the same moment: the edit is applied again on what is there.
-            raise Changed
+            raise Changed(written=True)
         return ident_of(after)
     finally:
         os.close(fd)

@@ -50,7 +50,7 @@ from memd.memory.files import disk
 from memd.memory.files.guard import Op, WriteGuard
 from memd.memory.files.known import Ident, IndexedSize, KnownFiles, ident_of
 from memd.memory.files.operation import Operation
-from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot
+from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot, writers
 
 if TYPE_CHECKING:
     from memd.history import History
@@ -60,6 +60,9 @@ T = TypeVar("T")
 
 ATTEMPTS = 25
 NEW_FILE_MODE = PRIVATE_FILE
+# The longest memd waits for another program that holds a file open for writing (an editor in
+# the middle of a slow save) before it gives up with nothing written.
+WRITERS_MAX_S = 10.0
 RootsGiven = Sequence[Path] | Callable[[], Sequence[Path]]
 
 
@@ -145,15 +148,25 @@ class MemoryFiles:
                 self._record(op)
 
     def _record(self, op: Operation) -> None:
+        """The operation's change, exactly as written (what each file held before its first
+        write and after its last), not the files as they are now; it lets go of the holds."""
         if self.history is None or op.coalesce or not op.files:
             return
-        before: dict[str | Path, str | bytes | None] = {p: w.before for p, w in op.files.items()}
-        self.history.record(op.paths, op.cause, op.detail, before=before, trailers=op.trailers)
+        written: dict[str | Path, tuple[str | None, str | None]] = {
+            p: (w.before, w.after) for p, w in op.files.items()
+        }
+        self.history.record_written(written, op.cause, op.detail, trailers=op.trailers)
 
     def _wrote(self, op: Operation, path: Path, before: str | None, after: str | None) -> None:
-        op.wrote(path, before, after)
-        if op.coalesce and self.history is not None:
+        first = op.wrote(path, before, after)
+        if self.history is None:
+            return
+        if op.coalesce:
             self.history.note_coalesced(path, op.cause)
+        elif first:
+            # Until the operation is recorded, a hand edit of the file is not captured: it would
+            # hold memd's lines before memd's own change does.
+            self.history.hold(path)
 
     @contextlib.contextmanager
     def _in(self, cause: Cause_) -> Iterator[Operation]:
@@ -171,17 +184,53 @@ class MemoryFiles:
         indexed: int | None = None,
         inside: Sequence[Path | str] | None = None,
         first: Snapshot | None = None,
+        recent: bool = True,
     ) -> Snapshot:
         """The file once it has stopped changing (`settle.read_settled`), inside `inside` (the
         memory roots when not given); `indexed`, its size in the index; `first`, the file as the
-        caller just read it."""
+        caller just read it; `recent` False: no wait for a file just changed that looks whole."""
         roots = list(inside) if inside is not None else self.roots()
-        return read_settled(path, self.known, indexed=indexed, inside=roots, first=first)
+        return read_settled(
+            path, self.known, indexed=indexed, inside=roots, first=first, recent=recent
+        )
 
     def text(self, path: Path) -> str | None:
         """The text of a memory file once settled (None: no file), resolved inside the roots."""
         roots = self.roots()
         return self.read(disk.placed(path, roots), inside=roots).text
+
+    def _read_for_write(self, path: Path, roots: Sequence[Path]) -> Snapshot:
+        """The file as an edit may be based on: never in the middle of someone else's save.
+
+        Where the system says which programs hold a file open for writing (`settle.writers`),
+        memd waits while any does (an editor between its truncate and its last write) and then
+        takes the file as it is: whole. A file missing although memd knew it (a save by rename
+        in progress) is waited for as `read` does. Elsewhere `read`'s waits are all there is.
+        A file as memd last left it is taken at once: nobody wrote it since. `FileBusy` after
+        WRITERS_MAX_S of writers.
+        """
+        deadline = time.monotonic() + WRITERS_MAX_S
+        while True:
+            snap = read_snapshot(path, roots)
+            mine = self.known.ident(path)
+            if snap.data is None:  # missing: a save by rename in progress, if memd knew it
+                return snap if mine is None else self.read(path, inside=roots, first=snap)
+            if snap.ident is not None and snap.ident == mine:
+                return snap
+            who = writers(path)
+            if who is None:
+                return self.read(path, inside=roots, first=snap)
+            if not who and snap.ident is not None:
+                # Nobody holds it open for writing: whole, unless it looks cut by a save made
+                # of several opens (empty or shorter than memd knew it, just now).
+                return self.read(path, inside=roots, first=snap, recent=False)
+            if time.monotonic() > deadline:
+                raise FileBusy(
+                    f"{path} is being saved by {', '.join(who) or 'another program'};"
+                    " nothing was written",
+                    hint="try again once the file is saved and closed",
+                )
+            time.sleep(0.02)
 
     # -- writing ---------------------------------------------------------------------------
     def edit(self, path: Path, change: TextEdit[T], cause: Cause_) -> Written[T]:
@@ -201,7 +250,7 @@ class MemoryFiles:
             delay = 0.002
             for _ in range(ATTEMPTS):
                 disk.still_inside(path, roots)
-                snap = self.read(path, inside=roots)
+                snap = self._read_for_write(path, roots)
                 base = snap.text
                 if change.guarded is not None:
                     base = self.guard.restore(path, snap.data, base)
@@ -217,7 +266,9 @@ class MemoryFiles:
                     how, ident = disk.replace(
                         path, snap, data, change.new_mode, roots, self.renamer
                     )
-                except disk.Changed:
+                except disk.Changed as exc:
+                    if exc.written:  # it happened: part of the operation whatever comes next
+                        self._wrote(op, path, snap.text, new)
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
                     continue
@@ -239,7 +290,7 @@ class MemoryFiles:
         path = disk.placed(path, roots)
         with self._in(cause) as op, self.known.lock(path):
             disk.still_inside(path, roots)
-            snap = self.read(path, inside=roots)
+            snap = self._read_for_write(path, roots)
             if snap.data is None:
                 return False
             if expected is not None and snap.text != expected:
@@ -335,9 +386,9 @@ class MemoryFiles:
             except SourceError as exc:  # saved meanwhile: both stay, nothing is lost
                 log.warning("archived a copy of %s but kept the file: %s", src, exc)
 
-    def take_back(self, written: Written[T]) -> bool:
-        """Remove a write again if the file is exactly as memd left it and the write only
-        appended (cutting the file back needs no disk space). True when taken back. The
+    def take_back(self, written: Written[T], op: Operation) -> bool:
+        """Remove a write of `op` again if the file is exactly as memd left it and the write
+        only appended (cutting the file back needs no disk space). True when taken back. The
         guard lets go of the file."""
         self.guard.forget_file(written.path)
         if written.how != "append" or written.before is None or written.after is None:
@@ -358,6 +409,7 @@ class MemoryFiles:
                 self.known.left(written.path, ident_of(os.fstat(fd)))
             finally:
                 os.close(fd)
+        op.wrote(written.path, written.before, written.before)
         return True
 
     # -- what the watcher saw --------------------------------------------------------------

@@ -125,6 +125,7 @@ def read_settled(
     indexed: int | None = None,
     inside: Roots = None,
     first: Snapshot | None = None,
+    recent: bool = True,
 ) -> Snapshot:
     """The file once it has stopped changing (see the module docstring).
 
@@ -135,12 +136,15 @@ def read_settled(
     that never stops changing is used as it is now if it looks whole, else in the whole state
     it stayed in longest. `indexed` is the file's size in the index, when memd has not written
     it itself; `inside`, roots the file must be in (see `read_snapshot`); `first`, the file as
-    the caller just read it (`snapshot_of`), so a file that is whole is opened once.
+    the caller just read it (`snapshot_of`), so a file that is whole is opened once. `recent`
+    False: a file someone just changed is not waited for unless it looks mid-save (the caller
+    knows no program holds it open for writing).
     """
     expected = known.expected_size(path, indexed)
     roots = list(inside) if inside is not None else None
     snap = first if first is not None else read_snapshot(path, roots)
-    if not _suspect(snap, expected) and not _recent_foreign(known, path, snap):
+    quiet_s = QUIET_S if recent else 0.0
+    if not _suspect(snap, expected) and not (recent and _recent_foreign(known, path, snap)):
         return snap
     start = still_since = time.monotonic()
     best, best_for = snap, -1.0  # the whole state that stayed unchanged longest
@@ -161,9 +165,71 @@ def read_settled(
             if now - still_since >= MISSING_WAIT_S:
                 known.forget(path)  # gone: deleted (or moved) by someone else
                 return snap
-        elif not _suspect(snap, expected) and now - still_since >= QUIET_S:
+        elif not _suspect(snap, expected) and now - still_since >= quiet_s:
             return snap
     if snap.ident is not None and not _suspect(snap, expected):
         return snap  # whole as far as can be told: the newest state
     log.debug("%s kept changing; using the whole state it stayed in longest", path)
     return best
+
+
+def writers(path: Path) -> list[str] | None:
+    """The other programs that hold `path` open for writing right now ("name (pid N)"): on
+    Linux from the open descriptors of the processes this user may see in /proc (another user's
+    are not seen); None where the system does not say (no /proc).
+
+    An editor saving in place holds the file open between its truncate and its last write;
+    bytes memd appended in that pause would end up under the editor's write (fused to the
+    person's lines). A few milliseconds per call (one stat per open descriptor): called only
+    when a file was changed by someone else since memd last wrote it.
+    """
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        st = os.stat(path)
+        pids = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+    except OSError:
+        return []
+    key = (st.st_dev, st.st_ino)
+    found = []
+    for pid in pids:
+        for fd in _fds_on(pid, key):
+            if _opened_for_writing(pid, fd):
+                found.append(f"{_name(pid)} (pid {pid})")
+                break
+    return found
+
+
+def _fds_on(pid: str, key: tuple[int, int]) -> list[str]:
+    out = []
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as it:
+            for e in it:
+                try:
+                    st = os.stat(e.path)
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) == key:
+                    out.append(e.name)
+    except OSError:  # gone, or another user's process
+        return []
+    return out
+
+
+def _opened_for_writing(pid: str, fd: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("flags:"):
+                    return (int(line.split()[1], 8) & os.O_ACCMODE) in (os.O_WRONLY, os.O_RDWR)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _name(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip() or "a program"
+    except OSError:
+        return "a program"

@@ -1,0 +1,86 @@
+"""memd's own changes recorded exactly as memd wrote them, held against hand edits until they
+are queued, and kept on disk until committed (a killed memd commits them at its next start)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memd.history import Cause, History
+from tests.history.conftest import Clock, write
+
+NOTES = "# Notes\n\n## Notes\n\n- by hand\n"
+ITEM = "- the staging host is kestrel <!-- memd id=m_1 -->\n"
+
+
+def _diff(h: History, change: str) -> tuple[list[str], list[str]]:
+    added, removed = [], []
+    for d in h.show(change).diffs:
+        for line in d.diff.split("\n"):
+            if line.startswith("+") and not line.startswith("+++"):
+                added.append(line[1:])
+            elif line.startswith("-") and not line.startswith("---"):
+                removed.append(line[1:])
+    return added, removed
+
+
+def test_the_change_holds_what_memd_wrote_not_the_file_as_it_is_later(
+    hist: History, tree: Path
+) -> None:
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    write(tree, "_core/notes.md", NOTES + ITEM + "- typed a moment later\n")  # after memd's write
+    hist.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1")
+    (change,) = [c for c in hist.log() if c.cause == "remember"]
+    assert _diff(hist, change.id) == ([ITEM.rstrip("\n")], [])
+    plan = hist.undo(change.id)
+    hist.apply_undo(plan)
+    assert notes.read_text() == NOTES + "- typed a moment later\n"
+
+
+def test_a_held_file_is_not_captured_as_a_hand_edit_before_memds_change(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    hist.hold(notes)  # memd writes the file in an operation not recorded yet
+    write(tree, "_core/notes.md", NOTES + ITEM)
+    hist.note_hand_edit(notes)  # the watcher sees memd's write
+    clock.advance(3600)
+    assert hist.flush(force=True) == 0  # held: nothing captured yet
+    hist.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1")
+    clock.advance(3600)
+    hist.flush(force=True)
+    assert [c.cause for c in hist.log()] == ["remember", "hand", "baseline"]
+    assert _diff(hist, hist.log()[0].id) == ([ITEM.rstrip("\n")], [])
+
+
+def test_a_change_spooled_before_a_crash_is_committed_at_the_next_start(
+    tree: Path, tmp_path: Path
+) -> None:
+    git_dir = tmp_path / "history.git"
+    notes = write(tree, "_core/notes.md", NOTES)
+    h1 = History(tree, git_dir)
+    h1.start()
+    assert h1.wait(30)
+    h1.catch_up()
+    # memd is killed after its write was recorded and before the commit thread committed it:
+    # the thread cannot run (it needs this lock), and what was in memory is gone.
+    with h1._work:
+        write(tree, "_core/notes.md", NOTES + ITEM)
+        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1 kestrel")
+        assert (git_dir / "memd-spool.jsonl").stat().st_size > 0
+        with h1._cond:
+            h1._queue.clear()
+            h1._stop = True
+            h1._cond.notify_all()
+    write(tree, "_core/notes.md", NOTES + ITEM + "- typed while memd was down\n")
+    h2 = History(tree, git_dir)  # the next start
+    h2.flush()
+    log = h2.log()
+    assert [c.cause for c in log] == ["hand", "remember", "baseline"], log
+    assert _diff(h2, log[1].id) == ([ITEM.rstrip("\n")], [])
+    assert _diff(h2, log[0].id) == (["- typed while memd was down"], [])
+    assert (git_dir / "memd-spool.jsonl").read_bytes() == b""
+    h3 = History(tree, git_dir)  # a start after a clean one replays nothing
+    h3.flush()
+    assert len(h3.log()) == 3
