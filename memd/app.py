@@ -12,22 +12,25 @@ is the one place that shows:
   into `search`, `recall` and `context` (their full-text path alone while it is off);
 - the history of the memory tree: started and closed by the memory feature, whose door to
   the memory files (`memd.memory.files.MemoryFiles`) records every operation through it as
-  one change; read and undone through the history feature.
+  one change; read and undone through the history feature;
+- writing while no daemon runs (`writing_engine`): the CLI's and the page's changes then.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Method, Middleware, Periodic
 from memd.conversations.api import Conversations
-from memd.core.errors import InvalidParams
+from memd.core.errors import DaemonAlreadyRunning, DaemonStarting, InvalidParams
 from memd.core.settings import Settings
 from memd.daemon import engine as engine_mod
 from memd.daemon.methods import daemon_feature
-from memd.daemon.process import Daemon, setup_logging
+from memd.daemon.process import Daemon, InstanceLock, setup_logging
 from memd.db import Store
 from memd.extraction import api as extraction_api
 from memd.history import History
@@ -147,3 +150,37 @@ def daemon(
 ) -> Daemon:
     """The `memd serve` process, serving an `Engine` with every feature."""
     return Daemon(settings, Engine, config_file=config_file, overrides=overrides)
+
+
+@contextlib.contextmanager
+def writing_engine(settings: Settings) -> Iterator[Engine]:
+    """An engine over the index opened for writing, for a change made while no daemon runs
+    (the CLI's and the memory page's: both write then, the same way).
+
+    It holds the daemon's instance lock while it is open, so it never writes beside a daemon
+    and no daemon starts in the middle of the change; a daemon that holds the lock without
+    answering on this socket yet (starting, or listening on another socket) is
+    `DaemonStarting`: ask it again in a moment. A damaged index is moved aside and rebuilt
+    from the files (`engine.recovered` says so).
+    """
+    from memd.db import recovery
+
+    lock = InstanceLock(settings.lock_path)
+    try:
+        lock.acquire()
+    except DaemonAlreadyRunning as exc:
+        raise DaemonStarting(
+            f"{exc}, but does not answer on {settings.socket_path}",
+            hint="it is starting: try again in a moment (or it listens on another socket:"
+            " check MEMD_SOCKET and server.socket)",
+        ) from None
+    try:
+        store, recovered = recovery.open_store(settings.db_path)
+        try:
+            engine = Engine(settings, store)
+            engine.recovered = recovered
+            yield engine
+        finally:
+            store.close()
+    finally:
+        lock.release()

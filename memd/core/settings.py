@@ -305,6 +305,16 @@ class Settings:
         return Path(self.index_path).expanduser() if self.index_path else self.paths.index_path
 
     @property
+    def lock_path(self) -> Path:
+        """The daemon's instance lock: one daemon per index, and no writer beside it (the CLI
+        and the page take it to write while no daemon runs)."""
+        return (
+            self.paths.data_dir / "memd.lock"
+            if not self.index_path
+            else self.db_path.with_suffix(".lock")
+        )
+
+    @property
     def socket_path(self) -> Path:
         wanted = (
             Path(self.server_socket).expanduser()

@@ -176,9 +176,7 @@ class Daemon:
         # memd's data folder holds the index (every conversation): the owner's alone.
         make_private_dir(s.paths.data_dir)
         tighten(s.paths.data_dir, PRIVATE_DIR)
-        self._lock = InstanceLock(
-            s.paths.data_dir / "memd.lock" if not s.index_path else s.db_path.with_suffix(".lock")
-        )
+        self._lock = InstanceLock(s.lock_path)
         self._lock.acquire()
         self._store, recovered, read_only = open_index(s.db_path)
         if self.stopping:

@@ -1,8 +1,9 @@
-"""The page's way to the daemon: its socket, or, with no daemon, the index opened read-only.
+"""The page's way to the daemon: its socket, or, with no daemon, the index itself.
 
-The fallback is the CLI's (`memd.cli.commands.call`): an `Engine` over `Store.open_readonly`, so
-the page answers as the daemon would from the same index. Writes never take the fallback: the
-page shows what it knows and says that changes need the daemon.
+The fallback is the CLI's (`memd.cli.commands.call`): reads from an `Engine` over
+`Store.open_readonly`, so the page answers as the daemon would from the same index, and a
+change is written as the CLI writes it without a daemon (`memd.app.writing_engine`: under the
+daemon's lock, so never beside a daemon, recorded in the history like any change).
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from typing import Any
 
 from memd.api import client
 from memd.api.client import RemoteError
-from memd.core.errors import DaemonNotRunning, MemdError, MethodNotFound, StoreError
+from memd.core.errors import (
+    DaemonNotRunning,
+    DaemonStarting,
+    MemdError,
+    MethodNotFound,
+    StoreError,
+)
 from memd.core.settings import Settings
 
 METHOD_NOT_FOUND = -32601
@@ -23,10 +30,6 @@ def method_missing(exc: BaseException) -> bool:
     if isinstance(exc, MethodNotFound):
         return True
     return isinstance(exc, RemoteError) and exc.code == METHOD_NOT_FOUND
-
-
-class WritesNeedDaemon(DaemonNotRunning):
-    """A change was asked for while no daemon is running."""
 
 
 class Backend:
@@ -42,17 +45,18 @@ class Backend:
     def call(
         self, method: str, params: dict[str, Any] | None = None, *, write: bool = False
     ) -> Any:
-        """Ask the daemon; without one, answer reads from the index and refuse writes."""
+        """Ask the daemon; without one, answer from the index, and write as the CLI does."""
         try:
             result = client.call(
                 self.settings.socket_path, method, params or {}, timeout=self.timeout
             )
+        except DaemonStarting:
+            if write:  # the daemon writes as soon as it is up: never beside it
+                raise
+            return self._engine().handle(method, params or {})
         except DaemonNotRunning:
             if write:
-                raise WritesNeedDaemon(
-                    "the daemon is not running, so nothing can be changed from this page",
-                    hint="start it with `memd serve` (or `memd service install`), then reload",
-                ) from None
+                return self._write_directly(method, params or {})
             return self._engine().handle(method, params or {})
         self._close_fallback()
         return result
@@ -79,6 +83,12 @@ class Backend:
 
     def close(self) -> None:
         self._close_fallback()
+
+    def _write_directly(self, method: str, params: dict[str, Any]) -> Any:
+        from memd.app import writing_engine
+
+        with writing_engine(self.settings) as engine:
+            return engine.handle(method, params)
 
     def _engine(self) -> Any:
         with self._lock:

@@ -110,7 +110,8 @@ class Pages:
         ctx.update(
             live=live,
             enabled=enabled,
-            writable=live and enabled,
+            # Without a daemon a change is written as the CLI writes it (`Backend.call`).
+            writable=bool(status) and enabled,
             history_root=memory_root_index(status, tree.roots_from_status(status or {})),
             csrf=self.keys.csrf,
             active=active,
@@ -141,8 +142,10 @@ class Pages:
         return f"{d.get('pid')}:{started:.0f}"
 
     def _can_edit(self, status: dict[str, Any] | None) -> bool:
-        if not (status and status.get("daemon", {}).get("running")):
+        if not status:
             return False
+        if not status.get("daemon", {}).get("running"):
+            return True  # written here, by this memd's own code
         return self.backend.has(
             present.EDIT_METHOD, present.EDIT_PROBE, daemon=self._daemon_key(status)
         )

@@ -8,7 +8,7 @@ import pytest
 
 from memd.core import settings
 from memd.core.errors import StoreError
-from memd.ui.backend import Backend, WritesNeedDaemon
+from memd.ui.backend import Backend
 from memd.ui.present import EDIT_METHOD, EDIT_PROBE
 from tests.ui.uihelp import OlderDaemon, seed
 from tests.utils import DaemonProcess
@@ -35,7 +35,7 @@ def test_methods_are_probed_once_per_daemon(home: Path, monkeypatch: pytest.Monk
         current.stop()
 
 
-def test_without_a_daemon_reads_come_from_the_index_and_writes_are_refused(
+def test_without_a_daemon_reads_come_from_the_index_and_writes_are_made_as_the_cli_makes_them(
     daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(daemon)
@@ -49,11 +49,13 @@ def test_without_a_daemon_reads_come_from_the_index_and_writes_are_refused(
     )
     sessions = b.call("recall", {"mode": "sessions"})["sessions"]
     assert {s["session_id"] for s in sessions} == {"s-acme", "s-vue", "s-globex"}
-    with pytest.raises(WritesNeedDaemon, match="nothing can be changed"):
-        b.call("remember", {"text": "while down"}, write=True)
+    written = b.call("remember", {"text": "while down"}, write=True)
+    assert "- while down <!-- memd" in Path(written["path"]).read_text()
+    assert b.call("history", {"limit": 1})["changes"][0]["cause"] == "remember"
+    assert any(i["text"] == "while down" for i in b.call("memories", {})["items"])
     assert [r["job"] for r in b.call("job_runs", {"name": "extract"})["runs"]] == ["extract"]
-    assert not any("while down" in p.read_text() for p in daemon.memory.rglob("*.md"))
     daemon.start()
+    assert "while down" in {i["text"] for i in daemon.call("memories", {})["items"]}
     assert b.call("status")["daemon"]["running"] is True
     assert b._fallback is None  # the read-only index was closed once the daemon came back
     b.close()

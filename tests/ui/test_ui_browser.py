@@ -249,7 +249,7 @@ def test_a_daemon_without_the_newer_methods_says_what_it_cannot_do(
     assert browser.locator("#edit-form button[type=submit]").is_disabled()
 
 
-def test_with_the_daemon_stopped_the_page_reads_the_index(
+def test_with_the_daemon_stopped_the_page_reads_the_index_and_writes_as_the_cli_does(
     daemon: DaemonProcess, ui: UiProcess, browser: Any
 ) -> None:
     seed(daemon)
@@ -257,34 +257,25 @@ def test_with_the_daemon_stopped_the_page_reads_the_index(
     daemon.stop()
     browser.goto(f"{ui.base}/search?q=vitest")
     banner = browser.locator("#daemon-down").inner_text()
-    assert "The daemon is not running" in banner and "read-only" in banner
+    assert "The daemon is not running" in banner and "written straight to the files" in banner
     assert browser.locator("#hits li.hit").count() >= 1  # from the index on disk
-    assert browser.locator("#switch-button").is_disabled()
+    assert not browser.locator("#switch-button").is_disabled()
     screenshot(browser, "daemon-stopped")
     browser.goto(f"{ui.base}/edit")
-    assert browser.locator("#remember-button").is_disabled()
-    browser.evaluate("document.querySelector('#remember-form fieldset').disabled = false")
     browser.fill("#remember-text", "written while the daemon is down")
     browser.click("#remember-button")
-    browser.wait_for_url(re.compile(r"err="))
-    assert "daemon is not running" in browser.locator("#flash-error").inner_text()
-    assert not any(
-        "written while the daemon is down" in p.read_text() for p in daemon.memory.rglob("*.md")
-    )
-    # The history is read from its repository; undo needs the daemon.
+    browser.wait_for_url(re.compile(r"msg=Remembered"))
+    notes = daemon.memory / "_core" / "notes.md"
+    assert "written while the daemon is down" in notes.read_text()
+    # The change is in the history, and undone from it like any other.
     browser.goto(f"{ui.base}/history")
-    assert browser.locator("#changes li.change").count() >= 2
-    undo = browser.locator("#changes li.change form.undo button").first
-    assert undo.is_disabled()
-    browser.evaluate(
-        "document.querySelectorAll('form.undo button').forEach(b => b.disabled = false)"
-    )
-    before = {p: p.read_bytes() for p in daemon.memory.rglob("*.md")}
+    first = browser.locator("#changes li.change").first
+    assert first.get_attribute("data-cause") == "remember"
     browser.once("dialog", lambda d: d.accept())
-    undo.click()
-    browser.wait_for_url(re.compile(r"err="))
-    assert "daemon is not running" in browser.locator("#flash-error").inner_text()
-    assert {p: p.read_bytes() for p in daemon.memory.rglob("*.md")} == before
+    first.locator("form.undo button").click()
+    browser.wait_for_url(re.compile(r"msg=Undid"))
+    # The remember had made the file: undoing it takes the file away again.
+    assert not notes.exists() or "written while the daemon is down" not in notes.read_text()
     daemon.start()
     browser.goto(f"{ui.base}/memory")
     assert browser.locator("#daemon-down").count() == 0

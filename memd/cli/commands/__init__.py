@@ -78,11 +78,11 @@ def call(
         result, note = answer_offline(s, sig, params)
         print(f"memd: {why}; answering from the index: {note}", file=sys.stderr)
         return result
-    # Said once per command (`forget` asks twice: the candidates, then the removal).
-    if not getattr(args, "told_writing_directly", False):
-        print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
-        args.told_writing_directly = True
-    return _write_directly(s, sig, params, show=show)
+    try:
+        return _write_directly(args, s, sig, params, show=show)
+    except DaemonStarting:
+        # A daemon holds the memory but has not bound its socket yet: wait for it.
+        return _wait_for_daemon(args, s, sig, params)
 
 
 def _ask_daemon(
@@ -107,21 +107,46 @@ def _ask_daemon(
             time.sleep(0.5)
 
 
-def _write_directly(s: Any, sig: Signature[P, R], params: P, *, show: bool) -> R:
-    from memd.app import Engine
-    from memd.cli.progress import run_with_progress
-    from memd.db import recovery
+def _wait_for_daemon(args: argparse.Namespace, s: Any, sig: Signature[P, R], params: P) -> R:
+    """A write while a daemon holds the memory without answering yet: up to `--timeout` for
+    its socket, then the daemon's answer (`DaemonStarting` when it never came)."""
+    import time
 
-    store, recovered = recovery.open_store(s.db_path)
-    if recovered is not None:
-        print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
-              " rebuilding it from your files", file=sys.stderr)  # fmt: skip
-    try:
-        engine = Engine(s, store)
-        engine.recovered = recovered
+    deadline = time.monotonic() + args.timeout
+    print("memd: a daemon is starting; waiting for it", file=sys.stderr)
+    while True:
+        try:
+            return _ask_daemon(args, s, sig, params, write=True)
+        except DaemonStarting:
+            raise
+        except DaemonNotRunning:
+            if time.monotonic() > deadline:
+                raise DaemonStarting(
+                    f"a daemon holds this memory but did not answer on {s.socket_path}"
+                    f" within {args.timeout:g} s",
+                    hint="check that it listens on this socket (MEMD_SOCKET, server.socket)",
+                ) from None
+            time.sleep(0.5)
+
+
+def _write_directly(
+    args: argparse.Namespace, s: Any, sig: Signature[P, R], params: P, *, show: bool
+) -> R:
+    """The change made here, while no daemon runs (`memd.app.writing_engine`: the memory page
+    writes the same way)."""
+    from memd.app import writing_engine
+    from memd.cli.progress import run_with_progress
+
+    with writing_engine(s) as engine:
+        # Said once per command (`forget` asks twice: the candidates, then the removal).
+        if not getattr(args, "told_writing_directly", False):
+            print(f"memd: no daemon on {s.socket_path}; writing directly", file=sys.stderr)
+            args.told_writing_directly = True
+        recovered = engine.recovered
+        if recovered is not None:
+            print(f"memd: the index was damaged: moved aside to {recovered.moved_to};"
+                  " rebuilding it from your files", file=sys.stderr)  # fmt: skip
         written: R = run_with_progress(
             lambda: engine.call(sig, params), engine.progress.snapshot, enabled=show
         )
         return written
-    finally:
-        store.close()
