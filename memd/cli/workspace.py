@@ -3,15 +3,14 @@
 
 A folder a person names from their own shell (`memd remember --project`, the hooks) is taken
 wherever it is; this list is what lets a project outside the home be named by anyone else too
-(an assistant's model over MCP). The settings file is edited in place: only the one key's lines
-change (comments and every other line are kept), the result is read back to check it says what
-was meant, and a running daemon is asked to read it again (SIGHUP).
+(an assistant's model over MCP). The settings file is edited in place with tomlkit (comments,
+other keys and layout kept), the result is read back to check it says only what was meant, and
+a running daemon is asked to read it again (SIGHUP).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,8 +20,6 @@ from memd.core.errors import ConfigError, InvalidParams
 from memd.core.fsio import atomic_write, make_private_dir
 
 TABLE, KEY = "memory", "workspaces"
-_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"' -]+?)\s*\]\s*(?:#.*)?$")
-_KEY_LINE = re.compile(rf"^\s*{KEY}\s*=")
 
 
 def folder_of(raw: str) -> str:
@@ -33,61 +30,24 @@ def folder_of(raw: str) -> str:
     return path
 
 
-def render(values: Sequence[str]) -> str:
-    """`workspaces = [...]` as one TOML line."""
-    import json
-
-    return f"{KEY} = [{', '.join(json.dumps(v) for v in values)}]"
-
-
 def with_workspaces(text: str, values: Sequence[str]) -> str:
-    """`text` (a settings file) with `[memory] workspaces` set to `values`, every other line
-    kept; `ConfigError` when the file says it in a way this cannot edit safely."""
-    lines = text.split("\n")
-    table = _table_span(lines)
-    line = render(values)
-    if table is None:
-        body = "\n".join(lines).rstrip("\n")
-        new = (body + "\n\n" if body else "") + f"[{TABLE}]\n{line}\n"
-    else:
-        start, end = table
-        found = _key_span(lines, start + 1, end)
-        if found is None:
-            lines.insert(start + 1, line)
-        else:
-            lines[found[0] : found[1]] = [line]
-        new = "\n".join(lines)
+    """`text` (a settings file) with `memory.workspaces` set to `values`, its other keys,
+    comments and layout kept (tomlkit); `ConfigError` when it is not TOML memd can edit."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(text)
+        table = doc.get(TABLE)
+        if table is None:
+            table = tomlkit.table()
+            doc[TABLE] = table
+        table[KEY] = list(values)
+        new = tomlkit.dumps(doc)
+    except (TOMLKitError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"the settings file cannot be edited: {exc}") from None
     _check(text, new, values)
     return new
-
-
-def _table_span(lines: list[str]) -> tuple[int, int] | None:
-    """(header line, end) of the `[memory]` table, or None when there is none."""
-    start = None
-    for i, raw in enumerate(lines):
-        m = _HEADER.match(raw)
-        if not m:
-            continue
-        if start is not None:
-            return start, i
-        if m.group(1).strip() == TABLE:
-            start = i
-    return (start, len(lines)) if start is not None else None
-
-
-def _key_span(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
-    """(first line, end) of the `workspaces = …` value inside the table, or None."""
-    for i in range(start, end):
-        if not _KEY_LINE.match(lines[i]):
-            continue
-        for j in range(i + 1, end + 1):
-            try:
-                tomllib.loads("\n".join(lines[i:j]))
-            except tomllib.TOMLDecodeError:
-                continue
-            return i, j
-        raise ConfigError(f"cannot find where `{KEY} = …` ends in the [{TABLE}] table")
-    return None
 
 
 def _check(old: str, new: str, values: Sequence[str]) -> None:

@@ -119,8 +119,11 @@ def _accepted(d: DaemonProcess, folder: Path) -> bool:
     [
         ("", '[memory]\nworkspaces = ["/srv/app"]\n'),
         ("[index]\ndebounce_ms = 5\n", '[index]\ndebounce_ms = 5\n\n[memory]\nworkspaces = ["/srv/app"]\n'),
-        ("[memory]\nroot = \"/m\"\n", '[memory]\nworkspaces = ["/srv/app"]\nroot = "/m"\n'),
-        ('[memory]\nworkspaces = ["/a",\n  "/b"]  # two\n[x.y]\n', '[memory]\nworkspaces = ["/srv/app"]\n[x.y]\n'),
+        ('[memory]\nroot = "/m"\n', '[memory]\nroot = "/m"\nworkspaces = ["/srv/app"]\n'),
+        ('[memory]\n# mine\nworkspaces = ["/a",\n  "/b"]  # two\n[x.y]\n',
+         '[memory]\n# mine\nworkspaces = ["/srv/app"]  # two\n[x.y]\n'),
+        ('memory = {workspaces = ["/a"]}\n', 'memory = {workspaces = ["/srv/app"]}\n'),
+        ('memory.workspaces = ["/a"]\n', 'memory.workspaces = ["/srv/app"]\n'),
     ],
 )  # fmt: skip
 def test_the_settings_file_is_edited_in_place(before: str, after: str) -> None:
@@ -129,6 +132,6 @@ def test_the_settings_file_is_edited_in_place(before: str, after: str) -> None:
 
 def test_a_file_it_cannot_edit_safely_is_left_alone() -> None:
     with pytest.raises(ConfigError):
-        with_workspaces('memory = {workspaces = ["/a"]}\n', ["/srv/app"])
-    with pytest.raises(ConfigError):
         with_workspaces("[memory\n", ["/srv/app"])
+    with pytest.raises(ConfigError):
+        with_workspaces('memory = "a string"\n', ["/srv/app"])
