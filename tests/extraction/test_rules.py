@@ -273,10 +273,12 @@ def test_trivial_check_is_fast_on_adversarial_input() -> None:
     assert not is_trivial("haha" * 19 + "hx")
 
 
-def test_family_is_the_users_own_fact_not_their_employer() -> None:
-    [memory] = _extract("My wife works at Google")
+def test_a_relations_job_is_neither_the_users_employer_nor_their_fact() -> None:
+    # Where the user's wife works is hers: not the user's employer, not a fact about the user.
+    assert _extract("My wife works at Google") == []
+    [memory] = _extract("My wife just had twins")
     assert (memory.content, memory.type, memory.subject) == (
-        "User's wife works at Google",
+        "User's wife just had twins",
         "personal",
         "",
     )

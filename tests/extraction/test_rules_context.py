@@ -41,3 +41,92 @@ def test_a_chinese_deadline_opens_the_task_after_it() -> None:
     [(content, due)] = _tasks("下周五前把接口文档写完")
     assert "接口文档" in content and due == "2026-03-13"
     assert _tasks("我觉得明天会下雨") == []
+
+
+def _facts(*texts: str) -> list[tuple[str, str, str]]:
+    return [(m.type, m.subject, m.content) for m in _extract(*texts)]
+
+
+def test_a_later_chinese_turn_without_its_subject_is_still_the_user() -> None:
+    first, second = _extract("我住在成都。", "去年搬到杭州了，成都太潮了。")
+    assert (first.subject, second.subject) == ("city", "city")
+    assert "杭州" in second.content
+    # and a subjectless first clause of a message is its writer's
+    assert ("personal", "hometown", "用户来自西安") in _facts("老家是西安的，现在在北京上班。")
+    assert any(t == "skill" and "Kotlin" in c for t, _, c in _facts("平时主要写 Kotlin。"))
+
+
+def test_a_promotion_said_in_chinese_replaces_the_title() -> None:
+    _old, new = _extract("I'm a junior data analyst.", "升职啦，现在是 senior analyst 了")
+    assert (new.type, new.subject) == ("personal", "role") and "senior analyst" in new.content
+
+
+def test_a_relation_makes_a_clause_someone_elses() -> None:
+    assert _extract("我男朋友在阿里上班，他说他们都用 Java。") == []
+    assert _extract("我老公是产品经理。") == []
+    assert _extract("My wife works at Shopify and swears by Ruby.") == []
+    # the user's own family events still count
+    assert [t for t, _, _ in _facts("我女儿刚上小学了")] == ["personal"]
+
+
+def test_an_english_clause_that_drops_its_i_is_still_the_user() -> None:
+    assert ("personal", "city", "User lives in Porto") in _facts("I'm Brazilian but live in Porto.")
+    assert ("personal", "city", "User lives in Oslo") in _facts("Relocated to Oslo in spring.")
+    assert _facts("My sister hates Rust and lives in Oslo.") == []
+
+
+def test_a_name_asked_for_after_a_name_is_the_name() -> None:
+    first, second = _extract("Call me Bea.", "Hmm, I'd prefer Beatrice actually.")
+    assert (first.subject, second.subject) == ("name", "name")
+    assert second.content == "User's name is Beatrice"
+    # without a name before, "I'd prefer Python" stays a preference
+    assert [t for t, _, _ in _facts("I'd prefer Python.")] == ["preference"]
+
+
+def test_preferences_said_without_a_verb() -> None:
+    assert ("preference", "style:quotes", "User prefers single quotes over double quotes") in (
+        _facts("Single quotes, not double quotes.")
+    )
+    assert ("preference", "tool:package-manager", "User prefers Yarn over npm") in _facts(
+        "Yarn over npm, always."
+    )
+    assert _facts("Monday, not Tuesday.") == []
+    assert any(
+        s == "style:jargon" for _, s, _ in _facts("Please go easy on the acronyms and jargon.")
+    )
+    assert any(
+        "not to bother explaining" in c for _, _, c in _facts("Don't bother explaining the regex.")
+    )
+    assert any(
+        s == "style:emoji" and "not to add emojis" in c
+        for _, s, c in _facts("I'd rather you didn't add emojis to the docs.")
+    )
+
+
+def test_a_short_inline_code_span_is_part_of_the_sentence() -> None:
+    [pref] = _extract("Prefer `pathlib` over `os.path` in anything you write for me.")
+    assert pref.content.startswith("User prefers pathlib over os.path")
+
+
+def test_a_tool_set_against_another_is_not_an_order() -> None:
+    got = _facts("I always lint with ruff, never flake8")
+    assert any(t == "skill" and "Ruff" in c for t, _, c in got), got
+    assert not any("never" in c for _, _, c in got)
+
+
+def test_called_names_a_project_or_an_employer() -> None:
+    assert any(
+        t == "project" and "Beacon" in c
+        for t, _, c in _facts("We're building an internal status page called Beacon.")
+    )
+    assert ("personal", "employer", "User works at Kestrel") in _facts(
+        "I work for a tiny design agency called Kestrel."
+    )
+    assert not any(
+        t == "project" for t, _, _ in _facts("My brother is building a game called Orb.")
+    )
+
+
+def test_continuous_delivery_and_managed_kubernetes_are_known() -> None:
+    got = _facts("We deploy with Flux onto EKS.")
+    assert any(s == "tool:cd" and "Flux" in c for _, s, c in got), got

@@ -30,7 +30,10 @@ The API (pure functions over `memd.core.models.Turn`; only user turns are read):
 
 Modules: `extract` (the driver), `message` (the user's own words), `common` (sentences,
 questions, pronouns, importances, `Ctx`), `clauses` (an English sentence as clauses, each with
-its subject — the user, their team, someone else — and whether it is negated or unsure),
+its subject — the user, their team, someone else — and whether it is negated or unsure;
+`restore_subject` puts back the "I" a chat message leaves out), `zh_clauses` (the same for
+Chinese, which drops its subject freely: a clause without one continues the clause before, a
+relation — 女朋友, 同事 — makes it someone else's),
 `mentions` (rules over that structure: technologies named in a clause about the user, a tool
 dropped for another of its kind, labelled clauses, Chinese clauses about 我/我们), `dates`, `tech` (the technology lexicon, with
 Pygments' language names), `places` (pycountry's countries and regions, large cities),

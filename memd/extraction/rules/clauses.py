@@ -61,7 +61,7 @@ _LABELS = {
 }
 _SPLIT_RE = re.compile(
     r"\s*(?:[;—–]|\s-\s|\.\.\.)\s*"
-    r"|,\s+(?=(?:so|but|and|because|since|though|although|while|which|plus|I|I'm|I've|I'd"
+    r"|,\s+(?=(?:so|but|and|because|since|though|although|while|which|plus|not|never|I|I'm|I've|I'd"
     r"|I'll|we|we're|we've|my|our|please|pls)\b)"
     r"|\s+(?:and|but|so|because|since|though|although|while|plus)\s+"
     r"(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|please|pls)\b)",
@@ -129,7 +129,8 @@ def strip_lead(text: str) -> str:
     return _CONNECTIVE_RE.sub("", text.strip()).strip()
 
 
-def _subject(text: str) -> str:
+def subject_of(text: str) -> str:
+    """Who a clause is about by its first subject-like words: "I", "we", "other" or "none"."""
     m = _SUBJECT_RE.search(text)
     if m is None:
         return "none"
@@ -151,7 +152,7 @@ def en_clauses(sentence: str) -> tuple[Clause, ...]:
         text = text.strip().rstrip(".!?,")
         if not text:
             continue
-        subject = _subject(text)
+        subject = subject_of(text)
         if subject == "none" and previous in ("I", "we") and not label and not _ASKS_RE.match(text):
             subject = previous  # "I'm fluent in Go, rusty in Java"
         elif subject == "none" and not out and _DROPPED_I_RE.match(text):
@@ -160,3 +161,34 @@ def en_clauses(sentence: str) -> tuple[Clause, ...]:
         out.append(Clause(text, subject, label, negated, bool(_UNSURE_RE.search(text))))
         previous = subject
     return tuple(out)
+
+
+# Verbs a chat message opens with when it leaves out its "I": "Moved to Denver last month".
+_DROPPED_I_PAST = (
+    r"moved|relocated|switched|migrated|joined|started|left|quit|became|changed|finished"
+    r"|graduated|transferred|got\s+(?:promoted|hired|a\s+new)"
+)
+# After a clause about the user a bare verb goes on about them: "I'm Canadian but live in
+# Amsterdam now", "I'm from Lagos but moved to Berlin".
+_CONTINUING = _DROPPED_I_PAST + r"|live|work|use|prefer|love|like|hate|teach|lead|run|maintain"
+_CONTINUE_SPLIT_RE = re.compile(
+    r",?\s+(?:but|and|so)\s+(?=(?:(?:now|just|recently|also|then|currently|still|mostly|mainly)\s+)*"
+    r"(?:" + _CONTINUING + r")\b)",
+    re.I,
+)
+_OPENS_DROPPED_RE = re.compile(
+    r"^(?:(?:just|recently|finally|also|then)\s+)*(?:" + _DROPPED_I_PAST + r")\b", re.I
+)
+
+
+def restore_subject(parts: list[str]) -> list[str]:
+    """Clauses with the "I" a chat message left out put back, for the rules that read "I …":
+    "moved to Berlin" → "I moved to Berlin"; "I'm Canadian but live in Amsterdam" → the clause
+    as it was and "I live in Amsterdam". A verb after someone else's clause stays theirs."""
+    out: list[str] = []
+    for part in parts:
+        out.append("I " + part if _OPENS_DROPPED_RE.match(part) else part)
+        head, *rest = _CONTINUE_SPLIT_RE.split(part)
+        if rest and subject_of(head) in ("I", "we"):
+            out += ["I " + piece for piece in rest]
+    return out

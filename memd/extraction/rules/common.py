@@ -119,6 +119,7 @@ class Session:
     project: str = ""  # the project the user last named ("it's Python" is about it)
     self_turn: str = ""  # the last turn in which the user said who they are
     decided: set[str] = field(default_factory=set)  # subjects of the decisions stated so far
+    named: str = ""  # the name the user gave ("I'd prefer Alexandra" then restates it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import strip_lead
 from memd.extraction.rules.common import (
     IMP_AGE,
     IMP_CITY,
@@ -66,7 +67,37 @@ _EN_NAME_RES = (
 _INTRO_PREFIX_RE = re.compile(r"^(?:(?:hi|hello|hey|yo)(?:\s+there)?\b[\s,!]*)?$|[,;:!.]\s*$", re.I)
 
 
+# Once a name was given, a name asked for in its place restates it: "Call me Alex." …
+# "Actually, I'd prefer Alexandra", "use Alexandra instead".
+_EN_NAME_AGAIN_RE = re.compile(
+    r"^(?:(?i:I(?:'d|\s+would)?\s+(?:much\s+)?(?:prefer|rather)|(?:please\s+)?(?:use|go\s+with)))\s+"
+    r"(?P<name>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)"
+    r"(?=\s*(?:[,.!;—–]|$|\s-\s|\s+(?i:instead|please|actually|now|then|thanks|from\s+now\s+on"
+    r"|if\s+that's\s+ok)\b))"
+)
+
+
+_PIECES_RE = re.compile(r"\s*(?:[,;:—–]|\s-\s)\s*")
+
+
+def restated_name(clause: str, ctx: Ctx) -> str:
+    """The name a clause asks to be called by, when the session already has the user's name."""
+    if not ctx.session.named:
+        return ""
+    for piece in _PIECES_RE.split(clause):
+        m = _EN_NAME_AGAIN_RE.match(strip_lead(piece))
+        if m is None:
+            continue
+        name = m.group("name")
+        if name.split()[0].lower() not in _NOT_NAMES and name.lower() not in TECH:
+            return name
+    return ""
+
+
 def en_name(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    if again := restated_name(sentence, ctx):
+        yield ctx.mem(f"User's name is {again}", "personal", IMP_NAME, subject="name")
+        return
     for rx in _EN_NAME_RES:
         for m in rx.finditer(sentence):
             name = m.group("name").strip()
@@ -107,6 +138,8 @@ _ORG = (
     r"(?P<org>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+)?[A-Z0-9&][\w&.'\-]*){0,4}"
     r"|[\u3400-\u9fff]{2,8}(?![\u3400-\u9fff]))"
 )
+# "for a small fintech startup called Paystack": the organisation is the name after "called".
+_CALLED = r"(?:(?i:an?\s+(?:[\w\-]+\s+){0,4}?(?:called|named))\s+)?"
 _ROLE_STOP = (
     r"(?=\s*(?:[,.;!()]|$|\s+(?:at|in|for|and|since|with|on|where|but|who|from|based|here"
     r"|there|now|currently|today|which|because|so|working|doing|building|mostly|mainly|focusing"
@@ -125,7 +158,7 @@ _EN_WORK_RE = re.compile(
     r"(?:\bI\s+(?:currently\s+|now\s+|still\s+)?work|\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?working"
     r"|\bI(?:'ve|\s+have)\s+been\s+working|(?:^|(?<=,\s)|(?<=\band\s))(?:currently\s+|now\s+)?working)"
     r"(?:\s+(?:remotely|full[\s-]time|part[\s-]time|freelance|mostly|mainly))?"
-    r"\s+(?:at|for)\s+" + _ORG + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?" + _ROLE + r")?"
+    r"\s+(?:at|for)\s+" + _CALLED + _ORG + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?" + _ROLE + r")?"
 )
 _EN_WORK_AS_RE = re.compile(
     r"\bI(?:\s+(?:currently\s+|now\s+)?work|(?:'m|\s+am)\s+(?:currently\s+)?working)\s+as\s+"
@@ -137,6 +170,7 @@ _EN_ROLE_AT_RE = re.compile(
 )
 _EN_JOINED_RE = re.compile(
     r"\bI(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:joined|started\s+at|started\s+working\s+at)\s+"
+    + _CALLED
     + _ORG
     + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?"
     + _ROLE
@@ -366,6 +400,15 @@ _EN_FAMILY_NAME_RE = re.compile(
 )
 
 
+# Where a relation works or lives, what they use or think: their facts ("my wife works at
+# Google", "my brother lives in Leeds"), not the user's.
+_EN_THEIRS_RE = re.compile(
+    r"(?:(?:just|recently|now|still|also)\s+)*(?:works?|lives?|'s\s+(?:working|living)|is\s+(?:working|living)"
+    r"|uses?|says?|said|thinks?|swears|is\s+(?:an?\s+)?(?:[\w\-]+\s+){0,2}" + _ROLE_NOUNS + r")\b",
+    re.I,
+)
+
+
 def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     n = _EN_FAMILY_NAME_RE.search(sentence)
     if n is not None:
@@ -379,7 +422,7 @@ def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"User and their {who} {third_person(rest)}", "personal", IMP_FAMILY)
         return
     m = _EN_FAMILY_RE.match(sentence)
-    if m is None:
+    if m is None or _EN_THEIRS_RE.match(m.group("rest")):
         return
     rest = clean(re.split(r",?\s+(?:so|but|because|which|and\s+I)\b", m.group("rest"))[0])
     if len(rest.split()) < 2:

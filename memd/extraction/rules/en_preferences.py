@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import IMP_PREFERENCE, PRONOUN_START_RE, Ctx, clean, third_person
+from memd.extraction.rules.en_identity import restated_name
 from memd.extraction.rules.tech import EN_ADVERBS, lookup_tech, style_subject
 
 _PREF_VERBS = {
@@ -54,7 +55,8 @@ _EN_IMPERATIVE_RE = re.compile(
 _EN_PLEASE_RE = re.compile(
     r"^\s*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|by\s+default|also)\s*,?\s+)?"
     r"(?:please|kindly|pls)\s+(?P<act>(?:keep|make|use|write|put|indent|add|give|show|reply|answer"
-    r"|respond|format|stick|be|prefer|include|start|explain)\b[^.;!?]*)",
+    r"|respond|format|stick|be|prefer|include|start|explain|go\s+easy\s+on|tone\s+down"
+    r"|cut\s+down\s+on)\b[^.;!?]*)",
     re.I,
 )
 # A question that is a request for a standing rule.
@@ -78,7 +80,7 @@ _EN_STYLE_PLEASE_RE = re.compile(r"^(?P<obj>[^.;!?]{2,60}?)\s+please\b(?:\s*\(.*
 _EN_STYLE_IMPERATIVE_RE = re.compile(
     r"^\s*(?:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|also|and)\s*,?\s+)?"
     r"(?P<act>(?:keep|make|use|write|put|give|show|reply|answer|respond|format|stick\s+to|be|include"
-    r"|start|explain|stop|skip|add)\s+[^.;!?]*)",
+    r"|start|explain|stop|skip|add|go\s+easy\s+on|tone\s+down|cut\s+(?:down\s+on|out)|less)\s+[^.;!?]*)",
     re.I,
 )
 # "I often work late at night": when the user works.
@@ -106,7 +108,7 @@ _LASTING_RE = re.compile(
 # "TS please" at the end of a sentence that says it is a standing choice.
 _EN_TECH_PLEASE_RE = re.compile(r"(?:^|[,;:]\s*)(?P<tech>[\w.+#\-]{1,20})\s+please$", re.I)
 _IMPERATIVE_SKIP_RE = re.compile(
-    r"^(?:worry|forget|know|mind|care|hesitate|be\s+sorry|stop|bother|panic|rush|get\s+me"
+    r"^(?:worry|forget|know|mind|care|hesitate|be\s+sorry|stop|bother(?!\s+\w+ing\b)|panic|rush|get\s+me"
     r"|you|i|we|they|it|that|this"
     # encouragement, not instructions: "don't give up", "never stop believing"
     r"|give\s+up|quit|lose|let\s+\w+\s+(?:down|stop|get)|get\s+discouraged|be\s+(?:afraid|scared|shy|hard)"
@@ -138,6 +140,8 @@ _OBJ_TRAIL_RE = re.compile(r"\s+(?:better|more|most|a\s+lot|very\s+much|so\s+muc
 
 
 def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    if restated_name(sentence, ctx):
+        return  # "I'd prefer Alexandra" after "Call me Alex" is the name (en_identity)
     lang_m = _EN_REPLY_LANG_RE.search(sentence)
     if lang_m:
         lang = lang_m.group("lang").capitalize()
@@ -167,7 +171,7 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
     readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
-               _stop_doing, _no_thing, _works_for_me, _fan)  # fmt: skip
+               _stop_doing, _no_thing, _works_for_me, _fan, _rather_you, _prefer, _contrast)  # fmt: skip
     for read in readers:
         memory = read(sentence, ctx)
         if memory is not None:
@@ -321,9 +325,11 @@ def _imperative(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
     m = _EN_IMPERATIVE_RE.match(sentence)
     if m is None:
         return None
-    act = clean(m.group("act"))
+    act = clean(_OBJ_STOP_RE.sub("", m.group("act")))
     if not act or _IMPERATIVE_SKIP_RE.match(act) or len(act.split()) > _MAX_OBJECT_WORDS:
         return None
+    if lookup_tech(act.split()[0]) is not None:
+        return None  # "…with pytest, never unittest": a tool set against another, not an order
     lead = _IMPERATIVE_LEADS[" ".join(m.group("neg").lower().split())]
     return _pref(ctx, f"User asks {lead} {_to_assistant(third_person(act))}", style_subject(act))
 
@@ -349,3 +355,75 @@ def en_standing_request(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if act and len(act.split()) <= _MAX_OBJECT_WORDS:
         yield ctx.mem(f"User asks the assistant to {_to_assistant(third_person(act))}",
                       "preference", IMP_PREFERENCE, subject=style_subject(act))  # fmt: skip
+
+
+# "I'd rather you didn't use emojis in commit messages": a request, said as a wish.
+_EN_RATHER_YOU_RE = re.compile(
+    r"\bI(?:'d|\s+would)\s+(?:much\s+)?rather\s+you\s+(?P<neg>didn't|did\s+not|don't|not|never)?\s*"
+    r"(?P<act>[^.;!?]+)",
+    re.I,
+)
+
+
+def _rather_you(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "I'd rather you didn't use emojis": lasting when about style or said to last."""
+    m = _EN_RATHER_YOU_RE.search(sentence)
+    if m is None:
+        return None
+    act = clean(m.group("act"))
+    subject = style_subject(act)
+    if not act or not (subject or _LASTING_RE.search(sentence)):
+        return None
+    if len(act.split()) > _MAX_OBJECT_WORDS:
+        return None
+    lead = "not to" if m.group("neg") else "to"
+    act = re.sub(r"^(\w+?)(?:ed|d)\b", r"\1", act) if not m.group("neg") else act
+    return _pref(ctx, f"User asks the assistant {lead} {_to_assistant(third_person(act))}", subject)
+
+
+# "Prefer async/await over .then() chains": the imperative of a standing choice.
+_EN_PREFER_RE = re.compile(
+    r"^\s*(?:(?:please|always|generally|also)\s+)*prefer\s+(?P<obj>(?:[^.;!?]|\.(?=\S))+)", re.I
+)
+
+
+def _prefer(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "Prefer composition over inheritance in what you write for me"."""
+    m = _EN_PREFER_RE.match(sentence)
+    if m is None:
+        return None
+    obj = clean(m.group("obj"))
+    if not obj or PRONOUN_START_RE.match(obj) or _CONTEXTUAL_OBJ_RE.search(obj):
+        return None
+    if len(obj.split()) > _MAX_OBJECT_WORDS:
+        return None
+    return _pref(ctx, f"User prefers {_to_assistant(third_person(obj))}", style_subject(obj))
+
+
+# "Tabs, not spaces.", "pnpm over npm", "Single quotes, never double": a choice said without a
+# verb. It counts when one side is a working-style topic or a known tool.
+_EN_CONTRAST_RE = re.compile(
+    r"^\s*(?P<a>(?!(?:I|I'm|we|my|our|you|it|this|that|he|she|they)\b)[\w.+#/\- ]{1,30}?)\s*,?\s+"
+    r"(?P<how>not|never|no|over|rather\s+than|instead\s+of)\s+(?P<b>[\w.+#/\- ]{1,30}?)"
+    r"\s*(?:,?\s*(?:please|pls|thanks|ever|always|everywhere))*\s*$",
+    re.I,
+)
+
+
+def _contrast(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
+    """ "Tabs, not spaces": the first side preferred to the second."""
+    m = _EN_CONTRAST_RE.match(sentence)
+    if m is None:
+        return None
+    a, b = clean(m.group("a")), clean(m.group("b"))
+    subject = style_subject(a) or style_subject(b)
+    known = lookup_tech(a) is not None and lookup_tech(b) is not None
+    if not a or not b or not (subject or known):
+        return None
+    return _pref(ctx, f"User prefers {_as_said(a)} over {_as_said(b)}", subject)
+
+
+def _as_said(name: str) -> str:
+    """A tool by its name, anything else in lower case as in running text ("tabs")."""
+    tech = lookup_tech(name)
+    return tech.name if tech is not None else _lower_first(name)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import subject_of
 from memd.extraction.rules.common import (
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
@@ -256,6 +257,13 @@ _EN_PROJECT_RES = (
         r"(?:working\s+on|building|making|developing|writing)\s+(?:now\s+|right\s+now\s+)?is\s+"
         r"[^.;!?]{0,60}?(?:called|named))\s+" + _PNAME
     ),
+    # "We're building an internal dashboard called Lighthouse": whatever it is, a thing the
+    # user makes and names is their project.
+    re.compile(
+        r"(?i:\b(?:building|build|working\s+on|work\s+on|developing|develop|making|writing|creating"
+        r"|maintaining|maintain|running|run|launched|started)\s+(?:a|an|my|our|the|this)\s+"
+        r"(?:[\w\-]+\s+){0,5}?(?:called|named))\s+" + _PNAME
+    ),
     # "building a scheduling SaaS for dentists (working title: Toothtime)".
     re.compile(
         r"(?i:\b(?:building|working\s+on|developing|making|writing|creating)\s+(?:a|an|my|our|the)\s+"
@@ -281,8 +289,8 @@ def en_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if m is None:
             continue
         name = clean(m.group("name"))
-        if not name or name.lower() in NOT_ORGS:
-            continue
+        if not name or name.lower() in NOT_ORGS or subject_of(sentence[: m.start()]) == "other":
+            continue  # "my brother is building an app called Crumbs" is his project
         topic = topic_slug(name)
         ctx.session.project = name
         rest = sentence[m.end() :]

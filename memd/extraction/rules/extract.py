@@ -10,7 +10,7 @@ from datetime import datetime, tzinfo
 from memd.conversations.trivial import is_trivial
 from memd.core.models import ExtractedMemory, Turn
 from memd.core.redact import redact
-from memd.extraction.rules.clauses import en_clauses, strip_lead
+from memd.extraction.rules.clauses import en_clauses, restore_subject, strip_lead
 from memd.extraction.rules.common import (
     CJK_RE,
     CLAUSE_SPLIT_RE,
@@ -48,6 +48,7 @@ from memd.extraction.rules.mentions import (
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.tech import mentioned_tech
+from memd.extraction.rules.zh_clauses import zh_clauses
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
 from memd.extraction.rules.zh_tasks import zh_task
@@ -77,7 +78,6 @@ _ZH_CLAUSE_RULES: tuple[Rule, ...] = (
     zh_preference,
 )
 
-_ZH_SUBJECTS = ("我", "你", "他", "她", "它", "这", "那", "帮", "请")
 # Clauses of an English sentence: "I'm 34 and I live in Toronto", "Hannah here — I lead ...".
 _EN_CLAUSE_RE = re.compile(
     r"\s*(?:[;:—–]|\s-\s|,\s+|\s+(?:and|but|so)\s+(?=(?:I|I'm|I've|I'll|my|we|we're|we've|our)\b))\s*"
@@ -107,7 +107,8 @@ def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         # Yielded as found: the driver notes at once that the user said who they are.
         said: list[str] = []
         clauses = [strip_lead(c) for c in _EN_CLAUSE_RE.split(body) if c.strip()]
-        for part in [body, *clauses] if len(clauses) > 1 else [strip_lead(body)]:
+        parts = [body, *clauses] if len(clauses) > 1 else [strip_lead(body)]
+        for part in restore_subject(parts):
             for rule in _EN_RULES:
                 yield from _noted(rule(part, ctx), said)
         for structural in (en_labelled, en_stack, en_dropped):
@@ -157,25 +158,29 @@ def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 def _zh_clauses(body: str, ctx: Ctx, project: bool) -> Iterator[ExtractedMemory]:
-    clauses = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
-    while clauses and _ZH_GREETING_RE.fullmatch(clauses[0]):
-        clauses.pop(0)
-    user_is_subject = not project and bool(clauses) and clauses[0].startswith(("我", "I"))
-    for i, clause in enumerate(clauses):
-        if _ZH_HYPOTHETICAL_RE.search(clause):
+    texts = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
+    while texts and _ZH_GREETING_RE.fullmatch(texts[0]):
+        texts.pop(0)
+    for clause in zh_clauses(texts):
+        text = clause.text
+        if _ZH_HYPOTHETICAL_RE.search(text):
             continue
-        # "我在上海工作，用Go写后端": a later clause without a subject is still about 我.
-        implied = i > 0 and user_is_subject and not clause.startswith(_ZH_SUBJECTS)
+        if clause.subject == "other":
+            # "我女朋友在腾讯上班" is hers; only what it says of the user's family counts.
+            yield from zh_family(text, ctx)
+            continue
+        # "我在上海工作，用Go写后端", "上个月搬到广州了": a clause without a subject is still
+        # about 我 (not in a sentence naming a project: "用 Next.js 开发" is the project's stack).
+        implied = clause.implied and not project
         for rule in _ZH_CLAUSE_RULES:
-            if rule is zh_preference and implied:
-                # "直接给结论就行" is a request as it stands; "配色喜欢X" needs its 我.
-                said = list(rule(clause, ctx))
-                yield from said or rule("我" + clause, ctx)
+            if implied:
+                said = list(rule(text, ctx))
+                yield from said or rule("我" + text, ctx)
             else:
-                yield from rule("我" + clause if implied else clause, ctx)
-        if _LATIN_START_RE.match(clause):
+                yield from rule(text, ctx)
+        if _LATIN_START_RE.match(text):
             # Mixed messages: "I'm 陈浩, working at 字节跳动 as an SRE".
-            yield from _en_sentence(clause, ctx)
+            yield from _en_sentence(text, ctx)
 
 
 def _extract_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -243,6 +248,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 out.append(memory)
                 if memory.type == "personal":
                     session.self_turn = turn.turn_id
+                    if memory.subject == "name":
+                        session.named = memory.content
                 if memory.type == "decision" and memory.subject:
                     session.decided.add(memory.subject)
             if not CJK_RE.search(sentence):

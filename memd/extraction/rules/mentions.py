@@ -14,8 +14,10 @@ structure of `clauses` instead, so a new phrasing of a known shape still counts:
   way faster" — is a switch, which supersedes the old tool.
 - `en_labelled`: a clause under a label — "Preference: 2-space indentation everywhere",
   "Stack: Rails + Hotwire".
-- `zh_mentions`: the same for Chinese clauses: 我/我们/团队 (or a clause continuing one) naming
-  technologies, not negated (不/没/别), not unsure (想/打算/考虑/听说 …), not about someone else.
+- `zh_mentions`: the same for Chinese clauses about the user (`zh_clauses`: 我/我们/团队, a clause
+  continuing one, or a message's first clause without a subject) naming technologies, not
+  negated (不/没/别), not unsure (想/打算/考虑/听说 …); a clause about the project ("项目用的是
+  Vue 3") gives the project's stack.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from memd.extraction.rules.tech import (
     style_subject,
     tool_memories,
 )
+from memd.extraction.rules.zh_clauses import ZH_OTHER_RE, zh_clauses
 
 _WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*[\w+#]|[A-Za-z]")
 _USED_CATEGORIES = frozenset({"language", "framework", "platform", "tool", "editor", "os"})
@@ -156,11 +159,6 @@ def _stack(names: Sequence[str], ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 # -- Chinese ---------------------------------------------------------------------------------
-_ZH_SELF_RE = re.compile(r"^(?:我|我们|咱们|本人|团队|我们组|我们团队|组里|公司里?|我司)")
-_ZH_OTHER_RE = re.compile(
-    r"同事|朋友|老婆|老公|女朋友|男朋友|对象|老板|领导|爸|妈|孩子|儿子|女儿|他|她|别人|大家|有人|很多人"
-    r"|你们|客户|同学|室友|队友"
-)
 _ZH_NOT_RE = re.compile(r"不|没|别|弃用|放弃|以前|之前|曾经")
 _ZH_UNSURE_RE = re.compile(
     r"想|打算|准备|考虑|要不要|是否|如果|假如|要是|听说|推荐|建议|或者|还是|还没|学习|在学|试试|尝试|评估"
@@ -169,19 +167,35 @@ _ZH_CLAUSE_RE = re.compile(r"[，,；;：:]")
 
 
 def zh_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedMemory]:
-    """Technologies named in Chinese clauses about the user (see the module) that `named` does
-    not name yet."""
-    clauses = [c.strip() for c in _ZH_CLAUSE_RE.split(sentence) if c.strip()]
-    about = False
-    for i, clause in enumerate(clauses):
-        if _ZH_SELF_RE.match(clause):
-            about = True
-        elif i == 0 or _ZH_OTHER_RE.search(clause):
-            about = False
-        if not about or _ZH_OTHER_RE.search(clause):
+    """Technologies named in Chinese clauses about the user or their project (see the module)
+    that `named` does not name yet."""
+    texts = [c.strip() for c in _ZH_CLAUSE_RE.split(sentence) if c.strip()]
+    for clause in zh_clauses(texts):
+        text = clause.text
+        if clause.subject not in ("I", "we", "project") or ZH_OTHER_RE.search(text):
             continue
-        if _ZH_NOT_RE.search(clause) or _ZH_UNSURE_RE.search(clause):
+        if _ZH_NOT_RE.search(text) or _ZH_UNSURE_RE.search(text):
             continue
-        if names := _new(techs_in(clause, english=False), named):
+        names = _new(techs_in(text, english=False), named)
+        if not names:
+            continue
+        if clause.subject == "project":
+            yield _project_uses(names, ctx, zh=True)
+        else:
             yield from tool_memories(names, ctx, render=lambda n: f"用户使用{join_zh(n)}",
                                      main=False)  # fmt: skip
+        named += " " + " ".join(names)
+
+
+_USERS_PROJECT = "User's project"
+
+
+def _project_uses(names: Sequence[str], ctx: Ctx, *, zh: bool = False) -> ExtractedMemory:
+    """ "项目用的是 Vue 3", "the repo is a Django monolith": the stack of the user's project."""
+    project = ctx.session.project
+    if zh:
+        content = f"{project or '用户的项目'}使用{join_zh(names)}"
+    else:
+        content = f"{project or _USERS_PROJECT} uses {join_en(names)}"
+    return ctx.mem(content, "project", IMP_PROJECT_DETAIL,
+                   topic=topic_slug(project) if project else "")  # fmt: skip

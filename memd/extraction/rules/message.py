@@ -13,6 +13,11 @@ import re
 
 # Fenced and inline code, and quoted lines ("> ...") of Markdown.
 _CODE_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`|^[ \t]*>[^\n]*", re.S | re.M)
+# A short inline span names a thing in the user's own sentence ("prefer `async/await` over
+# `.then()`", "I use `uv`"): its text stays, without the backticks.
+_SHORT_INLINE_RE = re.compile(
+    r"`(?P<code>(?!(?:I|I'm|my|我)\b)[^`\n\s]{1,24}(?:\s[^`\n\s]{1,24})?)`"
+)
 # A quoted passage: paired quotes around text that holds a clause (a space-separated phrase
 # of three words or more, or CJK text with punctuation or a first-person pronoun).
 _QUOTE_RE = re.compile(
@@ -36,8 +41,9 @@ def _is_passage(quoted: str) -> bool:
 
 
 def own_words(text: str) -> str:
-    """`text` without code, quoted passages and the passage of a translate/proofread request."""
-    text = _CODE_RE.sub(" ", text)
+    """`text` without code (a short inline span stays as words), quoted passages and the passage
+    of a translate/proofread request."""
+    text = _CODE_RE.sub(" ", _SHORT_INLINE_RE.sub(r"\g<code>", text))
     m = _PASSAGE_REQUEST_RE.search(text)
     if m is not None:
         text = text[: m.start()]

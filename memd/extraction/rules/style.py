@@ -80,6 +80,18 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"\bbullet(?:\s+points?|s)\b|\bparagraphs\b|\btables?\b|列表|表格|分点", re.I),
         "style:format",
     ),  # fmt: skip
+    (
+        re.compile(
+            r"\bjargon\b|\bplain\s+(?:English|language|words)\b|\bsimple\s+(?:terms|words|language)\b"
+            r"|\bELI5\b|\blayman|术语|通俗|大白话",
+            re.I,
+        ),
+        "style:jargon",
+    ),
+    (
+        re.compile(r"\bexplain\w*|\bexplanations?\b|\bline\s+by\s+line\b|解释|讲解|原理", re.I),
+        "style:explanations",
+    ),
     (re.compile(r"\bdiffs?\b|改动|差异", re.I), "style:diff"),
     (re.compile(r"\bexamples?\b|例子|示例|举例", re.I), "style:examples"),
     (

@@ -97,6 +97,10 @@ TECH: dict[str, _Tech] = {
     # Where an app is hosted: moving it replaces the old host.
     **_techs("platform", "tool:hosting", "Heroku|Netlify|Vercel|Fly.io|Render|Railway"),
     **_techs("platform", "", "AWS CDK|CDK|CloudFormation|Serverless"),
+    # Managed container platforms ("Kubernetes (GKE)") and continuous delivery: one CD tool per
+    # project, moving to another replaces it.
+    **_techs("platform", "", "GKE|EKS|AKS|OpenShift|Nomad|ECS|Fargate|Cloud Run|App Engine"),
+    **_techs("tool", "tool:cd", "Argo CD|ArgoCD|Flux|FluxCD|Spinnaker|Octopus Deploy"),
     **_techs("framework", "", "Hotwire|Turbo|Stimulus|Blazor|Quarkus|Micronaut"),
     # The main database of a project: "数据库换成 PostgreSQL" replaces MySQL.
     **_techs(

@@ -68,7 +68,10 @@ def zh_age(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _ROLE_ZH = (
     r"(?:工程师|程序员|开发者|开发|设计师|产品经理|经理|架构师|研究员|学生|研究生|博士生|本科生|老师|教师"
     r"|医生|律师|分析师|科学家|创始人|合伙人|总监|实习生|运营|测试|主管|负责人|专家|顾问|CTO|CEO|SRE|PM"
-    r"|QA|DBA|DevOps|运维|前端|后端|全栈)"
+    r"|QA|DBA|DevOps|运维|前端|后端|全栈"
+    # English titles in a Chinese sentence: "现在是 senior engineer 了"
+    r"|(?i:engineer|developer|dev|programmer|designer|manager|architect|lead|intern|analyst"
+    r"|scientist|consultant|researcher))"
 )
 _ZH_WORK_RE = re.compile(
     r"(?:^|我)(?:目前|现在|现|正|一直)?(?:在|于)\s*(?P<org>[^，,。！!；;\s]{2,20}?)\s*"
@@ -80,7 +83,10 @@ _ZH_ROLE_RES = (
     re.compile(r"我是(?P<role>(?:做|搞|干|写)[^，,。！!；;的]{1,10})的" + _ZH_STOP),
     re.compile(r"(?:担任|任职为|职位是|职务是|岗位是|我的工作是)(?P<role>[^，,。！!；;]{2,20})"),
     re.compile(
-        r"我是(?:一?[名个位])?(?P<role>[^，,。！!；;是]{0,12}?" + _ROLE_ZH + r")" + _ZH_STOP
+        r"我(?:现在|目前|如今|已经|也)*是(?:一?[名个位])?(?P<role>[^，,。！!；;是]{0,12}?"
+        + _ROLE_ZH
+        + r")"
+        + _ZH_STOP
     ),
 )
 
@@ -181,8 +187,19 @@ _ZH_FAMILY_RE = re.compile(
 )
 
 
+# Where a relation works or lives, what they do or use or think: their facts, not the user's.
+_ZH_THEIRS_RE = re.compile(
+    r"^(?:也|现在|目前|一直|还)*(?:在[^，,。]{1,12}(?:上班|工作|实习|任职|做|当|干)|在[^，,。]{2,8}$"
+    r"|是[^，,。]{0,10}"
+    + _ROLE_ZH
+    + r"|是做|做|当|用|使用|说|觉得|认为|喜欢|讨厌|住在|住|搬到|在学)"
+)
+
+
 def zh_family(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """What the user says of their family ("我老婆怀孕了", "我女儿刚上幼儿园") — not a
+    relation's own job, home, tools or opinions ("我女朋友在腾讯上班")."""
     m = _ZH_FAMILY_RE.match(clause.strip())
-    if m is None or len(m.group("rest")) < 2:
+    if m is None or len(m.group("rest")) < 2 or _ZH_THEIRS_RE.match(m.group("rest")):
         return
     yield ctx.mem(f"用户的{m.group('who')}{clean(m.group('rest'))}", "personal", IMP_FAMILY)
