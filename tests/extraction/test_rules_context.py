@@ -130,3 +130,56 @@ def test_called_names_a_project_or_an_employer() -> None:
 def test_continuous_delivery_and_managed_kubernetes_are_known() -> None:
     got = _facts("We deploy with Flux onto EKS.")
     assert any(s == "tool:cd" and "Flux" in c for _, s, c in got), got
+
+
+def test_the_project_as_a_subject_gives_the_projects_stack() -> None:
+    assert ("project", "", "User's project uses Laravel") in _facts(
+        "The codebase I maintain is a Laravel app from 2015."
+    )
+    assert ("project", "", "User's project uses Svelte and Go") in _facts(
+        "for context, it's a monorepo with a Svelte frontend and a Go API"
+    )
+    assert any(
+        t == "project" and "Nuxt" in c for t, _, c in _facts("项目用的是 Nuxt，部署在 Vercel。")
+    )
+    assert ("project", "", "User's project uses Flask") in _facts("My project is a Flask API.")
+
+
+def test_a_migration_under_way_is_a_decision_one_done_a_switch() -> None:
+    [under_way] = _extract("We're moving our backend from Flask to FastAPI this quarter.")
+    assert (under_way.type, under_way.content) == (
+        "decision",
+        "User is moving to FastAPI from Flask",
+    )
+    [done] = _extract("I switched from Flask to FastAPI.")
+    assert done.type == "skill"
+
+
+def test_conditions_and_accounts_are_the_users() -> None:
+    got = _facts("I'm dyslexic, so please keep sentences short.", "My GitLab username is kel-v.")
+    assert ("personal", "", "User is dyslexic") in got
+    assert ("personal", "account:gitlab", "User's GitLab username is kel-v") in got
+    assert ("personal", "", "用户有色弱") in _facts("我有点色弱，图表别用红绿配色。")
+    assert not any("dyslexic" in c for _, _, c in _facts("My brother is dyslexic, how do I help?"))
+
+
+def test_chinese_work_without_a_title_and_a_chinese_place_in_english() -> None:
+    got = _facts("我在网易做游戏服务端。")
+    assert ("personal", "employer", "用户在网易工作") in got
+    assert ("personal", "role", "用户是做游戏服务端的") in got
+    assert not any(s == "employer" for _, s, _ in _facts("我在学校做实验。"))
+    assert ("personal", "city", "User lives in 杭州") in _facts(
+        "I'm 陈晨, a designer based in 杭州."
+    )
+
+
+def test_a_chinese_order_or_remark_without_a_subject_is_nobodys() -> None:
+    for text in ("用 Python 写一个快排", "看起来是 Nginx 的配置问题", "为啥 Vue 的响应式这么慢"):
+        assert _extract(text) == [], text
+    # after the user spoke of themselves, a clause without a subject goes on about them
+    assert any("Elixir" in c for _, _, c in _facts("我是后端开发。", "主要写 Elixir。"))
+    assert not any("Python" in c for _, _, c in _facts("我是后端开发。", "用 Python 写一个快排"))
+
+
+def test_started_the_migration_names_no_employer() -> None:
+    assert not any(s == "employer" for _, s, _ in _facts("Started the migration but it failed."))

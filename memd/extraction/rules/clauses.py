@@ -8,8 +8,9 @@ clause keeps:
 - its text without the connectives and fillers it opens with ("so", "honestly", "fwiw", "for
   context") and without a label ("Preference: 2-space indentation" → label `preference`);
 - its subject: `I` (the user), `we` (the user's team, company, stack), `other` (someone else:
-  "my manager", "she", "you"), or `none` — a fragment ("rusty in Java"), which takes the subject
-  of the clause before it, or an imperative;
+  "my manager", "she", "you"), `project` (the repository or app the user works in: "the repo
+  I'm in is a Django monolith"), or `none` — a fragment ("rusty in Java"), which takes the
+  subject of the clause before it, or an imperative;
 - whether it is negated (not, never, dropped, used to …) or unsure (if, would, thinking about,
   want to …): such a clause states no current fact about a thing it names.
 
@@ -113,7 +114,7 @@ class Clause:
     """One clause of a sentence and what the rules need to know about it."""
 
     text: str
-    subject: str  # "I" | "we" | "other" | "none"
+    subject: str  # "I" | "we" | "other" | "project" | "none"
     label: str  # "preference" | "task" | "stack" | ""
     negated: bool
     unsure: bool
@@ -129,8 +130,21 @@ def strip_lead(text: str) -> str:
     return _CONNECTIVE_RE.sub("", text.strip()).strip()
 
 
+# The project the user works in as a clause's subject: "The repo I'm working in is a Django
+# monolith", "it's a monorepo with a Next.js app": what it names is the project's stack.
+_PROJECT_SUBJECT_RE = re.compile(
+    r"^(?:(?:the|this|our|my)\s+(?:[\w\-]+\s+)?(?:repo|repository|codebase|code\s+base|monorepo"
+    r"|project|app|application)\b(?!\s+(?:is\s+)?(?:called|named)\b)"
+    r"|(?:it's|it\s+is)\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}?(?:repo|codebase|monorepo|project)\b)",
+    re.I,
+)
+
+
 def subject_of(text: str) -> str:
-    """Who a clause is about by its first subject-like words: "I", "we", "other" or "none"."""
+    """Who a clause is about by its first subject-like words: "I", "we", "other", "project"
+    (the project the user works in) or "none"."""
+    if _PROJECT_SUBJECT_RE.match(text):
+        return "project"
     m = _SUBJECT_RE.search(text)
     if m is None:
         return "none"
@@ -153,7 +167,12 @@ def en_clauses(sentence: str) -> tuple[Clause, ...]:
         if not text:
             continue
         subject = subject_of(text)
-        if subject == "none" and previous in ("I", "we") and not label and not _ASKS_RE.match(text):
+        if (
+            subject == "none"
+            and previous in ("I", "we", "project")
+            and not label
+            and not _ASKS_RE.match(text)
+        ):
             subject = previous  # "I'm fluent in Go, rusty in Java"
         elif subject == "none" and not out and _DROPPED_I_RE.match(text):
             subject = "I"

@@ -120,6 +120,7 @@ class Session:
     self_turn: str = ""  # the last turn in which the user said who they are
     decided: set[str] = field(default_factory=set)  # subjects of the decisions stated so far
     named: str = ""  # the name the user gave ("I'd prefer Alexandra" then restates it)
+    spoke: bool = False  # the user has said something of themselves (later clauses go on)
 
 
 @dataclass(frozen=True, slots=True)

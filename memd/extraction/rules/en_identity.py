@@ -241,6 +241,8 @@ def _org(raw: str | None) -> str:
     # Platforms and apps are also companies ("I work for GitLab"); a language is not.
     if org.lower() in NOT_ORGS or (tech is not None and tech.category not in ("platform", "app")):
         return ""
+    if org.split()[0].lower() in NOT_ORGS or org[:1].islower():
+        return ""  # "started the migration": a name is not written in lower case
     return org
 
 
@@ -297,7 +299,9 @@ def en_work(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 # Capitalised words, in a pattern compiled with re.I too ("moved to Vancouver in 2022").
 _PLACE = (
     r"(?-i:(?P<place>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,3}"
-    r"(?:,\s*[A-Z][\w.'\-]+(?:\s+[A-Z][\w.'\-]+)?)?))"
+    r"(?:,\s*[A-Z][\w.'\-]+(?:\s+[A-Z][\w.'\-]+)?)?"
+    # a place written in Chinese in an English sentence: "based in 上海"
+    r"|[\u3400-\u9fff]{2,8}(?![\u3400-\u9fff])))"
 )
 _EN_CITY_RE = re.compile(
     r"\bI(?:\s+(?:currently\s+|now\s+|still\s+)?live|(?:'m|\s+am)\s+(?:currently\s+|now\s+)?"
@@ -350,7 +354,8 @@ _EN_WE_IN_RE = re.compile(
 )
 # "..., based in Lisbon" right after the user said who they are.
 _EN_PLACE_FRAGMENT_RE = re.compile(
-    r"^(?:(?:and|currently|now)\s+)?(?:based|living|located)\s+(?:in|out\s+of)\s+" + _PLACE
+    r"^(?:(?:and|currently|now)\s+|(?:an?|the)\s+[\w\- ]{1,30}?\s+)?(?:based|living|located)\s+"
+    r"(?:in|out\s+of)\s+" + _PLACE
 )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import subject_of
 from memd.extraction.rules.common import (
+    IMP_DECISION,
     IMP_PROJECT,
     IMP_PROJECT_DETAIL,
     IMP_SKILL,
@@ -219,6 +220,14 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     old_raw = m.group("old") or m.groupdict().get("old2") or ""
     old = tech_items(old_raw) if old_raw else []
     since = f" from {join_en(old)}" if old else ""
+    verb = m.groupdict().get("verb") or ""
+    if verb.lower().endswith("ing") and known:
+        # "We're migrating our frontend from Angular to React": under way, a decision taken.
+        tech = lookup_tech(new[0])
+        yield ctx.mem(f"User is {verb.lower()} to {join_en(new)}{since}", "decision",
+                      IMP_DECISION, topic=topic_slug(new[0]),
+                      subject=tech.subject if tech else "")  # fmt: skip
+        return
     yield from tool_memories(
         new,
         ctx,
@@ -289,7 +298,9 @@ def en_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if m is None:
             continue
         name = clean(m.group("name"))
-        if not name or name.lower() in NOT_ORGS or subject_of(sentence[: m.start()]) == "other":
+        if not name or name.lower() in NOT_ORGS or name.split()[0].lower() in ("a", "an", "the"):
+            continue  # "my project is a Flask API" names no project
+        if subject_of(sentence[: m.start()]) == "other":
             continue  # "my brother is building an app called Crumbs" is his project
         topic = topic_slug(name)
         ctx.session.project = name

@@ -10,7 +10,7 @@ from datetime import datetime, tzinfo
 from memd.conversations.trivial import is_trivial
 from memd.core.models import ExtractedMemory, Turn
 from memd.core.redact import redact
-from memd.extraction.rules.clauses import en_clauses, restore_subject, strip_lead
+from memd.extraction.rules.clauses import en_clauses, restore_subject, strip_lead, subject_of
 from memd.extraction.rules.common import (
     CJK_RE,
     CLAUSE_SPLIT_RE,
@@ -48,6 +48,7 @@ from memd.extraction.rules.mentions import (
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.tech import mentioned_tech
+from memd.extraction.rules.traits import account, en_condition, zh_condition
 from memd.extraction.rules.zh_clauses import zh_clauses
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
@@ -60,6 +61,8 @@ _EN_RULES: tuple[Rule, ...] = (
     en_work,
     en_location,
     en_family,
+    en_condition,
+    account,
     en_project,
     en_project_stack,
     en_switch,
@@ -68,12 +71,16 @@ _EN_RULES: tuple[Rule, ...] = (
     en_preference,
     en_decision,
 )
+# Rules for the user's own tools: a clause about the project states the project's (`mentions`).
+_EN_TOOL_RULES = frozenset({en_tools, en_tool_mentions, en_switch})
 _ZH_CLAUSE_RULES: tuple[Rule, ...] = (
     zh_name,
     zh_age,
     zh_work,
     zh_location,
     zh_family,
+    zh_condition,
+    account,
     zh_tools,
     zh_preference,
 )
@@ -90,7 +97,7 @@ _EN_HYPOTHETICAL_RE = re.compile(
 )
 _ZH_HYPOTHETICAL_RE = re.compile(r"^(?:如果|假如|假设|要是|万一|比如说)")
 _ZH_GREETING_RE = re.compile(r"(?:你好|您好|嗨|哈喽|hi|hello|hey)[呀啊!！~]*", re.I)
-_LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b)", re.I)
+_LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b|an?\s)", re.I)
 
 
 def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -109,7 +116,10 @@ def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         clauses = [strip_lead(c) for c in _EN_CLAUSE_RE.split(body) if c.strip()]
         parts = [body, *clauses] if len(clauses) > 1 else [strip_lead(body)]
         for part in restore_subject(parts):
+            project = subject_of(part) == "project"
             for rule in _EN_RULES:
+                if project and rule in _EN_TOOL_RULES:
+                    continue  # "the codebase I maintain is a Laravel app": the project's stack
                 yield from _noted(rule(part, ctx), said)
         for structural in (en_labelled, en_stack, en_dropped):
             yield from _noted(structural(body, ctx), said)
@@ -161,7 +171,7 @@ def _zh_clauses(body: str, ctx: Ctx, project: bool) -> Iterator[ExtractedMemory]
     texts = [c.strip() for c in CLAUSE_SPLIT_RE.split(body) if c.strip()]
     while texts and _ZH_GREETING_RE.fullmatch(texts[0]):
         texts.pop(0)
-    for clause in zh_clauses(texts):
+    for clause in zh_clauses(texts, carried=ctx.session.spoke):
         text = clause.text
         if _ZH_HYPOTHETICAL_RE.search(text):
             continue
@@ -246,6 +256,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 seen.add(key)
                 said.append(memory)
                 out.append(memory)
+                session.spoke = session.spoke or memory.type in ("personal", "skill", "preference")
                 if memory.type == "personal":
                     session.self_turn = turn.turn_id
                     if memory.subject == "name":

@@ -93,9 +93,13 @@ def en_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
     """Technologies named in the clauses about the user (see the module) that `named` (the
     sentence's memories so far) does not name yet."""
     for clause in en_clauses(sentence):
-        if not clause.about_user or clause.label == "task":
+        if clause.label == "task":
             continue
-        if names := _new(techs_in(clause.text), named):
+        if clause.subject == "project" and not (clause.negated or clause.unsure):
+            if names := _new(techs_in(clause.text), named):
+                yield _project_uses(names, ctx)
+                named += " " + " ".join(names)
+        elif clause.about_user and (names := _new(techs_in(clause.text), named)):
             yield from tool_memories(names, ctx, render=_works_with, main=False)
 
 
@@ -170,7 +174,7 @@ def zh_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
     """Technologies named in Chinese clauses about the user or their project (see the module)
     that `named` does not name yet."""
     texts = [c.strip() for c in _ZH_CLAUSE_RE.split(sentence) if c.strip()]
-    for clause in zh_clauses(texts):
+    for clause in zh_clauses(texts, carried=ctx.session.spoke):
         text = clause.text
         if clause.subject not in ("I", "we", "project") or ZH_OTHER_RE.search(text):
             continue

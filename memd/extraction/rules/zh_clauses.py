@@ -5,14 +5,16 @@ Chinese drops its subject freely: "上个月搬到广州了" after "我住在北
 clause is about:
 
 - `I` — it opens with 我 (not 我们), or has no subject of its own and follows a clause about
-  the user, or opens a message without one (the subject a chat message leaves out is its
-  writer's);
+  the user, or opens a message without one and reports on its writer ("平时…", "上个月…",
+  "老家…") or goes on from an earlier turn about the user;
 - `we` — 我们, 咱们, 团队, 组里, 公司 …: the user's team, read like the user;
 - `other` — a relation or another person is its subject: "我女朋友在腾讯上班", "同事说…",
   "他们都用 Go"; what it states is that person's, not the user's;
 - `project` — the project or repository the user works in: "项目用的是 Vue 3";
 - `ask` — a request to the assistant ("帮我…", "请…", "把…改成…") or a demonstrative ("这个
-  正则…"): about no one.
+  正则…"): about no one;
+- `none` — a message's first clause without a subject that does not report on its writer
+  ("用 Python 写一个快排", "看起来是 Nginx 的配置问题"), and what continues it.
 
 `implied` marks a clause whose `I`/`we` was carried or dropped: the rules read it as it stands
 first and with 我 put back only when that finds nothing.
@@ -26,9 +28,9 @@ from dataclasses import dataclass
 
 # Relations and other people: what follows them is theirs ("我女朋友在腾讯上班").
 ZH_OTHER_WORDS = (
-    r"同事|朋友|老婆|老公|妻子|丈夫|太太|先生|爱人|女朋友|男朋友|对象|老板|领导|上司|经理|爸|妈|父母"
+    r"同事|朋友|老婆|老公|妻子|丈夫|太太|爱人|女朋友|男朋友|对象|老板|领导|上司|爸|妈|父母"
     r"|孩子|儿子|女儿|哥|姐|弟|妹|他|她|别人|大家|有人|很多人|有些人|你们|客户|同学|室友|队友|导师"
-    r"|老师|邻居|亲戚"
+    r"|邻居|亲戚"
 )
 ZH_OTHER_RE = re.compile(ZH_OTHER_WORDS)
 _WE_RE = re.compile(r"^(?:我们|咱们|本团队|团队|我们组|我们团队|组里|公司里?|我司)")
@@ -37,6 +39,17 @@ _I_RE = re.compile(r"^(?:我|本人)")
 _RELATION_RE = re.compile(r"^(?:我的?|我们的?|我家)?(?:" + ZH_OTHER_WORDS + r")")
 _ASK_RE = re.compile(
     r"^(?:你|您|请|帮|麻烦|把|给我|能不能|能否|可不可以|可以|怎么|如何|为什么|这|那|它|此)"
+)
+# Words a Chinese self-report opens with when it leaves out 我: time, habit, home.
+_SELF_REPORT_RE = re.compile(
+    r"^(?:平时|平常|日常|主要|一般|通常|经常|偶尔|一直|现在|目前|最近|近来|这几年|这半年|这段时间|之前|以前"
+    r"|刚刚?|已经|去年|今年|前年|上个?月|上周|这个?月|这周|本来|原来|后来|老家|家里|家在|工作上|上班|下班"
+    r"|业余|周末)"
+)
+# A clause that opens with a verb asks for something: "用 Python 写一个快排", "改成异步的".
+_ORDER_RE = re.compile(
+    r"^(?:用(?!的是|了)|写|给|帮|把|改|加|删|去掉|生成|实现|解释|翻译|运行|跑|看|查|修|重写|优化|换个|试试|说说"
+    r"|讲讲|列出|总结|检查)"
 )
 _PROJECT_RE = re.compile(
     r"^(?:(?:这个|我们的?|我的)?(?:项目|工程|仓库|代码库|代码仓库|repo|monorepo|代码)(?:里|中)?)",
@@ -49,7 +62,7 @@ class ZhClause:
     """One Chinese clause and who it is about (see the module)."""
 
     text: str
-    subject: str  # "I" | "we" | "other" | "project" | "ask"
+    subject: str  # "I" | "we" | "other" | "project" | "ask" | "none"
     implied: bool  # the subject was carried from before or left out
 
     @property
@@ -75,10 +88,16 @@ def _own_subject(text: str) -> str:
     return ""
 
 
-def zh_clauses(texts: Sequence[str]) -> tuple[ZhClause, ...]:
-    """The clauses of a Chinese sentence (already cut), each with its subject (see the module)."""
+def zh_clauses(texts: Sequence[str], *, carried: bool = False) -> tuple[ZhClause, ...]:
+    """The clauses of a Chinese sentence (already cut), each with its subject (see the module);
+    `carried`: the session's earlier turns were about the user, so a first clause without a
+    subject goes on about them."""
     out: list[ZhClause] = []
-    previous = "I"  # a message that names no subject first is its writer's
+    first = texts[0] if texts else ""
+    # A first clause without a subject is the writer's when it reports on them ("平时…",
+    # "上个月…", "老家…") or goes on from an earlier turn; "用 Python 写一个快排" is an order.
+    reports = _SELF_REPORT_RE.match(first) or carried and not _ORDER_RE.match(first)
+    previous = "I" if reports else "none"
     for text in texts:
         own = _own_subject(text)
         if own:

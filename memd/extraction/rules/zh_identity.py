@@ -75,7 +75,7 @@ _ROLE_ZH = (
 )
 _ZH_WORK_RE = re.compile(
     r"(?:^|我)(?:目前|现在|现|正|一直)?(?:在|于)\s*(?P<org>[^，,。！!；;\s]{2,20}?)\s*"
-    r"(?:工作|上班|任职|就职|实习|供职|(?:做|当)\s*(?P<role1>[^，,。！!；;]{0,18}" + _ROLE_ZH + r")"
+    r"(?:工作|上班|任职|就职|实习|供职|(?:做|当)\s*(?P<role1>[^，,。！!；;]{1,18})"
     r"|担任(?P<role2>[^，,。！!；;]{2,20}))"
 )
 _ZH_ROLE_RES = (
@@ -88,6 +88,12 @@ _ZH_ROLE_RES = (
         + r")"
         + _ZH_STOP
     ),
+)
+
+
+# Where one works named by its kind, not its name: "我在学校做实验" names no employer.
+_ZH_PLAIN_PLACE_RE = re.compile(
+    r"^(?:学校|大学|单位|医院|实验室|研究所|工地|办公室|宿舍|图书馆|外企|国企|银行|工厂|创业公司|小公司|大厂)$"
 )
 
 
@@ -118,9 +124,13 @@ def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         candidate = m.group("org")
         if _is_zh_place(candidate):
             yield ctx.mem(f"用户在{candidate}工作", "personal", IMP_CITY, subject="city")
-        elif not re.search(r"家|这|那|公司$", candidate):
+        elif not re.search(r"家|这|那|公司$", candidate) and not _ZH_PLAIN_PLACE_RE.match(
+            candidate
+        ):
             org = candidate
         role = clean(m.group("role1") or m.group("role2") or "")
+        if m.group("role1") and not re.search(_ROLE_ZH + "$", role):
+            role = "做" + role  # "我在字节跳动做推荐算法": a line of work, not a title
     if not role:
         for rx in (*_ZH_ROLE_RES, _ZH_DO_ROLE_RE):
             rm = rx.search(clause)
