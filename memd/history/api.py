@@ -79,6 +79,8 @@ class HistoryFeature:
 
     def undo(self, p: msg.UndoParams) -> msg.UndoResult:
         self.history.wait(WAIT_S)
+        # Hand edits not recorded yet are recorded now: a refusal can name the one it meets.
+        self.history.flush(force=True)
         plan = self.history.undo(self._targets(p))
         written: list[str] = []
         if not p.dry_run and plan.files:

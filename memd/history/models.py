@@ -110,6 +110,7 @@ class Change:
     files: tuple[FileChange, ...] = ()
     undoes: str = ""  # for an undo: the ids of the changes it reversed, comma-separated
     run: str = ""  # the job run that made the change (extraction, archival), if any
+    undone_by: str = ""  # the undo that reversed it, while that undo is in effect
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

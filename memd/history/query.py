@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from memd.core.errors import NotFound
@@ -88,7 +89,33 @@ def log_changes(
     args.append(rev)
     if path:
         args += ["--", path]
-    return _parse_log(git.run(*args).stdout)
+    return with_undone(_parse_log(git.run(*args).stdout), undone(git))
+
+
+def undone(git: Git) -> dict[str, str]:
+    """Change id -> the id of the undo that reversed it, for every change an undo in effect
+    reversed (an undo that was itself undone gives its changes back)."""
+    if git.head() is None:
+        return {}
+    raw = git.run(
+        "log", "--first-parent", "--reverse", "--format=%x1e%B", "--fixed-strings",
+        f"--grep={UNDOES_TRAILER}: ", BRANCH,
+    ).stdout  # fmt: skip
+    by: dict[str, str] = {}
+    for body in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+        trailers = parse_trailers(body)
+        undo = trailers.get(CHANGE_TRAILER, "")
+        for target in filter(None, trailers.get(UNDOES_TRAILER, "").split(",")):
+            for changed, by_undo in list(by.items()):
+                if by_undo == target:  # undoing an undo: what it reversed is back
+                    del by[changed]
+            by[target] = undo
+    return by
+
+
+def with_undone(changes: Sequence[Change], by: dict[str, str]) -> list[Change]:
+    """`changes` with `undone_by` set from `undone`."""
+    return [dataclasses.replace(c, undone_by=by[c.id]) if c.id in by else c for c in changes]
 
 
 def resolve(git: Git, change: str) -> Change:
@@ -149,8 +176,9 @@ def _decode(data: bytes | None) -> str | None:
 
 
 def show_change(git: Git, change: str) -> ChangeDetail:
-    """A change's metadata and a unified diff per file."""
-    c = resolve(git, change)
+    """A change's metadata (with the undo that reversed it, if one did) and a unified diff per
+    file."""
+    (c,) = with_undone([resolve(git, change)], undone(git))
     diffs = []
     versions = file_versions(git, c)
     for f in c.files:

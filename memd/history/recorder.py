@@ -9,10 +9,9 @@ How a change travels:
 2. A background thread commits queued changes in batches: one `git fast-import` writes the
    blobs, trees and commits of a batch and moves the branch. Nothing a write waits on runs git.
 3. Hand edits arrive from the watcher through `note_hand_edit(path)` and are committed per file
-   once a minute (`coalesce_s`) with the file's content at that time; the commit thread takes
-   the due ones together, at most every quarter of that (so each lands 60-75 s after its first
-   save). A path whose content history already holds (memd's own writes, seen by the watcher
-   too) records nothing.
+   a few seconds after the editor went quiet (`quiet_s`), at most a minute after the first save
+   (`coalesce_s`), with the file's content at that time (hand.py). A path whose content history
+   already holds (memd's own writes, seen by the watcher too) records nothing.
 
 `History` composes the parts: `Capturer` (capture.py) reads files into changes, `HandEdits`
 (hand.py) keeps the hand edits until they are due, `Committer` (commits.py) writes the
@@ -42,7 +41,7 @@ from memd.history import files as tree_files
 from memd.history.capture import Capturer, hand_author
 from memd.history.commits import MEMD_IDENT, Captured, Committer, changed_in_tree
 from memd.history.git import Git, find_git
-from memd.history.hand import HandEdits
+from memd.history.hand import QUIET_S, HandEdits
 from memd.history.models import (
     Cause,
     Change,
@@ -79,6 +78,7 @@ class History:
         keep_days: int = 90,
         git: str | None = _AUTO,
         coalesce_s: float = 60.0,
+        quiet_s: float = QUIET_S,
         clock: Callable[[], float] = time.time,
         max_file_bytes: int = tree_files.MAX_FILE_BYTES,
     ) -> None:
@@ -97,7 +97,7 @@ class History:
         self._moved: list[str] = []
         self._warned: set[str] = set()
         self._queue: list[Captured] = []
-        self._hand = HandEdits(coalesce_s, clock)
+        self._hand = HandEdits(coalesce_s, clock, quiet_s)
         self._capture = Capturer(
             self.tree, max_file_bytes=max_file_bytes, clock=clock, skip=self._skip
         )
@@ -261,7 +261,7 @@ class History:
 
     def note_hand_edit(self, path: str | Path) -> None:
         """The watcher saw `path` (a file or folder of the tree) change: it is recorded as a
-        hand edit `coalesce_s` after the first such note, with its content then."""
+        hand edit once the editor went quiet (`HandEdits`), with its content then."""
         self.note_coalesced(path, Cause.HAND)
 
     def note_coalesced(self, path: str | Path, cause: Cause | str) -> None:

@@ -3,7 +3,8 @@
 An undo is a new change that reverses an old one. Each file's reverse is computed against the
 file as it is now (`memd.history.merge`), so later edits the change did not touch are kept; if
 a later edit touched the change's own lines the whole undo is refused, naming the file, its
-lines and the later changes to that file.
+lines and the later change that edited them (the first one the reverse no longer applies to).
+A change an undo in effect already reversed is refused as "already undone by" that undo.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from memd.history.files import read_real
 from memd.history.git import BRANCH, Git
 from memd.history.merge import Reverted, revert_text
 from memd.history.models import Cause, Change, FileUndo, UndoPlan
-from memd.history.query import file_versions, log_changes, resolve
+from memd.history.query import file_versions, log_changes, resolve, undone
 
 _NOT_UNDONE = {
     Cause.BASELINE.value: "it is where the history starts (undoing it would empty the tree)",
@@ -63,9 +64,11 @@ def plan_undo(git: Git, tree: Path, changes: Sequence[str]) -> UndoPlan:
             raise HistoryError(f"change {c.id} ({c.summary}) cannot be undone: {why}")
         if not c.files:
             raise HistoryError(f"change {c.id} ({c.summary}) changed no file; nothing to undo")
+    _refuse_undone(git, todo)
     disk: dict[str, str | None] = {}
     virtual: dict[str, str | None] = {}
     conflicts: list[str] = []
+    later: list[str] = []  # the changes that edited the lines since
     warnings: list[str] = []
     for c in todo:
         for rel, (before_b, after_b) in sorted(file_versions(git, c).items()):
@@ -81,11 +84,11 @@ def plan_undo(git: Git, tree: Path, changes: Sequence[str]) -> UndoPlan:
                 warnings.append(f"{rel} is already gone")
                 continue
             result = _reverse_file(rel, before, after, current)
-            if isinstance(result, str):
-                conflicts.append(result)
-                continue
-            if result.conflicts:
-                conflicts.extend(result.conflicts)
+            if isinstance(result, str) or result.conflicts:
+                by, by_id = _edited_by(git, todo, rel, before, after)
+                found = [result] if isinstance(result, str) else list(result.conflicts)
+                conflicts += [f"{w} by {by}" for w in found]
+                later += [by_id] if by_id and by_id not in later else []
                 continue
             warnings.extend(result.warnings)
             new: str | None = result.text
@@ -93,16 +96,14 @@ def plan_undo(git: Git, tree: Path, changes: Sequence[str]) -> UndoPlan:
                 new = None  # the change created the file and nothing else is in it now
             virtual[rel] = new
     if conflicts:
-        what = (
-            f"change {todo[0].id} ({todo[0].summary})"
-            if len(todo) == 1
-            else (f"{len(todo)} changes ({', '.join(c.id for c in todo)})")
-        )
+        what = todo[0].id if len(todo) == 1 else f"{len(todo)} changes of one run"
         raise UndoConflict(
-            f"cannot undo {what}: " + "; ".join(conflicts),
-            hint=_later_hint(git, todo),
+            f"cannot undo {what}: " + "; ".join(conflicts[:3])
+            + (f"; and {len(conflicts) - 3} more" if len(conflicts) > 3 else ""),
+            hint=(f"undo {', '.join(later)} first, or edit the file by hand" if later
+                  else "edit the file by hand"),
             conflicts=tuple(conflicts),
-        )
+        )  # fmt: skip
     files = tuple(
         FileUndo(tree / rel, rel, disk[rel], virtual[rel])
         for rel in sorted(virtual)
@@ -111,22 +112,35 @@ def plan_undo(git: Git, tree: Path, changes: Sequence[str]) -> UndoPlan:
     return UndoPlan(tuple(todo), files, tuple(warnings))
 
 
-def _later_hint(git: Git, todo: list[Change]) -> str:
-    later: list[str] = []
-    mine = {c.id for c in todo}
-    oldest = todo[-1]
-    for f in {f.path for c in todo for f in c.files}:
-        for lc in log_changes(git, path=f, rev=f"{oldest.commit}..{BRANCH}", limit=5):
-            if lc.id in mine:
-                continue
-            when = dt.datetime.fromtimestamp(lc.at).strftime("%Y-%m-%d %H:%M")
-            entry = f"{lc.id} ({lc.summary}, {when})"
-            if entry not in later:
-                later.append(entry)
-    if later:
-        return (
-            "later changes to these files: "
-            + ", ".join(later)
-            + "; undo those first, or edit the files by hand"
+def _refuse_undone(git: Git, todo: list[Change]) -> None:
+    """`UndoConflict` when an undo in effect already reversed one of `todo`."""
+    by = undone(git)
+    done = [(c.id, by[c.id]) for c in todo if c.id in by]
+    if done:
+        cid, undo = done[0]
+        raise UndoConflict(
+            f"{cid} is already undone by {undo}",
+            hint=f"undo {undo} to bring it back",
+            conflicts=tuple(f"{c}: already undone by {u}" for c, u in done),
         )
-    return "the files were edited after this change; edit them by hand"
+
+
+def _edited_by(
+    git: Git, todo: list[Change], rel: str, before: str | None, after: str | None
+) -> tuple[str, str]:
+    """The first change after `todo` whose version of `rel` the reverse no longer applies to,
+    as ("id (cause, time)", id); ("a save not yet in the history", "") when no recorded one
+    does (the file changed on disk since its last change)."""
+    mine = {c.id for c in todo}
+    later = log_changes(git, path=rel, rev=f"{todo[-1].commit}..{BRANCH}", limit=50)
+    for lc in reversed(later):  # oldest first
+        if lc.id in mine:
+            continue
+        version = git.entries(lc.commit, [rel]).get(rel)
+        text = _text(git.blobs([version])[version]) if version else None
+        result = _reverse_file(rel, before, after, text)
+        if isinstance(result, str) or result.conflicts:
+            when = dt.datetime.fromtimestamp(lc.at).strftime("%Y-%m-%d %H:%M")
+            what = "hand edit" if lc.cause == Cause.HAND.value else lc.cause
+            return f"{lc.id} ({what}, {when})", lc.id
+    return "a save not yet in the history", ""

@@ -45,7 +45,7 @@ class ChangePages:
             changes = (res or {}).get("changes", [])
         for c in changes:
             c["names_item"] = present.names_item(c, form["item"])
-            c["undoable"] = c.get("cause") not in present.NO_UNDO_CAUSES
+            c["undoable"] = c.get("cause") not in present.NO_UNDO_CAUSES and not c.get("undone_by")
         more = next((n for n in LIMITS if n > limit), 0) if len(changes) >= limit else 0
         return self.pages.render(
             request,
@@ -82,7 +82,9 @@ class ChangePages:
             problem=problem,
             change=change,
             diffs=diffs,
-            undoable=change is not None and change.get("cause") not in present.NO_UNDO_CAUSES,
+            undoable=change is not None
+            and change.get("cause") not in present.NO_UNDO_CAUSES
+            and not change.get("undone_by"),
             title=f"Change {cid}" if cid else "Change",
         )
 

@@ -176,8 +176,8 @@ def test_the_cli_lists_shows_and_undoes(daemon: DaemonProcess) -> None:
     done = d.cli("undo", change)
     assert done.returncode == 0, done.stderr
     assert "4411" not in (d.memory / "_core" / "notes.md").read_text()
-    again = d.cli("undo", change)  # the line is gone: refused, with the reason
-    assert again.returncode != 0 and "cannot undo" in again.stderr
+    again = d.cli("undo", change)  # already undone: refused, naming the undo
+    assert again.returncode != 0 and "is already undone by" in again.stderr
 
 
 @pytest.mark.postgres

@@ -127,25 +127,25 @@ def test_background_recording_keeps_the_order_of_writes(tree: Path, tmp_path: Pa
     assert not h.status().pending
 
 
-def test_hand_edits_are_coalesced_per_file_per_minute(
+def test_hand_edits_are_recorded_when_the_editor_goes_quiet_at_most_a_minute_apart(
     hist: History, tree: Path, clock: Clock
 ) -> None:
     vue = tree / "topics/vue.md"
-    for n in range(4):
+    for n in range(4):  # saves a second apart: one change
         write(tree, "topics/vue.md", TEMPLATE_VUE + f"- hand note {n}\n")
         hist.note_hand_edit(vue)
-        clock.advance(10)
+        clock.advance(1)
     write(tree, "_core/preferences.md", "# User Preferences\n\n- spaces after all\n")
     hist.note_hand_edit(tree / "_core/preferences.md")
-    assert hist.flush() == 0  # 40 s after the first save: still coalescing
+    assert hist.flush() == 0  # the editor saved a moment ago: not quiet yet
     assert hist.status().pending == 2
-    clock.advance(25)
-    assert hist.flush() == 1  # vue.md is due (65 s), preferences.md is not (25 s)
+    clock.advance(2.5)
+    assert hist.flush() == 1  # vue.md quiet for 3.5 s; preferences.md for 2.5 s only
     [vue_change, _] = hist.log()
     assert vue_change.cause == "hand"
     assert vue_change.detail == "topics/vue.md"
     assert git(hist, "show", "HEAD:topics/vue.md").endswith("- hand note 3\n")
-    clock.advance(60)
+    clock.advance(1)
     assert hist.flush() == 1
     assert [c.detail for c in hist.log()] == [
         "_core/preferences.md",
@@ -153,6 +153,14 @@ def test_hand_edits_are_coalesced_per_file_per_minute(
         "the memory tree when history started",
     ]
     assert hist.log()[0].author != "memd"
+    # A file saved again and again, never quiet for long: recorded a minute after its first save.
+    for n in range(35):
+        write(tree, "topics/vue.md", TEMPLATE_VUE + f"- busy note {n}\n")
+        hist.note_hand_edit(vue)
+        clock.advance(2)
+        hist.flush()
+    assert [c.detail for c in hist.log()][:2] == ["topics/vue.md", "_core/preferences.md"]
+    assert git(hist, "show", "HEAD:topics/vue.md").endswith("- busy note 29\n")
 
 
 TEMPLATE_VUE = "# Vue\n\n## Testing\n\n- use vitest\n- mount with @vue/test-utils\n"

@@ -141,7 +141,8 @@ def test_undo_is_refused_when_a_later_change_touched_the_same_lines(
         hist.undo(added)
     message = str(err.value)
     assert "_core/notes.md" in message and "line 7" in message and "edited since" in message
-    assert later in err.value.hint
+    assert f"by {later} (edit," in message  # the change that edited the lines, by id
+    assert err.value.hint == f"undo {later} first, or edit the file by hand"
     assert notes.read_text() == before
     assert hist.log()[0].id == later  # nothing recorded
 

@@ -113,7 +113,7 @@ def test_an_undo_refused_on_a_conflict_shows_why_and_writes_nothing(
     row.get_by_role("button", name="undo").click()
     browser.wait_for_url(re.compile(r"/history\?err="))
     err = browser.locator("#flash-error").inner_text()
-    assert f"cannot undo change {change}" in err and "_core/notes.md" in err
+    assert f"cannot undo {change}: _core/notes.md" in err and "edited since by" in err
     assert notes.read_bytes() == edited  # nothing written
     assert "undo" not in causes(daemon)  # no undo was recorded
     # Undo from the diff view is refused the same way, and the refusal is shown there.

@@ -59,6 +59,7 @@ class ChangeInfo(Struct, kw_only=True):
     files: list[ChangeFile]
     undoes: str = ""  # for an undo: the ids it reversed
     run: str = ""  # the job run that made it (`undo` takes `run`)
+    undone_by: str = ""  # the undo that reversed it, while that undo is in effect
 
 
 class HistoryResult(Result, kw_only=True):

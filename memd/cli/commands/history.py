@@ -15,7 +15,8 @@ def _change_line(c: Any) -> str:
 
     files = ", ".join(f"{f.status} {f.path}" for f in c.files)
     run = f" (run {c.run})" if c.run else ""
-    return f"{c.id}  {when(c.at)}  {c.cause:<9}  {c.summary}{run}" + (
+    undone = f"  [undone by {c.undone_by}]" if c.undone_by else ""
+    return f"{c.id}  {when(c.at)}  {c.cause:<9}  {c.summary}{run}{undone}" + (
         f"\n    {files}" if files else ""
     )
 
@@ -41,7 +42,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         c = res.change
         head = [
             _change_line(c),
-            f"    by {c.author}" + (f"; undoes {c.undoes}" if c.undoes else ""),
+            f"    by {c.author}"
+            + (f"; undoes {c.undoes}" if c.undoes else "")
+            + (f"; undone by {c.undone_by}" if c.undone_by else ""),
         ]
         return "\n".join([*head, "", *(d.diff.rstrip("\n") for d in res.diffs)])
 
