@@ -57,6 +57,7 @@ from memd.extraction.placement import (
     Plan,
     Skip,
     plan_batch,
+    statement_words,
     target_for,
 )
 from memd.extraction.repo import (
@@ -317,11 +318,10 @@ class _Extraction:
         known: dict[tuple[str, str], Known],
     ) -> Plan:
         ts_of = {t.turn_id: t.ts for t in turns}
-        last_ts = max((t.ts for t in turns), default=self.ctx.now())
         planned = []
         for m in memories:
-            ids = [i for i in m.source_turn_ids if i in ts_of] or [turns[-1].turn_id]
-            at = day_of(max(ts_of.get(i, last_ts) for i in ids)).isoformat()
+            ids = _source_turns(m, turns)
+            at = day_of(max(ts_of[i] for i in ids)).isoformat()
             src = f"{sess.session_id}#{','.join(ids[:MAX_SRC_TURNS])}"
             target = target_for(m, self.ctx.memory_root, project, sess.agent_id)
             planned.append((m, target, at, src))
@@ -419,6 +419,28 @@ class _Extraction:
         self.ctx.store.w.run(commit)
         if usage is not None and budget is not None:
             budget.spent(usage)
+
+
+# Words every memory says and no turn needs to: they support nothing.
+_MEMORY_WORDS = frozenset({"user", "users", "用户"})
+
+
+def _source_turns(memory: ExtractedMemory, turns: Sequence[Turn]) -> list[str]:
+    """The turns a memory came from: the ones it names, when they are turns of the batch and not
+    simply all of them (what a model's answer falls back to when its ids are unusable).
+    Otherwise the user turn whose words support it most (the earliest of equals), or the
+    batch's earliest user turn when none does: a memory of unknown provenance is dated no
+    later than its batch's first user turn, so it never replaces a fact a later turn of the
+    batch states, and a two-day-old fact read in a batch with today's turns keeps its day."""
+    batch = [t.turn_id for t in turns]
+    ids = [i for i in memory.source_turn_ids if i in batch]
+    if ids and not (len(ids) > 1 and set(ids) == set(batch)):
+        return ids
+    said = [t for t in turns if t.role == "user"] or list(turns)
+    words = statement_words(memory.content) - _MEMORY_WORDS
+    scores = [len(words & statement_words(t.text)) for t in said]
+    best = max(range(len(said)), key=lambda i: (scores[i], -said[i].ts, -i))
+    return [said[best].turn_id]
 
 
 def _take(

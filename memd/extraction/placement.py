@@ -120,7 +120,9 @@ def content_hash(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _tokens(text: str) -> frozenset[str]:
+def statement_words(text: str) -> frozenset[str]:
+    """The words of a statement that carry meaning: terms without stopwords (all of them when
+    only stopwords are left), CJK runs as character bigrams, "'s" dropped."""
     out: set[str] = set()
     for t in terms(text) or terms(text, drop_stopwords=False):
         if _CJK.match(t):
@@ -134,7 +136,7 @@ def similarity(a: str, b: str) -> float:
     """Jaccard similarity of the statements' words (CJK as character bigrams)."""
     if normalize(a) == normalize(b):
         return 1.0
-    ta, tb = _tokens(a), _tokens(b)
+    ta, tb = statement_words(a), statement_words(b)
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / len(ta | tb)
