@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memd.semantic.base import Matrix
-    from memd.semantic.fusion import Script
     from memd.semantic.index import Mask
 
 # numpy's BLAS spins one thread per core by default: on a 2-core machine shared with other
@@ -184,14 +183,10 @@ def index_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, Any]:
     rng = np.random.default_rng(2)
     matrix = normalise(rng.normal(size=(n, dim)).astype(np.float32))
     kinds = ["topic", "note", "agent", "core", "project", "journal", "archive", "other"]
-    kind = rng.integers(0, len(kinds), n).astype(np.int32)
-    owner = rng.integers(0, 20, n).astype(np.int32)
-    scripts: dict[int, Script] = {i: ("cjk" if i % 20 == 0 else "latin") for i in range(n)}
-    script = np.asarray([0 if scripts[i] == "latin" else 1 for i in range(n)], dtype=np.int32)
-    snap = Snapshot("section", 1, matrix, np.arange(n, dtype=np.int64), scripts,
-                    {"kind": kind, "owner": owner, "script": script},
-                    {"kind": {k: i for i, k in enumerate(kinds)},
-                     "owner": {f"a{i}": i for i in range(20)}, "script": {"latin": 0, "cjk": 1}})  # fmt: skip
+    kind = rng.integers(0, len(kinds), n)
+    owner = rng.integers(0, 20, n)
+    values = [(kinds[kind[i]], f"a{owner[i]}", "cjk" if i % 20 == 0 else "latin") for i in range(n)]
+    snap = Snapshot.of("section", matrix, list(range(n)), values, ("kind", "owner", "script"))
     qs = normalise(rng.normal(size=(queries, dim)).astype(np.float32))
 
     def scoped() -> Mask:
@@ -199,7 +194,7 @@ def index_timing(n: int, dim: int = 384, queries: int = 200) -> dict[str, Any]:
         m &= ~snap.where("kind", ["agent"]) | snap.where("owner", ["a3"])
         return m
 
-    out: dict[str, Any] = {"mb": matrix.nbytes / 2**20}
+    out: dict[str, Any] = {"mb": snap.nbytes / 2**20}
     cases: list[tuple[str, Callable[[Matrix], object]]] = [
         ("all rows", lambda q: snap.top(q, 50)),
         ("scope mask, built", lambda q: snap.top(q, 50, scoped())),

@@ -29,6 +29,7 @@ from memd.core.settings import Settings
 from memd.db import DatabaseError, Store
 from memd.semantic import repo
 from memd.semantic.backfill import Backfill
+from memd.semantic.base import Embedder
 from memd.semantic.errors import ExtraNotInstalled
 from memd.semantic.factory import Availability, build_embedder
 from memd.semantic.service import SemanticRecall
@@ -143,7 +144,7 @@ class SemanticFeature:
             if not self._attach(build(s, query=True)):
                 log.info("semantic recall off: %s", self.recall.reason)
                 return
-            passages = build(s, query=False).embedder
+            passages = self._passage_embedder()
             if passages is None or self._stopping.is_set():
                 return
             index = self.recall.index
@@ -161,6 +162,18 @@ class SemanticFeature:
             self.recall.embedder = None
             self.recall.reason = f"could not start: {exc}"
             log.exception("semantic recall could not start")
+
+    def _passage_embedder(self) -> Embedder | None:
+        """The backfill's embedder: the packaged model in a process of its own
+        (`memd.semantic.worker`), or the configured endpoint."""
+        from memd.semantic.packaged import PackagedEmbedder
+
+        s = self.host.settings
+        if isinstance(getattr(self.recall.embedder, "inner", None), PackagedEmbedder):
+            from memd.semantic.worker import WorkerEmbedder
+
+            return WorkerEmbedder(threads=s.semantic_threads)
+        return build(s, query=False).embedder
 
     def stop(self) -> None:
         self._stopping.set()

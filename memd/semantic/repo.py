@@ -1,6 +1,7 @@
 """The semantic layer's storage: every SQL statement over `vectors` and `vector_dirty` lives here.
 
-`vectors` holds one float32 vector per (kind, key, model): kind ``"section"`` or ``"item"``
+`vectors` holds one vector per (kind, key, model), in the int8 form of
+`memd.semantic.vectors.encode` (migration m100): kind ``"section"`` or ``"item"``
 keyed by the hash of the text embedded (a content key: a file re-indexed with new section ids
 keeps its vectors), kind ``"turn"`` keyed by the turn's id. `vector_dirty` is the queue of
 turns whose text changed (filled by triggers, emptied by the backfill worker).
@@ -26,7 +27,7 @@ _IDS_PER_QUERY = 400
 
 class VectorRow(NamedTuple):
     """One vector to store: its key, the hash of the text it was computed from, that text's
-    dominant script, its length and its float32 bytes."""
+    dominant script, its length and its stored bytes (`memd.semantic.vectors.encode`)."""
 
     key: str
     text_hash: str
@@ -63,10 +64,13 @@ class ItemText(NamedTuple):
 
 
 class TurnPassageRow(NamedTuple):
-    """A turn with the turn before it in its session (empty when it is the first)."""
+    """A turn with the turn before it in its session (empty when it is the first), and what
+    a search of turns is scoped by."""
 
     id: int
     session_id: str
+    project: str
+    agent_id: str
     label: str
     text: str
     prev_label: str
@@ -131,14 +135,24 @@ def hashes_of(
     return {r[0]: r[1] for r in found}
 
 
-def vectors_of(
-    conn: sqlite3.Connection, kind: str, model: str
-) -> dict[str, tuple[str, int, bytes]]:
-    """Key → (script, dim, bytes) of every vector of one kind and model."""
+def vectors_of(conn: sqlite3.Connection, kind: str, model: str) -> dict[str, tuple[str, bytes]]:
+    """Key → (script, stored bytes) of every vector of one kind and model."""
     rows = conn.execute(
-        "SELECT key, script, dim, vec FROM vectors WHERE kind = ? AND model = ?", (kind, model)
+        "SELECT key, script, vec FROM vectors WHERE kind = ? AND model = ?", (kind, model)
     )
-    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def vectors_by_hash(
+    conn: sqlite3.Connection, model: str, hashes: Sequence[str]
+) -> dict[str, tuple[int, bytes]]:
+    """Text hash → (dim, stored bytes) of a vector of `model` computed from that text, for
+    the hashes that have one (of any kind: the same text embeds the same)."""
+    found = select_by_keys(
+        conn, "v.text_hash, v.dim, v.vec", "vectors v ON v.model = k.column1 AND v.text_hash = k.column2",
+        [(model, h) for h in dict.fromkeys(hashes)],
+    )  # fmt: skip
+    return {r[0]: (r[1], r[2]) for r in found}
 
 
 def put(conn: sqlite3.Connection, kind: str, model: str, rows: Sequence[VectorRow]) -> None:
@@ -278,7 +292,7 @@ def turn_passages(conn: sqlite3.Connection, ids: Sequence[int]) -> list[TurnPass
         out += map(
             TurnPassageRow._make,
             conn.execute(
-                f"SELECT t.id, t.session_id, {_LABEL.format('t')}, t.text,"
+                f"SELECT t.id, t.session_id, t.project, t.agent_id, {_LABEL.format('t')}, t.text,"
                 f" coalesce({_LABEL.format('p')}, ''), coalesce(p.text, '') FROM turns t"
                 " LEFT JOIN turns p ON p.id = (SELECT max(id) FROM turns"
                 " WHERE session_id = t.session_id AND id < t.id)"

@@ -133,6 +133,7 @@ class SemanticRecall:
                 for kind in ("section", "turn")
                 if (s := self.index.snapshot(kind)) is not None
             }
+            out["index_updates"] = {"rebuilds": self.index.rebuilds, "appends": self.index.appends}
         if self.last_error:
             out["query_error"] = self.last_error
             out["query_error_at"] = self.error_at

@@ -245,7 +245,7 @@ def test_status_says_what_is_embedded_and_the_vectors_are_in_the_index(
         rows = db.execute("SELECT kind, dim, length(vec), script FROM vectors").fetchall()
     finally:
         db.close()
-    assert {(k, d, n) for k, d, n, _ in rows} == {("section", 384, 1536), ("turn", 384, 1536)}
+    assert {(k, d, n) for k, d, n, _ in rows} == {("section", 384, 388), ("turn", 384, 388)}
     assert {s for k, _, _, s in rows if k == "section"} == {"latin", "cjk"}
 
 

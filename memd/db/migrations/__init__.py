@@ -31,6 +31,7 @@ from memd.db.migrations.versions.m080_semantic_vectors import m080_semantic_vect
 from memd.db.migrations.versions.m085_markdown_redacted import m085_markdown_redacted
 from memd.db.migrations.versions.m090_llm_runs_backend import m090_llm_runs_backend
 from memd.db.migrations.versions.m095_log_files_mtime import m095_log_files_mtime
+from memd.db.migrations.versions.m100_vectors_int8 import m100_vectors_int8
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -49,6 +50,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m085_markdown_redacted,
     m090_llm_runs_backend,
     m095_log_files_mtime,
+    m100_vectors_int8,
 )
 
 

@@ -1,0 +1,308 @@
+"""`context` and `search` latency while the backfill runs, and after, against the full-text path.
+
+    python -m bench.semantic_latency [--files 5000] [--sections 12000] [--queries 300]
+        [--home DIR] [--wait-after SECONDS] [--hurry] [--out docs/benchmarks.md] [--no-write]
+
+Generates a tree of real-sized pages (bench/corpus.py: `--files` Markdown files, `--sections`
+`##` sections of ~`--section-bytes` bytes each) twice and starts two real daemons on them: one
+with recall by meaning on (`semantic.kind = packaged`), one with it off (the full-text path,
+as without the extra). Then, in one session:
+
+1. **While the backfill runs** (the daemon with the extra has just started and is embedding
+   its tree at nice 19): every query goes to both daemons, `context` (budget 2000) and
+   `search` (limit 10), one persistent connection each, in rotating order with a bare FTS5
+   query run in this process on the off daemon's index (memd's OR query of the terms, bm25
+   top 10 and their texts: the least a full-text lookup does). Each query is new to the
+   daemon (its vector is computed in the request), then the same queries again (cached).
+   The backfill's progress over the pass shows it ran.
+2. **After** (with `--wait-after`): once the backfill is idle, the same passes again. With
+   `--hurry` the model's process is reniced to 0 after the first pass so that it finishes
+   sooner on a busy machine (the first pass is always measured at nice 19, as shipped).
+   With `--home`, the daemon's MEMD_HOME is kept there and reused: a second run measures
+   "after" on vectors stored by the first.
+
+Times are milliseconds over the socket; the 1-minute load average of each pass is printed
+with it (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import corpus
+from bench.daemon import Daemon, proc_mem
+from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
+
+BLOCK = "latency-backfill"
+PATHS = ("ctx_on", "ctx_off", "fts", "search_on", "search_off")
+
+
+def _generate(memory: Path, args: argparse.Namespace) -> corpus.CorpusInfo:
+    return corpus.generate(memory, args.files, seed=args.seed, sections=(1, 5),
+                           total_sections=args.sections, section_bytes=args.section_bytes)  # fmt: skip
+
+
+def bare_fts(db: Path) -> Callable[[str], Any]:
+    """The bare FTS5 lookup: memd's OR query of the terms, bm25 top 10, their texts."""
+    from memd.core.text import fts_query
+    from memd.db import Store
+
+    store = Store.open_readonly(db)
+    conn = store.read()
+
+    def run(q: str) -> list[sqlite3.Row]:
+        match = fts_query(q, mode="or")
+        if not match:
+            return []
+        ids = [r[0] for r in conn.execute(
+            "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ? ORDER BY bm25(sections_fts)"
+            " LIMIT 10", (match,))]  # fmt: skip
+        marks = ",".join("?" * len(ids))
+        return conn.execute(f"SELECT id, text FROM sections WHERE id IN ({marks})", ids).fetchall()
+
+    return run
+
+
+def _cpu_s(pid: int | None) -> float:
+    import psutil
+
+    if not pid:
+        return 0.0
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(t.user + t.system)
+
+
+def _backfill(d: Daemon) -> dict[str, Any]:
+    b: dict[str, Any] = d.call("status").get("semantic", {}).get("backfill", {})
+    return b
+
+
+def timed_pass(
+    sem: Daemon, off: Daemon, fts: Callable[[str], Any], qs: list[str]
+) -> dict[str, Any]:
+    """Each query through the five paths in rotating order; the backfill's progress, the
+    daemons' and the model process's CPU over the pass, and the load at both ends."""
+    from memd.api.client import Client
+
+    out: dict[str, Any] = {k: [] for k in PATHS}
+    b0 = _backfill(sem)
+    worker = b0.get("worker_pid")
+    cpu0 = {"on": _cpu_s(sem.pid), "off": _cpu_s(off.pid), "worker": _cpu_s(worker)}
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    with Client(sem.sock, timeout=60) as cs, Client(off.sock, timeout=60) as co:
+        steps: list[tuple[str, Callable[[str], Any]]] = [
+            ("ctx_on", lambda q: cs.call("context", {"query": q, "budget_tokens": 2000})),
+            ("ctx_off", lambda q: co.call("context", {"query": q, "budget_tokens": 2000})),
+            ("fts", fts),
+            ("search_on", lambda q: cs.call("search", {"query": q, "limit": 10})),
+            ("search_off", lambda q: co.call("search", {"query": q, "limit": 10})),
+        ]
+        for i, q in enumerate(qs):
+            for name, fn in steps[i % 5 :] + steps[: i % 5]:
+                t = time.perf_counter()
+                fn(q)
+                out[name].append(time.perf_counter() - t)
+    b1 = _backfill(sem)
+    out["wall_s"] = time.perf_counter() - t0
+    out["load"] = (load0, os.getloadavg()[0])
+    out["embedded"] = int(b1.get("embedded", 0)) - int(b0.get("embedded", 0))
+    out["state"] = (b0.get("state"), b1.get("state"))
+    out["done"] = (b0.get("done"), b1.get("done"), b1.get("total"))
+    out["cpu_s"] = {"on": _cpu_s(sem.pid) - cpu0["on"], "off": _cpu_s(off.pid) - cpu0["off"],
+                    "worker": _cpu_s(worker) - cpu0["worker"] if worker else 0.0}  # fmt: skip
+    return out
+
+
+def wait_backfilling(d: Daemon, timeout: float = 600) -> dict[str, Any]:
+    """Until the daemon's backfill is embedding."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        b = _backfill(d)
+        if b.get("state") == "backfilling":
+            return b
+        time.sleep(0.5)
+    raise RuntimeError(f"the backfill did not start within {timeout:.0f} s: {_backfill(d)}")
+
+
+def wait_idle(d: Daemon, timeout: float, hurry: bool) -> float:
+    """Seconds until the backfill is idle with nothing pending (renicing its model's process
+    to 0 with `hurry`); raises after `timeout`."""
+    import psutil
+
+    t0 = time.monotonic()
+    said = t0
+    while time.monotonic() - t0 < timeout:
+        b = _backfill(d)
+        if b.get("state") == "idle" and b.get("done") and not b.get("pending"):
+            return time.monotonic() - t0
+        if hurry and b.get("worker_pid"):
+            try:
+                w = psutil.Process(int(b["worker_pid"]))
+                for th in w.threads():
+                    os.setpriority(os.PRIO_PROCESS, th.id, 0)
+            except (psutil.Error, OSError):
+                pass
+        if time.monotonic() - said > 120:
+            said = time.monotonic()
+            print(f"  backfill {b.get('done')}/{b.get('total')} at {b.get('rate_per_s')}/s,"
+                  f" load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        time.sleep(2)
+    raise RuntimeError(f"the backfill was not done after {timeout:.0f} s: {_backfill(d)}")
+
+
+def run(args: argparse.Namespace) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="memd-bench-semlat-"))
+    daemons: list[Daemon] = []
+    try:
+        home = args.home or tmp / "on"
+        reused = (home / "memory").is_dir()
+        info = _generate(tmp / "off" / "memory", args)
+        if not reused:
+            _generate(home / "memory", args)
+        off = Daemon(tmp / "off")
+        sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
+        daemons = [off, sem]
+        off.start()
+        off.wait_ready(900)
+        sem.start()
+        ready = sem.wait_ready(900)
+        qs = list(dict.fromkeys(q for _, q in corpus.queries(args.queries, seed=args.seed)))
+        warm = [q for _, q in corpus.queries(20, seed=args.seed + 1) if q not in qs]
+        fts = bare_fts(Path(off.call("status")["index"]["path"]))
+        setup: dict[str, Any] = {"info": info, "ready": ready, "reused": reused, "qs": len(qs)}
+        passes: dict[str, Any] = {}
+        b = _backfill(sem)
+        if not (b.get("state") == "idle" and not b.get("pending") and reused):
+            setup["backfill_at_start"] = wait_backfilling(sem)
+            print(f"backfilling: {setup['backfill_at_start']}", flush=True)
+            timed_pass(sem, off, fts, warm)
+            passes["during"] = timed_pass(sem, off, fts, qs)
+            passes["during, cached"] = timed_pass(sem, off, fts, qs)
+            print(f"during: {summarise(passes['during'])}", flush=True)
+            setup["mem_during"] = proc_mem(sem.pid)
+        if args.wait_after:
+            setup["fill_s"] = wait_idle(sem, args.wait_after, args.hurry)
+            time.sleep(5)
+            timed_pass(sem, off, fts, warm)
+            # Other queries than the first passes': new to the daemon again.
+            after_qs = [q for _, q in corpus.queries(args.queries, seed=args.seed + 2)]
+            after_qs = [q for q in dict.fromkeys(after_qs) if q not in qs]
+            passes["after"] = timed_pass(sem, off, fts, after_qs)
+            passes["after, cached"] = timed_pass(sem, off, fts, after_qs)
+            print(f"after: {summarise(passes['after'])}", flush=True)
+        setup["mem"] = {"on": proc_mem(sem.pid), "off": proc_mem(off.pid)}
+        setup["status"] = sem.call("status").get("semantic", {})
+        return render(args, setup, passes)
+    finally:
+        for d in daemons:
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def summarise(p: dict[str, Any]) -> str:
+    return ", ".join(f"{k} p50 {summary_ms(p[k])['p50']:.1f} p99 {summary_ms(p[k])['p99']:.1f}"
+                     for k in PATHS)  # fmt: skip
+
+
+LABELS = {
+    "ctx_on": "`context`, recall by meaning on",
+    "ctx_off": "`context`, off (full text, as without the extra)",
+    "fts": "bare FTS5 query (this process, the off daemon's index)",
+    "search_on": "`search` (limit 10), on",
+    "search_off": "`search` (limit 10), off",
+}
+
+
+def _rows(passes: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, p in passes.items():
+        fts = summary_ms(p["fts"])["p50"]
+        for k in PATHS:
+            s = summary_ms(p[k])
+            target = ""
+            if k in ("ctx_on", "search_on"):
+                target = f"p99 {verdict(s['p99'], 40)}"
+            elif k == "ctx_off":
+                target = f"p50 {s['p50'] / fts:.2f}× the bare query: {verdict(s['p50'], 1.3 * fts)}"
+            rows.append([name, LABELS[k], f"{s['p50']:.2f}", f"{s['p95']:.2f}", f"{s['p99']:.2f}",
+                         f"{s['max']:.1f}", target])  # fmt: skip
+    return rows
+
+
+def _pass_notes(passes: dict[str, Any]) -> str:
+    out = []
+    for name, p in passes.items():
+        n = len(p["ctx_on"])
+        out.append(
+            f"{name}: {n} queries in {p['wall_s']:.0f} s, load {p['load'][0]:.1f} → {p['load'][1]:.1f};"
+            f" backfill {p['state'][0]} → {p['state'][1]}, done {p['done'][0]} → {p['done'][1]} of"
+            f" {p['done'][2]}, {p['embedded']} texts embedded during the pass; CPU over the pass:"
+            f" daemon on {p['cpu_s']['on']:.1f} s, off {p['cpu_s']['off']:.1f} s, model process"
+            f" {p['cpu_s']['worker']:.1f} s"
+        )  # fmt: skip
+    return "; ".join(out)
+
+
+def render(args: argparse.Namespace, setup: dict[str, Any], passes: dict[str, Any]) -> str:
+    st = setup["status"]
+    ix = st.get("index", {})
+    mem = setup["mem"]
+    fill = (
+        f"; backfill done in {setup['fill_s']:.0f} s after the first pass"
+        if "fill_s" in setup
+        else ""
+    )
+    return "\n".join([
+        "### Latency during the backfill (`bench/semantic_latency.py`)",
+        "",
+        f"Tree: {setup['info'].summary()} (seed {args.seed}; ~{args.section_bytes} bytes per"
+        f" section). Two real daemons on copies of the tree in one session: `semantic.kind ="
+        f" packaged` ({st.get('model', '')}, {args.threads} threads; ready in"
+        f" {setup['ready']:.1f} s{', vectors reused from an earlier run' if setup['reused'] else ''}"
+        f"{fill}) and `semantic.kind = off`. Each query goes to both (`context` budget 2000,"
+        " `search` limit 10, one connection each) and to a bare FTS5 query in this process, in"
+        f" rotating order; {setup['qs']} distinct queries of the latency bench's mix, each first"
+        " new to the daemon (its vector computed in the request), then again (cached)."
+        + (" `--hurry`: the model's process was reniced to 0 after the first passes." if args.hurry else ""),
+        "",
+        table(["pass", "path", "p50 ms", "p95 ms", "p99 ms", "max ms", "target"], _rows(passes)),
+        "",
+        _pass_notes(passes) + ".",
+        "",
+        f"Daemon RSS at the end: on {mem['on']['rss_mb']:.0f} MB (peak {mem['on']['peak_mb']:.0f}),"
+        f" off {mem['off']['rss_mb']:.0f} MB; vectors {st.get('vectors')}; matrices "
+        + ", ".join(f"{k} {v['rows']:,} rows" for k, v in ix.items())
+        + f"; index updates {st.get('index_updates')}.",
+        "",
+        machine_line(),
+    ])  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_common_args(ap, files=5_000)
+    ap.add_argument("--sections", type=int, default=12_000)
+    ap.add_argument("--section-bytes", type=int, default=450)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--home", type=Path, default=None, help="keep and reuse the daemon's home")
+    ap.add_argument("--wait-after", type=float, default=0.0,
+                    help="wait up to this many seconds for the backfill, then measure again")  # fmt: skip
+    ap.add_argument("--hurry", action="store_true", help="renice the model's process to 0")
+    args = ap.parse_args()
+    publish(args, BLOCK, run(args))
+
+
+if __name__ == "__main__":
+    main()
