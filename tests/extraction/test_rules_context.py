@@ -183,3 +183,16 @@ def test_a_chinese_order_or_remark_without_a_subject_is_nobodys() -> None:
 
 def test_started_the_migration_names_no_employer() -> None:
     assert not any(s == "employer" for _, s, _ in _facts("Started the migration but it failed."))
+
+
+def test_a_second_clause_borrows_the_date_only_for_what_must_be_done() -> None:
+    tasks = _tasks("I've got an exam on Thursday so I'll be quiet.")
+    assert [c for c, _ in tasks] == ["User has an exam (due Thursday March 5, 2026-03-05)"]
+
+
+def test_an_employer_ends_with_its_capitalised_words() -> None:
+    assert ("personal", "employer", "User works at Figma") in _facts(
+        "I started at Figma this week."
+    )
+    # "不用 GitHub Actions" beside the tool used is no preference
+    assert [t for t, _, _ in _facts("我们用 Buildkite 跑 CI，不用 GitHub Actions。")] == ["skill"]

@@ -134,9 +134,10 @@ def en_age(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             return
 
 
+# Capitalised words even inside a pattern compiled with re.I ("started at Stripe this week").
 _ORG = (
-    r"(?P<org>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+)?[A-Z0-9&][\w&.'\-]*){0,4}"
-    r"|[\u3400-\u9fff]{2,8}(?![\u3400-\u9fff]))"
+    r"(?-i:(?P<org>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+)?[A-Z0-9&][\w&.'\-]*){0,4}"
+    r"|[\u3400-\u9fff]{2,8}(?![\u3400-\u9fff])))"
 )
 # "for a small fintech startup called Paystack": the organisation is the name after "called".
 _CALLED = r"(?:(?i:an?\s+(?:[\w\-]+\s+){0,4}?(?:called|named))\s+)?"

@@ -118,11 +118,18 @@ def _strip_span(text: str, span: tuple[int, int]) -> str:
     return re.sub(r"\s{2,}", " ", text[: span[0]] + text[span[1] :])
 
 
+# Kinds that take a date from another clause of their sentence even after a first task: "the
+# report is due Sept 30, which means the export has to ship before then" — but not "I've got a
+# flight on Friday, so I'll be offline", which is one task.
+_BORROWING = frozenset({"must", "due", "remind", "todo", "asked"})
+
+
 def en_task(
-    sentence: str, ctx: Ctx, question: bool, *, context: str = ""
+    sentence: str, ctx: Ctx, question: bool, *, context: str = "", another: bool = False
 ) -> Iterator[ExtractedMemory]:
     """The task `sentence` states; a date is looked for in `context` (the whole sentence a
-    clause comes from) when the clause names none."""
+    clause comes from) when the clause names none — when `another` task of the sentence came
+    first, only for the kinds that say something must be done."""
     for kind, rx in _EN_TASK_RES:
         if question and kind != "remind":
             continue
@@ -131,7 +138,7 @@ def en_task(
             continue
         found = find_date(sentence, ctx.today)
         own_date = found is not None
-        if found is None and context:
+        if found is None and context and (not another or kind in _BORROWING):
             found = find_date(context, ctx.today)
         if found is None and kind not in ("remind", "todo"):
             continue

@@ -137,12 +137,13 @@ def _en_tasks(body: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
     """The tasks a sentence states, clause by clause ("I've got a flight on Friday, so I'll be
     offline" is about the flight; "the report is due Sept 30, which means the export has to
     ship before then" states two), a date said in another clause still counting; the whole
-    sentence when no clause states one."""
+    sentence when no clause states one. After a first task, "so I'll be offline" borrows no date
+    of it: only what has to be done does."""
     clauses = en_clauses(body)
     found = False
     for clause in clauses if len(clauses) > 1 or clauses and clauses[0].label else []:
         text = f"TODO: {clause.text}" if clause.label == "task" else clause.text
-        for memory in en_task(text, ctx, question, context=body):
+        for memory in en_task(text, ctx, question, context=body, another=found):
             found = True
             yield memory
     if not found:

@@ -130,7 +130,7 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     neg = m.group("neg")
     if not obj or len(obj) < 2 or _ZH_DONT_SKIP_RE.match(obj) or neg == "不用" and len(obj) < 3:
         return
-    if neg == "不用" and re.fullmatch(r"[A-Za-z][\w.+#\-]*\s*了?", obj):
+    if neg == "不用" and re.fullmatch(r"[A-Za-z][\w.+#\-]*(?:\s+[A-Za-z][\w.+#\-]*)*\s*了?", obj):
         return  # "不用 Memcached 了": a tool no longer used, said beside a decision
     lead = {"别": "不要", "请勿": "不要", "不用": "不用"}.get(neg, neg)
     yield ctx.mem(f"用户希望{lead}{obj}", "preference", IMP_PREFERENCE, subject=style_subject(obj))
