@@ -1,0 +1,323 @@
+"""One shape from feature to wire: typed results between layers, not `dict[str, Any]`.
+
+A feature answers with a typed value (a dataclass or a msgspec `Struct`) and the socket's
+message types are those values, or made from them once; a dictionary that the next layer
+patches and then decodes hides what a result holds from the type checker and from the reader.
+This walks the package and lists every public signature that passes an open mapping or an
+untyped result between layers:
+
+- a parameter or return annotation naming ``dict[str, Any]`` (or ``Mapping``, ``object`` as
+  the value type, ``Document``), or
+- a return annotation that is bare ``dict``, ``Any`` or ``object``;
+
+and every field of a socket message typed so. What is left is listed below, each with why it
+is data by nature (JSON as another program wrote it, a parsed TOML file, a value whose type is
+the caller's). Public: module-level functions and methods of module-level classes whose names
+do not start with ``_`` (``__init__`` included).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memd"
+MESSAGES = PACKAGE / "api" / "messages"
+
+OPEN_MAPPING = re.compile(
+    r"\b(dict|Dict|Mapping|MutableMapping)\[str, (Any|typing\.Any|object)\]|\bDocument\b"
+)
+UNTYPED_RESULT = frozenset({"dict", "Any", "object", "typing.Any"})
+
+# What this walk found on main before the results were typed (main at 91c1006): open public
+# signatures (parameters and untyped results included) and open message fields.
+BEFORE = 143
+BEFORE_FIELDS = 26
+
+# Signatures that stay open, with why.
+ALLOWED: dict[str, str] = {}
+
+# Not typed yet: shrinks to nothing as each feature's results are typed.
+NOT_YET: frozenset[str] = frozenset(
+    {
+        "memd/api/client.py:Client.call",
+        "memd/api/client.py:call",
+        "memd/api/messages/decode.py:to_builtins",
+        "memd/api/methods.py:Host.run_job",
+        "memd/api/protocol.py:encode_error",
+        "memd/app.py:daemon",
+        "memd/cli/commands/__init__.py:settings_for",
+        "memd/cli/doctor/__init__.py:settled_llm",
+        "memd/cli/doctor/assistants.py:assess_assistants",
+        "memd/cli/doctor/assistants.py:local_view",
+        "memd/cli/doctor/check.py:as_dict",
+        "memd/cli/doctor/check.py:fail",
+        "memd/cli/doctor/check.py:ok",
+        "memd/cli/doctor/check.py:warn",
+        "memd/cli/doctor/config.py:load_settings",
+        "memd/cli/doctor/daemon.py:assess_daemon",
+        "memd/cli/doctor/daemon.py:assess_service",
+        "memd/cli/doctor/daemon.py:fetch_status",
+        "memd/cli/doctor/index.py:assess_index",
+        "memd/cli/doctor/index.py:assess_problems",
+        "memd/cli/doctor/index.py:inspect_index",
+        "memd/cli/doctor/llm.py:assess_daemon_llm",
+        "memd/cli/doctor/llm.py:check_llm",
+        "memd/cli/doctor/runtime.py:assess_sqlite",
+        "memd/cli/doctor/semantic.py:assess_semantic",
+        "memd/cli/render.py:assistant_lines",
+        "memd/cli/render.py:instructions_lines",
+        "memd/cli/render.py:job_text",
+        "memd/cli/render.py:jobs_table",
+        "memd/cli/render.py:llm_line",
+        "memd/cli/render.py:logs_lines",
+        "memd/cli/render.py:part",
+        "memd/cli/render.py:progress_line",
+        "memd/cli/render.py:run_text",
+        "memd/cli/render.py:semantic_line",
+        "memd/cli/render.py:sync_line",
+        "memd/cli/render.py:sync_text",
+        "memd/cli/service.py:InstallPlan.as_dict",
+        "memd/cli/service.py:service_status",
+        "memd/conversations/api.py:Conversations.import_logs",
+        "memd/conversations/api.py:Conversations.status",
+        "memd/conversations/formats/fields.py:id_field",
+        "memd/conversations/formats/fields.py:load_object",
+        "memd/conversations/formats/fields.py:str_field",
+        "memd/conversations/formats/openai.py:parse_openai_conversation",
+        "memd/conversations/formats/opencode.py:message_facts",
+        "memd/conversations/formats/opencode.py:session_facts",
+        "memd/conversations/imports.py:import_path",
+        "memd/conversations/inventory.py:Found.to_dict",
+        "memd/conversations/logs.py:LogIngestor.status",
+        "memd/conversations/pushed.py:record_of",
+        "memd/conversations/recall.py:recall",
+        "memd/conversations/recall.py:render_recall",
+        "memd/conversations/sources.py:extra_sources",
+        "memd/conversations/turn_search.py:TurnHit.to_dict",
+        "memd/core/jsontext.py:loads",
+        "memd/core/models.py:Hit.to_dict",
+        "memd/core/progress.py:Progress.snapshot",
+        "memd/core/progress.py:Task.snapshot",
+        "memd/core/settings.py:Settings.value",
+        "memd/core/settings.py:describe",
+        "memd/core/settings.py:load",
+        "memd/daemon/engine.py:Engine.call",
+        "memd/daemon/engine.py:Engine.dispatch",
+        "memd/daemon/engine.py:Engine.handle",
+        "memd/daemon/engine.py:Engine.status_parts",
+        "memd/daemon/methods.py:jobs_status",
+        "memd/daemon/methods.py:process_stats",
+        "memd/daemon/process.py:Daemon.__init__",
+        "memd/daemon/repo.py:job_rows",
+        "memd/daemon/scheduler.py:Scheduler.describe",
+        "memd/daemon/server.py:Dispatcher.dispatch",
+        "memd/db/connection.py:sqlite_features",
+        "memd/db/recovery.py:Recovery.to_dict",
+        "memd/extraction/agents.py:agents_seen",
+        "memd/extraction/agents.py:relationship_data",
+        "memd/extraction/api.py:Agents.list_agents",
+        "memd/extraction/api.py:Agents.status",
+        "memd/history/api.py:HistoryFeature.status",
+        "memd/history/models.py:Change.to_dict",
+        "memd/history/models.py:ChangeDetail.to_dict",
+        "memd/history/models.py:HistoryStatus.to_dict",
+        "memd/history/models.py:UndoPlan.to_dict",
+        "memd/integrations/claude_code.py:add_hooks",
+        "memd/integrations/claude_code.py:remove_hooks",
+        "memd/integrations/claude_code.py:server_entry",
+        "memd/integrations/files.py:container",
+        "memd/integrations/files.py:dump",
+        "memd/integrations/files.py:parse",
+        "memd/integrations/instructions.py:Keeper.status",
+        "memd/integrations/integrate.py:listing",
+        "memd/integrations/integrate.py:render_listing",
+        "memd/llm/answers.py:parse_object",
+        "memd/llm/answers.py:read_extraction",
+        "memd/llm/answers.py:read_summary",
+        "memd/llm/anthropic.py:AnthropicBackend.ask",
+        "memd/llm/budget.py:llm_status",
+        "memd/llm/claude_code.py:ClaudeCodeBackend.ask",
+        "memd/llm/client.py:Backend.ask",
+        "memd/llm/openai_compat.py:OpenAIBackend.ask",
+        "memd/llm/repo.py:last_run",
+        "memd/memory/api.py:MemoryFeature.count_usage",
+        "memd/memory/api.py:MemoryFeature.status",
+        "memd/memory/archival.py:UsageTracker.note",
+        "memd/memory/archival.py:UsageTracker.wrap",
+        "memd/memory/context.py:assemble",
+        "memd/memory/context.py:build_context",
+        "memd/memory/ops.py:MemoryOps.edit_item",
+        "memd/memory/ops.py:MemoryOps.find_items",
+        "memd/memory/ops.py:MemoryOps.forget",
+        "memd/memory/ops.py:MemoryOps.memories",
+        "memd/memory/ops.py:MemoryOps.remember",
+        "memd/memory/parse.py:split_front_matter",
+        "memd/memory/repo.py:problems",
+        "memd/semantic/api.py:SemanticFeature.status",
+        "memd/semantic/backfill.py:Progress.as_dict",
+        "memd/semantic/service.py:SemanticRecall.status",
+        "memd/sync/api.py:Sync.on_conversation",
+        "memd/sync/job.py:Syncer.init_schema",
+        "memd/sync/job.py:Syncer.status",
+        "memd/sync/outbox.py:conflicts",
+        "memd/sync/outbox.py:queue_stats",
+        "memd/sync/outbox.py:target_state",
+        "memd/sync/status.py:describe",
+        "memd/sync/status.py:shorten",
+        "memd/transfer/api.py:Transfer.import_export",
+        "memd/transfer/export.py:ExportReport.to_dict",
+        "memd/transfer/merge.py:apply_export",
+        "memd/ui/backend.py:Backend.call",
+        "memd/ui/backend.py:Backend.has",
+        "memd/ui/changes.py:memory_root_index",
+        "memd/ui/charts.py:session_day",
+        "memd/ui/charts.py:session_timeline",
+        "memd/ui/charts.py:tier_bars",
+        "memd/ui/present.py:edit_params",
+        "memd/ui/present.py:extraction_note",
+        "memd/ui/present.py:names_item",
+        "memd/ui/present.py:remember_params",
+        "memd/ui/present.py:undo_message",
+        "memd/ui/present.py:undo_params",
+        "memd/ui/present.py:undoable_run",
+        "memd/ui/tree.py:roots_from_status",
+        "memd/ui/tree.py:scan",
+    }
+)
+
+ALLOWED_FIELDS: dict[str, str] = {}
+NOT_YET_FIELDS: frozenset[str] = frozenset(
+    {
+        "conversations:IngestParams.agent_id",
+        "conversations:IngestParams.content",
+        "conversations:IngestParams.id",
+        "conversations:IngestParams.name",
+        "conversations:IngestParams.project",
+        "conversations:IngestParams.role",
+        "conversations:IngestParams.session_id",
+        "conversations:IngestParams.title",
+        "conversations:IngestParams.ts",
+        "conversations:RecallResult.sessions",
+        "daemon:JobRun.counts",
+        "daemon:RunJobResult.counts",
+        "daemon:StatusResult.daemon",
+        "daemon:StatusResult.history",
+        "daemon:StatusResult.index",
+        "daemon:StatusResult.instructions",
+        "daemon:StatusResult.jobs",
+        "daemon:StatusResult.llm",
+        "daemon:StatusResult.logs",
+        "daemon:StatusResult.problems",
+        "daemon:StatusResult.recovered",
+        "daemon:StatusResult.roots",
+        "daemon:StatusResult.semantic",
+        "daemon:StatusResult.sync",
+        "daemon:StatusResult.watcher",
+        "sync:SyncNowResult.status",
+    }
+)
+
+
+def _is_open(node: ast.expr | None) -> bool:
+    return node is not None and OPEN_MAPPING.search(ast.unparse(node)) is not None
+
+
+def _why_open(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    a = fn.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+    loose = [p.arg for p in params if _is_open(p.annotation)]
+    if loose:
+        return f"open mapping in {', '.join(loose)}"
+    if _is_open(fn.returns):
+        return "returns an open mapping"
+    if fn.returns is not None and ast.unparse(fn.returns) in UNTYPED_RESULT:
+        return f"returns {ast.unparse(fn.returns)}"
+    return ""
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_") or name == "__init__"
+
+
+def open_signatures(package: Path = PACKAGE) -> dict[str, str]:
+    """`memd/<module>:<Class.>function` → why, for every open public signature."""
+    found: dict[str, str] = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = f"memd/{path.relative_to(package).as_posix()}"
+        for node in ast.parse(path.read_text()).body:
+            scope: list[tuple[str, ast.stmt]] = [("", node)]
+            if isinstance(node, ast.ClassDef) and _public(node.name):
+                scope = [(f"{node.name}.", n) for n in node.body]
+            for prefix, fn in scope:
+                if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and _public(fn.name):
+                    why = _why_open(fn)
+                    if why:
+                        found[f"{rel}:{prefix}{fn.name}"] = why
+    return found
+
+
+def open_fields(folder: Path = MESSAGES) -> dict[str, str]:
+    """`<module>:<Struct>.<field>` → its annotation, for every message field typed open."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    text = ast.unparse(stmt.annotation)
+                    if OPEN_MAPPING.search(text) or text in UNTYPED_RESULT:
+                        found[f"{path.stem}:{node.name}.{stmt.target.id}"] = text
+    return found
+
+
+def test_no_open_signature_but_the_listed() -> None:
+    found = open_signatures()
+    new = {k: v for k, v in found.items() if k not in ALLOWED and k not in NOT_YET}
+    assert not new, "open mappings between layers (type the result, or list it with why):\n" + (
+        "\n".join(f"{k}: {v}" for k, v in sorted(new.items()))
+    )
+
+
+def test_every_listed_signature_is_still_open() -> None:
+    """A signature typed since must leave the lists (they only shrink)."""
+    found = open_signatures()
+    stale = sorted((set(ALLOWED) | NOT_YET) - set(found))
+    assert not stale, "typed now, take off the list:\n" + "\n".join(stale)
+
+
+def test_no_open_message_field_but_the_listed() -> None:
+    found = open_fields()
+    new = {k: v for k, v in found.items() if k not in ALLOWED_FIELDS and k not in NOT_YET_FIELDS}
+    assert not new, "open message fields:\n" + "\n".join(f"{k}: {v}" for k, v in new.items())
+    stale = sorted((set(ALLOWED_FIELDS) | NOT_YET_FIELDS) - set(found))
+    assert not stale, "typed now, take off the list:\n" + "\n".join(stale)
+
+
+def test_counts_only_go_down() -> None:
+    assert len(ALLOWED) + len(NOT_YET) <= BEFORE
+    assert len(ALLOWED_FIELDS) + len(NOT_YET_FIELDS) <= BEFORE_FIELDS
+
+
+def test_the_walk_sees_every_form() -> None:
+    source = (
+        "from typing import Any\n"
+        "def a() -> dict[str, Any]: ...\n"
+        "def b(x: Mapping[str, object]) -> None: ...\n"
+        "def c() -> Any: ...\n"
+        "def d() -> list[msg.Document]: ...\n"
+        "class K:\n"
+        "    def e(self) -> dict: ...\n"
+        "    def _private(self) -> Any: ...\n"
+        "def _hidden() -> dict[str, Any]: ...\n"
+        "def typed() -> dict[str, int]: ...\n"
+    )
+    found = {}
+    for node in ast.parse(source).body:
+        fns = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in fns:
+            if isinstance(fn, ast.FunctionDef) and _public(fn.name) and _why_open(fn):
+                found[fn.name] = _why_open(fn)
+    assert sorted(found) == ["a", "b", "c", "d", "e"], found
