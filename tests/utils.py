@@ -163,7 +163,10 @@ class DaemonProcess:
     def search_paths(self, query: str) -> set[str]:
         return {h["path"] for h in self.call("search", {"query": query, "limit": 50})["hits"]}
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float | None = None) -> int:
+        """Signal the daemon and wait for it to exit: by default as long as memd's service unit
+        lets a stop take (TimeoutStopSec), after which it kills it and fails."""
+        timeout = unit_stop_timeout() if timeout is None else timeout
         assert self.proc is not None
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

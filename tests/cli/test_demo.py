@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests.utils import ROOT
@@ -16,8 +17,9 @@ def test_demo_runs_beside_a_memd_folder_and_removes_its_home(tmp_path: Path) -> 
     parent = tmp_path / "src"
     (parent / "memd" / "memd").mkdir(parents=True)
     (parent / "memd" / "README.md").write_text("a clone, seen from its parent folder\n")
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+    # The demo's home goes in TMPDIR and its socket under it: a short folder (a test's tmp_path
+    # under pytest-xdist is too deep for an AF_UNIX path).
+    scratch = Path(tempfile.mkdtemp(prefix="memd-demo-tmp-", dir="/tmp"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "PYTHON"))}
     env["TMPDIR"] = str(scratch)
     # The installed package, as `memd demo` runs it: started by path, not from the repository.
@@ -34,6 +36,7 @@ def test_demo_runs_beside_a_memd_folder_and_removes_its_home(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "memd daemon running" in proc.stdout and "Pinia" in proc.stdout
     assert list(scratch.iterdir()) == []
+    scratch.rmdir()
 
 
 def test_demo_ignores_the_shells_memd_variables(tmp_path: Path) -> None:
@@ -41,8 +44,7 @@ def test_demo_ignores_the_shells_memd_variables(tmp_path: Path) -> None:
     at the user's own memd: the demo's daemon and its client use the demo's home only, and
     leave the user's folders alone."""
     mine = tmp_path / "my-memd"
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+    scratch = Path(tempfile.mkdtemp(prefix="memd-demo-tmp-", dir="/tmp"))  # short: see above
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "PYTHON"))}
     env.update(
         TMPDIR=str(scratch),
@@ -64,6 +66,7 @@ def test_demo_ignores_the_shells_memd_variables(tmp_path: Path) -> None:
     assert "memd daemon running" in proc.stdout and "Pinia" in proc.stdout
     assert not mine.exists()
     assert list(scratch.iterdir()) == []
+    scratch.rmdir()
 
 
 def test_the_demo_environment_keeps_nothing_of_the_users_memd(tmp_path: Path) -> None:

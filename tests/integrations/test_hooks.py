@@ -48,6 +48,7 @@ def settings(home: Path) -> Settings:
 # --- fail open, in-process --------------------------------------------------------------
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 @pytest.mark.parametrize("kind", hooks.KINDS)
 def test_daemon_down_prints_nothing_and_returns_quickly(kind: str, settings: Settings) -> None:
     stdin = payload(hook_event_name="SessionStart", source="compact", prompt="what did we do?")
@@ -125,6 +126,7 @@ def silent_daemon(home: Path) -> Iterator[Path]:
     path.unlink()
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 def test_wedged_daemon_is_cut_off_at_the_time_limit(home: Path, silent_daemon: Path) -> None:
     settings = load(env=memd_env(home, MEMD_SOCKET=str(silent_daemon)))
     code, out, elapsed = run("session-start", payload(source="startup"), settings, time_limit=0.3)
@@ -132,6 +134,7 @@ def test_wedged_daemon_is_cut_off_at_the_time_limit(home: Path, silent_daemon: P
     assert 0.25 < elapsed < 0.6
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 def test_stdin_that_never_closes_is_cut_off(settings: Settings) -> None:
     read_fd, write_fd = os.pipe()
     try:
@@ -169,6 +172,7 @@ MODULE = ["-m", "memd.integrations.hooks"]
 CLI_ARGV = ["-m", "memd", "hook"]
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 @pytest.mark.parametrize(
     "argv", [pytest.param(MODULE, id="module"), pytest.param(CLI_ARGV, id="cli")]
 )

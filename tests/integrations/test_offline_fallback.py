@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
@@ -36,6 +37,7 @@ def _hook(home: Path, argv: list[str], stdin: str) -> subprocess.CompletedProces
                           env=memd_env(home), cwd=ROOT, timeout=60)  # fmt: skip
 
 
+@pytest.mark.serial  # the hook answers within its time limit or not at all: run alone
 def test_hooks_answer_from_the_index_when_the_daemon_is_down(home: Path) -> None:
     _stopped_daemon_with_memory(home)
     start = json.dumps({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "SessionStart",

@@ -27,6 +27,8 @@ import pytest
 
 from tests.utils import DaemonProcess, wait_for
 
+pytestmark = pytest.mark.slow  # each test runs for MEMD_STRESS_S seconds: their own step
+
 SECONDS = float(os.environ.get("MEMD_STRESS_S", "10"))
 HAND_ITEMS = 200
 SETTLE_S = 20.0  # how long memd may take to repair after the editor stops (polled, not timed)

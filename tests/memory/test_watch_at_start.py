@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from memd.api import client
 from memd.core.errors import DaemonNotRunning
 from tests.utils import DaemonProcess, memd_env, wait_for
@@ -98,6 +100,7 @@ def _ready(d: DaemonProcess) -> bool:
         return False
 
 
+@pytest.mark.serial  # a wall-clock bound on six starts (scripts/test runs it alone)
 def test_files_written_throughout_start_up_are_all_searchable(home: Path) -> None:
     d = DaemonProcess(home)
     _filler(d.memory)

@@ -85,6 +85,7 @@ def test_empty_input_sends_nothing(server: FakeEmbeddings) -> None:
     assert server.requests == []
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 def test_slow_server_times_out_then_gives_up(server: FakeEmbeddings) -> None:
     server.enqueue(Reply(delay=1.0), Reply(delay=1.0))
     sleeps = Sleeps()

@@ -222,6 +222,7 @@ def test_connection_refused_is_retryable_and_recovers(
     assert [r.path for r in backend.pull("ns", 0)] == ["before.md", "during.md"]
 
 
+@pytest.mark.serial  # asserts a wall-clock bound (scripts/test runs it alone)
 def test_timeout_is_honoured_and_a_late_write_is_not_duplicated(server: FakePostgrest) -> None:
     backend = SupabaseBackend(server.url, KEY, timeout=0.3)
     try:
