@@ -29,7 +29,7 @@ from memd.conversations.api import Conversations
 from memd.core.errors import DaemonAlreadyRunning, DaemonStarting, InvalidParams
 from memd.core.settings import Settings
 from memd.daemon import engine as engine_mod
-from memd.daemon.methods import daemon_feature
+from memd.daemon.api import daemon_feature
 from memd.daemon.process import Daemon, InstanceLock, setup_logging
 from memd.db import Store
 from memd.extraction import api as extraction_api

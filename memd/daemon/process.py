@@ -319,7 +319,7 @@ class Daemon:
 
     @staticmethod
     def _ready_status(engine: Engine) -> str:
-        from memd.daemon.methods import status_of
+        from memd.daemon.api import status_of
 
         ix = status_of(engine).index
         if isinstance(ix, dict):

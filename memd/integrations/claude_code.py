@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import ConfigError, MemdError
-from memd.integrations import files
-from memd.integrations.files import FileChange, IntegrationPlan
+from memd.integrations import assistant_files
+from memd.integrations.assistant_files import FileChange, IntegrationPlan
 from memd.integrations.hooks import KINDS, SESSION_START, USER_PROMPT
 
 SERVER_NAME = "memd"
@@ -70,16 +70,16 @@ def integrate(
         raise ConfigError("memd_argv is empty: give the command that starts memd")
     docs: dict[Path, tuple[str | None, dict[str, Any]]] = {}
     for path in (settings_path, mcp_config_path):
-        target = files.real_path(path)
+        target = assistant_files.real_path(path)
         if target not in docs:
-            text = files.read(target)
-            docs[target] = (text, files.parse(target, text))
-    state = files.read_state(state_file)
+            text = assistant_files.read(target)
+            docs[target] = (text, assistant_files.parse(target, text))
+    state = assistant_files.read_state(state_file)
     records: dict[Path, set[str] | None] = {
         p: set(state[str(p)]) if isinstance(state.get(str(p)), list) else None for p in docs
     }
-    settings_target = files.real_path(settings_path)
-    mcp_target = files.real_path(mcp_config_path)
+    settings_target = assistant_files.real_path(settings_path)
+    mcp_target = assistant_files.real_path(mcp_config_path)
     # Both names may point at one file; the parsed documents are edited in place.
     settings_doc = docs[settings_target][1]
     mcp_doc = docs[mcp_target][1]
@@ -99,7 +99,9 @@ def integrate(
 
     changes = []
     for target, (before, doc) in docs.items():
-        after = before if doc == files.parse(target, before) else files.dump(doc)
+        after = (
+            before if doc == assistant_files.parse(target, before) else assistant_files.dump(doc)
+        )
         backup = target.with_name(target.name + ".bak") if before is not None else None
         changes.append(FileChange(target, before, after, backup if after != before else None))
 
@@ -108,14 +110,14 @@ def integrate(
         return plan
     for change in plan.files:
         if change.changed and change.after is not None:
-            files.write_atomic(change.path, change.after, backup=change.backup)
+            assistant_files.write_atomic(change.path, change.after, backup=change.backup)
     if state_file is not None:
         for p, record in records.items():
             if remove or record is None:
                 state.pop(str(p), None)
             else:
                 state[str(p)] = sorted(record)
-        files.write_state(state_file, state)
+        assistant_files.write_state(state_file, state)
     return plan
 
 
@@ -238,9 +240,9 @@ def add_hooks(
 ) -> list[str]:
     """memd's hooks in a settings document (an entry of memd's already there is replaced)."""
     actions = []
-    hooks = files.container(doc, "hooks", dict, path, made, "hooks")
+    hooks = assistant_files.container(doc, "hooks", dict, path, made, "hooks")
     for kind, event in style.events.items():
-        groups = files.container(hooks, event, list, path, made, f"hooks.{event}")
+        groups = assistant_files.container(hooks, event, list, path, made, f"hooks.{event}")
         command = hook_command(memd_argv, kind, env, style.options)
         if any(h.get("command") == command for h in _hook_entries(groups, path, event)):
             continue
@@ -268,9 +270,9 @@ def remove_hooks(doc: dict[str, Any], path: Path, created: set[str] | None) -> l
         removed = _drop_memd_hooks(groups, set(KINDS))
         for command in removed:
             actions.append(f"removed {event} hook from {path}: {command}")
-        if removed and not groups and files.drop_empty(f"hooks.{event}", created):
+        if removed and not groups and assistant_files.drop_empty(f"hooks.{event}", created):
             del hooks[event]
-    if actions and not hooks and files.drop_empty("hooks", created):
+    if actions and not hooks and assistant_files.drop_empty("hooks", created):
         del doc["hooks"]
     return actions
 
@@ -330,7 +332,7 @@ def _is_memd_launcher(tokens: list[str]) -> bool:
 def _add_server(
     doc: dict[str, Any], path: Path, memd_argv: list[str], env: dict[str, str], made: set[str]
 ) -> list[str]:
-    servers = files.container(doc, "mcpServers", dict, path, made, "mcpServers")
+    servers = assistant_files.container(doc, "mcpServers", dict, path, made, "mcpServers")
     wanted = server_entry(memd_argv, env)
     current = servers.get(SERVER_NAME)
     if current == wanted:
@@ -350,7 +352,7 @@ def _remove_server(doc: dict[str, Any], path: Path, created: set[str] | None) ->
     if not isinstance(servers, dict) or not _is_memd_server(servers.get(SERVER_NAME)):
         return []
     del servers[SERVER_NAME]
-    if not servers and files.drop_empty("mcpServers", created):
+    if not servers and assistant_files.drop_empty("mcpServers", created):
         del doc["mcpServers"]
     return [f"removed MCP server '{SERVER_NAME}' from {path}"]
 

@@ -27,8 +27,8 @@ from tomlkit.exceptions import TOMLKitError
 
 from memd.conversations.sources import codex_home
 from memd.core.errors import ConfigError
-from memd.integrations import files, instructions
-from memd.integrations.files import IntegrationPlan
+from memd.integrations import assistant_files, instructions
+from memd.integrations.assistant_files import IntegrationPlan
 from memd.integrations.wiring import (
     SERVER_NAME,
     Draft,
@@ -56,8 +56,8 @@ def integrate(req: Request) -> IntegrationPlan:
     """Wire Codex CLI to memd (or, with `req.remove`, take memd out). `ConfigError` when its
     config cannot be read; nothing is written then."""
     draft = Draft(TITLE)
-    path = files.real_path(config_path(req))
-    before = files.read(path)
+    path = assistant_files.real_path(config_path(req))
+    before = assistant_files.read(path)
     doc = _parse(path, before)
     if req.remove:
         draft.actions += _remove_server(doc, path, created(req, NAME, path))
@@ -76,7 +76,7 @@ def wired(req: Request) -> list[str]:
     """What of memd is in Codex's files now."""
     out = []
     try:
-        doc = tomllib.loads(files.read(config_path(req)) or "")
+        doc = tomllib.loads(assistant_files.read(config_path(req)) or "")
     except tomllib.TOMLDecodeError:
         doc = {}
     entry = (
@@ -88,7 +88,7 @@ def wired(req: Request) -> list[str]:
         [entry.get("command"), *(entry.get("args") or [])]
     ):
         out.append(f"MCP server in {config_path(req)}")
-    text = files.read(Path(target(req).path)) or ""
+    text = assistant_files.read(Path(target(req).path)) or ""
     if instructions.BEGIN in text:
         out.append(f"memory block in {target(req).path}")
     return out

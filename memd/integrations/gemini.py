@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.conversations.sources import gemini_dir
-from memd.integrations import claude_code, files
-from memd.integrations.files import IntegrationPlan
+from memd.integrations import assistant_files, claude_code
+from memd.integrations.assistant_files import IntegrationPlan
 from memd.integrations.hooks import SESSION_START, USER_PROMPT
 from memd.integrations.wiring import (
     SERVER_NAME,
@@ -56,9 +56,9 @@ def integrate(req: Request) -> IntegrationPlan:
     """Wire Gemini CLI to memd (or, with `req.remove`, take memd out). `ConfigError` when its
     settings cannot be read; nothing is written then."""
     draft = Draft(TITLE)
-    path = files.real_path(settings_path(req))
-    before = files.read(path)
-    doc = files.parse(path, before)
+    path = assistant_files.real_path(settings_path(req))
+    before = assistant_files.read(path)
+    doc = assistant_files.parse(path, before)
     if req.remove:
         made = created(req, NAME, path)
         draft.actions += claude_code.remove_hooks(doc, path, made)
@@ -68,7 +68,7 @@ def integrate(req: Request) -> IntegrationPlan:
         draft.actions += _add_server(doc, path, req, made_now)
         draft.actions += claude_code.add_hooks(doc, path, req.memd_argv, req.env, made_now, HOOKS)
         draft.made[str(path)] = sorted(made_now)
-    after = before if doc == files.parse(path, before) else files.dump(doc)
+    after = before if doc == assistant_files.parse(path, before) else assistant_files.dump(doc)
     if after != before:
         draft.change(path, before, after)
     return apply(req, NAME, draft)
@@ -77,7 +77,7 @@ def integrate(req: Request) -> IntegrationPlan:
 def wired(req: Request) -> list[str]:
     """What of memd is in Gemini CLI's settings now."""
     try:
-        doc = json.loads(files.read(settings_path(req)) or "{}")
+        doc = json.loads(assistant_files.read(settings_path(req)) or "{}")
     except ValueError:
         return []
     out = []
@@ -105,7 +105,7 @@ def _is_memd(entry: Any) -> bool:
 
 
 def _add_server(doc: dict[str, Any], path: Path, req: Request, made: set[str]) -> list[str]:
-    servers = files.container(doc, "mcpServers", dict, path, made, "mcpServers")
+    servers = assistant_files.container(doc, "mcpServers", dict, path, made, "mcpServers")
     wanted, current = _entry(req), servers.get(SERVER_NAME)
     if current == wanted:
         return []
@@ -124,6 +124,6 @@ def _remove_server(doc: dict[str, Any], path: Path, made: set[str] | None) -> li
     if not isinstance(servers, dict) or not _is_memd(servers.get(SERVER_NAME)):
         return []
     del servers[SERVER_NAME]
-    if not servers and files.drop_empty("mcpServers", made):
+    if not servers and assistant_files.drop_empty("mcpServers", made):
         del doc["mcpServers"]
     return [f"removed MCP server '{SERVER_NAME}' from {path}"]

@@ -26,16 +26,16 @@ from memd.core.errors import DaemonNotRunning, MemdError
 from memd.core.settings import Settings, load
 from memd.integrations import (
     aider,
+    assistant_files,
     claude_code,
     codex,
     continue_dev,
-    files,
     gemini,
     instructions,
     opencode,
     vscode_ext,
 )
-from memd.integrations.files import IntegrationPlan
+from memd.integrations.assistant_files import IntegrationPlan
 from memd.integrations.wiring import Request
 
 # Answers a read method without the daemon: (settings, signature, params) → (result, note).
@@ -66,10 +66,10 @@ def _claude_code(req: Request) -> IntegrationPlan:
 def _claude_wired(req: Request) -> list[str]:
     settings_path, mcp_path = claude_code.default_paths(req.where.env)
     out = []
-    if "hook session-start" in (files.read(settings_path) or ""):
+    if "hook session-start" in (assistant_files.read(settings_path) or ""):
         out.append(f"SessionStart and UserPromptSubmit hooks in {settings_path}")
     try:
-        servers = json.loads(files.read(mcp_path) or "{}").get("mcpServers") or {}
+        servers = json.loads(assistant_files.read(mcp_path) or "{}").get("mcpServers") or {}
     except (ValueError, AttributeError):
         servers = {}
     if isinstance(servers, dict) and claude_code._is_memd_server(servers.get("memd")):

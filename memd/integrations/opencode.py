@@ -23,8 +23,8 @@ from typing import Any
 
 from memd.conversations.sources import opencode_config
 from memd.core.errors import ConfigError
-from memd.integrations import files, instructions
-from memd.integrations.files import IntegrationPlan
+from memd.integrations import assistant_files, instructions
+from memd.integrations.assistant_files import IntegrationPlan
 from memd.integrations.wiring import (
     SERVER_NAME,
     Draft,
@@ -52,7 +52,7 @@ def integrate(req: Request) -> IntegrationPlan:
     """Wire OpenCode to memd (or, with `req.remove`, take memd out). `ConfigError` when its config
     cannot be read; nothing is written then."""
     draft = Draft(TITLE)
-    path = files.real_path(config_path(req))
+    path = assistant_files.real_path(config_path(req))
     jsonc = path.with_suffix(".jsonc")
     if not path.exists() and jsonc.exists():
         raise ConfigError(
@@ -60,8 +60,8 @@ def integrate(req: Request) -> IntegrationPlan:
             hint=f'add "mcp": {{"memd": {{"type": "local", "command": {json.dumps(_command(req))}}}}}'
             f' and "{target(req).path}" to "instructions" by hand',
         )
-    before = files.read(path)
-    doc = files.parse(path, before)
+    before = assistant_files.read(path)
+    doc = assistant_files.parse(path, before)
     if req.remove:
         draft.actions += _remove(doc, path, req, created(req, NAME, path))
     else:
@@ -70,7 +70,7 @@ def integrate(req: Request) -> IntegrationPlan:
         made: set[str] = set()
         draft.actions += _add(doc, path, req, made)
         draft.made[str(path)] = sorted(made)
-    after = before if doc == files.parse(path, before) else files.dump(doc)
+    after = before if doc == assistant_files.parse(path, before) else assistant_files.dump(doc)
     if after != before:
         draft.change(path, before, after)
     block_change(draft, req, target(req))
@@ -80,7 +80,7 @@ def integrate(req: Request) -> IntegrationPlan:
 def wired(req: Request) -> list[str]:
     """What of memd is in OpenCode's config now."""
     try:
-        doc = json.loads(files.read(config_path(req)) or "{}")
+        doc = json.loads(assistant_files.read(config_path(req)) or "{}")
     except ValueError:
         return []
     out = []
@@ -106,7 +106,7 @@ def _is_memd(entry: Any) -> bool:
 
 def _add(doc: dict[str, Any], path: Path, req: Request, made: set[str]) -> list[str]:
     actions = []
-    servers = files.container(doc, "mcp", dict, path, made, "mcp")
+    servers = assistant_files.container(doc, "mcp", dict, path, made, "mcp")
     wanted: dict[str, Any] = {"type": "local", "command": _command(req), "enabled": True}
     if req.env:
         wanted["environment"] = dict(sorted(req.env.items()))
@@ -118,7 +118,7 @@ def _add(doc: dict[str, Any], path: Path, req: Request, made: set[str]) -> list[
         servers[SERVER_NAME] = wanted
         verb = "replaced" if current is not None else "added"
         actions.append(f"{verb} MCP server '{SERVER_NAME}' in {path}: {shell(_command(req))}")
-    listed = files.container(doc, "instructions", list, path, made, "instructions")
+    listed = assistant_files.container(doc, "instructions", list, path, made, "instructions")
     if target(req).path not in listed:
         listed.append(target(req).path)
         actions.append(f"added {target(req).path} to the instructions of {path}")
@@ -131,12 +131,12 @@ def _remove(doc: dict[str, Any], path: Path, req: Request, made: set[str] | None
     if isinstance(servers, dict) and _is_memd(servers.get(SERVER_NAME)):
         del servers[SERVER_NAME]
         actions.append(f"removed MCP server '{SERVER_NAME}' from {path}")
-        if not servers and files.drop_empty("mcp", made):
+        if not servers and assistant_files.drop_empty("mcp", made):
             del doc["mcp"]
     listed = doc.get("instructions")
     if isinstance(listed, list) and target(req).path in listed:
         listed.remove(target(req).path)
         actions.append(f"removed {target(req).path} from the instructions of {path}")
-        if not listed and files.drop_empty("instructions", made):
+        if not listed and assistant_files.drop_empty("instructions", made):
             del doc["instructions"]
     return actions

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from memd.conversations.sources import Where
-from memd.integrations import files, instructions
-from memd.integrations.files import FileChange, IntegrationPlan
+from memd.integrations import assistant_files, instructions
+from memd.integrations.assistant_files import FileChange, IntegrationPlan
 
 SERVER_NAME = "memd"
 
@@ -80,8 +80,8 @@ def is_memd_command(tokens: Sequence[Any]) -> bool:
 
 def block_change(draft: Draft, req: Request, target: instructions.Target) -> None:
     """memd's instructions block put into (or, undoing, taken out of) `target`'s file."""
-    path = files.real_path(Path(target.path))
-    before = files.read(path)
+    path = assistant_files.real_path(Path(target.path))
+    before = assistant_files.read(path)
     if req.remove:
         if before is None:
             return
@@ -113,18 +113,18 @@ def apply(req: Request, name: str, draft: Draft) -> IntegrationPlan:
             continue
         if c.after is None:
             if c.backup is not None:
-                files.write_atomic(c.backup, c.before or "")
+                assistant_files.write_atomic(c.backup, c.before or "")
             c.path.unlink(missing_ok=True)
         else:
-            files.write_atomic(c.path, c.after, backup=c.backup)
+            assistant_files.write_atomic(c.path, c.after, backup=c.backup)
     state_file = req.state_file(name)
-    state = files.read_state(state_file)
+    state = assistant_files.read_state(state_file)
     for path, made in draft.made.items():
         if req.remove:
             state.pop(path, None)
         else:
             state[path] = sorted(set(state.get(path, [])) | set(made))
-    files.write_state(state_file, state)
+    assistant_files.write_state(state_file, state)
     if draft.target is not None:
         if req.remove:
             req.targets.drop(draft.target.path)
@@ -136,7 +136,7 @@ def apply(req: Request, name: str, draft: Draft) -> IntegrationPlan:
 def created(req: Request, name: str, path: Path) -> set[str] | None:
     """The containers memd created in `path` for `name` (None when it has no record of the
     file: an undo then drops the containers it left empty)."""
-    record = files.read_state(req.state_file(name)).get(str(path))
+    record = assistant_files.read_state(req.state_file(name)).get(str(path))
     return set(record) if isinstance(record, list) else None
 
 

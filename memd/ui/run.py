@@ -142,8 +142,8 @@ def serve(
 ) -> int:
     import uvicorn
 
-    from memd.ui.backend import Backend
-    from memd.ui.guard import Keys
+    from memd.ui.channel import Channel
+    from memd.ui.signin import Keys
     from memd.ui.web import create_app
 
     port = sock.getsockname()[1]
@@ -154,8 +154,8 @@ def serve(
         while launch:
             launch.pop().unlink(missing_ok=True)
 
-    backend = Backend(s, timeout=timeout)
-    app = create_app(s, keys, port, backend=backend, on_login=forget_launch_file)
+    channel = Channel(s, timeout=timeout)
+    app = create_app(s, keys, port, channel=channel, on_login=forget_launch_file)
     url = f"http://127.0.0.1:{port}/?token={keys.token}"
     print(f"memd ui: {url}", flush=True)
     print(
@@ -188,7 +188,7 @@ def serve(
         server.run(sockets=[sock])
     finally:
         forget_launch_file()
-        backend.close()
+        channel.close()
         sock.close()
     if _stuck_threads():
         # Python would wait for them at exit; what they wait for is no longer wanted.

@@ -25,9 +25,9 @@ from memd.core.models import MEMORY_TYPES
 from memd.core.settings import Settings
 from memd.core.text import counted
 from memd.ui import charts, present, tree
-from memd.ui.backend import Backend, method_missing
 from memd.ui.changes import ChangePages, memory_root_index
-from memd.ui.guard import Guard, Keys
+from memd.ui.channel import Channel, method_missing
+from memd.ui.signin import Guard, Keys
 
 HERE = Path(__file__).parent
 NAV = (
@@ -50,11 +50,11 @@ def create_app(
     keys: Keys,
     port: int,
     *,
-    backend: Backend | None = None,
+    channel: Channel | None = None,
     on_login: Callable[[], None] | None = None,
 ) -> Guard:
     """The whole page behind its guard, ready for uvicorn."""
-    pages = Pages(settings, backend or Backend(settings), keys)
+    pages = Pages(settings, channel or Channel(settings), keys)
     changes = ChangePages(pages)
     routes = [
         Route("/", pages.home),
@@ -83,9 +83,9 @@ def create_app(
 class Pages:
     """One method per route."""
 
-    def __init__(self, settings: Settings, backend: Backend, keys: Keys) -> None:
+    def __init__(self, settings: Settings, channel: Channel, keys: Keys) -> None:
         self.settings = settings
-        self.backend = backend
+        self.channel = channel
         self.keys = keys
         self.templates = Jinja2Templates(directory=HERE / "templates")
         env = self.templates.env
@@ -110,7 +110,7 @@ class Pages:
         ctx.update(
             live=live,
             enabled=enabled,
-            # Without a daemon a change is written as the CLI writes it (`Backend.call`).
+            # Without a daemon a change is written as the CLI writes it (`Channel.call`).
             writable=bool(status) and enabled,
             history_root=memory_root_index(status, tree.roots_from_status(status or {})),
             csrf=self.keys.csrf,
@@ -123,13 +123,13 @@ class Pages:
 
     def _status(self) -> tuple[dict[str, Any] | None, str]:
         try:
-            return self.backend.call("status"), ""
+            return self.channel.call("status"), ""
         except MemdError as exc:
             return None, present.error_text(exc)
 
     def _call(self, method: str, params: dict[str, Any] | None = None) -> tuple[Any, str]:
         try:
-            return self.backend.call(method, params or {}), ""
+            return self.channel.call(method, params or {}), ""
         except MemdError as exc:
             if method_missing(exc):
                 return None, f"{method}: {NOT_AVAILABLE}"
@@ -146,7 +146,7 @@ class Pages:
             return False
         if not status.get("daemon", {}).get("running"):
             return True  # written here, by this memd's own code
-        return self.backend.has(
+        return self.channel.has(
             present.EDIT_METHOD, present.EDIT_PROBE, daemon=self._daemon_key(status)
         )
 
@@ -376,7 +376,7 @@ class Pages:
     def _job_runs(self) -> tuple[list[dict[str, Any]] | None, str]:
         """The recent runs with the ones that can be undone marked, or why there are none."""
         try:
-            res = self.backend.call("job_runs", {"limit": 60})
+            res = self.channel.call("job_runs", {"limit": 60})
         except MemdError as exc:
             if method_missing(exc):  # a daemon started before memd was upgraded
                 return None, (
@@ -437,7 +437,7 @@ class Pages:
         fail = form.get("fail", back)  # where a refusal is shown (default: where success goes)
         try:
             method, params = build(form)
-            result = await run_in_threadpool(self.backend.call, method, params, write=True)
+            result = await run_in_threadpool(self.channel.call, method, params, write=True)
         except MemdError as exc:
             err = (
                 f"{NOT_AVAILABLE}: this daemon cannot do that yet"

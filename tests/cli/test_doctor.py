@@ -25,7 +25,7 @@ from memd.cli import doctor
 from memd.cli.doctor.check import configured_secrets, scrub
 from memd.cli.doctor.cloud import check_sync
 from memd.cli.doctor.daemon import assess_daemon, assess_service
-from memd.cli.doctor.files import assess_permissions
+from memd.cli.doctor.folders import assess_permissions
 from memd.cli.doctor.inotify import assess_inotify, count_dirs
 from memd.cli.doctor.runtime import assess_sqlite, check_python
 from memd.core import settings as settings_mod

@@ -16,7 +16,7 @@ import pytest
 from memd.conversations.ingest import write_turns
 from memd.conversations.repo import delete_turns
 from memd.core.models import Turn
-from memd.daemon.methods import rebuild
+from memd.daemon.api import rebuild
 from memd.db import Store
 from memd.memory.api import MarkdownIndex
 from memd.memory.indexer import Indexer, Root

@@ -11,7 +11,7 @@ import pytest
 from memd.core import settings
 from memd.core.errors import DaemonStarting
 from memd.daemon.process import InstanceLock
-from memd.ui.backend import Backend
+from memd.ui.channel import Channel
 from tests.ui.uihelp import UiProcess, csrf_of
 from tests.utils import DaemonProcess, memd_env
 
@@ -77,7 +77,7 @@ def test_neither_writes_while_a_daemon_holds_the_memory(
         assert out.returncode == 1
         assert "a daemon holds this memory but did not answer" in out.stderr, out.stderr
         with pytest.raises(DaemonStarting, match="already running .*, but does not answer") as exc:
-            Backend(s, timeout=5).call("remember", {"text": "beside a daemon"}, write=True)
+            Channel(s, timeout=5).call("remember", {"text": "beside a daemon"}, write=True)
         assert "try again in a moment" in exc.value.hint
     finally:
         held.release()

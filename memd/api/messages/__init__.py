@@ -17,7 +17,7 @@ Conventions:
   fields are listed in docs/protocol.md (sync status, imports).
 
 The types live in one module per feature (`memory`, `daemon`, `conversations`, `transfer`,
-`agents`, `sync`, `history`) over `base` (`Params`, `Result`, `Signature`, the shared limits);
+`extraction`, `sync`, `history`) over `base` (`Params`, `Result`, `Signature`, the shared limits);
 `signatures` pairs them per method and `decode` turns JSON values into them and back. Callers
 use the names below (`msg.ContextParams`, `msg.CONTEXT`, `msg.decode_params`), not the modules.
 """
@@ -26,13 +26,6 @@ from __future__ import annotations
 
 from msgspec import UNSET, UnsetType
 
-from memd.api.messages.agents import (
-    ExtractionProgressParams,
-    ExtractionProgressResult,
-    MemoryPoint,
-    RelationshipParams,
-    RelationshipResult,
-)
 from memd.api.messages.base import (
     MAX_NAME_BYTES,
     MAX_PATH_BYTES,
@@ -68,6 +61,13 @@ from memd.api.messages.daemon import (
     StatusResult,
 )
 from memd.api.messages.decode import decode_params, decode_result, to_builtins, validation_message
+from memd.api.messages.extraction import (
+    ExtractionProgressParams,
+    ExtractionProgressResult,
+    MemoryPoint,
+    RelationshipParams,
+    RelationshipResult,
+)
 from memd.api.messages.history import (
     ChangeFile,
     ChangeInfo,

@@ -5,12 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memd.api.messages.agents import (
-    ExtractionProgressParams,
-    ExtractionProgressResult,
-    RelationshipParams,
-    RelationshipResult,
-)
 from memd.api.messages.base import Document, NoParams, Signature
 from memd.api.messages.conversations import (
     ForgetConversationParams,
@@ -29,6 +23,12 @@ from memd.api.messages.daemon import (
     RunJobParams,
     RunJobResult,
     StatusResult,
+)
+from memd.api.messages.extraction import (
+    ExtractionProgressParams,
+    ExtractionProgressResult,
+    RelationshipParams,
+    RelationshipResult,
 )
 from memd.api.messages.history import (
     HistoryParams,

@@ -7,7 +7,7 @@ any check failed. The assessments are pure functions of what was measured (`asse
 measuring shell around them never raises: a check that cannot run says so in its result.
 
 The checks, by what they check: `config` (the settings file), `runtime` (Python and SQLite),
-`files` (folders and the socket's permissions), `inotify`, `daemon` (the running daemon and
+`folders` (folders and the socket's permissions), `inotify`, `daemon` (the running daemon and
 its service), `llm` (the model extraction and summaries use, and why), `cloud` (sync), `index`,
 `semantic` (recall by meaning) and `assistants` (each assistant memd reads: on, installed, read,
 its problems); `check` holds the verdict type and the report.
@@ -28,7 +28,7 @@ from memd.cli.doctor.check import Check, as_dict, configured_secrets, exit_code,
 from memd.cli.doctor.cloud import BackendFactory, check_sync
 from memd.cli.doctor.config import load_settings
 from memd.cli.doctor.daemon import assess_daemon, check_service, fetch_status
-from memd.cli.doctor.files import check_folders, check_permissions
+from memd.cli.doctor.folders import check_folders, check_permissions
 from memd.cli.doctor.index import assess_index, assess_problems, inspect_index
 from memd.cli.doctor.inotify import check_inotify
 from memd.cli.doctor.llm import check_llm

@@ -1,4 +1,4 @@
-"""The page's way to the daemon: its socket, or, with no daemon, the index itself.
+"""The page's channel to memd: the daemon's socket, or, with no daemon, the index itself.
 
 The fallback is the CLI's (`memd.cli.commands.call`): reads from an `Engine` over
 `Store.open_readonly`, so the page answers as the daemon would from the same index, and a
@@ -32,7 +32,7 @@ def method_missing(exc: BaseException) -> bool:
     return isinstance(exc, RemoteError) and exc.code == METHOD_NOT_FOUND
 
 
-class Backend:
+class Channel:
     """Calls socket methods; falls back to the read-only index while the daemon is down."""
 
     def __init__(self, settings: Settings, *, timeout: float = 30.0) -> None:

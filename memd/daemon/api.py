@@ -1,4 +1,5 @@
-"""The daemon's own methods: `status`, `run_job`, `job_runs` and `reindex`.
+"""The daemon's own methods as the daemon serves them (like each feature's `api.py`): `status`,
+`run_job`, `job_runs` and `reindex`.
 
 `reindex` works on any `Index` (the composition root passes the Markdown index): a reconcile
 scan, or a full rebuild into a new file that is swapped in between two writes, with the

@@ -8,20 +8,20 @@ import pytest
 
 from memd.core import settings
 from memd.core.errors import StoreError
-from memd.ui.backend import Backend
+from memd.ui.channel import Channel
 from memd.ui.present import EDIT_METHOD, EDIT_PROBE
 from tests.ui.uihelp import OlderDaemon, seed
 from tests.utils import DaemonProcess
 
 
-def backend_for(home: Path, monkeypatch: pytest.MonkeyPatch) -> Backend:
+def channel_for(home: Path, monkeypatch: pytest.MonkeyPatch) -> Channel:
     monkeypatch.setenv("MEMD_HOME", str(home))
-    return Backend(settings.load(), timeout=10)
+    return Channel(settings.load(), timeout=10)
 
 
 def test_methods_are_probed_once_per_daemon(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     older = OlderDaemon(home).start()
-    b = backend_for(home, monkeypatch)
+    b = channel_for(home, monkeypatch)
     try:
         assert not b.has(EDIT_METHOD, EDIT_PROBE, daemon="one")
         assert b.has("forget", {}, daemon="one")  # exists: refuses the empty probe
@@ -39,7 +39,7 @@ def test_without_a_daemon_reads_come_from_the_index_and_writes_are_made_as_the_c
     daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(daemon)
-    b = backend_for(daemon.home, monkeypatch)
+    b = channel_for(daemon.home, monkeypatch)
     assert b.call("status")["daemon"]["running"] is True
     daemon.stop()
     st = b.call("status")
@@ -62,6 +62,6 @@ def test_without_a_daemon_reads_come_from_the_index_and_writes_are_made_as_the_c
 
 
 def test_no_daemon_and_no_index(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    b = backend_for(home, monkeypatch)
+    b = channel_for(home, monkeypatch)
     with pytest.raises(StoreError, match="no index"):
         b.call("status")
