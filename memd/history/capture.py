@@ -16,6 +16,7 @@ import getpass
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from memd.core.writers import held_open
 from memd.history import files as tree_files
 from memd.history.commits import MEMD_IDENT, Captured
 from memd.history.models import Cause
@@ -106,6 +107,26 @@ class Capturer:
         return Captured(
             cause, detail, after, self.clock(), MEMD_IDENT, dict(trailers or {}), before=before
         )
+
+    def without_saves(
+        self, items: list[Captured]
+    ) -> tuple[list[Captured], list[tuple[str, Cause]]]:
+        """`items` just read, less the files another program holds open for writing now (an
+        editor mid-save: what was read may be the file emptied or cut), which are returned to
+        be noted again. Asked after reading: a save that began before the read is seen."""
+        rels = sorted({r for it in items for r, data in it.files.items() if data is not None})
+        found = held_open([self.tree / r for r in rels]) if rels else None
+        saving = {r for r in rels if found and (self.tree / r) in found}
+        if not saving:
+            return items, []
+        out, again = [], []
+        for it in items:
+            for r in [r for r in it.files if r in saving]:
+                del it.files[r]
+                again.append((r, it.cause))
+            if it.files or it.folders:
+                out.append(it)
+        return out, again
 
     def hand_edits(self, due: list[tuple[str, Cause]]) -> list[Captured]:
         """One change per due file (see `HandEdits.take_due`); a file that cannot be read is

@@ -61,6 +61,11 @@ class HandEdits:
         else:
             seen.last = now
 
+    def renote(self, noted: list[tuple[str, Cause]]) -> None:
+        """Files taken but not captured (an editor was saving them): noted again."""
+        for rel, cause in noted:
+            self.note(rel, cause)
+
     def pending(self) -> list[str]:
         """The files noted and not recorded yet, sorted."""
         return sorted(self._noted)

@@ -181,13 +181,10 @@ class History:
         before: Mapping[str | Path, str | bytes | None] | None = None,
         trailers: Mapping[str, str] | None = None,
     ) -> None:
-        """Record that memd just wrote `paths` (files or folders, absolute or tree-relative).
-
-        `detail` says what happened in a line (an item id and text, an extraction run id, the
-        change an undo reverses). `before` optionally gives what the files held when memd read
-        them before writing: edits history has not seen yet are then recorded first as a hand
-        edit, so this change holds only memd's own edit. Never raises on I/O or git problems.
-        """
+        """Record `paths` (files or folders, absolute or tree-relative) as they are now as one
+        change; `detail` says what happened in a line. `before`, what the files held before:
+        edits history has not seen yet are then recorded first as a hand edit. (memd's own
+        writes use `record_written`.) Never raises on I/O or git problems."""
         cause = Cause(cause)
         self._enqueue(lambda: self._capture.writes(paths, cause, detail, before, trailers), [])
 
@@ -206,6 +203,7 @@ class History:
         detail: str = "",
         *,
         trailers: Mapping[str, str] | None = None,
+        held: Iterable[str | Path] | None = None,
     ) -> None:
         """Record memd's own change exactly as memd wrote it: per file (absolute or
         tree-relative) its text before memd's first write and after its last (None: no file).
@@ -213,10 +211,10 @@ class History:
         What the history has not seen of a file's `before` is recorded first as a hand edit,
         then this change: it holds memd's lines and nothing else, whatever was saved around
         them. The change is kept on disk until committed (`Spool`). Releases the files `hold`
-        held. Never raises on I/O or git problems.
+        held (`held`, else `files`). Never raises on I/O or git problems.
         """
         cause = Cause(cause)
-        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in files) if r]
+        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in held or files) if r]
         self._enqueue(lambda: self._capture.written(files, cause, detail, trailers), rels)
 
     def _enqueue(self, capture: Callable[[], Captured | None], held: list[str]) -> None:
@@ -323,9 +321,10 @@ class History:
                 due = self._hand.take_due(force_hand)
                 self._busy += 1
                 try:
-                    items += self._capture.hand_edits(due)
-                    if extra is not None:
-                        items += extra()
+                    seen = self._capture.hand_edits(due) + (extra() if extra is not None else [])
+                    seen, again = self._capture.without_saves(seen)  # read mid-save: later
+                    self._hand.renote(again)
+                    items += seen
                 except Exception as exc:
                     self._skip(
                         f"capture:{type(exc).__name__}", f"reading changed files failed: {exc}"

@@ -45,12 +45,13 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from memd.core.errors import EditConflict, SourceError
 from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, resolve_inside
 from memd.core.rename import Renamer
+from memd.core.writers import writers
 from memd.history import Cause
 from memd.memory.files import disk
 from memd.memory.files.guard import Op, WriteGuard
 from memd.memory.files.known import Ident, IndexedSize, KnownFiles, ident_of
 from memd.memory.files.operation import Operation
-from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot, writers
+from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot
 
 if TYPE_CHECKING:
     from memd.history import History
@@ -150,23 +151,30 @@ class MemoryFiles:
     def _record(self, op: Operation) -> None:
         """The operation's change, exactly as written (what each file held before its first
         write and after its last), not the files as they are now; it lets go of the holds."""
-        if self.history is None or op.coalesce or not op.files:
+        if self.history is None or op.coalesce or not (op.files or op.held):
             return
         written: dict[str | Path, tuple[str | None, str | None]] = {
             p: (w.before, w.after) for p, w in op.files.items()
         }
-        self.history.record_written(written, op.cause, op.detail, trailers=op.trailers)
+        self.history.record_written(
+            written, op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
+        )
+
+    def _hold(self, op: Operation, *paths: Path) -> None:
+        """Before memd writes these files: until the operation is recorded, no hand edit of
+        them is captured (it would hold memd's lines before memd's own change does)."""
+        if self.history is None or op.coalesce:
+            return
+        for p in paths:
+            key = os.path.abspath(p)
+            if key not in op.held:
+                op.held.add(key)
+                self.history.hold(key)
 
     def _wrote(self, op: Operation, path: Path, before: str | None, after: str | None) -> None:
-        first = op.wrote(path, before, after)
-        if self.history is None:
-            return
-        if op.coalesce:
+        op.wrote(path, before, after)
+        if op.coalesce and self.history is not None:
             self.history.note_coalesced(path, op.cause)
-        elif first:
-            # Until the operation is recorded, a hand edit of the file is not captured: it would
-            # hold memd's lines before memd's own change does.
-            self.history.hold(path)
 
     @contextlib.contextmanager
     def _in(self, cause: Cause_) -> Iterator[Operation]:
@@ -202,7 +210,7 @@ class MemoryFiles:
     def _read_for_write(self, path: Path, roots: Sequence[Path]) -> Snapshot:
         """The file as an edit may be based on: never in the middle of someone else's save.
 
-        Where the system says which programs hold a file open for writing (`settle.writers`),
+        Where the system says which programs hold a file open for writing (`core.writers`),
         memd waits while any does (an editor between its truncate and its last write) and then
         takes the file as it is: whole. A file missing although memd knew it (a save by rename
         in progress) is waited for as `read` does. Elsewhere `read`'s waits are all there is.
@@ -232,6 +240,13 @@ class MemoryFiles:
                 )
             time.sleep(0.02)
 
+    def _opened_since(self, path: Path, snap: Snapshot) -> bool:
+        """Whether another program holds a file memd did not write last open for writing now,
+        right before memd replaces it (the edit's computing took a moment)."""
+        if snap.data is None or (snap.ident is not None and snap.ident == self.known.ident(path)):
+            return False
+        return bool(writers(path))
+
     # -- writing ---------------------------------------------------------------------------
     def edit(self, path: Path, change: TextEdit[T], cause: Cause_) -> Written[T]:
         """Apply `change` to the file's current text and write the result safely (module
@@ -246,6 +261,7 @@ class MemoryFiles:
     def _edit(self, path: Path, change: TextEdit[T], op: Operation) -> Written[T]:
         roots = self.roots()
         path = disk.placed(path, roots)
+        self._hold(op, path)
         with self.known.lock(path):
             delay = 0.002
             for _ in range(ATTEMPTS):
@@ -262,6 +278,8 @@ class MemoryFiles:
                         self.known.left(path, snap.ident)
                     return Written(path, result, snap.text, None, "", snap.ident)
                 data = encode(new)
+                if self._opened_since(path, snap):
+                    continue  # a save began while the edit was computed: wait for it, read again
                 try:
                     how, ident = disk.replace(
                         path, snap, data, change.new_mode, roots, self.renamer
@@ -289,6 +307,7 @@ class MemoryFiles:
         roots = self.roots()
         path = disk.placed(path, roots)
         with self._in(cause) as op, self.known.lock(path):
+            self._hold(op, path)
             disk.still_inside(path, roots)
             snap = self._read_for_write(path, roots)
             if snap.data is None:
@@ -340,6 +359,7 @@ class MemoryFiles:
         roots = self.roots()
         resolve_inside(roots, path)  # a link there leading out is refused, one inside exists
         with self._in(cause) as op, self.known.lock(path):
+            self._hold(op, path)
             if os.path.lexists(path):
                 return False
             try:
@@ -366,6 +386,7 @@ class MemoryFiles:
         if text is None:
             return
         with self._in(cause) as op:
+            self._hold(op, src, dest)
             disk.still_inside(dest.parent, roots)
             try:
                 self.renamer.create(src, dest)  # one step when nothing is there yet

@@ -34,6 +34,7 @@ class Operation:
     trailers: dict[str, str] = field(default_factory=dict)
     coalesce: bool = False  # journal entries: recorded per file and minute, not as one change
     files: dict[str, Written] = field(default_factory=dict)
+    held: set[str] = field(default_factory=set)  # files whose hand edits wait for this change
 
     def wrote(self, path: Path | str, before: str | None, after: str | None) -> bool:
         """Note a write of `path` (True when it is the operation's first write of it)."""

@@ -1,0 +1,263 @@
+"""Everything at once on the write path, for about a minute, with the daemon killed: nothing a
+person wrote and nothing memd acknowledged is lost, and the history stays exact.
+
+A real daemon; over `MEMD_STRESS_MIX_S` seconds (default 60):
+
+- `remember` every 30 ms, into `_core/notes.md` and `_core/preferences.md` in turn;
+- an editor saving `notes.md` in place (truncate, a pause of up to 0.3 s, write, a line of its
+  own added each time);
+- an editor saving `preferences.md` by rename (a new file renamed over the old one, a line of
+  its own added each time; like an editor that warns when the file changed on disk, it saves
+  only the version it read);
+- `undo` of one of memd's remembers about every second;
+- the daemon killed with SIGKILL every ~12 s and started again at once.
+
+Then (after a clean stop, which commits what waits): every hand line is in its file, every
+acknowledged remember not undone is in its file exactly once and whole, every acknowledged
+remember has one change of its own adding exactly its line, every undo removes exactly the
+lines of what it undid, and no hand change adds a line of an acknowledged remember.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memd.core.errors import MemdError, UndoConflict
+from memd.history import History
+from tests.utils import DaemonProcess, wait_for
+
+# The run, a clean restart and reading every change back: well within this on a loaded machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+SECONDS = float(os.environ.get("MEMD_STRESS_MIX_S", "60"))
+KILL_EVERY_S = 12.0
+ITEM = re.compile(r"^- (.+?) <!-- memd id=(m_[0-9a-f]+)[^>]*-->$")
+
+
+@dataclass
+class Run:
+    """What the threads did, and what the daemon acknowledged."""
+
+    d: DaemonProcess
+    stop: threading.Event = field(default_factory=threading.Event)
+    acked: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (text, file)
+    undone: set[str] = field(default_factory=set)  # remembers an undo took back (or may have)
+    hand: dict[str, list[str]] = field(default_factory=dict)  # file -> lines saved by hand
+    kills: int = 0
+    saves: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        return self.d.call(method, params)
+
+
+def _remembers(run: Run) -> None:
+    n = 0
+    while not run.stop.is_set():
+        n += 1
+        kind = "preference" if n % 2 else ""
+        text = f"stress fact {n:05d}"
+        try:
+            r = run.call("remember", {"text": text, "type": kind})
+        except (MemdError, OSError):
+            pass  # the daemon is down or was killed mid-call: not acknowledged
+        else:
+            with run.lock:
+                run.acked[r["id"]] = (text, Path(r["path"]).name)
+        time.sleep(0.03)
+
+
+def _in_place(run: Run, path: Path) -> None:
+    rng = random.Random(1)
+    n = 0
+    while not run.stop.wait(rng.uniform(0.2, 0.5)):
+        n += 1
+        line = f"- in place by hand {n:04d}"
+        with open(path, "r+b") as fh:
+            data = fh.read()
+            fh.seek(0)
+            fh.truncate(0)
+            time.sleep(rng.uniform(0, 0.3))
+            fh.write(data + (b"" if data.endswith(b"\n") else b"\n") + line.encode() + b"\n")
+        with run.lock:
+            run.hand.setdefault(path.name, []).append(line)
+            run.saves[path.name] = n
+
+
+def _by_rename(run: Run, path: Path) -> None:
+    rng = random.Random(2)
+    n = 0
+    while not run.stop.wait(rng.uniform(0.2, 0.5)):
+        n += 1
+        line = f"- renamed in by hand {n:04d}"
+        while True:
+            st = os.stat(path)
+            data = path.read_bytes()
+            tmp = path.with_name(f"{path.name}.{n}.tmp")
+            tmp.write_bytes(data + (b"" if data.endswith(b"\n") else b"\n") + line.encode() + b"\n")
+            now = os.stat(path)
+            if (now.st_ino, now.st_size, now.st_mtime_ns) == (
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+            ):
+                os.replace(tmp, path)
+                break
+            tmp.unlink()  # changed on disk since it was read: read it again
+        with run.lock:
+            run.hand.setdefault(path.name, []).append(line)
+            run.saves[path.name] = n
+
+
+def _undos(run: Run) -> None:
+    rng = random.Random(3)
+    while not run.stop.wait(1.0):
+        with run.lock:
+            candidates = [i for i in run.acked if i not in run.undone]
+        if not candidates:
+            continue
+        item = rng.choice(candidates[-40:])
+        try:
+            changes = run.call("history", {"limit": 300})["changes"]
+        except (MemdError, OSError):
+            continue
+        change = next(
+            (c["id"] for c in changes if c["cause"] == "remember" and f"id={item} " in c["detail"]),
+            None,
+        )
+        if change is None:
+            continue
+        try:
+            run.call("undo", {"change": change})
+        except UndoConflict:
+            continue  # a later edit touched its line: refused, nothing written
+        except (MemdError, OSError):
+            pass  # the daemon was killed during the undo: it may have happened
+        with run.lock:
+            run.undone.add(item)
+
+
+def _killer(run: Run) -> None:
+    while not run.stop.wait(KILL_EVERY_S):
+        run.d.send_signal(signal.SIGKILL)
+        assert run.d.proc is not None
+        run.d.proc.wait(10)
+        run.kills += 1
+        run.d.start(timeout=60)
+
+
+def _diff(h: History, change: str) -> tuple[list[str], list[str]]:
+    added, removed = [], []
+    for fd in h.show(change).diffs:
+        for line in fd.diff.split("\n"):
+            if line.startswith("+") and not line.startswith("+++"):
+                added.append(line[1:])
+            elif line.startswith("-") and not line.startswith("---"):
+                removed.append(line[1:])
+    return [a for a in added if a.strip()], [r for r in removed if r.strip()]
+
+
+def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> None:
+    d = DaemonProcess(home).start()
+    notes = d.memory / "_core" / "notes.md"
+    prefs = d.memory / "_core" / "preferences.md"
+    notes.write_text("# Notes\n\n## Notes\n\n- a line written by hand\n")
+    prefs.write_text("# User Preferences\n\n## Remembered\n\n- tabs over spaces, by hand\n")
+    wait_for(lambda: d.search_paths('"tabs over spaces"') and d.search_paths('"line written"'), 10)
+    run = Run(d, hand={"notes.md": ["- a line written by hand"],
+                       "preferences.md": ["- tabs over spaces, by hand"]})  # fmt: skip
+    threads = [
+        threading.Thread(target=_remembers, args=(run,)),
+        threading.Thread(target=_in_place, args=(run, notes)),
+        threading.Thread(target=_by_rename, args=(run, prefs)),
+        threading.Thread(target=_undos, args=(run,)),
+        threading.Thread(target=_killer, args=(run,)),
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(SECONDS)
+    run.stop.set()
+    for t in threads:
+        t.join(90)
+    try:
+        assert run.kills >= 2 and len(run.acked) >= 200 and min(run.saves.values()) >= 20, (
+            run.kills, len(run.acked), run.saves,
+        )  # fmt: skip
+        files = {"notes.md": notes, "preferences.md": prefs}
+        # The guard applies memd's changes again after an editor's save: wait for it to settle.
+        end = time.monotonic() + 30
+        while _lost(run, files) and time.monotonic() < end:
+            time.sleep(0.2)
+        assert _lost(run, files) == []
+        d.stop()  # a clean stop commits what waits; a start commits what a kill left
+        d.start()
+        d.stop()
+        _check_history(run, History(d.memory, home / "data" / "history.git"))
+    finally:
+        if d.proc and d.proc.poll() is None:
+            d.stop()
+
+
+def _lost(run: Run, files: dict[str, Path]) -> list[str]:
+    """Hand lines and acknowledged remembers (not undone) missing; items twice or torn."""
+    problems = []
+    texts = {name: p.read_text() for name, p in files.items()}
+    for name, lines in run.hand.items():
+        have = set(texts[name].split("\n"))
+        problems += [f"hand line lost from {name}: {x}" for x in lines if x not in have]
+    found: dict[str, list[str]] = {}
+    for name, text in texts.items():
+        for line in text.split("\n"):
+            m = ITEM.match(line)
+            if m:
+                found.setdefault(m.group(2), []).append(m.group(1))
+            elif "<!-- memd" in line or (line and not line.startswith(("#", "- "))):
+                problems.append(f"a torn line in {name}: {line!r}")
+    for item, (text, _name) in run.acked.items():
+        if item in run.undone:
+            continue
+        if found.get(item) != [text]:
+            problems.append(f"acknowledged remember {item} ({text}): {found.get(item)}")
+    return problems
+
+
+def _check_history(run: Run, h: History) -> None:
+    """Every acknowledged remember has one change adding exactly its line; every undo removes
+    memd's lines only; no hand change adds a line of an acknowledged remember."""
+    changes = h.log(limit=0)
+    own: dict[str, list[str]] = {}
+    for c in changes:
+        if c.cause == "remember" and c.detail.startswith("id="):
+            own.setdefault(c.detail.split()[0][3:], []).append(c.id)
+    problems = [_own_change(h, item, text, own.get(item, []))
+                for item, (text, _) in run.acked.items()]  # fmt: skip
+    for c in changes:
+        if c.cause not in ("undo", "hand"):
+            continue
+        added, removed = _diff(h, c.id)
+        if c.cause == "undo" and (added or any("<!-- memd id=" not in r for r in removed)):
+            problems.append(f"undo {c.id} holds other lines: +{added} -{removed}")
+        acked = [a for a in added if (m := ITEM.match(a)) and m.group(2) in run.acked]
+        if c.cause == "hand" and acked:
+            problems.append(f"hand change {c.id} ({c.detail}) adds memd's lines: {acked[:2]}")
+    problems = [p for p in problems if p]
+    assert problems == [], problems[:12]
+
+
+def _own_change(h: History, item: str, text: str, mine: list[str]) -> str:
+    if len(mine) != 1:
+        return f"{item} has {len(mine)} changes of its own"
+    added, removed = _diff(h, mine[0])
+    if removed or len(added) != 1 or not added[0].startswith(f"- {text} <!-- memd id={item} "):
+        return f"{item}'s change holds more than its line: +{added} -{removed}"
+    return ""
