@@ -44,6 +44,7 @@ from typing import Any
 from bench.report import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
+VENV = str(Path(sys.executable).parent.parent)  # the Python both trees run on
 PRIVATE_ENV = (
     "MEMD_", "XDG_", "LISTEN_", "NOTIFY_", "ANTHROPIC_", "SUPABASE_", "OPENAI_", "GOOGLE_",
     "CLAUDE_", "CODEX_", "GEMINI_", "OPENCODE_", "AIDER_", "CONTINUE_", "CLINE_", "ROO_",
@@ -82,7 +83,11 @@ class Normaliser:
     ids: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def text(self, s: str) -> str:
-        s = s.replace(str(self.root), "<T>").replace(str(self.tree), "<TREE>")
+        s = (
+            s.replace(str(self.root), "<T>")
+            .replace(VENV, "<VENV>")
+            .replace(str(self.tree), "<TREE>")
+        )
         s = PORT.sub(r"\1:<port>", s)
         for kind, pattern in ID_PATTERNS:
             s = pattern.sub(functools.partial(self._match, kind), s)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from memd.api.messages import Params, Signature
+from memd.api.messages import Params, Signature, StatusResult
 from memd.core.models import JobResult
 from memd.core.progress import Progress
 from memd.core.settings import Settings
@@ -93,6 +93,8 @@ class Feature:
     methods: list[Method[Any, Any]] = field(default_factory=list)
     jobs: list[JobSpec] = field(default_factory=list)
     status: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
+    # Its fields of `status`, set on the answer being made.
+    status_into: list[Callable[[StatusResult], None]] = field(default_factory=list)
     # Daemon only: before the socket opens (catch up with the files, start watching) ...
     startup: list[Callable[[], None]] = field(default_factory=list)
     # ... after it opened (tailers), and at shutdown (in reverse order of features).
@@ -118,8 +120,8 @@ class Host(Protocol):
         """Where long work reports how far it got (the `progress` part of `status`)."""
         ...
 
-    def run_job(self, name: str) -> Any:
-        """Run a job now and record its outcome (a `RunJobResult`)."""
+    def run_job(self, name: str) -> JobResult:
+        """Run a job now and record its outcome."""
         ...
 
     def next_run(self, job: str) -> str | None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from memd.core.progress import TaskSnapshot
 
 R = TypeVar("R")
-Poll = Callable[[], list[dict[str, Any]]]
+Poll = Callable[[], "list[TaskSnapshot]"]
 # Work shorter than this draws nothing; then the bar refreshes every POLL_S.
 QUIET_S = 0.5
 POLL_S = 0.25
@@ -22,15 +25,18 @@ POLL_S = 0.25
 
 def daemon_progress(socket_path: Path) -> Poll:
     """The daemon's long work, from its `status` (empty when it cannot be asked)."""
+    import msgspec
+
     from memd.api import client
+    from memd.api import messages as m
     from memd.core.errors import MemdError
 
-    def poll() -> list[dict[str, Any]]:
+    def poll() -> list[TaskSnapshot]:
         try:
-            st = client.call(socket_path, "status", {}, timeout=2)
-        except (MemdError, OSError):
+            st = client.request(socket_path, m.STATUS, m.NoParams(), timeout=2)
+        except (MemdError, OSError, msgspec.ValidationError):
             return []
-        return list(st.get("daemon", {}).get("progress") or [])
+        return list(st.daemon.progress or [])
 
     return poll
 
@@ -85,11 +91,11 @@ def _draw(done: threading.Event, poll: Poll) -> None:
         while not done.is_set():
             tasks = poll()
             for t in tasks:
-                total = t["total"] or None  # unknown yet: rich draws a pulsing bar
-                rate = f"{t['rate']:,.0f}/s" if t.get("rate") else ""
-                if t["id"] not in shown:
-                    shown[t["id"]] = bar.add_task(t["what"], total=total, unit=t["unit"], rate=rate)
-                bar.update(shown[t["id"]], completed=t["done"], total=total, rate=rate)
-            for tid in [k for k in shown if k not in {t["id"] for t in tasks}]:
+                total = t.total or None  # unknown yet: rich draws a pulsing bar
+                rate = f"{t.rate:,.0f}/s" if t.rate else ""
+                if t.id not in shown:
+                    shown[t.id] = bar.add_task(t.what, total=total, unit=t.unit, rate=rate)
+                bar.update(shown[t.id], completed=t.done, total=total, rate=rate)
+            for tid in [k for k in shown if k not in {t.id for t in tasks}]:
                 bar.remove_task(shown.pop(tid))
             done.wait(POLL_S)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memd.api import messages as m
+from memd.core.progress import TaskSnapshot
 from memd.core.text import counted
 
 
@@ -59,55 +60,50 @@ def _iso(value: str | None) -> float | None:
 
 
 # -- jobs --------------------------------------------------------------------------------------
-def jobs_table(jobs: Mapping[str, Mapping[str, Any]], now: float) -> list[str]:
+def jobs_table(jobs: Mapping[str, m.JobStatus], now: float) -> list[str]:
     """One row per job: last run, its outcome, next run, interval; then each last message."""
     rows = [("job", "last run", "outcome", "next run", "every")]
     for name, j in sorted(jobs.items()):
-        nxt = "running now" if j.get("running") else relative(_iso(j.get("next_run")), now)
-        if not j.get("next_run") and not j.get("running"):
+        nxt = "running now" if j.running else relative(_iso(j.next_run), now)
+        if not j.next_run and not j.running:
             nxt = "not scheduled"
-        every = span(j["interval_s"]) if j.get("interval_s") else "-"
-        rows.append((name, relative(j.get("last_finished"), now), j.get("last_outcome") or "-",
-                     nxt, every))  # fmt: skip
+        every = span(j.interval_s) if j.interval_s else "-"
+        rows.append((name, relative(j.last_finished, now), j.last_outcome or "-", nxt, every))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = [
         "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
-    out += [
-        f"  {name}: {j['last_message']}"
-        for name, j in sorted(jobs.items())
-        if j.get("last_message")
-    ]
+    out += [f"  {name}: {j.last_message}" for name, j in sorted(jobs.items()) if j.last_message]
     return out
 
 
-def job_text(name: str, job: Mapping[str, Any] | None, now: float) -> str:
+def job_text(name: str, job: m.JobStatus | None, now: float) -> str:
     """`memd extract` (without `--now`): what the job did last and when it runs next."""
     if job is None:
         return f"no job {name!r}"
-    runs = job.get("runs", 0)
-    lines = [f"{name}: last run {relative(job.get('last_finished'), now)}"
-             + (f", {job['last_outcome']}" if job.get("last_outcome") else "")
+    runs = job.runs
+    lines = [f"{name}: last run {relative(job.last_finished, now)}"
+             + (f", {job.last_outcome}" if job.last_outcome else "")
              + f"; {runs} run{'s' if runs != 1 else ''} recorded"]  # fmt: skip
-    if job.get("last_message"):
-        lines.append(f"  {job['last_message']}")
-    counts = ", ".join(f"{k} {v}" for k, v in (job.get("counts") or {}).items() if v)
+    if job.last_message:
+        lines.append(f"  {job.last_message}")
+    counts = ", ".join(f"{k} {v}" for k, v in job.counts.items() if v)
     if counts:
         lines.append(f"  counts: {counts}")
-    if job.get("last_success") and job.get("last_success") != job.get("last_finished"):
-        lines.append(f"  last success {relative(job['last_success'], now)}")
-    if job.get("running"):
+    if job.last_success and job.last_success != job.last_finished:
+        lines.append(f"  last success {relative(job.last_success, now)}")
+    if job.running:
         lines.append("  running now")
-    elif job.get("next_run"):
-        every = f", every {span(job['interval_s'])}" if job.get("interval_s") else ""
-        lines.append(f"  next run {relative(_iso(job['next_run']), now)}{every}")
+    elif job.next_run:
+        every = f", every {span(job.interval_s)}" if job.interval_s else ""
+        lines.append(f"  next run {relative(_iso(job.next_run), now)}{every}")
     else:
         lines.append("  not scheduled: no daemon is running (`memd serve`)")
     lines.append(f"  `memd {name} --now` runs it now")
     return "\n".join(lines)
 
 
-def run_text(job: str, outcome: str, message: str, counts: Mapping[str, Any]) -> str:
+def run_text(job: str, outcome: str, message: str, counts: Mapping[str, int]) -> str:
     """A job run as text: its outcome and message, which says the counts in words (the counts
     themselves are in `--json`), and the run's id, which `memd undo --run` takes. A run with
     no message shows its counts."""
@@ -160,9 +156,9 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     if st.read_only:
         lines.append(f"read-only ({part(st.read_only, '')}): queries are answered, writes refused")
     if st.recovered:
-        r = part(st.recovered)
-        lines.append(f"index was damaged ({r['reason']}): moved aside to {r['moved_to']}"
-                     f" at {when(r['at'])} and rebuilt from the files")  # fmt: skip
+        r = st.recovered
+        lines.append(f"index was damaged ({r.reason}): moved aside to {r.moved_to}"
+                     f" at {when(r.at)} and rebuilt from the files")  # fmt: skip
     if st.logs:
         lines += logs_lines(part(st.logs))
     lines += instructions_lines(part(st.instructions, []))
@@ -208,20 +204,20 @@ def semantic_line(sem: dict[str, Any]) -> str:
 def daemon_lines(st: m.StatusResult) -> list[str]:
     """The daemon: process, settings waiting for a restart, long work under way."""
     d = st.daemon
-    if d.get("running"):
+    if d.running:
         lines = [
-            f"daemon: pid {d['pid']}, up {span(d.get('uptime_s', 0))}, RSS {d.get('rss_mb', 0)} MB,"
-            f" CPU {d.get('cpu_s', 0)}s, socket {st.socket}"
+            f"daemon: pid {d.pid}, up {span(part(d.uptime_s, 0))}, RSS {part(d.rss_mb, 0)} MB,"
+            f" CPU {part(d.cpu_s, 0)}s, socket {st.socket}"
         ]
     else:
         lines = ["daemon: not running"]
-    if d.get("restart_required"):
-        lines.append(f"restart required for: {', '.join(d['restart_required'])}"
+    if d.restart_required:
+        lines.append(f"restart required for: {', '.join(d.restart_required)}"
                      " (changed in the settings file; restart memd to apply)")  # fmt: skip
-    if d.get("starting"):
+    if d.starting:
         lines.append("starting: only `status` is answered until the first index is done;"
                      " queries read the index directly meanwhile")  # fmt: skip
-    lines += [f"working: {progress_line(p)}" for p in d.get("progress") or []]
+    lines += [f"working: {progress_line(p)}" for p in part(d.progress, [])]
     return lines
 
 
@@ -284,19 +280,18 @@ def agents_lines(agents: list[Any]) -> list[str]:
     return lines
 
 
-def progress_line(p: Mapping[str, Any]) -> str:
+def progress_line(p: TaskSnapshot) -> str:
     """``indexing memory files: 3,400 of 10,000 (34%), 520/s, about 13 s left``."""
-    done, total = int(p.get("done", 0)), int(p.get("total", 0))
-    unit = p.get("unit", "")
-    text = f"{p.get('what', 'working')}: {done:,}"
+    done, total, unit = p.done, p.total, p.unit
+    text = f"{p.what}: {done:,}"
     if total:
         text += f" of {total:,} {unit}".rstrip() + f" ({100 * done / total:.0f}%)"
     elif unit:
         text += f" {unit}"
-    if p.get("rate"):
-        text += f", {p['rate']:,.0f}/s"
-    if p.get("eta_s") is not None and total:
-        text += f", about {span(p['eta_s'])} left"
+    if p.rate:
+        text += f", {p.rate:,.0f}/s"
+    if p.eta_s is not None and total:
+        text += f", about {span(p.eta_s)} left"
     return text
 
 

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 # The last second every date function can show (9999-12-31T23:59:59Z): a time past it, or before
 # the epoch, is refused where it comes in and read as undated where it is stored.
 MAX_TS = 253402300799
@@ -143,10 +145,19 @@ class JobOutcome(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class JobResult:
-    """What one job run did, for `status` and the CLI."""
+class Recovery:
+    """A damaged index that was moved aside (`status` → `recovered`)."""
+
+    at: float
+    moved_to: str
+    reason: str
+
+
+class JobResult(msgspec.Struct, frozen=True):
+    """What one job run did: `run_job`'s answer as the job made it, and what `status` and the
+    job history keep of it."""
 
     job: str
     outcome: JobOutcome
     message: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = {}

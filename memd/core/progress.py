@@ -18,11 +18,25 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from memd.core.errors import DaemonStopping
 
 _ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSnapshot:
+    """A task as `status` shows it (`daemon.progress`): `done` of `total` `unit`s, the seconds
+    since it started, its rate per second and the seconds left (None while not known)."""
+
+    id: int
+    what: str
+    unit: str
+    done: int
+    total: int
+    elapsed_s: float
+    rate: float
+    eta_s: float | None
 
 
 @dataclass
@@ -55,15 +69,16 @@ class Task:
                 f"memd is stopping: {self.what} ended at {self.done:,} {self.unit}"
             )
 
-    def snapshot(self, now: float) -> dict[str, Any]:
+    def snapshot(self, now: float) -> TaskSnapshot:
         with self._lock:
             done, total = self.done, self.total
         elapsed = max(now - self.started, 1e-6)
         rate = done / elapsed if done else 0.0
         eta = (total - done) / rate if rate and total >= done else None
-        return {"id": self.id, "what": self.what, "unit": self.unit, "done": done,
-                "total": total, "elapsed_s": round(elapsed, 1), "rate": round(rate, 1),
-                "eta_s": round(eta, 1) if eta is not None else None}  # fmt: skip
+        return TaskSnapshot(
+            self.id, self.what, self.unit, done, total, round(elapsed, 1), round(rate, 1),
+            round(eta, 1) if eta is not None else None,
+        )  # fmt: skip
 
 
 class Progress:
@@ -92,7 +107,7 @@ class Progress:
             with self._lock:
                 del self._tasks[t.id]
 
-    def snapshot(self) -> list[dict[str, Any]]:
+    def snapshot(self) -> list[TaskSnapshot]:
         """Every open task, oldest first."""
         with self._lock:
             tasks = list(self._tasks.values())

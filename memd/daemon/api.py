@@ -8,7 +8,6 @@ operational state carried over.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import time
@@ -18,13 +17,12 @@ from typing import Any, Protocol
 
 from memd import __version__
 from memd.api import messages as msg
-from memd.api.messages.decode import convert
 from memd.api.methods import Feature, Method
+from memd.core.models import JobResult, Recovery
 from memd.core.progress import Task
 from memd.daemon import repo
 from memd.daemon.engine import Engine
 from memd.db import Store, recovery
-from memd.db.recovery import Recovery
 
 log = logging.getLogger("memd")
 
@@ -52,7 +50,7 @@ def daemon_feature(engine: Engine, index: Index) -> Feature:
     def status(_: msg.NoParams) -> msg.StatusResult:
         return status_of(engine)
 
-    def run_job(p: msg.RunJobParams) -> msg.RunJobResult:
+    def run_job(p: msg.RunJobParams) -> JobResult:
         return engine.run_job(p.name)
 
     def job_runs(p: msg.JobRunsParams) -> msg.JobRunsResult:
@@ -82,75 +80,69 @@ def daemon_feature(engine: Engine, index: Index) -> Feature:
             ),
             Method(msg.REINDEX, reindex, writes=True, why="scans the tree: 10 ms to minutes"),
         ],
-        status=[lambda: {"jobs": jobs_status(engine)}],
+        status_into=[lambda out: setattr(out, "jobs", jobs_status(engine))],
     )
 
 
 def status_of(engine: Engine) -> msg.StatusResult:
     """The daemon's part of `status`, then every feature's part, in feature order."""
-    daemon: dict[str, Any] = {"running": engine.in_daemon, "pid": engine.daemon_pid}
-    if engine.in_daemon:
-        daemon.update(process_stats(engine.started_at, time.time()))
-    out: dict[str, Any] = {
-        "version": __version__,
-        "daemon": daemon,
-        "socket": str(engine.settings.socket_path),
-    }
+    out = msg.StatusResult(
+        version=__version__, daemon=daemon_status(engine), socket=str(engine.settings.socket_path)
+    )
     if engine.recovered is not None:
-        out["recovered"] = engine.recovered.to_dict()
+        out.recovered = engine.recovered
     if engine.read_only:
-        out["read_only"] = engine.read_only
+        out.read_only = engine.read_only
+    parts: dict[str, Any] = {}
+    for part in engine.status_parts:
+        parts.update(part())
+    for name, value in parts.items():
+        setattr(out, name, value)
+    for write in engine.status_writers:
+        write(out)
+    return out
+
+
+def daemon_status(engine: Engine) -> msg.DaemonStatus:
+    """The process: its figures in the daemon, what waits for a restart, the work under way."""
+    d = msg.DaemonStatus(running=engine.in_daemon, pid=engine.daemon_pid)
+    if engine.in_daemon:
+        process_stats(d, engine.started_at, time.time())
     if engine.restart_required:
-        daemon["restart_required"] = list(engine.restart_required)
+        d.restart_required = list(engine.restart_required)
     if engine.starting:
-        daemon["starting"] = True
+        d.starting = True
     progress = engine.progress.snapshot()
     if progress:
-        daemon["progress"] = progress
-    for part in engine.status_parts:
-        out.update(part())
-    return convert(out, msg.StatusResult)
+        d.progress = progress
+    return d
 
 
 def job_runs_of(store: Store, p: msg.JobRunsParams) -> msg.JobRunsResult:
     """The recorded runs of the scheduled jobs, newest first (what each run did, not only the
     last one `status` shows)."""
-    rows = repo.job_runs(store.read(), p.name, p.limit)
-    return msg.JobRunsResult(
-        runs=[
-            msg.JobRun(
-                id=r.id,
-                job=r.job,
-                started=r.started,
-                finished=r.finished,
-                seconds=round(max(0.0, r.finished - r.started), 3),
-                outcome=r.outcome,
-                message=r.message,
-                counts=r.counts,
-            )
-            for r in rows
-        ]
-    )
+    return msg.JobRunsResult(runs=repo.job_runs(store.read(), p.name, p.limit))
 
 
-def jobs_status(engine: Engine) -> dict[str, Any]:
+def jobs_status(engine: Engine) -> dict[str, msg.JobStatus]:
     """Each job's last outcome and next run."""
     rows = repo.job_rows(engine.store.read())
-    nxt = engine.scheduler.describe() if engine.scheduler else {}
-    out: dict[str, Any] = {}
+    nxt = engine.scheduler.next_runs() if engine.scheduler else {}
+    running = engine.scheduler.running if engine.scheduler else set()
+    out: dict[str, msg.JobStatus] = {}
     for name in sorted(set(engine.jobs) | set(rows)):
-        r = rows.get(name, {})
-        out[name] = {
-            "last_outcome": r.get("outcome") or None,
-            "last_message": r.get("message") or "",
-            "last_finished": r.get("last_finished") or None,
-            "last_success": r.get("last_success") or None,
-            "runs": r.get("runs", 0),
-            "counts": json.loads(r.get("counts") or "{}"),
-            "interval_s": engine.jobs[name].interval_s if name in engine.jobs else None,
-            "next_run": nxt.get(name, {}).get("next_run"),
-            "running": nxt.get(name, {}).get("running", False),
-        }
+        r = rows.get(name)
+        out[name] = msg.JobStatus(
+            last_outcome=(r.outcome or None) if r else None,
+            last_message=r.message if r else "",
+            last_finished=(r.last_finished or None) if r else None,
+            last_success=(r.last_success or None) if r else None,
+            runs=r.runs if r else 0,
+            counts=r.counts if r else {},
+            interval_s=engine.jobs[name].interval_s if name in engine.jobs else None,
+            next_run=nxt.get(name),
+            running=name in running,
+        )
     return out
 
 
@@ -200,16 +192,15 @@ def merge_reports(a: msg.ReindexResult, b: msg.ReindexResult) -> msg.ReindexResu
     )
 
 
-def process_stats(started_at: float, now: float) -> dict[str, Any]:
+def process_stats(d: msg.DaemonStatus, started_at: float, now: float) -> None:
+    """The process's figures into `d`: uptime, resident memory, CPU time and use, threads."""
     import psutil
 
     p = psutil.Process()
     with p.oneshot():
         cpu = p.cpu_times()
-        return {
-            "uptime_s": round(now - started_at, 1),
-            "rss_mb": round(p.memory_info().rss / (1 << 20), 1),
-            "cpu_s": round(cpu.user + cpu.system, 2),
-            "cpu_percent": p.cpu_percent(None),
-            "threads": p.num_threads(),
-        }
+        d.uptime_s = round(now - started_at, 1)
+        d.rss_mb = round(p.memory_info().rss / (1 << 20), 1)
+        d.cpu_s = round(cpu.user + cpu.system, 2)
+        d.cpu_percent = p.cpu_percent(None)
+        d.threads = p.num_threads()

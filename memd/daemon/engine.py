@@ -16,17 +16,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memd.api import messages
-from memd.api.messages import RunJobResult, Signature
+from memd.api.messages import Signature, StatusResult
 from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
 from memd.core.conditions import requested_now
 from memd.core.errors import DaemonStarting, DiskFull, InvalidParams, MethodNotFound
-from memd.core.models import JobResult
-from memd.core.progress import Progress
+from memd.core.models import JobResult, Recovery
+from memd.core.progress import Progress, TaskSnapshot
 from memd.core.settings import Settings
 from memd.daemon import repo
 from memd.daemon.scheduler import Scheduler
 from memd.db import Store
-from memd.db.recovery import Recovery, disk_full_error, is_disk_full
+from memd.db.recovery import disk_full_error, is_disk_full
 
 log = logging.getLogger("memd")
 Call = Callable[[Any], Any]
@@ -35,12 +35,12 @@ ANSWERED_WHILE_STARTING = frozenset({"status"})
 STARTING_WAIT_S = 0.25
 
 
-def _doing(tasks: list[dict[str, Any]]) -> str:
+def _doing(tasks: list[TaskSnapshot]) -> str:
     if not tasks:
         return "opening the index"
     t = tasks[0]
-    of = f" of {t['total']:,}" if t["total"] else ""
-    return f"{t['what']}: {t['done']:,}{of} {t['unit']}".rstrip()
+    of = f" of {t.total:,}" if t.total else ""
+    return f"{t.what}: {t.done:,}{of} {t.unit}".rstrip()
 
 
 def _around(mw: Middleware, name: str, call_next: Call) -> Call:
@@ -171,7 +171,7 @@ class Engine:
     def in_daemon(self) -> bool:
         return self.daemon_pid is not None
 
-    def run_job(self, name: str) -> RunJobResult:
+    def run_job(self, name: str) -> JobResult:
         """Run one job now and record what it did (CLI `memd extract|archive|… --now`)."""
         if name not in self.jobs:
             raise InvalidParams(
@@ -185,9 +185,7 @@ class Engine:
                 started = time.time()
                 res = self.jobs[name].fn()
                 self.record_job(res, started, time.time())
-        return RunJobResult(
-            job=res.job, outcome=res.outcome.value, message=res.message, counts=res.counts
-        )
+        return res
 
     def record_job(self, res: JobResult, started: float, finished: float) -> None:
         """Persist a job outcome (the scheduler's callback)."""
@@ -218,6 +216,10 @@ class Engine:
     @property
     def status_parts(self) -> list[Callable[[], dict[str, Any]]]:
         return self._gather("status")
+
+    @property
+    def status_writers(self) -> list[Callable[[StatusResult], None]]:
+        return self._gather("status_into")
 
     @property
     def startup(self) -> list[Callable[[], None]]:

@@ -33,6 +33,7 @@ from memd.core import settings as settings_mod
 from memd.core import trim
 from memd.core.errors import DaemonAlreadyRunning, DaemonStopping, DiskFull, MemdError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
+from memd.core.models import Recovery
 from memd.core.settings import Settings
 from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
@@ -436,9 +437,9 @@ async def _report_progress(engine: Engine, every_s: float = 5.0) -> None:
     while True:
         await asyncio.sleep(every_s)
         for t in engine.progress.snapshot():
-            of = f" of {t['total']:,}" if t["total"] else ""
-            text = f"{t['what']}: {t['done']:,}{of} {t['unit']}".rstrip()
-            log.info("starting: %s (%.0f s)", text, t["elapsed_s"])
+            of = f" of {t.total:,}" if t.total else ""
+            text = f"{t.what}: {t.done:,}{of} {t.unit}".rstrip()
+            log.info("starting: %s (%.0f s)", text, t.elapsed_s)
             sdnotify.status(f"starting: {text}")
 
 
@@ -454,7 +455,7 @@ def _run_reload_hooks(engine: Engine, new: Settings) -> int:
     return failed
 
 
-def open_index(path: Path) -> tuple[Store, recovery.Recovery | None, str]:
+def open_index(path: Path) -> tuple[Store, Recovery | None, str]:
     """Open the index for writing (a damaged one is moved aside and rebuilt); on a full disk,
     open it read-only: (store, recovery, why read-only or "")."""
     recovered = None

@@ -7,8 +7,8 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from memd.api.messages import JobRun
 from memd.core.models import JobOutcome, JobResult
 
 RUNS_KEPT = 200  # job_runs rows kept per job
@@ -38,36 +38,50 @@ def record_job(c: sqlite3.Connection, res: JobResult, started: float, finished: 
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    """One row of `job_runs`: a finished run of a job, as `record_job` stored it."""
-
-    id: int
-    job: str
-    started: float
-    finished: float
-    outcome: str
-    message: str
-    counts: dict[str, Any]
-
-
-def job_runs(conn: sqlite3.Connection, name: str = "", limit: int = 50) -> list[RunRow]:
-    """Recorded runs, newest first: every job's, or the job `name`'s."""
+def job_runs(conn: sqlite3.Connection, name: str = "", limit: int = 50) -> list[JobRun]:
+    """Recorded runs, newest first: every job's, or the job `name`'s (as `job_runs` answers)."""
     where, args = ("WHERE name = ?", (name, limit)) if name else ("", (limit,))
     rows = conn.execute(
         "SELECT id, name, started, finished, outcome, message, counts FROM job_runs"
         f" {where} ORDER BY started DESC, id DESC LIMIT ?",
         args,
     ).fetchall()
-    return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], _counts(r[6])) for r in rows]
+    return [
+        JobRun(
+            id=r[0],
+            job=r[1],
+            started=r[2],
+            finished=r[3],
+            seconds=round(max(0.0, r[3] - r[2]), 3),
+            outcome=r[4],
+            message=r[5],
+            counts=_counts(r[6]),
+        )  # fmt: skip
+        for r in rows
+    ]
 
 
-def _counts(raw: str | None) -> dict[str, Any]:
+def _counts(raw: str | None) -> dict[str, int]:
+    """A run's counts as `record_job` stored them (a job's counts are whole numbers)."""
     try:
         value = json.loads(raw or "{}")
     except json.JSONDecodeError:
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(v, int)}
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """A job's row of `jobs`: its last outcome, and how many runs it had."""
+
+    outcome: str
+    message: str
+    last_finished: float
+    last_success: float
+    runs: int
+    counts: dict[str, int]
 
 
 def touch_header(c: sqlite3.Connection) -> None:
@@ -76,9 +90,14 @@ def touch_header(c: sqlite3.Connection) -> None:
     c.execute(f"PRAGMA user_version = {version}")
 
 
-def job_rows(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+def job_rows(conn: sqlite3.Connection) -> dict[str, JobRow]:
     """Every job's last outcome, by name."""
-    return {r["name"]: dict(r) for r in conn.execute("SELECT * FROM jobs")}
+    return {
+        r[0]: JobRow(r[1] or "", r[2] or "", r[3] or 0.0, r[4] or 0.0, r[5] or 0, _counts(r[6]))
+        for r in conn.execute(
+            "SELECT name, outcome, message, last_finished, last_success, runs, counts FROM jobs"
+        )
+    }
 
 
 def copy_state(conn: sqlite3.Connection, fresh: Path, cache_tables: tuple[str, ...]) -> None:

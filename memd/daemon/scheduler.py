@@ -14,7 +14,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from memd.api.methods import JobSpec
 from memd.core.models import JobOutcome, JobResult
@@ -119,10 +118,3 @@ class Scheduler:
                     log.exception("recording the outcome of job %s failed", name)
             log.info("job %s: %s %s", name, result.outcome.value, result.message)
             return result
-
-    def describe(self) -> dict[str, Any]:
-        nxt = self.next_runs()
-        return {
-            n: {"next_run": nxt.get(n), "running": n in self.running, "interval_s": s.interval_s}
-            for n, s in self.specs.items()
-        }

@@ -14,11 +14,10 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memd.core.errors import DiskFull, StoreError
+from memd.core.models import Recovery
 from memd.db import Store
 
 log = logging.getLogger("memd")
@@ -43,18 +42,6 @@ def disk_full_error(exc: BaseException) -> DiskFull:
         f"disk full: no space left{place}",
         hint="free some space on that disk and try again",
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    """A damaged index that was moved aside."""
-
-    at: float
-    moved_to: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "moved_to": self.moved_to, "reason": self.reason}
 
 
 def is_damage(exc: BaseException) -> bool:

@@ -16,16 +16,16 @@ def test_a_task_reports_done_total_rate_and_eta_while_open() -> None:
         t.advance(100)
         now[0] = 102.0
         (snap,) = p.snapshot()
-        assert (snap["what"], snap["unit"], snap["done"], snap["total"]) == (
+        assert (snap.what, snap.unit, snap.done, snap.total) == (
             "indexing memory files", "files", 100, 300,
         )  # fmt: skip
-        assert snap["rate"] == 50.0 and snap["eta_s"] == 4.0 and snap["elapsed_s"] == 2.0
+        assert snap.rate == 50.0 and snap.eta_s == 4.0 and snap.elapsed_s == 2.0
         with p.task("importing x.json", unit="") as inner:
-            assert [s["what"] for s in p.snapshot()] == [
+            assert [s.what for s in p.snapshot()] == [
                 "indexing memory files",
                 "importing x.json",
             ]
-            assert p.snapshot()[1]["eta_s"] is None and inner.total == 0
+            assert p.snapshot()[1].eta_s is None and inner.total == 0
     assert p.snapshot() == []
 
 

@@ -17,8 +17,8 @@ Conventions:
   fields are listed in docs/protocol.md (sync status, imports).
 
 The types live in one module per feature (`memory`, `daemon`, `conversations`, `transfer`,
-`extraction`, `sync`, `history`) over `base` (`Params`, `Result`, `Signature`, the shared limits);
-`signatures` pairs them per method and `decode` turns JSON values into them and back. Callers
+`extraction`, `sync`, `history`; `status` gathers a part of each) over `base` (`Params`,
+`Result`, `Signature`, the shared limits); `signatures` pairs them per method and `decode` turns JSON values into them and back. Callers
 use the names below (`msg.ContextParams`, `msg.CONTEXT`, `msg.decode_params`), not the modules.
 """
 
@@ -57,8 +57,6 @@ from memd.api.messages.daemon import (
     ReindexParams,
     ReindexResult,
     RunJobParams,
-    RunJobResult,
-    StatusResult,
 )
 from memd.api.messages.decode import decode_params, decode_result, to_builtins, validation_message
 from memd.api.messages.extraction import (
@@ -132,6 +130,7 @@ from memd.api.messages.signatures import (
     SYNC_STATUS,
     UNDO,
 )
+from memd.api.messages.status import DaemonStatus, JobStatus, StatusResult
 from memd.api.messages.sync import SyncNowParams, SyncNowResult
 from memd.api.messages.transfer import ExportParams, ExportResult
 
@@ -144,8 +143,8 @@ __all__ = [
     "RememberResult", "ForgetParams", "MemoryItem", "RemovedItem", "ForgetResult",
     "MemoriesParams", "AgentSeen", "MemoriesResult", "MoveTo", "EditItemParams", "EditItemResult",
     "SetEnabledParams", "SetEnabledResult",
-    "ReindexParams", "ReindexResult", "RunJobParams", "RunJobResult", "MAX_JOB_RUNS",
-    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult",
+    "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
+    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus",
     "IngestParams", "IngestResult", "RecallParams", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",

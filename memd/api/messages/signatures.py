@@ -21,8 +21,6 @@ from memd.api.messages.daemon import (
     ReindexParams,
     ReindexResult,
     RunJobParams,
-    RunJobResult,
-    StatusResult,
 )
 from memd.api.messages.extraction import (
     ExtractionProgressParams,
@@ -54,8 +52,10 @@ from memd.api.messages.memory import (
     SetEnabledParams,
     SetEnabledResult,
 )
+from memd.api.messages.status import StatusResult
 from memd.api.messages.sync import SyncNowParams, SyncNowResult
 from memd.api.messages.transfer import ExportParams, ExportResult
+from memd.core.models import JobResult
 
 CONTEXT = Signature("context", ContextParams, ContextResult)
 SEARCH = Signature("search", SearchParams, SearchResult)
@@ -66,7 +66,7 @@ SET_ENABLED = Signature("set_enabled", SetEnabledParams, SetEnabledResult)
 EDIT_ITEM = Signature("edit_item", EditItemParams, EditItemResult)
 STATUS = Signature("status", NoParams, StatusResult)
 REINDEX = Signature("reindex", ReindexParams, ReindexResult)
-RUN_JOB = Signature("run_job", RunJobParams, RunJobResult)
+RUN_JOB = Signature("run_job", RunJobParams, JobResult)  # the job's own result
 JOB_RUNS = Signature("job_runs", JobRunsParams, JobRunsResult)
 INGEST = Signature("ingest", IngestParams, IngestResult)
 RECALL = Signature("recall", RecallParams, RecallResult)

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from memd.api.messages.base import Document, Params
-from memd.api.messages.daemon import RunJobResult
+from memd.core.models import JobResult
 
 
 class SyncNowParams(Params, frozen=True, kw_only=True):
     retry_parked: bool = False
 
 
-class SyncNowResult(RunJobResult, kw_only=True):
+class SyncNowResult(JobResult, frozen=True, kw_only=True):
+    """The sync run's result (`run_job`'s) and the sync status after it."""
+
     status: Document

@@ -1,0 +1,77 @@
+"""The `status` answer: the daemon's part, then one part per feature, each a typed value.
+
+Every feature fills its own fields of the one `StatusResult` (`Feature.status_into`), with
+the types below, which are what the feature itself makes: the value travels from the feature
+to the wire as it is. Fields of a part that a daemon may leave out have defaults, so a client
+also reads the answer of an older daemon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, Struct, UnsetType
+
+from memd.api.messages.base import Result
+from memd.api.messages.memory import AgentSeen
+from memd.core.models import Recovery
+from memd.core.progress import TaskSnapshot
+
+
+class DaemonStatus(Struct, kw_only=True):
+    """The process: in the daemon its figures, the settings only a restart applies, whether it
+    still builds its first index and the long work under way."""
+
+    running: bool = False
+    pid: int | None = None
+    uptime_s: float | UnsetType = UNSET
+    rss_mb: float | UnsetType = UNSET
+    cpu_s: float | UnsetType = UNSET
+    cpu_percent: float | UnsetType = UNSET
+    threads: int | UnsetType = UNSET
+    restart_required: list[str] | UnsetType = UNSET
+    starting: bool | UnsetType = UNSET
+    progress: list[TaskSnapshot] | UnsetType = UNSET
+
+
+class JobStatus(Struct, kw_only=True):
+    """A scheduled job: its last run (None before the first) and its next."""
+
+    last_outcome: str | None = None
+    last_message: str = ""
+    last_finished: float | None = None
+    last_success: float | None = None
+    runs: int = 0
+    counts: dict[str, int] = {}
+    interval_s: int | float | None = None  # as the job was declared (whole seconds stay whole)
+    next_run: str | None = None  # ISO time; None outside the daemon
+    running: bool = False
+
+
+class StatusResult(Result, kw_only=True):
+    """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
+
+    version: str
+    daemon: DaemonStatus
+    socket: str
+    jobs: dict[str, JobStatus] = {}
+    enabled: bool | UnsetType = UNSET
+    memory_root: str | UnsetType = UNSET
+    roots: list[dict[str, Any]] | UnsetType = UNSET
+    index: dict[str, Any] | UnsetType = UNSET
+    watcher: dict[str, Any] | UnsetType = UNSET
+    problems: list[dict[str, Any]] | UnsetType = UNSET
+    logs: dict[str, Any] | UnsetType = UNSET
+    llm: dict[str, Any] | UnsetType = UNSET
+    sync: dict[str, Any] | UnsetType = UNSET
+    semantic: dict[str, Any] | UnsetType = UNSET
+    # A damaged index moved aside and rebuilt.
+    recovered: Recovery | UnsetType = UNSET
+    # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.
+    read_only: str | UnsetType = UNSET
+    agents: list[AgentSeen] | UnsetType = UNSET
+    # Whether changes of the memory tree are being recorded (`HistoryStatus`).
+    history: dict[str, Any] | UnsetType = UNSET
+    # memd's block in assistants' instructions files: {"assistant", "path", "kind", "written_at",
+    # "problem", "exists"} each (`memd integrate`).
+    instructions: list[dict[str, Any]] | UnsetType = UNSET
