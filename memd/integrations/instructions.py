@@ -12,10 +12,19 @@ the daemon keeps memd's memory there (`Keeper`), current and within its token bu
 - ``file``: a file memd owns whole, in a folder of instruction files (for assistants that read
   every file of a folder).
 
-A write happens only when the block changed, replaces the file in one step (a link is written
-through to the file it points to), and is skipped when the file changed while memd prepared it
-(the next refresh runs with the user's edit). `remove` takes the block out again, leaving the
-user's text as it was.
+These files are a person's, edited in their editor at any moment, so every write goes through
+the door memd writes its memory files with (`memd.memory.files.MemoryFiles`, an instance whose
+roots are the targets' folders and which keeps no history): the file is read once an editor's
+save is done (never half-way through an in-place save, never while another program holds it
+open for writing), the block is applied to what was read, and the file is replaced only if it
+is still that version (an atomic swap, put back when a save landed meanwhile), else read again.
+A link is written through to the file it points to.
+
+How often (`Keeper`): a file is never rewritten within `QUIET_S` of its own last change (a
+person editing it, or memd's own write a moment ago), the memory part of the block is
+rewritten as soon as it changed, and a change of the recent conversations alone waits until
+the file is `RECENT_EVERY_S` old (docs/integrations.md says why). `remove` takes the block out
+again, leaving the user's text as it was.
 """
 
 from __future__ import annotations
@@ -34,12 +43,21 @@ from memd.core.errors import ConfigError, MemdError
 from memd.core.fsio import atomic_write
 from memd.core.settings import Settings
 from memd.core.text import estimate_tokens, shorten
+from memd.history import Cause
+from memd.memory.files import MemoryFiles, TextEdit
 
 log = logging.getLogger(__name__)
 
 BEGIN = "<!-- memd:begin"
 END = "<!-- memd:end -->"
+RECENT_HEADING = "## Recent conversations (with any of the user's assistants)"
+# How often the daemon looks (cheap: its own index, and a stat of each file) ...
 REFRESH_S = 5.0
+# ... never writing a file changed less than this long ago (a person editing it) ...
+QUIET_S = 10.0
+# ... and, when only the recent conversations changed, not before the file is this old.
+RECENT_EVERY_S = 600.0
+NEW_FILE_MODE = 0o644  # read by the assistant, like the rest of its config
 Kind = Literal["block", "file"]
 
 
@@ -74,9 +92,7 @@ def compose(memory: str, recent: str, budget_tokens: int) -> str:
     conversations with every assistant (`recall`'s sessions), cut to `budget_tokens`."""
     parts = [memory.strip()]
     if recent.strip() and recent.strip() != "Nothing recalled.":
-        parts.append(
-            "## Recent conversations (with any of the user's assistants)\n\n" + recent.strip()
-        )
+        parts.append(f"{RECENT_HEADING}\n\n{recent.strip()}")
     text = "\n\n".join(p for p in parts if p)
     if estimate_tokens(text) <= budget_tokens:
         return text
@@ -143,45 +159,73 @@ def _real(path: Path) -> Path:
     return path.resolve() if path.is_symlink() else path
 
 
-def _read(path: Path) -> str | None:
-    try:
-        # Line endings as they are: the user's text is written back byte for byte.
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
+def door(folders: Callable[[], list[Path]]) -> MemoryFiles:
+    """The door memd's instruction files are written through: `MemoryFiles` over `folders`
+    (the targets' folders), keeping no history (the files are the assistants', not memd's
+    memory). One per writer, so memd knows its own last write of each file."""
+    return MemoryFiles(folders)
 
 
-def write(target: Target, block: str) -> bool:
-    """Put `block` into the target's file; True when the file changed. `ConfigError` when the
-    file cannot be read or its markers are broken (nothing is written then)."""
+def _door_for(path: Path, files: MemoryFiles | None) -> MemoryFiles:
+    if files is not None:
+        return files
+    return door(lambda: [path.parent])
+
+
+def _wanted(target: Target, block: str, current: str | None) -> str:
+    """The file's text with `block` in it (`ConfigError` for broken markers)."""
+    return target.head + block if target.kind == "file" else apply_block(current, block)
+
+
+def write(target: Target, block: str, files: MemoryFiles | None = None) -> bool:
+    """Put `block` into the target's file through the door `files` (one of its own when not
+    given); True when the file changed. `ConfigError` when the file cannot be read or its
+    markers are broken, `FileBusy` when it kept changing: nothing is written then."""
     path = _real(Path(target.path))
-    before = _read(path)
-    after = target.head + block if target.kind == "file" else apply_block(before, block)
-    if after == before:
-        return False
-    if _read(path) != before:  # edited while the block was prepared: the next refresh
-        return False
-    atomic_write(path, after, new_mode=0o644)
-    return True
+
+    def change(current: str | None) -> tuple[str | None, None]:
+        return _wanted(target, block, current), None
+
+    edit = TextEdit(change, new_mode=NEW_FILE_MODE)
+    return _door_for(path, files).edit(path, edit, Cause.EDIT).changed
 
 
-def remove(target: Target) -> bool:
+def remove(target: Target, files: MemoryFiles | None = None) -> bool:
     """Take memd's block (or memd's own file) out; True when a file changed."""
     path = _real(Path(target.path))
-    before = _read(path)
-    if before is None:
-        return False
+    door_ = _door_for(path, files)
     if target.kind == "file":
-        path.unlink()
-        return True
-    after = remove_block(before)
-    if after == before:
-        return False
-    atomic_write(path, after)
-    return True
+        return door_.delete(path, None, Cause.EDIT)
+
+    def change(current: str | None) -> tuple[str | None, None]:
+        return (None if current is None else remove_block(current)), None
+
+    return door_.edit(path, TextEdit(change), Cause.EDIT).changed
+
+
+def memory_part(text: str) -> str:
+    """The memory part of a block (or of the text between its markers): what comes before
+    its recent conversations."""
+    return text.partition(RECENT_HEADING)[0].replace(END, "").rstrip()
+
+
+def _block_in(target: Target, text: str) -> str:
+    if target.kind == "file":
+        return text.removeprefix(target.head)
+    span = _spans(text)
+    return "" if span is None else text[span[0] : span[1]]
+
+
+def _read(path: Path) -> tuple[str, float] | None:
+    """The file's text as it is now and its modification time (None: no file)."""
+    try:
+        # Line endings as they are: the user's text is written back byte for byte.
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            return f.read(), os.fstat(f.fileno()).st_mtime
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
 # -- the registered targets -----------------------------------------------------------------------
@@ -228,24 +272,38 @@ Context = Callable[[str], str]  # an assistant's name → the text of its memory
 
 
 class Keeper:
-    """Keeps every registered target current: refreshed at start, every `REFRESH_S` and when
-    asked; `status` names the targets and their problems."""
+    """Keeps every registered target current: looked at when the daemon starts, every
+    `REFRESH_S` and when asked; written when `due` (the module docstring); `status` names the
+    targets and their problems."""
 
-    def __init__(self, targets: Targets, context: Context) -> None:
+    def __init__(
+        self,
+        targets: Targets,
+        context: Context,
+        *,
+        quiet_s: float = QUIET_S,
+        recent_every_s: float = RECENT_EVERY_S,
+    ) -> None:
         self.targets = targets
         self.context = context
+        self.quiet_s = quiet_s
+        self.recent_every_s = recent_every_s
         self.problems: dict[str, str] = {}
         self.written: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._folders: list[Path] = []
+        self.files = door(lambda: self._folders)
 
     def refresh(self) -> int:
-        """Write each target whose block changed; returns how many files were written."""
+        """Write each target whose block is due; returns how many files were written."""
         n = 0
         with self._lock:
-            for t in self.targets.load():
+            targets = self.targets.load()
+            self._folders = [_real(Path(t.path)).parent for t in targets]
+            for t in targets:
                 try:
                     block = body(t.assistant, self.context(t.assistant))
-                    if write(t, block):
+                    if self.due(t, block) and write(t, block, self.files):
                         n += 1
                         self.written[t.path] = time.time()
                     self.problems.pop(t.path, None)
@@ -254,6 +312,22 @@ class Keeper:
                         log.warning("memd's block in %s not written: %s", t.path, exc)
                     self.problems[t.path] = str(exc)
         return n
+
+    def due(self, target: Target, block: str) -> bool:
+        """Whether `block` should be written to the target's file now: it differs from the
+        block there, the file has been still `quiet_s`, and either the memory part changed or
+        the file is `recent_every_s` old (only the recent conversations changed)."""
+        now = _read(_real(Path(target.path)))
+        if now is None:
+            return True
+        text, mtime = now
+        if _wanted(target, block, text) == text:
+            return False
+        age = abs(time.time() - mtime)  # a time ahead of the clock does not hold writes off
+        if age < self.quiet_s:
+            return False
+        there = _block_in(target, text)
+        return memory_part(there) != memory_part(block) or age >= self.recent_every_s
 
     def status(self) -> dict[str, Any]:
         return {

@@ -1,9 +1,12 @@
 """memd's block in an assistant's instructions file: only the block changes, the user's text is
-kept byte for byte, broken markers leave the file alone, and the daemon keeps it current."""
+kept byte for byte, broken markers leave the file alone, and the daemon keeps it current —
+never within seconds of the file's last change, the recent conversations at most every few
+minutes. (Editors racing the daemon's writes: test_instructions_race.py.)"""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,12 @@ def text(path: Path) -> str:
 
 def block(text: str = "likes tea") -> str:
     return ins.body("codex", text)
+
+
+def age(path: Path, seconds: float) -> None:
+    """Make the file's last change `seconds` old."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
 
 
 def test_a_block_is_added_after_the_users_text_and_replaced_in_place() -> None:
@@ -102,12 +111,15 @@ def test_the_keeper_refreshes_targets_and_reports_problems(tmp_path: Path) -> No
     good.write_text(USER_TEXT)
     bad = tmp_path / "GEMINI.md"
     bad.write_text("<!-- memd:begin x -->\n")
+    age(good, 3600)
+    age(bad, 3600)
     targets.add(Target("codex", str(good)))
     targets.add(Target("gemini", str(bad)))
     memory = {"text": "likes tea"}
     keeper = Keeper(targets, lambda assistant: f"{memory['text']} ({assistant})")
     assert keeper.refresh() == 1
     assert "likes tea (codex)" in text(good) and text(good).startswith(USER_TEXT)
+    age(good, 3600)
     assert keeper.refresh() == 0  # nothing changed: nothing written
     memory["text"] = "likes coffee"
     assert keeper.refresh() == 1 and "likes coffee" in text(good)
@@ -117,3 +129,49 @@ def test_the_keeper_refreshes_targets_and_reports_problems(tmp_path: Path) -> No
     assert text(bad) == "<!-- memd:begin x -->\n"
     targets.drop(str(bad))
     assert [t.assistant for t in targets.load()] == ["codex"]
+
+
+def test_the_keeper_writes_memory_at_once_and_recent_conversations_every_few_minutes(
+    tmp_path: Path,
+) -> None:
+    """A dotfile kept under git must not change every few seconds: the recent conversations
+    alone are written once the file is RECENT_EVERY_S old, a changed memory at once — but never
+    within QUIET_S of the file's last change (a person editing it)."""
+    targets = Targets(tmp_path / "instructions.json")
+    path = tmp_path / "AGENTS.md"
+    path.write_text(USER_TEXT)
+    age(path, 3600)
+    targets.add(Target("codex", str(path)))
+    now = {"memory": "- likes tea", "recent": "## Kiwi diet\n(session s1, 2 turns, Codex CLI)"}
+    keeper = Keeper(targets, lambda a: ins.compose(now["memory"], now["recent"], 1000))
+    assert keeper.refresh() == 1 and "(session s1, 2 turns" in text(path)
+    # A new turn in a conversation: the recent part changed, the memory did not.
+    now["recent"] = "## Kiwi diet\n(session s1, 3 turns, Codex CLI)"
+    age(path, ins.QUIET_S + 30)
+    assert keeper.refresh() == 0 and "(session s1, 2 turns" in text(path)
+    age(path, ins.RECENT_EVERY_S + 1)
+    assert keeper.refresh() == 1 and "(session s1, 3 turns" in text(path)
+    # The memory changed, a moment after the person saved the file: left until it is quiet.
+    now["memory"] = "- likes coffee"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\nA line of mine.\n")
+    assert keeper.refresh() == 0 and "likes coffee" not in text(path)
+    age(path, ins.QUIET_S + 1)
+    assert keeper.refresh() == 1
+    assert "likes coffee" in text(path) and text(path).endswith("\nA line of mine.\n")
+    # The memory changed a moment after memd's own write: the same quiet time first.
+    now["memory"] = "- likes water"
+    assert keeper.refresh() == 0
+    age(path, ins.QUIET_S + 1)
+    assert keeper.refresh() == 1 and "likes water" in text(path)
+    # A file that is gone gets the block again at once (nothing of the person's to wait for).
+    path.unlink()
+    assert keeper.refresh() == 1 and "likes water" in text(path)
+
+
+def test_a_file_that_is_not_utf8_keeps_its_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    mine = b"caf\xe9 latin-1 notes\n"
+    path.write_bytes(mine)
+    assert ins.write(Target("codex", str(path)), block()) is True
+    assert path.read_bytes().startswith(mine) and b"likes tea" in path.read_bytes()
