@@ -105,6 +105,7 @@ def instructions_feature(engine: Engine) -> Feature:
     keeper = instructions.Keeper(instructions.Targets.of(engine.settings), context)
 
     def refresh() -> None:
+        keeper.recent_every_s = engine.settings.instructions_recent_every_min * 60  # a reload
         keeper.refresh()
 
     return Feature(

@@ -55,7 +55,8 @@ RECENT_HEADING = "## Recent conversations (with any of the user's assistants)"
 REFRESH_S = 5.0
 # ... never writing a file changed less than this long ago (a person editing it) ...
 QUIET_S = 10.0
-# ... and, when only the recent conversations changed, not before the file is this old.
+# ... and, when only the recent conversations changed, not before the file is this old
+# (`instructions.recent_every_min`).
 RECENT_EVERY_S = 600.0
 NEW_FILE_MODE = 0o644  # read by the assistant, like the rest of its config
 Kind = Literal["block", "file"]

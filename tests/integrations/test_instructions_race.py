@@ -83,7 +83,6 @@ def race(tmp_path: Path, how: str, saves: int, pause: float) -> tuple[str, str]:
         done.set()
         runner.join()
     assert editor.returncode == 0, editor.stderr
-    print(how, "saves", saves, "memd writes", wrote["n"])
     assert wrote["n"] > 0, "the keeper never wrote while the person saved: no race was run"
     assert keeper.problems == {}
     keeper.refresh()  # memd's newest block, over the older one the last save carried

@@ -69,7 +69,10 @@ def machine(home: Path, tmp_path: Path) -> Iterator[Machine]:
     assert not any((user / d).exists() for d in (".codex", ".gemini", ".config", ".local"))
     project = user / "work" / "shop"
     project.mkdir(parents=True)
-    d = DaemonProcess(home, HOME=str(user)).start()
+    # The second session starts a moment after the first: memd's block is to carry the first
+    # session's turn by then, so the recent conversations are written as soon as they change
+    # (by default at most every 10 minutes; docs/integrations.md).
+    d = DaemonProcess(home, HOME=str(user), MEMD_INSTRUCTIONS_RECENT_EVERY_MIN="0").start()
     try:
         with AssistantAPIs(reply="Noted.") as api:
             m = Machine(user, project, d, api)
