@@ -30,7 +30,8 @@ from memd.core.errors import DaemonAlreadyRunning, DaemonStarting, InvalidParams
 from memd.core.settings import Settings
 from memd.daemon import engine as engine_mod
 from memd.daemon.api import daemon_feature
-from memd.daemon.process import Daemon, InstanceLock, setup_logging
+from memd.daemon.lock import InstanceLock
+from memd.daemon.process import Daemon, setup_logging
 from memd.db import Store
 from memd.extraction import api as extraction_api
 from memd.history import History

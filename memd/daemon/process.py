@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import faulthandler
-import fcntl
 import logging
 import os
 import signal
@@ -31,12 +30,13 @@ from memd import __version__
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
 from memd.core import trim
-from memd.core.errors import DaemonAlreadyRunning, DaemonStopping, DiskFull, MemdError
+from memd.core.errors import DaemonStopping, DiskFull, MemdError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.models import Recovery
 from memd.core.settings import Settings
 from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
+from memd.daemon.lock import InstanceLock
 from memd.daemon.scheduler import Scheduler
 from memd.daemon.server import Server, bind_unix_socket
 from memd.db import Store, recovery
@@ -55,35 +55,6 @@ def setup_logging(level: str) -> None:
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-
-
-class InstanceLock:
-    """An flock on the data folder: one daemon per MEMD_HOME, whatever socket it uses."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd: int | None = None
-
-    def acquire(self) -> None:
-        make_private_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            pid = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise DaemonAlreadyRunning(
-                f"memd is already running (pid {pid}) for {self.path.parent}",
-                hint="stop it first, or point MEMD_HOME elsewhere",
-            ) from exc
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self.fd = fd
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 class Daemon:
@@ -177,8 +148,11 @@ class Daemon:
         # memd's data folder holds the index (every conversation): the owner's alone.
         make_private_dir(s.paths.data_dir)
         tighten(s.paths.data_dir, PRIVATE_DIR)
+        # A change made without the daemon holds the lock for a moment: waited for; a daemon
+        # answering on its socket is refused at once.
         self._lock = InstanceLock(s.lock_path)
-        self._lock.acquire()
+        if not await self._lock.take(s.socket_path, lambda: self.stopping):
+            return False
         self._store, recovered, read_only = open_index(s.db_path)
         if self.stopping:
             return False

@@ -10,7 +10,7 @@ import pytest
 
 from memd.core import settings
 from memd.core.errors import DaemonStarting
-from memd.daemon.process import InstanceLock
+from memd.daemon.lock import InstanceLock
 from memd.ui.channel import Channel
 from tests.ui.uihelp import UiProcess, csrf_of
 from tests.utils import DaemonProcess, memd_env
