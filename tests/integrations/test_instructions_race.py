@@ -19,6 +19,8 @@ import pytest
 from memd.integrations import instructions as ins
 from memd.integrations.instructions import Keeper, Target, Targets
 
+pytestmark = pytest.mark.slow  # editors saving for seconds on purpose
+
 # The person's own text: long enough that a save caught half-way ends before memd's block.
 USER_TEXT = "# My rules\n\n" + "".join(f"- rule {i}: keep it short and tested\n" for i in range(60))
 
