@@ -26,6 +26,7 @@ with the path.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -46,16 +47,74 @@ _NOT_SAID_PREFIXES = ("<session_context>", "/", "?")
 # What hooks add (memd's own context among them) is put into the user's message in these tags.
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 _HEADER_BYTES = 1 << 16
+# A prompt in logs.json and the chat's copy of it are written a moment apart.
+PROMPT_MATCH_S = 120.0
 
 
 # -- where a chat was held --------------------------------------------------------------------
 def describe(path: str) -> Facts:
     """The project folder of a chat (from its project folder's `.project_root`, else
-    ``projects.json``, else the path whose hash names the folder) and, for a JSONL chat, the
-    session id of its header line."""
+    ``projects.json``, else the path whose hash names the folder), for a JSONL chat the
+    session id of its header line, and the prompts ``logs.json`` holds for its session (a
+    prompt memd read from there before the chat appeared keeps its id: stored once)."""
     session, kind = _header(path)
     extra = {"kind": kind} if kind else {}
+    logs = _project_dir(path) / "logs.json"
+    prompts = _logged_prompts(logs, session or _name_prefix(path))
+    if prompts:
+        extra["prompts"] = prompts
     return Facts(session_id=session, project=project_of(_project_dir(path)), extra=extra)
+
+
+def _logged_prompts(logs: Path, session: str) -> str:
+    """The prompts of `session` (a whole id, or the 8 characters a chat's name has) in a
+    ``logs.json``, as JSON ``[[session, messageId, text, ts], …]`` ("" when none)."""
+    try:
+        st = logs.stat()
+    except OSError:
+        return ""
+    return _prompts_in(str(logs), st.st_size, st.st_mtime_ns, session) if session else ""
+
+
+@functools.lru_cache(maxsize=32)
+def _prompts_in(path: str, size: int, mtime_ns: int, session: str) -> str:
+    # Keyed by size and time: a chat appended to line by line reads its logs.json once.
+    del size, mtime_ns
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return ""
+    found = []
+    for e in doc if isinstance(doc, list) else []:
+        if not isinstance(e, dict) or e.get("type") != "user":
+            continue
+        sid, mid, text = e.get("sessionId"), e.get("messageId"), e.get("message")
+        if isinstance(sid, str) and sid.startswith(session) and isinstance(text, str):
+            found.append([sid, mid, text.strip(), _ts(e.get("timestamp"), path)])
+    return json.dumps(found) if found else ""
+
+
+@functools.lru_cache(maxsize=32)
+def _prompt_list(prompts: str) -> list[tuple[str, Any, str, float]]:
+    return [(p[0], p[1], p[2], p[3]) for p in json.loads(prompts)] if prompts else []
+
+
+def _logged_id(ctx: FileContext, session: str, text: str, ts: float) -> str:
+    """``prompt:<messageId>`` of the ``logs.json`` entry that logged this user message (the same
+    session and text, the nearest in time within PROMPT_MATCH_S), "" when none did."""
+    near = [
+        (abs(when - ts), mid)
+        for sid, mid, said, when in _prompt_list(ctx.facts.extra.get("prompts", ""))
+        if sid == session and said == text and ts and when and abs(when - ts) <= PROMPT_MATCH_S
+    ]
+    return f"prompt:{min(near, key=lambda n: n[0])[1]}" if near else ""
+
+
+def _name_prefix(path: str) -> str:
+    # session-<time>-<first 8 of the id>.json(l)
+    stem = os.path.basename(path).split(".", 1)[0]
+    return stem.rsplit("-", 1)[-1] if stem.startswith("session-") else ""
 
 
 def describe_logs(path: str) -> Facts:
@@ -204,9 +263,10 @@ def _turns(messages: Iterable[Any], ctx: FileContext) -> list[Turn]:
         session = ctx.facts.session_id or _session_of_name(ctx.path)
         if not session:
             raise ParseError("no session id (no header line)", path=ctx.path, line=ctx.lineno)
+        logged = _logged_id(ctx, session, text, ts) if role == "user" else ""
         out.append(Turn(
             source=SOURCE, session_id=session,
-            turn_id=mid if isinstance(mid, str) and mid else sha1_json([role, msg.get("timestamp"), text]),
+            turn_id=logged or (mid if isinstance(mid, str) and mid else sha1_json([role, msg.get("timestamp"), text])),
             role=role, text=text, ts=ts, source_path=ctx.path, agent_id=SOURCE,
             project=ctx.facts.project, line=ctx.lineno,
         ))  # fmt: skip
