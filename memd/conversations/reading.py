@@ -36,6 +36,7 @@ from memd.conversations.formats import Record, SessionTitle, SubagentTurn, parse
 from memd.conversations.formats.contract import FileContext
 from memd.conversations.formats.document import ParsedDocument
 from memd.conversations.ingest import WriteReport, prepare, set_title, write_turns
+from memd.conversations.sections import read_sections
 from memd.conversations.sources import FORMATS, Reader, assistant_of_format
 from memd.conversations.tailer import Checkpoint, read_new
 from memd.core.errors import ParseError, SourceError, UnknownRecord
@@ -136,7 +137,9 @@ class Pass:
         self.reports.append(rep)
         reader = FORMATS[fmt]
         try:
-            if reader.kind == "document":
+            if reader.sections is not None:
+                self._sections(path, reader, previous, rep)
+            elif reader.kind == "document":
                 self._document(path, reader, previous, rep)
             elif reader.kind == "sqlite":
                 self._database(path, reader, previous, rep)
@@ -239,6 +242,28 @@ class Pass:
         rep.lines += 1
         rep.bad += len(bad)
 
+    def _sections(
+        self, path: str, reader: Reader, prev: Checkpoint | None, rep: FileReport
+    ) -> None:
+        """A document appended to in sections: from its last section's header on."""
+        assert reader.sections is not None
+        got = read_sections(path, prev, reader.max_bytes, reader.sections.starts)
+        if got.data is None:
+            return
+        parsed = reader.sections.parse(
+            got.data, self._context(path, reader), got.lines_before, got.earlier
+        )
+        cp = got.checkpoint if parsed.complete else dataclasses.replace(got.checkpoint, size=-1)
+        turns = parsed.turns if self.host.enabled() else []
+        # Problems of the part not read again stay listed (line 0: of the whole file).
+        self._add(functools.partial(_write_document, path=path, fmt=reader.format, cp=cp,
+                                    turns=prepare(turns), bad=list(parsed.problems),
+                                    from_line=got.lines_before + 1 if got.start else 0),
+                  rep, len(got.data))  # fmt: skip
+        rep.lines += 1
+        rep.restarted |= got.restarted
+        rep.bad += len(parsed.problems)
+
     def _database(
         self, path: str, reader: Reader, prev: Checkpoint | None, rep: FileReport
     ) -> None:
@@ -323,9 +348,10 @@ def _write_document(
     cp: Checkpoint,
     turns: list[Turn],
     bad: list[tuple[int, str]],
+    from_line: int = 0,
 ) -> WriteReport:
     now = time.time()
-    repo.forget_bad_lines(c, path)
+    repo.forget_bad_lines(c, path, from_line)
     wrep = _turns(c, turns, now)
     if bad:
         repo.add_bad_lines(c, path, bad, now)

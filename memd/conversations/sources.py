@@ -41,6 +41,7 @@ from memd.conversations.formats.contract import (
     FileContext,
     Kind,
     LineParser,
+    Sections,
     no_facts,
 )
 from memd.conversations.tailer import Checkpoint
@@ -60,7 +61,9 @@ class Reader:
     ("" for the folder itself) and `patterns` are globs below that (``*`` within one name, ``**``
     any depth). A `lines` reader has `parse_line`, a `document` reader `parse_document`; a
     `sqlite` reader's database is read by `memd.conversations.databases`. `describe` finds what a
-    file's surroundings say (its session, its project) once per read.
+    file's surroundings say (its session, its project) once per read. A document only ever
+    appended to in sections (Aider's history) has `sections`: it is read from its last section
+    on (`memd.conversations.sections`), not whole.
     """
 
     format: str
@@ -73,6 +76,7 @@ class Reader:
     max_bytes: int = MAX_DOCUMENT_BYTES  # a bigger document is reported, not read
     read_database: DatabaseReader | None = None
     recursive: bool = True  # False: only the folder's own entries are watched
+    sections: Sections | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +211,8 @@ FORMATS: dict[str, Reader] = {
                describe=continue_dev.describe),
         # A project folder: only its own entries are watched, never the project's tree.
         Reader("aider", "document", (aider.HISTORY_NAME,), parse_document=aider.parse_document,
-               describe=aider.describe, recursive=False),
+               describe=aider.describe, recursive=False,
+               sections=Sections(aider.session_starts, aider.parse_section)),
     )
 }  # fmt: skip
 # What `logs.sources` may name (memd's own files are not a format a person configures).

@@ -73,8 +73,12 @@ def parse_aider_history(
     project: str = "",
     input_history: bytes | None = None,
     tz: tzinfo | None = None,
+    first_line: int = 1,
+    earlier: Callable[[str], int] | None = None,
 ) -> ParsedDocument:
-    """The turns of one `.aider.chat.history.md` (`data`).
+    """The turns of one `.aider.chat.history.md` (`data`), or of its part from a run's header
+    on (`first_line`: that header's line in the file; `earlier(start)`: how many runs before the
+    part started at the same time, which their session ids count).
 
     `project` is the folder it sits in (Aider's root); `input_history` the
     `.aider.input.history` beside it; times without a zone are read in `tz` (default: this
@@ -88,11 +92,12 @@ def parse_aider_history(
     if "\ufffd" in text:
         problems.append((0, "bytes that are not UTF-8 were replaced"))
     inputs = _input_times(input_history or b"", tz)
-    reader = _Reader(path=path, project=project or "", tz=tz, inputs=inputs, problems=problems)
+    reader = _Reader(path=path, project=project or "", tz=tz, inputs=inputs, problems=problems,
+                     earlier=earlier or _none_before)  # fmt: skip
     text = text.replace("\r\n", "\n")
     # Aider's own lines (run headers, inputs, its output) are found by one regular expression;
     # what lies between them is the model's reply, taken whole.
-    pos, lineno = 0, 1
+    pos, lineno = 0, first_line
     for marker in _MARKER.finditer(text):
         between = text[pos : marker.start()]
         reader.between(lineno, between)
@@ -104,6 +109,28 @@ def parse_aider_history(
     return ParsedDocument(reader.turns, problems)
 
 
+def _none_before(started: str) -> int:
+    return 0
+
+
+# A run's header as `_HEADER` reads it, in the bytes of a file (\r\n line ends included).
+_HEADER_BYTES = re.compile(
+    rb"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t\r\f\v]*$", re.MULTILINE
+)
+
+
+def session_starts(data: bytes) -> list[tuple[int, int, str]]:
+    """Where each run starts in `data`: (byte offset of its header, lines before it, its start
+    as written), in file order. A history is read again from its last run's header on."""
+    out = []
+    lines, pos = 0, 0
+    for m in _HEADER_BYTES.finditer(data):
+        lines += data.count(b"\n", pos, m.start())
+        pos = m.start()
+        out.append((m.start(), lines, m.group(1).decode("ascii")))
+    return out
+
+
 @dataclass(slots=True)
 class _Reader:
     path: str
@@ -111,6 +138,7 @@ class _Reader:
     tz: tzinfo | None
     inputs: list[tuple[float, str]]
     problems: list[tuple[int, str]]
+    earlier: Callable[[str], int]
     turns: list[Turn] = field(default_factory=list)
     session: _Session | None = None
     user: list[str] = field(default_factory=list)
@@ -160,7 +188,7 @@ class _Reader:
             self.problems.append((lineno, f"unreadable session start {started!r}"))
             start = 0.0
         key = f"{self.path}\n{started}"
-        n = self.ids[key] = self.ids.get(key, 0) + 1
+        n = self.ids[key] = (self.ids[key] if key in self.ids else self.earlier(started)) + 1
         digest = hashlib.sha1(f"{key}\n{n}".encode()).hexdigest()[:16]
         self.session = _Session(f"aider-{digest}", start, lineno)
 
@@ -307,10 +335,19 @@ def _input_times(data: bytes, tz: tzinfo | None) -> list[tuple[float, str]]:
 
 def parse_document(data: bytes, ctx: FileContext) -> ParsedDocument:
     """The reader's entry: a history with the input history `describe` found beside it."""
+    return parse_section(data, ctx, 0, _none_before)
+
+
+def parse_section(
+    data: bytes, ctx: FileContext, lines_before: int, earlier: Callable[[str], int]
+) -> ParsedDocument:
+    """The part of a history from a run's header on (`lines_before` it in the file; `earlier`
+    as `parse_aider_history` takes it), with the input history `describe` found beside it."""
     inputs = ctx.facts.extra.get("input_history", "")
     return parse_aider_history(
-        data, path=ctx.path, project=ctx.facts.project, input_history=inputs.encode() or None
-    )
+        data, path=ctx.path, project=ctx.facts.project, input_history=inputs.encode() or None,
+        first_line=lines_before + 1, earlier=earlier,
+    )  # fmt: skip
 
 
 def describe(path: str) -> Facts:

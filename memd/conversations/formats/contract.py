@@ -81,6 +81,25 @@ DocumentParser = Callable[[bytes, FileContext], "list[Turn] | ParsedDocument"]
 # What a file's surroundings say (`Facts`); may read other files, never raises (unknown → empty).
 Describe = Callable[[str], Facts]
 
+# Where each section of some bytes starts: (byte offset of its header line, lines before it,
+# the header's key), in order.
+SectionStarts = Callable[[bytes], list[tuple[int, int, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sections:
+    """A document that is only ever appended to, in sections that each open with a header line
+    (Aider's history: one section per run). It is read from its last section's header on, so an
+    append costs what was appended (`memd.conversations.sections`).
+
+    `starts` finds the headers; `parse(data, ctx, lines_before, earlier)` reads the part of the
+    document from a header on (`lines_before` it in the file; `earlier(key)`: how many headers
+    with that key came before the part, for ids that count them).
+    """
+
+    starts: SectionStarts
+    parse: Callable[[bytes, FileContext, int, Callable[[str], int]], ParsedDocument]
+
 
 def no_facts(path: str) -> Facts:
     """The `Describe` of a format whose files say everything themselves."""

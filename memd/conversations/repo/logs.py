@@ -69,8 +69,9 @@ def mark_deleted(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
     conn.executemany("UPDATE log_files SET deleted = 1 WHERE path = ?", [(p,) for p in paths])
 
 
-def forget_bad_lines(conn: sqlite3.Connection, path: str) -> None:
-    conn.execute("DELETE FROM bad_lines WHERE path = ?", (path,))
+def forget_bad_lines(conn: sqlite3.Connection, path: str, from_line: int = 0) -> None:
+    """Forget a log's bad lines (those from line `from_line` on: a part read again)."""
+    conn.execute("DELETE FROM bad_lines WHERE path = ? AND line >= ?", (path, from_line))
 
 
 def add_bad_lines(
