@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -37,12 +38,14 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.daemon import Daemon
+from bench.daemon import Daemon, bench_env
 from bench.report import REPO, machine_line, publish, table
+from memd.semantic.fusion import Script
 
 BLOCK = "ranking"
 SET = REPO / "bench" / "ranking_set"
@@ -212,12 +215,12 @@ def wait_settled(d: Daemon, convs: Conversations, semantic: bool, timeout: float
 
 
 # -- scoring ---------------------------------------------------------------------------------
-def hit_key(h: dict[str, Any], memory: Path, convs: Conversations) -> str:
+def hit_key(h: dict[str, Any], convs: Conversations) -> str:
     """A hit as the set names it: `turn:<label>`, `journal:<session label>` or `<file>#<heading>`."""
     if h["kind"] == "turn":
         turn = str(h["turn_id"])
         return "turn:" + convs.label_of_turn.get(turn, turn)
-    rel = os.path.relpath(h["path"], memory)
+    rel = str(h["path"]).split(os.sep + "memory" + os.sep, 1)[-1]
     heading = str(h["heading"])
     if rel.startswith("journal" + os.sep):
         title = heading.rsplit("·", 1)[0].strip()
@@ -225,29 +228,41 @@ def hit_key(h: dict[str, Any], memory: Path, convs: Conversations) -> str:
     return f"{rel}#{heading}"
 
 
-def score(q: Query, keys: list[str]) -> dict[str, float]:
+def hit_keys(h: dict[str, Any], convs: Conversations) -> set[str]:
+    """A hit's key and the keys of the journal lines and turns folded into it (its sources,
+    shown with it)."""
+    return {hit_key(h, convs)} | {
+        hit_key({**s, "kind": "turn" if s["kind"] == "turn" else "section"}, convs)
+        for s in h.get("sources", ())
+    }
+
+
+def score(q: Query, keys: list[set[str]]) -> dict[str, float]:
     if not q.expect:
         nothing = float(not keys)
         return {"top1": nothing, "top3": nothing, "set3": nothing}
     first = set(q.expect[0])
     return {
-        "top1": float(bool(keys) and keys[0] in first),
-        "top3": float(any(k in first for k in keys[:3])),
-        "set3": statistics.fmean(float(any(k in set(s) for k in keys[:3])) for s in q.expect),
+        "top1": float(bool(keys) and bool(keys[0] & first)),
+        "top3": float(any(k & first for k in keys[:3])),
+        "set3": statistics.fmean(float(any(k & set(s) for k in keys[:3])) for s in q.expect),
     }
 
 
+def answer(q: Query, hits: list[dict[str, Any]], convs: Conversations) -> dict[str, Any]:
+    """One query's hits as keys, scored."""
+    keys = [hit_keys(h, convs) for h in hits]
+    return {"id": q.id, "query": q.text, "keys": [sorted(k) for k in keys], **score(q, keys),
+            "hits": [{"key": hit_key(h, convs), "score": h["score"],
+                      "found_by": h.get("found_by", []), "snippet": h["snippet"],
+                      "sources": sorted(k - {hit_key(h, convs)})}
+                     for k, h in zip(keys, hits, strict=True)]}  # fmt: skip
+
+
 def ask(d: Daemon, qs: list[Query], convs: Conversations) -> list[dict[str, Any]]:
-    memory = d.home / "memory"
-    out = []
-    for q in qs:
-        res = d.call("search", {"query": q.text, "limit": LIMIT})
-        keys = [hit_key(h, memory, convs) for h in res["hits"]]
-        out.append({"id": q.id, "query": q.text, "keys": keys, **score(q, keys),
-                    "hits": [{"key": k, "score": h["score"], "found_by": h.get("found_by", []),
-                              "snippet": h["snippet"]} for k, h in zip(keys, res["hits"],
-                                                                      strict=True)]})  # fmt: skip
-    return out
+    return [
+        answer(q, d.call("search", {"query": q.text, "limit": LIMIT})["hits"], convs) for q in qs
+    ]
 
 
 def summary(qs: list[Query], answers: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -261,7 +276,9 @@ def summary(qs: list[Query], answers: list[dict[str, Any]]) -> dict[str, dict[st
 
 
 # -- the run ---------------------------------------------------------------------------------
-def run_one(kind: str, qs: list[Query], convs: Conversations, threads: int) -> dict[str, Any]:
+def run_one(
+    kind: str, qs: list[Query], convs: Conversations, threads: int, keep: Path | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="memd-ranking-", dir="/tmp") as tmp:
         home = Path(tmp)
         env = build_home(home, convs)
@@ -278,6 +295,10 @@ def run_one(kind: str, qs: list[Query], convs: Conversations, threads: int) -> d
         changed = [p for p, h in before.items() if after.get(p) != h]
         if changed:
             raise RuntimeError(f"memd changed files of the set while measuring: {changed}")
+        if keep is not None:
+            shutil.copytree(
+                home, keep / kind, symlinks=True, ignore=shutil.ignore_patterns("*.sock")
+            )
     return {"answers": answers, "summary": summary(qs, answers), "settle_s": settle_s,
             "load": load}  # fmt: skip
 
@@ -318,6 +339,120 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
     ])  # fmt: skip
 
 
+# -- tuning, in-process over homes kept by an earlier run (--keep) -----------------------------
+PRIOR_GRID = {
+    "archive": (0.2, 0.4, 0.6, 0.8, 1.0),
+    "conversation": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+    "journal": (0.05, 0.1, 0.2, 0.3, 0.5),
+}
+OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn": (0.0, 0.25, 0.5)}
+FLOOR_K = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
+FULL_K = (1.0, 2.0, 3.0)  # how many standard deviations above the floor a full match is
+
+
+def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
+    """What both rankers find for each query, asked in-process of the home's index (the
+    vector floor lowered to nothing, so that tuning can raise it)."""
+    from memd.cli.offline import readonly_engine
+    from memd.conversations import ranking
+    from memd.core import settings
+    from memd.semantic import recipe
+
+    st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND=kind))
+    saved, recipe.VECTOR_SCALE = recipe.VECTOR_SCALE, {}
+    try:
+        with readonly_engine(st) as eng:
+            sem = eng.semantic.recall if kind != "off" else None
+            depth = max(ranking.MIN_DEPTH, ranking.DEPTH * LIMIT)
+            conn = eng.store.read()
+            return [ranking.gather(conn, q.text, depth=depth, semantic=sem) for q in qs]
+    finally:
+        recipe.VECTOR_SCALE = saved
+
+
+def cosine_stats(home: Path, qs: list[Query]) -> dict[tuple[Script, Script], tuple[float, float]]:
+    """Mean and standard deviation of the cosines between the queries and every section and
+    turn of the set, by (query script, document script): almost all of them unrelated pairs."""
+    from memd.cli.offline import readonly_engine
+    from memd.core import settings
+
+    st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND="packaged"))
+    cos: dict[tuple[Script, Script], list[float]] = defaultdict(list)
+    with readonly_engine(st) as eng:
+        rec = eng.semantic.recall
+        for q in qs:
+            p = rec.plan(q.text)
+            assert p is not None
+            for found in (rec.sections(p, k=100_000), rec.turns(p, k=100_000)):
+                for d, c in zip(found.docs, found.cosines, strict=True):
+                    cos[(p.script, found.scripts.get(d, ""))].append(c)
+    return {k: (statistics.fmean(v), statistics.pstdev(v)) for k, v in cos.items() if len(v) > 1}
+
+
+def evaluate(
+    qs: list[Query],
+    found: list[Any],
+    convs: Conversations,
+    priors: dict[str, float],
+    own_match: dict[str, float],
+) -> dict[str, float]:
+    from memd.conversations import ranking
+
+    answers = [
+        answer(q, [h.to_dict() for h in ranking.rank(f, LIMIT, priors, own_match)], convs)
+        for q, f in zip(qs, found, strict=True)
+    ]
+    return {m: statistics.fmean(a[m] for a in answers) for m in ("top1", "top3", "set3")}
+
+
+def steadiest(grid: list[dict[str, Any]], objective: Callable[[dict[str, Any]], float]) -> Any:
+    """The best setting of a grid; of several as good, the middle one (in the grid's order):
+    the objective is a step function of the constants, flat over ranges, and the middle of a
+    flat range is the choice least likely to be an accident of the fold."""
+    scores = [objective(c) for c in grid]
+    top = max(scores)
+    tied = [c for c, v in zip(grid, scores, strict=True) if v >= top - 1e-9]
+    return tied[len(tied) // 2]
+
+
+def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[str, Any]:
+    """The ranking's constants that do best on `fold` (the mean of top-1 and top-3 over both
+    daemons), by coordinate search — the tier priors on a grid with the rest fixed, then how
+    much of a hit's score is its own match, then the vector scale, twice over; the other fold
+    is never read."""
+    from memd.conversations import ranking
+    from memd.semantic import recipe
+
+    qs = [q for q in qs if q.fold == fold]
+    stats = cosine_stats(homes, qs)
+    found = {k: gathered(homes, k, qs) for k in ("off", "packaged")}
+    cfg: dict[str, Any] = {"priors": dict(ranking.PRIORS), "own": dict(ranking.OWN_MATCH),
+                           "floor_k": 2.5, "full_k": 4.5}  # fmt: skip
+
+    def objective(c: dict[str, Any]) -> float:
+        recipe.VECTOR_SCALE = {
+            p: (mu + c["floor_k"] * sd, mu + c["full_k"] * sd) for p, (mu, sd) in stats.items()
+        }
+        res = {k: evaluate(qs, f, convs, c["priors"], c["own"]) for k, f in found.items()}
+        return statistics.fmean(r["top1"] + r["top3"] for r in res.values())
+
+    def options() -> Iterator[list[dict[str, Any]]]:
+        yield [{**cfg, "priors": {**cfg["priors"], **dict(zip(PRIOR_GRID, c, strict=True))}}
+               for c in itertools.product(*PRIOR_GRID.values())]  # fmt: skip
+        yield [{**cfg, "own": dict(zip(OWN_MATCH_GRID, c, strict=True))}
+               for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
+        yield [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
+
+    for _ in range(2):
+        for grid in options():
+            cfg = steadiest(grid, objective)
+    obj = objective(cfg)
+    figures = {k: evaluate(qs, f, convs, cfg["priors"], cfg["own"]) for k, f in found.items()}
+    scale = {f"{a}/{b}": v for (a, b), v in recipe.VECTOR_SCALE.items()}
+    return {"fold": fold, "objective": obj, **cfg, "scale": scale, "figures": figures,
+            "stats": {f"{a}/{b}": v for (a, b), v in stats.items()}}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -327,14 +462,29 @@ def main(argv: list[str] | None = None) -> int:
                     help="which fold's queries to ask (tune on one, report the other)")  # fmt: skip
     ap.add_argument("--threads", type=int, default=2, help="model threads")
     ap.add_argument("--dump", type=Path, help="write every query's hits to this JSON file")
+    ap.add_argument("--keep", type=Path, help="copy each measured MEMD_HOME under this folder")
+    ap.add_argument(
+        "--tune",
+        choices=FOLDS,
+        help="grid-search the ranking's constants on this"
+        " fold, in-process over the homes --keep wrote (give that folder as --home)",
+    )
+    ap.add_argument(
+        "--home", type=Path, help="with --tune: the folder --keep wrote (its packaged home)"
+    )
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
     qs, convs = load_set()
+    if args.tune:
+        if args.home is None:
+            ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")
+        print(json.dumps(tune(args.home, args.tune, qs, convs), indent=1))
+        return 0
     folds = FOLDS if args.folds == "all" else (args.folds,)
     qs = [q for q in qs if q.fold in folds]
     kinds = ("off", "packaged") if args.semantic == "both" else (args.semantic,)
-    res = {k: run_one(k, qs, convs, args.threads) for k in kinds}
+    res = {k: run_one(k, qs, convs, args.threads, args.keep) for k in kinds}
     if args.dump:
         args.dump.write_text(json.dumps({k: r["answers"] for k, r in res.items()},
                                         ensure_ascii=False, indent=1))  # fmt: skip

@@ -5,8 +5,9 @@ Everything here is wiring. The features declare their methods, jobs and status i
 is the one place that shows:
 
 - the features, in start order (their `on_stop` run in reverse);
-- the compositions: `search` = Markdown sections, then conversation turns; `import` = a memd
-  export, else conversation logs; `context` = the Markdown tiers plus the conversation tier;
+- the compositions: `search` = Markdown sections and conversation turns ranked together;
+  `import` = a memd export, else conversation logs; `context` = the Markdown tiers plus the
+  conversation tier;
 - the middleware, in order (the first is the outermost);
 - recall by meaning (`memd.semantic`) is handed to memory and conversations, which fuse it
   into `search`, `recall` and `context` (their full-text path alone while it is off);
@@ -81,7 +82,7 @@ class Engine(engine_mod.Engine):
             sync.feature(),
             transfer.feature(),
             past.feature(),
-            Feature("search", methods=[search_method(memory, conversations)]),
+            Feature("search", methods=[search_method(conversations)]),
             Feature("import", methods=[import_method(transfer, conversations)]),
             instructions_feature(self),
         ]
@@ -115,16 +116,14 @@ def instructions_feature(engine: Engine) -> Feature:
     )  # fmt: skip
 
 
-def search_method(memory: MemoryFeature, conversations: Conversations) -> Method[Any, Any]:
-    """`search`: Markdown sections first, then conversation turns (`scope` picks either)."""
+def search_method(conversations: Conversations) -> Method[Any, Any]:
+    """`search`: Markdown sections and conversation turns on one page, ranked together
+    (`memd.conversations.ranking`; `scope` picks either)."""
 
     def search(p: msg.SearchParams) -> msg.SearchResult:
         if not p.query.strip():
             raise InvalidParams("param 'query' is required")
-        hits = memory.section_hits(p) if p.scope != "conversations" else []
-        if p.scope != "memory":
-            hits += conversations.turn_hits(p)
-        return msg.SearchResult(query=p.query, hits=hits)
+        return msg.SearchResult(query=p.query, hits=conversations.search(p))
 
     return Method(
         msg.SEARCH, search, runs="reader",

@@ -43,9 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("serve", daemon.cmd_serve, "run the daemon in the foreground")
     add("status", daemon.cmd_status, "daemon, index, watcher and problem files")
-    sp = add("search", memory.cmd_search, "full-text search over memory (then past conversations)")
+    sp = add("search", memory.cmd_search, "search memory and past conversations, ranked together")
     sp.add_argument("query")
-    sp.add_argument("--limit", type=LIMIT, default=10, help="hits per kind: sections, then turns")
+    sp.add_argument(
+        "--limit",
+        type=LIMIT,
+        default=10,
+        help="hits on the page (memory and conversations ranked together)",
+    )
     sp.add_argument("--scope", choices=["all", "memory", "conversations"], default="all")
     sp.add_argument("--conversations", action="store_true", help="past conversations only")
     sp.add_argument(

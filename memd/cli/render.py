@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from memd.api import messages as m
 from memd.core.progress import TaskSnapshot
-from memd.core.text import counted
+from memd.core.text import counted, short_id, shorten
 
 
 def part(value: Any, default: Any = None) -> Any:
@@ -112,6 +113,47 @@ def run_text(job: str, outcome: str, message: str, counts: Mapping[str, int]) ->
         said += "".join(f", {k} {v:,}" for k, v in counts.items() if v and k != "run")
     run = f" (run {counts['run']})" if counts.get("run") else ""
     return f"{job}: {outcome}{said}{run}"
+
+
+# -- search ----------------------------------------------------------------------------------
+ITEM_CHARS = 160
+
+
+def search_text(hits: list[m.SearchHit]) -> str:
+    """`memd search` as text: each hit's score, where it is, what matched (a section's matching
+    items, else its excerpt), and what said the same thing (its sources)."""
+    if not hits:
+        return "no matches"
+    out: list[str] = []
+    for h in hits:
+        found = f"  [{', '.join(h.found_by)}]" if isinstance(h.found_by, list) else ""
+        out.append(f"{h.score:6.2f}  {hit_place(h)}{found}")
+        shown = [f"- {shorten(i, ITEM_CHARS)}" for i in h.items] or [
+            f"{h.role}: {h.snippet}" if h.kind == "turn" and h.role else h.snippet
+        ]
+        out += [f"        {line}" for line in shown]
+        if h.sources:
+            out.append("        also said in: " + "; ".join(map(source_place, h.sources)))
+    return "\n".join(out)
+
+
+def hit_place(h: m.SearchHit) -> str:
+    """Where a hit is: a section's file, lines and heading; a turn's date, assistant, session
+    and turn (long ids shortened as the journal prints them; `recall` and `forget` take them)."""
+    if h.kind != "turn":
+        return f"{h.path}:{h.start_line}-{h.end_line}  § {h.heading}"
+    who = f" · {h.source}" if h.source else ""
+    title = h.session_title or short_id(h.session_id)
+    return f"{when(h.ts)}{who} · {title}  (session {short_id(h.session_id)}, turn {short_id(h.turn_id)})"
+
+
+def source_place(s: m.SearchSource) -> str:
+    """A source of a hit in a few words: ``journal 2026-11-03`` or ``turn 2026-11-03 14:02
+    claude-code (session …, turn …)``."""
+    if s.kind == "journal":
+        return f"journal {Path(s.path).stem}"
+    who = f" {s.source}" if s.source else ""
+    return f"{s.role or 'turn'} {when(s.ts)}{who} (session {short_id(s.session_id)}, turn {short_id(s.turn_id)})"
 
 
 # -- the LLM -----------------------------------------------------------------------------------

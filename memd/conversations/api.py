@@ -1,8 +1,9 @@
 """Conversation memory as the daemon serves it.
 
-Methods: `ingest` (turns an app pushes), `recall`, `forget_conversation`; the conversation
-half of `search` (`turn_hits`) and of `import` (`import_logs`); the conversation provider of
-`context` (`provider`); the `summarize` job; log tailing and the journal, with their status.
+Methods: `ingest` (turns an app pushes), `recall`, `forget_conversation`; `search` (memory
+and turns on one page, `ranking`) and the conversation half of `import` (`import_logs`); the
+conversation provider of `context` (`provider`); the `summarize` job; log tailing and the
+journal, with their status.
 
 A pushed turn is written to the files of pushed turns (`memd.conversations.pushed`) before it
 is stored and the push is answered, so a rebuilt index gets it back; at start the daemon reads
@@ -27,9 +28,9 @@ from memd.conversations import (
     journal,
     logs,
     pushed,
+    ranking,
     repo,
     sources,
-    turn_search,
 )
 from memd.conversations import recall as rc
 from memd.conversations import summary_job as summaries
@@ -181,14 +182,13 @@ class Conversations:
         """`context`'s conversation tier."""
         return rc.conversation_candidates(self.store.read(), req)
 
-    def turn_hits(self, p: msg.SearchParams) -> list[msg.SearchHit]:
-        """The conversation half of `search`."""
-        hits = turn_search.turn_hits(
-            self.store.read(), p.query, p.limit,
-            session_id=p.session_id, project=p.project, agent_id=p.agent_id,
-            semantic=self.semantic, source=p.source,
+    def search(self, p: msg.SearchParams) -> list[msg.SearchHit]:
+        """`search`: memory sections and conversation turns on one page (`ranking`)."""
+        hits = ranking.search(
+            self.store.read(), p.query, limit=p.limit, scope=p.scope, session_id=p.session_id,
+            project=p.project, agent_id=p.agent_id, source=p.source, semantic=self.semantic,
         )  # fmt: skip
-        return [msg.SearchHit(**h.to_dict()) for h in hits]
+        return [msg.SearchHit.of(h.to_dict()) for h in hits]
 
     def import_logs(self, p: msg.ImportParams) -> dict[str, Any]:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""

@@ -20,7 +20,7 @@ from memd.conversations.ingest import TITLE_CHARS, forgotten_key, refresh_summar
 from memd.conversations.recall import resolve_session
 from memd.core.errors import NotFound
 from memd.core.paths import ensure_private_dir
-from memd.core.text import shorten
+from memd.core.text import short_id, shorten
 from memd.db import Connection
 
 
@@ -42,12 +42,15 @@ class ForgetPlan:
 def plan(conn: Connection, session: str, turn_ids: Sequence[str] = ()) -> ForgetPlan:
     """What forgetting a session (no `turn_ids`) or some of its turns removes.
 
-    `session` may be the short id the journal prints. NotFound for an unknown session or turn.
+    `session` may be the short id the journal prints, a turn the short id `search` prints.
+    NotFound for an unknown session or turn.
     """
     sid = resolve_session(conn, session)
     row = repo.session(conn, sid)
     stored = repo.turns_of(conn, sid)
     have = {t.turn_id for t in stored}
+    shorts = {short_id(t): t for t in have if short_id(t) != t}
+    turn_ids = [t if t in have else shorts.get(t, t) for t in turn_ids]
     if turn_ids:
         missing = [t for t in dict.fromkeys(turn_ids) if t not in have]
         if missing:

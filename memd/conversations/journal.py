@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import hashlib
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from memd.conversations import repo
 from memd.conversations.repo import lagging_sessions as lagging_sessions
-from memd.core.text import META_COMMENT, shorten
+from memd.core.text import META_COMMENT, short_id, shorten
 from memd.db import Store
 from memd.history import Cause
 from memd.memory.files import MemoryFiles, Operation, TextEdit
@@ -118,13 +117,6 @@ def plan_entries(
         upto = turns[j - 1].rowid
         i = j
     return entries, upto
-
-
-def short_id(session_id: str) -> str:
-    """How a session is named in its journal heading: short ids whole, long ones abbreviated."""
-    if len(session_id) <= 16:
-        return session_id
-    return f"{session_id[:8]}-{hashlib.sha1(session_id.encode()).hexdigest()[:4]}"
 
 
 def _heading_re(session_id: str) -> re.Pattern[str]:

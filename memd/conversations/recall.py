@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from memd.conversations import repo
-from memd.conversations.journal import short_id
 from memd.conversations.sources import BY_NAME, assistant_title
 from memd.conversations.turn_search import (
     CANDIDATES,
@@ -36,7 +35,7 @@ from memd.conversations.turn_search import (
     topic_terms,
 )
 from memd.core.errors import InvalidParams, NotFound
-from memd.core.text import shorten
+from memd.core.text import short_id, shorten
 from memd.db import Connection
 from memd.memory.context import Candidate, ContextRequest
 from memd.semantic.recipe import VECTOR, Plan

@@ -3,8 +3,8 @@ boosts, and its fusion with turn vectors when recall by meaning is on.
 
 `search_turns` is the full-text path (FTS5 bm25 over turns, plus part of the neighbours'
 scores, boosted by the dates and speakers a query names); `fused_turns` runs it on the query as
-typed and bridged and fuses the lists with the nearest turn vectors; `turn_hits` is the turn
-half of the `search` method.
+typed and bridged and fuses the lists with the nearest turn vectors; `find_turns` is what
+`memd.conversations.ranking` puts on `search`'s page.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from memd.conversations.dates import date_windows
 from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, snippet, terms
 from memd.db import Connection
-from memd.semantic.fusion import Ranked
-from memd.semantic.recipe import DEPTH, VECTOR, Plan
+from memd.semantic.fusion import Ranked, Script
+from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights
 from memd.semantic.service import SemanticRecall
 
 # Words that ask for a recall but say nothing about its topic.
@@ -80,6 +80,7 @@ class TurnHit:
     session_title: str
     speaker: str = ""
     found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
+    cosine: float | None = None  # and its vector's cosine with the query's, when ranked by it
 
     def to_hit(self, query_terms: list[str]) -> Hit:
         return Hit(
@@ -237,22 +238,31 @@ def search_turns(
     return hits
 
 
-def fused_turns(
+@dataclass(frozen=True, slots=True)
+class TurnLists:
+    """The rankings the recipe fuses for one query over turns: every turn any of them found,
+    the lists by name, each turn's script and its vector's cosine."""
+
+    hits: dict[int, TurnHit]
+    lists: dict[str, Ranked[int]]
+    scripts: dict[int, Script]
+    cosines: dict[int, float]
+
+
+def turn_lists(
     conn: Connection,
     p: Plan,
     semantic: SemanticRecall,
     *,
-    limit: int,
     session_id: str = "",
     project: str = "",
     agent_id: str = "",
     exclude_session: str = "",
     now: float | None = None,
     source: str = "",
-) -> list[TurnHit]:
-    """The recipe over turns: `search_turns` with the query as typed and bridged (`DEPTH`
-    each, its date and speaker boosts inside its own scores), the nearest turn vectors of the
-    same scope, fused (`memd.semantic.recipe.fuse`); each hit names the rankings that found it."""
+) -> TurnLists:
+    """`search_turns` with the query as typed and bridged (`DEPTH` each, its date and speaker
+    boosts inside its own scores) and the nearest turn vectors of the same scope."""
     semantic.prefetch(p)  # the query is embedded while full-text search runs
     hits: dict[int, TurnHit] = {}
     lists: dict[str, Ranked[int]] = {}
@@ -272,9 +282,46 @@ def fused_turns(
         keep = [(d, c) for d, c in zip(near.docs, near.cosines, strict=True) if d in hits]
         lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
     scripts = semantic.scripts(near, {i: h.text for i, h in hits.items()}, hits)
-    fused = semantic.fuse(p, lists, scripts, limit)
-    return [dataclasses.replace(hits[h.key], score=h.score, found_by=h.found_by)
-            for h in fused.hits]  # fmt: skip
+    return TurnLists(hits, lists, scripts, dict(zip(near.docs, near.cosines, strict=True)))
+
+
+def fuse_turns(
+    p: Plan,
+    t: TurnLists,
+    semantic: SemanticRecall,
+    *,
+    limit: int,
+    gate: bool = True,
+    weights: Weights | None = None,
+) -> list[TurnHit]:
+    """The recipe's fusion of `turn_lists` (`memd.semantic.recipe.fuse`), each hit naming the
+    rankings that found it; with `gate`, a turn found by its vector alone only when its cosine
+    reaches the calibrated floor (`memd.semantic.recipe.close_enough`)."""
+    fused = semantic.fuse(p, t.lists, t.scripts, None if gate else limit, weights)
+    kept = [h for h in fused.hits if not gate or semantic.kept(p, h.found_by,
+                                                             t.cosines.get(h.key), t.scripts[h.key])]  # fmt: skip
+    return [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
+                                cosine=t.cosines.get(h.key)) for h in kept[:limit]]  # fmt: skip
+
+
+def fused_turns(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    limit: int,
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    exclude_session: str = "",
+    now: float | None = None,
+    gate: bool = True,
+    source: str = "",
+) -> list[TurnHit]:
+    """The recipe over turns: `turn_lists` fused by `fuse_turns`."""
+    t = turn_lists(conn, p, semantic, session_id=session_id, project=project, agent_id=agent_id,
+                   exclude_session=exclude_session, now=now, source=source)  # fmt: skip
+    return fuse_turns(p, t, semantic, limit=limit, gate=gate)
 
 
 def ranked_turns(
@@ -293,25 +340,26 @@ def ranked_turns(
     return search_turns(conn, query, limit=limit, query_terms=query_terms, session_id=session_id)
 
 
-def turn_hits(
+def find_turns(
     conn: Connection,
     query: str,
-    limit: int,
     *,
+    limit: int,
     session_id: str = "",
     project: str = "",
     agent_id: str = "",
     semantic: SemanticRecall | None = None,
     source: str = "",
-) -> list[Hit]:
-    """`search` results over conversation turns."""
-    qt = topic_terms(query)
+) -> tuple[list[TurnHit], list[str]]:
+    """Turns matching `query`, best first, and the terms they were matched on (the query's,
+    and with recall by meaning its bridge's): `fused_turns` when recall by meaning is on (a
+    turn found by its vector alone only when it is close enough), else `search_turns`."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         hits = fused_turns(conn, p, semantic, limit=limit, session_id=session_id,
                            project=project, agent_id=agent_id, source=source)  # fmt: skip
-        qt = topic_terms(" ".join(p.full_text.values()))
-    else:
-        hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id, project=project,
-                            agent_id=agent_id, source=source)  # fmt: skip
-    return [h.to_hit(qt) for h in hits]
+        return hits, topic_terms(" ".join(p.full_text.values()))
+    qt = topic_terms(query)
+    hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id,
+                        project=project, agent_id=agent_id, source=source)  # fmt: skip
+    return hits, qt

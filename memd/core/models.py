@@ -64,6 +64,22 @@ class ParsedFile:
 
 
 @dataclass(frozen=True, slots=True)
+class HitSource:
+    """A journal line or a turn that said what a search hit says: folded into that hit."""
+
+    kind: str  # "journal" | "turn"
+    path: str
+    heading: str
+    start_line: int
+    session_id: str = ""
+    turn_id: str = ""
+    ts: float = 0.0
+    role: str = ""
+    snippet: str = ""
+    source: str = ""  # a turn's assistant or app (`Turn.source`)
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A search result with its provenance."""
 
@@ -84,6 +100,8 @@ class Hit:
     archived: bool = False
     found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
     source: str = ""  # a turn's assistant or app (`Turn.source`)
+    items: tuple[str, ...] = ()  # a section's list items that matched the query, as text
+    sources: tuple[HitSource, ...] = ()  # journal lines and turns that said it too
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__slots__}
@@ -93,6 +111,8 @@ class Hit:
             del out["found_by"]
         else:
             out["found_by"] = list(self.found_by)
+        out["items"] = list(self.items)
+        out["sources"] = [{k: getattr(s, k) for k in s.__slots__} for s in self.sources]
         return out
 
 

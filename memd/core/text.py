@@ -9,6 +9,7 @@ the phrase of its bigrams, which matches exactly the texts that contain the term
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Mapping
@@ -150,27 +151,67 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
     return cut.rstrip(" ,.;:，。；：") + ellipsis
 
 
+_MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_MD_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_MD_CODE = re.compile(r"`+([^`\n]+?)`+")
+_MD_LINE_START = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+(?:\[[ xX]\][ \t]+)?|\d+[.)][ \t]+)", re.M
+)
+
+
+def plain_text(text: str) -> str:
+    """Markdown as a person reads it: no emphasis markers (``**Q:**`` is ``Q:``), code without
+    its backticks, a link as its text, no heading marks, list markers or quote marks at line
+    starts, no memd metadata comments. Line breaks are kept."""
+    out = META_COMMENT.sub("", text)
+    if not any(c in out for c in "*_`[#>-+0123456789"):
+        return out
+    out = _MD_IMAGE_OR_LINK.sub(r"\1", out)
+    out = _MD_CODE.sub(r"\1", out)
+    out = _MD_STRONG.sub(r"\2", out)
+    out = _MD_EMPHASIS.sub(r"\1", out)
+    return _MD_LINE_START.sub("", out)
+
+
 def snippet(text: str, query_terms: list[str], width: int = 160) -> str:
-    """A one-line excerpt of `text` around the first query term found (case-insensitive).
+    """A one-line excerpt of `text` around the first query term found (case-insensitive), as
+    plain text (`plain_text`), cut between words: "…" marks where it was cut.
 
     memd's metadata comments (``<!-- memd id=… -->``) are left out: they are for memd, not
     for the person reading the hit.
     """
-    flat = " ".join(META_COMMENT.sub(" ", text).split())
+    flat = " ".join(plain_text(text).split())
+    if len(flat) <= width:
+        return flat
     low = flat.lower()
-    pos = -1
-    for t in query_terms:
-        p = low.find(t.lower())
-        if p != -1 and (pos == -1 or p < pos):
-            pos = p
-    if pos == -1 or len(flat) <= width:
+    found = [p for p in (low.find(t.lower()) for t in query_terms if t) if p != -1]
+    pos = min(found, default=-1)
+    if pos <= width // 3:
         return shorten(flat, width)
-    start = max(0, pos - width // 3)
-    if start > 0:
-        sp = flat.rfind(" ", 0, start)
-        start = sp + 1 if sp != -1 and start - sp < 20 else start
-    piece = flat[start : start + width]
-    return ("…" if start > 0 else "") + shorten(piece, width)
+    start = _word_start(flat, pos - width // 3, pos)
+    return "…" + shorten(flat[start:], width - 1)
+
+
+def _word_start(flat: str, start: int, limit: int) -> int:
+    """`start` moved to the start of a word: forward to the next one when it falls inside a
+    word (never past `limit`), between two CJK characters as it is."""
+    if flat[start - 1] == " " or _CJK_CHAR.match(flat[start]) or _CJK_CHAR.match(flat[start - 1]):
+        return start
+    nxt = flat.find(" ", start, limit)
+    if nxt != -1:
+        return nxt + 1
+    back = flat.rfind(" ", 0, start)
+    return back + 1
+
+
+def short_id(ident: str) -> str:
+    """How a long id (a session's, a turn's) is shown: short ids whole, long ones as their
+    first 8 characters and 4 of their hash (what the journal's headings and `search` print, and
+    what `recall` and `forget` take back)."""
+    if len(ident) <= 16:
+        return ident
+    return f"{ident[:8]}-{hashlib.sha1(ident.encode()).hexdigest()[:4]}"
 
 
 _PUNCT = re.compile(r"[^\w\s]+", re.UNICODE)

@@ -1,7 +1,7 @@
 """The Markdown memory feature as the daemon serves it.
 
 Methods: `context` (given the conversation providers by the composition root), `remember`,
-`forget`, `memories`, `set_enabled`; the section half of `search` (`section_hits`); the
+`forget`, `memories`, `set_enabled`; the
 `archive` job; the index the daemon's `reindex` rebuilds; the watcher and periodic reconcile
 of the tree; and the usage-counting middleware that archival's decay by disuse reads.
 """
@@ -32,7 +32,6 @@ from memd.memory.files import MemoryFiles
 from memd.memory.indexer import Indexer, IndexReport, Root
 from memd.memory.jobs import JobContext
 from memd.memory.ops import MemoryOps, Project, resolve_project
-from memd.memory.search import search_sections
 from memd.memory.tree import create_tree, is_memory_file, slugify
 from memd.semantic.service import SemanticRecall
 
@@ -183,11 +182,6 @@ class MemoryFeature:
         out = build_context(self.store.read(), req, providers)
         out["project"] = slug
         return msg.decode_result(msg.CONTEXT, out)
-
-    def section_hits(self, p: msg.SearchParams) -> list[msg.SearchHit]:
-        """The Markdown half of `search`."""
-        hits = search_sections(self.store.read(), p.query, limit=p.limit, semantic=self.semantic)
-        return [msg.SearchHit(**h.to_dict()) for h in hits]
 
     def remember(self, p: msg.RememberParams) -> msg.RememberResult:
         with self.lock:

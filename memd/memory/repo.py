@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from memd.core.models import ParsedFile
 from memd.core.redact import redact
-from memd.core.text import estimate_tokens, fts_query, terms
+from memd.core.text import estimate_tokens, expand_cjk, fts_query, terms
 
 # The memory switch ("enabled") is a `state` value; the engine reads state through here too.
 from memd.db.state import get_state as get_state
@@ -410,8 +410,8 @@ def search_rows(
             if r.id not in seen and len(rows) < limit:
                 seen.add(r.id)
                 rows.append(r)
-        if len(terms(query) or terms(query, drop_stopwords=False)) <= 1:
-            break  # AND and OR are the same query
+        if len(expand_cjk(terms(query) or terms(query, drop_stopwords=False))) <= 1:
+            break  # AND and OR are the same query (a Chinese run is searched by its bigrams)
     return rows
 
 

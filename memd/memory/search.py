@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from memd.core.models import Hit
 from memd.core.text import snippet, terms
 from memd.db import Connection
+from memd.memory.parse import split_item
 from memd.memory.repo import SectionRow, search_rows, sections_by_id
-from memd.semantic.fusion import Ranked, Script
+from memd.semantic.fusion import Ranked, Script, dominant_script
 from memd.semantic.recipe import DEPTH, VECTOR, Plan
 from memd.semantic.service import SemanticRecall, monotone
 
@@ -32,17 +33,34 @@ def search_sections(
     semantic: SemanticRecall | None = None,
 ) -> list[Hit]:
     """Sections matching `query` as hits with provenance and a snippet, best first."""
+    found, qt = find_sections(conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds,
+                              owner=owner, mode=mode, semantic=semantic)  # fmt: skip
+    return [_hit(f.row, qt, round(f.score, 4), f.found_by, f.item) for f in found]
+
+
+def find_sections(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    mode: str = "auto",
+    semantic: SemanticRecall | None = None,
+) -> tuple[list[FusedSection], list[str]]:
+    """Sections matching `query`, best first, and the terms they were matched on (the query's,
+    and with recall by meaning its bridge's). With recall by meaning on, the recipe's fusion
+    (`fused_sections`), a section found by its vector alone only when it is close enough."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         found = fused_sections(conn, p, semantic, limit=limit, kinds=kinds,
-                               exclude_kinds=exclude_kinds, owner=owner, mode=mode)  # fmt: skip
-        qt = terms(" ".join(p.full_text.values()))
-        return [_hit(f.row, qt, round(f.score, 4), f.found_by, f.item) for f in found]
+                               exclude_kinds=exclude_kinds, owner=owner, mode=mode, gate=True)  # fmt: skip
+        return found, terms(" ".join(p.full_text.values()))
     rows = search_rows(
         conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner, mode=mode
     )
-    qt = terms(query)
-    return [_hit(r, qt, round(-float(r.rank), 4)) for r in rows]
+    return [FusedSection(r, -float(r.rank), (), "") for r in rows], terms(query)
 
 
 def _hit(
@@ -66,6 +84,18 @@ def _hit(
     )
 
 
+def _mixed(text: str) -> bool:
+    """Whether a section's list items are written in more than one script (CJK and Latin)."""
+    if text.isascii():
+        return False
+    seen: set[Script] = set()
+    for line in text.split("\n"):
+        item = split_item(line)
+        if item is not None and item[0]:
+            seen.add(dominant_script(item[0]))
+    return {"cjk", "latin"} <= seen
+
+
 @dataclass(frozen=True, slots=True)
 class FusedSection:
     """A section ranked by fusion: its row, fused score, the rankings that found it, its
@@ -78,6 +108,7 @@ class FusedSection:
     script: Script
     z: float | None = None
     item: str = ""
+    cosine: float | None = None
 
 
 def fused_sections(
@@ -92,9 +123,12 @@ def fused_sections(
     agent_id: str | None = None,
     mode: str = "auto",
     z: bool = False,
+    gate: bool = False,
 ) -> list[FusedSection]:
     """The recipe over sections: full text with the query as typed and bridged (`DEPTH` each),
-    the nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`)."""
+    the nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`). With
+    `gate`, a section found by its vector alone is kept only when its cosine reaches the
+    calibrated floor (`memd.semantic.recipe.close_enough`)."""
     semantic.prefetch(p)  # the query is embedded while full-text search runs
     rows: dict[int, SectionRow] = {}
     lists: dict[str, Ranked[int]] = {}
@@ -113,7 +147,13 @@ def fused_sections(
         keep = [(d, c) for d, c in zip(near.docs, near.cosines, strict=True) if d in rows]
         lists[VECTOR] = Ranked([d for d, _ in keep], [c for _, c in keep])
     scripts = semantic.scripts(near, {i: r.text for i, r in rows.items()}, rows)
-    fused = semantic.fuse(p, lists, scripts, limit)
+    cos = dict(zip(near.docs, near.cosines, strict=True))
+    # A section of memories in both scripts (`remember` puts every memory in one section) is
+    # matched by a full-text list of either: its dominant script says nothing of each memory.
+    either: dict[int, Script] = {k: "" if _mixed(rows[k].text) else s for k, s in scripts.items()}
+    fused = semantic.fuse(p, lists, either, None if gate else limit)
+    hits = [h for h in fused.hits if not gate or semantic.kept(p, h.found_by, cos.get(h.key),
+                                                               scripts[h.key])]  # fmt: skip
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
     return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
-                         near.items.get(h.key, "")) for h in fused.hits]  # fmt: skip
+                         near.items.get(h.key, ""), cos.get(h.key)) for h in hits[:limit]]  # fmt: skip

@@ -188,10 +188,18 @@ class Snapshot:
         return out
 
     def _best(self, sc: npt.NDArray[np.float32], k: int) -> list[int]:
-        """The rows of the `k` best documents, each its document's best row."""
+        """The rows of the `k` best documents, each its document's best row. Equal cosines go
+        by document id, so the order does not depend on the order the rows were stored in (the
+        backfill's, which timing decides)."""
         want = min(self.rows, k if self.unique_docs else 4 * k)
-        part = np.argpartition(-sc, want - 1)[:want] if want < self.rows else np.arange(self.rows)
-        order = part[np.lexsort((part, -sc[part]))]
+        if want < self.rows:
+            # Every row as good as the `want`-th: which of equal rows a partition keeps depends
+            # on where they sit.
+            cut = np.partition(-sc, want - 1)[want - 1]
+            part = np.flatnonzero(-sc <= cut)
+        else:
+            part = np.arange(self.rows)
+        order = part[np.lexsort((part, self.docs[part], -sc[part]))]
         rows: list[int] = []
         seen: set[int] = set()
         for row in order:
@@ -210,7 +218,7 @@ class Snapshot:
 
     def _best_per_doc(self, sc: npt.NDArray[np.float32], k: int) -> list[int]:
         """`_best` over every row: each document's best row, the `k` best of those."""
-        order = np.lexsort((np.arange(self.rows), -sc))
+        order = np.lexsort((np.arange(self.rows), self.docs, -sc))
         order = order[sc[order] != -np.inf]
         _, first = np.unique(self.docs[order], return_index=True)
         best = order[first]

@@ -60,12 +60,50 @@ question over an English memory): only the bridge and the vectors can find those
 Chinese questions over LoCoMo dev conversations 0-2 (0.75) and 3-4 (1.0); on all five, 0.75."""
 DEPTH = 50
 """Entries read from each list."""
+COSINE_STATS: Mapping[tuple[Script, Script], tuple[float, float]] = {
+    ("latin", "latin"): (0.7917, 0.0257),
+    ("latin", "cjk"): (0.7653, 0.0240),
+    ("cjk", "latin"): (0.7729, 0.0309),
+    ("cjk", "cjk"): (0.8329, 0.0199),
+}
+"""multilingual-e5-small's cosines between queries and the memory they are not about: the mean
+and standard deviation, by (the query's script, the document's), over the ranking set's fold A
+(44 queries against every section and turn of `bench/ranking_set`: 5,852 pairs, nearly all
+unrelated; `bench/ranking.py --tune A`). Unrelated texts of one language score 0.75-0.85,
+Chinese ones higher: a cosine means something only against these."""
+FLOOR_SD = 3.5
+"""A document found by its vector alone is shown by `search` and `recall` when its cosine stands
+this many standard deviations above the mean of unrelated pairs of its scripts (chosen on the
+ranking set's fold A with the LoCoMo training conversations checked; docs/retrieval.md)."""
+FULL_SD = 4.5
+"""A cosine this many standard deviations above that mean counts as a complete match."""
+VECTOR_SCALE: Mapping[tuple[Script, Script], tuple[float, float]] = {
+    pair: (mu + FLOOR_SD * sd, mu + FULL_SD * sd) for pair, (mu, sd) in COSINE_STATS.items()
+}
+"""multilingual-e5-small's cosines placed on a scale, by (the query's script, the document's):
+(floor, full). Below the floor `search` and `recall` do not show a document found by its
+vector alone; a cosine at `full` or above counts as a complete match (`similarity` 1)."""
+DEFAULT_SCALE = (-1.0, 1.0)
+"""The scale of a pair of scripts `VECTOR_SCALE` does not name."""
 QUERY_EMBED_TOKENS = 64
 """A query's vector is computed from at most its first this many (estimated) tokens. The
 model's cost grows with the text (on a 2-core machine ~20 ms CPU for 8 words, ~270 ms for
 128, over a second for 400: docs/benchmarks.md, `latency-semantic`), and `context` is asked
 with whole prompts, on the path of the assistant's hook. Every LoCoMo and bench query is
 shorter than this; the full-text lists always get the whole query."""
+
+
+def close_enough(query_script: Script, doc_script: Script, cosine: float) -> bool:
+    """Whether a document found by its vector alone is close enough to the query to be shown
+    (`VECTOR_SCALE`'s floor)."""
+    return cosine >= VECTOR_SCALE.get((query_script, doc_script), DEFAULT_SCALE)[0]
+
+
+def similarity(query_script: Script, doc_script: Script, cosine: float) -> float:
+    """A cosine on the calibrated scale of its scripts (`VECTOR_SCALE`): 0 at the floor or
+    below, 1 at `full` or above, linear between."""
+    floor, full = VECTOR_SCALE.get((query_script, doc_script), DEFAULT_SCALE)
+    return min(1.0, max(0.0, (cosine - floor) / (full - floor))) if full > floor else 0.0
 
 
 def passage_texts(turns: Sequence[Turn]) -> list[str]:

@@ -33,7 +33,7 @@ from memd.semantic.base import Embedder
 from memd.semantic.bridge import Dictionary
 from memd.semantic.errors import EmbeddingError
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script
-from memd.semantic.recipe import DEPTH, Plan, fuse, plan
+from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights, close_enough, fuse, plan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -310,6 +310,15 @@ class SemanticRecall:
         return z is not None and z >= CLOSE_Z and script == p.script
 
     @staticmethod
+    def kept(p: Plan, found_by: Sequence[str], cosine: float | None, script: Script) -> bool:
+        """Whether a hit of `search` or `recall` is shown: one a full-text list found always,
+        one found by its vector alone when its cosine reaches the calibrated floor for the
+        query's script and its own (`memd.semantic.recipe.close_enough`)."""
+        if any(name != VECTOR for name in found_by):
+            return True
+        return cosine is not None and close_enough(p.script, script, cosine)
+
+    @staticmethod
     def scripts(found: VectorHits, texts: Mapping[K, str], keys: Iterable[K]) -> dict[K, Script]:
         """The dominant script of every document in the lists: stored with its vector, else
         read from its text."""
@@ -321,10 +330,14 @@ class SemanticRecall:
 
     @staticmethod
     def fuse(
-        p: Plan, lists: Mapping[str, Ranked[K]], scripts: Mapping[K, Script], limit: int
+        p: Plan,
+        lists: Mapping[str, Ranked[K]],
+        scripts: Mapping[K, Script],
+        limit: int | None,
+        weights: Weights | None = None,
     ) -> ListFusion[K]:
         """The recipe's fusion of the lists (`memd.semantic.recipe.fuse`)."""
-        return fuse(p, lists, scripts, limit=limit)
+        return fuse(p, lists, scripts, limit=limit, weights=weights)
 
 
 def monotone(scores: Sequence[float]) -> list[float]:

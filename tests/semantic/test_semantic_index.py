@@ -51,3 +51,19 @@ def test_many_rows_of_one_section_do_not_hide_the_next_section() -> None:
     items.clear()
     assert snap.top(QUERY, 1, mask, best_items=items)[0] == [1]
     assert items == {1: "memory 8"}
+
+
+@pytest.mark.parametrize("unique", [True, False])
+def test_equal_cosines_rank_the_same_whatever_order_the_rows_were_stored_in(unique: bool) -> None:
+    # Two turns with the same passage have the same vector. The backfill stores rows in the
+    # order it embedded them (live turns first, then the backlog newest first: timing decides),
+    # so a tie must not be broken by the row's place: the same query gives the same ranking.
+    rows = [(d, c, "") for d, c in ((7, 0.9), (3, 0.6), (5, 0.6), (9, 0.6), (4, 0.2), (8, 0.1))]
+    orders = [rows, rows[::-1], [rows[2], rows[4], rows[0], rows[3], rows[1], rows[5]]]
+    got = set()
+    for stored in orders:
+        snap = snapshot(stored)
+        snap = Snapshot(snap.kind, 1, snap.matrix, snap.docs, snap.scripts, snap.columns,
+                        snap.vocab, unique_docs=unique, items=snap.items)  # fmt: skip
+        got.add(tuple(snap.top(QUERY, 3)[0]))
+    assert got == {(7, 3, 5)}

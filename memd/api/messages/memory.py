@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
@@ -103,6 +103,21 @@ class SearchParams(Params, frozen=True, kw_only=True):
     source: str = ""  # the assistant whose logs held the turn ("claude-code", "codex", …)
 
 
+class SearchSource(Struct, kw_only=True):
+    """A journal line or a turn folded into a hit because it said the same thing."""
+
+    kind: str  # "journal" | "turn"
+    path: str
+    heading: str
+    start_line: int
+    session_id: str = ""
+    turn_id: str = ""
+    ts: float = 0.0
+    role: str = ""
+    snippet: str = ""
+    source: str = ""  # a turn's assistant or app
+
+
 class SearchHit(Struct, kw_only=True):
     kind: str  # "section" | "turn"
     path: str
@@ -122,6 +137,14 @@ class SearchHit(Struct, kw_only=True):
     # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector").
     found_by: list[str] | UnsetType = UNSET
     source: str = ""  # a turn's assistant ("claude-code", "codex", …) or app ("ingest", "jsonl")
+    items: list[str] = []  # a section's list items that matched the query
+    sources: list[SearchSource] = []  # journal lines and turns that said the same thing
+
+    @classmethod
+    def of(cls, hit: dict[str, Any]) -> SearchHit:
+        """A hit of the library (`memd.core.models.Hit.to_dict`) as the wire has it."""
+        sources = [SearchSource(**s) for s in hit.get("sources", ())]
+        return cls(**{**hit, "sources": sources})
 
 
 class SearchResult(Result, kw_only=True):

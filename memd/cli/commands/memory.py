@@ -33,29 +33,14 @@ def _project_here(args: argparse.Namespace) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from memd.api import messages as m
-    from memd.cli.render import when
+    from memd.cli.render import search_text
 
     scope = "conversations" if args.conversations else args.scope
     params = m.SearchParams(
         query=args.query, limit=args.limit, scope=cast(Any, scope), source=args.source
     )
     res = call(args, m.SEARCH, params)
-
-    def text() -> str:
-        if not res.hits:
-            return "no matches"
-        out = []
-        for h in res.hits:
-            where = f"{h.path}:{h.start_line}-{h.end_line}"
-            if h.kind == "turn":
-                said = f", {h.source}" if h.source else ""
-                where = (f"[{when(h.ts)}{said}] {h.session_title or h.session_id}"
-                         f" ({h.path or 'session ' + h.session_id}#{h.turn_id})")  # fmt: skip
-            found = f"  [{', '.join(h.found_by)}]" if isinstance(h.found_by, list) else ""
-            out.append(f"{h.score:7.3f}  {where}  § {h.heading}{found}\n         {h.snippet}")
-        return "\n".join(out)
-
-    emit(args, res, text)
+    emit(args, res, lambda: search_text(res.hits))
     return 0
 
 

@@ -1,0 +1,199 @@
+"""LoCoMo, in-process over a home `bench/locomo.py --semantic --home DIR` kept: what `search`
+(`scope: conversations`, the conversation as `project`) ranks under other constants, tuned on
+one fold's conversations and reported on the other's.
+
+    python -m bench.locomo_tune --home DIR [--data ...] [--zh ...] [--report]
+
+Every question's rankings (memd's full-text search as typed and bridged, the turn vectors)
+are computed once with the daemon's own functions (`memd.conversations.turn_search.turn_lists`)
+and then fused and ranked again for each setting (`fuse_turns`, `memd.conversations.ranking`),
+so a setting is measured exactly as the daemon would answer with it. The settings are the
+recipe's fusion weights, the vector floor's width (in standard deviations above the mean
+cosine of unrelated pairs, `memd.semantic.recipe.VECTOR_SCALE`), and how much of a turn's
+score is its own match (`memd.conversations.ranking.OWN_MATCH`).
+
+Without --report only the training conversations of each fold are scored (fold A trains on
+0-2, fold B on 3-4); --report adds each fold's held-out figures for the setting its training
+conversations chose, per category, English and Chinese, recall@1/5/10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import pickle
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from bench.daemon import bench_env
+from bench.locomo import (
+    DEFAULT_DATA,
+    DEFAULT_ZH,
+    chinese_questions,
+    questions,
+)
+
+TRAIN = {"A": (0, 1, 2), "B": (3, 4)}
+HELD = {"A": (3, 4), "B": (0, 1, 2)}
+KS = (1, 5, 10)
+Question = tuple[int, str, int, list[str]]
+
+
+@dataclass(frozen=True)
+class Setting:
+    vector: float
+    cross_vector: float
+    bridged: float
+    floor_k: float
+    own_turn: float
+
+
+GRID = {
+    "vector": (0.25, 0.5, 0.75, 1.0),
+    "cross_vector": (0.5, 0.75, 1.0, 1.5),
+    "bridged": (0.5, 1.0, 1.5),
+    "floor_k": (0.0, 1.0, 2.0, 3.0, 3.5),
+    "own_turn": (0.0, 0.25, 0.5),
+}
+
+
+def lists(home: Path, qs: dict[str, list[Question]], cache: Path | None) -> dict[Any, Any]:
+    """(language, conversation, question) -> (plan, turn lists), computed once."""
+    if cache is not None and cache.exists():
+        with cache.open("rb") as f:
+            out: dict[Any, Any] = pickle.load(f)
+            return out
+    from memd.cli.offline import readonly_engine
+    from memd.conversations.turn_search import turn_lists
+    from memd.core import settings
+
+    st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND="packaged"))
+    out = {}
+    with readonly_engine(st) as eng:
+        rec, conn = eng.semantic.recall, eng.store.read()
+        for lang, items in qs.items():
+            for ci, q, _, _ in items:
+                p = rec.plan(q)
+                assert p is not None, "recall by meaning is not on in this home"
+                out[(lang, ci, q)] = (p, turn_lists(conn, p, rec, project=f"locomo-{ci}"))
+    if cache is not None:
+        with cache.open("wb") as f:
+            pickle.dump(out, f)
+    return out
+
+
+def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Callable[..., Any]:
+    """A function (setting, language, conversation, question) -> turn ids, best first."""
+    from memd.conversations import ranking
+    from memd.conversations.turn_search import fuse_turns
+    from memd.semantic import recipe
+    from memd.semantic.service import SemanticRecall
+
+    sem = SemanticRecall()
+
+    def rank(s: Setting, lang: str, ci: int, q: str) -> list[str]:
+        recipe.VECTOR_SCALE = {k: (mu + s.floor_k * sd, mu + (s.floor_k + 1) * sd)
+                               for k, (mu, sd) in stats.items()}  # fmt: skip
+        p, t = found[(lang, ci, q)]
+        w = recipe.Weights(vector=s.vector, cross_vector=s.cross_vector, bridged=s.bridged)
+        turns = fuse_turns(p, t, sem, limit=40, weights=w)
+        f = ranking.Found(ranking.Query.of(q, p), [], [], turns, [])
+        own = {**ranking.OWN_MATCH, "turn": s.own_turn}
+        return [h.turn_id for h in ranking.rank(f, 20, ranking.PRIORS, own)]
+
+    return rank
+
+
+def recall(qs: Sequence[Question], ranked: Callable[[int, str], list[str]]) -> dict[Any, Any]:
+    """recall@k overall (category 0) and per category."""
+    per: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for ci, q, cat, ev in qs:
+        got = ranked(ci, q)
+        for k in KS:
+            r = len(set(got[:k]) & set(ev)) / len(ev)
+            per[0][k].append(r)
+            per[cat][k].append(r)
+    return {c: {k: statistics.fmean(v) for k, v in ks.items()} | {"n": len(ks[1])}
+            for c, ks in per.items()}  # fmt: skip
+
+
+def settings_grid() -> Iterator[Setting]:
+    for values in itertools.product(*GRID.values()):
+        yield Setting(*values)
+
+
+def choose(
+    qs: dict[str, list[Question]], convs: Sequence[int], rank: Callable[..., Any], base: Setting
+) -> Setting:
+    """The setting best on the mean of English and Chinese recall@10 over `convs`, one
+    constant at a time (coordinate search, twice over)."""
+
+    def objective(s: Setting) -> float:
+        return statistics.fmean(
+            recall([x for x in items if x[0] in convs],
+                   lambda ci, q, lang=lang: rank(s, lang, ci, q))[0][10]  # type: ignore[misc]
+            for lang, items in qs.items()
+        )  # fmt: skip
+
+    best = base
+    for _ in range(2):
+        for name, values in GRID.items():
+            options = [replace(best, **{name: v}) for v in values]
+            scores = [objective(o) for o in options]
+            top = max(scores)
+            tied = [o for o, v in zip(options, scores, strict=True) if v >= top - 1e-9]
+            best = tied[len(tied) // 2]
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memd.semantic import recipe
+
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--home", type=Path, required=True, help="a home bench.locomo --semantic kept")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--zh", type=Path, default=DEFAULT_ZH)
+    ap.add_argument("--cache", type=Path, help="keep the computed rankings in this file")
+    ap.add_argument("--report", action="store_true", help="also score the held-out folds")
+    args = ap.parse_args(argv)
+    samples = json.loads(args.data.read_text(encoding="utf-8"))
+    qs = {"en": questions(samples), "zh": chinese_questions(samples, args.zh)}
+    rank = ranker(lists(args.home, qs, args.cache), dict(recipe.COSINE_STATS))
+    shipped = shipped_setting()
+    out: dict[str, Any] = {"shipped": shipped.__dict__}
+    parts = ("train", "held") if args.report else ("train",)
+    for fold in TRAIN:
+        chosen = choose(qs, TRAIN[fold], rank, shipped)
+        out[fold] = {"chosen": chosen.__dict__}
+        for name, s in (("chosen", chosen), ("shipped", shipped)):
+            for lang, items in qs.items():
+                for part in parts:
+                    cs = TRAIN[fold] if part == "train" else HELD[fold]
+                    out[fold][f"{name} {lang} {part}"] = recall(
+                        [x for x in items if x[0] in cs],
+                        lambda ci, q, lang=lang, s=s: rank(s, lang, ci, q),  # type: ignore[misc]
+                    )
+    print(json.dumps(out, indent=1, default=str))
+    return 0
+
+
+def shipped_setting() -> Setting:
+    from memd.conversations import ranking
+    from memd.semantic import recipe
+
+    return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
+                   recipe.FLOOR_SD, ranking.OWN_MATCH["turn"])  # fmt: skip
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,421 @@
+"""One ranking for `search` over memory and conversations: where text came from, one scale.
+
+Memory sections (`memd.memory.search.find_sections`) and conversation turns
+(`memd.conversations.turn_search.find_turns`) are each ranked by their own ranker; this module
+puts them on one page:
+
+- **Tiers.** A section of `_core/`, `topics/`, `projects/`, an agent's file or a note is
+  *curated* (a person or memd wrote it as memory); the journal, the archive and conversation
+  turns are tiers of their own. Each tier has a prior (`PRIORS`): a curated memory outranks the
+  journal line or the turn that says the same thing as well.
+- **One scale.** A hit's score is ``prior × anchor × own``: `own` is its ranker's score over
+  the best of its tier in the same list (the ranker's order within a tier is kept), `anchor` how
+  well the best hits of its tier match the query at all, in [0, 1] — the share of the query's
+  words the hit holds (`coverage`), or its vector's cosine placed on the calibrated scale of
+  `memd.semantic.recipe` — so a note's 0.8 and a turn's 0.6 mean the same thing.
+- **Duplicates collapse.** A journal line whose exchange is among the turn hits is folded into
+  that turn; a turn or journal line that repeats a curated memory (its source by the memory's
+  `src`, or the memory's words said again) is folded into it. What was folded is listed as the
+  hit's `sources`, and the hit keeps the better score of the group.
+- **The matching items.** A section hit names the list items that matched (`items`), shown
+  instead of the whole section.
+
+Ties are broken by the tier, then the place in the ranker's list, then the hit's path and id,
+so the same index and query give the same page every time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from memd.conversations.turn_search import TurnHit, find_turns
+from memd.core.models import Hit, HitSource
+from memd.core.text import cjk_bigrams, expand_cjk, plain_text, short_id, snippet, terms
+from memd.db import Connection
+from memd.memory.parse import split_item
+from memd.memory.search import FusedSection, find_sections
+from memd.semantic.fusion import Script, dominant_script
+from memd.semantic.recipe import VECTOR, Plan, similarity
+from memd.semantic.service import SemanticRecall
+
+CURATED = "curated"
+ARCHIVE = "archive"
+JOURNAL = "journal"
+TURN = "conversation"
+TIER_ORDER = (CURATED, ARCHIVE, TURN, JOURNAL)
+_CURATED_KINDS = frozenset({"core", "topic", "project", "agent", "note"})
+
+PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.1, JOURNAL: 0.3}
+"""A tier's weight on the one scale (`bench/ranking.py --tune`: chosen on fold A of the ranking
+set, reported on fold B)."""
+ANCHOR_TOP = 3
+"""A tier's anchor is the best match among its first this many hits."""
+OWN_MATCH: Mapping[str, float] = {"section": 0.5, "turn": 0.25}
+"""How much of a hit's score is its own match rather than its tier's anchor times its place in
+its ranker's list, by kind of hit: a section's list items say plainly whether they are what
+the query asks (a whole section's bm25 does not); turns keep their ranker's order (its
+neighbour, date and speaker evidence), which the LoCoMo folds measure."""
+DEPTH = 2
+"""Each ranker is asked for this many times the hits a page shows (at least `MIN_DEPTH`): the
+duplicates folded away and the tiers mixed need more than a page of each."""
+MIN_DEPTH = 20
+REPEAT_SHARE = 0.8
+"""A turn or journal line repeats a memory when it holds this share of the memory's words (two
+words at least), or the memory's whole text."""
+ITEMS_SHOWN = 3
+
+
+# -- words -----------------------------------------------------------------------------------
+_LATIN = re.compile(r"[^\W\d_][\w'’]*|\d+(?:[.,:/]\d+)*", re.UNICODE)
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light English stem, enough to see "retries", "retry" and "retried" as one word."""
+    w = word.lower().replace("’", "'").removesuffix("'s")
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2]:
+                w = w[:-1]  # "running" -> "run"
+            break
+    return w[:-1] + "i" if w.endswith("y") and len(w) > 3 else w
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query that a hit can hold: stems of its content words, and the content
+    bigrams of its Chinese (Japanese, Korean) runs."""
+    out: dict[str, None] = {}
+    for t in expand_cjk(terms(text)):
+        if _CJK.fullmatch(t):
+            for g in cjk_bigrams(t):
+                out.setdefault(g, None)
+        else:
+            for w in _LATIN.findall(t):
+                out.setdefault(stem(w), None)
+    return list(out)
+
+
+def text_words(text: str) -> frozenset[str]:
+    """Every word of a text as `query_words` spells them (stems and CJK bigrams)."""
+    low = text.lower()
+    words = {stem(w) for w in _LATIN.findall(low)}
+    for run in _CJK.findall(low):
+        words.update(cjk_bigrams(run))
+    return frozenset(words)
+
+
+def coverage(words: Sequence[str], held: frozenset[str]) -> float:
+    """The share of `words` that `held` holds."""
+    if not words:
+        return 0.0
+    return sum(1 for w in words if w in held) / len(words)
+
+
+# -- candidates ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A list item of a section: its line, text (metadata comment left out) and metadata."""
+
+    line: int
+    text: str
+    meta: Mapping[str, str]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A hit on its way to the page."""
+
+    hit: Hit
+    tier: str
+    position: int  # in its ranker's list
+    own: float  # its ranker's score, before normalising within its tier
+    match: float  # how well it matches the query, in [0, 1]
+    words: frozenset[str]
+    items: list[Item] = field(default_factory=list)  # matching items (sections)
+    entries: list[Item] = field(default_factory=list)  # matching journal entries
+    sources: list[Candidate] = field(default_factory=list)
+    score: float = 0.0
+
+    @property
+    def key(self) -> tuple[int, int, str, str]:
+        """The order of two hits of equal score: tier, place in their list, path, id."""
+        return (TIER_ORDER.index(self.tier), self.position, self.hit.path, self.hit.turn_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What a hit is matched against: the query's words, its bridge's, and its plan."""
+
+    words: list[str]
+    bridged: list[str]
+    plan: Plan | None
+
+    @classmethod
+    def of(cls, text: str, plan: Plan | None) -> Query:
+        bridged = plan.full_text.get("fts:bridged", "") if plan is not None else ""
+        return cls(query_words(text), query_words(bridged), plan)
+
+    def match(self, held: frozenset[str]) -> float:
+        return max(coverage(self.words, held), coverage(self.bridged, held))
+
+    def shown(self, found_by: Sequence[str], cosine: float | None, script: Script) -> bool:
+        """Whether a hit may be shown: found by full text, or close enough by its vector."""
+        if self.plan is None:
+            return True
+        return SemanticRecall.kept(self.plan, found_by, cosine, script)
+
+    def closeness(self, cosine: float | None, script: Script) -> float:
+        if cosine is None or self.plan is None:
+            return 0.0
+        return similarity(self.plan.script, script, cosine)
+
+
+def section_items(text: str, start_line: int) -> list[Item]:
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        it = split_item(line)
+        if it is not None and it[0]:
+            out.append(Item(start_line + i, it[0], it[1]))
+    return out
+
+
+def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candidate:
+    r = f.row
+    tier = (
+        CURATED if r.kind in _CURATED_KINDS else JOURNAL if r.kind == JOURNAL else ARCHIVE
+    )  # fmt: skip
+    head = f"{r.title} {r.stem} {r.heading}"
+    items = section_items(r.text, r.start_line)
+    scored = [(q.match(text_words(f"{head} {it.text}")), it) for it in items]
+    matching = [it for m, it in sorted(scored, key=lambda x: -x[0]) if m > 0]
+    if f.item and f.found_by == (VECTOR,):
+        matching = [it for it in items if it.text == f.item] or matching
+    best = max((m for m, _ in scored), default=q.match(text_words(f"{head} {r.text}")))
+    match = max(best, q.closeness(f.cosine, f.script))
+    words = text_words(" ".join(it.text for it in matching) if matching else r.text)
+    hit = Hit(
+        kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
+        end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
+        archived=r.kind == "archive", found_by=f.found_by,
+        snippet=snippet(matching[0].text if matching else r.text or r.heading, qt),
+        items=tuple(plain_text(it.text) for it in matching[:ITEMS_SHOWN]),
+    )  # fmt: skip
+    return Candidate(hit, tier, position, f.score, match, words, matching,
+                     matching if tier == JOURNAL else [])  # fmt: skip
+
+
+def _turn(t: TurnHit, position: int, q: Query, qt: list[str]) -> Candidate:
+    words = text_words(f"{t.speaker} {t.text}")
+    script = dominant_script(t.text)
+    match = max(q.match(words), q.closeness(t.cosine, script))
+    return Candidate(t.to_hit(qt), TURN, position, t.score, match, words)
+
+
+# -- one scale ---------------------------------------------------------------------------------
+def place(
+    cands: list[Candidate],
+    priors: Mapping[str, float] = PRIORS,
+    own_match: Mapping[str, float] = OWN_MATCH,
+) -> None:
+    """Give every candidate its score on the one scale (see the module's docstring)."""
+    by_tier: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_tier.setdefault(c.tier, []).append(c)
+    for tier, group in by_tier.items():
+        group.sort(key=lambda c: c.position)
+        best = max((c.own for c in group), default=0.0)
+        anchor = max((c.match for c in group[:ANCHOR_TOP]), default=0.0)
+        for c in group:
+            w = own_match.get(c.hit.kind, 0.0)
+            ranked = anchor * (c.own / best if best > 0 else 0.0)
+            c.score = priors.get(tier, 1.0) * (w * c.match + (1 - w) * ranked)
+
+
+# -- duplicates ------------------------------------------------------------------------------
+def _sources_of(items: Iterable[Item]) -> set[tuple[str, str]]:
+    """(session, turn) pairs an item's `src` names (``<session>#<turn>,<turn>``)."""
+    out: set[tuple[str, str]] = set()
+    for it in items:
+        sess, _, turns = it.meta.get("src", "").partition("#")
+        out.update((sess, t) for t in turns.split(",") if t)
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+", " ", plain_text(text).lower()).split())
+
+
+def repeats(item: Item, words: frozenset[str], text: str) -> bool:
+    """Whether a text (with its `words`) says a memory item again: the item's whole text in
+    it, or `REPEAT_SHARE` of the item's words (two at least)."""
+    own = query_words(item.text)
+    if len(own) >= 2 and coverage(own, words) >= REPEAT_SHARE:
+        return True
+    norm = _norm(item.text)
+    return bool(norm) and norm in _norm(text)
+
+
+def _entry_turn(entry: Item) -> str:
+    return entry.meta.get("turn", "")
+
+
+def _journal_into_turns(journal: Candidate, turns: list[Candidate]) -> Candidate | None:
+    """The turn hit a journal hit's matching entries all record, if every one of them records
+    a turn on the page (their exchange)."""
+    session = journal.hit.heading.rsplit("·", 1)[-1].strip()
+    home: Candidate | None = None
+    for e in journal.entries or section_items(journal.hit.text, journal.hit.start_line):
+        said = [p.strip(" …") for p in re.split(r"\*\*[QA]:\*\*", e.text)[1:] if p.strip(" …")]
+        match = None
+        for t in turns:
+            if short_id(t.hit.session_id) != session and t.hit.session_id != session:
+                continue
+            flat = " ".join(t.hit.text.split())
+            if t.hit.turn_id == _entry_turn(e) or any(" ".join(s.split()) in flat for s in said):
+                match = t
+                break
+        if match is None:
+            return None
+        home = home or match
+    return home
+
+
+def collapse(cands: list[Candidate]) -> list[Candidate]:
+    """The candidates with duplicates folded into the hit they repeat (best score first)."""
+    cands = sorted(cands, key=lambda c: (-c.score, c.key))
+    turns = [c for c in cands if c.tier == TURN]
+    gone: set[int] = set()
+    for j in (c for c in cands if c.tier == JOURNAL):
+        home = _journal_into_turns(j, turns)
+        if home is not None:
+            _fold(j, home)
+            gone.add(id(j))
+    curated = [c for c in cands if c.tier == CURATED and c.items]
+    for low in (c for c in cands if c.tier in (TURN, JOURNAL) and id(c) not in gone):
+        for c in curated:
+            if _repeats_memory(low, c):
+                _fold(low, c)
+                gone.add(id(low))
+                break
+    return sorted((c for c in cands if id(c) not in gone), key=lambda c: (-c.score, c.key))
+
+
+def _repeats_memory(low: Candidate, memory: Candidate) -> bool:
+    said = _sources_of(memory.items)
+    if low.tier == TURN and (low.hit.session_id, low.hit.turn_id) in said:
+        return True
+    if low.tier == JOURNAL and {_entry_turn(e) for e in low.entries} & {t for _, t in said}:
+        return True
+    text = low.hit.text if low.tier == TURN else " ".join(e.text for e in low.entries)
+    words = low.words if low.tier == TURN else text_words(text)
+    return any(repeats(it, words, text) for it in memory.items)
+
+
+def _fold(low: Candidate, into: Candidate) -> None:
+    into.sources.append(low)
+    into.sources.extend(low.sources)
+    low.sources = []
+    into.score = max(into.score, low.score)
+
+
+# -- the page --------------------------------------------------------------------------------
+def _source(c: Candidate) -> HitSource:
+    h = c.hit
+    return HitSource(
+        kind="journal" if c.tier == JOURNAL else h.kind, path=h.path, heading=h.heading,
+        start_line=h.start_line, session_id=h.session_id, turn_id=h.turn_id, ts=h.ts,
+        role=h.role, snippet=h.snippet, source=h.source,
+    )  # fmt: skip
+
+
+def page(cands: list[Candidate], limit: int) -> list[Hit]:
+    """The first `limit` candidates as hits, with their sources and scores."""
+    out = []
+    # A hit of score 0 matched nothing the scale counts (a stray bigram, the last of a vector
+    # list): no evidence, not shown.
+    for c in [c for c in collapse(cands) if c.score > 0][:limit]:
+        sources = tuple(_source(s) for s in sorted(c.sources, key=lambda s: (-s.score, s.key)))
+        out.append(dataclasses.replace(c.hit, score=round(c.score, 4), sources=sources))
+    return out
+
+
+def search(
+    conn: Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    scope: str = "all",
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    source: str = "",
+    semantic: SemanticRecall | None = None,
+) -> list[Hit]:
+    """`search`: memory sections and conversation turns on one page, best first (`scope`
+    "memory" or "conversations" asks one of them; `session_id`, `project`, `agent_id` and
+    `source` filter the turns)."""
+    found = gather(conn, query, depth=max(MIN_DEPTH, DEPTH * limit), scope=scope,
+                   session_id=session_id, project=project, agent_id=agent_id, source=source,
+                   semantic=semantic)  # fmt: skip
+    return rank(found, limit)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the two rankers found for one query, before it is put on one page."""
+
+    query: Query
+    sections: list[FusedSection]
+    section_terms: list[str]
+    turns: list[TurnHit]
+    turn_terms: list[str]
+
+
+def gather(
+    conn: Connection,
+    query: str,
+    *,
+    depth: int,
+    scope: str = "all",
+    session_id: str = "",
+    project: str = "",
+    agent_id: str = "",
+    source: str = "",
+    semantic: SemanticRecall | None = None,
+) -> Found:
+    """Ask both rankers for `depth` hits each (one of them with `scope`)."""
+    p = semantic.plan(query) if semantic is not None else None
+    sections: list[FusedSection] = []
+    turns: list[TurnHit] = []
+    st: list[str] = []
+    tt: list[str] = []
+    if scope != "conversations":
+        sections, st = find_sections(conn, query, limit=depth, semantic=semantic)
+    if scope != "memory":
+        turns, tt = find_turns(conn, query, limit=depth, session_id=session_id, project=project,
+                               agent_id=agent_id, source=source, semantic=semantic)  # fmt: skip
+    return Found(Query.of(query, p), sections, st, turns, tt)
+
+
+def rank(
+    found: Found,
+    limit: int,
+    priors: Mapping[str, float] = PRIORS,
+    own_match: Mapping[str, float] = OWN_MATCH,
+) -> list[Hit]:
+    """What `gather` found on one page of at most `limit` hits."""
+    q = found.query
+    cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
+             if q.shown(f.found_by, f.cosine, f.script)]  # fmt: skip
+    cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
+              if q.shown(t.found_by, t.cosine, dominant_script(t.text))]  # fmt: skip
+    place(cands, priors, own_match)
+    return page(cands, limit)
+
+
+__all__ = ["PRIORS", "Candidate", "Found", "collapse", "gather", "place", "rank", "search"]

