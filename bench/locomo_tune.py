@@ -9,8 +9,10 @@ are computed once with the daemon's own functions (`memd.conversations.turn_sear
 and then fused and ranked again for each setting (`fuse_turns`, `memd.conversations.ranking`),
 so a setting is measured exactly as the daemon would answer with it. The settings are the
 recipe's fusion weights, the vector floor's width (in standard deviations above the mean
-cosine of unrelated pairs, `memd.semantic.recipe.VECTOR_SCALE`), and how much of a turn's
-score is its own match (`memd.conversations.ranking.OWN_MATCH`).
+cosine of unrelated pairs, `memd.semantic.recipe.VECTOR_SCALE`), how much of a turn's score is
+its own match (`memd.conversations.ranking.OWN_MATCH`), and what a named speaker and a turn's
+session add after fusion (`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`,
+`SESSION_WEIGHT`).
 
 Without --report only the training conversations of each fold are scored (fold A trains on
 0-2, fold B on 3-4); --report adds each fold's held-out figures for the setting its training
@@ -54,6 +56,8 @@ class Setting:
     bridged: float
     floor_k: float
     own_turn: float
+    speaker: float
+    session: float
 
 
 GRID = {
@@ -62,6 +66,8 @@ GRID = {
     "bridged": (0.5, 1.0, 1.5),
     "floor_k": (0.0, 1.0, 2.0, 3.0, 3.5),
     "own_turn": (0.0, 0.25, 0.5),
+    "speaker": (0.0, 0.25, 0.5, 1.0, 1.5),
+    "session": (0.0, 0.2, 0.5, 1.0),
 }
 
 
@@ -104,7 +110,7 @@ def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Call
                                for k, (mu, sd) in stats.items()}  # fmt: skip
         p, t = found[(lang, ci, q)]
         w = recipe.Weights(vector=s.vector, cross_vector=s.cross_vector, bridged=s.bridged)
-        turns = fuse_turns(p, t, sem, limit=40, weights=w)
+        turns = fuse_turns(p, t, sem, limit=40, weights=w, speaker=s.speaker, session=s.session)
         f = ranking.Found(ranking.Query.of(q, p), [], [], turns, [])
         own = {**ranking.OWN_MATCH, "turn": s.own_turn}
         return [h.turn_id for h in ranking.rank(f, 20, ranking.PRIORS, own)]
@@ -188,11 +194,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def shipped_setting() -> Setting:
-    from memd.conversations import ranking
+    from memd.conversations import ranking, turn_search
     from memd.semantic import recipe
 
     return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
-                   recipe.FLOOR_SD, ranking.OWN_MATCH["turn"])  # fmt: skip
+                   recipe.FLOOR_SD, ranking.OWN_MATCH["turn"], turn_search.FUSED_SPEAKER_BOOST,
+                   turn_search.SESSION_WEIGHT)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.1, JOURNAL: 0
 set, reported on fold B)."""
 ANCHOR_TOP = 3
 """A tier's anchor is the best match among its first this many hits."""
-OWN_MATCH: Mapping[str, float] = {"section": 0.5, "turn": 0.25}
+OWN_MATCH: Mapping[str, float] = {"section": 0.5, "turn": 0.0}
 """How much of a hit's score is its own match rather than its tier's anchor times its place in
 its ranker's list, by kind of hit: a section's list items say plainly whether they are what
 the query asks (a whole section's bm25 does not); turns keep their ranker's order (its

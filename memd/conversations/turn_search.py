@@ -146,13 +146,26 @@ RECENT_CANDIDATES = 60
 NEIGHBOUR_WEIGHTS = (0.5, 0.3)  # of the best score at distance 1 and 2 in the same session
 DATE_BOOST = 1.0
 SPEAKER_BOOST = 0.3
+# After fusion (docs/retrieval.md, `bench/locomo_tune.py`: chosen on each LoCoMo fold's training
+# conversations): the vector list knows nothing of who spoke or which session a turn is in.
+FUSED_SPEAKER_BOOST = 0.0
+SESSION_WEIGHT = 0.0
 
 
 def _name_in(name: str, low_query: str) -> bool:
+    """Whether a speaker's name is in the (lower-cased) query as a name of its own: not inside
+    a longer Latin word, whatever is around it ("Caroline是什么时候…" names Caroline: a Chinese
+    character is a word character to `\\b`, so a word boundary would not see it)."""
     name = name.lower()
     if _CJK_RUN.search(name):
         return name in low_query
-    return re.search(r"\b" + re.escape(name) + r"\b", low_query) is not None
+    return re.search(_NOT_LATIN_BEFORE + re.escape(name) + _NOT_LATIN_AFTER, low_query) is not None
+
+
+_NOT_LATIN_BEFORE = (
+    r"(?<![^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+)
+_NOT_LATIN_AFTER = r"(?![^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
 
 
 def _in_scope(proj: str, agent: str, src: str, project: str, agent_id: str, source: str) -> bool:
@@ -293,15 +306,46 @@ def fuse_turns(
     limit: int,
     gate: bool = True,
     weights: Weights | None = None,
+    speaker: float = FUSED_SPEAKER_BOOST,
+    session: float = SESSION_WEIGHT,
 ) -> list[TurnHit]:
     """The recipe's fusion of `turn_lists` (`memd.semantic.recipe.fuse`), each hit naming the
     rankings that found it; with `gate`, a turn found by its vector alone only when its cosine
-    reaches the calibrated floor (`memd.semantic.recipe.close_enough`)."""
-    fused = semantic.fuse(p, t.lists, t.scripts, None if gate else limit, weights)
+    reaches the calibrated floor (`memd.semantic.recipe.close_enough`). Then a turn whose
+    speaker the query names gains `speaker` of its score, and every turn `session` times its
+    session's share of the fused scores (relative to the best session's)."""
+    fused = semantic.fuse(p, t.lists, t.scripts, None, weights)
     kept = [h for h in fused.hits if not gate or semantic.kept(p, h.found_by,
                                                              t.cosines.get(h.key), t.scripts[h.key])]  # fmt: skip
-    return [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
-                                cosine=t.cosines.get(h.key)) for h in kept[:limit]]  # fmt: skip
+    hits = [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
+                                cosine=t.cosines.get(h.key)) for h in kept]  # fmt: skip
+    return _after_fusion(hits, p.query, speaker, session)[:limit]
+
+
+def _after_fusion(hits: list[TurnHit], query: str, speaker: float, session: float) -> list[TurnHit]:
+    """The speaker and session evidence the vector list cannot carry, put on the fused scores."""
+    if not hits or (speaker <= 0 and session <= 0):
+        return hits
+    low = query.lower()
+    named: dict[str, bool] = {}
+    scores = []
+    for h in hits:
+        sc = h.score
+        if speaker > 0 and h.speaker:
+            if h.speaker not in named:
+                named[h.speaker] = _name_in(h.speaker, low)
+            sc *= 1 + speaker * named[h.speaker]
+        scores.append(sc)
+    if session > 0:
+        total: dict[str, float] = {}
+        for h, sc in zip(hits, scores, strict=True):
+            total[h.session_id] = total.get(h.session_id, 0.0) + sc
+        best = max(total.values()) or 1.0
+        scores = [sc * (1 + session * total[h.session_id] / best)
+                  for h, sc in zip(hits, scores, strict=True)]  # fmt: skip
+    out = [dataclasses.replace(h, score=sc) for h, sc in zip(hits, scores, strict=True)]
+    out.sort(key=lambda h: (-h.score, h.rowid))
+    return out
 
 
 def fused_turns(
