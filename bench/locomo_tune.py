@@ -8,8 +8,9 @@ Every question's rankings (memd's full-text search as typed and bridged, the tur
 are computed once with the daemon's own functions (`memd.conversations.turn_search.turn_lists`)
 and then fused and ranked again for each setting (`fuse_turns`, `memd.conversations.ranking`),
 so a setting is measured exactly as the daemon would answer with it. The settings are the
-recipe's fusion weights, the vector floor's width (in standard deviations above the mean
-cosine of unrelated pairs, `memd.semantic.recipe.VECTOR_SCALE`), how much of a turn's score is
+recipe's fusion weights, the vector floors (in standard deviations above the mean cosine of
+unrelated pairs: `memd.semantic.recipe.FLOOR_SD` alone, `SUPPORTED_SD` next to full-text
+evidence), how much of a turn's score is
 its own match (`memd.conversations.ranking.OWN_MATCH`), and what a named speaker and a turn's
 session add after fusion (`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`,
 `SESSION_WEIGHT`).
@@ -55,6 +56,7 @@ class Setting:
     cross_vector: float
     bridged: float
     floor_k: float
+    supported_k: float
     own_turn: float
     speaker: float
     session: float
@@ -65,9 +67,10 @@ GRID = {
     "cross_vector": (0.5, 0.75, 1.0, 1.5),
     "bridged": (0.5, 1.0, 1.5),
     "floor_k": (0.0, 1.0, 2.0, 3.0, 3.5),
+    "supported_k": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
     "own_turn": (0.0, 0.25, 0.5),
-    "speaker": (0.0, 0.25, 0.5, 1.0, 1.5),
-    "session": (0.0, 0.2, 0.5, 1.0),
+    "speaker": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
+    "session": (0.0, 0.5, 1.0, 1.5, 2.0),
 }
 
 
@@ -108,6 +111,7 @@ def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Call
     def rank(s: Setting, lang: str, ci: int, q: str) -> list[str]:
         recipe.VECTOR_SCALE = {k: (mu + s.floor_k * sd, mu + (s.floor_k + 1) * sd)
                                for k, (mu, sd) in stats.items()}  # fmt: skip
+        recipe.SUPPORTED_SD = s.supported_k
         p, t = found[(lang, ci, q)]
         w = recipe.Weights(vector=s.vector, cross_vector=s.cross_vector, bridged=s.bridged)
         turns = fuse_turns(p, t, sem, limit=40, weights=w, speaker=s.speaker, session=s.session)
@@ -198,8 +202,8 @@ def shipped_setting() -> Setting:
     from memd.semantic import recipe
 
     return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
-                   recipe.FLOOR_SD, ranking.OWN_MATCH["turn"], turn_search.FUSED_SPEAKER_BOOST,
-                   turn_search.SESSION_WEIGHT)  # fmt: skip
+                   recipe.FLOOR_SD, recipe.SUPPORTED_SD, ranking.OWN_MATCH["turn"],
+                   turn_search.FUSED_SPEAKER_BOOST, turn_search.SESSION_WEIGHT)  # fmt: skip
 
 
 if __name__ == "__main__":

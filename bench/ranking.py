@@ -348,6 +348,7 @@ PRIOR_GRID = {
 OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn": (0.0, 0.25, 0.5)}
 FLOOR_K = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 FULL_K = (1.0, 2.0, 3.0)  # how many standard deviations above the floor a full match is
+SUPPORTED_K = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 
 
 def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
@@ -359,7 +360,8 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
     from memd.semantic import recipe
 
     st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND=kind))
-    saved, recipe.VECTOR_SCALE = recipe.VECTOR_SCALE, {}
+    saved = recipe.VECTOR_SCALE, recipe.SUPPORTED_SD
+    recipe.VECTOR_SCALE, recipe.SUPPORTED_SD = {}, -1e9
     try:
         with readonly_engine(st) as eng:
             sem = eng.semantic.recall if kind != "off" else None
@@ -367,7 +369,7 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
             conn = eng.store.read()
             return [ranking.gather(conn, q.text, depth=depth, semantic=sem) for q in qs]
     finally:
-        recipe.VECTOR_SCALE = saved
+        recipe.VECTOR_SCALE, recipe.SUPPORTED_SD = saved
 
 
 def cosine_stats(home: Path, qs: list[Query]) -> dict[tuple[Script, Script], tuple[float, float]]:
@@ -427,12 +429,13 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
     stats = cosine_stats(homes, qs)
     found = {k: gathered(homes, k, qs) for k in ("off", "packaged")}
     cfg: dict[str, Any] = {"priors": dict(ranking.PRIORS), "own": dict(ranking.OWN_MATCH),
-                           "floor_k": 2.5, "full_k": 4.5}  # fmt: skip
+                           "floor_k": 2.5, "full_k": 4.5, "supported_k": recipe.SUPPORTED_SD}  # fmt: skip
 
     def objective(c: dict[str, Any]) -> float:
         recipe.VECTOR_SCALE = {
             p: (mu + c["floor_k"] * sd, mu + c["full_k"] * sd) for p, (mu, sd) in stats.items()
         }
+        recipe.SUPPORTED_SD = c["supported_k"]
         res = {k: evaluate(qs, f, convs, c["priors"], c["own"]) for k, f in found.items()}
         return statistics.fmean(r["top1"] + r["top3"] for r in res.values())
 
@@ -442,6 +445,7 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
         yield [{**cfg, "own": dict(zip(OWN_MATCH_GRID, c, strict=True))}
                for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
         yield [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
+        yield [{**cfg, "supported_k": k} for k in SUPPORTED_K]
 
     for _ in range(2):
         for grid in options():

@@ -163,11 +163,13 @@ class Query:
     def match(self, held: frozenset[str]) -> float:
         return max(coverage(self.words, held), coverage(self.bridged, held))
 
-    def shown(self, found_by: Sequence[str], cosine: float | None, script: Script) -> bool:
+    def shown(
+        self, found_by: Sequence[str], cosine: float | None, script: Script, supported: bool
+    ) -> bool:
         """Whether a hit may be shown: found by full text, or close enough by its vector."""
         if self.plan is None:
             return True
-        return SemanticRecall.kept(self.plan, found_by, cosine, script)
+        return SemanticRecall.kept(self.plan, found_by, cosine, script, supported)
 
     def closeness(self, cosine: float | None, script: Script) -> float:
         if cosine is None or self.plan is None:
@@ -410,10 +412,12 @@ def rank(
 ) -> list[Hit]:
     """What `gather` found on one page of at most `limit` hits."""
     q = found.query
+    files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
+    sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
-             if q.shown(f.found_by, f.cosine, f.script)]  # fmt: skip
+             if q.shown(f.found_by, f.cosine, f.script, f.row.path in files)]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
-              if q.shown(t.found_by, t.cosine, dominant_script(t.text))]  # fmt: skip
+              if q.shown(t.found_by, t.cosine, dominant_script(t.text), t.session_id in sessions)]  # fmt: skip
     place(cands, priors, own_match)
     return page(cands, limit)
 

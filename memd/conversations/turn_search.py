@@ -315,8 +315,9 @@ def fuse_turns(
     speaker the query names gains `speaker` of its score, and every turn `session` times its
     session's share of the fused scores (relative to the best session's)."""
     fused = semantic.fuse(p, t.lists, t.scripts, None, weights)
-    kept = [h for h in fused.hits if not gate or semantic.kept(p, h.found_by,
-                                                             t.cosines.get(h.key), t.scripts[h.key])]  # fmt: skip
+    said = {t.hits[h.key].session_id for h in fused.hits if h.found_by != (VECTOR,)}
+    kept = [h for h in fused.hits if not gate or semantic.kept(
+        p, h.found_by, t.cosines.get(h.key), t.scripts[h.key], t.hits[h.key].session_id in said)]  # fmt: skip
     hits = [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
                                 cosine=t.cosines.get(h.key)) for h in kept]  # fmt: skip
     return _after_fusion(hits, p.query, speaker, session)[:limit]

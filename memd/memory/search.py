@@ -152,8 +152,9 @@ def fused_sections(
     # matched by a full-text list of either: its dominant script says nothing of each memory.
     either: dict[int, Script] = {k: "" if _mixed(rows[k].text) else s for k, s in scripts.items()}
     fused = semantic.fuse(p, lists, either, None if gate else limit)
-    hits = [h for h in fused.hits if not gate or semantic.kept(p, h.found_by, cos.get(h.key),
-                                                               scripts[h.key])]  # fmt: skip
+    said = {rows[h.key].path for h in fused.hits if h.found_by != (VECTOR,)}
+    hits = [h for h in fused.hits if not gate or semantic.kept(
+        p, h.found_by, cos.get(h.key), scripts[h.key], rows[h.key].path in said)]  # fmt: skip
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
     return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
                          near.items.get(h.key, ""), cos.get(h.key)) for h in hits[:limit]]  # fmt: skip

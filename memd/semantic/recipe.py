@@ -77,6 +77,12 @@ this many standard deviations above the mean of unrelated pairs of its scripts (
 ranking set's fold A with the LoCoMo training conversations checked; docs/retrieval.md)."""
 FULL_SD = 4.5
 """A cosine this many standard deviations above that mean counts as a complete match."""
+SUPPORTED_SD = 1.0
+"""The floor, in the same standard deviations, for a document found by its vector alone next
+to full-text evidence: a turn of a session, or a section of a file, that full text found too.
+Chosen on each LoCoMo fold's training conversations (`bench/locomo_tune.py`), where every
+question has its answer in scope and such turns carry it; a vector hit with no word of the
+query anywhere near it has only `FLOOR_SD` to stand on."""
 VECTOR_SCALE: Mapping[tuple[Script, Script], tuple[float, float]] = {
     pair: (mu + FLOOR_SD * sd, mu + FULL_SD * sd) for pair, (mu, sd) in COSINE_STATS.items()
 }
@@ -93,9 +99,14 @@ with whole prompts, on the path of the assistant's hook. Every LoCoMo and bench 
 shorter than this; the full-text lists always get the whole query."""
 
 
-def close_enough(query_script: Script, doc_script: Script, cosine: float) -> bool:
-    """Whether a document found by its vector alone is close enough to the query to be shown
-    (`VECTOR_SCALE`'s floor)."""
+def close_enough(
+    query_script: Script, doc_script: Script, cosine: float, supported: bool = False
+) -> bool:
+    """Whether a document found by its vector alone is close enough to the query to be shown:
+    `VECTOR_SCALE`'s floor, or `SUPPORTED_SD`'s when full text found its session or file."""
+    if supported:
+        mu, sd = COSINE_STATS.get((query_script, doc_script), (-1.0, 0.0))
+        return cosine >= mu + SUPPORTED_SD * sd
     return cosine >= VECTOR_SCALE.get((query_script, doc_script), DEFAULT_SCALE)[0]
 
 

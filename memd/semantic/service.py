@@ -310,13 +310,20 @@ class SemanticRecall:
         return z is not None and z >= CLOSE_Z and script == p.script
 
     @staticmethod
-    def kept(p: Plan, found_by: Sequence[str], cosine: float | None, script: Script) -> bool:
+    def kept(
+        p: Plan,
+        found_by: Sequence[str],
+        cosine: float | None,
+        script: Script,
+        supported: bool = False,
+    ) -> bool:
         """Whether a hit of `search` or `recall` is shown: one a full-text list found always,
         one found by its vector alone when its cosine reaches the calibrated floor for the
-        query's script and its own (`memd.semantic.recipe.close_enough`)."""
+        query's script and its own (`memd.semantic.recipe.close_enough`; a lower one when
+        full text found its session or file: `supported`)."""
         if any(name != VECTOR for name in found_by):
             return True
-        return cosine is not None and close_enough(p.script, script, cosine)
+        return cosine is not None and close_enough(p.script, script, cosine, supported)
 
     @staticmethod
     def scripts(found: VectorHits, texts: Mapping[K, str], keys: Iterable[K]) -> dict[K, Script]:

@@ -4,6 +4,7 @@ short ids that `forget` takes back. A real daemon reading real Claude Code trans
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core.text import short_id, snippet
+from memd.core.text import snippet
 from tests.utils import DaemonProcess, wait_for
 
 SESSION = "5f1c2d3e-0000-4000-8000-000000000001"
@@ -23,6 +24,11 @@ PROSE = (
     " annotations it turned out the CI job did not configure environment variables before"
     " importing the client, so every request went to the default endpoint instead of ours."
 )
+
+
+def short_id(ident: str) -> str:
+    """How the journal's headings name a long id: its first 8 characters and 4 of its sha1."""
+    return f"{ident[:8]}-{hashlib.sha1(ident.encode()).hexdigest()[:4]}"
 
 
 def transcript(folder: Path) -> None:

@@ -42,7 +42,7 @@ def test_every_assistant_in_status_and_source_filters(home: Path) -> None:
         assert {h["text"] for h in hits(d, "zebra", "--source", "codex")} == {
             "the zebra migration runs on fridays", "Noted, fridays."}  # fmt: skip
         plain = d.cli("search", "zebra", "--conversations")
-        assert "codex]" in plain.stdout and "gemini]" in plain.stdout, plain.stdout
+        assert "· codex ·" in plain.stdout and "· gemini ·" in plain.stdout, plain.stdout
 
         recall = d.cli("recall", "zebra", "--source", "gemini")
         assert recall.returncode == 0 and "Gemini CLI" in recall.stdout, recall.stdout
