@@ -309,6 +309,9 @@ class Backfill:
             self._update_progress()
             worked = True
         self._update_progress()
+        if not self._sections and not self._items and self._section_script:
+            # What placed the queued sections' and items' vectors: not needed until the next plan.
+            self._section_script, self._where, self._item_places = {}, {}, {}
         pending = bool(self._live or self._sections or self._items or self._backlog)
         if self._stale and (not pending or time.monotonic() - self._refreshed_at >= self.refresh_s):
             self._refresh()

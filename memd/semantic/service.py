@@ -129,7 +129,12 @@ class SemanticRecall:
             out["query_cache"] = {"hits": cache.hits, "misses": getattr(cache, "misses", 0)}
         if self.index is not None:
             out["index"] = {
-                kind: {"rows": s.rows, "generation": s.generation, "build_s": round(s.build_s, 3)}
+                kind: {
+                    "rows": s.rows,
+                    "generation": s.generation,
+                    "build_s": round(s.build_s, 3),
+                    "mb": round(s.nbytes / (1 << 20), 1),
+                }  # fmt: skip
                 for kind in ("section", "turn")
                 if (s := self.index.snapshot(kind)) is not None
             }
