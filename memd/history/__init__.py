@@ -1,5 +1,6 @@
 """A git history of every change to the memory tree, with undo (see `recorder`)."""
 
+from memd.history.gitdir import history_dir
 from memd.history.models import (
     Cause,
     Change,
@@ -12,7 +13,6 @@ from memd.history.models import (
     UndoPlan,
 )
 from memd.history.recorder import History
-from memd.history.repo import history_dir
 
 __all__ = [
     "Cause",

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from memd.core.errors import HistoryError
 from memd.history import files as tree_files
 from memd.history.git import CommitSpec, Git, blob_sha
+from memd.history.gitdir import HistoryRepo
 from memd.history.models import CHANGE_TRAILER, Cause, format_message
-from memd.history.repo import HistoryRepo
 
 log = logging.getLogger(__name__)
 

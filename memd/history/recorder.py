@@ -41,6 +41,7 @@ from memd.history import files as tree_files
 from memd.history.capture import Capturer, hand_author
 from memd.history.commits import MEMD_IDENT, Captured, Committer, changed_in_tree
 from memd.history.git import Git, find_git
+from memd.history.gitdir import HistoryRepo, history_dir
 from memd.history.hand import QUIET_S, HandEdits
 from memd.history.models import (
     Cause,
@@ -52,7 +53,6 @@ from memd.history.models import (
 )
 from memd.history.prune import LOOSE_LIMIT, squash_before
 from memd.history.query import log_changes, resolve, run_changes, show_change
-from memd.history.repo import HistoryRepo, history_dir
 from memd.history.spool import Spool
 from memd.history.undo import plan_undo
 
