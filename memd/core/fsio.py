@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 import stat
 import sys
@@ -83,12 +82,17 @@ def resolve_inside(roots: Iterable[Path | str], path: Path | str) -> Path:
 
 # -- reading -------------------------------------------------------------------------------------
 def open_regular(
-    path: Path | str, *, inside: Iterable[Path | str] | None = None, follow: bool = False
+    path: Path | str,
+    *,
+    inside: Iterable[Path | str] | None = None,
+    follow: bool = False,
+    resolved: bool = False,
 ) -> int:
     """A read-only descriptor of the regular file at `path`, opened without following a final
     symlink (unless `follow`: a file the user named, such as an import) and without blocking;
     `NotRegularFile` for anything else, `PathError` when the file opened is not inside the
-    roots `inside` (when given). OSError as `os.open` raises it.
+    roots `inside` (when given; `resolved`: they are real paths already, resolved once by the
+    caller). OSError as `os.open` raises it.
     """
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
@@ -103,7 +107,10 @@ def open_regular(
             raise NotRegularFile(f"{path} is not a regular file ({_kind(st.st_mode)})")
         if inside is not None:
             where = _fd_path(fd) or real(path)
-            if not any(within(where, _real_root(str(r))) for r in inside):
+            # A caller reading many files (the indexer, the door) resolves its roots once and
+            # says so (`resolved`): no lookup per file, and no cache kept at module level.
+            places = [str(r) if resolved else real(r) for r in inside]
+            if not any(within(where, r) for r in places):
                 raise PathError(f"{path} is outside memd's memory folders (it is {where})")
     except BaseException:
         os.close(fd)
@@ -127,12 +134,6 @@ def read_regular(
                 raise SourceError(f"{path} is larger than {max_bytes} bytes")
             return data
         return fh.read()
-
-
-@functools.lru_cache(maxsize=256)
-def _real_root(root: str) -> str:
-    # Where a root was when first used: a root swapped for a link later does not move it.
-    return real(root)
 
 
 def _fd_path(fd: int) -> str:

@@ -17,6 +17,7 @@ import enum
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from memd.core.redact import redact
@@ -48,10 +49,12 @@ RUN_TRAILER = "Memd-Run"
 _TRAILER_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,40}$")
 _TRAILER_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$")
 MAX_DETAIL = 300
-_SUBJECT_WORDS = {
-    Cause.HAND: "hand edit",
-    Cause.EXTRACT: "extraction",
-}
+_SUBJECT_WORDS = MappingProxyType(
+    {
+        Cause.HAND: "hand edit",
+        Cause.EXTRACT: "extraction",
+    }
+)
 
 
 def one_line(text: str, limit: int = MAX_DETAIL) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from memd.core.errors import HistoryError, UndoConflict
 from memd.history.files import read_real
@@ -20,10 +21,12 @@ from memd.history.merge import Reverted, revert_text
 from memd.history.models import Cause, Change, FileUndo, UndoPlan
 from memd.history.query import file_versions, log_changes, resolve, undone
 
-_NOT_UNDONE = {
-    Cause.BASELINE.value: "it is where the history starts (undoing it would empty the tree)",
-    Cause.PRUNE.value: "pruning changed no file",
-}
+_NOT_UNDONE = MappingProxyType(
+    {
+        Cause.BASELINE.value: "it is where the history starts (undoing it would empty the tree)",
+        Cause.PRUNE.value: "pruning changed no file",
+    }
+)
 
 
 def _text(data: bytes | None) -> str | None:

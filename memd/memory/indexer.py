@@ -174,9 +174,21 @@ class Indexer:
         self.roots = [r.real() for r in roots]
         self.max_file_bytes = max_file_bytes
         self.hooks = list(hooks)
-        # Reads go through the door, which knows memd's own writes and files mid-save.
-        self.files = files if files is not None else MemoryFiles(self.root_paths)
+        # Reads go through the door, which knows memd's own writes and files mid-save (one of
+        # its own when none is given: an indexer on its own, in a test or a tool).
+        self._files = files
         self.last_indexed_at = 0.0
+
+    @property
+    def files(self) -> MemoryFiles:
+        """The door to the memory files this indexer reads through."""
+        if self._files is None:
+            self._files = MemoryFiles(self.root_paths)
+        return self._files
+
+    @files.setter
+    def files(self, files: MemoryFiles) -> None:
+        self._files = files
 
     def add_root(self, root: Root) -> bool:
         root = root.real()
@@ -265,7 +277,7 @@ class Indexer:
         try:
             # Checked at open time, not only when listed: a link or FIFO put here since is
             # not read, and neither is a file whose real place left the root.
-            fd = fsio.open_regular(path, inside=[root.path])
+            fd = fsio.open_regular(path, inside=[root.path], resolved=True)  # a real path
             with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 rec0 = docs.FileRecord(

@@ -335,3 +335,14 @@ def test_the_memory_feature_builds_its_door_with_the_memory_roots(tmp_path: Path
         assert files.roots() == e.indexer.root_paths() and files.history is e.history
     finally:
         store.close()
+
+
+def test_the_write_path_keeps_no_state_at_module_level() -> None:
+    """The door owns all it needs: nothing in the write path (the door and its parts, the item
+    edits, the history's recording, the core modules under them) is kept at module level, as
+    bench/mutable_state.py counts it (before the door there were eleven: a write guard, a
+    renamer, two context variables, the per-file dicts, a list and their lock, a cache of the
+    roots' real paths, and two lookup tables that were plain dicts)."""
+    from bench.mutable_state import write_path_state
+
+    assert write_path_state() == []

@@ -31,8 +31,7 @@ from pathlib import Path
 from memd.core.errors import PathError
 from memd.core.fsio import TEMP_SUFFIX, inside_any, make_private_dir, resolve_inside
 from memd.core.rename import Renamer
-from memd.memory.files.known import Ident, ident_of
-from memd.memory.files.settle import Roots, Snapshot, peek
+from memd.memory.files.settle import Ident, Roots, Snapshot, ident_of, peek
 
 log = logging.getLogger(__name__)
 

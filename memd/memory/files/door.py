@@ -43,15 +43,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from memd.core.errors import EditConflict, SourceError
-from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, resolve_inside
+from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, real, resolve_inside
 from memd.core.rename import Renamer
 from memd.core.writers import writers
 from memd.history import Cause
 from memd.memory.files import disk
 from memd.memory.files.guard import Op, WriteGuard
-from memd.memory.files.known import Ident, IndexedSize, KnownFiles, ident_of
 from memd.memory.files.operation import Operation
-from memd.memory.files.settle import Snapshot, encode, read_settled, read_snapshot
+from memd.memory.files.operation import Written as Wrote
+from memd.memory.files.settle import (
+    Ident,
+    Snapshot,
+    encode,
+    ident_of,
+    read_settled,
+    read_snapshot,
+)
 
 if TYPE_CHECKING:
     from memd.history import History
@@ -65,6 +72,8 @@ NEW_FILE_MODE = PRIVATE_FILE
 # the middle of a slow save) before it gives up with nothing written.
 WRITERS_MAX_S = 10.0
 RootsGiven = Sequence[Path] | Callable[[], Sequence[Path]]
+# How long the index says a file is (None: not indexed), for files memd has not written.
+IndexedSize = Callable[[str], int | None]
 
 
 class FileBusy(EditConflict):
@@ -115,13 +124,42 @@ class MemoryFiles:
         *,
         indexed_size: IndexedSize | None = None,
     ) -> None:
-        self._roots = roots
+        # Roots given as a list are resolved once, here: a root swapped for a link later does not
+        # move (the memory feature gives the indexer's, which resolves its roots as it adds them).
+        self._roots = roots if callable(roots) else [Path(real(r)) for r in roots]
         self.history = history
-        self.known = KnownFiles(indexed_size)
+        self.indexed_size = indexed_size
+        # What memd knows of each file (by absolute path): the lock serialising its own edits of
+        # it, and the identity its last write left it with (so that write is never taken for
+        # someone else's save).
+        self._locks: dict[str, threading.RLock] = {}
+        self._mine: dict[str, Ident] = {}
+        self._known_lock = threading.Lock()
         self.guard = WriteGuard()
         self.renamer = Renamer()
         # One operation at a time; re-entrant, so an operation may call others' writers.
         self.lock = threading.RLock()
+
+    def _lock(self, path: Path) -> threading.RLock:
+        with self._known_lock:
+            return self._locks.setdefault(os.path.abspath(path), threading.RLock())
+
+    def _left(self, path: Path, ident: Ident | None) -> None:
+        """memd's write left `path` with `ident` (None: memd moved or deleted it)."""
+        with self._known_lock:
+            if ident is None:
+                self._mine.pop(os.path.abspath(path), None)
+            else:
+                self._mine[os.path.abspath(path)] = ident
+
+    def _expected(self, path: Path, mine: Ident | None, indexed: int | None) -> int | None:
+        """How long memd last knew the file: its own last write of it, else the index."""
+        if mine is not None:
+            return mine[2]
+        if indexed is None and self.indexed_size is not None:
+            with contextlib.suppress(Exception):
+                indexed = self.indexed_size(os.path.abspath(path))
+        return indexed
 
     def roots(self) -> list[Path]:
         """The memory roots: every read and write of a memory file stays inside them."""
@@ -172,7 +210,12 @@ class MemoryFiles:
                 self.history.hold(key)
 
     def _wrote(self, op: Operation, path: Path, before: str | None, after: str | None) -> None:
-        op.wrote(path, before, after)
+        key = os.path.abspath(path)
+        seen = op.files.get(key)
+        if seen is None:
+            op.files[key] = Wrote(before, after)
+        else:
+            seen.after = after  # the first write's `before` is the state before the operation
         if op.coalesce and self.history is not None:
             self.history.note_coalesced(path, op.cause)
 
@@ -194,13 +237,18 @@ class MemoryFiles:
         first: Snapshot | None = None,
         recent: bool = True,
     ) -> Snapshot:
-        """The file once it has stopped changing (`settle.read_settled`), inside `inside` (the
-        memory roots when not given); `indexed`, its size in the index; `first`, the file as the
+        """The file once it has stopped changing (`settle.read_settled`), inside `inside` (real
+        paths, as the indexer's roots are; the memory roots when not given); `indexed`, its size in the index; `first`, the file as the
         caller just read it; `recent` False: no wait for a file just changed that looks whole."""
         roots = list(inside) if inside is not None else self.roots()
-        return read_settled(
-            path, self.known, indexed=indexed, inside=roots, first=first, recent=recent
+        mine = self._mine.get(os.path.abspath(path))
+        expected = self._expected(path, mine, indexed)
+        snap = read_settled(
+            path, expected=expected, mine=mine, inside=roots, first=first, recent=recent
         )
+        if snap.data is None and mine is not None:
+            self._left(path, None)  # gone: deleted (or moved) by someone else
+        return snap
 
     def text(self, path: Path) -> str | None:
         """The text of a memory file once settled (None: no file), resolved inside the roots."""
@@ -220,7 +268,7 @@ class MemoryFiles:
         deadline = time.monotonic() + WRITERS_MAX_S
         while True:
             snap = read_snapshot(path, roots)
-            mine = self.known.ident(path)
+            mine = self._mine.get(os.path.abspath(path))
             if snap.data is None:  # missing: a save by rename in progress, if memd knew it
                 return snap if mine is None else self.read(path, inside=roots, first=snap)
             if snap.ident is not None and snap.ident == mine:
@@ -243,7 +291,8 @@ class MemoryFiles:
     def _opened_since(self, path: Path, snap: Snapshot) -> bool:
         """Whether another program holds a file memd did not write last open for writing now,
         right before memd replaces it (the edit's computing took a moment)."""
-        if snap.data is None or (snap.ident is not None and snap.ident == self.known.ident(path)):
+        mine = self._mine.get(os.path.abspath(path))
+        if snap.data is None or (snap.ident is not None and snap.ident == mine):
             return False
         return bool(writers(path))
 
@@ -262,7 +311,7 @@ class MemoryFiles:
         roots = self.roots()
         path = disk.placed(path, roots)
         self._hold(op, path)
-        with self.known.lock(path):
+        with self._lock(path):
             delay = 0.002
             for _ in range(ATTEMPTS):
                 disk.still_inside(path, roots)
@@ -275,7 +324,7 @@ class MemoryFiles:
                     new = base
                 if new == snap.text or new is None:
                     if snap.ident is not None:
-                        self.known.left(path, snap.ident)
+                        self._left(path, snap.ident)
                     return Written(path, result, snap.text, None, "", snap.ident)
                 data = encode(new)
                 if self._opened_since(path, snap):
@@ -290,7 +339,7 @@ class MemoryFiles:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
                     continue
-                self.known.left(path, ident)
+                self._left(path, ident)
                 if change.guarded is not None:
                     self.guard.written(path, data, change.guarded(result), str(op.cause))
                 self._wrote(op, path, snap.text, new)
@@ -306,7 +355,7 @@ class MemoryFiles:
         meanwhile is put back. Returns whether it was deleted (False: already gone)."""
         roots = self.roots()
         path = disk.placed(path, roots)
-        with self._in(cause) as op, self.known.lock(path):
+        with self._in(cause) as op, self._lock(path):
             self._hold(op, path)
             disk.still_inside(path, roots)
             snap = self._read_for_write(path, roots)
@@ -316,7 +365,7 @@ class MemoryFiles:
                 raise _changed_since(path)
             if not disk.delete(path, snap, self.renamer):
                 raise _changed_since(path)
-            self.known.forget(path)
+            self._left(path, None)
             self.guard.forget_file(path)
             self._wrote(op, path, snap.text, None)
             return True
@@ -332,7 +381,7 @@ class MemoryFiles:
         path = disk.placed(path, roots)
         with self._in(cause) as op:
             if new is None:
-                with self.known.lock(path):
+                with self._lock(path):
                     current = self.read(path, inside=roots).text
                     if not ok(current):
                         raise _changed_since(path)
@@ -358,7 +407,7 @@ class MemoryFiles:
         created. A link at `path` counts as existing (one leading out is refused)."""
         roots = self.roots()
         resolve_inside(roots, path)  # a link there leading out is refused, one inside exists
-        with self._in(cause) as op, self.known.lock(path):
+        with self._in(cause) as op, self._lock(path):
             self._hold(op, path)
             if os.path.lexists(path):
                 return False
@@ -366,7 +415,7 @@ class MemoryFiles:
                 ident = disk.create(path, encode(text), NEW_FILE_MODE, roots, self.renamer)
             except disk.Changed:
                 return False
-            self.known.left(path, ident)
+            self._left(path, ident)
             self._wrote(op, path, None, text)
             return True
 
@@ -395,7 +444,7 @@ class MemoryFiles:
             else:
                 self._wrote(op, src, text, None)
                 self._wrote(op, dest, None, text)
-                self.known.forget(src)
+                self._left(src, None)
                 return
 
             def add(current: str | None) -> tuple[str | None, None]:
@@ -414,7 +463,7 @@ class MemoryFiles:
         self.guard.forget_file(written.path)
         if written.how != "append" or written.before is None or written.after is None:
             return False
-        with self.known.lock(written.path):
+        with self._lock(written.path):
             try:
                 fd = os.open(written.path, os.O_RDWR | disk.NOFOLLOW | disk.CLOEXEC)
             except OSError:
@@ -427,10 +476,10 @@ class MemoryFiles:
                     return False
                 os.ftruncate(fd, len(encode(written.before)))
                 os.fsync(fd)
-                self.known.left(written.path, ident_of(os.fstat(fd)))
+                self._left(written.path, ident_of(os.fstat(fd)))
             finally:
                 os.close(fd)
-        op.wrote(written.path, written.before, written.before)
+        self._wrote(op, written.path, written.before, written.before)
         return True
 
     # -- what the watcher saw --------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 An editor saving in place truncates the file and then writes it; one saving by rename leaves
 the name missing for a moment. `read_settled` waits (bounded) until a file that looks
-mid-save is whole again before memd bases an edit on it. What memd knows of each file (its
-own last write, the index's size) comes from the door's `KnownFiles`, so its own last write is
-never mistaken for someone else's. Part of `memd.memory.files`: other features use the door.
+mid-save is whole again before memd bases an edit on it. What memd knows of the file (its own
+last write, the index's size) is given by the door, so its own last write is never mistaken
+for someone else's. Part of `memd.memory.files`: other features use the door.
 """
 
 from __future__ import annotations
@@ -18,9 +18,16 @@ from pathlib import Path
 
 from memd.core.errors import SourceError
 from memd.core.fsio import open_regular
-from memd.memory.files.known import Ident, KnownFiles, ident_of
 
 log = logging.getLogger(__name__)
+
+Ident = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+
+
+def ident_of(st: os.stat_result) -> Ident:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 # A file changed by someone else this recently may still be being written.
 QUIET_S = 0.05
 # An empty or cut file changed less than this long ago may be half-way through a save (one
@@ -47,27 +54,28 @@ def encode(text: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """A file as read: its bytes (None: no file) and identity."""
+    """A file as read: its bytes (None: no file), identity and text (`decode` of the bytes)."""
 
     data: bytes | None
     ident: Ident | None
+    text: str | None  # built by `of`, which decodes the bytes once
 
-    @property
-    def text(self) -> str | None:
-        return None if self.data is None else decode(self.data)
+    @classmethod
+    def of(cls, data: bytes | None, ident: Ident | None) -> Snapshot:
+        return cls(data, ident, None if data is None else decode(data))
 
 
 def read_snapshot(path: Path, inside: Roots = None) -> Snapshot:
     """Bytes and identity of a regular file, from one open file (None when missing).
 
     A symbolic link is not followed (`NotRegularFile`: resolve it and edit its target), nor is
-    a FIFO or device opened for long; with `inside`, a file that is not inside those roots is
-    refused (`PathError`).
+    a FIFO or device opened for long; with `inside` (the roots' real paths, resolved once by
+    the door), a file that is not inside those roots is refused (`PathError`).
     """
     try:
-        fd = open_regular(path, inside=inside)
+        fd = open_regular(path, inside=inside, resolved=True)
     except (FileNotFoundError, NotADirectoryError):
-        return Snapshot(None, None)
+        return Snapshot.of(None, None)
     try:
         return snapshot_of(fd, os.fstat(fd))
     finally:
@@ -87,8 +95,8 @@ def snapshot_of(fd: int, st: os.stat_result) -> Snapshot:
     data = b"".join(chunks)
     # A write while reading: the identity must describe the bytes, or the checks mean nothing.
     if ident_of(st2) != ident_of(st) or len(data) != st2.st_size:
-        return Snapshot(data, None)
-    return Snapshot(data, ident_of(st2))
+        return Snapshot.of(data, None)
+    return Snapshot.of(data, ident_of(st2))
 
 
 def peek(path: Path) -> Snapshot | None:
@@ -109,20 +117,20 @@ def _suspect(snap: Snapshot, expected: int | None) -> bool:
     return snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9
 
 
-def _recent_foreign(known: KnownFiles, path: Path, snap: Snapshot) -> bool:
-    """Changed in the last moments, and not by memd's own last write."""
+def _recent_foreign(mine: Ident | None, snap: Snapshot) -> bool:
+    """Changed in the last moments, and not by memd's own last write (`mine`)."""
     if snap.ident is None:
         return snap.data is not None  # read while it was being written
-    if known.ident(path) == snap.ident:
+    if mine == snap.ident:
         return False
     return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
 
 
 def read_settled(
     path: Path,
-    known: KnownFiles,
     *,
-    indexed: int | None = None,
+    expected: int | None = None,
+    mine: Ident | None = None,
     inside: Roots = None,
     first: Snapshot | None = None,
     recent: bool = True,
@@ -134,17 +142,17 @@ def read_settled(
     a missing file memd knew, MISSING_WAIT_S; one someone else just changed, up to
     RECENT_MAX_S. A file
     that never stops changing is used as it is now if it looks whole, else in the whole state
-    it stayed in longest. `indexed` is the file's size in the index, when memd has not written
-    it itself; `inside`, roots the file must be in (see `read_snapshot`); `first`, the file as
+    it stayed in longest. `expected` is how long memd last knew the file (its own last write,
+    else the index); `mine`, the identity memd's last write left it with; `inside`, roots the
+    file must be in (see `read_snapshot`); `first`, the file as
     the caller just read it (`snapshot_of`), so a file that is whole is opened once. `recent`
     False: a file someone just changed is not waited for unless it looks mid-save (the caller
     knows no program holds it open for writing).
     """
-    expected = known.expected_size(path, indexed)
     roots = list(inside) if inside is not None else None
     snap = first if first is not None else read_snapshot(path, roots)
     quiet_s = QUIET_S if recent else 0.0
-    if not _suspect(snap, expected) and not (recent and _recent_foreign(known, path, snap)):
+    if not _suspect(snap, expected) and not (recent and _recent_foreign(mine, snap)):
         return snap
     start = still_since = time.monotonic()
     best, best_for = snap, -1.0  # the whole state that stayed unchanged longest
@@ -163,8 +171,7 @@ def read_settled(
             continue
         if snap.data is None:
             if now - still_since >= MISSING_WAIT_S:
-                known.forget(path)  # gone: deleted (or moved) by someone else
-                return snap
+                return snap  # gone: deleted (or moved) by someone else
         elif not _suspect(snap, expected) and now - still_since >= quiet_s:
             return snap
     if snap.ident is not None and not _suspect(snap, expected):
