@@ -188,7 +188,7 @@ class Conversations:
             self.store.read(), p.query, limit=p.limit, scope=p.scope, session_id=p.session_id,
             project=p.project, agent_id=p.agent_id, source=p.source, semantic=self.semantic,
         )  # fmt: skip
-        return [msg.SearchHit.of(h.to_dict()) for h in hits]
+        return [msg.SearchHit.of(h) for h in hits]
 
     def import_logs(self, p: msg.ImportParams) -> dict[str, Any]:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from msgspec import UNSET, Meta, Struct, UnsetType
 
@@ -16,6 +16,7 @@ from memd.api.messages.base import (
     Scope,
     check_path,
 )
+from memd.core.models import Hit
 
 
 class ContextParams(Params, frozen=True, kw_only=True):
@@ -141,10 +142,11 @@ class SearchHit(Struct, kw_only=True):
     sources: list[SearchSource] = []  # journal lines and turns that said the same thing
 
     @classmethod
-    def of(cls, hit: dict[str, Any]) -> SearchHit:
-        """A hit of the library (`memd.core.models.Hit.to_dict`) as the wire has it."""
-        sources = [SearchSource(**s) for s in hit.get("sources", ())]
-        return cls(**{**hit, "sources": sources})
+    def of(cls, hit: Hit) -> SearchHit:
+        """A hit of the library as the wire has it (`Hit.to_dict` drops what is unset)."""
+        fields = hit.to_dict()
+        sources = [SearchSource(**s) for s in fields.pop("sources", ())]
+        return cls(**fields, sources=sources)
 
 
 class SearchResult(Result, kw_only=True):
