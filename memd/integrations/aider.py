@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 from memd.core.errors import ConfigError
+from memd.integrations.assistant_files import FileChange
 from memd.integrations.config_edit import (
-    Change,
     Plan,
     Request,
     instructions_change,
@@ -51,17 +51,17 @@ def plan(request: Request, *, home: Path) -> Plan:
     context = Path(request.overrides.get("context-file") or home / CONTEXT_FILE)
     before = read_text(config)
     settings = _load(config, before)
-    changes: list[Change] = []
+    changes: list[FileChange] = []
     actions: list[str] = []
     if request.undo:
         after = remove_entry(before or "")
         if after != (before or ""):
-            changes.append(Change(config, before, after))
+            changes.append(FileChange(config, before, after))
             actions.append(f"removed {context} from read: in {config}")
     elif str(context) not in _read_list(settings.get("read")):
         after = add_entry(before or "", str(context))
         _verify(config, settings, after, str(context))
-        changes.append(Change(config, before, after))
+        changes.append(FileChange(config, before, after))
         actions.append(f"added {context} to read: in {config}")
     change, action, target = instructions_change(context, "aider", undo=request.undo)
     changes.append(change)

@@ -18,7 +18,8 @@ from memd.core.fsio import atomic_write
 
 @dataclass(frozen=True, slots=True)
 class FileChange:
-    """One file's content before and after the integration (``None``: the file is absent)."""
+    """One file's content before and after the integration (``None``: the file is absent,
+    or is to be deleted)."""
 
     path: Path
     before: str | None
@@ -38,7 +39,7 @@ class FileChange:
                 (self.before or "").splitlines(keepends=True),
                 (self.after or "").splitlines(keepends=True),
                 fromfile=f"{self.path} (before)" if self.before is not None else "/dev/null",
-                tofile=f"{self.path} (after)",
+                tofile=f"{self.path} (after)" if self.after is not None else "/dev/null",
             )
         )
 

@@ -11,7 +11,6 @@ owns (recognised by `OWNED_MARK`) are ever changed or removed.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import shlex
 import shutil
@@ -24,6 +23,7 @@ from typing import Any
 from memd.core.errors import ConfigError, MemdError
 from memd.core.fsio import atomic_write
 from memd.integrations import instructions
+from memd.integrations.assistant_files import FileChange
 
 SERVER_NAME = "memd"
 # The first line of a file memd owns: `--undo` deletes only files that start with it.
@@ -31,37 +31,11 @@ OWNED_MARK = "<!-- memd: this file is written and kept current by memd; edits he
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    """One file's content before and after (None: the file is absent, or is to be deleted)."""
-
-    path: Path
-    before: str | None
-    after: str | None
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> str:
-        """A unified diff of the change, empty when nothing changes."""
-        if not self.changed:
-            return ""
-        return "".join(
-            difflib.unified_diff(
-                (self.before or "").splitlines(keepends=True),
-                (self.after or "").splitlines(keepends=True),
-                fromfile=f"{self.path} (before)" if self.before is not None else "/dev/null",
-                tofile=f"{self.path} (after)" if self.after is not None else "/dev/null",
-            )
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class Plan:
     """What one `memd integrate <assistant>` did, or would do in a dry run."""
 
     title: str
-    changes: tuple[Change, ...]
+    changes: tuple[FileChange, ...]
     actions: tuple[str, ...]
     undo: bool = False
     # The instruction files the daemon keeps current (registered when wired, dropped on undo).
@@ -140,7 +114,7 @@ def read_text(path: Path) -> str | None:
 
 def owned_change(
     path: Path, text: str | None, *, mark: str = OWNED_MARK, head: str = ""
-) -> tuple[Change, str]:
+) -> tuple[FileChange, str]:
     """The change that makes `path` a memd-owned file holding `head`, `mark` and `text` (None:
     removes it), and a line saying what it does. `mark` (a comment in the file's own syntax,
     after `head` when the format needs something first, like front matter) is how memd knows
@@ -149,13 +123,13 @@ def owned_change(
     before = read_text(target)
     if before is not None and mark not in before[: len(head) + len(mark) + 200]:
         if text is None:
-            return Change(target, before, before), f"left {target} alone: memd did not write it"
+            return FileChange(target, before, before), f"left {target} alone: memd did not write it"
         raise ConfigError(
             f"{target} exists and was not written by memd",
             hint="move it away (memd keeps its own file there), then run again",
         )
     after = None if text is None else f"{head}{mark}\n{text}"
-    return Change(target, before, after), ""
+    return FileChange(target, before, after), ""
 
 
 PLACEHOLDER = "(memd fills this in when its daemon runs: `memd serve`)"
@@ -163,7 +137,7 @@ PLACEHOLDER = "(memd fills this in when its daemon runs: `memd serve`)"
 
 def instructions_change(
     path: Path, assistant: str, *, undo: bool, head: str = ""
-) -> tuple[Change, str, instructions.Target]:
+) -> tuple[FileChange, str, instructions.Target]:
     """memd's instructions file for `assistant` at `path` (a file memd owns, which the daemon
     keeps filled with the memory that matters now: `memd.integrations.instructions`), or its
     removal; a file there that memd did not write is never replaced or removed."""
@@ -174,7 +148,7 @@ def instructions_change(
     if before is not None and instructions.BEGIN not in start and OWNED_MARK not in start:
         if undo:
             return (
-                Change(target_path, before, before),
+                FileChange(target_path, before, before),
                 f"left {target_path} alone: memd did not write it",
                 target,
             )
@@ -188,7 +162,7 @@ def instructions_change(
         after = before  # written before: the daemon keeps it current
     else:
         after = head + instructions.body(assistant, PLACEHOLDER)
-    return Change(target_path, before, after), "", target
+    return FileChange(target_path, before, after), "", target
 
 
 def is_owned(path: Path, head: str = "") -> bool:

@@ -29,9 +29,9 @@ from typing import Any
 
 from memd.conversations import editors
 from memd.core.errors import ConfigError
+from memd.integrations.assistant_files import FileChange, dump, parse
 from memd.integrations.config_edit import (
     SERVER_NAME,
-    Change,
     Plan,
     Request,
     instructions_change,
@@ -97,7 +97,7 @@ def plan(
                 + ", ".join(editors.EDITORS),
                 hint=f"open {ext.title} once in your editor, or give its MCP settings file with --settings",
             )
-    changes: list[Change] = []
+    changes: list[FileChange] = []
     actions: list[str] = []
     for settings_file in targets:
         change, action = _mcp_change(ext, real_path(settings_file), request)
@@ -112,9 +112,9 @@ def plan(
     return Plan(ext.title, tuple(changes), tuple(actions), request.undo, (kept,))
 
 
-def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, str]:
+def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[FileChange, str]:
     before = read_text(path)
-    doc = _parse(path, before)
+    doc = parse(path, before)
     servers = doc.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(
@@ -123,9 +123,11 @@ def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, s
     current = servers.get(SERVER_NAME)
     if request.undo:
         if not is_memd_server(current):
-            return Change(path, before, before), ""
+            return FileChange(path, before, before), ""
         del servers[SERVER_NAME]
-        return Change(path, before, _dump(doc)), f"removed MCP server '{SERVER_NAME}' from {path}"
+        return FileChange(
+            path, before, dump(doc)
+        ), f"removed MCP server '{SERVER_NAME}' from {path}"
     command, args = server_command(request.memd_argv)
     wanted: dict[str, Any] = {"type": "stdio", "command": command, "args": args}
     if request.env:
@@ -140,15 +142,15 @@ def _mcp_change(ext: Extension, path: Path, request: Request) -> tuple[Change, s
         {**dict(ext.extra_entry), **kept} if is_memd_server(current) else dict(ext.extra_entry)
     )
     if current == wanted:
-        return Change(path, before, before), ""
+        return FileChange(path, before, before), ""
     if current is not None and not is_memd_server(current):
-        return Change(path, before, before), (
+        return FileChange(path, before, before), (
             f"left mcpServers.{SERVER_NAME} in {path} alone: it does not run `memd mcp`; "
             "rename it to let memd add its own"
         )
     servers[SERVER_NAME] = wanted
     verb = "replaced" if current is not None else "added"
-    return Change(path, before, _dump(doc)), f"{verb} MCP server '{SERVER_NAME}' in {path}"
+    return FileChange(path, before, dump(doc)), f"{verb} MCP server '{SERVER_NAME}' in {path}"
 
 
 def wired(
@@ -169,25 +171,6 @@ def wired(
     if is_owned(rules):
         out.append(f"memd's rules file {rules}")
     return out
-
-
-def _parse(path: Path, text: str | None) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-            hint="fix the file by hand (or restore it from its backup); it was not changed",
-        ) from exc
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{path} does not hold a JSON object", hint="it was not changed")
-    return doc
-
-
-def _dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def main(argv: Sequence[str] | None = None, *, ext: Extension = CLINE) -> int:
