@@ -33,6 +33,12 @@ _WORDCHARS_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f]|[\u3400-\u9fff\uf900-\ufaf
 _CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _NON_WORD_RE = re.compile(r"[^\w\u3400-\u9fff\uf900-\ufaff']+")
 _MIN_MEANINGFUL = 6
+# A statement of who the user is, however short: an age or a name ("I'm 33", "I'm Bo",
+# "我是Leo"); "I'm in", "I'm ok" stay what they were.
+_SELF_STATEMENT_RE = re.compile(
+    r"^\s*(?:(?i:i'm|im|i\s+am|call\s+me)\s+(?P<rest>\d{1,3}|[A-Z][\w'\-]*)"
+    r"|(?:我是|我叫|叫我)\s*(?P<zh>\w+))\W*$"
+)
 
 
 def is_trivial(text: str) -> bool:
@@ -42,12 +48,17 @@ def is_trivial(text: str) -> bool:
     "谢谢", "sounds good 👍"), pure emoji or punctuation, and anything with fewer
     than 6 meaningful characters (a CJK character counts as two).
     """
+    normalized = _NON_WORD_RE.sub(" ", text.lower()).strip()
+    said = _SELF_STATEMENT_RE.match(text)
+    if said is not None and not _made_of_trivial_phrases(
+        (said.group("rest") or said.group("zh")).lower()
+    ):
+        return False  # "I'm 33.", "I'm Bo": short, and who the user is
     weight = 0
     for ch in _WORDCHARS_RE.findall(text):
         weight += 2 if _CJK_RE.match(ch) else 1
     if weight < _MIN_MEANINGFUL:
         return True
-    normalized = _NON_WORD_RE.sub(" ", text.lower()).strip()
     if len(normalized) > _TRIVIAL_MAX_CHARS:
         return False
     return _made_of_trivial_phrases(normalized)

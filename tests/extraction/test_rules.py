@@ -246,6 +246,8 @@ def test_negatives_produce_nothing(text: str) -> None:
         "Good morning!",
         "...",
         "lol",
+        "I'm ok",
+        "I'm in",
     ],
 )
 def test_trivial_turns(text: str) -> None:
@@ -262,6 +264,10 @@ def test_trivial_turns(text: str) -> None:
         "好的我叫晓力",
         "okra salad recipe",
         "what is my name?",
+        # Short, but who the user is: an age or a name.
+        "I'm 33.",
+        "I'm Bo",
+        "我是Leo",
     ],
 )
 def test_not_trivial(text: str) -> None:

@@ -131,10 +131,14 @@ def strip_lead(text: str) -> str:
 
 
 # The project the user works in as a clause's subject: "The repo I'm working in is a Django
-# monolith", "it's a monorepo with a Next.js app": what it names is the project's stack.
+# monolith", "it's a monorepo with a Next.js app", "the whole backend is Kotlin on Ktor": what
+# it names is the project's stack.
 _PROJECT_SUBJECT_RE = re.compile(
-    r"^(?:(?:the|this|our|my)\s+(?:[\w\-]+\s+)?(?:repo|repository|codebase|code\s+base|monorepo"
-    r"|project|app|application)\b(?!\s+(?:is\s+)?(?:called|named)\b)"
+    r"^(?:(?:(?:the|this|our|my)\s+(?:[\w\-]+\s+)?(?:repo|repository|codebase|code\s+base"
+    r"|monorepo|project|app|application)"
+    # "our backend runs on Go" is the team's; "the (whole) backend is Kotlin" the project's.
+    r"|(?:the|this)\s+(?:[\w\-]+\s+)?(?:backend|back-end|frontend|front-end|service|api|website"
+    r"|site))\b(?!\s+(?:is\s+)?(?:called|named)\b)"
     r"|(?:it's|it\s+is)\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}?(?:repo|codebase|monorepo|project)\b)",
     re.I,
 )

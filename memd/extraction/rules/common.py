@@ -121,6 +121,9 @@ class Session:
     decided: set[str] = field(default_factory=set)  # subjects of the decisions stated so far
     named: str = ""  # the name the user gave ("I'd prefer Alexandra" then restates it)
     spoke: bool = False  # the user has said something of themselves (later clauses go on)
+    # The last memory of each subject key ("age", "employer", "tool:ci" …): a later turn that
+    # names only a new value of one of them replaces it (`carried`).
+    values: dict[str, ExtractedMemory] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,12 +31,14 @@ _MONTH_RX = (
 )
 _CN_NUM_RX = r"(?:\d{1,2}|[一二两三四五六七八九十]{1,3})"
 _DATE_RE = re.compile(
-    r"(?P<prep>\b(?:by|before|on|until|till|due|no later than)\s+)?"
+    r"(?P<prep>\b(?:by|before|on|until|till|due|no later than)\s+(?P<the>the\s+)?)?"
     r"(?:(?P<iso>\b\d{4}-\d{1,2}-\d{1,2}\b)"
     r"|(?P<ymd>\b\d{4}/\d{1,2}/\d{1,2}\b)"
     r"|(?P<cn_ymd>\d{4}年\d{1,2}月\d{1,2}[日号])"
     r"|(?P<md>\b" + _MONTH_RX + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s+\d{4}\b)?)"
     r"|(?P<dm>\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RX + r"\b(?:,?\s+\d{4}\b)?)"
+    # "by the 30th": a day of this month (or the next, once it is past), after a preposition.
+    r"|(?P<en_d>(?<=the\s)(?P<en_dn>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?[a-z]{3}))"
     r"|(?P<dayafter>\b(?:the\s+)?day\s+after\s+tomorrow\b)"
     r"|(?P<today>\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b)"
     r"|(?P<tomorrow>\b(?:tomorrow|tmrw|tmr)\b)"
@@ -167,8 +169,10 @@ def _resolve_date(m: re.Match[str], today: date) -> date | None:
     if g["cn_md"]:
         month_txt, _, day_txt = g["cn_md"][:-1].partition("月")
         return _next_dated(today, cn_number(month_txt), cn_number(day_txt), None)
-    if g["cn_d"]:
-        day_num = cn_number(g["cn_d"][:-1])
+    if g["en_d"] and not g["the"]:
+        return None  # "the 3rd test": no preposition of time before it
+    if g["cn_d"] or g["en_d"]:
+        day_num = int(g["en_dn"]) if g["en_d"] else cn_number(g["cn_d"][:-1])
         try:
             candidate = today.replace(day=day_num)
         except ValueError:

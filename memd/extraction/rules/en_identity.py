@@ -52,7 +52,7 @@ _EN_NAME_RES = (
     # "I'm Sam" is a name only where an introduction would stand: checked in en_name.
     re.compile(
         r"\b(?:I'm|I\s+am|Im)\s+(?P<name>" + _NAME_WORD + r")"
-        r"(?=\s*(?:[,.!;—–]|$|\s+-\s|\s+(?:and|from|here|by|btw)\b))"
+        r"(?=\s*(?:[,.!;—–]|$|\s+-\s|\s+\((?:she|he|they)/|\s+(?:and|from|here|by|btw)\b))"
     ),
     # "Hannah here — ...", "hi, this is Sam from Acme": introductions at the start of a message.
     re.compile(
@@ -94,7 +94,20 @@ def restated_name(clause: str, ctx: Ctx) -> str:
     return ""
 
 
+# "my pronouns are they/them", "I go by she/her", "I use he/him pronouns", "Alex (she/her)".
+_EN_PRONOUNS_RE = re.compile(
+    r"(?:\b(?:my\s+pronouns\s+are|I\s+(?:go\s+by|use))\s+|(?-i:\b[A-Z][a-z]+)\s+\()"
+    r"(?P<p>(?:she|he|they|xe|ze|it)/(?:her|hers|him|his|them|theirs|xem|zir|its)"
+    r"(?:/(?:hers|his|theirs|xyrs|zirs))?)\b(?:\s+pronouns\b)?",
+    re.I,
+)
+
+
 def en_name(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """The user's name (and the pronouns they give with it or alone)."""
+    if m := _EN_PRONOUNS_RE.search(sentence):
+        pronouns = m.group("p").lower()
+        yield ctx.mem(f"User's pronouns are {pronouns}", "personal", IMP_NAME, subject="pronouns")
     if again := restated_name(sentence, ctx):
         yield ctx.mem(f"User's name is {again}", "personal", IMP_NAME, subject="name")
         return
@@ -144,7 +157,7 @@ _CALLED = r"(?:(?i:an?\s+(?:[\w\-]+\s+){0,4}?(?:called|named))\s+)?"
 _ROLE_STOP = (
     r"(?=\s*(?:[,.;!()]|$|\s+(?:at|in|for|and|since|with|on|where|but|who|from|based|here"
     r"|there|now|currently|today|which|because|so|working|doing|building|mostly|mainly|focusing"
-    r"|been)\b))"
+    r"|been|by)\b))"
 )
 _ROLE = r"(?P<role>[A-Za-z][\w+#/&\-]*(?:\s+[\w+#/&\-]+){0,5}?)" + _ROLE_STOP
 _ROLE_NOUNS = (
@@ -159,7 +172,13 @@ _EN_WORK_RE = re.compile(
     r"(?:\bI\s+(?:currently\s+|now\s+|still\s+)?work|\bI(?:'m|\s+am)\s+(?:currently\s+|now\s+)?working"
     r"|\bI(?:'ve|\s+have)\s+been\s+working|(?:^|(?<=,\s)|(?<=\band\s))(?:currently\s+|now\s+)?working)"
     r"(?:\s+(?:remotely|full[\s-]time|part[\s-]time|freelance|mostly|mainly))?"
-    r"\s+(?:at|for)\s+" + _CALLED + _ORG + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?" + _ROLE + r")?"
+    # "for the NHS", "for the Guardian": a name after "the".
+    r"\s+(?:at|for)\s+(?:the\s+(?-i:(?=[A-Z])))?"
+    + _CALLED
+    + _ORG
+    + r"(?:,?\s+as\s+(?:an?\s+|the\s+)?"
+    + _ROLE
+    + r")?"
 )
 _EN_WORK_AS_RE = re.compile(
     r"\bI(?:\s+(?:currently\s+|now\s+)?work|(?:'m|\s+am)\s+(?:currently\s+)?working)\s+as\s+"

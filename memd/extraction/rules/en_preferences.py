@@ -69,7 +69,9 @@ _EN_STANDING_REQUEST_RE = re.compile(
     re.I,
 )
 # "I just want the diff": wanting a kind of answer.
+# Not after "if"/"when": "I'll ask if I need more detail" states a condition, not a wish.
 _EN_WANT_RE = re.compile(
+    r"(?<!\bif\s)(?<!\bwhen\s)(?<!\bunless\s)"
     r"\bI\s+(?:just\s+|only\s+|really\s+)?(?:want|need)\s+(?P<obj>(?:the\s+|a\s+|an\s+)?"
     r"[^.;!?,]{1,40})",
     re.I,

@@ -71,7 +71,7 @@ _EN_USE_RE = re.compile(
     r"|programming\s+in|developing\s+(?:in|with)|know|learning|learn|run"
     # "I'm on Cursor full time", "been on Neovim for 6 years", "I do everything in VS Code"
     r"|on|(?:do|write)\s+(?:everything|all\s+(?:of\s+)?my\s+\w+"
-    r"|most\s+of\s+my\s+\w+|my\s+\w+)\s+in)\s+(?=(?P<items>[^.;!?]+))",
+    r"|most\s+of\s+my\s+\w+|my\s+\w+)\s+in)\s+(?=(?P<items>(?:[^.;!?]|\.(?=\d))+))",
     re.I,
 )
 # "For testing I use jest": the purpose stands before the verb.
@@ -82,7 +82,7 @@ _FRONT_PURPOSE_RE = re.compile(r"^\s*for\s+(?P<purpose>(?:[\w\-]+\s*){1,3}?),?\s
 _EN_MY_TOOL_RE = re.compile(
     r"\bmy\s+(?:(?:go-to|main|daily|favou?rite|current|primary|usual)\s+)?(?P<kind>editor|ide|shell|terminal"
     r"|browser|os|test\s+runner|package\s+manager|bundler|language|stack)\s+(?:is|are|of\s+choice\s+is)\s+"
-    r"(?P<items>[^.;!?]+)",
+    r"(?P<items>(?:[^.;!?]|\.(?=\d))+)",
     re.I,
 )
 # "most of my pipelines are written in Scala", "I maintain a couple of Rust crates".
@@ -94,7 +94,7 @@ _EN_WRITTEN_IN_RE = re.compile(
 # "I always run the test suite with pytest -x", "we deploy everything via Terraform".
 _EN_RUN_WITH_RE = re.compile(
     r"\b(?:I|we)\s+(?:\w+\s+)?(?:run|test|build|deploy|lint|format|bundle|host|manage|provision)\s+"
-    r"[^.;!?]{0,30}?\b(?:with|using|via|through|on)\s+(?P<items>[^.;!?]+)",
+    r"[^.;!?]{0,30}?\b(?:with|using|via|through|on)\s+(?P<items>(?:[^.;!?]|\.(?=\d))+)",
     re.I,
 )
 _EN_MAKES_RE = re.compile(
@@ -242,8 +242,9 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _PNAME = r"[\"“'‘]?(?P<name>[A-Za-z0-9][\w.\-]*(?:\s+[A-Z0-9][\w.\-]*){0,3})[\"”'’]?"
 _EN_PROJECT_RES = (
     re.compile(
-        r"(?i:\b(?:working\s+on|building|developing|making|writing|creating|maintaining|started)\s+"
-        r"(?:a|an|my|our|the|this)\s+(?:[\w\-]+\s+){0,3}?"
+        # "I've got a hackathon project called Tidepool": had, as well as made.
+        r"(?i:\b(?:working\s+on|building|developing|making|writing|creating|maintaining|started"
+        r"|I(?:'ve|\s+have)\s+got|I\s+have)\s+(?:a|an|my|our|the|this)\s+(?:[\w\-]+\s+){0,3}?"
         r"(?:project|app|application|tool|library|game|website|site|service|startup|product"
         r"|framework|plugin|extension|bot|cli|package)\s+(?:called|named))\s+" + _PNAME
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -10,6 +11,7 @@ from datetime import datetime, tzinfo
 from memd.conversations.trivial import is_trivial
 from memd.core.models import ExtractedMemory, Turn
 from memd.core.redact import redact
+from memd.extraction.rules.carried import carried_updates
 from memd.extraction.rules.clauses import en_clauses, restore_subject, strip_lead, subject_of
 from memd.extraction.rules.common import (
     CJK_RE,
@@ -150,9 +152,13 @@ def _en_tasks(body: str, ctx: Ctx, question: bool) -> Iterator[ExtractedMemory]:
         yield from en_task(body, ctx, question)
 
 
+# "Please 用中文解释": an English "please" before a Chinese request is 请.
+_ZH_PLEASE_RE = re.compile(r"^(?i:please|pls|plz|kindly)[\s,，]*(?=[\u3400-\u9fff])")
+
+
 def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     question = is_question(sentence)
-    body = sentence.strip().rstrip(".!?。！？；;")
+    body = _ZH_PLEASE_RE.sub("请", sentence.strip().rstrip(".!?。！？；;"))
     if _ZH_HYPOTHETICAL_RE.search(body):
         return
     if not question:
@@ -247,7 +253,10 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             if not sentence.strip():
                 continue
             said: list[ExtractedMemory] = []
-            for memory in _extract_sentence(sentence, ctx):
+            # The sentence's own readings first; then, with what they gave in `said`, the new
+            # values it states for keys the session holds (read lazily, once they are known).
+            later = carried_updates(sentence, ctx, said)
+            for memory in itertools.chain(_extract_sentence(sentence, ctx), later):
                 if memory.subject in session.decided and memory.type in ("skill", "preference"):
                     # A new tool for something decided earlier is that decision revised.
                     memory = replace(memory, type="decision", importance=IMP_DECISION)
@@ -258,6 +267,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 said.append(memory)
                 out.append(memory)
                 session.spoke = session.spoke or memory.type in ("personal", "skill", "preference")
+                if memory.subject:
+                    session.values[memory.subject] = memory
                 if memory.type == "personal":
                     session.self_turn = turn.turn_id
                     if memory.subject == "name":

@@ -47,7 +47,9 @@ from memd.extraction.rules.tech import (
 from memd.extraction.rules.zh_clauses import ZH_OTHER_RE, zh_clauses
 
 _WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*[\w+#]|[A-Za-z]")
-_USED_CATEGORIES = frozenset({"language", "framework", "platform", "tool", "editor", "os"})
+_USED_CATEGORIES = frozenset({"language", "framework", "platform", "tool", "editor", "os", "shell"})
+# "MySQL 5.7", "Vue 3": the version said right after a name is part of what is used.
+_VERSION_AFTER_RE = re.compile(r"\s*v?(?P<v>\d+(?:\.\d+)*)(?![\w.%]|\s*(?:个|岁|spaces?|years?)\b)")
 _AFTER_RE = re.compile(r",\s*|\s+(?:for|in\s+favou?r\s+of)\s+", re.I)
 _STOPPED_RE = re.compile(
     r"\b(?:dropped|ditched|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|gave\s+up\s+on"
@@ -69,7 +71,9 @@ def techs_in(text: str, *, english: bool = True) -> list[str]:
             phrase = " ".join(w for w, _ in words[i : i + n])
             tech = (mentioned_tech if english else lookup_tech)(phrase)
             if tech is not None and tech.category in _USED_CATEGORIES:
-                found.append(tech.name)
+                end = words[i + n - 1][1] + len(words[i + n - 1][0])
+                v = _VERSION_AFTER_RE.match(text, end)
+                found.append(f"{tech.name} {v.group('v')}" if v else tech.name)
                 i += n
                 break
             if n == 1 and tech is None and phrase[:1].isupper() and is_language(phrase):
@@ -97,7 +101,7 @@ def en_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
             continue
         if clause.subject == "project" and not (clause.negated or clause.unsure):
             if names := _new(techs_in(clause.text), named):
-                yield _project_uses(names, ctx)
+                yield from _project_uses(names, ctx)
                 named += " " + " ".join(names)
         elif clause.about_user and (names := _new(techs_in(clause.text), named)):
             yield from tool_memories(names, ctx, render=_works_with, main=False)
@@ -184,7 +188,7 @@ def zh_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
         if not names:
             continue
         if clause.subject == "project":
-            yield _project_uses(names, ctx, zh=True)
+            yield from _project_uses(names, ctx, zh=True)
         else:
             yield from tool_memories(names, ctx, render=lambda n: f"用户使用{join_zh(n)}",
                                      main=False)  # fmt: skip
@@ -194,12 +198,21 @@ def zh_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
 _USERS_PROJECT = "User's project"
 
 
-def _project_uses(names: Sequence[str], ctx: Ctx, *, zh: bool = False) -> ExtractedMemory:
-    """ "项目用的是 Vue 3", "the repo is a Django monolith": the stack of the user's project."""
+def _project_uses(names: Sequence[str], ctx: Ctx, *, zh: bool = False) -> Iterator[ExtractedMemory]:
+    """ "项目用的是 Vue 3", "the repo is a Django monolith": the stack of the user's project.
+
+    A tool of a kind that has one value at a time (the CI service, the database, the package
+    manager: a `subject` key) is stated as the user's or their team's would be ("我们把 CI 迁到
+    GitHub Actions 了"), with the same type and key, so either phrasing replaces the other."""
     project = ctx.session.project
-    if zh:
-        content = f"{project or '用户的项目'}使用{join_zh(names)}"
-    else:
-        content = f"{project or _USERS_PROJECT} uses {join_en(names)}"
-    return ctx.mem(content, "project", IMP_PROJECT_DETAIL,
-                   topic=topic_slug(project) if project else "")  # fmt: skip
+    owner = project or ("用户的项目" if zh else _USERS_PROJECT)
+    keyed = [n for n in names if (t := lookup_tech(n)) is not None and t.subject]
+    if keyed:
+        yield from tool_memories(keyed, ctx, main=False, render=lambda n: (
+            f"{owner}使用{join_zh(n)}" if zh else f"{owner} uses {join_en(n)}"))  # fmt: skip
+    rest = [n for n in names if n not in keyed]
+    if not rest:
+        return
+    content = f"{owner}使用{join_zh(rest)}" if zh else f"{owner} uses {join_en(rest)}"
+    yield ctx.mem(content, "project", IMP_PROJECT_DETAIL,
+                  topic=topic_slug(project) if project else "")  # fmt: skip

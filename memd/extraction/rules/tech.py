@@ -82,7 +82,9 @@ TECH: dict[str, _Tech] = {
     **_techs("tool", "tool:formatter:js", "Prettier|Biome|dprint"),
     **_techs("tool", "", "ESLint|mypy|Pyright|Flake8|Pylint|Clippy|golangci-lint|RuboCop"),
     **_techs("os", "os", "macOS|Mac|MacOS|Windows|Linux|Ubuntu|Arch|Arch Linux|Fedora|Debian"),
-    **_techs("tool", "tool:shell", "zsh|fish|Nushell"),
+    # The shell the user works in: a setting of theirs, like the editor; Bash is also a language
+    # one writes scripts in, but "I use bash" names the shell.
+    **_techs("shell", "tool:shell", "zsh|fish|Nushell|PowerShell|Bash"),
     **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
     **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
     **_techs("tool", "tool:build", "Gradle|Maven|Bazel|CMake|Cargo|Make"),
@@ -128,7 +130,7 @@ _ALIASES = {
     "macbook pro": "macOS",
     "macbook air": "macOS",
 }
-_PREFERENCE_CATEGORIES = frozenset({"editor", "os"})
+_PREFERENCE_CATEGORIES = frozenset({"editor", "os", "shell"})
 
 EN_ADVERBS = (
     r"(?:mainly|mostly|primarily|usually|often|typically|generally|normally|also|now|currently"
@@ -161,13 +163,34 @@ _PROPER_ITEM_RE = re.compile(
 )
 
 
-def lookup_tech(item: str) -> _Tech | None:
-    """The known technology `item` names (any case; short forms give the full name)."""
+def _lookup(item: str) -> _Tech | None:
     low = item.lower()
     canonical = _ALIASES.get(low)
     if canonical is not None:
         return TECH.get(canonical.lower())
     return TECH.get(low)
+
+
+_VERSION_TAIL_RE = re.compile(r"^(?P<name>\S.*?)\s*v?(?P<v>\d+(?:\.\d+)*)$")
+
+
+def split_version(item: str) -> tuple[str, str]:
+    """A known technology and the version written after it: "Ubuntu 22.04" → ("Ubuntu",
+    "22.04"), "Vue 3" → ("Vue", "3"); anything else → (item, "")."""
+    m = _VERSION_TAIL_RE.match(item.strip())
+    if m is None or _lookup(item) is not None or _lookup(m.group("name")) is None:
+        return item, ""
+    return m.group("name"), m.group("v")
+
+
+def lookup_tech(item: str) -> _Tech | None:
+    """The known technology `item` names (any case; short forms give the full name; a version
+    after the name is the same technology: "MySQL 8.0")."""
+    tech = _lookup(item)
+    if tech is None and item[-1:].isdigit():
+        name, version = split_version(item)
+        return _lookup(name) if version else None
+    return tech
 
 
 # Names that are also everyday English words when written in lowercase ("go with", "make sure").
@@ -255,14 +278,14 @@ def tool_memories(
     rest: list[str] = []
     for item in items:
         tech = lookup_tech(item)
-        if tech is None or not tech.subject:
+        if tech is None or not (subject := tech.subject or _version_key(item)):
             rest.append(item)
             continue
         type_ = "preference" if tech.category in _PREFERENCE_CATEGORIES else "skill"
         importance = (
             IMP_SWITCH if switch else (IMP_TOOL_HABIT if type_ == "preference" else IMP_SKILL)
         )
-        yield ctx.mem(render([item]), type_, importance, subject=tech.subject)
+        yield ctx.mem(render([item]), type_, importance, subject=subject)
     if not rest:
         return
     subject = ""
@@ -270,6 +293,12 @@ def tool_memories(
         subject = "language:primary"
     importance = IMP_SWITCH if switch else (IMP_SKILL_MAIN if main else IMP_SKILL)
     yield ctx.mem(render(rest), "skill", importance, subject=subject)
+
+
+def _version_key(item: str) -> str:
+    """ "Python 3.9": one version of a tool is in use at a time, so a later one replaces it."""
+    name, version = split_version(item)
+    return f"version:{name.lower()}" if version else ""
 
 
 def style_subject(obj: str) -> str:

@@ -50,7 +50,7 @@ def zh_name(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 _ZH_AGE_RE = re.compile(
-    r"(?:我(?:今年)?|今年)\s*(?P<age>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:周)?岁"
+    r"(?:我(?:今年|是|其实是|已经)?|今年)\s*(?P<age>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:周)?岁"
     # "我今年28，在深圳": a bare number after 今年 ends its clause.
     r"|(?:我)?今年(?:已经|刚)?\s*(?P<bare>\d{2}|[一二两三四五六七八九]?十[一二三四五六七八九]?)(?:了)?\s*$"
 )
@@ -106,10 +106,10 @@ _ZH_JOIN_RE = re.compile(
     r"(?:跳槽到了?|跳槽去了?|跳到了?|入职了?|加入了?|换到了?)(?P<org>[^，,。！!；;\s做当]{2,12}?)"
     r"(?:做(?P<role>[^，,。！!；;]{1,12})|当(?P<role2>[^，,。！!；;]{1,12})|工作|上班|了|$)"
 )
-# "做客户端开发", "当CTO": a line of work without a title noun.
+# "做客户端开发", "当CTO", "做 SRE": a line of work, or a title after 做/当.
 _ZH_DO_ROLE_RE = re.compile(
     r"(?:^|我|在)[^，,。]{0,12}?(?:做|当|干)(?P<role>[^，,。！!；;的]{0,8}?(?:开发|设计|运维|测试|产品"
-    r"|研究|算法|前端|后端|运营|销售|咨询|CTO|CEO|PM))" + _ZH_STOP
+    r"|研究|算法|前端|后端|运营|销售|咨询|" + _ROLE_ZH + r"))" + _ZH_STOP
 )
 
 
@@ -150,14 +150,16 @@ _ZH_LIVE_RE = re.compile(
     r"(?:住在|生活在|定居在|居住在|常驻|搬到了?|搬去了?|搬回了?)(?P<place>[^，,。！!；;\s]{2,15})"
 )
 _ZH_IN_PLACE_RE = re.compile(
-    r"我(?:现在|目前|人)?在(?P<place>[^，,。！!；;\s]{2,6}?)(?:生活|定居)?$"
+    # "我 base 在新加坡": the English word as Chinese speakers use it.
+    r"我(?:现在|目前|人)?\s*(?i:base\s*)?在(?P<place>[^，,。！!；;\s]{2,6}?)(?:生活|定居)?$"
 )
 # "我在杭州一家做电商的公司写后端": the place of a workplace.
 _ZH_PLACE_OF_WORK_RE = re.compile(
     r"我(?:现在|目前)?在(?P<place>[\u3400-\u9fff]{2,5}?)(?:的)?(?:一家|一个|某家?|这边|那边)"
 )
 _ZH_FROM_RE = re.compile(
-    r"我(?:是|来自|老家(?:是|在))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人|的)?$"
+    # "我是成都人", "老家在襄阳", "不过家在苏州": where the user is from, where home is.
+    r"(?:^(?:不过|但是?|可是|而|其实)?|我)(?:是|来自|(?P<home>老?家(?:是|在)))(?P<place>[^，,。！!；;\s]{2,10}?)(?:人|的)?$"
     # "本人小周，南京人": a place and 人 as a clause of its own
     r"|^我?(?P<place2>[\u3400-\u9fff]{2,6}?)人$"
 )
@@ -183,9 +185,14 @@ def zh_location(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         return
     said = m3.group(0)
     # "我是成都人" names a hometown; "我是X" alone is usually a role.
-    if (
+    home = m3.group("home") or ""
+    if not home and not said.startswith("我"):
+        return  # "是X人" without 我 is anyone's
+    if home == "家在" and _is_zh_place(m3.group("place")):
+        yield ctx.mem(f"用户家在{m3.group('place')}", "personal", IMP_HOMETOWN, subject="hometown")
+    elif (
         "来自" in said
-        or "老家" in said
+        or home.startswith("老")
         or (said.endswith("人") and _is_zh_place(m3.group("place")))
     ):
         yield ctx.mem(f"用户来自{m3.group('place')}", "personal", IMP_HOMETOWN, subject="hometown")

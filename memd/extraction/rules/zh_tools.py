@@ -16,6 +16,7 @@ from memd.extraction.rules.common import (
     topic_slug,
 )
 from memd.extraction.rules.tech import tech_items, tool_memories
+from memd.extraction.rules.zh_clauses import ZH_OTHER_WORDS
 
 _ASCII_NAME = r"[A-Za-z.][A-Za-z0-9_.+#\-]*(?:\s+[A-Z][A-Za-z0-9_.+#\-]*)?"
 _ZH_ITEMS = (
@@ -123,10 +124,25 @@ _ZH_PROJECT_THEN_NAME_RE = re.compile(
 _ZH_STACK_RE = re.compile(r"(?:用的是|用的|使用的是|用|使用|基于|采用|拿)\s*" + _ZH_ITEMS)
 
 
+# "我在做一个开源的 Markdown 编辑器，叫「墨痕」": a name in quotes after what the user makes,
+# whatever kind of thing it is.
+_ZH_PROJECT_QUOTED_RE = re.compile(
+    r"(?:我|我们)[^，,。]{0,20}?(?:做|开发|写|搞|维护|负责)(?:一个|个|一款|款)(?P<kind>[^，,。]{1,16}?)"
+    r"[，,]?\s*(?:叫做|叫|名叫|名为|名字叫)\s*[“「《\"](?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]"
+)
+
+
+_RELATION_RE = re.compile(r"^(?:我的?|我们的?)(?:" + ZH_OTHER_WORDS + r")")
+
+
 def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    m = _ZH_PROJECT_RE.search(sentence) or _ZH_PROJECT_THEN_NAME_RE.search(sentence)
-    if m is None:
-        return
+    m = (
+        _ZH_PROJECT_RE.search(sentence)
+        or _ZH_PROJECT_THEN_NAME_RE.search(sentence)
+        or _ZH_PROJECT_QUOTED_RE.search(sentence)
+    )
+    if m is None or _RELATION_RE.match(m.group(0)):
+        return  # "我朋友在做一个游戏，叫「星海」" is the friend's
     name = clean(m.group("name"))
     if not name:
         return
