@@ -198,7 +198,7 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     if f.item and f.found_by == (VECTOR,):
         matching = [it for it in items if it.text == f.item] or matching
     best = max((m for m, _ in scored), default=q.match(text_words(f"{head} {r.text}")))
-    match = max(best, q.closeness(f.cosine, f.script))
+    match = max(best, q.closeness(f.cosine, f.cosine_script))
     words = text_words(" ".join(it.text for it in matching) if matching else r.text)
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
@@ -415,7 +415,7 @@ def rank(
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
-             if q.shown(f.found_by, f.cosine, f.script, f.row.path in files)]  # fmt: skip
+             if q.shown(f.found_by, f.cosine, f.cosine_script, f.row.path in files)]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
               if q.shown(t.found_by, t.cosine, dominant_script(t.text), t.session_id in sessions)]  # fmt: skip
     place(cands, priors, own_match)

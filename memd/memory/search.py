@@ -110,6 +110,18 @@ class FusedSection:
     item: str = ""
     cosine: float | None = None
 
+    @property
+    def cosine_script(self) -> Script:
+        """The script of the text its cosine was measured with: the item's when its best
+        vector was one of its items' (a Chinese memory among English ones in one section),
+        else the section's. The calibrated scale of a cosine is that of this script."""
+        return judged_script(self.script, self.item)
+
+
+def judged_script(section_script: Script, item: str) -> Script:
+    """The script a section's cosine is judged in (`FusedSection.cosine_script`)."""
+    return dominant_script(item) if item else section_script
+
 
 def fused_sections(
     conn: Connection,
@@ -154,7 +166,8 @@ def fused_sections(
     fused = semantic.fuse(p, lists, either, None if gate else limit)
     said = {rows[h.key].path for h in fused.hits if h.found_by != (VECTOR,)}
     hits = [h for h in fused.hits if not gate or semantic.kept(
-        p, h.found_by, cos.get(h.key), scripts[h.key], rows[h.key].path in said)]  # fmt: skip
+        p, h.found_by, cos.get(h.key), judged_script(scripts[h.key], near.items.get(h.key, "")),
+        rows[h.key].path in said)]  # fmt: skip
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
     return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
                          near.items.get(h.key, ""), cos.get(h.key)) for h in hits[:limit]]  # fmt: skip
