@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from bench.daemon import Daemon, bench_env
 from bench.report import REPO, machine_line, publish, table
 from memd.semantic.fusion import Script
@@ -441,7 +443,7 @@ def evaluate(
     from memd.conversations import ranking
 
     answers = [
-        answer(q, [h.to_dict() for h in ranking.rank(f, LIMIT, priors, own_match)], convs)
+        answer(q, msgspec.to_builtins(ranking.rank(f, LIMIT, priors, own_match)), convs)
         for q, f in zip(qs, found, strict=True)
     ]
     return {m: statistics.fmean(a[m] for a in answers) for m in ("top1", "top3", "set3")}

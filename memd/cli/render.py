@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.api import messages as m
+from memd.core.models import Hit, HitSource
 from memd.core.progress import TaskSnapshot
 from memd.core.text import counted, short_id, shorten
 
@@ -119,7 +120,7 @@ def run_text(job: str, outcome: str, message: str, counts: Mapping[str, int]) ->
 ITEM_CHARS = 160
 
 
-def search_text(hits: list[m.SearchHit]) -> str:
+def search_text(hits: list[Hit]) -> str:
     """`memd search` as text: each hit's score, where it is, what matched (a section's matching
     items, else its excerpt), and what said the same thing (its sources)."""
     if not hits:
@@ -137,7 +138,7 @@ def search_text(hits: list[m.SearchHit]) -> str:
     return "\n".join(out)
 
 
-def hit_place(h: m.SearchHit) -> str:
+def hit_place(h: Hit) -> str:
     """Where a hit is: a section's file, lines and heading; a turn's date, assistant, session
     and turn (long ids shortened as the journal prints them; `recall` and `forget` take them)."""
     if h.kind != "turn":
@@ -147,7 +148,7 @@ def hit_place(h: m.SearchHit) -> str:
     return f"{when(h.ts)}{who} · {title}  (session {short_id(h.session_id)}, turn {short_id(h.turn_id)})"
 
 
-def source_place(s: m.SearchSource) -> str:
+def source_place(s: HitSource) -> str:
     """A source of a hit in a few words: ``journal 2026-11-03`` or ``turn 2026-11-03 14:02
     claude-code (session …, turn …)``."""
     if s.kind == "journal":

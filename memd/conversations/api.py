@@ -43,7 +43,7 @@ from memd.conversations.ingest import (
     write_turns,
 )
 from memd.core.errors import InvalidParams, PathError
-from memd.core.models import Turn
+from memd.core.models import Hit, Turn
 from memd.core.settings import Settings
 from memd.db import Connection, Store
 from memd.db.tables import count_rows
@@ -182,13 +182,12 @@ class Conversations:
         """`context`'s conversation tier."""
         return rc.conversation_candidates(self.store.read(), req)
 
-    def search(self, p: msg.SearchParams) -> list[msg.SearchHit]:
+    def search(self, p: msg.SearchParams) -> list[Hit]:
         """`search`: memory sections and conversation turns on one page (`ranking`)."""
-        hits = ranking.search(
+        return ranking.search(
             self.store.read(), p.query, limit=p.limit, scope=p.scope, session_id=p.session_id,
             project=p.project, agent_id=p.agent_id, source=p.source, semantic=self.semantic,
         )  # fmt: skip
-        return [msg.SearchHit.of(h) for h in hits]
 
     def import_logs(self, p: msg.ImportParams) -> dict[str, Any]:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""

@@ -26,10 +26,11 @@ so the same index and query give the same page every time.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import msgspec
 
 from memd.conversations.turn_search import TurnHit, find_turns
 from memd.core.models import Hit, HitSource
@@ -203,9 +204,9 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
         end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
-        archived=r.kind == "archive", found_by=f.found_by,
+        archived=r.kind == "archive", found_by=list(f.found_by),
         snippet=snippet(matching[0].text if matching else r.text or r.heading, qt),
-        items=tuple(plain_text(it.text) for it in matching[:ITEMS_SHOWN]),
+        items=list(plain_text(it.text) for it in matching[:ITEMS_SHOWN]),
     )  # fmt: skip
     return Candidate(hit, tier, position, f.score, match, words, matching,
                      matching if tier == JOURNAL else [])  # fmt: skip
@@ -341,8 +342,8 @@ def page(cands: list[Candidate], limit: int) -> list[Hit]:
     # A hit of score 0 matched nothing the scale counts (a stray bigram, the last of a vector
     # list): no evidence, not shown.
     for c in [c for c in collapse(cands) if c.score > 0][:limit]:
-        sources = tuple(_source(s) for s in sorted(c.sources, key=lambda s: (-s.score, s.key)))
-        out.append(dataclasses.replace(c.hit, score=round(c.score, 4), sources=sources))
+        sources = [_source(s) for s in sorted(c.sources, key=lambda s: (-s.score, s.key))]
+        out.append(msgspec.structs.replace(c.hit, score=round(c.score, 4), sources=sources))
     return out
 
 

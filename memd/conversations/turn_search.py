@@ -88,7 +88,7 @@ class TurnHit:
             start_line=self.line, end_line=self.line, score=round(self.score, 4),
             snippet=snippet(self.text, query_terms), text=self.text, session_id=self.session_id,
             turn_id=self.turn_id, ts=self.ts, session_title=self.session_title, role=self.role,
-            found_by=self.found_by, source=self.source,
+            found_by=list(self.found_by), source=self.source,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:

@@ -63,8 +63,7 @@ class ParsedFile:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class HitSource:
+class HitSource(msgspec.Struct, frozen=True):
     """A journal line or a turn that said what a search hit says: folded into that hit."""
 
     kind: str  # "journal" | "turn"
@@ -79,9 +78,9 @@ class HitSource:
     source: str = ""  # a turn's assistant or app (`Turn.source`)
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A search result with its provenance."""
+class Hit(msgspec.Struct, frozen=True):
+    """A search result with its provenance: what a feature finds and what `search` answers
+    (the socket's hit is this type)."""
 
     kind: str  # "section" | "turn"
     path: str
@@ -98,22 +97,17 @@ class Hit:
     session_title: str = ""
     role: str = ""
     archived: bool = False
-    found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
+    # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector");
+    # unset otherwise (none given is unset: the answer leaves the field out). Lists, not
+    # tuples: a hit is the message itself, and a message's plain form holds lists.
+    found_by: list[str] | msgspec.UnsetType = msgspec.UNSET
     source: str = ""  # a turn's assistant or app (`Turn.source`)
-    items: tuple[str, ...] = ()  # a section's list items that matched the query, as text
-    sources: tuple[HitSource, ...] = ()  # journal lines and turns that said it too
+    items: list[str] = []  # a section's list items that matched the query, as text
+    sources: list[HitSource] = []  # journal lines and turns that said it too
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__}
-        if not self.source:
-            del out["source"]
+    def __post_init__(self) -> None:
         if not self.found_by:
-            del out["found_by"]
-        else:
-            out["found_by"] = list(self.found_by)
-        out["items"] = list(self.items)
-        out["sources"] = [{k: getattr(s, k) for k in s.__slots__} for s in self.sources]
-        return out
+            msgspec.structs.force_setattr(self, "found_by", msgspec.UNSET)
 
 
 @dataclass(frozen=True, slots=True)

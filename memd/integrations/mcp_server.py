@@ -37,6 +37,7 @@ from memd.core.errors import (
     MemoryDisabled,
 )
 from memd.core.fsio import read_regular, resolve_inside
+from memd.core.models import Hit
 from memd.core.paths import caller_project
 from memd.core.redact import redact
 from memd.core.settings import Settings, load
@@ -348,7 +349,7 @@ def _render_search(result: m.SearchResult) -> str:
     return "\n".join(lines)
 
 
-def _provenance(hit: m.SearchHit) -> str:
+def _provenance(hit: Hit) -> str:
     if hit.kind == "turn" or hit.session_id:
         title = hit.session_title or hit.session_id or "session"
         said = f", said with {hit.source}" if hit.source else ""

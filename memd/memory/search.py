@@ -80,7 +80,7 @@ def _hit(
         text=r.text,
         file_kind=r.kind,
         archived=r.kind == "archive",
-        found_by=found_by,
+        found_by=list(found_by),
     )
 
 

@@ -34,10 +34,9 @@ class Transfer:
         s = mem.host.settings
         # No export lands in memd's own folders: it could replace memory or the index.
         private = [*mem.indexer.root_paths(), s.paths.data_dir, s.db_path.parent]
-        rep = export.write_export(mem.store, Path(p.path), memory_root=s.memory_dir, tree=p.tree,
-                                  device_id=self.device_id(), overwrite=p.overwrite,
-                                  private=private)  # fmt: skip
-        return msg.decode_result(msg.EXPORT, rep.to_dict())
+        return export.write_export(mem.store, Path(p.path), memory_root=s.memory_dir, tree=p.tree,
+                                   device_id=self.device_id(), overwrite=p.overwrite,
+                                   private=private)  # fmt: skip
 
     @staticmethod
     def check_source(p: msg.ImportParams) -> None:

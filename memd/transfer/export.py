@@ -42,6 +42,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from memd import __version__
+from memd.api.messages.transfer import ExportResult
 from memd.conversations import repo as conversations
 from memd.core import fsio, jsontext
 from memd.core.errors import MemdError, PathError, SourceError
@@ -71,22 +72,6 @@ _SESSION_STR = (
 )
 _CHAT_OPTIONAL = ("speaker", "source", "agent_id", "project")
 _FORMAT_KEY = re.compile(r'"format"\s*:\s*"' + FORMAT + '"')
-
-
-@dataclass(frozen=True, slots=True)
-class ExportReport:
-    """What `write_export` wrote."""
-
-    path: str
-    sessions: int
-    chats: int
-    memories: int
-    files: int
-    bytes: int
-    seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +174,7 @@ def write_export(
     now: Callable[[], float] = time.time,
     overwrite: bool = False,
     private: Sequence[Path] = (),
-) -> ExportReport:
+) -> ExportResult:
     """Write the export document to `dest`, streamed into a temp file and renamed into place.
 
     `dest` is checked first (`check_destination`; the memory tree is always one of the folders
@@ -210,9 +195,10 @@ def write_export(
                         hint="pick a new file name, or pass overwrite (`--overwrite`)") from exc  # fmt: skip
     except OSError as exc:
         raise PathError(f"cannot write {dest}: {exc}") from exc
-    return ExportReport(
-        str(dest), *counts, dest.stat().st_size, round(time.monotonic() - started, 3)
-    )
+    sessions, chats, memories, files = counts
+    return ExportResult(path=str(dest), sessions=sessions, chats=chats, memories=memories,
+                        files=files, bytes=dest.stat().st_size,
+                        seconds=round(time.monotonic() - started, 3))  # fmt: skip
 
 
 def _write_document(

@@ -104,54 +104,9 @@ class SearchParams(Params, frozen=True, kw_only=True):
     source: str = ""  # the assistant whose logs held the turn ("claude-code", "codex", …)
 
 
-class SearchSource(Struct, kw_only=True):
-    """A journal line or a turn folded into a hit because it said the same thing."""
-
-    kind: str  # "journal" | "turn"
-    path: str
-    heading: str
-    start_line: int
-    session_id: str = ""
-    turn_id: str = ""
-    ts: float = 0.0
-    role: str = ""
-    snippet: str = ""
-    source: str = ""  # a turn's assistant or app
-
-
-class SearchHit(Struct, kw_only=True):
-    kind: str  # "section" | "turn"
-    path: str
-    heading: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    text: str = ""
-    file_kind: str = ""
-    session_id: str = ""
-    turn_id: str = ""
-    ts: float = 0.0
-    session_title: str = ""
-    role: str = ""
-    archived: bool = False
-    # With recall by meaning on: the rankings that found it ("fts", "fts:bridged", "vector").
-    found_by: list[str] | UnsetType = UNSET
-    source: str = ""  # a turn's assistant ("claude-code", "codex", …) or app ("ingest", "jsonl")
-    items: list[str] = []  # a section's list items that matched the query
-    sources: list[SearchSource] = []  # journal lines and turns that said the same thing
-
-    @classmethod
-    def of(cls, hit: Hit) -> SearchHit:
-        """A hit of the library as the wire has it (`Hit.to_dict` drops what is unset)."""
-        fields = hit.to_dict()
-        sources = [SearchSource(**s) for s in fields.pop("sources", ())]
-        return cls(**fields, sources=sources)
-
-
 class SearchResult(Result, kw_only=True):
     query: str
-    hits: list[SearchHit]
+    hits: list[Hit]  # the library's hits as they are (`memd.core.models.Hit`)
 
 
 class RememberParams(Params, frozen=True, kw_only=True):
