@@ -184,11 +184,10 @@ class MemoryFeature:
         with self.lock:
             if p.request_id and p.request_id in self._answers:
                 return self._answers[p.request_id]  # a retry: the first answer, nothing new
-            out = self.ops.remember(
+            res = self.ops.remember(
                 p.text, scope=p.scope, project=p.project, agent_id=p.agent_id, type_=p.type,
                 trusted=p.trust_folder,
             )  # fmt: skip
-            res = msg.decode_result(msg.REMEMBER, out)
             if p.request_id:
                 self._answers[p.request_id] = res
                 while len(self._answers) > REQUEST_IDS:
@@ -209,8 +208,7 @@ class MemoryFeature:
             move_to=(move.path, move.section) if move else None,
         )
         with self.lock:
-            out = self.ops.edit_item(p.id, change)
-        return msg.decode_result(msg.EDIT_ITEM, out)
+            return self.ops.edit_item(p.id, change)
 
     def apply_undo(self, plan: UndoPlan) -> list[str]:
         """Write an undo's files through the door, each only while it holds the text the plan
@@ -231,16 +229,16 @@ class MemoryFeature:
 
     def forget(self, p: msg.ForgetParams) -> msg.ForgetResult:
         with self.lock:
-            out = self.ops.forget(id=p.id, query=p.query, confirm=p.confirm)
-        return msg.decode_result(msg.FORGET, out)
+            return self.ops.forget(id=p.id, query=p.query, confirm=p.confirm)
 
     def memories(self, p: msg.MemoriesParams) -> msg.MemoriesResult:
-        out = self.ops.memories(p.scope, include_superseded=p.all)
-        items = out["items"]
+        items = self.ops.memories(p.scope, include_superseded=p.all)
         # Paged here, not in the client: a tree of 100,000 items is not sent to show 50.
         end = p.offset + p.limit if p.limit else None
-        out.update(items=items[p.offset : end], total=len(items), offset=p.offset)
-        return msg.decode_result(msg.MEMORIES, out)
+        return msg.MemoriesResult(
+            enabled=self.ops.enabled(), items=items[p.offset : end], total=len(items),
+            offset=p.offset,
+        )  # fmt: skip
 
     def set_enabled(self, p: msg.SetEnabledParams) -> msg.SetEnabledResult:
         return msg.SetEnabledResult(enabled=self.ops.set_enabled(p.enabled))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memd.api import messages as msg
 from memd.core.errors import InvalidParams, MemoryDisabled, NotFound, PathError
 from memd.core.fsio import make_private_dir, within
 from memd.core.fsio import real as real_of
@@ -293,7 +294,7 @@ class MemoryOps:
         importance: int = 7,
         source: str = "manual",
         trusted: bool = False,
-    ) -> dict[str, Any]:
+    ) -> msg.RememberResult:
         """Append a memory to the right Markdown file and index it now; return its id and place.
 
         The same statement (normalised text) already in effect in that file is not added
@@ -327,14 +328,10 @@ class MemoryOps:
                 if is_disk_full(exc) and written.changed and not item.existed:
                     self._take_back(written, item.meta.get("id", ""), op)
                 raise
-        return {
-            "id": item.meta.get("id", meta["id"]),
-            "path": str(path),
-            "line": item.line,
-            "scope": scope,
-            "text": item.text,
-            "existed": item.existed,
-        }
+        return msg.RememberResult(
+            id=item.meta.get("id", meta["id"]), path=str(path), line=item.line, scope=scope,
+            text=item.text, existed=item.existed,
+        )  # fmt: skip
 
     def _take_back(self, written: Written[Any], item_id: str, op: Operation) -> None:
         """Remove a just-written item whose indexing failed (a full disk)."""
@@ -344,16 +341,16 @@ class MemoryOps:
         with contextlib.suppress(OSError):
             self.files.edit(written.path, TextEdit(gone.apply), op)
 
-    def find_items(self, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    def find_items(self, query: str, *, limit: int = 50) -> list[msg.MemoryItem]:
         """Memory items whose text contains every term of `query` (case-insensitive): not the
         journal's conversation records, nor the lines memd keeps (`authorship`)."""
         qt = terms(query) or terms(query, drop_stopwords=False)
         if not qt:
             return []
         rows = docs.items_containing(self.store.read(), qt, limit)
-        return [_item_dict(r) for r in rows if authorship.is_memory(_writer(r))]
+        return [_item(r) for r in rows if authorship.is_memory(_writer(r))]
 
-    def forget(self, *, id: str = "", query: str = "", confirm: bool = False) -> dict[str, Any]:
+    def forget(self, *, id: str = "", query: str = "", confirm: bool = False) -> msg.ForgetResult:
         """Remove items by id, or by query (only with `confirm`; otherwise list candidates)."""
         self.require_enabled()
         if not id and not query:
@@ -363,15 +360,15 @@ class MemoryOps:
             if not rows:
                 raise NotFound(f"no memory with id {id!r}")
             _refuse_kept(rows[0])
-            cands = [_item_dict(r) for r in rows]
+            cands = [_item(r) for r in rows]
         else:
             cands = self.find_items(query)
             if not confirm:
-                return {"removed": [], "candidates": cands}
-        removed: list[dict[str, Any]] = []
+                return msg.ForgetResult(removed=[], candidates=cands)
+        removed: list[msg.RemovedItem] = []
         by_path: dict[str, set[str]] = {}
         for c in cands:
-            by_path.setdefault(c["path"], set()).add(c["id"])
+            by_path.setdefault(c.path, set()).add(c.id)
         with self.files.operation(Cause.FORGET) as change:
             for path, ids in by_path.items():
                 target = self.indexer.resolve(path)  # a link put in its place: its target
@@ -380,12 +377,12 @@ class MemoryOps:
                 for g in self.files.edit(target, gone, change).result:
                     # As the index served it: a secret written by hand in the item stays home.
                     removed.append(
-                        {"id": docs.item_key(rel, g.text, g.meta), "text": redact(g.text),
-                         "path": path}
+                        msg.RemovedItem(id=docs.item_key(rel, g.text, g.meta),
+                                        text=redact(g.text), path=path)
                     )  # fmt: skip
-            change.detail = "; ".join(f"id={r['id']} {r['text']}" for r in removed)
+            change.detail = "; ".join(f"id={r.id} {r.text}" for r in removed)
         self.indexer.index_paths(list(by_path))
-        return {"removed": removed, "candidates": cands}
+        return msg.ForgetResult(removed=removed, candidates=cands)
 
     def roots(self) -> list[Path]:
         """The memory roots: every write of a memory file stays inside them."""
@@ -395,7 +392,7 @@ class MemoryOps:
         root = self.indexer.root_of(path)
         return os.path.relpath(path, root.path).replace(os.sep, "/") if root else path
 
-    def edit_item(self, item_id: str, change: ItemChange) -> dict[str, Any]:
+    def edit_item(self, item_id: str, change: ItemChange) -> msg.EditItemResult:
         """Change one item in place (text, importance, pin, expiry) and/or move it to another
         file or section, only if its text on disk is still `change.expect_text` (when given).
 
@@ -432,14 +429,11 @@ class MemoryOps:
                                  expect_text=change.expect_text)  # fmt: skip
             scope.detail = f"id={item.meta.get('id', item_id)} {item.text}"
         self.indexer.index_paths(sorted({str(path), str(dest)}))
-        return {
-            "id": docs.item_key(self._rel(str(dest)), item.text, item.meta),
-            "path": str(dest),
-            "line": item.line,
-            "text": redact(item.text),
-            "meta": item.meta,
-            "moved_from": str(path) if dest != path else "",
-        }
+        return msg.EditItemResult(
+            id=docs.item_key(self._rel(str(dest)), item.text, item.meta), path=str(dest),
+            line=item.line, text=redact(item.text), meta=item.meta,
+            moved_from=str(path) if dest != path else "",
+        )  # fmt: skip
 
     def _destination(self, rel: str) -> Path:
         """A file of the memory tree where items live, named by a path relative to its root:
@@ -465,7 +459,9 @@ class MemoryOps:
         except PathError as exc:
             raise InvalidParams(f"param 'move_to.path': {exc}") from None
 
-    def memories(self, scope: str = "", *, include_superseded: bool = False) -> dict[str, Any]:
+    def memories(
+        self, scope: str = "", *, include_superseded: bool = False
+    ) -> list[msg.MemoryItem]:
         """The list items in effect (what `context` can draw on), optionally filtered by scope."""
         kinds = {
             "user": ("core", "topic", "note"),
@@ -476,10 +472,10 @@ class MemoryOps:
         if kinds is None:
             raise InvalidParams(f"scope must be one of {', '.join(SCOPES)}")
         rows = docs.items_of_kinds(self.store.read(), kinds)
-        items = [_item_dict(r) for r in rows if authorship.is_memory(_writer(r))]
+        items = [_item(r) for r in rows if authorship.is_memory(_writer(r))]
         if not include_superseded:
-            items = [i for i in items if not i["meta"].get("superseded")]
-        return {"enabled": self.enabled(), "items": items}
+            items = [i for i in items if not i.meta.get("superseded")]
+        return items
 
 
 def _id_matcher(rel: str, ids: set[str]) -> Callable[[str, dict[str, str]], bool]:
@@ -511,17 +507,10 @@ def _refuse_kept(r: docs.ItemRow) -> None:
         )
 
 
-def _item_dict(r: docs.ItemRow) -> dict[str, Any]:
+def _item(r: docs.ItemRow) -> msg.MemoryItem:
     meta = json.loads(r.meta) if r.meta else {}
     scope = {"project": "project", "agent": "agent"}.get(r.kind, "user")
-    return {
-        "id": r.item_id,
-        "text": r.text,
-        "path": r.path,
-        "rel": r.rel,
-        "line": r.line,
-        "type": meta.get("type", ""),
-        "scope": scope,
-        "owner": r.owner,
-        "meta": meta,
-    }
+    return msg.MemoryItem(
+        id=r.item_id, text=r.text, path=r.path, rel=r.rel, line=r.line,
+        type=meta.get("type", ""), scope=scope, owner=r.owner, meta=meta,
+    )  # fmt: skip
