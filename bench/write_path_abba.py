@@ -82,6 +82,7 @@ def one_run(
             t = time.perf_counter()
             d.call("remember", {"text": f"bench fact {i}: the staging database is number {i}"})
             rem.append(time.perf_counter() - t)
+            time.sleep(args.remember_gap)  # 0: back to back (the history records behind them)
         ed = edit_latency(d, info.files, args.edits, args.seed)
         out |= {
             "ctx_p50": _ms(ctx, 50), "ctx_p95": _ms(ctx, 95),
@@ -150,6 +151,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--remembers", type=int, default=30)
+    ap.add_argument("--remember-gap", type=float, default=0.0, help="seconds between remembers")
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--turns", type=int, default=10_000)
     args = ap.parse_args()
