@@ -186,14 +186,13 @@ def llm_line(llm: Mapping[str, Any]) -> str:
 def status_text(st: m.StatusResult, now: float | None = None) -> str:
     """`memd status` as text."""
     now = time.time() if now is None else now
-    ix = part(st.index)
+    ix = st.index if isinstance(st.index, m.IndexStatus) else m.IndexStatus(path="")
+    watcher = st.watcher.mode if isinstance(st.watcher, m.WatcherStatus) else "not running"
     lines = [f"memd {st.version}  memory {'on' if st.enabled else 'OFF'}"]
     lines += daemon_lines(st)
     lines.append(
-        f"index: {counted(ix.get('files', 0), 'file')}, {counted(ix.get('sections', 0), 'section')},"
-        f" {counted(ix.get('items', 0), 'item')}"
-        f" ({ix.get('path')}); lag {ix.get('lag_s', 0)}s;"
-        f" watcher {part(st.watcher).get('mode', 'not running')}"
+        f"index: {counted(ix.files, 'file')}, {counted(ix.sections, 'section')},"
+        f" {counted(ix.items, 'item')} ({ix.path or None}); lag {ix.lag_s}s; watcher {watcher}"
     )
     lines.append(f"memory root: {part(st.memory_root, '')}")
     if st.read_only:
@@ -219,8 +218,8 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     if problems:
         lines.append(f"problem files ({len(problems)}):")
         lines += [
-            f"  {p['path']}: {p['reason']}"
-            + (" (indexed all the same: search finds it)" if p.get("indexed") else " (not indexed)")
+            f"  {p.path}: {p.reason}"
+            + (" (indexed all the same: search finds it)" if p.indexed else " (not indexed)")
             for p in problems
         ]
     return "\n".join(lines)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memd import __version__
+from memd.api import messages as msg
 from memd.api.methods import Periodic
 from memd.core import settings as settings_mod
 from memd.core import trim
@@ -297,8 +298,8 @@ class Daemon:
         from memd.daemon.api import status_of
 
         ix = status_of(engine).index
-        if isinstance(ix, dict):
-            return f"serving; {ix.get('files', 0)} files, {ix.get('sections', 0)} sections indexed"
+        if isinstance(ix, msg.IndexStatus):
+            return f"serving; {ix.files} files, {ix.sections} sections indexed"
         return "serving"
 
     def _listen_socket(self) -> socket.socket:

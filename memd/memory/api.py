@@ -258,29 +258,28 @@ class MemoryFeature:
         return Middleware("usage", frozenset({"context", "search"}), self.count_usage)
 
     # -- status and life cycle -------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status_into(self, out: msg.StatusResult) -> None:
+        """The memory part of `status`: on or off, the roots, the index and its freshness, the
+        watcher and the files with a problem."""
         conn = self.store.read()
         w = self.watcher
         last_event = w.last_event_at if w else 0.0
         last_indexed = self.indexer.last_indexed_at
-        return {
-            "enabled": self.ops.enabled(),
-            "memory_root": str(self.host.settings.memory_dir),
-            "roots": [{"path": str(r.path), "project": r.project_slug} for r in self.indexer.roots],
-            "index": {
-                "path": str(self.store.path),
-                **docs.counts(conn),
-                "last_change_at": last_event or None,
-                "last_indexed_at": last_indexed or None,
-                # Freshness: a change seen by the watcher but not yet applied shows as lag.
-                "lag_s": round(max(0.0, last_event - last_indexed), 3)
-                if last_event > last_indexed
-                else 0.0,
-                "pending_writes": self.store.writer.pending() if self.store.writer else 0,
-            },
-            "watcher": {"mode": w.mode if w else "not running"},
-            "problems": docs.problems(conn),
-        }
+        out.enabled = self.ops.enabled()
+        out.memory_root = str(self.host.settings.memory_dir)
+        out.roots = [msg.RootStatus(path=str(r.path), project=r.project_slug)
+                     for r in self.indexer.roots]  # fmt: skip
+        n = docs.counts(conn)
+        out.index = msg.IndexStatus(
+            path=str(self.store.path), files=n["files"], sections=n["sections"], items=n["items"],
+            problems=n["problems"], last_change_at=last_event or None,
+            last_indexed_at=last_indexed or None,
+            # Freshness: a change seen by the watcher but not yet applied shows as lag.
+            lag_s=round(max(0.0, last_event - last_indexed), 3) if last_event > last_indexed else 0.0,
+            pending_writes=self.store.writer.pending() if self.store.writer else 0,
+        )  # fmt: skip
+        out.watcher = msg.WatcherStatus(mode=w.mode if w else "not running")
+        out.problems = docs.problems(conn)
 
     def prepare_tree(self) -> None:
         s = self.host.settings
@@ -421,7 +420,7 @@ class MemoryFeature:
             jobs=[
                 JobSpec("archive", lambda: archival.run_archival(self.job_context()), 86400, 600)
             ],
-            status=[self.status],
+            status_into=[self.status_into],
             # The history records from before the watcher starts until after it stopped. The
             # watcher is armed before the first scan, so a file written while the scan runs (in
             # a folder already walked) is read after it, not at the next reconcile.

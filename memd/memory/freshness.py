@@ -32,7 +32,7 @@ def freshness(conn: Connection, roots: Sequence[Root], *, budget_s: float = 0.3)
     `changed` is None) instead of waiting for it.
     """
     known = {r.key: docs.manifest(conn, r.key) for r in roots}
-    problems = {p["path"] for p in docs.problems(conn)}
+    problems = {p.path for p in docs.problems(conn)}
     last = docs.last_indexed_at(conn)
     found: list[int] = []
 

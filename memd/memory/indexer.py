@@ -357,9 +357,9 @@ class Indexer:
                 )
         base = str(root.path) + os.sep
         stale = [
-            p["path"] for p in docs.problems(self.store.read())
-            if p["reason"].startswith(LINK_PROBLEM) and p["path"] not in leaving
-            and (p["path"] in links or (full and p["path"].startswith(base)))
+            p.path for p in docs.problems(self.store.read())
+            if p.reason.startswith(LINK_PROBLEM) and p.path not in leaving
+            and (p.path in links or (full and p.path.startswith(base)))
         ]  # fmt: skip
         if not leaving and not stale:
             return

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from itertools import starmap
 from typing import Any, Literal, NamedTuple
 
+from memd.api.messages.status import FileProblem
 from memd.core.models import ParsedFile
 from memd.core.redact import redact
 from memd.core.text import estimate_tokens, expand_cjk, fts_query, terms
@@ -272,12 +273,12 @@ def clear_problem(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
 
 
-def problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def problems(conn: sqlite3.Connection) -> list[FileProblem]:
     """Files with a problem; `indexed`: the index holds text of the file all the same (broken
     front matter: the rest of the file; a file that became unreadable: its last readable
     version), so search finds it."""
     return [
-        {"path": r[0], "reason": r[1], "seen_at": r[2], "indexed": bool(r[3])}
+        FileProblem(path=r[0], reason=r[1], seen_at=r[2], indexed=bool(r[3]))
         for r in conn.execute(
             "SELECT p.path, p.reason, p.seen_at, f.id IS NOT NULL FROM problems p"
             " LEFT JOIN files f ON f.path = p.path ORDER BY p.path"

@@ -99,7 +99,7 @@ def test_bad_files_are_reported_and_never_stop_the_rest(tmp_path: Path, tree: Pa
     ix = Indexer(store, [Root(tree)], max_file_bytes=10 << 20)
     rep = ix.reconcile()
     assert rep.indexed == 3  # two good files + the broken-front-matter file (indexed as text)
-    probs = {Path(p["path"]).name: p["reason"] for p in docs.problems(store.read())}
+    probs = {Path(p.path).name: p.reason for p in docs.problems(store.read())}
     assert "invalid UTF-8 at byte" in probs["latin1.md"]
     assert "binary" in probs["binary.md"]
     assert "too large: 50.0 MB" in probs["huge.md"]
@@ -108,7 +108,7 @@ def test_bad_files_are_reported_and_never_stop_the_rest(tmp_path: Path, tree: Pa
     assert search_sections(store.read(), "记忆")
     (bad / "latin1.md").write_text("# Café\nfixed now\n")
     ix.reconcile()
-    names = {Path(p["path"]).name for p in docs.problems(store.read())}
+    names = {Path(p.path).name for p in docs.problems(store.read())}
     assert "latin1.md" not in names
     store.close()
 

@@ -129,7 +129,15 @@ from memd.api.messages.signatures import (
     SYNC_STATUS,
     UNDO,
 )
-from memd.api.messages.status import DaemonStatus, JobStatus, StatusResult
+from memd.api.messages.status import (
+    DaemonStatus,
+    FileProblem,
+    IndexStatus,
+    JobStatus,
+    RootStatus,
+    StatusResult,
+    WatcherStatus,
+)
 from memd.api.messages.sync import SyncNowParams, SyncNowResult
 from memd.api.messages.transfer import ExportParams, ExportResult
 
@@ -143,7 +151,7 @@ __all__ = [
     "MemoriesParams", "AgentSeen", "MemoriesResult", "MoveTo", "EditItemParams", "EditItemResult",
     "SetEnabledParams", "SetEnabledResult",
     "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
-    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus",
+    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem",
     "IngestParams", "IngestResult", "RecallParams", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",

@@ -48,6 +48,44 @@ class JobStatus(Struct, kw_only=True):
     running: bool = False
 
 
+class RootStatus(Struct, kw_only=True):
+    """A memory root: its folder, and the project it belongs to ("" for the user's own)."""
+
+    path: str
+    project: str = ""
+
+
+class IndexStatus(Struct, kw_only=True):
+    """The Markdown index: its file, what it holds, and how fresh it is (a change the watcher
+    saw but not yet applied shows as `lag_s`)."""
+
+    path: str
+    files: int = 0
+    sections: int = 0
+    items: int = 0
+    problems: int = 0
+    last_change_at: float | None = None
+    last_indexed_at: float | None = None
+    lag_s: float = 0.0
+    pending_writes: int = 0
+
+
+class WatcherStatus(Struct, kw_only=True):
+    """How the tree is watched: `native`, `polling for … (why)`, or `not running`."""
+
+    mode: str = "not running"
+
+
+class FileProblem(Struct, kw_only=True):
+    """A file memd could not read as it is; `indexed`: the index holds text of it all the same
+    (broken front matter: the rest of the file; an unreadable file: its last readable version)."""
+
+    path: str
+    reason: str
+    seen_at: float
+    indexed: bool = False
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -57,10 +95,10 @@ class StatusResult(Result, kw_only=True):
     jobs: dict[str, JobStatus] = {}
     enabled: bool | UnsetType = UNSET
     memory_root: str | UnsetType = UNSET
-    roots: list[dict[str, Any]] | UnsetType = UNSET
-    index: dict[str, Any] | UnsetType = UNSET
-    watcher: dict[str, Any] | UnsetType = UNSET
-    problems: list[dict[str, Any]] | UnsetType = UNSET
+    roots: list[RootStatus] | UnsetType = UNSET
+    index: IndexStatus | UnsetType = UNSET
+    watcher: WatcherStatus | UnsetType = UNSET
+    problems: list[FileProblem] | UnsetType = UNSET
     logs: dict[str, Any] | UnsetType = UNSET
     llm: dict[str, Any] | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET

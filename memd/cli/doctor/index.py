@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from memd.cli.doctor.check import Check, fail, ok, warn
 from memd.core.settings import Settings
 from memd.db import DatabaseError
@@ -36,7 +38,7 @@ def inspect_index(settings: Settings) -> dict[str, Any]:
         quick = quick_check(conn)
         counts = docs.counts(conn)
         last = docs.last_indexed_at(conn)
-        problems = docs.problems(conn)
+        problems: list[dict[str, Any]] = msgspec.to_builtins(docs.problems(conn))
         bad = {p["path"] for p in problems}
         stale: list[str] = []
         for root in _index_roots(settings):
