@@ -26,6 +26,7 @@ so the same index and query give the same page every time.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,9 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\
 _SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
 
 
+# Cached: a page of hits asks for the same few thousand words hundreds of thousands of times
+# (every section's items, every turn, every pair `collapse` compares).
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light English stem, enough to see "retries", "retry" and "retried" as one word."""
     w = word.lower().replace("’", "'").removesuffix("'s")
@@ -101,6 +105,7 @@ def query_words(text: str) -> list[str]:
     return list(out)
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def text_words(text: str) -> frozenset[str]:
     """Every word of a text as `query_words` spells them (stems and CJK bigrams)."""
     low = text.lower()
@@ -194,7 +199,9 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     )  # fmt: skip
     head = f"{r.title} {r.stem} {r.heading}"
     items = section_items(r.text, r.start_line)
-    scored = [(q.match(text_words(f"{head} {it.text}")), it) for it in items]
+    # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
+    head_words = text_words(head)
+    scored = [(q.match(head_words | text_words(it.text)), it) for it in items]
     matching = [it for m, it in sorted(scored, key=lambda x: -x[0]) if m > 0]
     if f.item and f.found_by == (VECTOR,):
         matching = [it for it in items if it.text == f.item] or matching
@@ -249,6 +256,7 @@ def _sources_of(items: Iterable[Item]) -> set[tuple[str, str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", plain_text(text).lower()).split())
 
@@ -256,11 +264,16 @@ def _norm(text: str) -> str:
 def repeats(item: Item, words: frozenset[str], text: str) -> bool:
     """Whether a text (with its `words`) says a memory item again: the item's whole text in
     it, or `REPEAT_SHARE` of the item's words (two at least)."""
-    own = query_words(item.text)
+    own = _item_words(item.text)
     if len(own) >= 2 and coverage(own, words) >= REPEAT_SHARE:
         return True
     norm = _norm(item.text)
     return bool(norm) and norm in _norm(text)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _item_words(text: str) -> tuple[str, ...]:
+    return tuple(query_words(text))
 
 
 def _entry_turn(entry: Item) -> str:
