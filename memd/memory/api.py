@@ -16,9 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from msgspec import UnsetType
+
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware, Periodic, Runs
 from memd.core.errors import EditConflict, UndoConflict
+from memd.core.models import Hit
 from memd.core.progress import Task
 from memd.core.settings import Settings
 from memd.core.watcher import Watcher
@@ -244,14 +247,16 @@ class MemoryFeature:
         return msg.SetEnabledResult(enabled=self.ops.set_enabled(p.enabled))
 
     # -- usage counting --------------------------------------------------------------------
-    def count_usage(self, method: str, params: Any, call_next: Call) -> Any:
+    def count_usage(self, method: str, params: msg.Params, call_next: Call) -> msg.Result:
         """Middleware: note the sections an answer returned, for archival's decay by disuse."""
-        result = call_next(params)
+        result: msg.Result = call_next(params)
         if self.store.writer is not None:
+            found: Sequence[msg.ContextSection | Hit] = ()
             if isinstance(result, msg.ContextResult):
-                self.usage.note({"sections": [_span(s) for s in result.sections]})
+                found = result.sections
             elif isinstance(result, msg.SearchResult):
-                self.usage.note({"hits": [_span(h) for h in result.hits]})
+                found = result.hits
+            self.usage.note([sp for s in found if (sp := _span(s)) is not None])
         return result
 
     def usage_middleware(self) -> Middleware:
@@ -449,14 +454,14 @@ def _context_runs(p: msg.ContextParams) -> Runs:
     return "pool" if p.project else "reader"
 
 
-def _span(s: Any) -> dict[str, Any]:
-    """A section or hit as the usage tracker reads it."""
-    out: dict[str, Any] = {"kind": getattr(s, "kind", "section") or "section"}
-    for k in ("path", "start_line", "end_line"):
-        v = getattr(s, k, msg.UNSET)
-        if v is not msg.UNSET:
-            out[k] = v
-    return out
+def _span(s: msg.ContextSection | Hit) -> archival.Span | None:
+    """The lines of a Markdown section a context section or a hit shows (None for a turn, a
+    conversation or a session summary: the usage tracker counts sections of files only)."""
+    if (s.kind or "section") != "section":  # unset on a Markdown context section
+        return None
+    if not s.path or isinstance(s.start_line, UnsetType) or isinstance(s.end_line, UnsetType):
+        return None
+    return (s.path, s.start_line, s.end_line)
 
 
 def _accept_markdown(path: str) -> bool:

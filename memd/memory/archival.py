@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,6 +290,10 @@ def _append_changes(
     files.edit(path, TextEdit(add), op)
 
 
+# A Markdown section as the usage counts know it: its file, first and last line.
+Span = tuple[str, int, int]
+
+
 class UsageTracker:
     """Records which items `context` and `search` returned, for decay by disuse.
 
@@ -306,27 +310,8 @@ class UsageTracker:
         self._lock = threading.Lock()
         self._last_flush = now()
 
-    def wrap(self, handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-        """A handler that answers like `handler` and notes the items of its answer as used."""
-
-        def wrapped(params: dict[str, Any]) -> Any:
-            result = handler(params)
-            if self.store.writer is not None and isinstance(result, dict):
-                self.note(result)
-            return result
-
-        return wrapped
-
-    def note(self, result: dict[str, Any]) -> None:
-        spans = [
-            (str(s["path"]), int(s["start_line"]), int(s["end_line"]))
-            for s in [*result.get("sections", []), *result.get("hits", [])]
-            if isinstance(s, dict)
-            and s.get("path")
-            and s.get("kind", "section") == "section"
-            and "start_line" in s
-            and "end_line" in s
-        ]
+    def note(self, spans: Sequence[Span]) -> None:
+        """Count one use of each section (file, first and last line) an answer returned."""
         if not spans:
             return
         when = self.now()
