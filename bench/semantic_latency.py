@@ -74,7 +74,7 @@ def bare_fts(db: Path) -> tuple[Callable[[str], Any], Callable[[str], Any]]:
         marks = ",".join("?" * len(ids))
         return conn.execute(f"SELECT id, text FROM sections WHERE id IN ({marks})", ids).fetchall()
 
-    def context(q: str) -> dict[str, Any]:
+    def context(q: str) -> Any:
         return build_context(conn, ContextRequest(query=q, budget_tokens=2000))
 
     return run, context

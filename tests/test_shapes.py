@@ -129,8 +129,6 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/llm/client.py:Backend.ask",
         "memd/llm/openai_compat.py:OpenAIBackend.ask",
         "memd/llm/repo.py:last_run",
-        "memd/memory/context.py:assemble",
-        "memd/memory/context.py:build_context",
         "memd/memory/parse.py:split_front_matter",
         "memd/semantic/api.py:SemanticFeature.status",
         "memd/semantic/backfill.py:Progress.as_dict",

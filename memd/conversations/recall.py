@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memd.api import messages as msg
 from memd.conversations import repo
 from memd.conversations.sources import BY_NAME, assistant_title
 from memd.conversations.turn_search import (
@@ -270,7 +271,7 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
                 f"This conversation so far: {row[0] or req.session_id} ({fmt_time(row[1])[:10]})"
             )
             out.append(Candidate("conversation", "conversation", title, summary,
-                                 {"session_id": req.session_id, "kind": "session-summary"}, 1.0,
+                                 msg.Provenance(session_id=req.session_id, kind="session-summary"), 1.0,
                                  "summary of the current session"))  # fmt: skip
     intent = detect_recall(req.query) if req.query else None
     topic = intent.topic if intent is not None else req.query
@@ -377,13 +378,14 @@ def _close_candidates(close: dict[str, dict[str, Any]], room: int) -> list[Candi
 def _note_found_by(c: Candidate, turns: list[dict[str, Any]]) -> None:
     found = list(dict.fromkeys(f for t in turns for f in t.get("found_by", ())))
     if found:
-        c.provenance["found_by"] = found
+        c.provenance.found_by = found
 
 
 def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.0) -> Candidate:
     title = f"{s['title'] or s['session_id']} — {s['date'] or 'undated'}"
     if s["source"] in BY_NAME:  # the assistant it was said with: maybe not the one asking
         title += f", {assistant_title(s['source'])}"
-    prov = {"session_id": s["session_id"], "source": s["source"], "source_path": s["source_path"],
-            "turn_ids": [t["turn_id"] for t in s.get("turns", [])]}  # fmt: skip
-    return Candidate("conversation", "conversation", title, body, prov, score, why)
+    prov = msg.Provenance(session_id=s["session_id"], source_path=s["source_path"],
+                          turn_ids=[t["turn_id"] for t in s.get("turns", [])])  # fmt: skip
+    return Candidate("conversation", "conversation", title, body, prov, score, why,
+                     said_with=s["source"])  # fmt: skip

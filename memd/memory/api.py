@@ -180,8 +180,8 @@ class MemoryFeature:
             source=p.source,
         )
         out = build_context(self.store.read(), req, providers)
-        out["project"] = slug
-        return msg.decode_result(msg.CONTEXT, out)
+        out.project = slug
+        return out
 
     def remember(self, p: msg.RememberParams) -> msg.RememberResult:
         with self.lock:

@@ -11,6 +11,7 @@ tier's quota. Sections are never cut mid-line; everything left out is reported w
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -19,6 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
+from memd.api import messages as msg
 from memd.core.text import META_COMMENT_AT_END, estimate_tokens, terms
 from memd.db import Connection
 from memd.memory import relationship
@@ -56,9 +60,12 @@ class Candidate:
     source: str  # "core" | "agent" | "project" | "topic" | "conversation"
     title: str  # the block heading shown to the model
     body: str
-    provenance: dict[str, Any]
+    provenance: msg.Provenance
     score: float = 0.0
     reason: str = ""
+    # A past conversation's assistant ("claude-code", "codex", …): the section's `source` in
+    # the answer (None: `source`).
+    said_with: str | None = None
 
 
 @dataclass(slots=True)
@@ -116,13 +123,8 @@ def _candidate(
     if not body:
         return None
     title = f"{row.rel} › {row.heading}" if row.heading else row.rel
-    prov = {
-        "path": row.path,
-        "rel": row.rel,
-        "heading": row.heading,
-        "start_line": row.start_line,
-        "end_line": row.end_line,
-    }
+    prov = msg.Provenance(path=row.path, rel=row.rel, heading=row.heading,
+                          start_line=row.start_line, end_line=row.end_line)  # fmt: skip
     return Candidate(tier, source, title, body, prov, **kw)
 
 
@@ -175,9 +177,9 @@ def _agent_candidates(rows: list[SectionRow], agent: str, today: dt.date) -> lis
             texts.get(relationship.STATUS, ""), texts.get(relationship.MOOD, "")
         )
         first = status[0]
-        prov = {"path": first.path, "rel": first.rel, "heading": first.heading,
-                "start_line": min(r.start_line for r in status),
-                "end_line": max(r.end_line for r in status)}  # fmt: skip
+        prov = msg.Provenance(path=first.path, rel=first.rel, heading=first.heading,
+                              start_line=min(r.start_line for r in status),
+                              end_line=max(r.end_line for r in status))  # fmt: skip
         if body:
             out.append(Candidate("user", "agent", f"{first.rel} › Status", body, prov, 1.0, why))
     for r in rows:
@@ -254,7 +256,7 @@ def _fused_topics(
                "close in meaning to the query")  # fmt: skip
         c = _candidate(row, "user", "topic", req.today, score=round(f.score, 4), reason=why)
         if c:
-            c.provenance["found_by"] = list(f.found_by)
+            c.provenance.found_by = list(f.found_by)
             out.append(c)
     return out
 
@@ -268,19 +270,19 @@ def _fit_lines(c: Candidate, room: int) -> Candidate | None:
     lines = c.body.split("\n")
     keep: list[str] = []
     for line in lines:
-        trial = Candidate(
-            c.tier, c.source, c.title, "\n".join([*keep, line]), c.provenance, c.score, c.reason
-        )
+        trial = dataclasses.replace(c, body="\n".join([*keep, line]))
         if estimate_tokens(render_block(trial)) > room:
             break
         keep.append(line)
     if not keep or len(keep) == len(lines) or not "".join(keep).strip():
         return None
-    return Candidate(c.tier, c.source, c.title, "\n".join(keep), {**c.provenance, "truncated": True,
-                     "lines_kept": len(keep), "lines_total": len(lines)}, c.score, c.reason)  # fmt: skip
+    part = msgspec.structs.replace(
+        c.provenance, truncated=True, lines_kept=len(keep), lines_total=len(lines)
+    )
+    return dataclasses.replace(c, body="\n".join(keep), provenance=part)
 
 
-def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, Any]:
+def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> msg.ContextResult:
     """Choose candidates within the budget and render the fenced block."""
     budget = max(0, req.budget_tokens)
     # The fence and the tier headings are paid for up front (all three, to stay conservative).
@@ -318,8 +320,8 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
             pcost = estimate_tokens(render_block(part))
             chosen.append((part, pcost))
             spent += pcost
-            still.append((c, cost - pcost, f"{why}: only {part.provenance['lines_kept']} of "
-                          f"{part.provenance['lines_total']} lines fit"))  # fmt: skip
+            still.append((c, cost - pcost, f"{why}: only {part.provenance.lines_kept} of "
+                          f"{part.provenance.lines_total} lines fit"))  # fmt: skip
             continue
         still.append((c, cost, f"{why} ({cost} tokens, {max(0, budget - spent)} left)"))
     order = {id(c): i for i, c in enumerate(candidates)}
@@ -333,38 +335,30 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> dict[str, 
         text = _render(_in_order(chosen, order), req) if chosen else ""
         tokens = estimate_tokens(text)
     chosen = _in_order(chosen, order)
-    return {
-        "enabled": True,
-        "text": text,
-        "tokens": tokens,
-        "budget": budget,
-        # What each tier may use by its own share (the first pass's line between kept and
-        # dropped, before unused budget flows on), in whole tokens.
-        "quotas": {t: max(0, math.floor(q)) for t, q in quotas.items()},
-        "sections": [
-            {
-                "tier": c.tier,
-                "source": c.source,
-                "title": c.title,
-                "tokens": cost,
-                "score": round(c.score, 4),
-                "reason": c.reason,
-                **c.provenance,
-            }
-            for c, cost in chosen
-        ],  # fmt: skip
-        "dropped": [
-            {
-                "tier": c.tier,
-                "source": c.source,
-                "title": c.title,
-                "tokens": cost,
-                "reason": why,
-                **c.provenance,
-            }
-            for c, cost, why in still
-        ],
-    }
+    # What each tier may use by its own share (the first pass's line between kept and dropped,
+    # before unused budget flows on), in whole tokens.
+    whole = {t: max(0, math.floor(q)) for t, q in quotas.items()}
+    return msg.ContextResult(
+        enabled=True, text=text, tokens=tokens, budget=budget,
+        quotas=msg.TierQuotas(user=whole["user"], project=whole["project"],
+                              conversation=whole["conversation"]),
+        sections=[msg.ContextSection(**_provenance(c), tier=c.tier, source=_source(c),
+                                     title=c.title, tokens=cost, score=round(float(c.score), 4),
+                                     reason=c.reason)
+                  for c, cost in chosen],
+        dropped=[msg.DroppedSection(**_provenance(c), tier=c.tier, source=_source(c),
+                                    title=c.title, tokens=cost, reason=why)
+                 for c, cost, why in still],
+    )  # fmt: skip
+
+
+def _provenance(c: Candidate) -> dict[str, Any]:
+    """A candidate's provenance as the fields of the section it becomes (unset ones too)."""
+    return msgspec.structs.asdict(c.provenance)
+
+
+def _source(c: Candidate) -> str:
+    return c.source if c.said_with is None else c.said_with
 
 
 def _in_order(
@@ -397,7 +391,7 @@ def _render(chosen: Sequence[tuple[Candidate, int]], req: ContextRequest) -> str
 
 def build_context(
     conn: Connection, req: ContextRequest, providers: Sequence[ConversationProvider] = ()
-) -> dict[str, Any]:
+) -> msg.ContextResult:
     """Gather candidates from the index (and conversation providers) and assemble the block."""
     ask = req.semantic.plan(req.query) if req.semantic is not None and req.query else None
     if req.semantic is not None and ask is not None:
@@ -413,7 +407,7 @@ def build_context(
 def is_standing(c: Candidate) -> bool:
     """Memory that is in every block whatever the query: core, agent, unmatched project
     sections and the current session's summary."""
-    if c.source in ("core", "agent") or c.provenance.get("kind") == "session-summary":
+    if c.source in ("core", "agent") or c.provenance.kind == "session-summary":
         return True
     return c.source == "project" and not c.score
 

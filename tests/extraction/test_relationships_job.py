@@ -54,7 +54,7 @@ def trust(env: Env, agent: str) -> int | None:
 
 def context(env: Env, agent: str) -> str:
     req = ContextRequest(query="how should you answer", agent_id=agent, today=env.clock.date())
-    return str(build_context(env.engine.store.read(), req)["text"])
+    return build_context(env.engine.store.read(), req).text
 
 
 def extract(env: Env) -> None:

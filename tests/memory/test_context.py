@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.api import messages as msg
 from memd.app import Engine
 from memd.core.settings import load
 from memd.core.text import estimate_tokens
@@ -196,10 +197,10 @@ def test_quotas_follow_the_shares_in_the_settings(
 def _sized(tier: str, title: str, cost: int) -> Candidate:
     """A candidate whose block costs `cost` tokens, or as little over it as the estimate allows."""
     body = "x"
-    c = Candidate(tier, "topic", title, body, {})
+    c = Candidate(tier, "topic", title, body, msg.Provenance())
     while estimate_tokens(render_block(c)) < cost:
         body += "x"
-        c = Candidate(tier, "topic", title, body, {})
+        c = Candidate(tier, "topic", title, body, msg.Provenance())
     return c
 
 
@@ -207,14 +208,16 @@ def test_the_reported_quota_is_the_line_between_kept_and_dropped() -> None:
     """A user section that fits the user quota is kept in the first pass; one token more and
     it is dropped, while project sections use up what is left (so nothing comes back)."""
     req = ContextRequest(budget_tokens=1000, shares=(1, 1, 0))
-    quota = assemble([], req)["quotas"]["user"]
+    first = assemble([], req).quotas
+    assert isinstance(first, msg.TierQuotas)
+    quota = first.user
     project = [_sized("project", f"p{i}", 10) for i in range(200)]
     for cost in range(quota - 3, quota + 4):
         c = _sized("user", "u", cost)
         got = estimate_tokens(render_block(c))
         out = assemble([c, *project], req)
-        kept = any(s["title"] == "u" for s in out["sections"])
-        assert out["quotas"]["user"] == quota
+        kept = any(s.title == "u" for s in out.sections)
+        assert isinstance(out.quotas, msg.TierQuotas) and out.quotas.user == quota
         assert kept == (got <= quota), (got, quota)
 
 
