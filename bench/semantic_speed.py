@@ -271,6 +271,9 @@ class DaemonRss:
         self.pid = pid
         self.samples: list[float] = []
         self.child_cpu: dict[int, float] = {}  # the model process's CPU seconds, last seen
+        # Its CPU seconds when the phase began: a model process that ran on from the phase
+        # before must count only what it spent in this one.
+        self.child_cpu0: dict[int, float] = {}
         self.child_rss = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -295,6 +298,18 @@ class DaemonRss:
                     pass
 
     def __enter__(self) -> DaemonRss:
+        import psutil
+
+        try:
+            kids = psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            kids = []
+        for k in kids:
+            try:
+                t = k.cpu_times()
+                self.child_cpu0[k.pid] = float(t.user + t.system)
+            except psutil.Error:
+                pass
         self._thread.start()
         return self
 
@@ -305,7 +320,8 @@ class DaemonRss:
     def summary(self) -> dict[str, float]:
         xs = self.samples or [float("nan")]
         return {"rss_mean": statistics.fmean(xs), "rss_max": max(xs),
-                "child_cpu_s": sum(self.child_cpu.values()), "child_rss_max": self.child_rss}  # fmt: skip
+                "child_cpu_s": sum(v - self.child_cpu0.get(k, 0.0) for k, v in self.child_cpu.items()),
+                "child_rss_max": self.child_rss}  # fmt: skip
 
 
 def _wait_backfilled(d: Any, want: int, timeout: float) -> dict[str, Any]:
