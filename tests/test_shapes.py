@@ -36,7 +36,10 @@ BEFORE = 143
 BEFORE_FIELDS = 26
 
 # Signatures that stay open, with why.
-ALLOWED: dict[str, str] = {}
+ALLOWED: dict[str, str] = {
+    "memd/memory/parse.py:split_front_matter": "the YAML front matter a person wrote at the top of"
+    " a Markdown file, as JSON data: its keys and values are theirs",
+}
 
 # Not typed yet: shrinks to nothing as each feature's results are typed.
 NOT_YET: frozenset[str] = frozenset(
@@ -129,7 +132,6 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/llm/client.py:Backend.ask",
         "memd/llm/openai_compat.py:OpenAIBackend.ask",
         "memd/llm/repo.py:last_run",
-        "memd/memory/parse.py:split_front_matter",
         "memd/semantic/api.py:SemanticFeature.status",
         "memd/semantic/backfill.py:Progress.as_dict",
         "memd/semantic/service.py:SemanticRecall.status",
