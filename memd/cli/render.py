@@ -201,8 +201,8 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
         r = st.recovered
         lines.append(f"index was damaged ({r.reason}): moved aside to {r.moved_to}"
                      f" at {when(r.at)} and rebuilt from the files")  # fmt: skip
-    if st.logs:
-        lines += logs_lines(part(st.logs))
+    if isinstance(st.logs, m.LogsStatus):
+        lines += logs_lines(st.logs)
     lines += instructions_lines(part(st.instructions, []))
     lines += agents_lines(part(st.agents, []))
     if st.semantic:
@@ -263,17 +263,16 @@ def daemon_lines(st: m.StatusResult) -> list[str]:
     return lines
 
 
-def logs_lines(lg: Mapping[str, Any]) -> list[str]:
+def logs_lines(lg: m.LogsStatus) -> list[str]:
     lines = [
-        f"logs: {counted(lg['files'], 'file')} tailed ({lg['deleted_files']:,} deleted),"
-        f" {counted(lg['turns'], 'turn')} in {counted(lg['sessions'], 'session')},"
-        f" {counted(lg['bad_lines'], 'bad line')}; watcher {lg['watcher']}"
+        f"logs: {counted(lg.files, 'file')} tailed ({lg.deleted_files:,} deleted),"
+        f" {counted(lg.turns, 'turn')} in {counted(lg.sessions, 'session')},"
+        f" {counted(lg.bad_lines, 'bad line')}; watcher {lg.watcher}"
     ]
-    lines += assistant_lines(lg.get("assistants") or [])
-    other = [s for s in lg["sources"] if not s.get("assistant")]
-    lines += [f"  source {s['path']} ({s['format']})" for s in other]
-    lines += [f"  cannot read {p}" for p in lg.get("problems") or []]
-    lines += [f"  bad line {b}" for b in lg["recent_bad_lines"]]
+    lines += assistant_lines(lg.assistants)
+    lines += [f"  source {s.path} ({s.format})" for s in lg.sources if not s.assistant]
+    lines += [f"  cannot read {p}" for p in lg.problems]
+    lines += [f"  bad line {b}" for b in lg.recent_bad_lines]
     return lines
 
 
@@ -288,20 +287,20 @@ def instructions_lines(targets: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def assistant_lines(assistants: list[Mapping[str, Any]]) -> list[str]:
+def assistant_lines(assistants: list[m.AssistantSeen]) -> list[str]:
     """One line per assistant memd knows: on/off, found or not, where, what was read, problems."""
     lines = []
     for a in assistants:
-        where = ", ".join(a["folders"]) + (" (your setting)" if a.get("custom") else "")
-        if not a["enabled"]:
+        where = ", ".join(a.folders) + (" (your setting)" if a.custom else "")
+        if not a.enabled:
             state = "off"
-        elif not a["found"]:
+        elif not a.found:
             state = f"not found (waiting for {where})"
         else:
-            state = (f"{counted(a['files'], 'file')}, {counted(a['turns'], 'turn')} in"
-                     f" {counted(a['sessions'], 'session')} from {where}")  # fmt: skip
-        lines.append(f"  {a['title']} ({a['name']}): {state}")
-        lines += [f"    problem: {p}" for p in a.get("problems") or []]
+            state = (f"{counted(a.files, 'file')}, {counted(a.turns, 'turn')} in"
+                     f" {counted(a.sessions, 'session')} from {where}")  # fmt: skip
+        lines.append(f"  {a.title} ({a.name}): {state}")
+        lines += [f"    problem: {p}" for p in a.problems]
     return lines
 
 

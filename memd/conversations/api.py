@@ -316,13 +316,18 @@ class Conversations:
         )  # fmt: skip
         return msg.decode_result(msg.RECALL, out)
 
-    def status(self) -> dict[str, Any]:
+    def status_into(self, out: msg.StatusResult) -> None:
+        """The logs part of `status`: the ingestor's, the index's sessions and turns, and
+        every assistant as memd sees it."""
         conn = self.store.read()
-        found = inventory.assistants(conn, self.configured.choices, self.ingestor.problems)
-        return {"logs": {**self.ingestor.status(), "sessions": count_rows(conn, "sessions"),
-                         "turns": count_rows(conn, "turns"),
-                         "summaries_due": summaries_due(conn),
-                         "assistants": [a.to_dict() for a in found]}}  # fmt: skip
+        logs = self.ingestor.status()
+        logs.sessions = count_rows(conn, "sessions")
+        logs.turns = count_rows(conn, "turns")
+        logs.summaries_due = summaries_due(conn)
+        logs.assistants = inventory.assistants(
+            conn, self.configured.choices, self.ingestor.problems
+        )
+        out.logs = logs
 
     def feature(self) -> Feature:
         ingest_log.debug(
@@ -355,7 +360,7 @@ class Conversations:
                     180,
                 )
             ],
-            status=[self.status],
+            status_into=[self.status_into],
             startup=[self.catch_up],
             on_start=[self.start],
             on_stop=[self.stop],

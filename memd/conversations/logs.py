@@ -30,8 +30,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
+from memd.api import messages as msg
 from memd.conversations import databases, documents, pushed, repo
 from memd.conversations.ingest import WriteReport, due_sessions, refresh_summaries
 from memd.conversations.reading import FileReport, Host, Pass, subagent_type
@@ -273,8 +273,8 @@ class LogIngestor:
     def _mark_deleted(self, paths: list[str]) -> None:
         self.store.w.run(lambda c: repo.mark_deleted(c, paths))
 
-    def status(self) -> dict[str, Any]:
-        """Files tailed, turns, sessions, bad lines (the most recent with file:line)."""
+    def status(self) -> msg.LogsStatus:
+        """Files tailed, turns, bad lines (the most recent with file:line), the watcher."""
         conn = self.store.read()
         files = repo.log_totals(conn, exclude_format=pushed.FORMAT)
         recent = repo.recent_bad_lines(conn, RECENT_BAD_LINES)
@@ -284,23 +284,16 @@ class LogIngestor:
         waiting = [w for w in (self.watcher.waiting_for if self.watcher else []) if w not in theirs]
         if waiting:
             watcher += "; waiting for " + ", ".join(waiting) + " to appear"
-        return {
-            "sources": [
-                {"path": str(s.root), "format": s.format, "assistant": s.assistant}
-                if s.assistant
-                else {"path": str(s.root), "format": s.format}
-                for s in self.sources
-                if s.watched
-            ],
-            "files": files.files - files.deleted,
-            "deleted_files": files.deleted,
-            "turns_from_logs": files.turns,
-            "bad_lines": files.bad_lines,
-            "recent_bad_lines": [f"{path}:{line}: {why}" for path, line, why in recent],
-            "problems": [f"{path}: {why}" for path, why in sorted(self.problems.items())],
-            "watcher": watcher,
-            "last_scan_at": self.last_scan_at or None,
-        }
+        return msg.LogsStatus(
+            sources=[msg.LogSource(path=str(s.root), format=s.format,
+                                   assistant=s.assistant or msg.UNSET)
+                     for s in self.sources if s.watched],
+            files=files.files - files.deleted, deleted_files=files.deleted,
+            turns_from_logs=files.turns, bad_lines=files.bad_lines,
+            recent_bad_lines=[f"{path}:{line}: {why}" for path, line, why in recent],
+            problems=[f"{path}: {why}" for path, why in sorted(self.problems.items())],
+            watcher=watcher, last_scan_at=self.last_scan_at or None,
+        )  # fmt: skip
 
 
 def _unchanged(fmt: str, path: str, cp: Checkpoint) -> bool:

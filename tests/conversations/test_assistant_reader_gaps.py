@@ -129,7 +129,7 @@ def test_gemini_chat_save_checkpoints_are_not_read(
     (folder / "checkpoint-old.json").write_text(json.dumps(history, indent=2))  # older versions
     assert ingestor.scan() == []
     assert turns_of(store, "gemini") == []
-    assert ingestor.status()["recent_bad_lines"] == []
+    assert ingestor.status().recent_bad_lines == []
 
 
 # -- Aider --------------------------------------------------------------------------------------

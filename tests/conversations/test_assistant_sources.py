@@ -154,7 +154,7 @@ def test_gemini_jsonl_message_appended_again_last_copy_wins(
     assert texts(store, "gemini") == ["fix the grid", "Partial answer, now complete."]
     assert rows(store, "SELECT count(*) FROM turns")[0][0] == 2
     # A record of a newer Gemini CLI: named once, the rest read.
-    [why] = [b for b in ingestor.status()["recent_bad_lines"] if "$branch" in b]
+    [why] = [b for b in ingestor.status().recent_bad_lines if "$branch" in b]
     assert "a newer Gemini CLI" in why
 
 
@@ -187,12 +187,12 @@ def test_gemini_document_rewritten_in_place_and_caught_mid_write(
     ingestor.scan(quick=True)
     assert texts(store, "gemini") == ["rename the endpoint", "Renamed to /v3/items."]
     st = ingestor.status()
-    assert any(path.name in b and "read again when it changes" in b for b in st["recent_bad_lines"])
+    assert any(path.name in b and "read again when it changes" in b for b in st.recent_bad_lines)
     done = [*more, gemini_message(Said("user", "thanks", T0 + 2), "m3")]
     path.write_text(gemini_document("S2", done))
     ingestor.scan(quick=True)
     assert texts(store, "gemini")[-1] == "thanks"
-    assert ingestor.status()["recent_bad_lines"] == []
+    assert ingestor.status().recent_bad_lines == []
     # Rewritten shorter (the CLI dropped messages): what memd kept stays.
     path.write_text(gemini_document("S2", first))
     ingestor.scan(quick=True)
@@ -269,7 +269,7 @@ def test_opencode_storage_files_part_before_its_message(
     msg.unlink()  # the part was written before its message
     ingestor.scan(quick=True)
     assert texts(store, "opencode") == []
-    assert any("message file is not there" in b for b in ingestor.status()["recent_bad_lines"])
+    assert any("message file is not there" in b for b in ingestor.status().recent_bad_lines)
     msg.write_text(held)
     ingestor.scan(quick=True)  # read again at the next scan
     assert texts(store, "opencode") == ["hello kiwi"]

@@ -114,13 +114,13 @@ def test_cline_caught_mid_write_keeps_what_is_complete_and_reads_again(
     ingestor.scan(quick=True)
     assert len(texts(store, "cline")) == 3  # the complete records before the cut
     assert any(
-        "ends early" in b and "ui_messages.json" in b for b in ingestor.status()["recent_bad_lines"]
+        "ends early" in b and "ui_messages.json" in b for b in ingestor.status().recent_bad_lines
     )
     path.write_text(whole)
     ingestor.scan(quick=True)
     assert len(texts(store, "cline")) == 6
-    assert ingestor.status()["recent_bad_lines"] == [
-        b for b in ingestor.status()["recent_bad_lines"] if "memd does not know" in b
+    assert ingestor.status().recent_bad_lines == [
+        b for b in ingestor.status().recent_bad_lines if "memd does not know" in b
     ]
     # A checkpoint restored in Cline rewrites the file shorter: what memd kept stays.
     path.write_text(json.dumps(records()[:3]))
@@ -164,7 +164,7 @@ def test_continue_sessions_and_their_index(ingestor: LogIngestor, store: Store, 
     (folder / f"{CONTINUE_ID}.json").write_text(json.dumps(doc))
     ingestor.scan(quick=True)
     assert "and the e2e suite?" in texts(store, "continue")
-    assert not [b for b in ingestor.status()["recent_bad_lines"] if "sessions.json" in b]
+    assert not [b for b in ingestor.status().recent_bad_lines if "sessions.json" in b]
 
 
 def test_aider_history_appended_live_in_a_workspace(

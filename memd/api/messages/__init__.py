@@ -130,10 +130,13 @@ from memd.api.messages.signatures import (
     UNDO,
 )
 from memd.api.messages.status import (
+    AssistantSeen,
     DaemonStatus,
     FileProblem,
     IndexStatus,
     JobStatus,
+    LogSource,
+    LogsStatus,
     RootStatus,
     StatusResult,
     WatcherStatus,
@@ -151,7 +154,7 @@ __all__ = [
     "MemoriesParams", "AgentSeen", "MemoriesResult", "MoveTo", "EditItemParams", "EditItemResult",
     "SetEnabledParams", "SetEnabledResult",
     "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
-    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem",
+    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "LogSource", "AssistantSeen", "LogsStatus",
     "IngestParams", "IngestResult", "RecallParams", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",

@@ -86,6 +86,49 @@ class FileProblem(Struct, kw_only=True):
     indexed: bool = False
 
 
+class LogSource(Struct, kw_only=True):
+    """A folder of logs memd tails: its format, and the assistant whose it is (unset: none)."""
+
+    path: str
+    format: str
+    assistant: str | UnsetType = UNSET
+
+
+class AssistantSeen(Struct, kw_only=True):
+    """One assistant as memd sees it: on or off, whether one of its folders exists (`custom`:
+    the folder is a setting's), what was read of it and its latest problems."""
+
+    name: str
+    title: str
+    enabled: bool
+    found: bool
+    folders: list[str]
+    custom: bool
+    files: int = 0
+    turns: int = 0
+    sessions: int = 0
+    problems: list[str] = []
+
+
+class LogsStatus(Struct, kw_only=True):
+    """The conversation logs: the sources tailed, what was read of them (the most recent bad
+    lines with file:line), the watcher, the index's sessions and turns, the assistants."""
+
+    sources: list[LogSource] = []
+    files: int = 0
+    deleted_files: int = 0
+    turns_from_logs: int = 0
+    bad_lines: int = 0
+    recent_bad_lines: list[str] = []
+    problems: list[str] = []
+    watcher: str = ""
+    last_scan_at: float | None = None
+    sessions: int = 0
+    turns: int = 0
+    summaries_due: int = 0
+    assistants: list[AssistantSeen] = []
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -99,7 +142,7 @@ class StatusResult(Result, kw_only=True):
     index: IndexStatus | UnsetType = UNSET
     watcher: WatcherStatus | UnsetType = UNSET
     problems: list[FileProblem] | UnsetType = UNSET
-    logs: dict[str, Any] | UnsetType = UNSET
+    logs: LogsStatus | UnsetType = UNSET
     llm: dict[str, Any] | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET
     semantic: dict[str, Any] | UnsetType = UNSET
