@@ -39,6 +39,20 @@ BEFORE_FIELDS = 26
 ALLOWED: dict[str, str] = {
     "memd/memory/parse.py:split_front_matter": "the YAML front matter a person wrote at the top of"
     " a Markdown file, as JSON data: its keys and values are theirs",
+    "memd/conversations/formats/fields.py:load_object": "the JSON object of a log line as another"
+    " program wrote it, checked field by field after",
+    "memd/conversations/formats/fields.py:id_field": "a field of a log line as another program"
+    " wrote it (JSON of its own)",
+    "memd/conversations/formats/fields.py:str_field": "a field of a log line as another program"
+    " wrote it (JSON of its own)",
+    "memd/conversations/formats/openai.py:parse_openai_conversation": "an OpenAI messages line as"
+    " another program wrote it",
+    "memd/conversations/formats/opencode.py:message_facts": "an OpenCode message file as OpenCode"
+    " wrote it",
+    "memd/conversations/formats/opencode.py:session_facts": "an OpenCode session file as OpenCode"
+    " wrote it",
+    "memd/conversations/sources.py:extra_sources": "the logs.sources entries of the parsed TOML"
+    " settings file, as a person wrote them",
 }
 
 # Not typed yet: shrinks to nothing as each feature's results are typed.
@@ -77,17 +91,10 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/cli/service.py:InstallPlan.as_dict",
         "memd/cli/service.py:service_status",
         "memd/conversations/api.py:Conversations.import_logs",
-        "memd/conversations/formats/fields.py:id_field",
-        "memd/conversations/formats/fields.py:load_object",
-        "memd/conversations/formats/fields.py:str_field",
-        "memd/conversations/formats/openai.py:parse_openai_conversation",
-        "memd/conversations/formats/opencode.py:message_facts",
-        "memd/conversations/formats/opencode.py:session_facts",
         "memd/conversations/imports.py:import_path",
         "memd/conversations/pushed.py:record_of",
         "memd/conversations/recall.py:recall",
         "memd/conversations/recall.py:render_recall",
-        "memd/conversations/sources.py:extra_sources",
         "memd/conversations/turn_search.py:TurnHit.to_dict",
         "memd/core/jsontext.py:loads",
         "memd/core/settings.py:Settings.value",
