@@ -309,12 +309,11 @@ class Conversations:
             ingest_log.info("read %d pushed turns back from %s", added, self.pushed.folder)
 
     def recall(self, p: msg.RecallParams) -> msg.RecallResult:
-        out = rc.recall(
+        return rc.recall(
             self.store.read(), mode=p.mode, query=p.query, session_id=p.session_id,
             limit=p.limit, per_session=p.per_session, project=p.project, agent_id=p.agent_id,
             semantic=self.semantic, source=p.source,
         )  # fmt: skip
-        return msg.decode_result(msg.RECALL, out)
 
     def status_into(self, out: msg.StatusResult) -> None:
         """The logs part of `status`: the ingestor's, the index's sessions and turns, and

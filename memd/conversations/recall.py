@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+
+import msgspec
+from msgspec import UnsetType
 
 from memd.api import messages as msg
 from memd.conversations import repo
@@ -81,13 +83,21 @@ def _strip_keywords(q: str) -> str:
 
 
 # -- the four scenarios -----------------------------------------------------------------------
-def _session_dict(r: repo.SessionRow) -> dict[str, Any]:
-    return {
-        "session_id": r.session_id, "title": r.title, "summary": r.summary,
-        "summary_kind": r.summary_kind, "source": r.source, "source_path": r.source_path,
-        "agent_id": r.agent_id, "project": r.project, "started_at": r.started_at,
-        "updated_at": r.updated_at, "date": fmt_time(r.started_at)[:10], "turn_count": r.turn_count,
-    }  # fmt: skip
+def _session_of(r: repo.SessionRow) -> msg.RecalledSession:
+    return msg.RecalledSession(
+        session_id=r.session_id, title=r.title, summary=r.summary,
+        summary_kind=r.summary_kind, source=r.source, source_path=r.source_path,
+        agent_id=r.agent_id, project=r.project, started_at=r.started_at,
+        updated_at=r.updated_at, date=fmt_time(r.started_at)[:10], turn_count=r.turn_count,
+    )  # fmt: skip
+
+
+def _turns(s: msg.RecalledSession) -> list[msg.RecalledTurn]:
+    return s.turns if isinstance(s.turns, list) else []
+
+
+def _found_by(t: msg.RecalledTurn) -> list[str]:
+    return t.found_by if isinstance(t.found_by, list) else []
 
 
 SHORT_ID = re.compile(r"[^\s]{8}-[0-9a-f]{4}")
@@ -149,7 +159,7 @@ def recall(
     recent: bool = False,
     semantic: SemanticRecall | None = None,
     source: str = "",
-) -> dict[str, Any]:
+) -> msg.RecallResult:
     """Answer one of the four recall scenarios; without `mode` it is picked from the arguments.
 
     Topic mode: `min_terms` recalls only turns holding that many of the query's terms, and
@@ -158,8 +168,8 @@ def recall(
     `min_terms` and `recent` do not apply). `source` keeps the sessions and turns of one
     assistant's logs.
 
-    Returns ``{"mode", "query", "session_id", "sessions": [...], "text"}``; each session has
-    its title, date, summary and (for topic, session and within) its `turns`.
+    Each session of the answer has its title, date, summary and (for topic, session and within)
+    its `turns`.
     """
     if not mode:
         mode = (
@@ -175,13 +185,13 @@ def recall(
         raise InvalidParams(f"mode {mode!r} needs a query")
     if mode in ("session", "within"):
         session_id = resolve_session(conn, session_id)
-    sessions: list[dict[str, Any]] = []
+    sessions: list[msg.RecalledSession] = []
     qt = topic_terms(query)
     if mode == "sessions":
         for r in repo.recent_sessions(conn, limit=limit, project=project, agent_id=agent_id,
                                       source=source):  # fmt: skip
-            d = _session_dict(r)
-            d["summary"] = d["summary"] or session_summary(conn, r.session_id)
+            d = _session_of(r)
+            d.summary = d.summary or session_summary(conn, r.session_id)
             sessions.append(d)
     elif mode == "topic":
         p = semantic.plan(query) if semantic is not None else None
@@ -201,49 +211,45 @@ def recall(
                 g.append(h)
         ranked = sorted(groups.items(), key=lambda kv: -sum(h.score for h in kv[1]))[:limit]
         for sid, g in ranked:
-            d = _session_dict(_session_row(conn, sid))
-            d["score"] = round(sum(h.score for h in g), 4)
-            d["turns"] = [h.to_dict() for h in sorted(g, key=lambda h: (h.ts, h.rowid))]
+            d = _session_of(_session_row(conn, sid))
+            d.score = round(sum(h.score for h in g), 4)
+            d.turns = [h.recalled() for h in sorted(g, key=lambda h: (h.ts, h.rowid))]
             sessions.append(d)
     elif mode == "session":
-        d = _session_dict(_session_row(conn, session_id))
-        d["summary"] = d["summary"] or session_summary(conn, session_id)
-        d["turns"] = [
+        d = _session_of(_session_row(conn, session_id))
+        d.summary = d.summary or session_summary(conn, session_id)
+        d.turns = [
             TurnHit(t.id, session_id, t.turn_id, t.role, t.text, t.ts, 0.0, t.source,
-                    t.source_path, t.line, d["title"]).to_dict()
+                    t.source_path, t.line, d.title).recalled()
             for t in repo.opening_turns(conn, session_id, max(limit, 1) * 10)
         ]  # fmt: skip
         sessions.append(d)
     else:
-        d = _session_dict(_session_row(conn, session_id))
+        d = _session_of(_session_row(conn, session_id))
         hits = ranked_turns(conn, query, limit=limit, semantic=semantic, query_terms=qt,
                             session_id=session_id)  # fmt: skip
-        d["turns"] = [h.to_dict() for h in hits]
+        d.turns = [h.recalled() for h in hits]
         sessions.append(d)
-    out = {
-        "mode": mode,
-        "query": query,
-        "session_id": session_id,
-        "terms": qt,
-        "sessions": sessions,
-    }
-    out["text"] = render_recall(out)
+    out = msg.RecallResult(
+        mode=mode, query=query, session_id=session_id, terms=qt, sessions=sessions, text=""
+    )
+    out.text = render_recall(out)
     return out
 
 
-def render_recall(result: dict[str, Any]) -> str:
+def render_recall(result: msg.RecallResult) -> str:
     """Recall results as Markdown: one heading per session with its date, then its turns."""
     blocks = []
-    for s in result["sessions"]:
-        head = f"## {s['title'] or s['session_id']} — {s['date'] or 'undated'}"
+    for s in result.sessions:
+        head = f"## {s.title or s.session_id} — {s.date or 'undated'}"
         lines = [
             head,
-            f"(session {s['session_id']}, {s['turn_count']} turns, {assistant_title(s['source'])})",
+            f"(session {s.session_id}, {s.turn_count} turns, {assistant_title(s.source)})",
         ]
-        if s.get("summary") and result["mode"] in ("sessions", "session"):
-            lines.append(f"Summary: {s['summary']}")
-        for t in s.get("turns", []):
-            lines.append(f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}")
+        if s.summary and result.mode in ("sessions", "session"):
+            lines.append(f"Summary: {s.summary}")
+        for t in _turns(s):
+            lines.append(f"- [{t.date}] {t.role}: {shorten(t.text, TURN_CHARS)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) if blocks else "Nothing recalled."
 
@@ -279,11 +285,11 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
     if intent is not None and not qt:
         res = recall(conn, mode="sessions", limit=CONTEXT_SESSIONS + 1,
                      exclude_session=req.session_id, source=req.source)  # fmt: skip
-        for s in res["sessions"]:
-            if s["session_id"] == req.session_id or not s["summary"]:
+        for s in res.sessions:
+            if s.session_id == req.session_id or not s.summary:
                 continue
             out.append(
-                _session_candidate(s, f"recall ({intent.keyword}): recent sessions", s["summary"])
+                _session_candidate(s, f"recall ({intent.keyword}): recent sessions", s.summary)
             )
         return out[: CONTEXT_SESSIONS + (1 if req.session_id else 0)]
     # Recall by meaning adds, without a recall intent, past turns whose vector is close to
@@ -302,31 +308,36 @@ def conversation_candidates(conn: Connection, req: ContextRequest) -> list[Candi
                  min_terms=need, recent=intent is None,
                  semantic=req.semantic if intent is not None else None, source=req.source)  # fmt: skip
     shown = 0
-    for s in res["sessions"]:
-        turns = s["turns"]
+    for s in res.sessions:
+        turns = _turns(s)
         if intent is None:
-            turns = [t for t in turns if _coverage(t["text"], qt) >= SIMILAR_COVERAGE]
+            turns = [t for t in turns if _coverage(t.text, qt) >= SIMILAR_COVERAGE]
             if not turns:
                 continue
             if p is not None:
-                turns = _merge_turns([{**t, "found_by": ["fts"]} for t in turns],
-                                     close.pop(s["session_id"], {}).get("turns", []))  # fmt: skip
-        body = "\n".join(
-            f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in turns
-        )
+                near = close.pop(s.session_id, None)
+                turns = _merge_turns([msgspec.structs.replace(t, found_by=["fts"]) for t in turns],
+                                     _turns(near) if near is not None else [])  # fmt: skip
+        body = "\n".join(f"- [{t.date}] {t.role}: {shorten(t.text, TURN_CHARS)}" for t in turns)
         why = (
             f"recall ({intent.keyword}): matches '{' '.join(qt)}'"
             if intent
             else "past turns match the query"
         )
-        c = _session_candidate(s, why, body, score=s.get("score", 0.0))
+        c = _session_candidate(s, why, body, score=_score(s))
         _note_found_by(c, turns)
         out.append(c)
         shown += 1
     return out + _close_candidates(close, CONTEXT_SESSIONS - shown)
 
 
-def _close_sessions(conn: Connection, req: ContextRequest, p: Plan) -> dict[str, dict[str, Any]]:
+def _score(s: msg.RecalledSession) -> float:
+    return 0.0 if isinstance(s.score, UnsetType) else s.score
+
+
+def _close_sessions(
+    conn: Connection, req: ContextRequest, p: Plan
+) -> dict[str, msg.RecalledSession]:
     """Sessions (as `recall` shows them) holding past turns close in meaning to the query."""
     assert req.semantic is not None
     near = req.semantic.turns(p, exclude_session=req.session_id, k=CONTEXT_SESSIONS * PER_SESSION,
@@ -339,53 +350,52 @@ def _close_sessions(conn: Connection, req: ContextRequest, p: Plan) -> dict[str,
             TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, cos[r.id], r.source,
                     r.source_path, r.line, r.session_title, r.speaker, (VECTOR,))
         )  # fmt: skip
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, msg.RecalledSession] = {}
     for sid, hits in list(groups.items())[:CONTEXT_SESSIONS]:
-        d = _session_dict(_session_row(conn, sid))
-        d["score"] = round(max(h.score for h in hits), 4)
-        d["turns"] = [
-            h.to_dict() for h in sorted(hits[:PER_SESSION], key=lambda h: (h.ts, h.rowid))
-        ]
+        d = _session_of(_session_row(conn, sid))
+        d.score = round(max(h.score for h in hits), 4)
+        d.turns = [h.recalled() for h in sorted(hits[:PER_SESSION], key=lambda h: (h.ts, h.rowid))]
         out[sid] = d
     return out
 
 
-def _merge_turns(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _merge_turns(a: list[msg.RecalledTurn], b: list[msg.RecalledTurn]) -> list[msg.RecalledTurn]:
     """Two lists of one session's turns as one, in time order, each turn once (with every
     ranking that found it)."""
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, msg.RecalledTurn] = {}
     for t in (*a, *b):
-        seen = by_id.get(t["turn_id"])
+        seen = by_id.get(t.turn_id)
         if seen is None:
-            by_id[t["turn_id"]] = dict(t)
+            by_id[t.turn_id] = msgspec.structs.replace(t)
         else:
-            seen["found_by"] = list(dict.fromkeys([*seen["found_by"], *t["found_by"]]))
-    return sorted(by_id.values(), key=lambda t: t["ts"])
+            seen.found_by = list(dict.fromkeys([*_found_by(seen), *_found_by(t)]))
+    return sorted(by_id.values(), key=lambda t: t.ts)
 
 
-def _close_candidates(close: dict[str, dict[str, Any]], room: int) -> list[Candidate]:
+def _close_candidates(close: dict[str, msg.RecalledSession], room: int) -> list[Candidate]:
     out = []
     for s in list(close.values())[: max(0, room)]:
-        body = "\n".join(
-            f"- [{t['date']}] {t['role']}: {shorten(t['text'], TURN_CHARS)}" for t in s["turns"]
-        )
-        c = _session_candidate(s, "past turns close in meaning to the query", body, s["score"])
-        _note_found_by(c, s["turns"])
+        turns = _turns(s)
+        body = "\n".join(f"- [{t.date}] {t.role}: {shorten(t.text, TURN_CHARS)}" for t in turns)
+        c = _session_candidate(s, "past turns close in meaning to the query", body, _score(s))
+        _note_found_by(c, turns)
         out.append(c)
     return out
 
 
-def _note_found_by(c: Candidate, turns: list[dict[str, Any]]) -> None:
-    found = list(dict.fromkeys(f for t in turns for f in t.get("found_by", ())))
+def _note_found_by(c: Candidate, turns: list[msg.RecalledTurn]) -> None:
+    found = list(dict.fromkeys(f for t in turns for f in _found_by(t)))
     if found:
         c.provenance.found_by = found
 
 
-def _session_candidate(s: dict[str, Any], why: str, body: str, score: float = 0.0) -> Candidate:
-    title = f"{s['title'] or s['session_id']} — {s['date'] or 'undated'}"
-    if s["source"] in BY_NAME:  # the assistant it was said with: maybe not the one asking
-        title += f", {assistant_title(s['source'])}"
-    prov = msg.Provenance(session_id=s["session_id"], source_path=s["source_path"],
-                          turn_ids=[t["turn_id"] for t in s.get("turns", [])])  # fmt: skip
+def _session_candidate(
+    s: msg.RecalledSession, why: str, body: str, score: float = 0.0
+) -> Candidate:
+    title = f"{s.title or s.session_id} — {s.date or 'undated'}"
+    if s.source in BY_NAME:  # the assistant it was said with: maybe not the one asking
+        title += f", {assistant_title(s.source)}"
+    prov = msg.Provenance(session_id=s.session_id, source_path=s.source_path,
+                          turn_ids=[t.turn_id for t in _turns(s)])  # fmt: skip
     return Candidate("conversation", "conversation", title, body, prov, score, why,
-                     said_with=s["source"])  # fmt: skip
+                     said_with=s.source)  # fmt: skip

@@ -17,8 +17,8 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from memd.api import messages as msg
 from memd.conversations import repo
 from memd.conversations.dates import date_windows
 from memd.core.models import Hit
@@ -91,16 +91,15 @@ class TurnHit:
             found_by=list(self.found_by), source=self.source,
         )  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "session_id": self.session_id, "turn_id": self.turn_id, "role": self.role,
-            "speaker": self.speaker, "text": self.text, "ts": self.ts, "date": fmt_time(self.ts),
-            "score": round(self.score, 4), "source": self.source, "source_path": self.source_path,
-            "line": self.line, "session_title": self.session_title,
-        }  # fmt: skip
-        if self.found_by:
-            out["found_by"] = list(self.found_by)
-        return out
+    def recalled(self) -> msg.RecalledTurn:
+        """The turn as `recall` shows it."""
+        return msg.RecalledTurn(
+            session_id=self.session_id, turn_id=self.turn_id, role=self.role,
+            speaker=self.speaker, text=self.text, ts=self.ts, date=fmt_time(self.ts),
+            score=round(self.score, 4), source=self.source, source_path=self.source_path,
+            line=self.line, session_title=self.session_title,
+            found_by=list(self.found_by) if self.found_by else msg.UNSET,
+        )  # fmt: skip
 
 
 # "At least k of these n terms" is written as an OR of the ANDs of every k-term subset; past this

@@ -378,7 +378,7 @@ def _render_recall(result: m.RecallResult) -> str:
         return text
     if not result.sessions:
         return "Nothing recalled."
-    return "\n".join(f"- {_describe(s)}" for s in result.sessions)
+    return "\n".join(f"- {_describe(m.to_builtins(s))}" for s in result.sessions)
 
 
 def _render_remember(result: m.RememberResult) -> str:

@@ -46,6 +46,8 @@ from memd.api.messages.conversations import (
     ImportParams,
     IngestParams,
     IngestResult,
+    RecalledSession,
+    RecalledTurn,
     RecallParams,
     RecallResult,
 )
@@ -155,7 +157,7 @@ __all__ = [
     "SetEnabledParams", "SetEnabledResult",
     "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
     "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "LogSource", "AssistantSeen", "LogsStatus",
-    "IngestParams", "IngestResult", "RecallParams", "RecallResult", "ForgetConversationParams",
+    "IngestParams", "IngestResult", "RecallParams", "RecalledTurn", "RecalledSession", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from memd.api.messages.base import Limit, Params, Result, check_path
 
@@ -49,12 +49,52 @@ class RecallParams(Params, frozen=True, kw_only=True):
     source: str = ""  # only turns from this assistant's logs ("codex", "gemini", …)
 
 
+class RecalledTurn(Struct, kw_only=True):
+    """A past turn as `recall` shows it: its session, who said it, when (`date` as text), its
+    score and where it was read from."""
+
+    session_id: str
+    turn_id: str
+    role: str
+    speaker: str
+    text: str
+    ts: float
+    date: str
+    score: float
+    source: str
+    source_path: str
+    line: int
+    session_title: str
+    # With recall by meaning on: the rankings that found it ("fts", "vector").
+    found_by: list[str] | UnsetType = UNSET
+
+
+class RecalledSession(Struct, kw_only=True):
+    """A past session as `recall` shows it; `score` (topic) and `turns` (topic, session and
+    within) are set by the modes that rank or list turns."""
+
+    session_id: str
+    title: str
+    summary: str
+    summary_kind: str
+    source: str
+    source_path: str
+    agent_id: str
+    project: str
+    started_at: float
+    updated_at: float
+    date: str
+    turn_count: int
+    score: float | UnsetType = UNSET
+    turns: list[RecalledTurn] | UnsetType = UNSET
+
+
 class RecallResult(Result, kw_only=True):
     mode: str
     query: str
     session_id: str
     terms: list[str]
-    sessions: list[dict[str, Any]]
+    sessions: list[RecalledSession]
     text: str
 
 
