@@ -90,8 +90,6 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/cli/render.py:sync_text",
         "memd/cli/service.py:InstallPlan.as_dict",
         "memd/cli/service.py:service_status",
-        "memd/conversations/api.py:Conversations.import_logs",
-        "memd/conversations/imports.py:import_path",
         "memd/conversations/pushed.py:record_of",
         "memd/core/jsontext.py:loads",
         "memd/core/settings.py:Settings.value",

@@ -189,7 +189,7 @@ class Conversations:
             project=p.project, agent_id=p.agent_id, source=p.source, semantic=self.semantic,
         )  # fmt: skip
 
-    def import_logs(self, p: msg.ImportParams) -> dict[str, Any]:
+    def import_logs(self, p: msg.ImportParams) -> msg.LogsImported | msg.ChatGPTImported:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""
         if not p.path:
             raise InvalidParams("param 'path' is required")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
 
+from memd.api import messages as msg
 from memd.conversations.formats import parse_chatgpt_export
 from memd.conversations.ingest import WriteReport, prepare, write_turns
 from memd.conversations.logs import LogIngestor, LogSource
@@ -43,7 +43,7 @@ def sniff_format(path: Path) -> str:
 
 def import_path(
     ingestor: LogIngestor, path: Path, fmt: str = "", progress: Task | None = None
-) -> dict[str, Any]:
+) -> msg.LogsImported | msg.ChatGPTImported:
     """Import `path` and report what was added.
 
     A `.json` file is read as a ChatGPT `conversations.json` export (only the visible branch
@@ -73,7 +73,7 @@ def _claude_files(folder: Path) -> list[str]:
 
 def _import_files(
     ingestor: LogIngestor, files: list[str], fmt: str, progress: Task | None = None
-) -> dict[str, Any]:
+) -> msg.LogsImported:
     added = lines = bad = 0
     sessions: set[str] = set()
     if progress is not None:
@@ -88,13 +88,13 @@ def _import_files(
         if progress is not None:
             progress.advance(len(group))
     ingestor.refresh_summaries(sessions)
-    return {"format": fmt, "files": len(files), "lines": lines, "added": added, "bad_lines": bad,
-            "sessions": len(sessions)}  # fmt: skip
+    return msg.LogsImported(format=fmt, files=len(files), lines=lines, added=added,
+                            bad_lines=bad, sessions=len(sessions))  # fmt: skip
 
 
 def _import_chatgpt(
     ingestor: LogIngestor, path: Path, progress: Task | None = None
-) -> dict[str, Any]:
+) -> msg.ChatGPTImported:
     size = path.stat().st_size
     if size > MAX_EXPORT_BYTES:
         raise SourceError(
@@ -125,6 +125,6 @@ def _import_chatgpt(
     ingestor.refresh_summaries(total.sessions)
     if total.added or total.updated:
         ingestor.notify(total)
-    return {"format": "chatgpt", "files": 1, "conversations": data.conversations, "turns": len(data.turns),
-            "added": total.added, "updated": total.updated, "sessions": len(total.sessions),
-            "skipped": data.skipped}  # fmt: skip
+    return msg.ChatGPTImported(format="chatgpt", files=1, conversations=data.conversations,
+                               turns=len(data.turns), added=total.added, updated=total.updated,
+                               sessions=len(total.sessions), skipped=data.skipped)  # fmt: skip

@@ -41,11 +41,13 @@ from memd.api.messages.base import (
     check_path,
 )
 from memd.api.messages.conversations import (
+    ChatGPTImported,
     ForgetConversationParams,
     ForgetConversationResult,
     ImportParams,
     IngestParams,
     IngestResult,
+    LogsImported,
     RecalledSession,
     RecalledTurn,
     RecallParams,
@@ -157,7 +159,7 @@ __all__ = [
     "SetEnabledParams", "SetEnabledResult",
     "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
     "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "LogSource", "AssistantSeen", "LogsStatus",
-    "IngestParams", "IngestResult", "RecallParams", "RecalledTurn", "RecalledSession", "RecallResult", "ForgetConversationParams",
+    "IngestParams", "IngestResult", "LogsImported", "ChatGPTImported", "RecallParams", "RecalledTurn", "RecalledSession", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",

@@ -115,6 +115,30 @@ class ForgetConversationResult(Result, kw_only=True):
     journal_entries: int = 0
 
 
+class LogsImported(Struct, kw_only=True):
+    """What `import` of conversation logs (transcripts, a log file) added."""
+
+    format: str
+    files: int
+    lines: int
+    added: int
+    bad_lines: int
+    sessions: int
+
+
+class ChatGPTImported(Struct, kw_only=True):
+    """What `import` of a ChatGPT export added (only the visible branch of each conversation)."""
+
+    format: str
+    files: int
+    conversations: int
+    turns: int
+    added: int
+    updated: int
+    sessions: int
+    skipped: dict[str, int]  # what was not imported, by why
+
+
 class ImportParams(Params, frozen=True, kw_only=True):
     path: str = ""
     format: Literal["", "memd", "chatgpt", "claude-code", "jsonl", "openai"] = ""
