@@ -107,7 +107,6 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/extraction/api.py:Agents.list_agents",
         "memd/extraction/api.py:Agents.status",
         "memd/history/api.py:HistoryFeature.status",
-        "memd/history/models.py:Change.to_dict",
         "memd/history/models.py:ChangeDetail.to_dict",
         "memd/history/models.py:HistoryStatus.to_dict",
         "memd/history/models.py:UndoPlan.to_dict",

@@ -14,11 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from memd.api import messages as msg
-from memd.api.messages.decode import convert
 from memd.api.methods import Feature, JobSpec, Method
 from memd.core.errors import InvalidParams, NotFound
 from memd.core.models import JobOutcome, JobResult
-from memd.history.models import Change, UndoPlan
+from memd.history.models import UndoPlan
 from memd.history.recorder import History
 
 # Writes a plan's files (each only while it holds the text the plan was made on, else
@@ -26,10 +25,6 @@ from memd.history.recorder import History
 ApplyUndo = Callable[[UndoPlan], list[str]]
 PRUNE_JOB = "history-prune"
 WAIT_S = 5.0  # for changes queued to be committed
-
-
-def change_info(c: Change) -> msg.ChangeInfo:
-    return convert(c.to_dict(), msg.ChangeInfo)
 
 
 class HistoryFeature:
@@ -51,20 +46,14 @@ class HistoryFeature:
     def log(self, p: msg.HistoryParams) -> msg.HistoryResult:
         self.history.wait(WAIT_S)  # what was just written is in the answer
         changes = self.history.log(p.path or None, since=p.since_ts(), limit=p.limit)
-        return msg.HistoryResult(changes=[change_info(c) for c in changes])
+        return msg.HistoryResult(changes=list(changes))
 
     def show(self, p: msg.ShowChangeParams) -> msg.ShowChangeResult:
         if not p.change:
             raise InvalidParams("param 'change' is required (an id from `history`)")
         self.history.wait(WAIT_S)
         d = self.history.show(p.change)
-        return msg.ShowChangeResult(
-            change=change_info(d.change),
-            diffs=[
-                msg.FileDiff(path=f.path, status=f.status, diff=f.diff, binary=f.binary)
-                for f in d.diffs
-            ],  # fmt: skip
-        )
+        return msg.ShowChangeResult(change=d.change, diffs=list(d.diffs))
 
     def _targets(self, p: msg.UndoParams) -> list[str]:
         given = [x for x in (bool(p.change), bool(p.changes), bool(p.run)) if x]
@@ -89,7 +78,7 @@ class HistoryFeature:
             self.reindex([str(self.history.tree / rel) for rel in written])
         d = plan.to_dict()
         return msg.UndoResult(
-            changes=[change_info(c) for c in plan.changes],
+            changes=list(plan.changes),
             files=[msg.UndoFile(**f) for f in d["files"]],
             warnings=list(plan.warnings),
             dry_run=p.dry_run,

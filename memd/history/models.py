@@ -20,7 +20,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import msgspec
+
+from memd.api.messages import history as wire
 from memd.core.redact import redact
+
+# The history's changes are the socket's: one declaration each (`memd.api.messages.history`).
+Change = wire.ChangeInfo
+FileChange = wire.ChangeFile
+FileDiff = wire.FileDiff
 
 
 class Cause(enum.StrEnum):
@@ -92,44 +100,6 @@ def parse_trailers(message: str) -> dict[str, str]:
 
 
 @dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file of a change: `status` is A (added), M (modified) or D (deleted)."""
-
-    path: str  # relative to the memory tree, with / separators
-    status: str
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One recorded change of the memory tree."""
-
-    id: str  # the stable Memd-Change id (a short commit id for commits memd did not write)
-    commit: str
-    at: float  # seconds since the epoch
-    cause: str
-    detail: str
-    summary: str  # the subject line
-    author: str
-    files: tuple[FileChange, ...] = ()
-    undoes: str = ""  # for an undo: the ids of the changes it reversed, comma-separated
-    run: str = ""  # the job run that made the change (extraction, archival), if any
-    undone_by: str = ""  # the undo that reversed it, while that undo is in effect
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """The unified diff of one file of a change (texts as committed, secrets redacted)."""
-
-    path: str
-    status: str
-    diff: str
-    binary: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class ChangeDetail:
     """A change with the diff of every file it touched."""
 
@@ -137,7 +107,10 @@ class ChangeDetail:
     diffs: tuple[FileDiff, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"change": self.change.to_dict(), "diffs": [asdict(d) for d in self.diffs]}
+        return {
+            "change": msgspec.to_builtins(self.change),
+            "diffs": msgspec.to_builtins(self.diffs),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +155,7 @@ class UndoPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "changes": [c.to_dict() for c in self.changes],
+            "changes": msgspec.to_builtins(self.changes),
             "files": [
                 {
                     "path": str(f.path),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import difflib
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
+
+import msgspec
 
 from memd.core.errors import NotFound
 from memd.history.git import BRANCH, Git
@@ -26,7 +27,7 @@ from memd.history.models import (
 _FORMAT = "--format=%x1e%H%x1f%ct%x1f%an%x1f%B%x1f"
 
 
-def _change(sha: str, at: str, author: str, body: str, files: tuple[FileChange, ...]) -> Change:
+def _change(sha: str, at: str, author: str, body: str, files: list[FileChange]) -> Change:
     trailers = parse_trailers(body)
     return Change(
         id=trailers.get(CHANGE_TRAILER) or sha[:12],
@@ -47,9 +48,10 @@ def _parse_log(raw: bytes) -> list[Change]:
     for rec in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
         sha, at, author, body, rest = rec.split("\x1f", 4)
         fields = [f for f in rest.lstrip("\x00\n").split("\x00") if f]
-        files = tuple(
-            FileChange(fields[i + 1], fields[i][:1]) for i in range(0, len(fields) - 1, 2)
-        )
+        files = [
+            FileChange(path=fields[i + 1], status=fields[i][:1])
+            for i in range(0, len(fields) - 1, 2)
+        ]
         changes.append(_change(sha, at, author, body, files))
     return changes
 
@@ -115,7 +117,7 @@ def undone(git: Git) -> dict[str, str]:
 
 def with_undone(changes: Sequence[Change], by: dict[str, str]) -> list[Change]:
     """`changes` with `undone_by` set from `undone`."""
-    return [dataclasses.replace(c, undone_by=by[c.id]) if c.id in by else c for c in changes]
+    return [msgspec.structs.replace(c, undone_by=by[c.id]) if c.id in by else c for c in changes]
 
 
 def resolve(git: Git, change: str) -> Change:
@@ -184,7 +186,7 @@ def show_change(git: Git, change: str) -> ChangeDetail:
     for f in c.files:
         before, after = versions[f.path]
         if b"\x00" in (before or b"") or b"\x00" in (after or b""):
-            diffs.append(FileDiff(f.path, f.status, "", binary=True))
+            diffs.append(FileDiff(path=f.path, status=f.status, diff="", binary=True))
             continue
         a_text, b_text = _decode(before) or "", _decode(after) or ""
         name = str(PurePosixPath(f.path))
@@ -194,7 +196,7 @@ def show_change(git: Git, change: str) -> ChangeDetail:
             fromfile="/dev/null" if before is None else f"a/{name}",
             tofile="/dev/null" if after is None else f"b/{name}",
         )
-        diffs.append(FileDiff(f.path, f.status, "".join(_ensure_eol(lines))))
+        diffs.append(FileDiff(path=f.path, status=f.status, diff="".join(_ensure_eol(lines))))
     return ChangeDetail(c, tuple(diffs))
 
 

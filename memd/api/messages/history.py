@@ -41,17 +41,20 @@ class HistoryParams(Params, frozen=True, kw_only=True):
             ) from None
 
 
-class ChangeFile(Struct, kw_only=True):
+class ChangeFile(Struct, frozen=True, kw_only=True):
+    """One file of a change."""
+
     path: str  # relative to the memory tree
     status: str  # A (added), M (modified), D (deleted)
 
 
-class ChangeInfo(Struct, kw_only=True):
-    """One recorded change of the memory tree."""
+class ChangeInfo(Struct, frozen=True, kw_only=True):
+    """One recorded change of the memory tree: what the history reads from git and what
+    `history`, `show_change` and `undo` answer (the history's `Change`)."""
 
     id: str  # what `show_change` and `undo` take
     commit: str
-    at: float
+    at: float  # seconds since the epoch
     cause: str  # remember, forget, extract, supersede, archive, import, sync, journal, edit, …
     detail: str
     summary: str
@@ -70,7 +73,9 @@ class ShowChangeParams(Params, frozen=True, kw_only=True):
     change: str = ""
 
 
-class FileDiff(Struct, kw_only=True):
+class FileDiff(Struct, frozen=True, kw_only=True):
+    """The unified diff of one file of a change (texts as committed, secrets redacted)."""
+
     path: str
     status: str
     diff: str  # unified diff, as recorded (secrets redacted)
