@@ -76,10 +76,14 @@ class HistoryFeature:
             with self.lock:
                 written = self.apply(plan)
             self.reindex([str(self.history.tree / rel) for rel in written])
-        d = plan.to_dict()
         return msg.UndoResult(
             changes=list(plan.changes),
-            files=[msg.UndoFile(**f) for f in d["files"]],
+            files=[
+                msg.UndoFile(
+                    path=str(f.path), rel=f.rel, delete=f.new is None, create=f.expected is None
+                )
+                for f in plan.files
+            ],  # fmt: skip
             warnings=list(plan.warnings),
             dry_run=p.dry_run,
             written=written,
@@ -97,8 +101,9 @@ class HistoryFeature:
             counts,
         )
 
-    def status(self) -> dict[str, Any]:
-        return {"history": self.history.status().to_dict()}
+    def status_into(self, out: msg.StatusResult) -> None:
+        """The history part of `status`: whether changes are recorded, and if not, why."""
+        out.history = self.history.status()
 
     def feature(self) -> Feature:
         return Feature(
@@ -109,5 +114,5 @@ class HistoryFeature:
                 Method(msg.UNDO, self.undo, writes=True, why="runs git, writes files"),
             ],
             jobs=[JobSpec(PRUNE_JOB, self.prune, 86400, 1800)],
-            status=[self.status],
+            status_into=[self.status_into],
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -23,12 +23,14 @@ from typing import Any
 import msgspec
 
 from memd.api.messages import history as wire
+from memd.api.messages import status
 from memd.core.redact import redact
 
 # The history's changes are the socket's: one declaration each (`memd.api.messages.history`).
 Change = wire.ChangeInfo
 FileChange = wire.ChangeFile
 FileDiff = wire.FileDiff
+HistoryStatus = status.HistoryStatus
 
 
 class Cause(enum.StrEnum):
@@ -153,21 +155,6 @@ class UndoPlan:
         """The undo change's trailers: the ids it reverses."""
         return {UNDOES_TRAILER: ",".join(c.id for c in self.changes)}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "changes": msgspec.to_builtins(self.changes),
-            "files": [
-                {
-                    "path": str(f.path),
-                    "rel": f.rel,
-                    "delete": f.new is None,
-                    "create": f.expected is None,
-                }
-                for f in self.files
-            ],
-            "warnings": list(self.warnings),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class PruneResult:
@@ -177,23 +164,3 @@ class PruneResult:
     kept: int  # changes kept as they were
     before: float  # the cutoff, seconds since the epoch
     change: Change | None = None  # the change recording the prune (None: nothing to prune)
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryStatus:
-    """Whether history is being recorded, and if not, why."""
-
-    enabled: bool
-    ok: bool
-    reason: str  # empty when ok
-    git_dir: str
-    work_tree: str
-    git: str = ""  # `git --version`, or empty when git is missing
-    head: str = ""
-    pending: int = 0  # changes captured but not committed yet, and hand edits waiting
-    recorded: int = 0  # changes committed by this process
-    skipped: int = 0  # changes that could not be recorded
-    moved_aside: tuple[str, ...] = field(default=())  # damaged repositories set aside
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)

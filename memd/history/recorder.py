@@ -444,7 +444,7 @@ class History:
             pending=pending,
             recorded=self.recorded,
             skipped=self.skipped,
-            moved_aside=tuple(self._moved),
+            moved_aside=list(self._moved),
         )
 
     # -- internals -------------------------------------------------------------------------

@@ -129,6 +129,22 @@ class LogsStatus(Struct, kw_only=True):
     assistants: list[AssistantSeen] = []
 
 
+class HistoryStatus(Struct, kw_only=True):
+    """Whether changes of the memory tree are being recorded, and if not, why (`reason`)."""
+
+    enabled: bool
+    ok: bool
+    reason: str  # empty when ok
+    git_dir: str
+    work_tree: str
+    git: str = ""  # `git --version`, or empty when git is missing
+    head: str = ""
+    pending: int = 0  # changes captured but not committed yet, and hand edits waiting
+    recorded: int = 0  # changes committed by this process
+    skipped: int = 0  # changes that could not be recorded
+    moved_aside: list[str] = []  # damaged repositories set aside
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -151,8 +167,8 @@ class StatusResult(Result, kw_only=True):
     # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.
     read_only: str | UnsetType = UNSET
     agents: list[AgentSeen] | UnsetType = UNSET
-    # Whether changes of the memory tree are being recorded (`HistoryStatus`).
-    history: dict[str, Any] | UnsetType = UNSET
+    # Whether changes of the memory tree are being recorded.
+    history: HistoryStatus | UnsetType = UNSET
     # memd's block in assistants' instructions files: {"assistant", "path", "kind", "written_at",
     # "problem", "exists"} each (`memd integrate`).
     instructions: list[dict[str, Any]] | UnsetType = UNSET
