@@ -106,7 +106,6 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/extraction/agents.py:relationship_data",
         "memd/extraction/api.py:Agents.list_agents",
         "memd/extraction/api.py:Agents.status",
-        "memd/history/models.py:ChangeDetail.to_dict",
         "memd/integrations/claude_code.py:add_hooks",
         "memd/integrations/claude_code.py:remove_hooks",
         "memd/integrations/claude_code.py:server_entry",

@@ -18,9 +18,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-import msgspec
 
 from memd.api.messages import history as wire
 from memd.api.messages import status
@@ -107,12 +104,6 @@ class ChangeDetail:
 
     change: Change
     diffs: tuple[FileDiff, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "change": msgspec.to_builtins(self.change),
-            "diffs": msgspec.to_builtins(self.diffs),
-        }
 
 
 @dataclass(frozen=True, slots=True)

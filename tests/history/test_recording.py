@@ -467,7 +467,7 @@ def test_show_gives_a_unified_diff_per_file(hist: History, tree: Path) -> None:
     assert by_path["_core/preferences.md"].diff.startswith(
         "--- a/_core/preferences.md\n+++ /dev/null\n"
     )
-    assert detail.to_dict()["change"]["detail"] == "two files"
+    assert detail.change.detail == "two files"
 
 
 def test_an_unusable_data_folder_costs_one_warning_not_a_write(
