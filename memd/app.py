@@ -111,7 +111,7 @@ def instructions_feature(engine: Engine) -> Feature:
         keeper.refresh()
 
     return Feature(
-        "instructions", status=[keeper.status], on_start=[refresh],
+        "instructions", status_into=[keeper.status_into], on_start=[refresh],
         periodic=[Periodic("instructions", lambda: instructions.REFRESH_S, refresh)],
     )  # fmt: skip
 

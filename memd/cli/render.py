@@ -276,14 +276,14 @@ def logs_lines(lg: m.LogsStatus) -> list[str]:
     return lines
 
 
-def instructions_lines(targets: list[Mapping[str, Any]]) -> list[str]:
+def instructions_lines(targets: list[m.InstructionsFile]) -> list[str]:
     """memd's block in each assistant's instructions file: where, last written, its problem."""
     lines = []
     for t in targets:
-        state = f"written {when(t['written_at'])}" if t.get("written_at") else "current"
-        if t.get("problem"):
-            state = f"not written: {t['problem']}"
-        lines.append(f"memory for {t['assistant']} in {t['path']}: {state}")
+        state = f"written {when(t.written_at)}" if t.written_at else "current"
+        if t.problem:
+            state = f"not written: {t.problem}"
+        lines.append(f"memory for {t.assistant} in {t.path}: {state}")
     return lines
 
 

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from memd.api import messages as m
 from memd.core.errors import ConfigError, MemdError
 from memd.core.fsio import atomic_write
 from memd.core.settings import Settings
@@ -106,8 +107,6 @@ def memory_text(call: Callable[[Any, Any], Any], assistant: str, budget_tokens: 
     """The text of `assistant`'s block: `compose` of the memory `context` gives it and the latest
     sessions `recall` lists, through `call(signature, params)` (the engine in the daemon, the
     socket or the read-only index from `memd integrate`)."""
-    from memd.api import messages as m
-
     memory = call(m.CONTEXT, m.ContextParams(budget_tokens=budget_tokens, agent_id=assistant))
     recent = call(m.RECALL, m.RecallParams(mode="sessions", limit=5))
     return compose(memory.text if memory.enabled else "", recent.text, budget_tokens)
@@ -330,11 +329,12 @@ class Keeper:
         there = _block_in(target, text)
         return memory_part(there) != memory_part(block) or age >= self.recent_every_s
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "instructions": [
-                {**asdict(t), "written_at": self.written.get(t.path),
-                 "problem": self.problems.get(t.path, ""), "exists": os.path.exists(t.path)}
-                for t in self.targets.load()
-            ]
-        }  # fmt: skip
+    def status_into(self, out: m.StatusResult) -> None:
+        """The instructions part of `status`: each file memd keeps its block in."""
+        out.instructions = [
+            m.InstructionsFile(assistant=t.assistant, path=t.path, kind=t.kind, head=t.head,
+                               written_at=self.written.get(t.path),
+                               problem=self.problems.get(t.path, ""),
+                               exists=os.path.exists(t.path))
+            for t in self.targets.load()
+        ]  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.api import messages as m
 from memd.core.errors import ConfigError
 from memd.core.text import estimate_tokens
 from memd.integrations import instructions as ins
@@ -123,9 +124,12 @@ def test_the_keeper_refreshes_targets_and_reports_problems(tmp_path: Path) -> No
     assert keeper.refresh() == 0  # nothing changed: nothing written
     memory["text"] = "likes coffee"
     assert keeper.refresh() == 1 and "likes coffee" in text(good)
-    st = {t["assistant"]: t for t in keeper.status()["instructions"]}
-    assert st["codex"]["problem"] == "" and st["codex"]["written_at"]
-    assert "markers are broken" in st["gemini"]["problem"]
+    out = m.StatusResult(version="", daemon=m.DaemonStatus(), socket="")
+    keeper.status_into(out)
+    assert isinstance(out.instructions, list)
+    st = {t.assistant: t for t in out.instructions}
+    assert st["codex"].problem == "" and st["codex"].written_at
+    assert "markers are broken" in st["gemini"].problem
     assert text(bad) == "<!-- memd:begin x -->\n"
     targets.drop(str(bad))
     assert [t.assistant for t in targets.load()] == ["codex"]

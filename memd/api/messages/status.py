@@ -145,6 +145,19 @@ class HistoryStatus(Struct, kw_only=True):
     moved_aside: list[str] = []  # damaged repositories set aside
 
 
+class InstructionsFile(Struct, kw_only=True):
+    """memd's block in an assistant's instructions file (`memd integrate`): where, of which
+    kind, when memd last wrote it (None: not in this run), the problem that kept it from it."""
+
+    assistant: str
+    path: str
+    kind: str = "block"  # "block" (memd's block in the file) or "file" (the whole file)
+    head: str = ""  # a "file" target's first lines, before memd's block
+    written_at: float | None = None
+    problem: str = ""
+    exists: bool = False
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -169,6 +182,5 @@ class StatusResult(Result, kw_only=True):
     agents: list[AgentSeen] | UnsetType = UNSET
     # Whether changes of the memory tree are being recorded.
     history: HistoryStatus | UnsetType = UNSET
-    # memd's block in assistants' instructions files: {"assistant", "path", "kind", "written_at",
-    # "problem", "exists"} each (`memd integrate`).
-    instructions: list[dict[str, Any]] | UnsetType = UNSET
+    # memd's block in assistants' instructions files (`memd integrate`).
+    instructions: list[InstructionsFile] | UnsetType = UNSET
