@@ -158,27 +158,27 @@ def source_place(s: HitSource) -> str:
 
 
 # -- the LLM -----------------------------------------------------------------------------------
-def llm_line(llm: Mapping[str, Any]) -> str:
+def llm_line(llm: m.LLMStatus) -> str:
     """The daemon's LLM: which backend and why, which key it sees (never its value), and what
     today cost: requests and tokens (a local server is paced, not budgeted)."""
-    backend = llm.get("backend") or ("anthropic" if llm.get("mode") == "anthropic" else "off")
-    why = f" ({llm['why']})" if llm.get("why") else ""
+    backend = llm.backend or ("anthropic" if llm.mode == "anthropic" else "off")
+    why = f" ({llm.why})" if llm.why else ""
     if backend == "off":
         return f"llm: offline rules{why}"
-    calls = counted(int(llm.get("requests_today") or 0), "LLM request")
-    tokens = int(llm.get("tokens_today") or 0)
-    if llm.get("local"):
-        spent = f"{calls}, {counted(tokens, 'token')} today, at most {llm.get('rpm')} a minute"
+    calls = counted(llm.requests_today, "LLM request")
+    tokens = llm.tokens_today
+    if llm.local:
+        spent = f"{calls}, {counted(tokens, 'token')} today, at most {llm.rpm} a minute"
     else:
-        budget = counted(int(llm.get("daily_budget") or 0), "token")
+        budget = counted(llm.daily_budget, "token")
         spent = f"{calls}, {tokens:,} of {budget} today"
-    source = f", key from {llm['key_source']}" if llm.get("key_source") else ""
-    where = f" at {llm['base_url']}" if llm.get("base_url") else ""
-    line = f"llm: {backend} {llm.get('model', '')}{where}{why}{source}; {spent}"
-    if llm.get("waiting"):
-        line += f"; scheduled runs waiting: {llm['waiting']}"
-    if llm.get("config_error"):
-        line += f"; CONFIG ERROR: {llm['config_error']}"
+    source = f", key from {llm.key_source}" if llm.key_source else ""
+    where = f" at {llm.base_url}" if llm.base_url else ""
+    line = f"llm: {backend} {llm.model}{where}{why}{source}; {spent}"
+    if llm.waiting:
+        line += f"; scheduled runs waiting: {llm.waiting}"
+    if llm.config_error:
+        line += f"; CONFIG ERROR: {llm.config_error}"
     return line
 
 
@@ -207,7 +207,7 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     lines += agents_lines(part(st.agents, []))
     if st.semantic:
         lines.append(semantic_line(part(st.semantic)))
-    if st.llm is not m.UNSET:
+    if isinstance(st.llm, m.LLMStatus):
         lines.append(llm_line(st.llm))
     if st.sync is not m.UNSET:
         lines.append(sync_line(st.sync, now))

@@ -66,6 +66,10 @@ def extraction_progress(
 def feature(memory: MemoryFeature) -> Feature:
     """New conversation turns become typed memories, every `extract.interval_min`."""
     s = memory.host.settings
+
+    def llm_into(out: msg.StatusResult) -> None:
+        out.llm = llm_status(memory.job_context())
+
     return Feature(
         "extraction",
         methods=[
@@ -84,7 +88,7 @@ def feature(memory: MemoryFeature) -> Feature:
                 120,
             )
         ],
-        status=[lambda: {"llm": llm_status(memory.job_context())}],
+        status_into=[llm_into],
         on_start=[lambda: _choose_backend(memory.host.settings)],
         on_reload=[lambda new: _reload(memory, new)],
     )

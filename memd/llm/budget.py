@@ -17,9 +17,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from memd.api.messages import LLMStatus
 from memd.core.conditions import SystemState, day_of, defer_reason, is_requested_now
 from memd.core.errors import LLMConfigError
 from memd.core.models import JobOutcome, JobResult
@@ -216,7 +217,7 @@ def _shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def llm_status(ctx: LLMJob) -> dict[str, Any]:
+def llm_status(ctx: LLMJob) -> LLMStatus:
     """The `llm` part of `status`: the backend and why, its model, what runs cost, why jobs
     wait. Before the daemon's first choice is made (a probe still running) the backend is
     "deciding"."""
@@ -227,25 +228,25 @@ def llm_status(ctx: LLMJob) -> dict[str, Any]:
         choice = choose(s, cached_only=True)
     except Undecided:
         choice = Choice("deciding", "auto: checking what is available")
-    out: dict[str, Any] = {
-        "backend": choice.backend,
+    out = LLMStatus(
+        backend=choice.backend,
         # The name older clients read: "anthropic", else "offline rules" or the backend.
-        "mode": "offline rules" if choice.backend == "off" else choice.backend,
-        "why": choice.why,
-        "model": choice.model,
-        "base_url": _shown_url(choice.where) if choice.backend == "openai" else "",
+        mode="offline rules" if choice.backend == "off" else choice.backend,
+        why=choice.why,
+        model=choice.model,
+        base_url=_shown_url(choice.where) if choice.backend == "openai" else "",
         # Where the daemon found its key (never the key): `memd doctor` compares it with a shell's.
-        "key_source": choice.key_source,
-        "local": choice.local,
-        "note": choice.note or None,
-        "tokens_today": repo.tokens_on(conn, day, choice.backend),
-        "requests_today": repo.requests_on(conn, day, choice.backend),
-        "daily_budget": 0 if choice.local else s.extract_daily_tokens,
-        "run_budget": 0 if choice.local else s.extract_run_tokens,
-        "rpm": s.llm_rpm if choice.local else 0,
-        "last_run": repo.last_run(conn, choice.backend),
-    }
+        key_source=choice.key_source,
+        local=choice.local,
+        note=choice.note or None,
+        tokens_today=repo.tokens_on(conn, day, choice.backend),
+        requests_today=repo.requests_on(conn, day, choice.backend),
+        daily_budget=0 if choice.local else s.extract_daily_tokens,
+        run_budget=0 if choice.local else s.extract_run_tokens,
+        rpm=s.llm_rpm if choice.local else 0,
+        last_run=repo.last_run(conn, choice.backend),
+    )
     if choice.online:
-        out["waiting"] = defer_reason(ctx.probe(), s.jobs_min_battery) or None
-        out["config_error"] = latched_config_error(ctx) or None
+        out.waiting = defer_reason(ctx.probe(), s.jobs_min_battery) or None
+        out.config_error = latched_config_error(ctx) or None
     return out

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from typing import Any
 
+from memd.api.messages import LLMRun
 from memd.db.state import delete_state, get_state, set_state
 
 CONFIG_ERROR_KEY = "llm.config_error"
@@ -32,7 +32,7 @@ def requests_on(conn: sqlite3.Connection, day: dt.date, backend: str) -> int:
     return int(row[0])
 
 
-def last_run(conn: sqlite3.Connection, backend: str) -> dict[str, Any] | None:
+def last_run(conn: sqlite3.Connection, backend: str) -> LLMRun | None:
     """The latest run that spent something on `backend`: its job, start, requests, tokens."""
     row = conn.execute(
         "SELECT job, started, model, requests, input_tokens, output_tokens FROM llm_runs"
@@ -42,8 +42,8 @@ def last_run(conn: sqlite3.Connection, backend: str) -> dict[str, Any] | None:
     if row is None:
         return None
     job, started, model, requests, inp, out = row
-    return {"job": job, "started": started, "model": model, "requests": requests,
-            "input_tokens": inp, "output_tokens": out}  # fmt: skip
+    return LLMRun(job=job, started=started, model=model, requests=requests, input_tokens=inp,
+                  output_tokens=out)  # fmt: skip
 
 
 def add_usage(

@@ -100,7 +100,7 @@ def test_normal_answer_lands_in_the_right_files(env: Env, server: FakeAnthropic)
     server.enqueue(json_reply({"memories": [memory("User likes dark mode", "preference", 4, [])]}))
     assert run_extraction(env.ctx()).counts["added"] == 1
     assert "- User's name is Sam" in prompt(server)
-    assert llm_status(env.ctx())["tokens_today"] == 620 + 160
+    assert llm_status(env.ctx()).tokens_today == 620 + 160
 
 
 def test_thinking_block_first(env: Env, server: FakeAnthropic) -> None:
@@ -215,7 +215,7 @@ def test_401_stops_without_spinning(env: Env, server: FakeAnthropic) -> None:
     # The next scheduled runs do not call the API again with the same settings…
     res = run_extraction(env.ctx())
     assert res.outcome is JobOutcome.CONFIG_ERROR and len(server.requests) == 1
-    assert "401" in llm_status(env.ctx())["config_error"]
+    assert "401" in str(llm_status(env.ctx()).config_error)
     # …until the settings change.
     env.use(extract_model="claude-other-model")
     server.enqueue(json_reply({"memories": []}), json_reply({"memories": []}))

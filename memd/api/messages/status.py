@@ -158,6 +158,40 @@ class InstructionsFile(Struct, kw_only=True):
     exists: bool = False
 
 
+class LLMRun(Struct, kw_only=True):
+    """The latest run that spent something on the backend: its job, start, requests, tokens."""
+
+    job: str
+    started: float
+    model: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+
+
+class LLMStatus(Struct, kw_only=True):
+    """The LLM: the backend and why (`mode`: the name older clients read), its model, where the
+    key comes from (never the key), what today cost, and, with a backend on, why scheduled runs
+    wait and a configuration error. The defaults read the answer of an older daemon."""
+
+    backend: str = ""
+    mode: str = ""
+    why: str = ""
+    model: str = ""
+    base_url: str = ""
+    key_source: str = ""
+    local: bool = False
+    note: str | None = None
+    tokens_today: int = 0
+    requests_today: int = 0
+    daily_budget: int = 0
+    run_budget: int = 0
+    rpm: int = 0
+    last_run: LLMRun | None = None
+    waiting: str | None | UnsetType = UNSET
+    config_error: str | None | UnsetType = UNSET
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -172,7 +206,7 @@ class StatusResult(Result, kw_only=True):
     watcher: WatcherStatus | UnsetType = UNSET
     problems: list[FileProblem] | UnsetType = UNSET
     logs: LogsStatus | UnsetType = UNSET
-    llm: dict[str, Any] | UnsetType = UNSET
+    llm: LLMStatus | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET
     semantic: dict[str, Any] | UnsetType = UNSET
     # A damaged index moved aside and rebuilt.
