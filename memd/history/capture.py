@@ -112,11 +112,19 @@ class Capturer:
         self, items: list[Captured]
     ) -> tuple[list[Captured], list[tuple[str, Cause]]]:
         """`items` just read, less the files another program holds open for writing now (an
-        editor mid-save: what was read may be the file emptied or cut), which are returned to
-        be noted again. Asked after reading: a save that began before the read is seen."""
+        editor mid-save: what was read may be the file emptied or cut), or changed since they
+        were read, which are returned to be noted again. Asked after reading: a save that began
+        before the read is seen, either still open or, once closed, by what it wrote (an
+        editor's truncate and write may both fall between the read and this check)."""
         rels = sorted({r for it in items for r, data in it.files.items() if data is not None})
         found = held_open([self.tree / r for r in rels]) if rels else None
         saving = {r for r in rels if found and (self.tree / r) in found}
+        saving |= {
+            r
+            for it in items
+            for r, ident in it.read_as.items()
+            if r not in saving and tree_files.ident_now(self.tree, r) != ident
+        }
         if not saving:
             return items, []
         out, again = [], []
@@ -147,6 +155,7 @@ class Capturer:
         """One change of the tree-relative files and folders `rels` as they are now (None:
         nothing recordable)."""
         files: dict[str, bytes | None] = {}
+        read_as: dict[str, tree_files.Ident] = {}
         folders: list[str] = []
         for rel in rels:
             path = self.tree / rel
@@ -158,10 +167,10 @@ class Capturer:
             elif path.is_dir():
                 folders.append(rel)
                 for f in tree_files.walk(self.tree, rel):
-                    self._read_into(files, f)
+                    self._read_into(files, f, read_as)
             elif path.exists():
                 if tree_files.recordable(rel):
-                    self._read_into(files, rel)
+                    self._read_into(files, rel, read_as)
             else:
                 # Gone: a file, or a folder whose files history still lists.
                 if tree_files.recordable(rel):
@@ -169,7 +178,9 @@ class Capturer:
                 folders.append(rel)
         if not files and not folders:
             return None
-        return Captured(cause, detail, files, self.clock(), author, folders=tuple(folders))
+        return Captured(
+            cause, detail, files, self.clock(), author, folders=tuple(folders), read_as=read_as
+        )
 
     def read_one(self, rel: str) -> bytes | None:
         """One file's redacted bytes (None: missing; too big or unreadable, reported to `skip`)."""
@@ -180,12 +191,19 @@ class Capturer:
             self.skip(f"capture:{type(exc).__name__}", f"reading {rel} failed: {exc}")
         return files.get(rel)
 
-    def _read_into(self, files: dict[str, bytes | None], rel: str) -> None:
-        data = tree_files.read_real(self.tree, rel)
+    def _read_into(
+        self,
+        files: dict[str, bytes | None],
+        rel: str,
+        read_as: dict[str, tree_files.Ident] | None = None,
+    ) -> None:
+        data, ident = tree_files.read_real_as(self.tree, rel)
         if data is not None and len(data) > self.max_file_bytes:
             self.skip("too-big", f"{rel} is larger than {self.max_file_bytes} bytes; not recorded")
             return
         files[rel] = None if data is None else tree_files.redact_bytes(data)
+        if read_as is not None and ident is not None:
+            read_as[rel] = ident
 
 
 def _redacted(text: str | None, limit: int) -> bytes | None:

@@ -39,6 +39,9 @@ class Captured:
     before: dict[str, bytes | None] | None = None
     spool: int | None = None  # its number in the spool (memd's own change, kept until committed)
     replayed: bool = False  # read back from the spool at a start: it may be committed already
+    # The identity of each file read from the tree when read (hand edits): one saved since
+    # may have been read in the middle of that save.
+    read_as: dict[str, tree_files.Ident] = field(default_factory=dict)
 
 
 def changed_in_tree(git: Git) -> list[str]:

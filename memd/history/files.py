@@ -74,22 +74,44 @@ def redact_bytes(data: bytes) -> bytes:
     return redact(text).encode("utf-8", "surrogateescape")
 
 
+# A file's identity as the history read it: a save after the read changes it.
+Ident = tuple[int, int, int, int]  # st_ino, st_size, st_mtime_ns, st_ctime_ns
+
+
+def ident_of(st: os.stat_result) -> Ident:
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def ident_now(tree: Path, rel: str) -> Ident | None:
+    """The identity of a file of the tree this instant (None: missing), not through a link."""
+    try:
+        return ident_of(os.stat(tree / rel, follow_symlinks=False))
+    except OSError:
+        return None
+
+
 def read_real(tree: Path, rel: str) -> bytes | None:
     """The bytes of a regular file in the tree (None: missing), never through a symlink."""
+    return read_real_as(tree, rel)[0]
+
+
+def read_real_as(tree: Path, rel: str) -> tuple[bytes | None, Ident | None]:
+    """`read_real`, with the file's identity taken before reading it (None: missing)."""
     path = tree / rel
     try:
         # Non-blocking: a FIFO named like a memory file must not hang the history thread.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None
+        return None, None
     except OSError as exc:
         if os.path.islink(path):
             raise OSError(f"{path} is a symlink") from exc
         raise
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        return fh.read()
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None, None
+        return fh.read(), ident_of(st)
 
 
 def walk(tree: Path, rel_dir: str = "") -> Iterator[str]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memd.history import Cause, History
+import pytest
+
+from memd.core import writers
+from memd.history import Cause, History, capture
 from tests.history.conftest import Clock, write
 
 NOTES = "# Notes\n\n## Notes\n\n- by hand\n"
@@ -84,3 +87,47 @@ def test_a_change_spooled_before_a_crash_is_committed_at_the_next_start(
     h3 = History(tree, git_dir)  # a start after a clean one replays nothing
     h3.flush()
     assert len(h3.log()) == 3
+
+
+@pytest.mark.parametrize("found_by", ["watcher", "catch-up"])
+def test_a_file_read_mid_save_is_not_recorded_though_the_editor_closed_it_before_the_check(
+    hist: History, tree: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, found_by: str
+) -> None:
+    """An editor saving in place truncates the file, then writes it. A hand edit read in
+    between is the file emptied; when the editor has written and closed the file by the time the
+    history asks who holds it open, that read must still not be recorded: memd's next change
+    would then seem to have a person add every line memd wrote."""
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    write(tree, "_core/notes.md", NOTES + ITEM)
+    hist.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1")
+    editor = open(notes, "r+b")  # noqa: SIM115 (closed by the check below)
+    data = editor.read()
+    editor.seek(0)
+    editor.truncate(0)  # mid-save: the file is empty until the editor writes
+    real = writers.held_open
+
+    def late_check(paths: list[Path]) -> dict[Path, list[str]] | None:
+        if not editor.closed:  # the scan of the processes reaches the editor after its close
+            editor.write(data + b"- saved by hand\n")
+            editor.close()
+        return real(paths)
+
+    monkeypatch.setattr(capture, "held_open", late_check)
+    if found_by == "watcher":
+        hist.note_hand_edit(notes)
+        clock.advance(3600)
+        hist.flush(force=True)
+    else:
+        hist.catch_up()
+    assert editor.closed
+    saved = NOTES + ITEM + "- saved by hand\n"
+    later = "- the build uses bazel <!-- memd id=m_2 -->\n"
+    write(tree, "_core/notes.md", saved + later)
+    hist.record_written({notes: (saved, saved + later)}, Cause.REMEMBER, "id=m_2")
+    clock.advance(3600)
+    hist.flush(force=True)
+    hand = [_diff(hist, c.id) for c in hist.log() if c.cause == "hand"]
+    assert (["- saved by hand"], []) in hand
+    assert all(not any("memd id=" in a for a in added) for added, _ in hand), hand
+    assert all(not removed for _, removed in hand), hand
