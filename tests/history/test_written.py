@@ -3,6 +3,7 @@ are queued, and kept on disk until committed (a killed memd commits them at its 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,51 @@ def test_a_file_read_mid_save_is_not_recorded_though_the_editor_closed_it_before
     assert (["- saved by hand"], []) in hand
     assert all(not any("memd id=" in a for a in added) for added, _ in hand), hand
     assert all(not removed for _, removed in hand), hand
+
+
+def test_a_write_retried_after_an_editor_saved_over_it_holds_only_memds_line(
+    hist: History, tree: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memd appends its item at the moment an editor saving in place truncates the file and
+    writes it back with a line of its own: the append lands in the emptied file, the editor's
+    write covers it, and memd writes its item again on the editor's version. memd's change holds
+    its item only (an undo of it must not take the person's line); the editor's line is a hand
+    change."""
+    from memd.memory.edit import add_item
+    from memd.memory.files import MemoryFiles
+
+    # Longer than memd's line: the editor's write covers all of memd's bytes.
+    notes = write(tree, "_core/notes.md", NOTES + "- a line long enough to cover memd's item\n")
+    hist.catch_up()
+    files = MemoryFiles([tree], hist)
+    real_write = os.write
+    raced: list[bool] = []
+
+    def racing_write(fd: int, data: bytes) -> int:
+        if raced or b"memd id=m_1" not in bytes(data):
+            return real_write(fd, data)
+        raced.append(True)
+        with open(notes, "r+b") as editor:  # it read the file before memd's append
+            old = editor.read()
+            editor.seek(0)
+            editor.truncate(0)
+            n = real_write(fd, data)  # memd's append, into the emptied file
+            editor.write(old + b"- saved by hand\n")
+        return n
+
+    monkeypatch.setattr(os, "write", racing_write)
+    with files.operation(Cause.REMEMBER, "id=m_1") as op:
+        files.edit(
+            notes, add_item(notes, "Notes", "the staging host is kestrel", {"id": "m_1"}), op
+        )
+    monkeypatch.undo()
+    assert raced
+    assert notes.read_text().count("memd id=m_1") == 1 and "- saved by hand\n" in notes.read_text()
+    clock.advance(3600)
+    hist.flush(force=True)
+    log = hist.log()
+    (mine,) = [c for c in log if c.cause == "remember"]
+    added, removed = _diff(hist, mine.id)
+    assert removed == [] and len(added) == 1 and "memd id=m_1" in added[0], (added, removed)
+    hand = [_diff(hist, c.id) for c in log if c.cause == "hand"]
+    assert (["- saved by hand"], []) in hand, hand

@@ -209,10 +209,21 @@ class MemoryFiles:
                 op.held.add(key)
                 self.history.hold(key)
 
-    def _wrote(self, op: Operation, path: Path, before: str | None, after: str | None) -> None:
+    def _wrote(
+        self,
+        op: Operation,
+        path: Path,
+        before: str | None,
+        after: str | None,
+        *,
+        stands: bool = False,
+    ) -> None:
+        """`op` wrote `path` from `before` to `after`; `stands`: the operation had not written
+        the file before this edit, whose earlier attempts (if any) were written over, so the
+        operation's change of the file starts from this write's `before`."""
         key = os.path.abspath(path)
         seen = op.files.get(key)
-        if seen is None:
+        if seen is None or stands:
             op.files[key] = Wrote(before, after)
         else:
             seen.after = after  # the first write's `before` is the state before the operation
@@ -311,6 +322,9 @@ class MemoryFiles:
         roots = self.roots()
         path = disk.placed(path, roots)
         self._hold(op, path)
+        # Whether this operation wrote the file before this edit: if not, its change starts
+        # from the text the write that stands was based on.
+        earlier = os.path.abspath(path) in op.files
         with self._lock(path):
             delay = 0.002
             for _ in range(ATTEMPTS):
@@ -342,7 +356,10 @@ class MemoryFiles:
                 self._left(path, ident)
                 if change.guarded is not None:
                     self.guard.written(path, data, change.guarded(result), str(op.cause))
-                self._wrote(op, path, snap.text, new)
+                # An attempt whose bytes went in but were written over (an editor's save at
+                # that moment) left no state of its own: this write, on the editor's version,
+                # is memd's change; the editor's lines are the person's.
+                self._wrote(op, path, snap.text, new, stands=not earlier)
                 return Written(path, result, snap.text, new, how, ident)
         raise FileBusy(
             f"{path} kept changing while memd tried to edit it; nothing was written",
