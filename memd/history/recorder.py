@@ -211,10 +211,11 @@ class History:
         What the history has not seen of a file's `before` is recorded first as a hand edit,
         then this change: it holds memd's lines and nothing else, whatever was saved around
         them. The change is kept on disk until committed (`Spool`). Releases the files `hold`
-        held (`held`, else `files`). Never raises on I/O or git problems.
+        held (`held`, else `files`; `[]`: none). Never raises on I/O or git problems.
         """
         cause = Cause(cause)
-        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in held or files) if r]
+        holds = files if held is None else held
+        rels = [r for r in (tree_files.rel_in_tree(self.tree, p) for p in holds) if r]
         self._enqueue(lambda: self._capture.written(files, cause, detail, trailers), rels)
 
     def _enqueue(self, capture: Callable[[], Captured | None], held: list[str]) -> None:

@@ -180,3 +180,43 @@ def test_a_write_retried_after_an_editor_saved_over_it_holds_only_memds_line(
     assert removed == [] and len(added) == 1 and "memd id=m_1" in added[0], (added, removed)
     hand = [_diff(hist, c.id) for c in log if c.cause == "hand"]
     assert (["- saved by hand"], []) in hand, hand
+
+
+def test_items_the_guard_applies_again_inside_a_remember_are_a_change_of_their_own(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    """An editor writes back its older copy over memd's item; memd's next remember in the file
+    puts the item back (the write guard) and adds its own. The history holds: the editor's save
+    (a hand change removing the item and adding the editor's line), memd putting the item back,
+    then the remember adding its own item only — no change mixes them."""
+    from memd.memory.edit import add_item
+    from memd.memory.files import MemoryFiles
+
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    files = MemoryFiles([tree], hist)
+    files.watching(True)
+    for n, text in ((1, "the staging host is kestrel"), (2, "the build uses bazel")):
+        if n == 2:  # the editor's buffer, loaded before memd's first item
+            write(tree, "_core/notes.md", NOTES + "- saved by hand\n")
+        with files.operation(Cause.REMEMBER, f"id=m_{n}") as op:
+            files.edit(notes, add_item(notes, "Notes", text, {"id": f"m_{n}"}), op)
+    assert "memd id=m_1" in notes.read_text() and "memd id=m_2" in notes.read_text()
+    clock.advance(3600)
+    hist.flush(force=True)
+    log = list(reversed(hist.log()))
+    diffs = [(c.cause, c.detail, *_diff(hist, c.id)) for c in log[2:]]  # after baseline, NOTES
+    m1 = "- the staging host is kestrel <!-- memd id=m_1 -->"
+    m2 = "- the build uses bazel <!-- memd id=m_2 -->"
+    assert [(cause, added, removed) for cause, _, added, removed in diffs] == [
+        ("remember", [m1], []),
+        ("hand", ["- saved by hand"], [m1]),
+        ("remember", [m1], []),
+        ("remember", [m2], []),
+    ], diffs
+    assert [detail for _, detail, _, _ in diffs] == [
+        "id=m_1",
+        "edits not yet recorded before this remember",
+        "applied again after an older copy was saved",
+        "id=m_2",
+    ]

@@ -68,6 +68,8 @@ T = TypeVar("T")
 
 ATTEMPTS = 25
 NEW_FILE_MODE = PRIVATE_FILE
+# The detail of a change putting back memd's recent items an editor's older copy wrote over.
+REAPPLIED = "applied again after an older copy was saved"
 # The longest memd waits for another program that holds a file open for writing (an editor in
 # the middle of a slow save) before it gives up with nothing written.
 WRITERS_MAX_S = 10.0
@@ -191,6 +193,11 @@ class MemoryFiles:
         write and after its last), not the files as they are now; it lets go of the holds."""
         if self.history is None or op.coalesce or not (op.files or op.held):
             return
+        if op.reapplied:  # first, and keeping the holds: the operation's change follows
+            again: dict[str | Path, tuple[str | None, str | None]] = {
+                p: (w.before, w.after) for p, w in op.reapplied.items()
+            }
+            self.history.record_written(again, op.cause, REAPPLIED, held=[])
         written: dict[str | Path, tuple[str | None, str | None]] = {
             p: (w.before, w.after) for p, w in op.files.items()
         }
@@ -217,12 +224,19 @@ class MemoryFiles:
         after: str | None,
         *,
         stands: bool = False,
+        restored: str | None = None,
     ) -> None:
         """`op` wrote `path` from `before` to `after`; `stands`: the operation had not written
         the file before this edit, whose earlier attempts (if any) were written over, so the
-        operation's change of the file starts from this write's `before`."""
+        operation's change of the file starts from this write's `before`, or from `restored`
+        (`before` with memd's items the guard applied again: a change of their own)."""
         key = os.path.abspath(path)
         seen = op.files.get(key)
+        if stands:
+            op.reapplied.pop(key, None)
+            if restored is not None and restored != before:
+                op.reapplied[key] = Wrote(before, restored)
+                before = restored
         if seen is None or stands:
             op.files[key] = Wrote(before, after)
         else:
@@ -359,7 +373,7 @@ class MemoryFiles:
                 # An attempt whose bytes went in but were written over (an editor's save at
                 # that moment) left no state of its own: this write, on the editor's version,
                 # is memd's change; the editor's lines are the person's.
-                self._wrote(op, path, snap.text, new, stands=not earlier)
+                self._wrote(op, path, snap.text, new, stands=not earlier, restored=base)
                 return Written(path, result, snap.text, new, how, ident)
         raise FileBusy(
             f"{path} kept changing while memd tried to edit it; nothing was written",
@@ -514,7 +528,7 @@ class MemoryFiles:
             return False
         why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
         try:
-            with self.operation(why, "applied again after an older copy was saved") as op:
+            with self.operation(why, REAPPLIED) as op:
                 w = self._edit(path, TextEdit(_unchanged, _no_items), op)
         except Exception as exc:  # the watcher must go on; the next write retries
             log.warning("could not apply memd's changes to %s again: %s", path, exc)

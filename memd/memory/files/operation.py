@@ -34,3 +34,6 @@ class Operation:
     coalesce: bool = False  # journal entries: recorded per file and minute, not as one change
     files: dict[str, Written] = field(default_factory=dict)
     held: set[str] = field(default_factory=set)  # files whose hand edits wait for this change
+    # memd's recent items the write guard applied again over an editor's older copy, by file
+    # (the editor's copy, and it with them): a change of memd's own, recorded before this one.
+    reapplied: dict[str, Written] = field(default_factory=dict)
