@@ -37,7 +37,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -194,15 +194,9 @@ class MemoryFiles:
         if self.history is None or op.coalesce or not (op.files or op.held):
             return
         if op.reapplied:  # first, and keeping the holds: the operation's change follows
-            again: dict[str | Path, tuple[str | None, str | None]] = {
-                p: (w.before, w.after) for p, w in op.reapplied.items()
-            }
-            self.history.record_written(again, op.cause, REAPPLIED, held=[])
-        written: dict[str | Path, tuple[str | None, str | None]] = {
-            p: (w.before, w.after) for p, w in op.files.items()
-        }
+            self.history.record_written(_texts(op.reapplied), op.cause, REAPPLIED, held=[])
         self.history.record_written(
-            written, op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
+            _texts(op.files), op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
         )
 
     def _hold(self, op: Operation, *paths: Path) -> None:
@@ -538,6 +532,11 @@ class MemoryFiles:
     def peek(self, path: Path) -> Snapshot:
         """The file as it is this instant (no waiting), never through a link: for checks only."""
         return read_snapshot(path)
+
+
+def _texts(wrote: Mapping[str, Wrote]) -> dict[str | Path, tuple[str | None, str | None]]:
+    """Each file's text before and after, as the history records a change."""
+    return {p: (w.before, w.after) for p, w in wrote.items()}
 
 
 def _unchanged(current: str | None) -> tuple[str | None, None]:
