@@ -14,7 +14,7 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -492,6 +492,22 @@ def _probe(argv: Sequence[str], runner: Runner) -> tuple[int, str, str] | None:
     return proc.returncode, proc.stdout or "", proc.stderr or ""
 
 
+@dataclass(slots=True)
+class ServiceReport:
+    """The service as installed and as its manager sees it (`memd service status`): `files`
+    maps each service file to whether it exists, `active` each unit or label to its state
+    (None: the manager could not be asked), `detail` why the manager could not be asked."""
+
+    platform: str
+    manager: str | None = None
+    files: dict[str, bool] = field(default_factory=dict)
+    installed: bool = False
+    manager_available: bool = False
+    active: dict[str, str] | None = None
+    detail: str = ""
+    socket: str = ""
+
+
 def service_status(
     settings: Settings,
     platform: str = sys.platform,
@@ -499,61 +515,50 @@ def service_status(
     env: Mapping[str, str] | None = None,
     uid: int | None = None,
     runner: Runner = subprocess.run,
-) -> dict[str, Any]:
+) -> ServiceReport:
     """Whether the service files are installed and what the service manager says about them.
 
     Never raises for a missing or unreachable service manager: ``manager_available`` is False
-    and ``detail`` says why. Keys: ``platform``, ``manager``, ``files`` (path → exists),
-    ``installed``, ``manager_available``, ``active`` (unit/label → state, or None), ``detail``,
-    ``socket``.
+    and ``detail`` says why.
     """
     home = home if home is not None else Path.home()
     env = os.environ if env is None else env
-    report: dict[str, Any] = {
-        "platform": platform,
-        "manager": None,
-        "files": {},
-        "installed": False,
-        "manager_available": False,
-        "active": None,
-        "detail": "",
-        "socket": str(settings.socket_path),
-    }
+    report = ServiceReport(platform=platform, socket=str(settings.socket_path))
     try:
         kind = _check_platform(platform)
     except ServiceError as exc:
-        report["detail"] = str(exc)
+        report.detail = str(exc)
         return report
     if kind == "linux":
-        report["manager"] = "systemd"
+        report.manager = "systemd"
         unit_dir = systemd_unit_dir(home, env)
         files = [unit_dir / SERVICE_UNIT, unit_dir / SOCKET_UNIT]
         units = [SERVICE_UNIT, SOCKET_UNIT]
         probe = _probe((*SYSTEMCTL, "is-active", *units), runner)
     else:
-        report["manager"] = "launchd"
+        report.manager = "launchd"
         uid = os.getuid() if uid is None else uid
         files = [launch_agents_dir(home) / PLIST_NAME]
         probe = _probe(("launchctl", "print", f"gui/{uid}/{LAUNCHD_LABEL}"), runner)
-    report["files"] = {str(f): f.exists() for f in files}
-    report["installed"] = all(report["files"].values())
+    report.files = {str(f): f.exists() for f in files}
+    report.installed = all(report.files.values())
     if probe is None:
-        report["detail"] = f"{report['manager']} is not available on this machine"
+        report.detail = f"{report.manager} is not available on this machine"
         return report
     code, out, err = probe
     if kind == "linux":
         states = out.split()
         # is-active prints one state per unit; no output means the manager could not be asked.
         if len(states) == len(units):
-            report["manager_available"] = True
-            report["active"] = dict(zip(units, states, strict=True))
-        report["detail"] = err.strip()
+            report.manager_available = True
+            report.active = dict(zip(units, states, strict=True))
+        report.detail = err.strip()
     else:
-        report["manager_available"] = True
+        report.manager_available = True
         if code == 0:
             state = re.search(r"^\s*state = (\S+)", out, re.MULTILINE)
-            report["active"] = {LAUNCHD_LABEL: state[1] if state else "loaded"}
+            report.active = {LAUNCHD_LABEL: state[1] if state else "loaded"}
         else:
-            report["active"] = {LAUNCHD_LABEL: "not loaded"}
-            report["detail"] = err.strip()
+            report.active = {LAUNCHD_LABEL: "not loaded"}
+            report.detail = err.strip()
     return report

@@ -10,8 +10,9 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from memd.core.errors import StoreError
 from memd.core.fsio import PRIVATE_FILE, make_private_dir, tighten
@@ -129,7 +130,18 @@ def _probe(conn: Connection, sql: str) -> str:
     return ""
 
 
-def sqlite_features() -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SqliteFeatures:
+    """This Python's SQLite: its version, whether it was compiled with FTS5, and why creating
+    an FTS5 table (porter tokenizer) and a trigram one failed ("" when it worked)."""
+
+    version: str
+    compile_fts5: bool
+    fts5_error: str
+    trigram_error: str
+
+
+def sqlite_features() -> SqliteFeatures:
     """What this Python's SQLite offers: version, compile options and real FTS5 probes."""
     conn = sqlite3.connect(":memory:")
     try:
@@ -140,9 +152,9 @@ def sqlite_features() -> dict[str, Any]:
         trigram_error = _probe(conn, "CREATE VIRTUAL TABLE b USING fts5(x, tokenize='trigram')")
     finally:
         conn.close()
-    return {
-        "version": sqlite3.sqlite_version,
-        "compile_fts5": "ENABLE_FTS5" in options,
-        "fts5_error": fts5_error,
-        "trigram_error": trigram_error,
-    }
+    return SqliteFeatures(
+        version=sqlite3.sqlite_version,
+        compile_fts5="ENABLE_FTS5" in options,
+        fts5_error=fts5_error,
+        trigram_error=trigram_error,
+    )

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec import structs
 
+from memd.api.messages import STATUS, WatcherStatus, decode_result, to_builtins
 from memd.cli import doctor
 from memd.cli.doctor.check import configured_secrets, scrub
 from memd.cli.doctor.cloud import check_sync
@@ -28,6 +30,7 @@ from memd.cli.doctor.daemon import assess_daemon, assess_service
 from memd.cli.doctor.folders import assess_permissions
 from memd.cli.doctor.inotify import assess_inotify, count_dirs
 from memd.cli.doctor.runtime import assess_sqlite, check_python
+from memd.cli.service import ServiceReport
 from memd.core import settings as settings_mod
 from memd.db.connection import sqlite_features
 from tests.fakes.postgrest_server import FakePostgrest
@@ -208,7 +211,7 @@ def test_unreachable_postgres_fails_fast_without_the_password(home: Path) -> Non
     check = check_sync(s, timeout=2)
     assert check.status == "fail"
     assert "unreachable" in check.detail and "Connection refused" in check.detail
-    everything = json.dumps(doctor.as_dict([scrub(check, configured_secrets(s))]))
+    everything = json.dumps(to_builtins(doctor.report([scrub(check, configured_secrets(s))])))
     assert PG_PASSWORD not in everything
 
 
@@ -227,7 +230,7 @@ def test_secrets_are_scrubbed_from_any_message(home: Path) -> None:
     checks = doctor.run_checks(s, timeout=1, backend_factory=lambda _s, _t: Leaky())
     sync = next(c for c in checks if c.name == "sync")
     assert sync.status == "fail" and sync.detail == "postgres: cannot use ***"
-    assert PG_PASSWORD not in json.dumps(doctor.as_dict(checks))
+    assert PG_PASSWORD not in json.dumps(to_builtins(doctor.report(checks)))
 
 
 def test_sync_misconfiguration_fails_with_a_hint(home: Path) -> None:
@@ -264,19 +267,17 @@ def test_inotify_counts_every_watched_folder(tmp_path: Path) -> None:
 
 
 def test_daemon_health_verdicts(daemon: DaemonProcess) -> None:
-    st = daemon.call("status")
+    st = decode_result(STATUS, daemon.call("status"))
     ok = assess_daemon(st, "", daemon.sock)
     assert [c.status for c in ok] == ["ok", "ok"]
-    polling = {
-        **st,
-        "watcher": {"mode": f"polling for {daemon.memory} (inotify watch limit reached)"},
-    }
+    mode = f"polling for {daemon.memory} (inotify watch limit reached)"
+    polling = structs.replace(st, watcher=WatcherStatus(mode=mode))
     watcher = assess_daemon(polling, "", daemon.sock)[1]
     assert watcher.status == "warn" and watcher.detail.startswith("polling for")
     assert "max_user_watches" in watcher.hint
-    old = assess_daemon({**st, "version": "0.0.1"}, "", daemon.sock)[0]
+    old = assess_daemon(structs.replace(st, version="0.0.1"), "", daemon.sock)[0]
     assert old.status == "warn" and "runs memd 0.0.1" in old.detail and "restart" in old.hint
-    fat = {**st, "daemon": {**st["daemon"], "rss_mb": 900.0}}
+    fat = structs.replace(st, daemon=structs.replace(st.daemon, rss_mb=900.0))
     assert assess_daemon(fat, "", daemon.sock)[0].status == "warn"
     daemon.stop(signal.SIGKILL)
     gone = assess_daemon(None, f"no memd daemon is listening on {daemon.sock}", daemon.sock)
@@ -301,7 +302,7 @@ def test_daemon_health_verdicts(daemon: DaemonProcess) -> None:
     ],
 )  # fmt: skip
 def test_service_verdicts(report: dict[str, Any], status: str, words: str) -> None:
-    c = assess_service(report, None)
+    c = assess_service(ServiceReport(platform="linux", **report), None)
     assert c.status == status and words in c.detail
     if status != "ok":
         assert c.hint
@@ -331,7 +332,7 @@ def test_python_and_sqlite_verdicts() -> None:
     assert check_python((3, 11, 0)).status == "ok"
     real = sqlite_features()
     assert assess_sqlite(real).status == "ok"
-    no_fts = {**real, "compile_fts5": False, "fts5_error": "no such module: fts5"}
+    no_fts = dataclasses.replace(real, compile_fts5=False, fts5_error="no such module: fts5")
     c = assess_sqlite(no_fts)
     assert c.status == "fail" and "compiled without ENABLE_FTS5" in c.detail and "SQLite" in c.hint
-    assert assess_sqlite({**real, "version": "3.22.0"}).status == "fail"
+    assert assess_sqlite(dataclasses.replace(real, version="3.22.0")).status == "fail"

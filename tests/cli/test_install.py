@@ -282,32 +282,31 @@ def test_status_with_systemd_answering(tmp_path: Path) -> None:
     apply(plan_install(default_settings(home), "linux", home, MEMD, env={}), runner=Recorder())
     runner = Recorder({"systemctl --user is-active": (3, "active\ninactive\n", "")})
     report = service_status(default_settings(home), "linux", home, env={}, runner=runner)
-    assert report["installed"] is True
-    assert report["manager"] == "systemd"
-    assert report["manager_available"] is True
-    assert report["active"] == {"memd.service": "active", "memd.socket": "inactive"}
+    assert report.installed is True
+    assert report.manager == "systemd"
+    assert report.manager_available is True
+    assert report.active == {"memd.service": "active", "memd.socket": "inactive"}
 
 
 def test_status_without_systemctl_does_not_raise(tmp_path: Path) -> None:
     runner = Recorder({"systemctl": (127, "", "")})
     report = service_status(default_settings(tmp_path), "linux", tmp_path, env={}, runner=runner)
-    assert report["installed"] is False
-    assert report["manager_available"] is False
-    assert report["active"] is None
-    assert "not available" in report["detail"]
+    assert report.installed is False
+    assert report.manager_available is False
+    assert report.active is None
+    assert "not available" in report.detail
 
 
 def test_status_with_an_unreachable_user_manager(tmp_path: Path) -> None:
     runner = Recorder({"systemctl": (1, "", "Failed to connect to bus: No medium found")})
     report = service_status(default_settings(tmp_path), "linux", tmp_path, env={}, runner=runner)
-    assert report["manager_available"] is False
-    assert "Failed to connect to bus" in report["detail"]
+    assert report.manager_available is False
+    assert "Failed to connect to bus" in report.detail
 
 
 def test_status_on_this_machine_never_raises(tmp_path: Path) -> None:
     report = service_status(default_settings(tmp_path), sys.platform, tmp_path, env={})
-    assert set(report) >= {"installed", "manager_available", "active", "detail", "files"}
-    assert report["installed"] is False
+    assert report.installed is False
 
 
 def test_status_darwin() -> None:
@@ -317,10 +316,10 @@ def test_status_darwin() -> None:
     )
     report = service_status(default_settings(home), "darwin", home, uid=501, runner=loaded)
     assert loaded.calls == [["launchctl", "print", "gui/501/io.memd.daemon"]]
-    assert report["active"] == {"io.memd.daemon": "running"}
+    assert report.active == {"io.memd.daemon": "running"}
     gone = Recorder({"launchctl print": (113, "", "Could not find service")})
     report = service_status(default_settings(home), "darwin", home, uid=501, runner=gone)
-    assert report["active"] == {"io.memd.daemon": "not loaded"}
+    assert report.active == {"io.memd.daemon": "not loaded"}
 
 
 # --- the executable ----------------------------------------------------------------------------

@@ -21,12 +21,13 @@ from memd.core.errors import DaemonNotRunning, DaemonStarting
 
 if TYPE_CHECKING:
     from memd.api.messages import Params, Signature
+    from memd.core.settings import Settings
 
 P = TypeVar("P", bound="Params")
 R = TypeVar("R")
 
 
-def settings_for(args: argparse.Namespace) -> Any:
+def settings_for(args: argparse.Namespace) -> Settings:
     """The settings this command runs with (`--config`, `--log-level`, the environment)."""
     from memd.core import settings
 

@@ -90,13 +90,13 @@ def cmd_service(args: argparse.Namespace) -> int:
         st = install.service_status(s)
 
         def status_text() -> str:
-            active = ", ".join(f"{k} {v}" for k, v in (st["active"] or {}).items()) or "unknown"
+            active = ", ".join(f"{k} {v}" for k, v in (st.active or {}).items()) or "unknown"
             files = "\n".join(
-                f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st["files"].items()
+                f"  {p} {'(present)' if ok else '(missing)'}" for p, ok in st.files.items()
             )
-            lines = [f"{st['manager'] or 'no service manager'}: installed {'yes' if st['installed'] else 'no'};"
-                     f" state {active}", files, f"socket {st['socket']}"]  # fmt: skip
-            return "\n".join(lines + ([st["detail"]] if st["detail"] else []))
+            lines = [f"{st.manager or 'no service manager'}: installed {'yes' if st.installed else 'no'};"
+                     f" state {active}", files, f"socket {st.socket}"]  # fmt: skip
+            return "\n".join(lines + ([st.detail] if st.detail else []))
 
         emit(args, st, status_text)
         return 0
@@ -142,7 +142,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     checks = [config]
     if s is not None:
         checks += doctor.run_checks(s, timeout=min(args.timeout, 5.0))
-    emit(args, doctor.as_dict(checks), lambda: doctor.render(checks))
+    emit(args, doctor.report(checks), lambda: doctor.render(checks))
     return doctor.exit_code(checks)
 
 

@@ -21,15 +21,25 @@ from __future__ import annotations
 
 import subprocess
 import time
-from typing import Any
 
+from msgspec import UNSET
+
+from memd.api.messages import StatusResult
 from memd.cli.doctor.assistants import assess_assistants, local_view
-from memd.cli.doctor.check import Check, as_dict, configured_secrets, exit_code, render, scrub
+from memd.cli.doctor.check import (
+    Check,
+    Report,
+    configured_secrets,
+    exit_code,
+    render,
+    report,
+    scrub,
+)
 from memd.cli.doctor.cloud import BackendFactory, check_sync
 from memd.cli.doctor.config import load_settings
 from memd.cli.doctor.daemon import assess_daemon, check_service, fetch_status
 from memd.cli.doctor.folders import check_folders, check_permissions
-from memd.cli.doctor.index import assess_index, assess_problems, inspect_index
+from memd.cli.doctor.index import IndexReport, assess_index, assess_problems, inspect_index
 from memd.cli.doctor.inotify import check_inotify
 from memd.cli.doctor.llm import check_llm
 from memd.cli.doctor.runtime import assess_sqlite, check_python
@@ -40,16 +50,16 @@ from memd.core.settings import Settings
 from memd.db.connection import sqlite_features
 from memd.sync.backend import make_backend
 
-__all__ = ["Check", "as_dict", "exit_code", "load_settings", "render", "run_checks"]
+__all__ = ["Check", "Report", "exit_code", "load_settings", "render", "report", "run_checks"]
 
 
 def settled_llm(
-    status: dict[str, Any] | None, settings: Settings, timeout: float, wait_s: float = 10.0
-) -> dict[str, Any] | None:
+    status: StatusResult | None, settings: Settings, timeout: float, wait_s: float = 10.0
+) -> StatusResult | None:
     """The daemon's status once it has chosen its LLM backend (it decides in the background
     after starting, which takes a second when it asks Claude Code)."""
     end = time.monotonic() + wait_s
-    while status is not None and (status.get("llm") or {}).get("backend") == "deciding":
+    while status is not None and status.llm is not UNSET and status.llm.backend == "deciding":
         if time.monotonic() > end:
             break
         time.sleep(0.2)
@@ -70,19 +80,18 @@ def run_checks(
     status, why = fetch_status(settings.socket_path, timeout)
     status = settled_llm(status, settings, timeout)
     checks += assess_daemon(status, why, settings.socket_path)
-    pid = (status or {}).get("daemon", {}).get("pid")
-    checks.append(check_service(settings, pid, runner))
+    checks.append(check_service(settings, status.daemon.pid if status else None, runner))
     try:
         ix = inspect_index(settings)
     except (MemdError, OSError) as exc:
-        ix = {"exists": True, "path": str(settings.db_path), "error": str(exc)}
+        ix = IndexReport(exists=True, path=str(settings.db_path), error=str(exc))
     checks.append(assess_index(ix, status, time.time()))
-    problems = status["problems"] if status is not None else ix.get("problems", [])
+    problems = ix.problems if status is None else status.problems or []
     checks.append(assess_problems(problems))
-    checks.append(check_llm(settings, status.get("llm") if status is not None else None))
+    checks.append(check_llm(settings, status.llm or None if status is not None else None))
     checks.append(check_sync(settings, timeout, backend_factory))
-    checks.append(assess_semantic(status.get("semantic") if status else None, settings))
-    seen = ((status or {}).get("logs") or {}).get("assistants")
+    checks.append(assess_semantic(status.semantic or None if status else None, settings))
+    seen = status.logs.assistants if status and status.logs else []
     checks.append(assess_assistants(seen or local_view(settings), counted=bool(seen)))
     secrets = configured_secrets(settings)
     return [scrub(c, secrets) for c in checks]

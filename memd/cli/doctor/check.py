@@ -1,16 +1,20 @@
 """A check's verdict (`Check`: ok, warn or fail, what was found, how to fix it) and the report
-of them all: text (`render`), JSON (`as_dict`) and the exit code, scrubbed of secrets."""
+of them all (`Report`, printed as JSON by `memd doctor --json`): text (`render`) and the exit
+code, scrubbed of secrets."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias
 
 from memd.core.settings import Settings
 
 Status = Literal["ok", "warn", "fail"]
+# What a check measured, as `memd doctor --json` prints it: JSON values only.
+JSON: TypeAlias = "str | int | float | bool | None | Sequence[JSON] | Mapping[str, JSON]"
+Measured: TypeAlias = Mapping[str, JSON]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,25 +25,23 @@ class Check:
     status: Status
     detail: str
     hint: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Measured = field(default_factory=dict)
 
 
-def ok(
-    name: str, detail: str, hint: str = "", data: Mapping[str, Any] | None = None, **more: Any
-) -> Check:
+def ok(name: str, detail: str, hint: str = "", data: Measured | None = None, **more: JSON) -> Check:
     """A passing verdict; `data` and `more` are what was measured."""
     return Check(name, "ok", detail, hint, {**(data or {}), **more})
 
 
 def warn(
-    name: str, detail: str, hint: str = "", data: Mapping[str, Any] | None = None, **more: Any
+    name: str, detail: str, hint: str = "", data: Measured | None = None, **more: JSON
 ) -> Check:
     """A verdict that works but wants fixing (`hint`)."""
     return Check(name, "warn", detail, hint, {**(data or {}), **more})
 
 
 def fail(
-    name: str, detail: str, hint: str = "", data: Mapping[str, Any] | None = None, **more: Any
+    name: str, detail: str, hint: str = "", data: Measured | None = None, **more: JSON
 ) -> Check:
     """A failed check: `memd doctor` exits 1."""
     return Check(name, "fail", detail, hint, {**(data or {}), **more})
@@ -80,13 +82,22 @@ def exit_code(checks: Sequence[Check]) -> int:
     return 1 if any(c.status == "fail" for c in checks) else 0
 
 
-def as_dict(checks: Sequence[Check]) -> dict[str, Any]:
-    """The result as JSON-ready data (`memd doctor --json`)."""
-    return {
-        "ok": exit_code(checks) == 0,
-        "summary": {s: sum(c.status == s for c in checks) for s in ("ok", "warn", "fail")},
-        "checks": [asdict(c) for c in checks],
-    }
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Every check's verdict, and how many of each (`memd doctor --json`)."""
+
+    ok: bool
+    summary: dict[Status, int]
+    checks: list[Check]
+
+
+def report(checks: Sequence[Check]) -> Report:
+    """The verdicts as a report: ok unless a check failed, the count of each verdict."""
+    return Report(
+        ok=exit_code(checks) == 0,
+        summary={s: sum(c.status == s for c in checks) for s in ("ok", "warn", "fail")},
+        checks=list(checks),
+    )
 
 
 def render(checks: Sequence[Check]) -> str:
@@ -97,7 +108,7 @@ def render(checks: Sequence[Check]) -> str:
         lines.append(f"{c.status:<4}  {c.name:<{width}}  {c.detail}")
         if c.hint and c.status != "ok":
             lines.append(f"{'':<4}  {'':<{width}}  fix: {c.hint}")
-    n = as_dict(checks)["summary"]
+    n = report(checks).summary
     lines.append("")
     lines.append(f"{n['fail']} failed, {n['warn']} warning(s), {n['ok']} ok")
     return "\n".join(lines)

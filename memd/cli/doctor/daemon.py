@@ -3,20 +3,22 @@ as a user service."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from memd import __version__
+from memd.api.messages import STATUS, StatusResult, decode_result
 from memd.cli.doctor.check import Check, fail, ok, warn
-from memd.cli.service import Runner, service_status
+from memd.cli.service import Runner, ServiceReport, service_status
 from memd.core.errors import DaemonNotRunning, MemdError
 from memd.core.settings import Settings
 
 RSS_WARN_MB = 150.0
 
 
-def fetch_status(socket_path: Path, timeout: float) -> tuple[dict[str, Any] | None, str]:
+def fetch_status(socket_path: Path, timeout: float) -> tuple[StatusResult | None, str]:
     """The daemon's `status` answer, or None and why it could not be had."""
     from memd.api import client
 
@@ -28,11 +30,14 @@ def fetch_status(socket_path: Path, timeout: float) -> tuple[dict[str, Any] | No
         return None, f"the daemon answered with an error: {exc}"
     except (OSError, ValueError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
-    return (st if isinstance(st, dict) else None), ""
+    try:
+        return decode_result(STATUS, st), ""
+    except msgspec.ValidationError as exc:
+        return None, f"the daemon's status cannot be read: {exc}"
 
 
 def assess_daemon(
-    status: Mapping[str, Any] | None, why: str, socket_path: Path, version: str = __version__
+    status: StatusResult | None, why: str, socket_path: Path, version: str = __version__
 ) -> list[Check]:
     """Reachability and health (RSS, version, watcher mode) from the daemon's status answer."""
     if status is None:
@@ -48,18 +53,20 @@ def assess_daemon(
                 "read-only without it, but nothing is watched, recorded or extracted",
             )
         ]
-    d = status.get("daemon", {})
-    rss = float(d.get("rss_mb", 0.0) or 0.0)
-    data = {k: d.get(k) for k in ("pid", "uptime_s", "rss_mb", "cpu_s", "threads")}
+    d = status.daemon
+    figures = {"pid": d.pid, "uptime_s": d.uptime_s, "rss_mb": d.rss_mb, "cpu_s": d.cpu_s,
+               "threads": d.threads}  # fmt: skip
+    data = {k: None if v is UNSET else v for k, v in figures.items()}
+    rss = float(data["rss_mb"] or 0.0)
     detail = (
-        f"pid {d.get('pid')}, up {float(d.get('uptime_s', 0) or 0):.0f} s, RSS {rss:.1f} MB, "
-        f"CPU {d.get('cpu_s', 0)} s, {d.get('threads', '?')} threads"
+        f"pid {d.pid}, up {float(data['uptime_s'] or 0):.0f} s, RSS {rss:.1f} MB, "
+        f"CPU {0 if d.cpu_s is UNSET else d.cpu_s} s, {'?' if d.threads is UNSET else d.threads} threads"
     )
     out: list[Check] = []
-    if status.get("version") and status["version"] != version:
+    if status.version and status.version != version:
         out.append(warn(
             "daemon",
-            f"{detail}; it runs memd {status['version']}, this command is {version}",
+            f"{detail}; it runs memd {status.version}, this command is {version}",
             "restart the daemon to run the installed version (systemctl --user restart memd)",
             data=data,
         ))  # fmt: skip
@@ -72,7 +79,7 @@ def assess_daemon(
         ))  # fmt: skip
     else:
         out.append(ok("daemon", detail, data=data))
-    mode = str(status.get("watcher", {}).get("mode", ""))
+    mode = "" if status.watcher is UNSET else status.watcher.mode
     if mode.startswith("polling"):
         out.append(warn(
             "watcher",
@@ -88,28 +95,24 @@ def assess_daemon(
     return out
 
 
-def assess_service(report: Mapping[str, Any], daemon_pid: int | None) -> Check:
+def assess_service(report: ServiceReport, daemon_pid: int | None) -> Check:
     """Installed and active as a user service (systemd or launchd)?"""
-    manager = report.get("manager") or "service manager"
-    active: dict[str, str] = dict(report.get("active") or {})
-    data = {
-        "manager": report.get("manager"),
-        "installed": report.get("installed"),
-        "active": active,
-    }
+    manager = report.manager or "service manager"
+    active = dict(report.active or {})
+    data = {"manager": report.manager, "installed": report.installed, "active": active}
     by_hand = f"; the daemon runs without it (pid {daemon_pid})" if daemon_pid else ""
-    if report.get("manager") is None:
-        return warn("service", f"{report.get('detail') or 'no supported service manager'}{by_hand}",
+    if report.manager is None:
+        return warn("service", f"{report.detail or 'no supported service manager'}{by_hand}",
                      "run `memd serve` from your own supervisor", data=data)  # fmt: skip
-    if not report.get("installed"):
+    if not report.installed:
         return warn(
             "service",
             f"not installed as a {manager} user service{by_hand}",
             "`memd service install` starts memd at login and restarts it after a crash",
             data=data,
         )
-    if not report.get("manager_available"):
-        detail = report.get("detail") or f"{manager} cannot be asked"
+    if not report.manager_available:
+        detail = report.detail or f"{manager} cannot be asked"
         return warn(
             "service",
             f"installed, but {manager} is not reachable: {detail}{by_hand}",
@@ -130,7 +133,7 @@ def assess_service(report: Mapping[str, Any], daemon_pid: int | None) -> Check:
         "service",
         f"installed but not running: {states}",
         "systemctl --user enable --now memd.socket memd.service"
-        if report.get("manager") == "systemd"
+        if report.manager == "systemd"
         else "memd service install (bootstraps it again)",
         data=data,
     )

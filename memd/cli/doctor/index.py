@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from memd.api.messages import FileProblem, StatusResult
 from memd.cli.doctor.check import Check, fail, ok, warn
 from memd.core.settings import Settings
 from memd.db import DatabaseError
@@ -28,36 +29,44 @@ def _index_roots(settings: Settings) -> list[Root]:
     return roots
 
 
-def inspect_index(settings: Settings) -> dict[str, Any]:
+@dataclass(slots=True)
+class IndexReport:
+    """The index file as read directly: whether it exists, `error` when it cannot be read, else
+    its integrity (`quick_check`), counts, last indexing, files changed since and problems."""
+
+    exists: bool
+    path: str
+    error: str = ""
+    quick_check: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    last_indexed_at: float = 0.0
+    stale: list[str] = field(default_factory=list)
+    problems: list[FileProblem] = field(default_factory=list)
+
+
+def inspect_index(settings: Settings) -> IndexReport:
     """Read the index file directly (read-only): integrity, counts, last indexing, stale files."""
     path = settings.db_path
     if not path.exists():
-        return {"exists": False, "path": str(path)}
+        return IndexReport(exists=False, path=str(path))
     conn = connect(path, readonly=True)
     try:
         quick = quick_check(conn)
         counts = docs.counts(conn)
         last = docs.last_indexed_at(conn)
-        problems: list[dict[str, Any]] = msgspec.to_builtins(docs.problems(conn))
-        bad = {p["path"] for p in problems}
+        problems = docs.problems(conn)
+        bad = {p.path for p in problems}
         stale: list[str] = []
         for root in _index_roots(settings):
             disk = scan_root(root) if root.path.is_dir() else {}
             to_read, to_delete = plan_reconcile(disk, docs.manifest(conn, root.key))
             stale += [p for p in (*to_read, *to_delete) if p not in bad]
     except DatabaseError as exc:
-        return {"exists": True, "path": str(path), "error": str(exc)}
+        return IndexReport(exists=True, path=str(path), error=str(exc))
     finally:
         conn.close()
-    return {
-        "exists": True,
-        "path": str(path),
-        "quick_check": quick,
-        "counts": counts,
-        "last_indexed_at": float(last),
-        "stale": sorted(stale),
-        "problems": problems,
-    }
+    return IndexReport(exists=True, path=str(path), quick_check=quick, counts=counts,
+                       last_indexed_at=float(last), stale=sorted(stale), problems=problems)  # fmt: skip
 
 
 def _ago(ts: float, now: float) -> str:
@@ -71,21 +80,19 @@ def _ago(ts: float, now: float) -> str:
     return f"{s / 86400:.0f} days ago"
 
 
-def assess_index(ix: Mapping[str, Any], status: Mapping[str, Any] | None, now: float) -> Check:
+def assess_index(ix: IndexReport, status: StatusResult | None, now: float) -> Check:
     """Index present and sound, and caught up with the files (lag, stale files)."""
     rebuild = "the index is a cache: `memd reindex --full` rebuilds it from your files"
-    if not ix.get("exists"):
-        return warn(
-            "index", f"no index yet at {ix.get('path')}", "start the daemon once (`memd serve`)"
-        )
-    if "error" in ix:
-        return fail("index", f"cannot read {ix['path']}: {ix['error']}", rebuild)
-    if ix["quick_check"] != "ok":
-        return fail("index", f"{ix['path']} is damaged: {ix['quick_check']}", rebuild)
-    c = ix["counts"]
-    lag = float((status or {}).get("index", {}).get("lag_s", 0.0) or 0.0)
-    last = float(ix.get("last_indexed_at") or 0.0)
-    stale: list[str] = list(ix.get("stale", []))
+    if not ix.exists:
+        return warn("index", f"no index yet at {ix.path}", "start the daemon once (`memd serve`)")
+    if ix.error:
+        return fail("index", f"cannot read {ix.path}: {ix.error}", rebuild)
+    if ix.quick_check != "ok":
+        return fail("index", f"{ix.path} is damaged: {ix.quick_check}", rebuild)
+    c = ix.counts
+    lag = float(status.index.lag_s) if status and status.index else 0.0
+    last = ix.last_indexed_at
+    stale = ix.stale
     data = {"files": c["files"], "sections": c["sections"], "items": c["items"], "lag_s": lag,
             "last_indexed_at": last or None, "stale_files": len(stale)}  # fmt: skip
     detail = (
@@ -105,13 +112,13 @@ def assess_index(ix: Mapping[str, Any], status: Mapping[str, Any] | None, now: f
     return ok("index", detail + ("; up to date" if status else "; matches the files"), data=data)
 
 
-def assess_problems(problems: Sequence[Mapping[str, Any]]) -> Check:
+def assess_problems(problems: Sequence[FileProblem]) -> Check:
     """Memory files with a problem: not indexed at all (too large, not UTF-8, binary, …), or
     indexed in part (broken front matter: the rest of the file is searchable)."""
     if not problems:
         return ok("problems", "every memory file is indexed", count=0)
-    missing = [p for p in problems if not p.get("indexed")]
-    partly = [p for p in problems if p.get("indexed")]
+    missing = [p for p in problems if not p.indexed]
+    partly = [p for p in problems if p.indexed]
     said = []
     if missing:
         said.append(f"{len(missing)} file(s) not indexed: {_listed(missing)}")
@@ -122,10 +129,10 @@ def assess_problems(problems: Sequence[Mapping[str, Any]]) -> Check:
         "; ".join(said),
         "fix or move these files (they are re-read when they change); `memd status` lists them",
         count=len(problems),
-        files=[dict(p) for p in problems],
+        files=msgspec.to_builtins(problems),
     )
 
 
-def _listed(problems: Sequence[Mapping[str, Any]]) -> str:
-    shown = "; ".join(f"{p['path']}: {p['reason']}" for p in problems[:5])
+def _listed(problems: Sequence[FileProblem]) -> str:
+    shown = "; ".join(f"{p.path}: {p.reason}" for p in problems[:5])
     return shown + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")

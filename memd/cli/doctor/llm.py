@@ -4,9 +4,7 @@ never shown, only where they come from."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from memd.api.messages import LLMStatus
 from memd.cli.doctor.check import Check, fail, ok, warn
 from memd.core.errors import LLMConfigError
 from memd.core.settings import Settings
@@ -38,43 +36,42 @@ def _name(backend: str, model: str) -> str:
     return f"{backend} {model}".strip()
 
 
-def _cost(llm: Mapping[str, Any]) -> str:
-    if llm.get("backend") in ("off", None):
+def _cost(llm: LLMStatus) -> str:
+    if llm.backend in ("off", ""):
         return ""
-    calls = counted(int(llm.get("requests_today") or 0), "LLM request")
-    tokens = int(llm.get("tokens_today") or 0)
-    if llm.get("local"):
+    calls = counted(llm.requests_today, "LLM request")
+    tokens = llm.tokens_today
+    if llm.local:
         return (f"; today {calls}, {counted(tokens, 'token')} (a local server: at most"
-                f" {llm.get('rpm')} requests a minute)")  # fmt: skip
-    return f"; today {calls}, {tokens:,} of {counted(int(llm.get('daily_budget') or 0), 'token')}"
+                f" {llm.rpm} requests a minute)")  # fmt: skip
+    return f"; today {calls}, {tokens:,} of {counted(llm.daily_budget, 'token')}"
 
 
 def assess_daemon_llm(
-    llm: Mapping[str, Any], shell: Choice, settings: Settings, problem: tuple[str, str] = ("", "")
+    llm: LLMStatus, shell: Choice, settings: Settings, problem: tuple[str, str] = ("", "")
 ) -> Check:
     """The running daemon's backend (its `status`) against what this shell would choose;
     `problem` is why that backend cannot work, as `usable` found it."""
-    backend = str(llm.get("backend") or ("anthropic" if llm.get("mode") == "anthropic" else "off"))
-    model = str(llm.get("model") or "")
-    data = {"backend": backend, "model": model, "why": llm.get("why"),
-            "key_source": llm.get("key_source") or None, "shell_backend": shell.backend,
-            "tokens_today": llm.get("tokens_today"), "requests_today": llm.get("requests_today")}  # fmt: skip
-    detail = f"the daemon uses {_name(backend, model)} ({llm.get('why') or '?'})"
-    if llm.get("key_source"):
-        detail += f", key from {llm['key_source']}"
+    backend = llm.backend or ("anthropic" if llm.mode == "anthropic" else "off")
+    data = {"backend": backend, "model": llm.model, "why": llm.why,
+            "key_source": llm.key_source or None, "shell_backend": shell.backend,
+            "tokens_today": llm.tokens_today, "requests_today": llm.requests_today}  # fmt: skip
+    detail = f"the daemon uses {_name(backend, llm.model)} ({llm.why or '?'})"
+    if llm.key_source:
+        detail += f", key from {llm.key_source}"
     detail += _cost(llm)
-    if llm.get("config_error"):
-        return fail("llm", f"{detail}; it was refused: {llm['config_error']}",
+    if llm.config_error:
+        return fail("llm", f"{detail}; it was refused: {llm.config_error}",
                     "fix the setting named above, then restart memd", data=data)  # fmt: skip
     if problem[0]:
         return fail("llm", f"{detail}: {problem[0]}", problem[1], data=data)
-    chose = str(llm.get("why") or "").startswith("auto")
+    chose = llm.why.startswith("auto")
     if chose and shell.backend == "anthropic" and backend != "anthropic":
         src = shell.key_source or "an Anthropic key"
         return warn("llm", f"{src} is set in this shell, but the running daemon sees no key: {detail}",
                     SERVICE_HINT.format(config=settings.paths.config_file), data=data)  # fmt: skip
-    if llm.get("note"):
-        return ok("llm", f"{detail}; {llm['note']}", data=data)
+    if llm.note:
+        return ok("llm", f"{detail}; {llm.note}", data=data)
     return ok("llm", detail, "" if backend != "off" else SETUP_HINT, data=data)
 
 
@@ -112,11 +109,11 @@ def usable(choice: Choice, settings: Settings) -> tuple[str, str]:
     return "", ""
 
 
-def check_llm(settings: Settings, daemon_llm: Mapping[str, Any] | None = None) -> Check:
+def check_llm(settings: Settings, daemon_llm: LLMStatus | None = None) -> Check:
     """The backend the running daemon uses (its `status`), else what this shell would use."""
     shell = choose(settings)
     if daemon_llm is None:
         return assess_choice(shell, settings)
-    same = daemon_llm.get("backend") == shell.backend and shell.online
+    same = daemon_llm.backend == shell.backend and shell.online
     problem = usable(shell, settings) if same else ("", "")
     return assess_daemon_llm(daemon_llm, shell, settings, problem)

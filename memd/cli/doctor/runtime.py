@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from memd.cli.doctor.check import Check, fail, ok
+from memd.cli.doctor.check import Check, Measured, fail, ok
+from memd.db.connection import SqliteFeatures
 
 MIN_PYTHON = (3, 11)
 # ON CONFLICT … DO UPDATE (upsert) arrived in SQLite 3.24.
@@ -25,15 +25,16 @@ def check_python(version: Sequence[int] = sys.version_info[:3]) -> Check:
     return ok("python", f"Python {text} at {sys.executable}", version=text)
 
 
-def assess_sqlite(f: Mapping[str, Any]) -> Check:
+def assess_sqlite(f: SqliteFeatures) -> Check:
     """SQLite recent enough, with FTS5 and the porter tokenizer (trigram is reported only)."""
-    version = str(f["version"])
+    version = f.version
     parts = tuple(int(p) for p in version.split(".")[:3])
-    trigram = "yes" if not f["trigram_error"] else "no"
-    data = {"version": version, "fts5": not f["fts5_error"], "trigram": not f["trigram_error"]}
+    trigram = "yes" if not f.trigram_error else "no"
+    data: Measured = {"version": version, "fts5": not f.fts5_error,
+                      "trigram": not f.trigram_error}  # fmt: skip
     fix = "use a Python built with a current SQLite (python.org, Homebrew, uv python install)"
-    if f["fts5_error"]:
-        how = "compiled without ENABLE_FTS5" if not f["compile_fts5"] else f["fts5_error"]
+    if f.fts5_error:
+        how = "compiled without ENABLE_FTS5" if not f.compile_fts5 else f.fts5_error
         return fail("sqlite", f"SQLite {version} has no usable FTS5 ({how})", fix, data=data)
     if parts < MIN_SQLITE:
         need = ".".join(map(str, MIN_SQLITE))
