@@ -11,19 +11,21 @@ import datetime as dt
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from msgspec import UnsetType
 
 from memd.api import messages as m
 from memd.core.models import Hit, HitSource
 from memd.core.progress import TaskSnapshot
 from memd.core.text import counted, short_id, shorten
 
+T = TypeVar("T")
 
-def part(value: Any, default: Any = None) -> Any:
-    """A status part, or `default` (an empty dict) when the daemon has no such part."""
-    if value is m.UNSET:
-        return {} if default is None else default
-    return value
+
+def part(value: T | UnsetType, default: T) -> T:
+    """A status part, or `default` when the daemon has no such part."""
+    return default if isinstance(value, UnsetType) else value
 
 
 def when(ts: Any) -> str:
@@ -206,7 +208,7 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     lines += instructions_lines(part(st.instructions, []))
     lines += agents_lines(part(st.agents, []))
     if st.semantic:
-        lines.append(semantic_line(part(st.semantic)))
+        lines.append(semantic_line(st.semantic))
     if isinstance(st.llm, m.LLMStatus):
         lines.append(llm_line(st.llm))
     if st.sync is not m.UNSET:
@@ -225,21 +227,21 @@ def status_text(st: m.StatusResult, now: float | None = None) -> str:
     return "\n".join(lines)
 
 
-def semantic_line(sem: dict[str, Any]) -> str:
+def semantic_line(sem: m.SemanticStatus) -> str:
     """`status`: whether recall by meaning is on, and how far the backfill got."""
-    if not sem.get("on"):
-        return f"recall by meaning: off ({sem.get('reason', '')})"
-    line = f"recall by meaning: {sem.get('model', '')}"
-    b = sem.get("backfill")
+    if not sem.on:
+        return f"recall by meaning: off ({sem.reason})"
+    line = f"recall by meaning: {part(sem.model, '')}"
+    b = sem.backfill
     if b:
-        line += f"; vectors {b['done']:,}/{b['total']:,} ({b['state']}"
-        if b.get("pending") and b.get("rate_per_s"):
-            line += f", {b['rate_per_s']}/s, ~{b.get('eta_s', 0) / 60:.0f} min left"
+        line += f"; vectors {b.done:,}/{b.total:,} ({b.state}"
+        if b.pending and b.rate_per_s:
+            line += f", {b.rate_per_s}/s, ~{part(b.eta_s, 0) / 60:.0f} min left"
         line += ")"
-        if b.get("last_error"):
-            line += f"; backfill error: {b['last_error']}"
-    if sem.get("query_error"):
-        line += f"; last query error: {sem['query_error']}"
+        if b.last_error:
+            line += f"; backfill error: {b.last_error}"
+    if sem.query_error:
+        line += f"; last query error: {sem.query_error}"
     return line
 
 

@@ -21,8 +21,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any
 
+from memd.api.messages import SemanticStatus, StatusResult
 from memd.api.methods import Feature, Host
 from memd.core.conditions import defer_reason, probe_system
 from memd.core.settings import Settings
@@ -187,24 +187,29 @@ class SemanticFeature:
             self.backfill.stop()
 
     # -- status ----------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> SemanticStatus:
+        """Recall by meaning's part of `status`: the query side's, then the kind and model,
+        the vectors stored per kind and the backfill's progress."""
         out = self.recall.status()
-        out["kind"] = self.host.settings.semantic_kind
-        out["dictionary"] = self.dictionary_state
+        out.kind = self.host.settings.semantic_kind
+        out.dictionary = self.dictionary_state
         if self.model:
-            out["model"] = self.model
+            out.model = self.model
             try:
-                out["vectors"] = repo.counts(self.store.read(), self.model)
+                out.vectors = repo.counts(self.store.read(), self.model)
             except DatabaseError:
                 pass
         if self.backfill is not None:
-            out["backfill"] = self.backfill.progress.as_dict()
-        return {"semantic": out}
+            out.backfill = self.backfill.progress.snapshot()
+        return out
+
+    def status_into(self, out: StatusResult) -> None:
+        out.semantic = self.status()
 
     def feature(self) -> Feature:
         return Feature(
             "semantic",
-            status=[self.status],
+            status_into=[self.status_into],
             startup=[self.daemon_mode],
             on_start=[self.start],
             on_stop=[self.stop],

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memd.api.messages import BackfillProgress
 from memd.core.errors import MemdError
 from memd.core.text import estimate_tokens
 from memd.core.trim import give_memory_back
@@ -95,28 +96,23 @@ class Progress:
     retry_at: float = 0.0
     started_at: float = field(default_factory=time.time)
 
-    def as_dict(self) -> dict[str, Any]:
+    def snapshot(self) -> BackfillProgress:
+        """The figures for `status`: time left only while it can be told, the rest when set."""
         pending = max(0, self.total - self.done)
-        out: dict[str, Any] = {
-            "state": self.state,
-            "done": self.done,
-            "total": self.total,
-            "pending": pending,
-            "embedded": self.embedded,
-            "reused": self.reused,
-            "rate_per_s": round(self.rate, 2),
-        }
+        out = BackfillProgress(state=self.state, done=self.done, total=self.total,
+                               pending=pending, embedded=self.embedded, reused=self.reused,
+                               rate_per_s=round(self.rate, 2))  # fmt: skip
         if pending and self.rate > 0:
-            out["eta_s"] = round(pending / self.rate)
+            out.eta_s = round(pending / self.rate)
         if self.worker_pid:
-            out["worker_pid"] = self.worker_pid
+            out.worker_pid = self.worker_pid
         if self.last_error:
-            out["last_error"] = self.last_error
-            out["error_at"] = self.error_at
+            out.last_error = self.last_error
+            out.error_at = self.error_at
         if self.waiting:
-            out["waiting"] = self.waiting
+            out.waiting = self.waiting
         if self.retry_at:
-            out["retry_at"] = self.retry_at
+            out.retry_at = self.retry_at
         return out
 
 

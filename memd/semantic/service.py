@@ -29,6 +29,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memd.api.messages import IndexUpdates, QueryCache, SemanticStatus, VectorIndexFigures
 from memd.semantic.base import Embedder
 from memd.semantic.bridge import Dictionary
 from memd.semantic.errors import EmbeddingError
@@ -120,31 +121,33 @@ class SemanticRecall:
             if starter is not None:
                 starter()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> SemanticStatus:
         """The query side's part of `status`."""
-        out: dict[str, Any] = {"on": self.ready, "reason": self.reason}
-        out["dictionary"] = "loaded" if self.dictionary is not None else "not loaded"
+        out = SemanticStatus(on=self.ready, reason=self.reason)
+        out.dictionary = "loaded" if self.dictionary is not None else "not loaded"
         cache = self.embedder
         if cache is not None and hasattr(cache, "hits"):
-            out["query_cache"] = {"hits": cache.hits, "misses": getattr(cache, "misses", 0)}
+            out.query_cache = QueryCache(hits=cache.hits, misses=getattr(cache, "misses", 0))
         if self.index is not None:
-            out["index"] = {
-                kind: {
-                    "rows": s.rows,
-                    "generation": s.generation,
-                    "build_s": round(s.build_s, 3),
-                    "mb": round(s.nbytes / (1 << 20), 1),
-                }  # fmt: skip
+            out.index = {
+                kind: VectorIndexFigures(
+                    rows=s.rows,
+                    generation=s.generation,
+                    build_s=round(s.build_s, 3),
+                    mb=round(s.nbytes / (1 << 20), 1),
+                )  # fmt: skip
                 for kind in ("section", "turn")
                 if (s := self.index.snapshot(kind)) is not None
             }
-            out["index_updates"] = {"rebuilds": self.index.rebuilds, "appends": self.index.appends}
+            out.index_updates = IndexUpdates(
+                rebuilds=self.index.rebuilds, appends=self.index.appends
+            )
         if self.last_error:
-            out["query_error"] = self.last_error
-            out["query_error_at"] = self.error_at
-            out["query_errors"] = self.errors
+            out.query_error = self.last_error
+            out.query_error_at = self.error_at
+            out.query_errors = self.errors
             if self.paused_until > time.time():
-                out["paused_until"] = self.paused_until
+                out.paused_until = self.paused_until
         return out
 
     # -- the request path ------------------------------------------------------------------

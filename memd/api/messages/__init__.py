@@ -135,18 +135,23 @@ from memd.api.messages.signatures import (
 )
 from memd.api.messages.status import (
     AssistantSeen,
+    BackfillProgress,
     DaemonStatus,
     FileProblem,
     HistoryStatus,
     IndexStatus,
+    IndexUpdates,
     InstructionsFile,
     JobStatus,
     LLMRun,
     LLMStatus,
     LogSource,
     LogsStatus,
+    QueryCache,
     RootStatus,
+    SemanticStatus,
     StatusResult,
+    VectorIndexFigures,
     WatcherStatus,
 )
 from memd.api.messages.sync import SyncNowParams, SyncNowResult
@@ -162,7 +167,7 @@ __all__ = [
     "MemoriesParams", "AgentSeen", "MemoriesResult", "MoveTo", "EditItemParams", "EditItemResult",
     "SetEnabledParams", "SetEnabledResult",
     "ReindexParams", "ReindexResult", "RunJobParams", "MAX_JOB_RUNS",
-    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "HistoryStatus", "InstructionsFile", "LLMRun", "LLMStatus", "LogSource", "AssistantSeen", "LogsStatus",
+    "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "HistoryStatus", "InstructionsFile", "LLMRun", "LLMStatus", "LogSource", "AssistantSeen", "LogsStatus", "SemanticStatus", "BackfillProgress", "QueryCache", "VectorIndexFigures", "IndexUpdates",
     "IngestParams", "IngestResult", "LogsImported", "ChatGPTImported", "RecallParams", "RecalledTurn", "RecalledSession", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
     "ExportParams", "ExportResult",

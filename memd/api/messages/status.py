@@ -192,6 +192,68 @@ class LLMStatus(Struct, kw_only=True):
     config_error: str | None | UnsetType = UNSET
 
 
+class QueryCache(Struct, kw_only=True):
+    """Query vectors served from the cache, and made."""
+
+    hits: int
+    misses: int
+
+
+class VectorIndexFigures(Struct, kw_only=True):
+    """One kind's in-memory vector index: rows, its generation, its last build, its size."""
+
+    rows: int
+    generation: int
+    build_s: float
+    mb: float
+
+
+class IndexUpdates(Struct, kw_only=True):
+    """How the in-memory vector index changed: built again, or appended to."""
+
+    rebuilds: int
+    appends: int
+
+
+class BackfillProgress(Struct, kw_only=True):
+    """The backfill worker: its state, the texts with a vector of the total, and the rate; the
+    rest only when it applies (time left, its model's process, its last error, why it waits)."""
+
+    state: str
+    done: int = 0
+    total: int = 0
+    pending: int = 0
+    embedded: int = 0
+    reused: int = 0
+    rate_per_s: float = 0.0
+    eta_s: int | UnsetType = UNSET
+    worker_pid: int | UnsetType = UNSET
+    last_error: str | UnsetType = UNSET
+    error_at: float | UnsetType = UNSET
+    waiting: str | UnsetType = UNSET
+    retry_at: float | UnsetType = UNSET
+
+
+class SemanticStatus(Struct, kw_only=True):
+    """Recall by meaning: on or why not, the dictionary, the query side (its cache, the
+    in-memory index, its last error), the kind and model, vectors per kind, the backfill."""
+
+    on: bool = False
+    reason: str = ""
+    dictionary: str = ""
+    query_cache: QueryCache | UnsetType = UNSET
+    index: dict[str, VectorIndexFigures] | UnsetType = UNSET
+    index_updates: IndexUpdates | UnsetType = UNSET
+    query_error: str | UnsetType = UNSET
+    query_error_at: float | UnsetType = UNSET
+    query_errors: int | UnsetType = UNSET
+    paused_until: float | UnsetType = UNSET
+    kind: str | UnsetType = UNSET
+    model: str | UnsetType = UNSET
+    vectors: dict[str, int] | UnsetType = UNSET
+    backfill: BackfillProgress | UnsetType = UNSET
+
+
 class StatusResult(Result, kw_only=True):
     """`status`: the daemon's part, then one part per feature (`index`, `logs`, `sync`, …)."""
 
@@ -208,7 +270,7 @@ class StatusResult(Result, kw_only=True):
     logs: LogsStatus | UnsetType = UNSET
     llm: LLMStatus | UnsetType = UNSET
     sync: dict[str, Any] | UnsetType = UNSET
-    semantic: dict[str, Any] | UnsetType = UNSET
+    semantic: SemanticStatus | UnsetType = UNSET
     # A damaged index moved aside and rebuilt.
     recovered: Recovery | UnsetType = UNSET
     # Why the daemon runs read-only (answers queries, refuses writes), e.g. a full disk.

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from msgspec import UNSET
 
+from memd.api.messages import SemanticStatus
 from memd.cli.doctor.check import Check, ok, warn
 from memd.core.settings import Settings
 
 
-def assess_semantic(sem: Mapping[str, Any] | None, settings: Settings) -> Check:
+def assess_semantic(sem: SemanticStatus | None, settings: Settings) -> Check:
     """Recall by meaning: on (the model, how far the backfill got) or why it is off, as the
     daemon sees it; without a daemon, as the settings and the installed packages make it."""
     explicit = settings.semantic_kind in ("packaged", "http")
@@ -22,15 +22,14 @@ def assess_semantic(sem: Mapping[str, Any] | None, settings: Settings) -> Check:
         hint = "" if settings.semantic_kind == "off" else "see docs/retrieval.md"
         make = warn if explicit else ok
         return make("semantic", f"recall by meaning off: {a.reason}", hint, on=False)
-    if not sem.get("on"):
-        reason = str(sem.get("reason", ""))
-        make = warn if explicit and reason != "starting" else ok
-        return make("semantic", f"recall by meaning off: {reason}", on=False)
-    detail = str(sem.get("reason", ""))
-    b = sem.get("backfill") or {}
+    if not sem.on:
+        make = warn if explicit and sem.reason != "starting" else ok
+        return make("semantic", f"recall by meaning off: {sem.reason}", on=False)
+    detail = sem.reason
+    b = sem.backfill
     if b:
-        detail += f"; vectors {b.get('done', 0):,}/{b.get('total', 0):,} ({b.get('state', '')})"
-    problem = b.get("last_error") or sem.get("query_error")
+        detail += f"; vectors {b.done:,}/{b.total:,} ({b.state})"
+    problem = (b.last_error if b else UNSET) or sem.query_error
     if problem:
         return warn("semantic", f"{detail}; last error: {problem}",
                      "check semantic.url / semantic.model, or the endpoint's log", on=True)  # fmt: skip
