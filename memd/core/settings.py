@@ -316,6 +316,13 @@ class Settings:
         )
 
     @property
+    def write_guard_path(self) -> Path:
+        """Where the memory files' write guard keeps memd's recent item changes across a
+        restart (one per index, beside its lock)."""
+        lock = self.lock_path
+        return lock.with_name(f"{lock.stem}-write-guard.json")
+
+    @property
     def socket_path(self) -> Path:
         wanted = (
             Path(self.server_socket).expanduser()

@@ -109,7 +109,12 @@ class MemoryFeature:
         self.indexer = Indexer(store, roots, max_file_bytes=int(s.index_max_file_mb * (1 << 20)))
         # The one door for every read-modify-write of a memory file (memory.files), with the
         # history every operation through it is recorded in; the indexer reads through it.
-        self.files = MemoryFiles(self.indexer.root_paths, history, indexed_size=self._indexed_size)
+        self.files = MemoryFiles(
+            self.indexer.root_paths,
+            history,
+            indexed_size=self._indexed_size,
+            guard_state=s.write_guard_path,
+        )
         self.indexer.files = self.files
         self._workspaces = roots[1:]  # the configured ones besides the memory folder
         self.ops = MemoryOps(

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from memd.core.errors import EditConflict, SourceError
+from memd.core.errors import EditConflict, MemdError, SourceError
 from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, real, resolve_inside
 from memd.core.rename import Renamer
 from memd.core.writers import writers
@@ -125,6 +125,7 @@ class MemoryFiles:
         history: History | None = None,
         *,
         indexed_size: IndexedSize | None = None,
+        guard_state: Path | None = None,
     ) -> None:
         # Roots given as a list are resolved once, here: a root swapped for a link later does not
         # move (the memory feature gives the indexer's, which resolves its roots as it adds them).
@@ -137,7 +138,7 @@ class MemoryFiles:
         self._locks: dict[str, threading.RLock] = {}
         self._mine: dict[str, Ident] = {}
         self._known_lock = threading.Lock()
-        self.guard = WriteGuard()
+        self.guard = WriteGuard(state=guard_state)  # kept across a restart in `guard_state`
         self.renamer = Renamer()
         # One operation at a time; re-entrant, so an operation may call others' writers.
         self.lock = threading.RLock()
@@ -510,8 +511,24 @@ class MemoryFiles:
     # -- what the watcher saw --------------------------------------------------------------
     def watching(self, on: bool) -> None:
         """The daemon watches the tree (`on`): the guard re-applies what an editor's older
-        copy wrote over. Off, the guard keeps nothing."""
+        copy wrote over (also one saved while memd was down: `_resume`). Off, the guard keeps
+        nothing."""
         self.guard.active = on
+        if on:
+            self._resume()
+
+    def _resume(self) -> None:
+        """memd's changes the guard kept from before this start are applied again to a file an
+        editor wrote an older copy of, within their window, while memd was down."""
+        for key in self.guard.kept():
+            path = Path(key)
+            try:
+                changed_at = os.stat(path, follow_symlinks=False).st_ctime  # a rename's time too
+                data = read_snapshot(path).data
+            except (OSError, MemdError):
+                changed_at, data = 0.0, None
+            self.guard.resume(path, data, changed_at)
+            self.saved_by_someone(path)
 
     def saved_by_someone(self, path: Path) -> bool:
         """The watcher saw `path` change: if an editor wrote an older copy over memd's recent

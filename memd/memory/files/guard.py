@@ -24,16 +24,26 @@ window every edit is taken as it is. Only items with a memd id are guarded (line
 wrote are theirs); journal entries and whole-file writes (undo, a pulled or imported file) are
 not. The guard is active in the daemon only (`active`), where the watcher reports changes.
 Part of `memd.memory.files`: one guard belongs to one door (`MemoryFiles`).
+
+The changes in their window are also kept in a small file (`state`), rewritten whenever they
+change: an editor saving its older copy while memd is down (killed, or restarting) would
+otherwise take memd's acknowledged change with it for good. When memd starts, a file changed
+since memd's last write, at a time within the window of memd's changes (`resume`), gets them
+back as if memd had never stopped; a file changed later was changed by a person after the
+window and stays as they left it. The file is not flushed to disk on each change: it survives
+memd being killed, not a power cut (which also loses an editor's unsynced save).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from memd.core.errors import SourceError
@@ -137,28 +147,60 @@ def reapply(text: str | None, ops: list[Op]) -> str:
 @dataclass
 class _Entry:
     ops: list[Op]
-    at: float
+    at: float  # on the guard's clock
     cause: str = ""
+    wall: float = 0.0  # the same moment as time.time(): what the state file keeps
 
 
 @dataclass
 class _File:
-    last: bytes | None = None  # what memd last wrote (or accepted as it is)
+    last: bytes | None = None  # the digest of what memd last wrote (or accepted as it is)
     entries: list[_Entry] = field(default_factory=list)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+_KINDS: tuple[tuple[str, type[AddOp] | type[RemoveOp] | type[SetOp]], ...] = (
+    ("add", AddOp),
+    ("remove", RemoveOp),
+    ("set", SetOp),
+)
+
+
+def _op_json(op: Op) -> dict[str, str]:
+    kind = next(k for k, t in _KINDS if isinstance(op, t))
+    return {"kind": kind, **asdict(op)}
+
+
+def _op_of(raw: dict[str, str]) -> Op:
+    kind = dict(_KINDS)[raw.pop("kind")]
+    return kind(**raw)
 
 
 class WriteGuard:
     """memd's recent item changes per file, re-applied after an outdated write (module doc)."""
 
     def __init__(
-        self, window_s: float = WINDOW_S, clock: Callable[[], float] = time.monotonic
+        self,
+        window_s: float = WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        state: Path | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.window_s = window_s
         self.clock = clock
+        self.wall = wall
+        self.state = state  # where the changes in their window are kept across a restart
         self.active = False  # the daemon turns it on while it watches the tree
         self.reapplied = 0  # operations applied again (for status and tests)
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()
+        self._saved = ""
+        if state is not None:
+            self._load(state)
 
     def restore(self, path: Path | str, data: bytes | None, text: str | None) -> str | None:
         """`text` (the file as just read) with memd's missing recent changes applied again."""
@@ -172,25 +214,29 @@ class WriteGuard:
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
+                self._save()
                 return text
-            if data == st.last:
+            if _digest(data) == st.last:
                 return text
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
             if not missing:
-                st.last = data
+                st.last = _digest(data)
+                self._save()
                 return text
             if missing[-1] is not st.entries[-1]:
                 # Whoever wrote saw memd's latest change: the older ones were undone on purpose.
                 for e in missing:
                     e.ops = [op for op in e.ops if op.holds(view)]
                 st.entries = [e for e in st.entries if e.ops]
-                st.last = data
+                st.last = _digest(data)
+                self._save()
                 return text
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
             for e in missing:
-                e.at = now
+                e.at, e.wall = now, self.wall()
             self.reapplied += len(todo)
+            self._save()
         log.info("%s: an older copy was written over memd's recent changes; applying %d again",
                  key, len(todo))  # fmt: skip
         return reapply(text, todo)
@@ -201,24 +247,106 @@ class WriteGuard:
         with self._lock:
             st = self._files.get(key)
             if ops is None or not self.active:
-                self._files.pop(key, None)
+                if self._files.pop(key, None) is not None:
+                    self._save()
                 return
             if st is None:
                 if not ops:
                     return
                 st = self._files[key] = _File()
-            st.last = data
+            st.last = _digest(data)
             if ops:
                 ids = {op.item_id for op in ops if op.item_id}
                 for e in st.entries:  # a newer change of the same item replaces the older one
                     e.ops = [op for op in e.ops if op.item_id not in ids]
                 st.entries = [e for e in st.entries if e.ops]
-                st.entries.append(_Entry(list(ops), self.clock(), cause))
+                st.entries.append(_Entry(list(ops), self.clock(), cause, self.wall()))
+            self._save()
 
     def forget_file(self, path: Path | str) -> None:
         """memd replaced or deleted the whole file: its earlier changes are no longer guarded."""
         with self._lock:
-            self._files.pop(os.path.abspath(path), None)
+            if self._files.pop(os.path.abspath(path), None) is not None:
+                self._save()
+
+    def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
+        """memd starts: `path` holds `data`, last changed at `changed_at` (time.time()). If it
+        is not what memd last wrote and was changed within the window of memd's changes kept
+        from before, those changes count from now (the next `restore` applies again what is
+        missing); a file changed after the window keeps what it has."""
+        key = os.path.abspath(path)
+        with self._lock:
+            st = self._files.get(key)
+            if st is None or data is None or _digest(data) == st.last:
+                return
+            # Changed after memd's last write of it (it is not that write): a save within the
+            # window of a change is an older copy written over it, as `restore` judges it.
+            live = [e for e in st.entries if changed_at - e.wall < self.window_s]
+            if live:
+                now = self.clock()
+                for e in live:
+                    e.at = now
+                st.entries = live
+            else:
+                del self._files[key]
+            self._save()
+
+    def kept(self) -> list[str]:
+        """Files whose changes were kept from before this start (see `resume`)."""
+        with self._lock:
+            return list(self._files)
+
+    def _save(self) -> None:
+        """Rewrite the state file with the changes still in their window (lock held)."""
+        if self.state is None:
+            return
+        now = self.clock()
+        files = {}
+        for key, st in self._files.items():
+            entries = [
+                {"wall": e.wall, "cause": e.cause, "ops": [_op_json(op) for op in e.ops]}
+                for e in st.entries
+                if now - e.at < self.window_s
+            ]
+            if entries and st.last is not None:
+                files[key] = {"last": st.last.hex(), "entries": entries}
+        text = json.dumps({"files": files}) if files else ""
+        if text == self._saved:
+            return
+        tmp = self.state.with_name(self.state.name + ".tmp")
+        try:
+            if text:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                os.replace(tmp, self.state)
+            else:
+                self.state.unlink(missing_ok=True)
+            self._saved = text
+        except OSError as exc:  # memory-only then: the guard itself still works
+            log.warning("the write guard cannot keep its changes in %s: %s", self.state, exc)
+
+    def _load(self, state: Path) -> None:
+        """The changes a previous run kept (their times moved onto this run's clock)."""
+        try:
+            raw = json.loads(state.read_text(encoding="utf-8") or "{}")
+            now, wall = self.clock(), self.wall()
+            for key, f in raw.get("files", {}).items():
+                entries = [
+                    _Entry(
+                        [_op_of(dict(o)) for o in e["ops"]],
+                        now - (wall - e["wall"]),
+                        str(e["cause"]),
+                        float(e["wall"]),
+                    )
+                    for e in f["entries"]
+                ]
+                self._files[str(key)] = _File(bytes.fromhex(f["last"]), entries)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.warning("the write guard's kept changes in %s cannot be read: %s", state, exc)
+            self._files.clear()
 
     def watched(self, path: Path | str) -> str | None:
         """The cause of the guarded changes of `path` (None when none are in their window)."""
