@@ -343,6 +343,7 @@ class MemoryFeature:
             self._watch_root(watcher, r)
         watcher.start()
         self.watcher = watcher
+        self.files.resume()  # an editor's older copy saved while memd was down
 
     def apply_watched(self) -> None:
         """After the first scan: what changed while it ran is read now, and changes from here on

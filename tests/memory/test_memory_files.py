@@ -207,6 +207,21 @@ def test_the_guard_removes_again_what_an_old_copy_brought_back(tmp_path: Path) -
     assert "gone" not in p.read_text() and "kept" in p.read_text()
 
 
+def test_a_whole_file_write_keeps_memds_other_recent_items_guarded(tmp_path: Path) -> None:
+    files = door(tmp_path)
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n- older <!-- memd id=m_00000009 -->\n")
+    old = p.read_text()  # an editor's buffer, never reloaded
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    # An undo of the older item: a whole-file write of the file without its line.
+    now = p.read_text()
+    files.write_if(p, now, now.replace("- older <!-- memd id=m_00000009 -->\n", ""), Cause.UNDO)
+    p.write_text(old + "- typed in the editor\n")  # the editor saves its buffer
+    nothing(files, p)
+    text = p.read_text()
+    assert "- typed in the editor" in text and "- first <!-- memd id=m_00000001 -->" in text
+
+
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
     now = [0.0]
     files = door(tmp_path)

@@ -402,7 +402,8 @@ class MemoryFiles:
         """Write `new` to `path` (None deletes it) only while `ok(its text)` holds (text None:
         no file). For whole-file writes decided on a known version (an undo, a pulled file):
         raises `FileBusy` and writes nothing when it does not hold. Returns whether anything
-        changed; memd's earlier item changes of the file are no longer guarded."""
+        changed; memd's earlier item changes the new text took back are no longer guarded (the
+        others still are: an editor's older copy saved next must not lose them)."""
         roots = self.roots()
         path = disk.placed(path, roots)
         with self._in(cause) as op:
@@ -420,7 +421,10 @@ class MemoryFiles:
                     return new, None
 
                 done = self._edit(path, TextEdit(replace), op).changed
-        self.guard.forget_file(path)
+        if new is None:
+            self.guard.forget_file(path)
+        elif done:
+            self.guard.rewritten(path, encode(new), new)
         return done
 
     def write_if(self, path: Path, expected: str | None, new: str | None, cause: Cause_) -> None:
@@ -511,15 +515,13 @@ class MemoryFiles:
     # -- what the watcher saw --------------------------------------------------------------
     def watching(self, on: bool) -> None:
         """The daemon watches the tree (`on`): the guard re-applies what an editor's older
-        copy wrote over (also one saved while memd was down: `_resume`). Off, the guard keeps
-        nothing."""
+        copy wrote over. Off, the guard keeps nothing. Once the watcher is armed, `resume`."""
         self.guard.active = on
-        if on:
-            self._resume()
 
-    def _resume(self) -> None:
+    def resume(self) -> None:
         """memd's changes the guard kept from before this start are applied again to a file an
-        editor wrote an older copy of, within their window, while memd was down."""
+        editor wrote an older copy of, within their window, while memd was down (called once
+        the watcher is armed: a save after this is the watcher's)."""
         for key in self.guard.kept():
             path = Path(key)
             try:

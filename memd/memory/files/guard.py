@@ -269,6 +269,22 @@ class WriteGuard:
             if self._files.pop(os.path.abspath(path), None) is not None:
                 self._save()
 
+    def rewritten(self, path: Path | str, data: bytes, text: str) -> None:
+        """memd wrote the whole file (`data`, decoded `text`: an undo, a pulled file): its
+        earlier changes that no longer hold there were taken back on purpose and are let go;
+        those that still hold stay guarded."""
+        key = os.path.abspath(path)
+        with self._lock:
+            st = self._files.get(key)
+            if st is None:
+                return
+            view = _View.of(text)
+            for e in st.entries:
+                e.ops = [op for op in e.ops if op.holds(view)]
+            st.entries = [e for e in st.entries if e.ops]
+            st.last = _digest(data)
+            self._save()
+
     def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
         """memd starts: `path` holds `data`, last changed at `changed_at` (time.time()). If it
         is not what memd last wrote and was changed within the window of memd's changes kept
