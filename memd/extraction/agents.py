@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from memd.api.messages import AgentSeen, MemoryPoint, RelationshipResult
 from memd.conversations import repo as conversations
 from memd.conversations.formats import CLAUDE_CODE_AGENT
 from memd.core.conditions import day_of
@@ -227,7 +227,7 @@ def _read(path: Path) -> str | None:
 
 def relationship_data(
     conn: Connection, memory_root: Path, agent_id: str, now: float
-) -> dict[str, Any]:
+) -> RelationshipResult:
     """An agent's relationship as data: counts and familiarity from the conversations, trust,
     mood and memory points as the file says them now."""
     agent = slugify(agent_id)
@@ -240,50 +240,49 @@ def relationship_data(
         text = ""
     # Served as the index would serve it: secrets redacted, `<private>` spans left out.
     rel = read_relationship(redact(text, keep_lines=True))
-    return {
-        "agent_id": agent,
-        "path": str(path),
-        "exists": path.is_file(),
-        "subagent": act.subagent,
-        "sessions": len(act.sessions),
-        "turns": act.turns,
-        "first_at": act.first or None,
-        "last_at": act.last or None,
-        "familiarity": familiarity(act.sessions, now),
-        "trust": rel.trust,
-        "trust_text": rel.trust_text,
-        "mood": rel.mood,
-        "mood_note": rel.mood_note,
-        "points": [
-            {"text": p.text, "id": p.id, "line": p.line, "meta": dict(p.meta)} for p in rel.points
-        ],
-    }
+    return RelationshipResult(
+        agent_id=agent,
+        path=str(path),
+        exists=path.is_file(),
+        subagent=act.subagent,
+        sessions=len(act.sessions),
+        turns=act.turns,
+        first_at=float(act.first) if act.first else None,
+        last_at=float(act.last) if act.last else None,
+        familiarity=familiarity(act.sessions, now),
+        trust=rel.trust,
+        trust_text=rel.trust_text,
+        mood=rel.mood,
+        mood_note=rel.mood_note,
+        points=[
+            MemoryPoint(text=p.text, id=p.id, line=p.line, meta=dict(p.meta)) for p in rel.points
+        ],  # fmt: skip
+    )
 
 
-def agents_seen(conn: Connection) -> list[dict[str, Any]]:
+def agents_seen(conn: Connection) -> list[AgentSeen]:
     """Every agent seen, the most recent first: interactions, and the familiarity and trust
     last written to its file (None before the first)."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, AgentSeen] = {}
 
     def add(
         agent: str, subagent: bool, sessions: int, turns: int, first: float, last: float
     ) -> None:
-        a = seen.setdefault(agent, {"agent_id": agent, "subagent": subagent, "sessions": 0,
-                                    "turns": 0, "first_at": first, "last_at": last})  # fmt: skip
-        a["subagent"] = a["subagent"] and subagent
-        a["sessions"] += sessions
-        a["turns"] += turns
-        a["first_at"], a["last_at"] = min(a["first_at"], first), max(a["last_at"], last)
+        a = seen.setdefault(agent, AgentSeen(agent_id=agent, subagent=subagent, sessions=0,
+                                             turns=0, first_at=first, last_at=last,
+                                             familiarity=None, trust=None))  # fmt: skip
+        a.subagent = a.subagent and subagent
+        a.sessions += sessions
+        a.turns += turns
+        a.first_at, a.last_at = min(a.first_at, first), max(a.last_at, last)
 
     for raw, sessions, turns, first, last in repo.agent_totals(conn):
         add(slugify(raw), False, sessions, turns, first, last)
     for kind, runs, turns, first, last in conversations.subagent_totals(conn):
         add(subagent_id(kind), True, runs, turns, first, last)
     states = repo.agent_states(conn)
-    out = []
     for agent, a in seen.items():
         st = states.get(agent)
-        out.append({**a, "familiarity": st.familiarity if st else None,
-                    "trust": st.trust if st else None})  # fmt: skip
-    out.sort(key=lambda a: (-a["last_at"], a["agent_id"]))
-    return out
+        if st is not None:
+            a.familiarity, a.trust = st.familiarity, st.trust
+    return sorted(seen.values(), key=lambda a: (-a.last_at, a.agent_id))

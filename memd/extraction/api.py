@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
@@ -106,23 +105,27 @@ class Agents:
 
         if not p.agent_id.strip():
             raise InvalidParams("param 'agent_id' is required")
-        data = relationship_data(
+        return relationship_data(
             self.memory.store.read(), self.memory.host.settings.memory_dir, p.agent_id, time.time()
         )
-        return msg.decode_result(msg.RELATIONSHIP, data)
 
     def seen(self) -> list[msg.AgentSeen]:
         from memd.extraction.agents import agents_seen  # the rules: see run_extraction
 
-        return [msg.AgentSeen(**a) for a in agents_seen(self.memory.store.read())]
+        return agents_seen(self.memory.store.read())
 
-    def status(self) -> dict[str, Any]:
-        return {"agents": self.seen()}
+    def status_into(self, out: msg.StatusResult) -> None:
+        """The agents seen, in `status`."""
+        out.agents = self.seen()
 
-    def list_agents(self, method: str, params: Any, call_next: Call) -> Any:
+    def list_agents(self, method: str, params: msg.Params, call_next: Call) -> msg.Result:
         """Middleware: `memories` with scope "agent" also lists every agent seen."""
-        result = call_next(params)
-        if isinstance(result, msg.MemoriesResult) and params.scope == "agent":
+        result: msg.Result = call_next(params)
+        if (
+            isinstance(params, msg.MemoriesParams)
+            and params.scope == "agent"
+            and isinstance(result, msg.MemoriesResult)
+        ):
             result.agents = self.seen()
         return result
 
@@ -140,5 +143,5 @@ class Agents:
                     why="reads one agent's sessions and its file: ~1 ms; 10 ms at 2,000 sessions",
                 )
             ],
-            status=[self.status],
+            status_into=[self.status_into],
         )
