@@ -89,11 +89,13 @@ class Conversations:
         # set of log sources never cuts an import short.
         self._swap = threading.Lock()
         self._started = False
-        self._journal_refused = ""
+        self._journal_refused = ""  # why the journal folder was last refused (logged once)
         # Aider's histories in the folders conversations were held in, found as they appear.
         self.aider = AiderFolders(
-            store, lambda: bool(self.host.settings.logs_aider)
-        )  # why the journal folder was last refused (logged once)
+            store,
+            lambda: bool(self.host.settings.logs_aider),
+            lambda: float(self.host.settings.logs_aider_folders_s),
+        )
 
     def _ingestor(self, tailed: list[sources.LogSource], poll_s: float) -> logs.LogIngestor:
         return logs.LogIngestor(

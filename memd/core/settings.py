@@ -132,6 +132,7 @@ class Settings:
     logs_continue_dir: str = _s("logs.continue_dir", "Continue folder (default ~/.continue)", "")
     logs_aider: bool = _s("logs.aider", "Read Aider histories in memory.workspaces folders", True)
     logs_aider_dir: str = _s("logs.aider_dir", "One more folder with an Aider history", "")
+    logs_aider_folders_s: float = _s("logs.aider_folders_s", "Seconds between looks for an Aider history in the folders conversations were held in", 60.0)  # fmt: skip
     logs_sources: list[dict[str, Any]] = _s(
         "logs.sources",
         'Extra log folders: [{path = "...", format = "jsonl", agent = "..."}] (agent: optional)',

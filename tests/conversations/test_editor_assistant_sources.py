@@ -245,21 +245,28 @@ def test_aider_histories_in_folders_conversations_were_held_in(
         for f in (held, plain)
     ]
     store.w.run(lambda c: write_turns(c, turns))
-    finder = AiderFolders(store, lambda: True, check_s=0)
+    finder = AiderFolders(store, lambda: True, lambda: 0.0)
     [found] = finder.find([])
     assert (found.root, found.format, found.assistant) == (held, "aider", "aider")
     assert finder.find([held]) == []  # read already
-    assert AiderFolders(store, lambda: False).due() is False  # logs.aider off
+    assert AiderFolders(store, lambda: False, lambda: 0.0).due() is False  # logs.aider off
+    every = [60.0]  # `logs.aider_folders_s`, read at every look
+    later = AiderFolders(store, lambda: True, lambda: every[0])
+    later.find([])
+    assert later.due() is False
+    every[0] = 0.0
+    assert later.due() is True
 
 
-@pytest.mark.slow
 def test_a_daemon_reads_aider_in_a_folder_a_client_named(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     (project / ".aider.chat.history.md").write_bytes(
         (FIXTURES / "aider" / ".aider.chat.history.md").read_bytes()
     )
-    d = DaemonProcess(home).start()
+    # The folders sessions were held in are looked at every `logs.aider_folders_s` (a minute by
+    # default) when the log folders are polled; here both every second, not once a minute.
+    d = DaemonProcess(home, MEMD_LOGS_AIDER_FOLDERS_S="1", MEMD_LOGS_POLL_S="1").start()
     try:
         pushed = {
             "turns": [
@@ -278,8 +285,7 @@ def test_a_daemon_reads_aider_in_a_folder_a_client_named(home: Path, tmp_path: P
             found = d.call("search", {"query": "yubikey", "scope": "conversations"})["hits"]
             return [h for h in found if h.get("source") == "aider"]
 
-        # Found within a minute (the folders sessions were held in are looked at once a minute).
-        wait_for(lambda: aider_hits(), 120)
+        wait_for(lambda: aider_hits(), 60)
     finally:
         d.stop()
 
