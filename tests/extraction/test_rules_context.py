@@ -133,7 +133,7 @@ def test_continuous_delivery_and_managed_kubernetes_are_known() -> None:
 
 
 def test_the_project_as_a_subject_gives_the_projects_stack() -> None:
-    assert ("project", "", "User's project uses Laravel") in _facts(
+    assert ("project", "stack:backend", "User's project uses Laravel") in _facts(
         "The codebase I maintain is a Laravel app from 2015."
     )
     assert ("project", "", "User's project uses Svelte and Go") in _facts(
@@ -142,7 +142,9 @@ def test_the_project_as_a_subject_gives_the_projects_stack() -> None:
     assert any(
         t == "project" and "Nuxt" in c for t, _, c in _facts("项目用的是 Nuxt，部署在 Vercel。")
     )
-    assert ("project", "", "User's project uses Flask") in _facts("My project is a Flask API.")
+    assert ("project", "stack:backend", "User's project uses Flask") in _facts(
+        "My project is a Flask API."
+    )
 
 
 def test_a_migration_under_way_is_a_decision_one_done_a_switch() -> None:

@@ -17,10 +17,14 @@ with one reader per kind of key:
 - `age`: a number of years near the old one, alone or with "now", "as of today", 岁;
 - `city`: a place after to/in, 到/在/去 (a known place, or after a verb of moving);
 - `employer`: "I'm at X now", "I'm with X", "现在在京东" — a name that is not a place or a tool;
-- `role`: "moved into data engineering", "现在是正式员工了", "当 tech lead 了";
+- `role`: "moved into data engineering", "现在是正式员工了", "被调去 infra 组当 tech lead 了";
+  a student's role ends with "I graduated", "毕业了";
 - tool keys (`tool:*`, `editor`, `os`, `browser`, `language:primary`): another known tool of
   the same key, named in a clause not negated; or a new version of the same tool ("24.04",
-  "升到 8.0");
+  "升到 8.0", "升级到 Vue 3");
+- a project's frontend or backend framework (`stack:frontend`, `stack:backend`): another
+  framework of that side in a clause that says it changed ("we rewrote the backend in
+  FastAPI", "前端已经升级到 Vue 3 了"), not one added beside it ("… too");
 - working-style keys (`style:*`, `reply-language`): a clause about the same topic ("switch to
   American English", "缩进统一用 2 个空格").
 
@@ -52,7 +56,7 @@ from memd.extraction.rules.dates import cn_number
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.style import style_topic
-from memd.extraction.rules.tech import TECH, lookup_tech, split_version
+from memd.extraction.rules.tech import TECH, lookup_tech, split_version, stack_side
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 _ZH_CLAUSE_RE = re.compile(r"[，,；;：:—]")
@@ -189,15 +193,40 @@ _EN_ROLE_MOVE_RE = re.compile(
     + r")*)\b(?:\s+(?:role|position|job|track))?",
     re.I,
 )
+# What names a role, not a place or a team: "tech lead", "组长", "架构师", "SRE".
+_ROLE_WORD_RE = re.compile(
+    r"(?:lead|manager|engineer|developer|architect|head|director|SRE|PM|CTO|VP|主管|经理|组长|负责人"
+    r"|总监|架构师|工程师|开发|leader)$",
+    re.I,
+)
 _ZH_ROLE_NOW_RE = re.compile(
-    r"(?:^|我|现在|已经|如今)(?:现在|已经|如今|也)*(?:是|成了|成为了?|当上?了?|转成了?|转为|转做|改做)\s*"
+    r"(?:^|我|现在|已经|如今)(?:现在|已经|如今|也)*(?:是|成了|成为了?|当上?了?|担任|转成了?|转为|转做|改做)\s*"
     r"(?:一?[名个位])?(?P<role>[^，,。！!；;]{2,16}?)(?:了|啦)?$"
+)
+
+
+# "最近被调去 infra 组当 tech lead 了", "升为组长了": moved or promoted into a role.
+_ZH_ROLE_MOVED_RE = re.compile(
+    r"(?:被)?(?:调|派|提拔|提|升|转)(?:去|到|为|成|了)?(?:[^，,。！!；;]{0,12}?(?:当上?了?|做|担任))?\s*"
+    r"(?:一?[名个位])?(?P<role>[^，,。！!；;]{2,16}?)(?:了|啦)?$"
+)
+
+
+# A student's role ends when they graduate: "I graduated!", "我毕业了".
+_STUDENT_RE = re.compile(r"\bstudent\b|\bPhD\s+candidate\b|学生|研究生|博士生|本科生", re.I)
+_GRADUATED_RE = re.compile(
+    r"\bgraduated\b|\bfinished\s+(?:my\s+)?(?:degree|studies|PhD|master'?s)\b|毕业了|已经毕业", re.I
 )
 
 
 def _role(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     zh = bool(CJK_RE.search(text))
+    if _STUDENT_RE.search(known.content) and _GRADUATED_RE.search(text):
+        content = "用户已经毕业" if CJK_RE.search(known.content) else "User has graduated"
+        return ctx.mem(content, "personal", IMP_ROLE, subject="role")
     m = (_ZH_ROLE_NOW_RE if zh else _EN_ROLE_MOVE_RE).search(text.strip())
+    if m is None and zh and (moved := _ZH_ROLE_MOVED_RE.search(text.strip())) is not None:
+        m = moved if _ROLE_WORD_RE.search(moved.group("role").strip()) else None
     if m is None:
         return None
     role = clean(m.group("role"))
@@ -220,18 +249,48 @@ _CHANGE_RE = re.compile(
 _VERSION_RE = re.compile(r"(?<![\w.])(?P<v>\d+(?:\.\d+)+|\d+)(?![\w.]|\s*(?:%|岁|个|spaces?))")
 
 
+_STACK_CHANGE_RE = re.compile(
+    r"\b(?:rewr\w*|port\w*|replac\w*|rebuil\w*|upgrad\w*|mov\w*|switch\w*|migrat\w*|now)\b"
+    r"|重写|重构|升|换|改|迁|切|现在",
+    re.I,
+)
+
+
+_ALSO_RE = re.compile(r"\b(?:also|too|as\s+well|alongside|plus)\b|也|还有|另外|同时", re.I)
+
+
+def _of_key(name: str, key: str) -> bool:
+    """Whether the technology `name` can be the value of `key` (a tool's key, or a project's
+    frontend or backend framework)."""
+    if key.startswith("stack:"):
+        return f"stack:{stack_side(name)}" == key
+    tech = lookup_tech(name)
+    return tech is not None and tech.subject == key
+
+
+def _switched(new: str, known: ExtractedMemory, ctx: Ctx, *, zh: bool) -> str:
+    if known.type != "project":
+        return f"用户换成了{new}" if zh else f"User switched to {new}"
+    owner = ctx.session.project or ("用户的项目" if zh else "User's project")
+    return f"{owner}换成了{new}" if zh else f"{owner} now uses {new}"
+
+
 def _tool(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     zh = bool(CJK_RE.search(text))
     named = techs_in(text, english=not zh)
+    if known.subject.startswith("stack:") and (
+        not _STACK_CHANGE_RE.search(text) or _ALSO_RE.search(text)
+    ):
+        return None  # "we now have a Django service too" adds a framework, replaces none
     new = [
         n for n in named
-        if (t := lookup_tech(n)) is not None and t.subject == known.subject
-        and t.name.casefold() not in known.content.casefold()
+        if _of_key(n, known.subject)
+        and split_version(n)[0].casefold() not in known.content.casefold()
     ]  # fmt: skip
     if new:
-        content = f"用户换成了{new[0]}" if zh else f"User switched to {new[0]}"
-        return ctx.mem(content, known.type, max(known.importance, IMP_SWITCH),
-                       subject=known.subject, topic=known.topic)  # fmt: skip
+        return ctx.mem(_switched(new[0], known, ctx, zh=zh), known.type,
+                       max(known.importance, IMP_SWITCH), subject=known.subject,
+                       topic=known.topic)  # fmt: skip
     return _version(text, named, known, ctx)
 
 
@@ -244,7 +303,8 @@ def _version(
     if held is None or not held[1]:
         return None
     tool, old = held
-    others = [n for n in named if n.casefold() != tool.casefold()]
+    # "前端已经升级到 Vue 3 了" names the held tool again, with its new version.
+    others = [n for n in named if split_version(n)[0].casefold() != tool.casefold()]
     if others or not (_CHANGE_RE.search(text) or tool.casefold() in text.casefold()):
         return None
     after = text[text.casefold().find(tool.casefold()) + len(tool) :] if tool.casefold() in (
@@ -255,9 +315,12 @@ def _version(
     if "." not in m.group("v") and "." in old:
         return None  # "3 times" after "Python 3.9" is no version
     zh = bool(CJK_RE.search(text))
-    content = (
-        f"用户换成了{tool} {m.group('v')}" if zh else f"User upgraded to {tool} {m.group('v')}"
-    )
+    if known.type == "project":
+        content = _switched(f"{tool} {m.group('v')}", known, ctx, zh=zh)
+    else:
+        content = (
+            f"用户换成了{tool} {m.group('v')}" if zh else f"User upgraded to {tool} {m.group('v')}"
+        )
     return ctx.mem(content, known.type, max(known.importance, IMP_SWITCH),
                    subject=known.subject, topic=known.topic)  # fmt: skip
 
@@ -289,7 +352,7 @@ _Reader = Callable[[str, ExtractedMemory, Ctx], "ExtractedMemory | None"]
 def _reader(key: str) -> _Reader | None:
     if key in _READERS:
         return _READERS[key]
-    if key.startswith(("tool:", "version:")) or key in ("editor", "os", "browser",
+    if key.startswith(("tool:", "version:", "stack:")) or key in ("editor", "os", "browser",
                                                          "language:primary"):  # fmt: skip
         return _tool
     if key.startswith("style:") or key == "reply-language":

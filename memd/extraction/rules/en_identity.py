@@ -22,6 +22,7 @@ from memd.extraction.rules.common import (
     clean,
     third_person,
 )
+from memd.extraction.rules.places import is_place
 from memd.extraction.rules.tech import TECH
 
 _NAME_WORD = r"(?:[A-Z\u00c0-\u00de][\w'\-]*|[\u3400-\u9fff]{2,4}(?![\u3400-\u9fff]))"
@@ -379,8 +380,18 @@ _EN_PLACE_FRAGMENT_RE = re.compile(
 )
 
 
+# "I'm working from Berlin", "I work remotely out of Lisbon": where the user works from is where
+# they are, when it is a known place (not "from home", "from Monday").
+_EN_WORKING_FROM_RE = re.compile(
+    r"\bI(?:'m|\s+am)?\s+(?:currently\s+|now\s+|mostly\s+)?(?:working|work|coding)"
+    r"\s+(?:remotely\s+|remote\s+)?(?:from|out\s+of)\s+" + _PLACE
+)
+
+
 def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_CITY_RE.search(sentence) or _EN_MOVED_RE.search(sentence)
+    if m is None and (w := _EN_WORKING_FROM_RE.search(sentence)) and is_place(w.group("place")):
+        m = w
     if m is None and ctx.about_user():
         m = _EN_PLACE_FRAGMENT_RE.match(sentence)
     if m is None:

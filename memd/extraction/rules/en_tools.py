@@ -26,6 +26,7 @@ from memd.extraction.rules.tech import (
     is_language,
     lookup_tech,
     mentioned_tech,
+    stack_key,
     tech_items,
     tool_memories,
 )
@@ -360,4 +361,4 @@ def en_project_stack(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         return
     if found := _stack_names(sentence[lead.end() :]):
         yield ctx.mem(f"{name} uses {join_en(found)}", "project", IMP_PROJECT_DETAIL,
-                      topic=topic_slug(name))  # fmt: skip
+                      subject=stack_key(found), topic=topic_slug(name))  # fmt: skip

@@ -207,6 +207,8 @@ def _extract_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield from _en_sentence(sentence, ctx)
 
 
+# Types a tool can be stated as: the user's skill, their preference, their project's stack.
+_HELD_TYPES = frozenset({"skill", "preference", "project"})
 # Subjects of the lexicon's preferences: "VS Code with the Vim plugin" names one editor.
 _ONE_PER_SENTENCE = frozenset({"editor", "os", "browser"})
 
@@ -218,10 +220,13 @@ def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> boo
         # One sentence states one employer, one editor...: a second one is a misreading.
         single = (
             memory.type in ("personal", "skill")
-            or memory.subject.startswith("tool:")
+            or memory.subject.startswith(("tool:", "version:", "stack:"))
             or memory.subject in _ONE_PER_SENTENCE
         )
-        if single and memory.subject and e.subject == memory.subject and e.type == memory.type:
+        # "现在统一用 pnpm 了" read as the user's tool and as their wish: one value of one key,
+        # whatever type each reading gave it (a second would replace the first).
+        one_kind = e.type == memory.type or {e.type, memory.type} <= _HELD_TYPES
+        if single and memory.subject and e.subject == memory.subject and one_kind:
             return True
         if e.type == memory.type and text in e.content.casefold():
             return True
@@ -257,9 +262,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             # values it states for keys the session holds (read lazily, once they are known).
             later = carried_updates(sentence, ctx, said)
             for memory in itertools.chain(_extract_sentence(sentence, ctx), later):
-                if memory.subject in session.decided and memory.type in ("skill", "preference"):
-                    # A new tool for something decided earlier is that decision revised.
-                    memory = replace(memory, type="decision", importance=IMP_DECISION)
+                memory = _as_held(memory, session)
                 key = memory.content.casefold()
                 if key in seen or _repeats(memory, said):
                     continue
@@ -278,6 +281,19 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             if not CJK_RE.search(sentence):
                 out += _role_stack(sentence, said, ctx, seen)
     return out
+
+
+def _as_held(memory: ExtractedMemory, session: Session) -> ExtractedMemory:
+    """A new value of a key the session holds is the same fact changed, so it keeps the held
+    fact's type: "I'm on Python 3.9" then "I meant 3.12", "前端项目用 yarn" then "现在统一用
+    pnpm 了" (however each sentence's wording reads alone); a new tool for something decided
+    earlier is that decision revised."""
+    if memory.subject in session.decided and memory.type in ("skill", "preference"):
+        return replace(memory, type="decision", importance=IMP_DECISION)
+    held = session.values.get(memory.subject) if memory.subject else None
+    if held is not None and held.type != memory.type and {held.type, memory.type} <= _HELD_TYPES:
+        return replace(memory, type=held.type)
+    return memory
 
 
 _NEGATION_RE = re.compile(r"\b(?:never|not|don't|haven't|no|without|can't)\b", re.I)

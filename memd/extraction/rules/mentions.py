@@ -41,6 +41,7 @@ from memd.extraction.rules.tech import (
     is_language,
     lookup_tech,
     mentioned_tech,
+    stack_key,
     style_subject,
     tool_memories,
 )
@@ -161,7 +162,7 @@ def _stack(names: Sequence[str], ctx: Ctx) -> Iterator[ExtractedMemory]:
     project = ctx.session.project
     if project:
         yield ctx.mem(f"{project} uses {join_en(names)}", "project", IMP_PROJECT_DETAIL,
-                      topic=topic_slug(project))  # fmt: skip
+                      subject=stack_key(names), topic=topic_slug(project))  # fmt: skip
     else:
         yield from tool_memories(names, ctx, render=_works_with, main=False)
 
@@ -214,5 +215,5 @@ def _project_uses(names: Sequence[str], ctx: Ctx, *, zh: bool = False) -> Iterat
     if not rest:
         return
     content = f"{owner}使用{join_zh(rest)}" if zh else f"{owner} uses {join_en(rest)}"
-    yield ctx.mem(content, "project", IMP_PROJECT_DETAIL,
+    yield ctx.mem(content, "project", IMP_PROJECT_DETAIL, subject=stack_key(rest),
                   topic=topic_slug(project) if project else "")  # fmt: skip

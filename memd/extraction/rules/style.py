@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+# Chinese verbs of changing what something is written in: "以后注释都改成中文吧".
+_ZH_CHANGE = r"改成|换成|改用|换用|改为|转成"
 _ANSWER = r"(?:answers?|replies|reply|responses?|explanations?|messages?|summar(?:y|ies)|it|things)"
 _LENGTH_WORDS = (
     r"(?:short(?:er)?|brief(?:er)?|concise|terse|succinct|to\s+the\s+point|long(?:er)?|detailed"
@@ -21,7 +23,8 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:to\s+me\s+)?in\s+"
             r"(?:English|Chinese|Mandarin|Japanese|Korean|French|German|Spanish)\b"
-            r"|(?:用|使用)(?:简体中文|繁体中文|中文|英文|英语|日语)(?:来)?(?:回答|回复|交流|沟通|说)",
+            r"|(?:用|使用|" + _ZH_CHANGE + r")(?:简体中文|繁体中文|中文|英文|英语|日语)(?:来)?"
+            r"(?:回答|回复|交流|沟通|说)",
             re.I,
         ),
         "reply-language",
@@ -29,7 +32,8 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bemojis?\b|\bemoticons?\b|表情|颜文字", re.I), "style:emoji"),
     (
         re.compile(
-            r"\bcomments?\b[^.;!?]{0,30}\bin\s+(?:English|Chinese)\b|注释[^，。]{0,6}(?:用|写)(?:英文|中文|英语)",
+            r"\bcomments?\b[^.;!?]{0,30}\bin\s+(?:English|Chinese)\b"
+            r"|注释[^，。]{0,6}(?:用|写|" + _ZH_CHANGE + r")(?:英文|中文|英语)",
             re.I,
         ),
         "style:comment-language",
@@ -38,7 +42,7 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"\b(?:commit\s+messages?|commits)\b[^.;!?]{0,30}\b(?:in\s+(?:English|Chinese)"
             r"|conventional|imperative)\b|\bconventional\s+commits?\b|\bcommit\s+messages?\b"
-            r"|commit[^，。]{0,12}(?:用|写)(?:英文|中文|英语)",
+            r"|commit[^，。]{0,12}(?:用|写|" + _ZH_CHANGE + r")(?:英文|中文|英语)",
             re.I,
         ),
         "style:commits",

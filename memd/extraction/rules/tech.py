@@ -132,6 +132,37 @@ _ALIASES = {
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os", "shell"})
 
+# The side of a web project a framework builds: a project has one of each at a time, so a later
+# "we rewrote the backend in FastAPI" replaces "it's a Flask app" but not its React frontend.
+_SIDES = {
+    **dict.fromkeys(
+        "react|vue|angular|svelte|sveltekit|next.js|nuxt|remix|astro|solidjs|ember|gatsby|jquery".split(
+            "|"
+        ),
+        "frontend",
+    ),
+    **dict.fromkeys(
+        "django|flask|fastapi|rails|ruby on rails|spring|spring boot|express|nestjs|laravel"
+        "|phoenix|sinatra|ktor|hono|gin|echo|fiber|actix|axum|quarkus|micronaut".split("|"),
+        "backend",
+    ),
+}
+
+
+def stack_key(names: Sequence[str]) -> str:
+    """The subject key of a project's stack statement: `stack:frontend` or `stack:backend` when
+    it names one framework of that side and nothing else; else "" (a statement of several
+    technologies replaces none of them: "a Svelte frontend and a Go API" is not all frontend)."""
+    side = stack_side(names[0]) if len(names) == 1 else ""
+    return f"stack:{side}" if side else ""
+
+
+def stack_side(name: str) -> str:
+    """The side (`frontend`, `backend`) the framework `name` builds, or ""."""
+    tech = lookup_tech(name)
+    return _SIDES.get(tech.name.lower(), "") if tech is not None else ""
+
+
 EN_ADVERBS = (
     r"(?:mainly|mostly|primarily|usually|often|typically|generally|normally|also|now|currently"
     r"|still|always|really|just|daily|regularly|sometimes|mostly)"
@@ -281,7 +312,11 @@ def tool_memories(
         if tech is None or not (subject := tech.subject or _version_key(item)):
             rest.append(item)
             continue
-        type_ = "preference" if tech.category in _PREFERENCE_CATEGORIES else "skill"
+        # "I'm on Python 3.9": the version a language runs at is a setting of the user's
+        # environment, like their OS; the language itself is a skill.
+        environment = tech.category == "language" and subject.startswith("version:")
+        preference = tech.category in _PREFERENCE_CATEGORIES or environment
+        type_ = "preference" if preference else "skill"
         importance = (
             IMP_SWITCH if switch else (IMP_TOOL_HABIT if type_ == "preference" else IMP_SKILL)
         )

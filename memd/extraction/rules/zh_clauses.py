@@ -52,7 +52,8 @@ _ORDER_RE = re.compile(
     r"|讲讲|列出|总结|检查)"
 )
 _PROJECT_RE = re.compile(
-    r"^(?:(?:这个|我们的?|我的)?(?:项目|工程|仓库|代码库|代码仓库|repo|monorepo|代码)(?:里|中)?)",
+    r"^(?:(?:这个|我们的?|我的)?(?:前端|后端|服务端|客户端)?(?:项目|工程|仓库|代码库|代码仓库|repo"
+    r"|monorepo|代码)(?:里|中)?)",
     re.I,
 )
 
@@ -75,12 +76,12 @@ def _own_subject(text: str) -> str:
     """The subject a clause names itself, or "" when it names none."""
     if _RELATION_RE.match(text):
         return "other"
+    if _PROJECT_RE.match(text):
+        return "project"  # before 我们: "我们的项目前端用的是 Vue 2" states the project's stack
     if _WE_RE.match(text):
         return "we"
     if _I_RE.match(text):
         return "I"
-    if _PROJECT_RE.match(text):
-        return "project"
     if _ASK_RE.match(text):
         return "ask"
     if ZH_OTHER_RE.search(text[:4]):

@@ -23,25 +23,40 @@ _ZH_DONT_RE = re.compile(
 _ZH_DONT_SKIP_RE = re.compile(r"^(?:人|的|处|忘|客气|担心|着急|急|了|介意|管|说了)")
 
 
+# "以后注释都改成中文吧": a change of what something is written in asks for the new one.
+_ZH_CHANGE = r"改成|换成|改用|换用|改为|转成"
 _ZH_LANGS = r"(?P<lang>简体中文|繁体中文|中文|英文|英语|日语|日文|韩语|法语|德语)"
 _ZH_REPLY_LANG_RES = (
-    re.compile(r"(?:用|使用)" + _ZH_LANGS + r"(?:来)?(?:回答|回复|交流|沟通|和我说话|跟我说话|写)"),
     re.compile(
-        r"(?:回答|回复|交流)(?:我)?(?:请|都|时|的时候|的|一律|统一)*(?:用|使用)" + _ZH_LANGS
+        r"(?:用|使用|"
+        + _ZH_CHANGE
+        + r")"
+        + _ZH_LANGS
+        + r"(?:来)?(?:回答|回复|交流|沟通|和我说话|跟我说话|写)"
+    ),
+    re.compile(
+        r"(?:回答|回复|交流)(?:我)?(?:请|都|时|的时候|的|一律|统一)*(?:用|使用|"
+        + _ZH_CHANGE
+        + r")"
+        + _ZH_LANGS
     ),
 )
 
 
 # "代码里的注释用英文就行", "commit message 都用英文写", "formatter 一律用 black 就好".
 _ZH_THING_IN_LANG_RE = re.compile(
-    r"^(?:以后|之后|今后|请|都)*(?P<thing>[^，,。]{1,16}?)(?:都|一律|统一|也|请|全部)*(?:用|使用|写成)\s*"
+    r"^(?:以后|之后|今后|请|都)*(?P<thing>[^，,。]{1,16}?)(?:都|一律|统一|也|请|全部)*(?:用|使用|写成|"
+    + _ZH_CHANGE
+    + r")\s*"
     r"(?:" + _ZH_LANGS + r"|(?P<tool>[A-Za-z][\w.+#\-]*))"
     r"\s*(?:来)?(?:写)?(?:就行|就好|就可以|即可|吧|了)?$"
 )
 _ZH_ASKED_RE = re.compile(r"以后|之后|今后|请|都|一律|统一|全部|就行|就好|就可以|即可|吧")
-# What other people use is not the user's preference; answers have their own rule.
+# What other people use is not the user's preference; answers have their own rule; an order
+# about a text at hand ("把这段注释改成英文") is done once, not a standing wish.
 _ZH_NOT_A_THING_RE = re.compile(
     r"回答|回复|交流|我|^(?:别人|他|她|它|同事|朋友|大家|有人|很多人|有些人|你们|老板|领导|队友|团队)"
+    r"|^(?:帮|麻烦)?(?:把|将)|这|那"
 )
 # "写 Python 的时候请一律加上类型注解": a request said to hold every time.
 _ZH_PLEASE_ALWAYS_RE = re.compile(
