@@ -220,3 +220,34 @@ def test_items_the_guard_applies_again_inside_a_remember_are_a_change_of_their_o
         "applied again after an older copy was saved",
         "id=m_2",
     ]
+
+
+def test_a_save_between_two_writes_of_one_operation_is_the_persons_not_memds(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    """One operation (an extraction adding two items) writes a file twice; a person saves it
+    in between. memd's change holds its two items only and an undo of it keeps the person's
+    line; the save is a hand change between the operation's writes."""
+    from memd.memory.edit import add_item
+    from memd.memory.files import MemoryFiles
+
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    files = MemoryFiles([tree], hist)
+    with files.operation(Cause.EXTRACT, "run 1") as op:
+        files.edit(
+            notes, add_item(notes, "Notes", "the staging host is kestrel", {"id": "m_1"}), op
+        )
+        write(tree, "_core/notes.md", notes.read_text() + "- saved by hand\n")
+        files.edit(notes, add_item(notes, "Notes", "the build uses bazel", {"id": "m_2"}), op)
+    assert "- saved by hand\n" in notes.read_text()
+    clock.advance(3600)
+    hist.flush(force=True)
+    mine = [c for c in hist.log() if c.cause == "extract"]
+    added = [a for c in mine for a in _diff(hist, c.id)[0]]
+    assert "- saved by hand" not in added and len(added) == 2, added
+    hand = [_diff(hist, c.id) for c in hist.log() if c.cause == "hand"]
+    assert (["- saved by hand"], []) in hand, hand
+    for c in mine:
+        hist.apply_undo(hist.undo(c.id))
+    assert notes.read_text() == NOTES + "- saved by hand\n"

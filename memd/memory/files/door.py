@@ -196,6 +196,10 @@ class MemoryFiles:
             return
         if op.reapplied:  # first, and keeping the holds: the operation's change follows
             self.history.record_written(_texts(op.reapplied), op.cause, REAPPLIED, held=[])
+        for key, part in op.split:
+            self.history.record_written(
+                _texts({key: part}), op.cause, op.detail, trailers=op.trailers, held=[]
+            )
         self.history.record_written(
             _texts(op.files), op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
         )
@@ -232,6 +236,11 @@ class MemoryFiles:
             if restored is not None and restored != before:
                 op.reapplied[key] = Wrote(before, restored)
                 before = restored
+        if seen is not None and not stands and before != seen.after:
+            # Saved by someone between this operation's writes: what it wrote until then is a
+            # change of its own, so this one starts from their save and never holds their lines.
+            op.split.append((key, seen))
+            seen = None
         if seen is None or stands:
             op.files[key] = Wrote(before, after)
         else:
