@@ -26,7 +26,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from memd.conversations import repo
 from memd.conversations.formats import parse_jsonl_line
@@ -114,14 +114,31 @@ def _sha1(values: list[Any]) -> str:
 
 
 # -- files ------------------------------------------------------------------------------------
-def record_of(t: Turn) -> dict[str, Any]:
+class PushedLine(TypedDict):
+    """A line of a pushed-turn file (the generic JSONL shape); the optional keys only when set."""
+
+    session_id: str
+    id: str
+    role: str
+    content: str
+    ts: float
+    agent_id: NotRequired[str]
+    project: NotRequired[str]
+    title: NotRequired[str]
+    name: NotRequired[str]
+
+
+def record_of(t: Turn) -> PushedLine:
     """A stored turn as one line of a pushed-turn file (the generic JSONL shape)."""
-    rec: dict[str, Any] = {"session_id": t.session_id, "id": t.turn_id, "role": t.role,
-                           "content": t.text, "ts": t.ts}  # fmt: skip
-    for key, value in (("agent_id", t.agent_id), ("project", t.project),
-                       ("title", t.session_title), ("name", t.speaker)):  # fmt: skip
-        if value:
-            rec[key] = value
+    rec = PushedLine(session_id=t.session_id, id=t.turn_id, role=t.role, content=t.text, ts=t.ts)
+    if t.agent_id:
+        rec["agent_id"] = t.agent_id
+    if t.project:
+        rec["project"] = t.project
+    if t.session_title:
+        rec["title"] = t.session_title
+    if t.speaker:
+        rec["name"] = t.speaker
     return rec
 
 

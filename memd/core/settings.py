@@ -593,13 +593,32 @@ def load(
     return settings
 
 
-def describe() -> list[dict[str, Any]]:
-    """The table as plain data, for `memd config` and the docs."""
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    """A row of the table as `memd config --json` shows it: the value in force when asked for
+    (a secret's only as "(set)"), else None."""
+
+    key: str
+    type: str
+    default: Any
+    env: str
+    help: str
+    restart: bool
+    value: Any = None
+
+
+def describe(settings: Settings | None = None) -> list[SettingRow]:
+    """The table, for `memd config` and the docs; with `settings`, each row's value in force."""
     return [
-        {"key": s.key, "type": _type_name(s.type), "default": s.default, "env": s.env,
-         "help": s.help, "restart": s.restart}
+        SettingRow(key=s.key, type=_type_name(s.type), default=s.default, env=s.env,
+                   help=s.help, restart=s.restart,
+                   value=None if settings is None else _shown(s.key, settings.value(s.key)))
         for s in SETTINGS
     ]  # fmt: skip
+
+
+def _shown(key: str, value: Any) -> Any:
+    return "(set)" if key in SECRETS and value else value
 
 
 SECRETS = frozenset({"extract.api_key", "llm.api_key", "sync.key", "sync.dsn"})

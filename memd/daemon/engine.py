@@ -13,10 +13,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from memd.api import messages
-from memd.api.messages import Signature, StatusResult
+from memd.api.messages import Params, Signature, StatusResult
 from memd.api.methods import Feature, JobSpec, Method, Middleware, Periodic
 from memd.core.conditions import requested_now
 from memd.core.errors import DaemonStarting, DiskFull, InvalidParams, MethodNotFound
@@ -30,6 +30,8 @@ from memd.db.recovery import disk_full_error, is_disk_full
 
 log = logging.getLogger("memd")
 Call = Callable[[Any], Any]
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 # What the daemon answers before its first index is done; other calls wait this long for it.
 ANSWERED_WHILE_STARTING = frozenset({"status"})
 STARTING_WAIT_S = 0.25
@@ -107,7 +109,7 @@ class Engine:
             raise MethodNotFound(f"method not found: {name}")
         return m, messages.decode_params(m.signature.params, params)
 
-    def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
+    def dispatch(self, method: Method[P, R], params: P) -> R:
         """Run a method (through its middleware) on validated params; its typed result."""
         if self.starting and method.name not in ANSWERED_WHILE_STARTING:
             self._wait_started(method, params)
@@ -120,11 +122,12 @@ class Engine:
         if chain is None:
             chain = self._chains[method.name] = self._chain(method)
         try:
-            return chain(params)
+            result: R = chain(params)  # middleware hands on the method's own result
         except (OSError, sqlite3.OperationalError) as exc:
             if is_disk_full(exc):
                 raise disk_full_error(exc) from exc
             raise
+        return result
 
     @property
     def starting(self) -> bool:
@@ -156,10 +159,11 @@ class Engine:
                 call = _around(mw, method.name, call)
         return call
 
-    def call(self, sig: Signature[Any, Any], params: Any) -> Any:
+    def call(self, sig: Signature[P, R], params: P) -> R:
         """A typed in-process call (the CLI's no-daemon fallback), checked as the socket does."""
         m, p = self.lookup(sig.name, messages.to_builtins(params))
-        return self.dispatch(m, p)
+        result: R = self.dispatch(m, p)  # the method `sig` names
+        return result
 
     def handle(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Call a method the way the socket does: plain JSON params in, plain JSON out."""

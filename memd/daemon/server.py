@@ -19,9 +19,10 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from memd.api import protocol
+from memd.api.messages import Params
 from memd.api.methods import Method
 from memd.core.errors import (
     DaemonAlreadyRunning,
@@ -42,6 +43,10 @@ BACKLOG = 4096  # pending connects the kernel holds while the loop is busy
 BUDGET_WAIT_S = 2.0  # how long a growing line waits for others to finish before it is refused
 
 
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
+
+
 class Dispatcher(Protocol):
     """The method table the server answers from (the engine)."""
 
@@ -49,7 +54,7 @@ class Dispatcher(Protocol):
         """The method and its validated params; raises MethodNotFound / InvalidParams."""
         ...
 
-    def dispatch(self, method: Method[Any, Any], params: Any) -> Any:
+    def dispatch(self, method: Method[P, R], params: P) -> R:
         """Run the method on validated params and return its result."""
         ...
 

@@ -15,7 +15,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,20 +119,29 @@ def installed(integration: Integration, where: Where) -> str:
     return found or ""
 
 
-def listing(req: Request) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """An assistant in `memd integrate --list`: where it is installed ("" when not) and what
+    of memd is wired into it."""
+
+    name: str
+    title: str
+    installed: str
+    wired: list[str]
+
+
+def listing(req: Request) -> list[Listed]:
     """Every assistant: installed where, and what of memd is wired into it."""
-    return [{"name": i.name, "title": i.title, "installed": installed(i, req.where),
-             "wired": i.wired(req)} for i in INTEGRATIONS.values()]  # fmt: skip
+    return [Listed(name=i.name, title=i.title, installed=installed(i, req.where),
+                   wired=i.wired(req)) for i in INTEGRATIONS.values()]  # fmt: skip
 
 
-def render_listing(rows: list[dict[str, Any]]) -> str:
+def render_listing(rows: Sequence[Listed]) -> str:
     lines = []
     for r in rows:
-        found = f"installed ({r['installed']})" if r["installed"] else "not installed"
-        wired = (
-            "; ".join(r["wired"]) if r["wired"] else "not wired (memd integrate " + r["name"] + ")"
-        )
-        lines.append(f"{r['title']} ({r['name']}): {found}; {wired}")
+        found = f"installed ({r.installed})" if r.installed else "not installed"
+        wired = "; ".join(r.wired) if r.wired else f"not wired (memd integrate {r.name})"
+        lines.append(f"{r.title} ({r.name}): {found}; {wired}")
     return "\n".join(lines)
 
 
@@ -189,7 +198,12 @@ def main(argv: Sequence[str] | None = None, offline: Offline | None = None) -> i
         if ns.list:
             rows = listing(req)
             sys.stdout.write(
-                (json.dumps(rows, indent=2) if ns.json else render_listing(rows)) + "\n"
+                (
+                    json.dumps([asdict(r) for r in rows], indent=2)
+                    if ns.json
+                    else render_listing(rows)
+                )
+                + "\n"
             )
             return 0
         wire = INTEGRATIONS[ns.assistant].integrate

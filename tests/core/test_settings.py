@@ -111,9 +111,9 @@ def test_what_needs_a_restart_is_a_column_of_the_table() -> None:
                                    "batch", "timeout_s", "query_timeout_s", "query_prefix",
                                    "passage_prefix")),
     }  # fmt: skip
-    rows = {r["key"]: r for r in settings.describe()}
-    assert rows["server.socket"]["restart"] is True
-    assert rows["index.debounce_ms"]["restart"] is False
+    rows = {r.key: r for r in settings.describe()}
+    assert rows["server.socket"].restart is True
+    assert rows["index.debounce_ms"].restart is False
 
 
 def test_a_reload_keeps_the_running_values_of_restart_settings(tmp_path: Path) -> None:

@@ -181,14 +181,12 @@ def test_opencode_jsonc_config_is_not_edited(tmp_path: Path) -> None:
 def test_list_says_what_is_installed_and_wired(tmp_path: Path) -> None:
     (tmp_path / ".codex").mkdir()
     codex.integrate(req(tmp_path))
-    rows = {r["name"]: r for r in listing(req(tmp_path, where=Where(tmp_path, {"PATH": ""})))}
+    rows = {r.name: r for r in listing(req(tmp_path, where=Where(tmp_path, {"PATH": ""})))}
     assert set(rows) == set(INTEGRATIONS) == {"claude-code", "codex", "gemini", "opencode", "cline",
                                               "roo", "continue", "aider"}  # fmt: skip
-    assert rows["cline"]["installed"] == "" and rows["aider"]["wired"] == []
-    assert (
-        rows["codex"]["installed"] == str(tmp_path / ".codex") and len(rows["codex"]["wired"]) == 2
-    )
-    assert rows["gemini"]["wired"] == []
+    assert rows["cline"].installed == "" and rows["aider"].wired == []
+    assert rows["codex"].installed == str(tmp_path / ".codex") and len(rows["codex"].wired) == 2
+    assert rows["gemini"].wired == []
     text = render_listing(list(rows.values()))
     assert "Gemini CLI (gemini): " in text and "not wired (memd integrate gemini)" in text
 

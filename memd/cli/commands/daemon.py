@@ -70,11 +70,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     s = settings_for(args)
     file = settings.config_path(Path(args.config) if args.config else None)
-    rows = settings.describe()
-    for r in rows:
-        r["value"] = s.value(r["key"])
-        if r["key"] in settings.SECRETS and r["value"]:
-            r["value"] = "(set)"
+    rows = settings.describe(s)
     from memd.core.settings_toml import to_toml
 
     emit(args, {"file": str(file), "settings": rows}, lambda: to_toml(s, file).rstrip())
