@@ -417,7 +417,8 @@ def restart_required() -> tuple[str, ...]:
     return tuple(s.key for s in SETTINGS if s.restart)
 
 
-def _type_name(typ: Any) -> str:
+def type_name(typ: Any) -> str:
+    """A setting's type as the docs and errors name it (`int`, `list[str]`)."""
     if isinstance(typ, type) and not isinstance(typ, types.GenericAlias):
         return typ.__name__
     return str(typ).replace("typing.", "")
@@ -430,7 +431,7 @@ def _coerce(setting: Setting, value: Any, where: str) -> Any:
         return msgspec.convert(value, setting.type, strict=True)
     except msgspec.ValidationError as exc:
         raise ConfigError(
-            f"{where}: setting {setting.key!r} must be {_type_name(setting.type)}, got {value!r}",
+            f"{where}: setting {setting.key!r} must be {type_name(setting.type)}, got {value!r}",
             hint=f"{setting.key}: {setting.help}",
         ) from exc
 
@@ -443,7 +444,7 @@ def _from_env(setting: Setting, raw: str, var: str) -> Any:
             return msgspec.json.decode(raw, type=typ)
         except msgspec.DecodeError as exc:
             raise ConfigError(
-                f"environment variable {var}={raw!r} is not a valid {_type_name(typ)}",
+                f"environment variable {var}={raw!r} is not a valid {type_name(typ)}",
                 hint=f"{setting.key}: {setting.help}",
             ) from exc
     text = raw if typ is str else raw.strip()
@@ -453,7 +454,7 @@ def _from_env(setting: Setting, raw: str, var: str) -> Any:
         return msgspec.convert(text, typ, strict=False)
     except msgspec.ValidationError as exc:
         raise ConfigError(
-            f"environment variable {var}={raw!r} is not a valid {_type_name(typ)}",
+            f"environment variable {var}={raw!r} is not a valid {type_name(typ)}",
             hint=f"{setting.key}: {setting.help}",
         ) from exc
 
@@ -591,34 +592,6 @@ def load(
             f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}"
         )
     return settings
-
-
-@dataclass(frozen=True, slots=True)
-class SettingRow:
-    """A row of the table as `memd config --json` shows it: the value in force when asked for
-    (a secret's only as "(set)"), else None."""
-
-    key: str
-    type: str
-    default: Any
-    env: str
-    help: str
-    restart: bool
-    value: Any = None
-
-
-def describe(settings: Settings | None = None) -> list[SettingRow]:
-    """The table, for `memd config` and the docs; with `settings`, each row's value in force."""
-    return [
-        SettingRow(key=s.key, type=_type_name(s.type), default=s.default, env=s.env,
-                   help=s.help, restart=s.restart,
-                   value=None if settings is None else _shown(s.key, settings.value(s.key)))
-        for s in SETTINGS
-    ]  # fmt: skip
-
-
-def _shown(key: str, value: Any) -> Any:
-    return "(set)" if key in SECRETS and value else value
 
 
 SECRETS = frozenset({"extract.api_key", "llm.api_key", "sync.key", "sync.dsn"})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memd.core import settings
+from memd.core import settings, settings_toml
 from memd.core.errors import ConfigError
 
 
@@ -111,7 +111,7 @@ def test_what_needs_a_restart_is_a_column_of_the_table() -> None:
                                    "batch", "timeout_s", "query_timeout_s", "query_prefix",
                                    "passage_prefix")),
     }  # fmt: skip
-    rows = {r.key: r for r in settings.describe()}
+    rows = {r.key: r for r in settings_toml.describe()}
     assert rows["server.socket"].restart is True
     assert rows["index.debounce_ms"].restart is False
 

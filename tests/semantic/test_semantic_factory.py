@@ -68,12 +68,12 @@ def test_packaged_on(kind: str) -> None:
 
 
 def test_the_settings_declare_semantic_recall_and_refuse_an_unknown_kind() -> None:
-    from memd.core import settings
+    from memd.core import settings, settings_toml
 
     s = settings.load(env={"MEMD_SEMANTIC_KIND": "http", "MEMD_SEMANTIC_THREADS": "1"})
     assert (s.semantic_kind, s.semantic_threads, s.semantic_batch) == ("http", 1, 16)
     assert settings.load(env={}).semantic_kind == "auto"
-    keys = {d.key for d in settings.describe()}
+    keys = {d.key for d in settings_toml.describe()}
     assert {"semantic.kind", "semantic.url", "semantic.model", "semantic.api_key_env",
             "semantic.threads", "semantic.dim"} <= keys  # fmt: skip
     with pytest.raises(ConfigError, match="semantic.kind must be"):

@@ -70,8 +70,9 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     s = settings_for(args)
     file = settings.config_path(Path(args.config) if args.config else None)
-    rows = settings.describe(s)
-    from memd.core.settings_toml import to_toml
+    from memd.core.settings_toml import describe, to_toml
+
+    rows = describe(s)
 
     emit(args, {"file": str(file), "settings": rows}, lambda: to_toml(s, file).rstrip())
     return 0
