@@ -134,7 +134,7 @@ def search_method(conversations: Conversations) -> Method[Any, Any]:
 def import_method(transfer: Transfer, conversations: Conversations) -> Method[Any, Any]:
     """`import`: a memd export (by `format` or content), else conversation logs."""
 
-    def import_(p: msg.ImportParams) -> dict[str, Any] | msg.LogsImported | msg.ChatGPTImported:
+    def import_(p: msg.ImportParams) -> msg.MergeResult | msg.LogsImported | msg.ChatGPTImported:
         transfer.check_source(p)
         if transfer.is_export(p):
             return transfer.import_export(p)

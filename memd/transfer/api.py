@@ -9,7 +9,6 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from memd.api import messages as msg
 from memd.api.methods import Feature, Method
@@ -55,7 +54,7 @@ class Transfer:
         """Whether an `import` is of a memd export (by `format`, else by the file's content)."""
         return p.format == "memd" or (not p.format and export.is_export_file(Path(p.path)))
 
-    def import_export(self, p: msg.ImportParams) -> dict[str, Any]:
+    def import_export(self, p: msg.ImportParams) -> msg.MergeResult:
         mem = self.memory
         mem.ops.require_enabled()
         # A merge does not count its steps: the task shows that it runs, and for how long.

@@ -15,8 +15,8 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from memd.api.messages import MergedFiles, MergedMemories, MergeResult
 from memd.conversations import repo as conversations
 from memd.conversations.ingest import WriteReport, refresh_summary, set_title, write_turns
 from memd.core import fsio
@@ -52,7 +52,7 @@ def apply_export(
     today: dt.date,
     now: float,
     source: str = "",
-) -> dict[str, Any]:
+) -> MergeResult:
     """Merge a checked export into this memd: tree, then memories, then sessions and chats.
 
     The tree goes first so that the journal entries of imported sessions are already there
@@ -76,24 +76,16 @@ def apply_export(
     hashes = store.w.run(functools.partial(_import_memory_state, doc=doc, memory_root=memory_root))
     conv = _import_sessions(doc.sessions, store, now)
     # A memory that came inside a written file is counted once, as that file.
-    new = (conv["new_sessions"] + conv["added"] + len(files.written) + len(files.copies)
-           + mem["added"] - mem["with_files"] + hashes)  # fmt: skip
-    return {
-        "format": FORMAT,
-        "version": doc.version,
-        "exported_at": doc.exported_at,
-        "device_id": doc.device_id,
-        **conv,
-        "files": {
-            "in_export": len(doc.tree),
-            "written": len(files.written),
-            "identical": files.identical,
-            "kept_local": files.copies,
-        },  # fmt: skip
-        "memories": mem,
-        "memory_hashes": hashes,
-        "new": new,
-    }
+    new = (conv.new_sessions + conv.added + len(files.written) + len(files.copies)
+           + mem.added - mem.with_files + hashes)  # fmt: skip
+    return MergeResult(
+        format=FORMAT, version=doc.version, exported_at=doc.exported_at, device_id=doc.device_id,
+        sessions_in_export=conv.sessions_in_export, new_sessions=conv.new_sessions,
+        added=conv.added, updated=conv.updated, sessions=conv.sessions,
+        files=MergedFiles(in_export=len(doc.tree), written=len(files.written),
+                          identical=files.identical, kept_local=files.copies),
+        memories=mem, memory_hashes=hashes, new=new,
+    )  # fmt: skip
 
 
 def _import_tree(
@@ -159,7 +151,7 @@ def _import_memories(
     indexer: Indexer,
     memory_root: Path,
     before: set[str],
-) -> dict[str, int]:
+) -> MergedMemories:
     """Append the memories still missing; count them against what was here `before` the
     import (the ids already in the index then): `with_files` came inside imported files."""
     present = memories.present_items(store.read(), [m.id for m in records])
@@ -186,8 +178,8 @@ def _import_memories(
         added += 1
     if touched:
         indexer.index_paths(sorted(touched))
-    return {"in_export": len(records), "added": added + with_files, "with_files": with_files,
-            "present": already, "workspace_skipped": skipped}  # fmt: skip
+    return MergedMemories(in_export=len(records), added=added + with_files, with_files=with_files,
+                          present=already, workspace_skipped=skipped)  # fmt: skip
 
 
 def _import_memory_state(conn: Connection, doc: ExportDocument, memory_root: Path) -> int:
@@ -214,7 +206,18 @@ def _turns_of(session: SessionRecord, chat: Chat) -> list[Turn]:
             for part_id, seq, text in sorted(chat.parts, key=lambda p: (p[1], p[0]))]  # fmt: skip
 
 
-def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _SessionsMerged:
+    sessions_in_export: int
+    new_sessions: int
+    added: int
+    updated: int
+    sessions: int
+
+
+def _import_sessions(
+    sessions: Sequence[SessionRecord], store: Store, now: float
+) -> _SessionsMerged:
     existing = conversations.known_sessions(store.read(), [s.session_id for s in sessions])
     # Chats go in in their storage order across sessions, so on an empty memd every turn keeps
     # its place relative to the others (the tie-break of equal search scores).
@@ -240,8 +243,8 @@ def _import_sessions(sessions: Sequence[SessionRecord], store: Store, now: float
         store.w.run(
             functools.partial(_merge_sessions, sessions=old[i : i + 200], grown=grown, now=now)
         )
-    return {"sessions_in_export": len(sessions), "new_sessions": len(new), "added": total.added,
-            "updated": total.updated, "sessions": len(total.sessions)}  # fmt: skip
+    return _SessionsMerged(sessions_in_export=len(sessions), new_sessions=len(new),
+                           added=total.added, updated=total.updated, sessions=len(total.sessions))  # fmt: skip
 
 
 def _apply_new_sessions(conn: Connection, sessions: Sequence[SessionRecord], now: float) -> None:

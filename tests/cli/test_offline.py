@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -32,3 +33,32 @@ def test_an_offline_edit_is_reported_as_a_changed_file(home: Path) -> None:
     r = d.cli("search", "deploy", "--json")
     assert r.returncode == 0 and "2 files changed since" in r.stderr
     assert r.stdout.lstrip().startswith("{")  # the note goes to stderr, never into the JSON
+
+
+def test_import_without_a_daemon_writes_directly(home: Path, tmp_path: Path) -> None:
+    # The in-process engine answers `import` with its typed result; the command prints it as
+    # it prints the daemon's (logs, then a memd export of them).
+    d = DaemonProcess(home)
+    log = tmp_path / "turns.jsonl"
+    log.write_text(
+        json.dumps(
+            {
+                "session_id": "s1",
+                "role": "user",
+                "content": "the deploy runs on fridays",
+                "ts": 1_750_000_000,
+            }
+        )
+        + "\n"  # fmt: skip
+    )
+    r = d.cli("import", str(log))
+    assert r.returncode == 0, r.stderr
+    assert "imported jsonl: 1 new turn in 1 session" in r.stdout, r.stdout
+    r = d.cli("import", str(log), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["added"] == 0, r.stdout + r.stderr
+    export = tmp_path / "export.json"
+    assert d.cli("export", str(export)).returncode == 0
+    r = d.cli("import", str(export), "--json")
+    assert r.returncode == 0, r.stderr
+    merged = json.loads(r.stdout)
+    assert merged["format"] == "memd-export" and merged["sessions_in_export"] == 1, merged

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from memd.conversations.ingest import write_turns
@@ -294,10 +295,11 @@ def _export_import(src: Store, dst: Store, tmp_path: Path) -> dict[str, Any]:
     out = tmp_path / "x.json"
     export.write_export(src, out, memory_root=tmp_path / "src-memory", tree=False, overwrite=True)
     root = tmp_path / "dst-memory"
-    return merge.apply_export(
+    res = merge.apply_export(
         export.read_export(out), store=dst, indexer=Indexer(dst, [Root(root)]), memory_root=root,
         today=dt.date(2026, 4, 27), now=T0 + 100,
     )  # fmt: skip
+    return msgspec.to_builtins(res)  # type: ignore[no-any-return]
 
 
 def test_a_session_known_on_both_sides_gets_the_missing_chats_and_keeps_split_messages(

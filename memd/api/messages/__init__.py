@@ -155,7 +155,13 @@ from memd.api.messages.status import (
     WatcherStatus,
 )
 from memd.api.messages.sync import SyncNowParams, SyncNowResult
-from memd.api.messages.transfer import ExportParams, ExportResult
+from memd.api.messages.transfer import (
+    ExportParams,
+    ExportResult,
+    MergedFiles,
+    MergedMemories,
+    MergeResult,
+)
 
 __all__ = [
     "UNSET", "UnsetType",
@@ -170,7 +176,7 @@ __all__ = [
     "JobRunsParams", "JobRun", "JobRunsResult", "StatusResult", "DaemonStatus", "JobStatus", "RootStatus", "IndexStatus", "WatcherStatus", "FileProblem", "HistoryStatus", "InstructionsFile", "LLMRun", "LLMStatus", "LogSource", "AssistantSeen", "LogsStatus", "SemanticStatus", "BackfillProgress", "QueryCache", "VectorIndexFigures", "IndexUpdates",
     "IngestParams", "IngestResult", "LogsImported", "ChatGPTImported", "RecallParams", "RecalledTurn", "RecalledSession", "RecallResult", "ForgetConversationParams",
     "ForgetConversationResult", "ImportParams",
-    "ExportParams", "ExportResult",
+    "ExportParams", "ExportResult", "MergeResult", "MergedFiles", "MergedMemories",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",
     "ExtractionProgressResult",
     "SyncNowParams", "SyncNowResult",

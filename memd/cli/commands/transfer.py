@@ -16,7 +16,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     params = m.ImportParams(
         path=str(Path(args.path).expanduser().absolute()), format=args.format or ""
     )
-    res = call(args, m.IMPORT, params, write=True, progress=True)
+    # `import` answers one of three shapes (a memd export merged, logs, a ChatGPT export), as
+    # JSON from the daemon and as the typed value made here without one: read both as JSON.
+    res: dict[str, Any] = m.to_builtins(call(args, m.IMPORT, params, write=True, progress=True))
     if res["format"] == "memd-export":
         emit(args, res, lambda: _memd_import_text(res))
         return 0
