@@ -84,9 +84,7 @@ NOT_YET: frozenset[str] = frozenset(
     {
         "memd/cli/render.py:sync_line",
         "memd/cli/render.py:sync_text",
-        "memd/cli/service.py:InstallPlan.as_dict",
         "memd/daemon/engine.py:Engine.status_parts",
-        "memd/sync/api.py:Sync.on_conversation",
         "memd/sync/job.py:Syncer.init_schema",
         "memd/sync/job.py:Syncer.status",
         "memd/sync/outbox.py:conflicts",

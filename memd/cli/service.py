@@ -16,8 +16,16 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from memd.cli.service_view import (
+    MakeDirView,
+    PlanView,
+    RemoveView,
+    RunView,
+    StepView,
+    WriteView,
+)
 from memd.cli.units import (
     LAUNCHD_LABEL,
     PLIST_NAME,
@@ -117,26 +125,22 @@ class InstallPlan:
         out.extend(f"note: {note}" for note in self.notes)
         return "\n".join(out)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The plan as plain JSON-ready data (for ``--json``)."""
-        steps: list[dict[str, Any]] = []
+    def view(self) -> PlanView:
+        """The plan as `--json` shows it (a secret file's content never shown)."""
+        steps: list[StepView] = []
         for step in self.steps:
             if isinstance(step, WriteFile) and step.secret:
-                steps.append({"write": str(step.path), "mode": step.mode, "secret": True})
+                steps.append(WriteView(write=str(step.path), mode=step.mode, secret=True))
             elif isinstance(step, WriteFile):
-                steps.append({"write": str(step.path), "mode": step.mode, "content": step.content})
+                steps.append(WriteView(write=str(step.path), mode=step.mode, content=step.content))
             elif isinstance(step, MakeDir):
-                steps.append({"mkdir": str(step.path), "mode": step.mode})
+                steps.append(MakeDirView(mkdir=str(step.path), mode=step.mode))
             elif isinstance(step, RemoveFile):
-                steps.append({"remove": str(step.path)})
+                steps.append(RemoveView(remove=str(step.path)))
             else:
-                steps.append({"run": list(step.argv), "check": step.check})
-        return {
-            "action": self.action,
-            "platform": self.platform,
-            "steps": steps,
-            "notes": list(self.notes),
-        }
+                steps.append(RunView(run=list(step.argv), check=step.check))
+        return PlanView(action=self.action, platform=self.platform, steps=steps,
+                        notes=list(self.notes))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

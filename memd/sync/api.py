@@ -4,8 +4,6 @@ run forward when a conversation is going on (every `context` call)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from memd.api import messages as msg
 from memd.api.methods import Call, Feature, Host, JobSpec, Method, Middleware
 from memd.db import Store
@@ -36,10 +34,11 @@ class Sync:
             status=self.syncer.status(),
         )  # fmt: skip
 
-    def on_conversation(self, method: str, params: Any, call_next: Call) -> Any:
+    def on_conversation(self, method: str, params: msg.Params, call_next: Call) -> msg.Result:
         """Middleware: a `context` call means a conversation: push what changed soon."""
         self.syncer.on_conversation()
-        return call_next(params)
+        result: msg.Result = call_next(params)
+        return result
 
     def middleware(self) -> list[Middleware]:
         if not self.syncer.enabled:

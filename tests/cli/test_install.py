@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from memd.cli import service as install
@@ -145,7 +146,7 @@ def test_planning_writes_nothing_and_describes_everything(tmp_path: Path) -> Non
     assert "run systemctl --user enable --now memd.socket memd.service" in text
     assert "note: " in text
     assert "| ExecStart" not in plan.describe(contents=False)
-    data = json.loads(json.dumps(plan.as_dict()))
+    data = json.loads(msgspec.json.encode(plan.view()))
     assert data["action"] == "install"
     assert data["steps"][2] == {"run": ["systemctl", "--user", "daemon-reload"], "check": True}
 

@@ -81,6 +81,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_service(args: argparse.Namespace) -> int:
     """`memd service install|uninstall|status`: the per-user systemd/launchd service."""
     from memd.cli import service as install
+    from memd.cli.service_view import CommandRan
 
     s = settings_for(args)
     if args.action == "status":
@@ -101,23 +102,16 @@ def cmd_service(args: argparse.Namespace) -> int:
         plan = install.plan_install(s, pass_env=args.env or ())
     else:
         plan = install.plan_uninstall(s)
+    data = plan.view()
     if args.dry_run:
-        emit(
-            args,
-            {"dry_run": True, **plan.as_dict()},
-            lambda: plan.describe() + "\n(dry run: nothing changed)",
-        )
+        data.dry_run = True
+        emit(args, data, lambda: plan.describe() + "\n(dry run: nothing changed)")
         return 0
     res = install.apply(plan)
-    data = {
-        **plan.as_dict(),
-        "written": [str(p) for p in res.written],
-        "removed": [str(p) for p in res.removed],
-        "commands": [
-            {"run": list(c.argv), "returncode": c.returncode, "stderr": c.stderr.strip()}
-            for c in res.commands
-        ],  # fmt: skip
-    }
+    data.written = [str(p) for p in res.written]
+    data.removed = [str(p) for p in res.removed]
+    data.commands = [CommandRan(run=list(c.argv), returncode=c.returncode,
+                                        stderr=c.stderr.strip()) for c in res.commands]  # fmt: skip
 
     def text() -> str:
         lines = [f"wrote {p}" for p in res.written] + [f"removed {p}" for p in res.removed]

@@ -1,7 +1,7 @@
 """`memd doctor`: check everything memd depends on and say how to fix what is wrong.
 
 Each check returns a `Check` (ok / warn / fail, what was found, how to fix it). `run_checks`
-runs them all against a `Settings`; `render` and `as_dict` present them; `exit_code` is 1 when
+runs them all against a `Settings`; `render` and `report` present them; `exit_code` is 1 when
 any check failed. The assessments are pure functions of what was measured (`assess_inotify`,
 `assess_daemon`, `assess_service`, …) so each verdict can be tested on its own, and the
 measuring shell around them never raises: a check that cannot run says so in its result.
