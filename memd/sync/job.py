@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memd.api.messages import SyncSchemaResult
 from memd.core.errors import ConfigError, SyncPermanent, SyncRetryable
 from memd.core.fsio import inside_any
 from memd.core.models import JobOutcome, JobResult
@@ -221,17 +222,17 @@ class Syncer:
         now = self.now()
         target = self.target()
         state = self.store.w.run(lambda c: self._begin(c, target, now))
-        if state["refused_config"] == self.fingerprint:
+        if state.refused_config == self.fingerprint:
             return JobResult(
-                JOB, JobOutcome.CONFIG_ERROR, f"refused: {state['last_error']}; {REFUSED_HINT}"
+                JOB, JobOutcome.CONFIG_ERROR, f"refused: {state.last_error}; {REFUSED_HINT}"
             )
-        if state["retry_at"] > now:
-            wait = state["retry_at"] - now
+        if state.retry_at > now:
+            wait = state.retry_at - now
             self.wake(wait)  # an early run (a local change) must not lose the planned retry
             return JobResult(
                 JOB,
                 JobOutcome.RETRY_LATER,
-                f"backing off for {wait:.0f}s after: {state['last_error']}",
+                f"backing off for {wait:.0f}s after: {state.last_error}",
             )
         report = RunReport()
         try:
@@ -248,7 +249,7 @@ class Syncer:
                 if push.run():
                     self.wake(self.settings.sync_push_delay_s or 1.0)
         except SyncRetryable as exc:
-            failures = state["failures"] + 1
+            failures = state.failures + 1
             delay = backoff_delay(failures, self.settings.sync_backoff_cap_s, self.rand())
             self._record(
                 target, error=describe_error(exc), failures=failures, retry_at=self.now() + delay
@@ -263,7 +264,7 @@ class Syncer:
             report.parked += self._refuse(target, exc)
             return JobResult(JOB, JobOutcome.CONFIG_ERROR, describe_error(exc), report.counts())
         self._record(target, error="", success=True)
-        pending = outbox.queue_stats(self.store.read(), target, self.now())["pending"]
+        pending = outbox.queue_stats(self.store.read(), target, self.now()).pending
         message = (
             f"pulled {report.pulled} ({report.applied} applied, {report.deleted} deleted,"
             f" {report.conflicts} conflicts); pushed {report.pushed}; {pending} pending"
@@ -279,14 +280,14 @@ class Syncer:
         outcome = JobOutcome.SUCCESS if busy else JobOutcome.NOTHING_TO_DO
         return JobResult(JOB, outcome, message, {**report.counts(), "pending": pending})
 
-    def _begin(self, conn: Connection, target: str, now: float) -> dict[str, Any]:
+    def _begin(self, conn: Connection, target: str, now: float) -> outbox.TargetState:
         fp = self.fingerprint
         outbox.update_target(conn, target, self.settings.sync_backend, last_attempt_at=now)
         outbox.unpark(conn, target, unless_config=fp)
         state = outbox.target_state(conn, target)
-        if state["refused_config"] not in ("", fp):
+        if state.refused_config not in ("", fp):
             outbox.update_target(conn, target, self.settings.sync_backend, refused_config="")
-            state["refused_config"] = ""
+            state.refused_config = ""
         return state
 
     def _refuse(self, target: str, exc: SyncPermanent) -> int:
@@ -337,17 +338,17 @@ class Syncer:
 
         self.store.w.run(reset)
 
-    def init_schema(self) -> dict[str, Any]:
+    def init_schema(self) -> SyncSchemaResult:
         """Create the cloud tables (postgres); for supabase, say how to create them."""
         if not self.enabled:
             raise ConfigError("sync is off", hint=OFF_HINT)
         if self.settings.sync_backend == "supabase":
-            return {
-                "backend": "supabase",
-                "created": False,
-                "schema_path": str(schema_path()),
-                "message": f"paste {schema_path()} into the Supabase SQL editor (Database → SQL)",
-            }
+            return SyncSchemaResult(
+                backend="supabase",
+                created=False,
+                schema_path=str(schema_path()),
+                message=f"paste {schema_path()} into the Supabase SQL editor (Database → SQL)",
+            )
         backend = self._open_backend()
         backend.init_schema()
         description = backend.check()
@@ -359,13 +360,13 @@ class Syncer:
             return outbox.unpark(conn, target)
 
         unparked = self.store.w.run(retry)
-        return {
-            "backend": self.settings.sync_backend,
-            "created": True,
-            "schema_path": str(schema_path()),
-            "message": description,
-            "unparked": unparked,
-        }
+        return SyncSchemaResult(
+            backend=self.settings.sync_backend,
+            created=True,
+            schema_path=str(schema_path()),
+            message=description,
+            unparked=unparked,
+        )
 
     # -- status -----------------------------------------------------------------------------
     def status(self, *, detail: bool = True) -> dict[str, Any]:

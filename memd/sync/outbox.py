@@ -27,7 +27,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 TOMBSTONE = "-"  # base/incoming sha of a file that is deleted on both sides
@@ -240,7 +240,20 @@ def ops(conn: sqlite3.Connection, target: str) -> list[Op]:
     ]
 
 
-def queue_stats(conn: sqlite3.Connection, target: str, now: float) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One target's queue: pending, due now, parked, the oldest pending's enqueue time and the
+    earliest retry still ahead (None: none), the most attempts of a pending op."""
+
+    pending: int
+    due: int
+    parked: int
+    oldest_pending_at: float | None
+    next_retry_at: float | None
+    max_attempts: int
+
+
+def queue_stats(conn: sqlite3.Connection, target: str, now: float) -> QueueStats:
     """Depth, due, parked, oldest pending and earliest retry of one target's queue."""
     r = conn.execute(
         "SELECT count(*) FILTER (WHERE parked_at = 0),"
@@ -252,14 +265,8 @@ def queue_stats(conn: sqlite3.Connection, target: str, now: float) -> dict[str, 
         " FROM sync_outbox WHERE target = ?",
         (now, now, target),
     ).fetchone()
-    return {
-        "pending": r[0],
-        "due": r[1],
-        "parked": r[2],
-        "oldest_pending_at": r[3],
-        "next_retry_at": r[4],
-        "max_attempts": r[5] or 0,
-    }
+    return QueueStats(pending=r[0], due=r[1], parked=r[2], oldest_pending_at=r[3],
+                      next_retry_at=r[4], max_attempts=r[5] or 0)  # fmt: skip
 
 
 # -- per-file state -----------------------------------------------------------------------
@@ -368,22 +375,39 @@ def vanished_files(conn: sqlite3.Connection, target: str, root: str) -> list[str
 
 
 # -- per-target state ---------------------------------------------------------------------
-_TARGET_FIELDS = (
-    "backend", "pull_cursor", "summaries_cursor", "last_attempt_at", "last_success_at",
-    "last_error", "last_error_at", "last_push_at", "last_pull_at", "failures", "retry_at",
-    "pushed", "pulled", "conflicts", "refused_config",
-)  # fmt: skip
-_TEXT_FIELDS = ("backend", "last_error", "refused_config")
 
 
-def target_state(conn: sqlite3.Connection, target: str) -> dict[str, Any]:
+@dataclass(slots=True)
+class TargetState:
+    """The stored state of a sync target (a row of `sync_targets`): its cursors, its last
+    attempt, success and error, its backoff, its totals and the configuration it refused."""
+
+    backend: str = ""
+    pull_cursor: float = 0
+    summaries_cursor: float = 0
+    last_attempt_at: float = 0
+    last_success_at: float = 0
+    last_error: str = ""
+    last_error_at: float = 0
+    last_push_at: float = 0
+    last_pull_at: float = 0
+    failures: int = 0
+    retry_at: float = 0
+    pushed: int = 0
+    pulled: int = 0
+    conflicts: int = 0
+    refused_config: str = ""
+
+
+_TARGET_FIELDS = tuple(f.name for f in fields(TargetState))  # the columns, in this order
+
+
+def target_state(conn: sqlite3.Connection, target: str) -> TargetState:
     """The stored state of a target (zeros and empty strings when never used)."""
     row = conn.execute(
         f"SELECT {', '.join(_TARGET_FIELDS)} FROM sync_targets WHERE target = ?", (target,)
     ).fetchone()
-    if row is None:
-        return {f: ("" if f in _TEXT_FIELDS else 0) for f in _TARGET_FIELDS}
-    return dict(zip(_TARGET_FIELDS, tuple(row), strict=True))
+    return TargetState() if row is None else TargetState(*tuple(row))
 
 
 def update_target(conn: sqlite3.Connection, target: str, backend: str, **fields: Any) -> None:

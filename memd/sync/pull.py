@@ -59,7 +59,7 @@ class Pull:
     def run(self) -> None:
         """Every page newer than the cursor; the cursor moves with each settled page."""
         namespace = self.s.namespace()
-        cursor = outbox.target_state(self.s.store.read(), self.target)["pull_cursor"]
+        cursor = outbox.target_state(self.s.store.read(), self.target).pull_cursor
         while True:
             rows = self.backend.pull(namespace, cursor, PULL_PAGE)
             if not rows:

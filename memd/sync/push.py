@@ -66,7 +66,7 @@ def queue_unsynced(s: Syncer, target: str, report: RunReport) -> None:
 
 
 def _queue_summaries(s: Syncer, conn: Connection, target: str, now: float) -> int:
-    cursor = outbox.target_state(conn, target)["summaries_cursor"]
+    cursor = outbox.target_state(conn, target).summaries_cursor
     rows = outbox.summaries_since(conn, cursor, SUMMARIES_PER_RUN)
     n = 0
     for row in rows:

@@ -88,25 +88,25 @@ def shorten(full: dict[str, Any]) -> dict[str, Any]:
 def _target(conn: Connection, target: str, now: float, *, detail: bool) -> dict[str, Any]:
     st = outbox.target_state(conn, target)
     q = outbox.queue_stats(conn, target, now)
-    oldest = q["oldest_pending_at"]
+    oldest = q.oldest_pending_at
     out: dict[str, Any] = {
         "target": target,
-        "backend": st["backend"] or target.split(":", 1)[0],
-        "pending": q["pending"],
-        "due": q["due"],
-        "parked": q["parked"],
+        "backend": st.backend or target.split(":", 1)[0],
+        "pending": q.pending,
+        "due": q.due,
+        "parked": q.parked,
         "oldest_pending_at": oldest,
         "oldest_pending_age_s": round(now - oldest, 1) if oldest else None,
-        "next_retry_at": q["next_retry_at"],
-        "retry_at": st["retry_at"] or None,
-        "last_attempt_at": st["last_attempt_at"] or None,
-        "last_success_at": st["last_success_at"] or None,
-        "last_error": st["last_error"] or None,
-        "last_error_at": st["last_error_at"] or None,
-        "last_push_at": st["last_push_at"] or None,
-        "last_pull_at": st["last_pull_at"] or None,
-        "refused_config": st["refused_config"],
-        "totals": {"pushed": st["pushed"], "pulled": st["pulled"], "conflicts": st["conflicts"]},
+        "next_retry_at": q.next_retry_at,
+        "retry_at": st.retry_at or None,
+        "last_attempt_at": st.last_attempt_at or None,
+        "last_success_at": st.last_success_at or None,
+        "last_error": st.last_error or None,
+        "last_error_at": st.last_error_at or None,
+        "last_push_at": st.last_push_at or None,
+        "last_pull_at": st.last_pull_at or None,
+        "refused_config": st.refused_config,
+        "totals": {"pushed": st.pushed, "pulled": st.pulled, "conflicts": st.conflicts},
     }
     if detail:
         out["parked_ops"] = [

@@ -154,7 +154,7 @@ from memd.api.messages.status import (
     VectorIndexFigures,
     WatcherStatus,
 )
-from memd.api.messages.sync import SyncNowParams, SyncNowResult
+from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult
 from memd.api.messages.transfer import (
     ExportParams,
     ExportResult,
@@ -179,7 +179,7 @@ __all__ = [
     "ExportParams", "ExportResult", "MergeResult", "MergedFiles", "MergedMemories",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",
     "ExtractionProgressResult",
-    "SyncNowParams", "SyncNowResult",
+    "SyncNowParams", "SyncNowResult", "SyncSchemaResult",
     "HistoryParams", "ChangeFile", "ChangeInfo", "HistoryResult", "ShowChangeParams", "FileDiff",
     "ShowChangeResult", "UndoParams", "UndoFile", "UndoResult",
     "CONTEXT", "SEARCH", "REMEMBER", "FORGET", "MEMORIES", "SET_ENABLED", "EDIT_ITEM", "STATUS",

@@ -53,7 +53,7 @@ from memd.api.messages.memory import (
     SetEnabledResult,
 )
 from memd.api.messages.status import StatusResult
-from memd.api.messages.sync import SyncNowParams, SyncNowResult
+from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult
 from memd.api.messages.transfer import ExportParams, ExportResult
 from memd.core.models import JobResult
 
@@ -77,7 +77,7 @@ IMPORT = Signature("import", ImportParams, Document)  # memd export or conversat
 EXPORT = Signature("export", ExportParams, ExportResult)
 SYNC_STATUS = Signature("sync_status", NoParams, Document)
 SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
-SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, Document)
+SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, SyncSchemaResult)
 RELATIONSHIP = Signature("relationship", RelationshipParams, RelationshipResult)
 EXTRACTION_PROGRESS = Signature(
     "extraction_progress", ExtractionProgressParams, ExtractionProgressResult

@@ -87,8 +87,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     if args.action == "init-schema":
         res = call(args, m.SYNC_INIT_SCHEMA, m.NoParams(), write=True)
-        emit(args, res, f"{res['backend']}: {'tables ready' if res['created'] else 'not created here'}"
-             f" - {res['message']}")  # fmt: skip
+        emit(args, res, f"{res.backend}: {'tables ready' if res.created else 'not created here'}"
+             f" - {res.message}")  # fmt: skip
         return 0
     if args.now:
         now = call(args, m.SYNC_NOW, m.SyncNowParams(retry_parked=args.retry_parked), write=True)
