@@ -110,8 +110,9 @@ def text_words(text: str) -> frozenset[str]:
     """Every word of a text as `query_words` spells them (stems and CJK bigrams)."""
     low = text.lower()
     words = {stem(w) for w in _LATIN.findall(low)}
-    for run in _CJK.findall(low):
-        words.update(cjk_bigrams(run))
+    if not low.isascii():  # most texts hold no CJK run: no second pass
+        for run in _CJK.findall(low):
+            words.update(cjk_bigrams(run))
     return frozenset(words)
 
 
@@ -201,13 +202,15 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     items = section_items(r.text, r.start_line)
     # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
     head_words = text_words(head)
-    scored = [(q.match(head_words | text_words(it.text)), it) for it in items]
+    own = {id(it): text_words(it.text) for it in items}
+    scored = [(q.match(head_words | own[id(it)]), it) for it in items]
     matching = [it for m, it in sorted(scored, key=lambda x: -x[0]) if m > 0]
     if f.item and f.found_by == (VECTOR,):
         matching = [it for it in items if it.text == f.item] or matching
     best = max((m for m, _ in scored), default=q.match(text_words(f"{head} {r.text}")))
     match = max(best, q.closeness(f.cosine, f.cosine_script))
-    words = text_words(" ".join(it.text for it in matching) if matching else r.text)
+    # The words of the matching items together (no word or CJK run crosses two items).
+    words = frozenset().union(*(own[id(it)] for it in matching)) if matching else text_words(r.text)
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
         end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
@@ -311,25 +314,41 @@ def collapse(cands: list[Candidate]) -> list[Candidate]:
         if home is not None:
             _fold(j, home)
             gone.add(id(j))
-    curated = [c for c in cands if c.tier == CURATED and c.items]
+    curated = [(c, _sources_of(c.items)) for c in cands if c.tier == CURATED and c.items]
     for low in (c for c in cands if c.tier in (TURN, JOURNAL) and id(c) not in gone):
-        for c in curated:
-            if _repeats_memory(low, c):
+        said = _Said.of(low)
+        for c, sources in curated:
+            if said.repeats(c, sources):
                 _fold(low, c)
                 gone.add(id(low))
                 break
     return sorted((c for c in cands if id(c) not in gone), key=lambda c: (-c.score, c.key))
 
 
-def _repeats_memory(low: Candidate, memory: Candidate) -> bool:
-    said = _sources_of(memory.items)
-    if low.tier == TURN and (low.hit.session_id, low.hit.turn_id) in said:
-        return True
-    if low.tier == JOURNAL and {_entry_turn(e) for e in low.entries} & {t for _, t in said}:
-        return True
-    text = low.hit.text if low.tier == TURN else " ".join(e.text for e in low.entries)
-    words = low.words if low.tier == TURN else text_words(text)
-    return any(repeats(it, words, text) for it in memory.items)
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """What a turn or journal hit says, read once for every memory it is compared with."""
+
+    low: Candidate
+    text: str
+    words: frozenset[str]
+    turns: frozenset[str]  # the turns a journal hit's entries record
+
+    @classmethod
+    def of(cls, low: Candidate) -> _Said:
+        if low.tier == TURN:
+            return cls(low, low.hit.text, low.words, frozenset())
+        text = " ".join(e.text for e in low.entries)
+        return cls(low, text, text_words(text), frozenset(_entry_turn(e) for e in low.entries))
+
+    def repeats(self, memory: Candidate, said: set[tuple[str, str]]) -> bool:
+        """Whether it says `memory` again (`said`: the turns the memory's items name)."""
+        low = self.low
+        if low.tier == TURN and (low.hit.session_id, low.hit.turn_id) in said:
+            return True
+        if self.turns and self.turns & {t for _, t in said}:
+            return True
+        return any(repeats(it, self.words, self.text) for it in memory.items)
 
 
 def _fold(low: Candidate, into: Candidate) -> None:
