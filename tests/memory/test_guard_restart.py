@@ -87,3 +87,26 @@ def test_an_older_copy_saved_after_the_window_stays_as_written(home: Path) -> No
     finally:
         if d.proc and d.proc.poll() is None:
             d.stop()
+
+
+def test_the_kept_changes_come_back_in_a_new_guard_and_a_bad_file_is_ignored(
+    tmp_path: Path,
+) -> None:
+    from memd.memory.files.guard import AddOp, WriteGuard
+
+    state, p = tmp_path / "memd-write-guard.json", tmp_path / "notes.md"
+    old = "# Notes\n\n## Notes\n\n- by hand\n"
+    new = old + "- first <!-- memd id=m_1 -->\n"
+    first = WriteGuard(state=state)
+    first.active = True
+    first.written(p, new.encode(), [AddOp("Notes", "first <!-- memd id=m_1 -->", "m_1", "Notes")])
+    assert state.stat().st_mode & 0o777 == 0o600
+    second = WriteGuard(state=state)  # the next start
+    second.active = True
+    assert second.kept() == [str(p)]
+    second.resume(p, old.encode(), time.time())  # an older copy saved meanwhile
+    assert "- first <!-- memd id=m_1 -->" in (second.restore(p, old.encode(), old) or "")
+    for bad in ("{not json", '{"files": {"x": {"last": "zz", "entries": 3}}}', "\x00\xff"):
+        state.write_text(bad, errors="surrogateescape")
+        g = WriteGuard(state=state)  # a warning, nothing kept, never an error
+        assert g.kept() == []

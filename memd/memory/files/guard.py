@@ -199,6 +199,7 @@ class WriteGuard:
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()
         self._saved = ""
+        self._failing = False
         if state is not None:
             self._load(state)
 
@@ -339,8 +340,11 @@ class WriteGuard:
             else:
                 self.state.unlink(missing_ok=True)
             self._saved = text
+            self._failing = False
         except OSError as exc:  # memory-only then: the guard itself still works
-            log.warning("the write guard cannot keep its changes in %s: %s", self.state, exc)
+            if not self._failing:  # once until it works again (a full disk: every write)
+                log.warning("the write guard cannot keep its changes in %s: %s", self.state, exc)
+            self._failing = True
 
     def _load(self, state: Path) -> None:
         """The changes a previous run kept (their times moved onto this run's clock)."""
