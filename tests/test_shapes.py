@@ -91,19 +91,15 @@ NOT_YET: frozenset[str] = frozenset(
         "memd/sync/status.py:shorten",
         "memd/ui/channel.py:Channel.call",
         "memd/ui/channel.py:Channel.has",
-        "memd/ui/changes.py:memory_root_index",
         "memd/ui/charts.py:session_day",
         "memd/ui/charts.py:session_timeline",
         "memd/ui/charts.py:tier_bars",
         "memd/ui/present.py:edit_params",
-        "memd/ui/present.py:extraction_note",
         "memd/ui/present.py:names_item",
         "memd/ui/present.py:remember_params",
         "memd/ui/present.py:undo_message",
         "memd/ui/present.py:undo_params",
         "memd/ui/present.py:undoable_run",
-        "memd/ui/tree.py:roots_from_status",
-        "memd/ui/tree.py:scan",
     }
 )
 

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from msgspec import UnsetType
-
 from memd.api import messages as m
 from memd.core.models import Hit, HitSource
 from memd.core.progress import TaskSnapshot
@@ -23,9 +21,7 @@ from memd.core.text import counted, short_id, shorten
 T = TypeVar("T")
 
 
-def part(value: T | UnsetType, default: T) -> T:
-    """A status part, or `default` when the daemon has no such part."""
-    return default if isinstance(value, UnsetType) else value
+part = m.or_default  # a status part, or the default when the daemon has no such part
 
 
 def when(ts: Any) -> str:

@@ -8,13 +8,16 @@ its message where the button was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memd.api.messages import StatusResult, or_default
 from memd.ui import present
+from memd.ui.tree import RootInfo
 
 if TYPE_CHECKING:
     from memd.ui.web import Pages
@@ -109,9 +112,9 @@ def _tree_files(changes: list[dict[str, Any]]) -> list[str]:
     return sorted({f["path"] for c in changes for f in c.get("files", [])})
 
 
-def memory_root_index(status: dict[str, Any] | None, roots: list[Any]) -> int:
+def memory_root_index(status: StatusResult | None, roots: Sequence[RootInfo]) -> int:
     """The number of the root that is the memory tree (the one the history records), or -1."""
     if not status:
         return -1
-    tree = Path(str(status.get("memory_root", "")))
+    tree = Path(or_default(status.memory_root, ""))
     return next((r.index for r in roots if r.path == tree), -1)

@@ -9,7 +9,7 @@ daemon's lock, so never beside a daemon, recorded in the history like any change
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memd.api import client
 from memd.api.client import RemoteError
@@ -22,6 +22,11 @@ from memd.core.errors import (
 )
 from memd.core.settings import Settings
 
+if TYPE_CHECKING:
+    from memd.api.messages import Params, Signature
+
+P = TypeVar("P", bound="Params")
+R = TypeVar("R")
 METHOD_NOT_FOUND = -32601
 
 
@@ -60,6 +65,12 @@ class Channel:
             return self._engine().handle(method, params or {})
         self._close_fallback()
         return result
+
+    def request(self, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
+        """`call` with the method's own types: its params in, its result out."""
+        from memd.api.messages import decode_result, to_builtins
+
+        return decode_result(sig, self.call(sig.name, to_builtins(params), write=write))
 
     def has(self, method: str, probe: dict[str, Any], *, daemon: str) -> bool:
         """Whether `method` exists, asked once per daemon (`daemon` names it, e.g. its pid).

@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from markupsafe import Markup, escape
 
+from memd.api.messages import ExtractionProgressResult, JobStatus
 from memd.core.errors import InvalidParams
 from memd.core.text import counted, terms
 from memd.memory.parse import strip_meta_comments
@@ -225,8 +226,8 @@ def undo_params(form: Mapping[str, str]) -> dict[str, Any]:
 
 
 def extraction_note(
-    progress: Mapping[str, Any] | None,
-    job: Mapping[str, Any] | None,
+    progress: ExtractionProgressResult | None,
+    job: JobStatus | None,
     *,
     taken: int,
     enabled: bool,
@@ -237,22 +238,22 @@ def extraction_note(
     `extract` job's part of `status`, `taken` how many items came from the session.
     """
     last = ""
-    if job and job.get("last_finished"):
-        last = f" (last run {when(job['last_finished'])}: {job.get('last_outcome') or 'unknown'})"
+    if job and job.last_finished:
+        last = f" (last run {when(job.last_finished)}: {job.last_outcome or 'unknown'})"
     if progress is None:
         said = f"Extraction took {counted(taken, 'item')} from it{last}."
         return said + " This daemon does not say how far extraction read it."
-    turns, read = int(progress.get("turns", 0)), int(progress.get("read", 0))
+    turns, read = progress.turns, progress.read
     if turns and read >= turns:
         took = f"took the {counted(taken, 'item')} below" if taken else "found nothing to remember"
         return f"Extraction read all {counted(turns, 'turn')} of this session and {took}{last}."
     waiting = f"{turns - read:,} of {counted(turns, 'turn')} not read by extraction yet"
     if not enabled:
         return f"{waiting}: memory is off, so nothing is extracted until it is turned on."
-    if job and job.get("running"):
+    if job and job.running:
         return f"{waiting}: extraction is running now."
-    if job and job.get("next_run"):
-        every = f" (every {int(job['interval_s']) // 60} min)" if job.get("interval_s") else ""
-        return (f"{waiting}: the next run is at {when(job['next_run'])}{every}; `memd extract"
+    if job and job.next_run:
+        every = f" (every {int(job.interval_s) // 60} min)" if job.interval_s else ""
+        return (f"{waiting}: the next run is at {when(job.next_run)}{every}; `memd extract"
                 " --now` runs it at once.")  # fmt: skip
     return f"{waiting}: no daemon is running to schedule extraction (`memd serve`)."

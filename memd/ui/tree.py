@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memd.api.messages import FileProblem, RootStatus, StatusResult, or_default
 from memd.core import fsio
 from memd.core.errors import MemdError
 from memd.core.models import Item, ParsedFile
@@ -160,13 +161,12 @@ class Group:
     files: list[FileView]
 
 
-def roots_from_status(status: dict[str, Any]) -> list[RootInfo]:
-    roots = status.get("roots") or [{"path": status.get("memory_root", ""), "project": ""}]
-    return [
-        RootInfo(i, Path(r["path"]), r.get("project") or "")
-        for i, r in enumerate(roots)
-        if r.get("path")
-    ]
+def roots_from_status(status: StatusResult | None) -> list[RootInfo]:
+    """The memory roots `status` names (none without a status)."""
+    if status is None:
+        return []
+    roots = status.roots or [RootStatus(path=or_default(status.memory_root, ""))]
+    return [RootInfo(i, Path(r.path), r.project) for i, r in enumerate(roots) if r.path]
 
 
 def group_of(root: RootInfo, rel: str) -> str:
@@ -282,10 +282,10 @@ def _item(rel: str, it: Item, root: RootInfo, heading: str) -> ItemView:
 
 
 def scan(
-    roots: Sequence[RootInfo], problems: Iterable[dict[str, Any]], *, max_bytes: int
+    roots: Sequence[RootInfo], problems: Iterable[FileProblem], *, max_bytes: int
 ) -> list[Group]:
     """Every memory file of every root, grouped by folder; superseded items linked to their heirs."""
-    troubles = {p["path"]: p["reason"] for p in problems}
+    troubles = {p.path: p.reason for p in problems}
     files: list[FileView] = []
     for info in roots:
         for p in sorted(scan_root(Root(info.path, info.project))):

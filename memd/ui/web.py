@@ -11,8 +11,9 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -20,6 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from memd.api import messages as msg
 from memd.core.errors import InvalidParams, MemdError
 from memd.core.models import MEMORY_TYPES
 from memd.core.settings import Settings
@@ -41,6 +43,8 @@ NAV = (
 )
 TIMELINE_DAYS = (7, 30, 90, 365)
 NOT_AVAILABLE = "not available in this daemon"
+P = TypeVar("P", bound=msg.Params)
+R = TypeVar("R")
 # Where an item can be moved even before anything was remembered there.
 CORE_FILES = frozenset({"_core/notes.md", "_core/preferences.md", "_core/profile.md"})
 
@@ -104,15 +108,15 @@ class Pages:
     # -- helpers ---------------------------------------------------------------------------
     def render(self, request: Request, name: str, active: str, **ctx: Any) -> Response:
         """A view with what every page shows: nav, switch, daemon state, messages."""
-        status = ctx.get("status")
-        live = bool(status and status.get("daemon", {}).get("running"))
-        enabled = bool(status and status.get("enabled"))
+        status: msg.StatusResult | None = ctx.get("status")
+        live = bool(status and status.daemon.running)
+        enabled = bool(status and status.enabled)
         ctx.update(
             live=live,
             enabled=enabled,
             # Without a daemon a change is written as the CLI writes it (`Channel.call`).
             writable=bool(status) and enabled,
-            history_root=memory_root_index(status, tree.roots_from_status(status or {})),
+            history_root=memory_root_index(status, tree.roots_from_status(status)),
             csrf=self.keys.csrf,
             active=active,
             here=_here(request),
@@ -121,10 +125,21 @@ class Pages:
         )
         return self.templates.TemplateResponse(request, name, ctx)
 
-    def _status(self) -> tuple[dict[str, Any] | None, str]:
+    def _status(self) -> tuple[msg.StatusResult | None, str]:
         try:
-            return self.channel.call("status"), ""
+            return self.channel.request(msg.STATUS, msg.NoParams()), ""
         except MemdError as exc:
+            return None, present.error_text(exc)
+        except msgspec.ValidationError as exc:
+            return None, f"the daemon's status cannot be read: {exc}"
+
+    def _request(self, sig: msg.Signature[P, R], params: P) -> tuple[R | None, str]:
+        """A method's typed answer, or None and why (a daemon without the method says so)."""
+        try:
+            return self.channel.request(sig, params), ""
+        except MemdError as exc:
+            if method_missing(exc):
+                return None, f"{sig.name}: {NOT_AVAILABLE}"
             return None, present.error_text(exc)
 
     def _call(self, method: str, params: dict[str, Any] | None = None) -> tuple[Any, str]:
@@ -135,16 +150,16 @@ class Pages:
                 return None, f"{method}: {NOT_AVAILABLE}"
             return None, present.error_text(exc)
 
-    def _daemon_key(self, status: dict[str, Any] | None) -> str:
+    def _daemon_key(self, status: msg.StatusResult | None) -> str:
         """Names one daemon run, so a restarted (maybe upgraded) daemon is probed again."""
-        d = (status or {}).get("daemon") or {}
-        started = round(time.time() - float(d.get("uptime_s") or 0), -1)
-        return f"{d.get('pid')}:{started:.0f}"
+        d = status.daemon if status else msg.DaemonStatus()
+        started = round(time.time() - float(d.uptime_s or 0), -1)
+        return f"{d.pid}:{started:.0f}"
 
-    def _can_edit(self, status: dict[str, Any] | None) -> bool:
+    def _can_edit(self, status: msg.StatusResult | None) -> bool:
         if not status:
             return False
-        if not status.get("daemon", {}).get("running"):
+        if not status.daemon.running:
             return True  # written here, by this memd's own code
         return self.channel.has(
             present.EDIT_METHOD, present.EDIT_PROBE, daemon=self._daemon_key(status)
@@ -162,7 +177,7 @@ class Pages:
         groups: list[tree.Group] = []
         if status:
             roots = tree.roots_from_status(status)
-            groups = tree.scan(roots, status.get("problems") or [], max_bytes=self._max_bytes())
+            groups = tree.scan(roots, status.problems or [], max_bytes=self._max_bytes())
         return self.render(
             request,
             "memory.html",
@@ -257,7 +272,7 @@ class Pages:
             result, problem = self._call("context", params)
             if result and result.get("enabled", True):
                 bars = charts.tier_bars(result)
-        agents, projects = tree.agents_and_projects(tree.roots_from_status(status or {}))
+        agents, projects = tree.agents_and_projects(tree.roots_from_status(status))
         return self.render(
             request,
             "context.html",
@@ -336,15 +351,15 @@ class Pages:
         )
 
     def _extraction_note(
-        self, status: dict[str, Any] | None, sess: dict[str, Any] | None, taken: int
+        self, status: msg.StatusResult | None, sess: dict[str, Any] | None, taken: int
     ) -> str:
         """What extraction did for the session shown and when it reads the rest."""
         if not (status and sess):
             return ""
-        progress, _ = self._call("extraction_progress", {"session_id": sess["session_id"]})
-        job = (status.get("jobs") or {}).get("extract")
+        asked = msg.ExtractionProgressParams(session_id=sess["session_id"])
+        progress = self._request(msg.EXTRACTION_PROGRESS, asked)[0]
         return present.extraction_note(
-            progress, job, taken=taken, enabled=bool(status.get("enabled"))
+            progress, status.jobs.get("extract"), taken=taken, enabled=bool(status.enabled)
         )
 
     def activity(self, request: Request) -> Response:
@@ -357,8 +372,8 @@ class Pages:
             runs, runs_note = self._job_runs()
             sync, sync_problem = self._call("sync_status")
             problem = problem or sync_problem
-            if status.get("memory_root"):
-                root = Path(status["memory_root"])
+            if status.memory_root:
+                root = Path(status.memory_root)
                 changes = tree.read_tail(root / "archive" / "CHANGES.md", root, lines=60)
         return self.render(
             request,
@@ -406,7 +421,7 @@ class Pages:
             if fq:
                 res, problem = self._call("forget", {"query": fq})
                 candidates = (res or {}).get("candidates", [])
-        agents, projects = tree.agents_and_projects(tree.roots_from_status(status or {}))
+        agents, projects = tree.agents_and_projects(tree.roots_from_status(status))
         return self.render(
             request,
             "edit.html",

@@ -7,26 +7,31 @@ import html
 import re
 from typing import Any
 
+from memd.api.messages import ExtractionProgressResult, JobStatus
 from memd.ui.present import extraction_note
 from tests.ui.uihelp import UiProcess
 from tests.utils import DaemonProcess
 
-JOB = {"interval_s": 1800, "next_run": "2026-03-02T10:30:00+00:00", "last_finished": 0}
+JOB = JobStatus(interval_s=1800, next_run="2026-03-02T10:30:00+00:00", last_finished=0)
+
+
+def progress(turns: int, read: int) -> ExtractionProgressResult:
+    return ExtractionProgressResult(session_id="s1", found=True, turns=turns, read=read)
 
 
 def test_the_note_says_what_was_read_and_what_waits() -> None:
-    done = {"found": True, "turns": 4, "read": 4}
+    done = progress(4, 4)
     assert extraction_note(done, JOB, taken=2, enabled=True) == (
         "Extraction read all 4 turns of this session and took the 2 items below."
     )
     said = extraction_note(done, JOB, taken=0, enabled=True)
     assert "read all 4 turns" in said and "found nothing to remember" in said
-    waiting = {"found": True, "turns": 5, "read": 3}
+    waiting = progress(5, 3)
     said = extraction_note(waiting, JOB, taken=0, enabled=True)
     assert said.startswith("2 of 5 turns not read by extraction yet: the next run is at ")
     assert "(every 30 min)" in said and "memd extract --now" in said
     assert "memory is off" in extraction_note(waiting, JOB, taken=0, enabled=False)
-    assert "no daemon is running" in extraction_note(waiting, {}, taken=0, enabled=True)
+    assert "no daemon is running" in extraction_note(waiting, JobStatus(), taken=0, enabled=True)
     assert "does not say" in extraction_note(None, JOB, taken=1, enabled=True)
 
 

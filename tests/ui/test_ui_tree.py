@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.api.messages import STATUS, decode_result
 from memd.ui import tree
 from tests.ui.uihelp import seed
 from tests.utils import DaemonProcess, wait_for
@@ -25,9 +26,9 @@ def test_the_page_names_every_item_as_the_daemon_does(daemon: DaemonProcess) -> 
         "# Shop\n\n## Context\n- API errors use RFC 7807\n"
     )
     wait_for(lambda: daemon.search_paths("haiku") and daemon.search_paths("7807"), 5)
-    status = daemon.call("status")
+    status = decode_result(STATUS, daemon.call("status"))
     roots = tree.roots_from_status(status)
-    groups = tree.scan(roots, status["problems"], max_bytes=MAX)
+    groups = tree.scan(roots, status.problems or [], max_bytes=MAX)
     assert [g.key for g in groups] == [
         "_core",
         "topics",
@@ -61,10 +62,10 @@ def test_problem_files_are_shown_with_their_reason(daemon: DaemonProcess) -> Non
     )
     (daemon.memory / "topics" / "latin1.md").write_bytes(b"# Caf\xe9\n\n- menu\n")
     wait_for(lambda: len(daemon.call("status")["problems"]) == 2, 5)
-    status = daemon.call("status")
+    status = decode_result(STATUS, daemon.call("status"))
     files = {
         f.rel: f
-        for g in tree.scan(tree.roots_from_status(status), status["problems"], max_bytes=MAX)
+        for g in tree.scan(tree.roots_from_status(status), status.problems or [], max_bytes=MAX)
         for f in g.files
     }
     assert files["topics/broken.md"].problem.startswith("broken front matter")

@@ -39,6 +39,7 @@ from memd.api.messages.base import (
     Scope,
     Signature,
     check_path,
+    or_default,
 )
 from memd.api.messages.conversations import (
     ChatGPTImported,
@@ -166,7 +167,7 @@ from memd.api.messages.transfer import (
 __all__ = [
     "UNSET", "UnsetType",
     "Document", "MAX_PATH_BYTES", "MAX_NAME_BYTES", "NonNegative", "Limit", "Budget", "Scope",
-    "Params", "Result", "Signature", "check_path", "NoParams",
+    "Params", "Result", "Signature", "check_path", "or_default", "NoParams",
     "ContextParams", "Provenance", "ContextSection", "DroppedSection", "TierQuotas",
     "ContextResult", "SearchParams", "SearchResult", "RememberParams",
     "RememberResult", "ForgetParams", "MemoryItem", "RemovedItem", "ForgetResult",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from msgspec import Meta, Struct
+from msgspec import Meta, Struct, UnsetType
 
 from memd.core.errors import InvalidParams
 
@@ -31,6 +31,13 @@ class Result(Struct, kw_only=True):
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+def or_default(value: T | UnsetType, default: T) -> T:
+    """A field a message may leave unset (an older daemon's answer, a part not made), or
+    `default` when it is."""
+    return default if isinstance(value, UnsetType) else value
 
 
 @dataclass(frozen=True, slots=True)
