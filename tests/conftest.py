@@ -82,6 +82,20 @@ def daemon(home: Path) -> Iterator[DaemonProcess]:
         d.stop()
 
 
+@pytest.fixture(scope="module")
+def module_daemon() -> Iterator[DaemonProcess]:
+    """One daemon for the tests of a module that each leave it as they found it (a request
+    refused, a read, a write of their own that no other test looks at). Starting a daemon costs
+    about half a second of CPU, and the suite's CPU is what its run waits for; a parametrized
+    test of refusals on the per-test `daemon` started one per case. Its HOME is a folder of its
+    own (`utils.memd_env`)."""
+    with tempfile.TemporaryDirectory(prefix="memd-m-", dir="/tmp") as d:
+        shared = DaemonProcess(Path(d)).start()
+        yield shared
+        if shared.proc and shared.proc.poll() is None:
+            shared.stop()
+
+
 # -- longest test files first --------------------------------------------------------------
 # scripts/test hands each pytest-xdist worker one test file at a time; a long file that starts
 # last ends the run alone. Each run's seconds per file go into pytest's cache, and the next run

@@ -52,13 +52,13 @@ def test_epoch_units_and_iso_strings_are_read(
         "0001-01-01T00:00:00",
     ],
 )
-def test_other_times_are_refused_naming_the_field(daemon: DaemonProcess, ts: object) -> None:
+def test_other_times_are_refused_naming_the_field(module_daemon: DaemonProcess, ts: object) -> None:
     with pytest.raises(InvalidParams, match=r"turns\[1\]\.ts"):
-        daemon.call("ingest", {"turns": [
+        module_daemon.call("ingest", {"turns": [
             {"session_id": "bad", "role": "user", "content": "fine"},
             {"session_id": "bad", "role": "user", "content": "magpie", "ts": ts},
         ]})  # fmt: skip
-    assert daemon.call("recall", {"mode": "sessions"})["sessions"] == []
+    assert module_daemon.call("recall", {"mode": "sessions"})["sessions"] == []
 
 
 def test_a_stored_out_of_range_time_breaks_no_read_path(home: Path, tmp_path: Path) -> None:

@@ -61,9 +61,9 @@ def test_lone_surrogates_are_invalid_params(daemon: DaemonProcess) -> None:
     ],
 )
 def test_unusable_paths_are_invalid_params(
-    daemon: DaemonProcess, method: str, params: dict[str, Any]
+    module_daemon: DaemonProcess, method: str, params: dict[str, Any]
 ) -> None:
-    s = raw(daemon.sock)
+    s = raw(module_daemon.sock)
     line = json.dumps({"jsonrpc": "2.0", "id": 5, "method": method, "params": params})
     r = rpc(s, line.encode() + b"\n")
     assert r["error"]["code"] == -32602, r

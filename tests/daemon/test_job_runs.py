@@ -37,7 +37,7 @@ def test_job_runs_lists_what_each_run_did_newest_first(daemon: DaemonProcess) ->
     [{"limit": 0}, {"limit": 201}, {"limit": "5"}, {"limit": True}, {"name": 3}],
 )
 def test_bad_params_are_refused_naming_the_field(
-    daemon: DaemonProcess, bad: dict[str, object]
+    module_daemon: DaemonProcess, bad: dict[str, object]
 ) -> None:
     with pytest.raises(InvalidParams, match=f"param '{next(iter(bad))}'"):
-        daemon.call("job_runs", bad)
+        module_daemon.call("job_runs", bad)

@@ -44,9 +44,9 @@ DEEP = "[" * 100_000 + "]" * 100_000
     ],
 )  # fmt: skip
 def test_unreadable_numbers_in_params_are_invalid_params_naming_the_field(
-    daemon: DaemonProcess, method: str, params: str, names: str
+    module_daemon: DaemonProcess, method: str, params: str, names: str
 ) -> None:
-    s = raw(daemon.sock)
+    s = raw(module_daemon.sock)
     line = f'{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{params}}}\n'
     r = rpc(s, line.encode())
     assert r.get("error", {}).get("code") == -32602, r
@@ -96,16 +96,16 @@ MEMORY = {"id": "m_1", "text": "x", "path": "topics/a.md"}
     ],
 )  # fmt: skip
 def test_an_export_with_unreadable_numbers_is_refused_naming_the_place(
-    daemon: DaemonProcess, text: str, names: str
+    module_daemon: DaemonProcess, text: str, names: str
 ) -> None:
-    doc = daemon.home / "export.json"
+    doc = module_daemon.home / "export.json"
     doc.write_text(text)
-    before = daemon.call("status")["logs"]["sessions"]
+    before = module_daemon.call("status")["logs"]["sessions"]
     with pytest.raises(MemdError) as err:
-        daemon.call("import", {"path": str(doc)})
+        module_daemon.call("import", {"path": str(doc)})
     assert not isinstance(err.value, RemoteError), err.value  # RemoteError: -32000, a bug
     assert names in str(err.value), err.value
-    assert daemon.call("status")["logs"]["sessions"] == before  # nothing imported
+    assert module_daemon.call("status")["logs"]["sessions"] == before  # nothing imported
 
 
 def test_a_log_line_nested_too_deep_is_a_bad_line(daemon: DaemonProcess) -> None:

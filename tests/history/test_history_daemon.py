@@ -251,11 +251,11 @@ def test_no_commit_holds_a_hand_written_secret_or_private_text(home: Path) -> No
     ],
 )
 def test_a_nul_byte_in_an_id_or_path_is_a_clear_error(
-    daemon: DaemonProcess, method: str, params: dict[str, Any]
+    module_daemon: DaemonProcess, method: str, params: dict[str, Any]
 ) -> None:
     """Found by the protocol fuzz test: git cannot be given a NUL byte, and the answer was
     -32000 "internal error: embedded null byte"."""
     with pytest.raises(MemdError) as err:
-        daemon.call(method, params)
+        module_daemon.call(method, params)
     assert not isinstance(err.value, RemoteError) or err.value.code != -32000, err.value
     assert "internal error" not in str(err.value)

@@ -58,14 +58,14 @@ def _no_injected_meta(d: DaemonProcess) -> None:
 
 @pytest.mark.parametrize("text", INJECTIONS)
 def test_remember_over_the_socket_refuses_a_metadata_comment(
-    daemon: DaemonProcess, text: str
+    module_daemon: DaemonProcess, text: str
 ) -> None:
-    before = _memd_lines(daemon)
+    before = _memd_lines(module_daemon)
     with pytest.raises(InvalidParams) as err:
-        daemon.call("remember", {"text": text})
+        module_daemon.call("remember", {"text": text})
     assert "<!-- memd" in str(err.value) and "text" in str(err.value)
-    assert _memd_lines(daemon) == before
-    _no_injected_meta(daemon)
+    assert _memd_lines(module_daemon) == before
+    _no_injected_meta(module_daemon)
 
 
 def test_edit_item_refuses_a_metadata_comment(daemon: DaemonProcess) -> None:
@@ -148,17 +148,17 @@ def test_memds_own_writers_neutralise_a_comment_in_item_text(tmp_path: Path) -> 
     ],
 )
 def test_a_move_to_section_that_would_change_the_markdown_is_refused(
-    daemon: DaemonProcess, section: str
+    module_daemon: DaemonProcess, section: str
 ) -> None:
-    r = daemon.call("remember", {"text": "Lunch is at noon"})
-    before = _memd_lines(daemon)
+    r = module_daemon.call("remember", {"text": "Lunch is at noon"})
+    before = _memd_lines(module_daemon)
     with pytest.raises(InvalidParams) as err:
-        daemon.call(
+        module_daemon.call(
             "edit_item", {"id": r["id"], "move_to": {"path": "topics/x.md", "section": section}}
         )
     assert "move_to.section" in str(err.value)
-    assert _memd_lines(daemon) == before
-    assert not (daemon.memory / "topics" / "x.md").exists()
+    assert _memd_lines(module_daemon) == before
+    assert not (module_daemon.memory / "topics" / "x.md").exists()
 
 
 @pytest.mark.parametrize(
@@ -166,13 +166,17 @@ def test_a_move_to_section_that_would_change_the_markdown_is_refused(
     ["journal/2026-01-01.md", "archive/_core/notes.md", "topics/y.MD", "topics/y.Md",
      "archive/x.md", "journal/x.md", "topics\\y.md"],
 )  # fmt: skip
-def test_a_move_to_a_place_items_do_not_live_is_refused(daemon: DaemonProcess, path: str) -> None:
-    r = daemon.call("remember", {"text": "Standup at nine"})
-    before = _memd_lines(daemon)
+def test_a_move_to_a_place_items_do_not_live_is_refused(
+    module_daemon: DaemonProcess, path: str
+) -> None:
+    r = module_daemon.call("remember", {"text": "Standup at nine"})
+    before = _memd_lines(module_daemon)
     with pytest.raises(InvalidParams) as err:
-        daemon.call("edit_item", {"id": r["id"], "move_to": {"path": path, "section": "Notes"}})
+        module_daemon.call(
+            "edit_item", {"id": r["id"], "move_to": {"path": path, "section": "Notes"}}
+        )
     assert "move_to.path" in str(err.value)
-    assert _memd_lines(daemon) == before
+    assert _memd_lines(module_daemon) == before
 
 
 def test_a_valid_move_still_works(daemon: DaemonProcess) -> None:

@@ -70,18 +70,18 @@ def crafted_export(path: Path, memory: dict[str, Any]) -> None:
     ],
 )
 def test_import_refuses_markdown_injection(
-    daemon: DaemonProcess, field: str, memory: dict[str, Any]
+    module_daemon: DaemonProcess, field: str, memory: dict[str, Any]
 ) -> None:
-    doc = daemon.home / "crafted.json"
+    doc = module_daemon.home / "crafted.json"
     base = {"id": "m_import1", "text": "imported text", "path": "topics/imported.md",
             "section": "Notes", "meta": {"id": "m_import1"}}  # fmt: skip
     crafted_export(doc, {**base, **memory})
     with pytest.raises(MemdError) as err:
-        daemon.call("import", {"path": str(doc)})
+        module_daemon.call("import", {"path": str(doc)})
     assert "memories[0]" in str(err.value) and field in str(err.value), err.value
-    assert not (daemon.memory / "topics" / "imported.md").exists()
-    assert not list((daemon.memory / "topics").glob("evil*"))
-    assert not daemon.search_paths("Injected") and not daemon.search_paths("evil")
+    assert not (module_daemon.memory / "topics" / "imported.md").exists()
+    assert not list((module_daemon.memory / "topics").glob("evil*"))
+    assert not module_daemon.search_paths("Injected") and not module_daemon.search_paths("evil")
 
 
 def test_fifo_in_the_tree_and_as_import_path_hangs_nothing(daemon: DaemonProcess) -> None:
