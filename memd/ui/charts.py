@@ -10,9 +10,10 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from markupsafe import Markup
+
+from memd.api.messages import ContextResult, RecalledSession, or_default
 
 PALETTE = ("#2f6fd0", "#d9822b", "#2e9e6a", "#9a4fd1", "#d1496b", "#6b7280", "#b8860b")
 TIER_LABELS = {"user": "user", "project": "project", "conversation": "conversation"}
@@ -37,16 +38,16 @@ class Timeline:
     outside: int
 
 
-def session_day(s: dict[str, Any]) -> dt.date | None:
-    raw = str(s.get("date") or "")[:10]
+def session_day(s: RecalledSession) -> dt.date | None:
+    """The day a session is listed under: its date, else when it started or was last updated."""
     try:
-        return dt.date.fromisoformat(raw)
+        return dt.date.fromisoformat(s.date[:10])
     except ValueError:
-        ts = s.get("started_at") or s.get("updated_at")
+        ts = s.started_at or s.updated_at
         return dt.datetime.fromtimestamp(ts).date() if ts else None
 
 
-def session_timeline(sessions: Sequence[dict[str, Any]], *, days: int, today: dt.date) -> Timeline:
+def session_timeline(sessions: Sequence[RecalledSession], *, days: int, today: dt.date) -> Timeline:
     """A stacked bar per day (one colour per source) for the `days` days up to `today`."""
     days = max(1, days)
     start = today - dt.timedelta(days=days - 1)
@@ -58,7 +59,7 @@ def session_timeline(sessions: Sequence[dict[str, Any]], *, days: int, today: dt
         if day is None or not start <= day <= today:
             outside += 1
             continue
-        src = str(s.get("source") or "unknown")
+        src = s.source or "unknown"
         counts.setdefault(day, {}).setdefault(src, 0)
         counts[day][src] += 1
         sources[src] = sources.get(src, 0) + 1
@@ -141,15 +142,14 @@ class TierBar:
         )
 
 
-def tier_bars(result: dict[str, Any]) -> list[TierBar]:
+def tier_bars(result: ContextResult) -> list[TierBar]:
     """Bars for the three tiers of a `context` result, against the quotas the daemon reported."""
-    reported = result.get("quotas") or {}
+    quotas = or_default(result.quotas, None)
     bars = []
     for tier in TIER_LABELS:
-        quota = reported.get(tier)
-        chosen = [s for s in result.get("sections", []) if s.get("tier") == tier]
-        dropped = [s for s in result.get("dropped", []) if s.get("tier") == tier]
-        used = sum(int(s.get("tokens") or 0) for s in chosen)
-        quota = int(quota) if quota is not None else None
+        chosen = [s for s in result.sections if s.tier == tier]
+        dropped = [s for s in result.dropped if s.tier == tier]
+        used = sum(s.tokens for s in chosen)
+        quota: int | None = getattr(quotas, tier) if quotas is not None else None
         bars.append(TierBar(tier, used, quota, len(chosen), len(dropped)))
     return bars

@@ -223,12 +223,12 @@ class Pages:
         wanted = {i.meta.get("by") for i in view.items if i.superseded and not i.replaced_by}
         if not wanted - {None, ""}:
             return
-        res, _ = self._call("memories", {"all": True})
-        by_id = {m["id"]: m for m in (res or {}).get("items", [])}
+        res = self._request(msg.MEMORIES, msg.MemoriesParams(all=True))[0]
+        by_id = {m.id: m for m in (res.items if res else [])}
         for i in view.items:
             heir = by_id.get(i.meta.get("by", ""))
             if i.superseded and not i.replaced_by and heir:
-                i.replaced_by = tree.ItemRef(heir["id"], heir["text"], heir["rel"])
+                i.replaced_by = tree.ItemRef(heir.id, heir.text, heir.rel)
 
     def search(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
@@ -256,21 +256,17 @@ class Pages:
     def context(self, request: Request) -> Response:
         qp = request.query_params
         s = self.settings
-        form = {
-            "q": qp.get("q", ""),
-            "agent_id": qp.get("agent_id", "").strip(),
-            "project": qp.get("project", "").strip(),
-            "session_id": qp.get("session_id", "").strip(),
-            "budget": _int(qp.get("budget"), s.context_budget_tokens),
-        }
+        budget = _int(qp.get("budget"), s.context_budget_tokens)
+        form: dict[str, str | int] = {"q": qp.get("q", ""), "agent_id": qp.get("agent_id", "").strip(),
+                "project": qp.get("project", "").strip(),
+                "session_id": qp.get("session_id", "").strip(), "budget": budget}  # fmt: skip
         status, problem = self._status()
         result = None
         bars: list[charts.TierBar] = []
         if "q" in qp and status:
-            params: dict[str, Any] = {"query": form["q"], "budget_tokens": form["budget"]}
-            params.update({k: form[k] for k in ("agent_id", "project", "session_id") if form[k]})
-            result, problem = self._call("context", params)
-            if result and result.get("enabled", True):
+            answer = self._context(form, budget)
+            result, problem = answer
+            if result and result.enabled:
                 bars = charts.tier_bars(result)
         agents, projects = tree.agents_and_projects(tree.roots_from_status(status))
         return self.render(
@@ -287,19 +283,32 @@ class Pages:
             title="Context preview",
         )
 
+    def _context(
+        self, form: dict[str, str | int], budget: int
+    ) -> tuple[msg.ContextResult | None, str]:
+        try:
+            asked = msg.ContextParams(
+                query=str(form["q"]), budget_tokens=budget, agent_id=str(form["agent_id"]),
+                project=str(form["project"]), session_id=str(form["session_id"]),
+            )  # fmt: skip
+        except InvalidParams as exc:  # a project path no file can have: said as the daemon says it
+            return None, present.error_text(exc)
+        return self._request(msg.CONTEXT, asked)
+
     def conversations(self, request: Request) -> Response:
         days = _int(request.query_params.get("days"), 30)
         if days not in TIMELINE_DAYS:
             days = 30
         source = request.query_params.get("source", "")
         status, problem = self._status()
-        sessions: list[dict[str, Any]] = []
+        sessions: list[msg.RecalledSession] = []
         if status:
-            res, problem = self._call("recall", {"mode": "sessions", "limit": 1000})
-            sessions = (res or {}).get("sessions", [])
+            recalled = self._request(msg.RECALL, msg.RecallParams(mode="sessions", limit=1000))
+            sessions = recalled[0].sessions if recalled[0] else []
+            problem = recalled[1]
         timeline = charts.session_timeline(sessions, days=days, today=dt.date.today())
-        shown = [s for s in sessions if not source or s.get("source") == source]
-        by_day: dict[str, list[dict[str, Any]]] = {}
+        shown = [s for s in sessions if not source or s.source == source]
+        by_day: dict[str, list[msg.RecalledSession]] = {}
         for sess in shown[:300]:
             day = charts.session_day(sess)
             by_day.setdefault(day.isoformat() if day else "undated", []).append(sess)
@@ -323,19 +332,19 @@ class Pages:
         sid = request.query_params.get("id", "")
         status, problem = self._status()
         sess = None
-        extracted: list[dict[str, Any]] = []
+        # Each item extraction took from the session, with the number of its root (-1: none).
+        extracted: list[tuple[msg.MemoryItem, int]] = []
         if sid and status:
-            res, problem = self._call(
-                "recall", {"mode": "session", "session_id": sid, "limit": 1000}
-            )
-            sessions = (res or {}).get("sessions", [])
-            sess = sessions[0] if sessions else None
-            mems, _ = self._call("memories", {"all": True})
+            asked = msg.RecallParams(mode="session", session_id=sid, limit=1000)
+            recalled = self._request(msg.RECALL, asked)
+            res, problem = recalled
+            sess = res.sessions[0] if res and res.sessions else None
+            mems = self._request(msg.MEMORIES, msg.MemoriesParams(all=True))[0]
             roots = tree.roots_from_status(status)
             extracted = [
-                {**m, "root": _root_of(m["path"], roots)}
-                for m in (mems or {}).get("items", [])
-                if str(m["meta"].get("src", "")).partition("#")[0] == sid
+                (m, _root_of(m.path, roots))
+                for m in (mems.items if mems else [])
+                if m.meta.get("src", "").partition("#")[0] == sid
             ]
         return self.render(
             request,
@@ -347,16 +356,16 @@ class Pages:
             sess=sess,
             extracted=extracted,
             extraction=self._extraction_note(status, sess, len(extracted)),
-            title=(sess or {}).get("title") or sid or "Session",
+            title=(sess.title if sess else "") or sid or "Session",
         )
 
     def _extraction_note(
-        self, status: msg.StatusResult | None, sess: dict[str, Any] | None, taken: int
+        self, status: msg.StatusResult | None, sess: msg.RecalledSession | None, taken: int
     ) -> str:
         """What extraction did for the session shown and when it reads the rest."""
         if not (status and sess):
             return ""
-        asked = msg.ExtractionProgressParams(session_id=sess["session_id"])
+        asked = msg.ExtractionProgressParams(session_id=sess.session_id)
         progress = self._request(msg.EXTRACTION_PROGRESS, asked)[0]
         return present.extraction_note(
             progress, status.jobs.get("extract"), taken=taken, enabled=bool(status.enabled)

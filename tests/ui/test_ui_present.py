@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import pytest
 
+from memd.api.messages import (
+    UNSET,
+    ContextResult,
+    ContextSection,
+    DroppedSection,
+    RecalledSession,
+    TierQuotas,
+)
 from memd.core.errors import InvalidParams
 from memd.ui import charts, present
 
@@ -129,15 +136,35 @@ def test_remember_params() -> None:
         present.remember_params({"text": " "})
 
 
+def session(source: str, date: str = "", started_at: float = 0.0) -> RecalledSession:
+    return RecalledSession(session_id="s", title="", summary="", summary_kind="", source=source,
+                           source_path="", agent_id="", project="", started_at=started_at,
+                           updated_at=0.0, date=date, turn_count=1)  # fmt: skip
+
+
+def context(
+    sections: list[tuple[str, int]], dropped: list[tuple[str, int]], quotas: TierQuotas | None
+) -> ContextResult:
+    """A `context` answer with sections and dropped ones of (tier, tokens)."""
+    return ContextResult(
+        enabled=True, text="", tokens=0, budget=2000,
+        sections=[ContextSection(tier=t, source="", title="", tokens=n, score=1.0, reason="")
+                  for t, n in sections],
+        dropped=[DroppedSection(tier=t, source="", title="", tokens=n, reason="")
+                 for t, n in dropped],
+        quotas=UNSET if quotas is None else quotas,
+    )  # fmt: skip
+
+
 def test_timeline_counts_sessions_per_day_and_source() -> None:
     today = dt.date(2026, 11, 23)
-    sessions: list[dict[str, Any]] = [
-        {"date": "2026-11-23", "source": "claude-code"},
-        {"date": "2026-11-23", "source": "ingest"},
-        {"date": "2026-11-23", "source": "claude-code"},
-        {"date": "2026-11-20", "source": "ingest"},
-        {"date": "2026-09-01", "source": "ingest"},  # outside a 7-day window
-        {"started_at": dt.datetime(2026, 11, 21, 9).timestamp(), "source": "chatgpt"},
+    sessions = [
+        session("claude-code", "2026-11-23"),
+        session("ingest", "2026-11-23"),
+        session("claude-code", "2026-11-23"),
+        session("ingest", "2026-11-20"),
+        session("ingest", "2026-09-01"),  # outside a 7-day window
+        session("chatgpt", started_at=dt.datetime(2026, 11, 21, 9).timestamp()),
     ]
     t = charts.session_timeline(sessions, days=7, today=today)
     assert (t.start, t.end, t.shown, t.outside) == (dt.date(2026, 11, 17), today, 5, 1)
@@ -156,16 +183,11 @@ def test_timeline_counts_sessions_per_day_and_source() -> None:
 
 
 def test_tier_bars_show_the_quotas_the_daemon_reported() -> None:
-    result = {
-        "budget": 2000,
-        "quotas": {"user": 587, "project": 783, "conversation": 587},
-        "sections": [
-            {"tier": "user", "tokens": 500},
-            {"tier": "user", "tokens": 300},
-            {"tier": "conversation", "tokens": 100},
-        ],
-        "dropped": [{"tier": "user", "tokens": 90}, {"tier": "project", "tokens": 40}],
-    }
+    result = context(
+        [("user", 500), ("user", 300), ("conversation", 100)],
+        [("user", 90), ("project", 40)],
+        TierQuotas(user=587, project=783, conversation=587),
+    )
     bars = charts.tier_bars(result)
     assert [(b.tier, b.used, b.quota, b.sections, b.dropped) for b in bars] == [
         ("user", 800, 587, 2, 1),
@@ -180,7 +202,7 @@ def test_tier_bars_show_the_quotas_the_daemon_reported() -> None:
 
 def test_tier_bars_of_a_daemon_without_quotas_show_what_was_used_only() -> None:
     """The page never makes quotas up: an answer without them gets bars without a quota."""
-    bars = charts.tier_bars({"budget": 2000, "sections": [{"tier": "user", "tokens": 50}]})
+    bars = charts.tier_bars(context([("user", 50)], [], None))
     assert [(b.tier, b.used, b.quota) for b in bars] == [
         ("user", 50, None),
         ("project", 0, None),
