@@ -19,14 +19,18 @@ with one reader per kind of key:
 - `employer`: "I'm at X now", "I'm with X", "现在在京东" — a name that is not a place or a tool;
 - `role`: "moved into data engineering", "现在是正式员工了", "被调去 infra 组当 tech lead 了";
   a student's role ends with "I graduated", "毕业了";
-- tool keys (`tool:*`, `editor`, `os`, `browser`, `language:primary`): another known tool of
-  the same key, named in a clause not negated; or a new version of the same tool ("24.04",
-  "升到 8.0", "升级到 Vue 3");
+- tool keys (`tool:*`, `editor`, `os`, `browser`): another known tool of the same key, named in
+  a clause not negated (the part before "instead of …"); or a new version of the same tool
+  ("24.04", "升到 8.0", "升级到 Vue 3");
+- the user's main language or framework (`language:primary`, `framework:frontend|backend`):
+  another language, or framework of that side ("Our team switched to Kotlin", "现在主要写 Rust
+  了", "I've been using NestJS instead of Express");
 - a project's frontend or backend framework (`stack:frontend`, `stack:backend`): another
   framework of that side in a clause that says it changed ("we rewrote the backend in
   FastAPI", "前端已经升级到 Vue 3 了"), not one added beside it ("… too");
 - working-style keys (`style:*`, `reply-language`): a clause about the same topic ("switch to
-  American English", "缩进统一用 2 个空格").
+  American English", "缩进统一用 2 个空格"); for the language of replies, another language
+  named alone ("English is fine again").
 
 Only a key the session already holds is read, so a single message never reaches here: what a
 negative case says alone cannot become a false fact through this module.
@@ -38,7 +42,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
-from memd.extraction.rules.clauses import en_clauses
+from memd.extraction.rules.clauses import before_instead, en_clauses
 from memd.extraction.rules.common import (
     CJK_RE,
     IMP_AGE,
@@ -56,7 +60,13 @@ from memd.extraction.rules.dates import cn_number
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.style import style_topic
-from memd.extraction.rules.tech import TECH, lookup_tech, split_version, stack_side
+from memd.extraction.rules.tech import (
+    TECH,
+    lookup_tech,
+    primary_key,
+    split_version,
+    stack_side,
+)
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 _ZH_CLAUSE_RE = re.compile(r"[，,；;：:—]")
@@ -72,7 +82,7 @@ _EN_AGE_RE = re.compile(
 )
 _ZH_AGE_RE = re.compile(
     r"^(?:我)?(?:其实|现在|今年|已经|都|是|刚|满)*\s*(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*"
-    r"(?:周岁|岁)(?:了|啦)?$"
+    r"(?:(?:周岁|岁)(?:了|啦)?|了|啦)$"
 )
 _AGE_STEP = 10  # a later age in one conversation is a birthday or a correction: near the old
 
@@ -83,6 +93,8 @@ def _age(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     old = re.search(r"\d+", known.content)
     if m is None or old is None:
         return None
+    if zh and "岁" not in m.group(0) and "今年" not in m.group(0):
+        return None  # "我今年 31 了" is an age; "现在 3 了" may count anything
     n = cn_number(m.group("n")) if zh else int(m.group("n"))
     if n == int(old.group(0)) or abs(n - int(old.group(0))) > _AGE_STEP:
         return None
@@ -153,7 +165,9 @@ _ZH_AT_ORG_RE = re.compile(
     r"^(?:我)?(?:现在|目前|如今|已经|又|也)*(?:在|去了|到了)(?P<org>[^\s，,。！!；;]{2,10}?)"
     r"(?:上班|工作|了|啦)?$"
 )
-_ZH_NOT_ORG_RE = re.compile(r"家|这|那|里|中|上|下|路上|公司$|^(?:做|写|用|学|搞|休息|忙|加班)")
+_ZH_NOT_ORG_RE = re.compile(
+    r"家|^(?:这|那)|(?:里|中|上|下)$|公司$|^(?:做|写|用|学|搞|休息|忙|加班)"
+)
 
 
 def _employer(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
@@ -264,6 +278,8 @@ def _of_key(name: str, key: str) -> bool:
     frontend or backend framework)."""
     if key.startswith("stack:"):
         return f"stack:{stack_side(name)}" == key
+    if key == "language:primary" or key.startswith("framework:"):
+        return primary_key(name) == key
     tech = lookup_tech(name)
     return tech is not None and tech.subject == key
 
@@ -346,21 +362,49 @@ def _style(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | Non
     return ctx.mem(f"User asks to {said}", "preference", known.importance, subject=known.subject)
 
 
+# -- reply language ---------------------------------------------------------------------------
+_EN_LANGUAGE_RE = re.compile(
+    r"\b(?P<lang>English|Chinese|Mandarin|Japanese|Korean|French|German|Spanish|Portuguese"
+    r"|Russian|Italian|Vietnamese)\b"
+)
+_ZH_LANGUAGE_RE = re.compile(r"(?P<lang>简体中文|繁体中文|中文|英文|英语|日语|日文|韩语)")
+
+
+def _reply_language(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
+    """ "English is fine again", "还是中文吧": another language named where the session holds the
+    language of the replies is its new value (a clause of its own request reads as a style)."""
+    if (asked := _style(text, known, ctx)) is not None:
+        return asked
+    zh = bool(CJK_RE.search(text))
+    m = (_ZH_LANGUAGE_RE if zh else _EN_LANGUAGE_RE).search(text)
+    if m is None or m.group("lang").casefold() in known.content.casefold():
+        return None
+    lang = m.group("lang")
+    content = f"用户希望用{lang}回答" if zh else f"User wants replies in {lang}"
+    return ctx.mem(content, "preference", known.importance, subject=known.subject)
+
+
 _Reader = Callable[[str, ExtractedMemory, Ctx], "ExtractedMemory | None"]
 
 
 def _reader(key: str) -> _Reader | None:
     if key in _READERS:
         return _READERS[key]
-    if key.startswith(("tool:", "version:", "stack:")) or key in ("editor", "os", "browser",
+    if key.startswith(("tool:", "version:", "stack:", "framework:")) or key in ("editor", "os", "browser",
                                                          "language:primary"):  # fmt: skip
         return _tool
-    if key.startswith("style:") or key == "reply-language":
+    if key.startswith("style:"):
         return _style
     return None
 
 
-_READERS: dict[str, _Reader] = {"age": _age, "city": _city, "employer": _employer, "role": _role}
+_READERS: dict[str, _Reader] = {
+    "age": _age,
+    "city": _city,
+    "employer": _employer,
+    "role": _role,
+    "reply-language": _reply_language,
+}
 
 
 # -- clauses ----------------------------------------------------------------------------------
@@ -383,16 +427,18 @@ def _en_texts(body: str, *, style: bool) -> list[str]:
             continue
         if not style and clause.subject == "none" and _EN_ORDER_RE.match(clause.text):
             continue
-        if clause.negated:
-            # "we finished migrating off Mongo, it's all Postgres now": the part not negated.
-            out += [p for p in re.split(r",\s*", clause.text) if not _NEGATED_PART_RE.search(p)]
+        text = before_instead(clause.text)
+        if clause.negated or text != clause.text:
+            # "we finished migrating off Mongo, it's all Postgres now": the part not negated;
+            # "I've been using NestJS instead of Express": the part before "instead of".
+            out += [p for p in re.split(r",\s*", text) if not _NEGATED_PART_RE.search(p)]
         else:
             out.append(clause.text)
     return out
 
 
 _NEGATED_PART_RE = re.compile(
-    r"\b(?:not|never|no\s+longer|don't|didn't|without|off|away\s+from|dropped|ditched|quit|left"
+    r"\b(?:not|never|no\s+longer|no\s+more|any\s*more|don't|didn't|without|off|away\s+from|dropped|ditched|quit|left"
     r"|gone|used\s+to|instead\s+of|rather\s+than)\b",
     re.I,
 )
@@ -428,7 +474,7 @@ def carried_updates(
     for key in keys:
         read = _reader(key)
         assert read is not None
-        said_in = texts[read is _style]
+        said_in = texts[read in (_style, _reply_language)]
         memory = next((m for t in said_in if (m := read(t, held[key], ctx)) is not None), None)
         if memory is not None:
             yield memory

@@ -104,7 +104,7 @@ _UNSURE_RE = re.compile(
     r"|if|whether|would|could|might|maybe|perhaps|should|thinking\s+(?:about|of)|think"
     r"|considering|consider|wonder|wondering|curious|plan|planning|want|wants|wanted|wanna"
     r"|hope|hoping|try|trying|tried|evaluat\w*|looking\s+(?:into|at)|heard|read\s+about"
-    r"|recommend\w*|suggest\w*|vs|versus|or|learn|learning|dream|wish|someday|eventually)\b",
+    r"|recommend\w*|suggest\w*|(?-i:[Vv]s)(?!\s+Code\b)|versus|or|learn|learning|dream|wish|someday|eventually)\b",
     re.I,
 )
 
@@ -125,6 +125,15 @@ class Clause:
         return self.subject in ("I", "we") and not (self.negated or self.unsure)
 
 
+# "I've been using NestJS instead of Express": what follows names what the user no longer uses.
+INSTEAD_RE = re.compile(r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", re.I)
+
+
+def before_instead(text: str) -> str:
+    """The part of a clause before "instead of …": what the user does."""
+    return INSTEAD_RE.split(text, maxsplit=1)[0]
+
+
 def strip_lead(text: str) -> str:
     """The clause without the connectives and fillers it opens with."""
     return _CONNECTIVE_RE.sub("", text.strip()).strip()
@@ -138,7 +147,7 @@ _PROJECT_SUBJECT_RE = re.compile(
     r"|monorepo|project|app|application)"
     # "our backend runs on Go" is the team's; "the (whole) backend is Kotlin" the project's.
     r"|(?:the|this)\s+(?:[\w\-]+\s+)?(?:backend|back-end|frontend|front-end|service|api|website"
-    r"|site))\b(?!\s+(?:is\s+)?(?:called|named)\b)"
+    r"|site|dashboard|portal|admin\s+panel|server|bot|extension|plugin|library|sdk|widget))\b(?!\s+(?:is\s+)?(?:called|named)\b)"
     r"|(?:it's|it\s+is)\s+(?:a|an)\s+(?:[\w\-]+\s+){0,2}?(?:repo|codebase|monorepo|project)\b)",
     re.I,
 )

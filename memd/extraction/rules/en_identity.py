@@ -48,7 +48,9 @@ _EN_NAME_RES = (
         + r"){0,2})"
     ),
     re.compile(
-        r"\b(?i:(?:please\s+|just\s+|you\s+can\s+)?call\s+me)\s+(?P<name>" + _NAME_WORD + r")\b"
+        r"\b(?i:(?:please\s+|just\s+|you\s+can\s+)?call\s+me|I\s+go\s+by)\s+(?P<name>"
+        + _NAME_WORD
+        + r")\b"
     ),
     # "I'm Sam" is a name only where an introduction would stand: checked in en_name.
     re.compile(

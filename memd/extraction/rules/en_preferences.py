@@ -124,7 +124,7 @@ _MAX_OBJECT_WORDS = 15
 
 
 _EN_REPLY_LANG_RE = re.compile(
-    r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:to\s+me\s+|with\s+me\s+)?in\s+"
+    r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:(?:to\s+|with\s+)?(?:me|us)\s+)?in\s+"
     r"(?P<lang>English|Chinese|Mandarin|Japanese|Korean|French|German|Spanish|Portuguese"
     r"|Russian|Italian|Vietnamese)\b",
     re.I,

@@ -94,7 +94,7 @@ _EN_WRITTEN_IN_RE = re.compile(
 )
 # "I always run the test suite with pytest -x", "we deploy everything via Terraform".
 _EN_RUN_WITH_RE = re.compile(
-    r"\b(?:I|we)\s+(?:\w+\s+)?(?:run|test|build|deploy|lint|format|bundle|host|manage|provision)\s+"
+    r"\b(?:I|we)\s+(?P<adv>\w+\s+)?(?:run|test|build|deploy|lint|format|bundle|host|manage|provision)\s+"
     r"[^.;!?]{0,30}?\b(?:with|using|via|through|on)\s+(?P<items>(?:[^.;!?]|\.(?=\d))+)",
     re.I,
 )
@@ -127,7 +127,8 @@ def en_tool_mentions(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_RUN_WITH_RE.search(sentence)
     if m is not None and (names := [i for i in tech_items(ITEM_STOP_RE.sub("", m.group("items")))
                                     if lookup_tech(i) is not None]):  # fmt: skip
-        yield from tool_memories(names, ctx, render=lambda n: f"User uses {join_en(n)}", main=False)
+        main = (m.group("adv") or "").strip().lower() in ("mainly", "mostly", "primarily")
+        yield from tool_memories(names, ctx, render=lambda n: f"User uses {join_en(n)}", main=main)
         return
     m = _EN_ROLE_TECH_RE.search(sentence)
     if m is not None and (tech := mentioned_tech(m.group("tech"))) is not None:

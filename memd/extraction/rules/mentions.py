@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
-from memd.extraction.rules.clauses import en_clauses
+from memd.extraction.rules.clauses import before_instead, en_clauses
 from memd.extraction.rules.common import (
     IMP_PREFERENCE,
     IMP_PROJECT_DETAIL,
@@ -104,7 +104,7 @@ def en_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedM
             if names := _new(techs_in(clause.text), named):
                 yield from _project_uses(names, ctx)
                 named += " " + " ".join(names)
-        elif clause.about_user and (names := _new(techs_in(clause.text), named)):
+        elif clause.about_user and (names := _new(techs_in(before_instead(clause.text)), named)):
             yield from tool_memories(names, ctx, render=_works_with, main=False)
 
 

@@ -21,7 +21,7 @@ _LENGTH_WORDS = (
 STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:to\s+me\s+)?in\s+"
+            r"\b(?:answer|reply|respond|talk|write|speak|communicate)\s+(?:(?:to\s+|with\s+)?(?:me|us)\s+)?in\s+"
             r"(?:English|Chinese|Mandarin|Japanese|Korean|French|German|Spanish)\b"
             r"|(?:用|使用|" + _ZH_CHANGE + r")(?:简体中文|繁体中文|中文|英文|英语|日语)(?:来)?"
             r"(?:回答|回复|交流|沟通|说)",

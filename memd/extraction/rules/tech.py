@@ -324,10 +324,20 @@ def tool_memories(
     if not rest:
         return
     subject = ""
-    if main and len(rest) == 1 and is_language(rest[0]):
-        subject = "language:primary"
+    if main and len(rest) == 1:
+        subject = primary_key(rest[0])
     importance = IMP_SWITCH if switch else (IMP_SKILL_MAIN if main else IMP_SKILL)
     yield ctx.mem(render(rest), "skill", importance, subject=subject)
+
+
+def primary_key(name: str) -> str:
+    """The key of the user's main technology of `name`'s kind: `language:primary` for a
+    language, `framework:frontend|backend` for a framework of one side; else "". One is the main
+    one at a time, so "it's all Kotlin now" after "I mostly write Java" replaces it."""
+    if is_language(name):
+        return "language:primary"
+    side = stack_side(name)
+    return f"framework:{side}" if side else ""
 
 
 def _version_key(item: str) -> str:

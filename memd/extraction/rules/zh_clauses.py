@@ -51,9 +51,13 @@ _ORDER_RE = re.compile(
     r"^(?:用(?!的是|了)|写|给|帮|把|改|加|删|去掉|生成|实现|解释|翻译|运行|跑|看|查|修|重写|优化|换个|试试|说说"
     r"|讲讲|列出|总结|检查)"
 )
+_SIDE_SAYS = r"(?:前端|后端|服务端|客户端)(?=是|用|已经|现在|目前|基于|采用|重写|改|换|迁)"
 _PROJECT_RE = re.compile(
     r"^(?:(?:这个|我们的?|我的)?(?:前端|后端|服务端|客户端)?(?:项目|工程|仓库|代码库|代码仓库|repo"
-    r"|monorepo|代码)(?:里|中)?)",
+    r"|monorepo|代码)(?:里|中)?"
+    # "我们的后端是用 Django 写的": a side of the product, owned, as the subject of what it is
+    # built with (not "后端开发", a kind of work).
+    r"|(?:这个|我们的|我的)" + _SIDE_SAYS + ")",
     re.I,
 )
 

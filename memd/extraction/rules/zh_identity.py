@@ -147,7 +147,7 @@ def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 _ZH_LIVE_RE = re.compile(
     r"我(?:现在|目前|一直|去年|今年|前年|上个月|这个月|上周|最近|刚刚?|已经|前几天|年初|年底)*"
-    r"(?:住在|生活在|定居在|居住在|常驻|搬到了?|搬去了?|搬回了?)(?P<place>[^，,。！!；;\s]{2,15})"
+    r"(?:住在|生活在|定居在|居住在|常驻|搬到了?|搬去了?|搬回了?)\s*(?P<place>[^，,。！!；;\s]{2,15})"
 )
 _ZH_IN_PLACE_RE = re.compile(
     # "我 base 在新加坡": the English word as Chinese speakers use it.
