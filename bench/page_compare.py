@@ -126,14 +126,33 @@ def views(p: Page, label: str) -> None:
 
 
 def forms(p: Page, label: str) -> None:
-    """Forms whose answer is a page or a redirect with a message (none changes much)."""
+    """Every form, answered with a redirect and its message, and the views that show them."""
     p.post(
         label, "/remember", {"text": "Written from the page", "scope": "user", "back": "/memory"}
     )
     p.post(label, "/remember", {"text": "", "scope": "user", "back": "/memory"})
+    p.post(label, "/remember", {"text": "x", "scope": "team", "back": "/memory"})
+    items = p.t.raw("memories", {"all": True})["result"]["items"]
+    item = next(i for i in items if i["text"] == "Written from the page")
+    p.get(label, f"/edit?id={item['id']}&forget=page")
+    edit = {"id": item["id"], "expect": item["text"], "text": "Written from the page, edited",
+            "importance": "9", "orig_importance": "", "back": "/memory"}  # fmt: skip
+    p.post(label, "/edit_item", edit)
+    p.post(label, "/edit_item", {**edit, "expect": "stale", "text": "x"})
+    p.post(label, "/edit_item", {**edit, "importance": "11"})
+    p.post(label, "/edit_item", {**edit, "move_path": "topics/page.md", "orig_path": "x"})
     p.post(label, "/forget", {"query": "from the page", "back": "/memory"})
+    p.post(label, "/forget", {"id": item["id"], "back": "/memory"})
+    p.t.settle()
+    changes = p.t.raw("history", {"limit": 3})["result"]["changes"]
+    p.post(label, "/undo", {"change": changes[0]["id"], "back": "/history"})
     p.post(label, "/undo", {"change": "", "run": "", "back": "/history"})
-    p.get(label, "/memory")
+    p.post(label, "/switch", {"enabled": "off", "back": "/activity"})
+    p.post(label, "/remember", {"text": "While off", "scope": "user", "back": "/memory"})
+    p.post(label, "/switch", {"enabled": "on", "back": "/activity"})
+    p.t.settle()
+    for path in ("/memory", "/history", "/activity"):
+        p.get(label, path)
 
 
 def page_scenario(t: Tree) -> None:

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memd.api.messages import StatusResult, or_default
+from memd.api.messages import (
+    HISTORY,
+    SHOW_CHANGE,
+    UNDO,
+    ChangeInfo,
+    HistoryParams,
+    ShowChangeParams,
+    StatusResult,
+    UndoResult,
+    or_default,
+)
+from memd.core.errors import InvalidParams
 from memd.ui import present
 from memd.ui.tree import RootInfo
 
@@ -40,15 +51,18 @@ class ChangePages:
         }
         limit = _limit(qp.get("limit"))
         status, problem = self.pages._status()
-        changes: list[dict[str, Any]] = []
+        changes: list[ChangeInfo] = []
         if status:
-            params: dict[str, Any] = {"limit": limit}
-            params.update({k: form[k] for k in ("path", "since") if form[k]})
-            res, problem = self.pages._call("history", params)
-            changes = (res or {}).get("changes", [])
-        for c in changes:
-            c["names_item"] = present.names_item(c, form["item"])
-            c["undoable"] = c.get("cause") not in present.NO_UNDO_CAUSES and not c.get("undone_by")
+            try:
+                asked = HistoryParams(limit=limit, path=form["path"], since=form["since"])
+            except InvalidParams as exc:  # a path no file can have: said as the daemon says it
+                problem = present.error_text(exc)
+            else:
+                answer = self.pages._request(HISTORY, asked)
+                listed, problem = answer
+                changes = listed.changes if listed else []
+        # Each change with whether it names the item asked about and whether it can be undone.
+        shown = [(c, present.names_item(c, form["item"]), undoable(c)) for c in changes]
         more = next((n for n in LIMITS if n > limit), 0) if len(changes) >= limit else 0
         return self.pages.render(
             request,
@@ -57,7 +71,7 @@ class ChangePages:
             status=status,
             problem=problem,
             form=form,
-            changes=changes,
+            changes=shown,
             limit=limit,
             more=more,
             files=_tree_files(changes),
@@ -69,14 +83,13 @@ class ChangePages:
         status, problem = self.pages._status()
         shown = None
         if status and cid:
-            shown, problem = self.pages._call("show_change", {"change": cid})
+            answer = self.pages._request(SHOW_CHANGE, ShowChangeParams(change=cid))
+            shown, problem = answer
         elif not cid:
             problem = "which change? (no id)"
-        diffs = [
-            {**d, "lines": present.diff_lines(d.get("diff", ""))}
-            for d in (shown or {}).get("diffs", [])
-        ]
-        change = (shown or {}).get("change")
+        # Each file's diff with its lines, as the page colours them.
+        diffs = [(d, present.diff_lines(d.diff)) for d in (shown.diffs if shown else [])]
+        change = shown.change if shown else None
         return self.pages.render(
             request,
             "change.html",
@@ -85,17 +98,15 @@ class ChangePages:
             problem=problem,
             change=change,
             diffs=diffs,
-            undoable=change is not None
-            and change.get("cause") not in present.NO_UNDO_CAUSES
-            and not change.get("undone_by"),
+            undoable=change is not None and undoable(change),
             title=f"Change {cid}" if cid else "Change",
         )
 
     async def undo(self, request: Request) -> Response:
-        def done(r: dict[str, Any]) -> tuple[str, str]:
+        def done(r: UndoResult) -> tuple[str, str]:
             return present.undo_message(r), ""
 
-        return await self.pages._write(request, lambda f: ("undo", present.undo_params(f)), done)
+        return await self.pages._write(request, lambda f: (UNDO, present.undo_params(f)), done)
 
 
 def _limit(raw: str | None) -> int:
@@ -107,9 +118,14 @@ def _limit(raw: str | None) -> int:
     return n if n in LIMITS else LIMITS[0]
 
 
-def _tree_files(changes: list[dict[str, Any]]) -> list[str]:
+def _tree_files(changes: Sequence[ChangeInfo]) -> list[str]:
     """The files the listed changes touched (for the file filter's suggestions)."""
-    return sorted({f["path"] for c in changes for f in c.get("files", [])})
+    return sorted({f.path for c in changes for f in c.files})
+
+
+def undoable(change: ChangeInfo) -> bool:
+    """The page offers an undo for it: not a baseline or prune, not undone already."""
+    return change.cause not in present.NO_UNDO_CAUSES and not change.undone_by
 
 
 def memory_root_index(status: StatusResult | None, roots: Sequence[RootInfo]) -> int:

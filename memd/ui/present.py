@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from markupsafe import Markup, escape
 
-from memd.api.messages import ExtractionProgressResult, JobStatus
+from memd.api.messages import (
+    UNSET,
+    ChangeInfo,
+    EditItemParams,
+    ExtractionProgressResult,
+    JobRun,
+    JobStatus,
+    MoveTo,
+    RememberParams,
+    UndoParams,
+    UndoResult,
+    UnsetType,
+)
 from memd.core.errors import InvalidParams
 from memd.core.text import counted, terms
 from memd.memory.parse import strip_meta_comments
@@ -107,23 +119,22 @@ def error_text(exc: Exception) -> str:
     return f"{exc} ({hint})" if hint else str(exc)
 
 
-def remember_params(form: Mapping[str, str]) -> dict[str, Any]:
+def remember_params(form: Mapping[str, str]) -> RememberParams:
     """`remember` params from the page's form."""
     text = " ".join(form.get("text", "").split())
     if not text:
         raise InvalidParams("write what to remember first")
     scope = form.get("scope", "user") or "user"
-    params: dict[str, Any] = {"text": text, "scope": scope}
-    if form.get("type"):
-        params["type"] = form["type"]
-    if scope == "project":
-        params["project"] = form.get("project", "").strip()
-    if scope == "agent":
-        params["agent_id"] = form.get("agent_id", "").strip()
-    return params
+    return RememberParams(
+        text=text,
+        scope=scope,  # type: ignore[arg-type]  # the daemon refuses another scope
+        type=form.get("type", ""),
+        project=form.get("project", "").strip() if scope == "project" else "",
+        agent_id=form.get("agent_id", "").strip() if scope == "agent" else "",
+    )
 
 
-def edit_params(form: Mapping[str, str]) -> dict[str, Any]:
+def edit_params(form: Mapping[str, str]) -> EditItemParams:
     """`edit_item` params from the edit form: only what the person changed.
 
     The form carries the values it showed (`orig_*`, and `expect` for the text), so a field left
@@ -133,55 +144,63 @@ def edit_params(form: Mapping[str, str]) -> dict[str, Any]:
     item_id = form.get("id", "").strip()
     if not item_id:
         raise InvalidParams("which item? (no id)")
-    params: dict[str, Any] = {"id": item_id, "expect_text": form.get("expect", "")}
     text = " ".join(form.get("text", "").split())
     if not text:
         raise InvalidParams("the text cannot be empty (use forget to remove an item)")
-    if text != " ".join(form.get("expect", "").split()):
-        params["text"] = text
-    imp = form.get("importance", "").strip()
-    if imp != form.get("orig_importance", "").strip() and imp:
-        if not imp.isdigit() or not 1 <= int(imp) <= 10:
-            raise InvalidParams("importance is a whole number from 1 to 10")
-        params["importance"] = int(imp)
     pinned = form.get("pinned", "") == "on"
-    if pinned != (form.get("orig_pinned", "") == "on"):
-        params["pinned"] = pinned
-    expires = form.get("expires", "").strip()
-    if expires != form.get("orig_expires", "").strip():
-        if expires:
-            try:
-                dt.date.fromisoformat(expires)
-            except ValueError:
-                raise InvalidParams("expiry is a date like 2027-01-31") from None
-        params["expires"] = expires
     move_path = form.get("move_path", "").strip()
-    if move_path and move_path != form.get("orig_path", "").strip():
-        params["move_to"] = {
-            "path": move_path,
-            "section": form.get("move_section", "").strip() or "Notes",
-        }
-    if len(params) == 2:
+    params = EditItemParams(
+        id=item_id,
+        expect_text=form.get("expect", ""),
+        text=text if text != " ".join(form.get("expect", "").split()) else UNSET,
+        importance=_importance(form),
+        pinned=pinned if pinned != (form.get("orig_pinned", "") == "on") else UNSET,
+        expires=_expires(form),
+        move_to=MoveTo(path=move_path, section=form.get("move_section", "").strip() or "Notes")
+        if move_path and move_path != form.get("orig_path", "").strip()
+        else UNSET,
+    )
+    if all(v is UNSET for v in (params.text, params.importance, params.pinned, params.expires,
+                                 params.move_to)):  # fmt: skip
         raise InvalidParams("nothing changed")
     return params
 
 
-def undoable_run(run: Mapping[str, Any]) -> str:
+def _importance(form: Mapping[str, str]) -> int | UnsetType:
+    imp = form.get("importance", "").strip()
+    if imp == form.get("orig_importance", "").strip() or not imp:
+        return UNSET
+    if not imp.isdigit() or not 1 <= int(imp) <= 10:
+        raise InvalidParams("importance is a whole number from 1 to 10")
+    return int(imp)
+
+
+def _expires(form: Mapping[str, str]) -> str | UnsetType:
+    expires = form.get("expires", "").strip()
+    if expires == form.get("orig_expires", "").strip():
+        return UNSET
+    if expires:
+        try:
+            dt.date.fromisoformat(expires)
+        except ValueError:
+            raise InvalidParams("expiry is a date like 2027-01-31") from None
+    return expires
+
+
+def undoable_run(run: JobRun) -> str:
     """The id that undoes all a job run wrote (the `run` of its counts), or "" when the run
     has none or wrote nothing to the memory tree."""
-    counts = run.get("counts") or {}
-    rid = counts.get("run")
+    rid = run.counts.get("run")
     wrote = any(
-        isinstance(counts.get(k), int) and not isinstance(counts.get(k), bool) and counts[k] > 0
-        for k in WROTE_COUNTS
+        isinstance(n, int) and not isinstance(n, bool) and n > 0
+        for n in (run.counts.get(k) for k in WROTE_COUNTS)
     )
     return str(rid) if rid and wrote else ""
 
 
-def names_item(change: Mapping[str, Any], item_id: str) -> bool:
+def names_item(change: ChangeInfo, item_id: str) -> bool:
     """Whether a change's detail names the item (`id=<item>`: remember, forget, edit)."""
-    detail = str(change.get("detail", ""))
-    return bool(item_id) and re.search(rf"\bid={re.escape(item_id)}\b", detail) is not None
+    return bool(item_id) and re.search(rf"\bid={re.escape(item_id)}\b", change.detail) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,22 +226,22 @@ def diff_lines(diff: str) -> list[DiffLine]:
     return out
 
 
-def undo_message(result: Mapping[str, Any]) -> str:
+def undo_message(result: UndoResult) -> str:
     """What an `undo` did, in a sentence."""
-    what = ", ".join(f"{c['id']} ({c['summary']})" for c in result.get("changes", []))
-    written: Sequence[str] = result.get("written") or []
+    what = ", ".join(f"{c.id} ({c.summary})" for c in result.changes)
+    written = result.written
     files = f": rewrote {', '.join(written)}" if written else ": no file needed a change"
-    notes = "".join(f" Note: {w}" for w in result.get("warnings") or [])
+    notes = "".join(f" Note: {w}" for w in result.warnings)
     return f"Undid {what}{files}.{notes}"
 
 
-def undo_params(form: Mapping[str, str]) -> dict[str, Any]:
+def undo_params(form: Mapping[str, str]) -> UndoParams:
     """`undo` params from an undo button: one change, or every change of a job run."""
     change = form.get("change", "").strip()
     run = form.get("run", "").strip()
     if bool(change) == bool(run):
         raise InvalidParams("undo what? (give one change or one run)")
-    return {"change": change} if change else {"run": run}
+    return UndoParams(change=change, run=run)
 
 
 def extraction_note(

@@ -11,7 +11,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from starlette.applications import Starlette
@@ -23,7 +23,7 @@ from starlette.templating import Jinja2Templates
 
 from memd.api import messages as msg
 from memd.core.errors import InvalidParams, MemdError
-from memd.core.models import MEMORY_TYPES
+from memd.core.models import MEMORY_TYPES, Hit
 from memd.core.settings import Settings
 from memd.core.text import counted
 from memd.ui import charts, present, tree
@@ -232,15 +232,23 @@ class Pages:
 
     def search(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
-        scope = request.query_params.get("scope", "all")
-        if scope not in ("all", "memory", "conversations"):
-            scope = "all"
+        wanted = request.query_params.get("scope", "all")
+        scope: Literal["all", "memory", "conversations"] = (
+            "memory"
+            if wanted == "memory"
+            else "conversations"
+            if wanted == "conversations"
+            else "all"
+        )
         status, problem = self._status()
-        hits: list[dict[str, Any]] = []
+        # Each hit (its snippet as a person reads it) with its root's number and its path in it.
+        hits: list[tuple[Hit, int, str]] = []
         if q and status:
-            res, problem = self._call("search", {"query": q, "limit": 20, "scope": scope})
+            asked = msg.SearchParams(query=q, limit=20, scope=scope)
+            answer = self._request(msg.SEARCH, asked)
+            res, problem = answer
             roots = tree.roots_from_status(status)
-            hits = [_hit_view(h, roots) for h in (res or {}).get("hits", [])]
+            hits = [_hit_view(h, roots) for h in (res.hits if res else [])]
         return self.render(
             request,
             "search.html",
@@ -397,20 +405,18 @@ class Pages:
             title="Activity",
         )
 
-    def _job_runs(self) -> tuple[list[dict[str, Any]] | None, str]:
-        """The recent runs with the ones that can be undone marked, or why there are none."""
+    def _job_runs(self) -> tuple[list[tuple[msg.JobRun, str]] | None, str]:
+        """The recent runs, each with the id that undoes it ("" for none), or why there are
+        none."""
         try:
-            res = self.channel.call("job_runs", {"limit": 60})
+            res = self.channel.request(msg.JOB_RUNS, msg.JobRunsParams(limit=60))
         except MemdError as exc:
             if method_missing(exc):  # a daemon started before memd was upgraded
                 return None, (
                     f"the history of runs is {NOT_AVAILABLE}: only each job's last run is shown"
                 )
             return None, present.error_text(exc)
-        runs = res.get("runs", [])
-        for r in runs:
-            r["undo_run"] = present.undoable_run(r)
-        return runs, ""
+        return [(r, present.undoable_run(r)) for r in res.runs], ""
 
     def edit(self, request: Request) -> Response:
         qp = request.query_params
@@ -422,14 +428,17 @@ class Pages:
         files: list[str] = []
         if status:
             if item_id:
-                mems, problem = self._call("memories", {"all": True})
-                item = next((m for m in (mems or {}).get("items", []) if m["id"] == item_id), None)
+                listed = self._request(msg.MEMORIES, msg.MemoriesParams(all=True))
+                mems, problem = listed
+                items = mems.items if mems else []
+                item = next((m for m in items if m.id == item_id), None)
                 if item is None and not problem:
                     problem = f"no memory with id {item_id}"
-                files = sorted({m["rel"] for m in (mems or {}).get("items", [])} | CORE_FILES)
+                files = sorted({m.rel for m in items} | CORE_FILES)
             if fq:
-                res, problem = self._call("forget", {"query": fq})
-                candidates = (res or {}).get("candidates", [])
+                asked = self._request(msg.FORGET, msg.ForgetParams(query=fq))
+                found, problem = asked
+                candidates = found.candidates if found else []
         agents, projects = tree.agents_and_projects(tree.roots_from_status(status))
         return self.render(
             request,
@@ -451,8 +460,8 @@ class Pages:
     async def _write(
         self,
         request: Request,
-        build: Callable[[dict[str, str]], tuple[str, dict[str, Any]]],
-        done: Callable[[Any], tuple[str, str]],
+        build: Callable[[dict[str, str]], tuple[msg.Signature[P, R], P]],
+        done: Callable[[R], tuple[str, str]],
     ) -> Response:
         from starlette.concurrency import run_in_threadpool
 
@@ -460,8 +469,8 @@ class Pages:
         back = form.get("back", "/memory")
         fail = form.get("fail", back)  # where a refusal is shown (default: where success goes)
         try:
-            method, params = build(form)
-            result = await run_in_threadpool(self.channel.call, method, params, write=True)
+            sig, params = build(form)
+            result = await run_in_threadpool(self.channel.request, sig, params, write=True)
         except MemdError as exc:
             err = (
                 f"{NOT_AVAILABLE}: this daemon cannot do that yet"
@@ -469,42 +478,47 @@ class Pages:
                 else present.error_text(exc)
             )
             return RedirectResponse(present.with_message(fail, err=err), status_code=303)
-        msg, anchor = done(result)
-        return RedirectResponse(present.with_message(back, msg=msg, anchor=anchor), status_code=303)
+        said, anchor = done(result)
+        return RedirectResponse(
+            present.with_message(back, msg=said, anchor=anchor), status_code=303
+        )
 
     async def remember(self, request: Request) -> Response:
-        def done(r: dict[str, Any]) -> tuple[str, str]:
-            return f"Remembered {r['id']} in {r['path']} (line {r['line']})", f"item-{r['id']}"
+        def done(r: msg.RememberResult) -> tuple[str, str]:
+            return f"Remembered {r.id} in {r.path} (line {r.line})", f"item-{r.id}"
 
-        return await self._write(request, lambda f: ("remember", present.remember_params(f)), done)
+        return await self._write(
+            request, lambda f: (msg.REMEMBER, present.remember_params(f)), done
+        )
 
     async def forget(self, request: Request) -> Response:
-        def build(f: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        def build(
+            f: dict[str, str],
+        ) -> tuple[msg.Signature[msg.ForgetParams, msg.ForgetResult], msg.ForgetParams]:
             if not f.get("id", "").strip():
                 raise InvalidParams("which item? (no id)")
-            return "forget", {"id": f["id"].strip()}
+            return msg.FORGET, msg.ForgetParams(id=f["id"].strip())
 
-        def done(r: dict[str, Any]) -> tuple[str, str]:
-            gone = r.get("removed") or []
-            text = "; ".join(f"{g['id']} ({g['text']})" for g in gone) or "nothing"
+        def done(r: msg.ForgetResult) -> tuple[str, str]:
+            text = "; ".join(f"{g.id} ({g.text})" for g in r.removed) or "nothing"
             return f"Forgot {text}", ""
 
         return await self._write(request, build, done)
 
     async def edit_item(self, request: Request) -> Response:
-        def done(r: dict[str, Any]) -> tuple[str, str]:
-            return f"Changed {r.get('id', '')} in {r.get('path', '')}", f"item-{r.get('id', '')}"
+        def done(r: msg.EditItemResult) -> tuple[str, str]:
+            return f"Changed {r.id} in {r.path}", f"item-{r.id}"
 
-        return await self._write(
-            request, lambda f: (present.EDIT_METHOD, present.edit_params(f)), done
-        )
+        return await self._write(request, lambda f: (msg.EDIT_ITEM, present.edit_params(f)), done)
 
     async def switch(self, request: Request) -> Response:
-        def build(f: dict[str, str]) -> tuple[str, dict[str, Any]]:
-            return "set_enabled", {"enabled": f.get("enabled") == "on"}
+        def build(
+            f: dict[str, str],
+        ) -> tuple[msg.Signature[msg.SetEnabledParams, msg.SetEnabledResult], msg.SetEnabledParams]:
+            return msg.SET_ENABLED, msg.SetEnabledParams(enabled=f.get("enabled") == "on")
 
-        def done(r: dict[str, Any]) -> tuple[str, str]:
-            return ("Memory is on" if r.get("enabled") else "Memory is off"), ""
+        def done(r: msg.SetEnabledResult) -> tuple[str, str]:
+            return ("Memory is on" if r.enabled else "Memory is off"), ""
 
         return await self._write(request, build, done)
 
@@ -531,13 +545,9 @@ def _root_of(path: str, roots: list[tree.RootInfo]) -> int:
     return best[0]
 
 
-def _hit_view(h: dict[str, Any], roots: list[tree.RootInfo]) -> dict[str, Any]:
-    out = dict(h)
-    out["snippet"] = present.clean_snippet(h.get("snippet", ""))
-    out["root"], out["rel"] = -1, h.get("path", "")
-    if h.get("kind") != "turn":
-        root = _root_of(h.get("path", ""), roots)
-        if root >= 0:
-            out["root"] = root
-            out["rel"] = Path(h["path"]).relative_to(roots[root].path).as_posix()
-    return out
+def _hit_view(h: Hit, roots: list[tree.RootInfo]) -> tuple[Hit, int, str]:
+    shown = msgspec.structs.replace(h, snippet=present.clean_snippet(h.snippet))
+    root = _root_of(h.path, roots) if h.kind != "turn" else -1
+    if root < 0:
+        return shown, -1, h.path
+    return shown, root, Path(h.path).relative_to(roots[root].path).as_posix()

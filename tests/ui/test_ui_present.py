@@ -8,11 +8,18 @@ import pytest
 
 from memd.api.messages import (
     UNSET,
+    ChangeInfo,
     ContextResult,
     ContextSection,
     DroppedSection,
+    JobRun,
+    MoveTo,
     RecalledSession,
+    RememberParams,
     TierQuotas,
+    UndoParams,
+    UndoResult,
+    to_builtins,
 )
 from memd.core.errors import InvalidParams
 from memd.ui import charts, present
@@ -86,12 +93,13 @@ def edit_form(**changes: str) -> dict[str, str]:
 
 
 def test_edit_params_send_only_what_changed() -> None:
-    assert present.edit_params(edit_form(text="Use  rebase merges ")) == {
+    assert to_builtins(present.edit_params(edit_form(text="Use  rebase merges "))) == {
         "id": "m_1",
         "expect_text": "Use squash merges",
         "text": "Use rebase merges",
     }
-    assert present.edit_params(edit_form(importance="9", pinned="on", expires="2027-01-31")) == {
+    changed = present.edit_params(edit_form(importance="9", pinned="on", expires="2027-01-31"))
+    assert to_builtins(changed) == {
         "id": "m_1",
         "expect_text": "Use squash merges",
         "importance": 9,
@@ -99,13 +107,11 @@ def test_edit_params_send_only_what_changed() -> None:
         "expires": "2027-01-31",
     }
     assert (
-        present.edit_params(edit_form(orig_pinned="on", orig_expires="2027-01-31"))["pinned"]
-        is False
+        present.edit_params(edit_form(orig_pinned="on", orig_expires="2027-01-31")).pinned is False
     )
-    assert present.edit_params(edit_form(orig_expires="2027-01-31"))["expires"] == ""
-    assert present.edit_params(edit_form(move_path="topics/git.md", move_section="Merging"))[
-        "move_to"
-    ] == {"path": "topics/git.md", "section": "Merging"}
+    assert present.edit_params(edit_form(orig_expires="2027-01-31")).expires == ""
+    moved = present.edit_params(edit_form(move_path="topics/git.md", move_section="Merging"))
+    assert moved.move_to == MoveTo(path="topics/git.md", section="Merging")
 
 
 @pytest.mark.parametrize(
@@ -125,13 +131,12 @@ def test_edit_params_refuse_bad_forms(changes: dict[str, str], message: str) -> 
 
 
 def test_remember_params() -> None:
-    assert present.remember_params({"text": " a  b ", "scope": "user", "type": ""}) == {
-        "text": "a b",
-        "scope": "user",
-    }
+    assert present.remember_params({"text": " a  b ", "scope": "user", "type": ""}) == (
+        RememberParams(text="a b", scope="user")
+    )
     assert present.remember_params(
         {"text": "x", "scope": "agent", "agent_id": " bot ", "type": "task", "project": "p"}
-    ) == {"text": "x", "scope": "agent", "type": "task", "agent_id": "bot"}
+    ) == RememberParams(text="x", scope="agent", type="task", agent_id="bot")
     with pytest.raises(InvalidParams):
         present.remember_params({"text": " "})
 
@@ -213,25 +218,35 @@ def test_tier_bars_of_a_daemon_without_quotas_show_what_was_used_only() -> None:
     assert 'aria-label="50 tokens"' in svg and svg.count("<rect") == 2
 
 
+def run(job: str, **counts: int) -> JobRun:
+    return JobRun(id=1, job=job, started=0.0, finished=0.0, seconds=0.0, outcome="success",
+                  message="", counts=counts)  # fmt: skip
+
+
 def test_a_run_can_be_undone_when_it_names_its_run_and_wrote_something() -> None:
-    wrote = {"job": "extract", "counts": {"run": 1795449219554262, "added": 2, "merged": 0}}
+    wrote = run("extract", run=1795449219554262, added=2, merged=0)
     assert present.undoable_run(wrote) == "1795449219554262"
-    archived = {"job": "archive", "counts": {"run": "77", "journal_days": 0, "items": 3}}
+    archived = run("archive", run=77, journal_days=0, items=3)
     assert present.undoable_run(archived) == "77"
-    nothing = {"job": "extract", "counts": {"run": 5, "added": 0, "sessions": 3}}
+    nothing = run("extract", run=5, added=0, sessions=3)
     assert present.undoable_run(nothing) == ""
-    assert present.undoable_run({"job": "summarize", "counts": {"summaries": 4}}) == ""
-    assert present.undoable_run({"job": "extract", "counts": {"run": 5, "added": True}}) == ""
-    assert present.undoable_run({"job": "x"}) == ""
+    assert present.undoable_run(run("summarize", summaries=4)) == ""
+    assert present.undoable_run(run("extract", run=5, added=True)) == ""
+    assert present.undoable_run(run("x")) == ""
+
+
+def change(detail: str = "", change_id: str = "3f9a0c1d2e4b", summary: str = "") -> ChangeInfo:
+    return ChangeInfo(id=change_id, commit="", at=0.0, cause="forget", detail=detail,
+                      summary=summary, author="memd", files=[])  # fmt: skip
 
 
 def test_a_change_names_an_item_by_its_whole_id() -> None:
-    c = {"detail": "id=m_1a2b always use vitest"}
+    c = change("id=m_1a2b always use vitest")
     assert present.names_item(c, "m_1a2b")
     assert not present.names_item(c, "m_1a")  # a prefix is another item
     assert not present.names_item(c, "")
-    assert present.names_item({"detail": "id=m_9; id=m_1a2b x"}, "m_1a2b")
-    assert not present.names_item({"detail": "run 5: 2 added"}, "m_1a2b")
+    assert present.names_item(change("id=m_9; id=m_1a2b x"), "m_1a2b")
+    assert not present.names_item(change("run 5: 2 added"), "m_1a2b")
 
 
 def test_diff_lines_are_classified_for_colouring() -> None:
@@ -264,21 +279,21 @@ def test_diff_lines_are_classified_for_colouring() -> None:
 
 
 def test_undo_params_name_one_change_or_one_run() -> None:
-    assert present.undo_params({"change": " 3f9a0c1d2e4b "}) == {"change": "3f9a0c1d2e4b"}
-    assert present.undo_params({"run": "77"}) == {"run": "77"}
+    assert present.undo_params({"change": " 3f9a0c1d2e4b "}) == UndoParams(change="3f9a0c1d2e4b")
+    assert present.undo_params({"run": "77"}) == UndoParams(run="77")
     for bad in ({}, {"change": "a", "run": "b"}, {"change": " "}):
         with pytest.raises(InvalidParams, match="undo what"):
             present.undo_params(bad)
 
 
 def test_the_undo_message_says_what_was_undone_and_written() -> None:
-    r = {
-        "changes": [{"id": "3f9a0c1d2e4b", "summary": "forget: id=m_1 x"}],
-        "written": ["_core/notes.md"],
-        "warnings": ["a secret stayed redacted"],
-    }
+    r = UndoResult(
+        changes=[change(summary="forget: id=m_1 x")], files=[], dry_run=False,
+        written=["_core/notes.md"], warnings=["a secret stayed redacted"],
+    )  # fmt: skip
     assert present.undo_message(r) == (
         "Undid 3f9a0c1d2e4b (forget: id=m_1 x): rewrote _core/notes.md."
         " Note: a secret stayed redacted"
     )
-    assert present.undo_message({"changes": [], "written": []}).endswith("no file needed a change.")
+    nothing = UndoResult(changes=[], files=[], warnings=[], dry_run=False, written=[])
+    assert present.undo_message(nothing).endswith("no file needed a change.")
