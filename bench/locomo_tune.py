@@ -81,6 +81,7 @@ def lists(home: Path, qs: dict[str, list[Question]], cache: Path | None) -> dict
             out: dict[Any, Any] = pickle.load(f)
             return out
     from memd.cli.offline import readonly_engine
+    from memd.conversations.repo import TurnScope
     from memd.conversations.turn_search import turn_lists
     from memd.core import settings
 
@@ -92,7 +93,10 @@ def lists(home: Path, qs: dict[str, list[Question]], cache: Path | None) -> dict
             for ci, q, _, _ in items:
                 p = rec.plan(q)
                 assert p is not None, "recall by meaning is not on in this home"
-                out[(lang, ci, q)] = (p, turn_lists(conn, p, rec, project=f"locomo-{ci}"))
+                out[(lang, ci, q)] = (
+                    p,
+                    turn_lists(conn, p, rec, scope=TurnScope(project=f"locomo-{ci}")),
+                )
     if cache is not None:
         with cache.open("wb") as f:
             pickle.dump(out, f)

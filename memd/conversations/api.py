@@ -42,6 +42,7 @@ from memd.conversations.ingest import (
     summaries_due,
     write_turns,
 )
+from memd.conversations.repo import TurnScope
 from memd.core.errors import InvalidParams, PathError
 from memd.core.models import Hit, Turn
 from memd.core.settings import Settings
@@ -186,10 +187,9 @@ class Conversations:
 
     def search(self, p: msg.SearchParams) -> list[Hit]:
         """`search`: memory sections and conversation turns on one page (`ranking`)."""
-        return ranking.search(
-            self.store.read(), p.query, limit=p.limit, scope=p.scope, session_id=p.session_id,
-            project=p.project, agent_id=p.agent_id, source=p.source, semantic=self.semantic,
-        )  # fmt: skip
+        turns = TurnScope(p.session_id, p.project, p.agent_id, p.source)
+        return ranking.search(self.store.read(), p.query, limit=p.limit, scope=p.scope,
+                              turns=turns, semantic=self.semantic)  # fmt: skip
 
     def import_logs(self, p: msg.ImportParams) -> msg.LogsImported | msg.ChatGPTImported:
         """The conversation half of `import`: a ChatGPT export, transcripts, a log file."""

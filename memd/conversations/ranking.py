@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from memd.conversations.repo import EVERY_TURN, TurnScope
 from memd.conversations.turn_search import TurnHit, find_turns
 from memd.core.models import Hit, HitSource
 from memd.core.text import cjk_bigrams, expand_cjk, plain_text, short_id, snippet, terms
@@ -385,17 +386,12 @@ def search(
     *,
     limit: int = 10,
     scope: str = "all",
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    source: str = "",
+    turns: TurnScope = EVERY_TURN,
     semantic: SemanticRecall | None = None,
 ) -> list[Hit]:
     """`search`: memory sections and conversation turns on one page, best first (`scope`
-    "memory" or "conversations" asks one of them; `session_id`, `project`, `agent_id` and
-    `source` filter the turns)."""
-    found = gather(conn, query, depth=max(MIN_DEPTH, DEPTH * limit), scope=scope,
-                   session_id=session_id, project=project, agent_id=agent_id, source=source,
+    "memory" or "conversations" asks one of them; `turns` filters the turns)."""
+    found = gather(conn, query, depth=max(MIN_DEPTH, DEPTH * limit), scope=scope, turns=turns,
                    semantic=semantic)  # fmt: skip
     return rank(found, limit)
 
@@ -417,24 +413,20 @@ def gather(
     *,
     depth: int,
     scope: str = "all",
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    source: str = "",
+    turns: TurnScope = EVERY_TURN,
     semantic: SemanticRecall | None = None,
 ) -> Found:
     """Ask both rankers for `depth` hits each (one of them with `scope`)."""
     p = semantic.plan(query) if semantic is not None else None
     sections: list[FusedSection] = []
-    turns: list[TurnHit] = []
+    found: list[TurnHit] = []
     st: list[str] = []
     tt: list[str] = []
     if scope != "conversations":
         sections, st = find_sections(conn, query, limit=depth, semantic=semantic)
     if scope != "memory":
-        turns, tt = find_turns(conn, query, limit=depth, session_id=session_id, project=project,
-                               agent_id=agent_id, source=source, semantic=semantic)  # fmt: skip
-    return Found(Query.of(query, p), sections, st, turns, tt)
+        found, tt = find_turns(conn, query, limit=depth, scope=turns, semantic=semantic)
+    return Found(Query.of(query, p), sections, st, found, tt)
 
 
 def rank(

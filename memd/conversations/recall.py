@@ -26,6 +26,7 @@ from msgspec import UnsetType
 
 from memd.api import messages as msg
 from memd.conversations import repo
+from memd.conversations.repo import TurnScope
 from memd.conversations.sources import BY_NAME, assistant_title
 from memd.conversations.turn_search import (
     CANDIDATES,
@@ -195,15 +196,14 @@ def recall(
             sessions.append(d)
     elif mode == "topic":
         p = semantic.plan(query) if semantic is not None else None
+        scope = TurnScope(project=project, agent_id=agent_id, source=source,
+                          exclude_session=exclude_session)  # fmt: skip
         if semantic is not None and p is not None:
-            hits = fused_turns(conn, p, semantic, limit=CANDIDATES, project=project,
-                               agent_id=agent_id, exclude_session=exclude_session,
-                               source=source)  # fmt: skip
+            hits = fused_turns(conn, p, semantic, limit=CANDIDATES, scope=scope)
         else:
-            hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES, project=project,
-                                agent_id=agent_id,
-                                exclude_session=exclude_session, query_terms=qt, min_terms=min_terms,
-                                recent=recent, source=source)  # fmt: skip
+            hits = search_turns(conn, query, limit=RECENT_CANDIDATES if recent else CANDIDATES,
+                                scope=scope, query_terms=qt, min_terms=min_terms,
+                                recent=recent)  # fmt: skip
         groups: dict[str, list[TurnHit]] = {}
         for h in hits:
             g = groups.setdefault(h.session_id, [])
@@ -227,7 +227,7 @@ def recall(
     else:
         d = _session_of(_session_row(conn, session_id))
         hits = ranked_turns(conn, query, limit=limit, semantic=semantic, query_terms=qt,
-                            session_id=session_id)  # fmt: skip
+                            scope=TurnScope(session_id))  # fmt: skip
         d.turns = [h.recalled() for h in hits]
         sessions.append(d)
     out = msg.RecallResult(

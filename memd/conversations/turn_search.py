@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from memd.api import messages as msg
 from memd.conversations import repo
 from memd.conversations.dates import date_windows
+from memd.conversations.repo import EVERY_TURN, TurnScope
 from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, snippet, terms
 from memd.db import Connection
@@ -169,28 +170,16 @@ _NOT_LATIN_BEFORE = (
 _NOT_LATIN_AFTER = r"(?![^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
 
 
-def _in_scope(proj: str, agent: str, src: str, project: str, agent_id: str, source: str) -> bool:
-    return (
-        (not project or proj == project)
-        and (not agent_id or agent == agent_id)
-        and (not source or src == source)
-    )
-
-
 def search_turns(
     conn: Connection,
     query: str,
     *,
     limit: int = 10,
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    exclude_session: str = "",
+    scope: TurnScope = EVERY_TURN,
     query_terms: list[str] | None = None,
     now: float | None = None,
     min_terms: int = 1,
     recent: bool = False,
-    source: str = "",
 ) -> list[TurnHit]:
     """Turns matching `query`, best first (with `min_terms`, only turns with that many of its
     terms are candidates; with `recent`, the newest matching turns are the candidates, all
@@ -201,9 +190,7 @@ def search_turns(
     score then gets part of its neighbours' scores (turns at distance 1 and 2 in the same
     session, which can bring in a turn that shares no word with the query), and is boosted
     when its time falls in a window the query names ("in May 2023", "yesterday", "上周") or its
-    speaker is named in the query. Optional filters: one session, a project, an agent, the
-    assistant whose logs held the turn (`source`); `exclude_session` leaves one out (the
-    conversation in progress).
+    speaker is named in the query. Only turns in `scope` (`TurnScope`).
     """
     qt = query_terms if query_terms is not None else topic_terms(query)
     match = _fts_match(qt, min_terms)
@@ -211,8 +198,7 @@ def search_turns(
         return []
     base = repo.match_turns(
         conn, match, limit=max(limit, RECENT_CANDIDATES if recent else CANDIDATES),
-        session_id=session_id, project=project, agent_id=agent_id,
-        exclude_session=exclude_session, recent=recent, source=source,
+        scope=scope, recent=recent,
     )  # fmt: skip
     if not base:
         return []
@@ -229,7 +215,7 @@ def search_turns(
             if near:
                 score += w * max(near)
         # A neighbour shares its candidate's session, so only the per-turn filters are left to check.
-        if score <= 0 or not _in_scope(proj, agent, src, project, agent_id, source):
+        if score <= 0 or not scope.holds(proj, agent, src):
             continue
         if windows and any(a <= ts < b for a, b in windows):
             score *= 1 + DATE_BOOST
@@ -268,12 +254,8 @@ def turn_lists(
     p: Plan,
     semantic: SemanticRecall,
     *,
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    exclude_session: str = "",
+    scope: TurnScope = EVERY_TURN,
     now: float | None = None,
-    source: str = "",
 ) -> TurnLists:
     """`search_turns` with the query as typed and bridged (`DEPTH` each, its date and speaker
     boosts inside its own scores) and the nearest turn vectors of the same scope."""
@@ -281,14 +263,13 @@ def turn_lists(
     hits: dict[int, TurnHit] = {}
     lists: dict[str, Ranked[int]] = {}
     for name, text in p.full_text.items():
-        found = search_turns(conn, text, limit=DEPTH, session_id=session_id, project=project,
-                             agent_id=agent_id, exclude_session=exclude_session, now=now,
-                             source=source)  # fmt: skip
+        found = search_turns(conn, text, limit=DEPTH, scope=scope, now=now)
         for h in found:
             hits.setdefault(h.rowid, h)
         lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
-    near = semantic.turns(p, session_id=session_id, project=project, agent_id=agent_id,
-                          exclude_session=exclude_session, source=source)  # fmt: skip
+    near = semantic.turns(p, session_id=scope.session_id, project=scope.project,
+                          agent_id=scope.agent_id, exclude_session=scope.exclude_session,
+                          source=scope.source)  # fmt: skip
     if near.docs:
         for r in repo.found_turns(conn, [d for d in near.docs if d not in hits]):
             hits[r.id] = TurnHit(r.id, r.session_id, r.turn_id, r.role, r.text, r.ts, 0.0,
@@ -356,17 +337,12 @@ def fused_turns(
     semantic: SemanticRecall,
     *,
     limit: int,
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    exclude_session: str = "",
+    scope: TurnScope = EVERY_TURN,
     now: float | None = None,
     gate: bool = True,
-    source: str = "",
 ) -> list[TurnHit]:
     """The recipe over turns: `turn_lists` fused by `fuse_turns`."""
-    t = turn_lists(conn, p, semantic, session_id=session_id, project=project, agent_id=agent_id,
-                   exclude_session=exclude_session, now=now, source=source)  # fmt: skip
+    t = turn_lists(conn, p, semantic, scope=scope, now=now)
     return fuse_turns(p, t, semantic, limit=limit, gate=gate)
 
 
@@ -377,13 +353,13 @@ def ranked_turns(
     limit: int,
     semantic: SemanticRecall | None = None,
     query_terms: list[str] | None = None,
-    session_id: str = "",
+    scope: TurnScope = EVERY_TURN,
 ) -> list[TurnHit]:
     """`fused_turns` when recall by meaning is on, else `search_turns` (as without it)."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
-        return fused_turns(conn, p, semantic, limit=limit, session_id=session_id)
-    return search_turns(conn, query, limit=limit, query_terms=query_terms, session_id=session_id)
+        return fused_turns(conn, p, semantic, limit=limit, scope=scope)
+    return search_turns(conn, query, limit=limit, query_terms=query_terms, scope=scope)
 
 
 def find_turns(
@@ -391,21 +367,16 @@ def find_turns(
     query: str,
     *,
     limit: int,
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
+    scope: TurnScope = EVERY_TURN,
     semantic: SemanticRecall | None = None,
-    source: str = "",
 ) -> tuple[list[TurnHit], list[str]]:
     """Turns matching `query`, best first, and the terms they were matched on (the query's,
     and with recall by meaning its bridge's): `fused_turns` when recall by meaning is on (a
     turn found by its vector alone only when it is close enough), else `search_turns`."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
-        hits = fused_turns(conn, p, semantic, limit=limit, session_id=session_id,
-                           project=project, agent_id=agent_id, source=source)  # fmt: skip
+        hits = fused_turns(conn, p, semantic, limit=limit, scope=scope)
         return hits, topic_terms(" ".join(p.full_text.values()))
     qt = topic_terms(query)
-    hits = search_turns(conn, query, limit=limit, query_terms=qt, session_id=session_id,
-                        project=project, agent_id=agent_id, source=source)  # fmt: skip
+    hits = search_turns(conn, query, limit=limit, query_terms=qt, scope=scope)
     return hits, qt

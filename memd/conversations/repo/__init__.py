@@ -66,9 +66,11 @@ from memd.conversations.repo.subagents import (
     subagent_totals,
 )
 from memd.conversations.repo.turns import (
+    EVERY_TURN,
     FoundTurn,
     StoredTurn,
     TurnRef,
+    TurnScope,
     add_forgotten,
     add_parts,
     any_forgotten,
@@ -95,6 +97,7 @@ from memd.conversations.repo.turns import (
 )
 
 __all__ = [
+    "EVERY_TURN",
     "FoundTurn",
     "LogTotals",
     "SessionRow",
@@ -102,6 +105,7 @@ __all__ = [
     "SubagentRun",
     "TITLE_RANK",
     "TurnRef",
+    "TurnScope",
     "add_bad_lines",
     "add_forgotten",
     "add_parts",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from memd.core.models import MAX_TS
@@ -247,34 +248,55 @@ def parts_of(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str, 
 
 
 # -- turn search ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TurnScope:
+    """Which turns a search looks at: those of one session, a project, an agent, or one
+    assistant's logs (`source`), and not those of `exclude_session` (the conversation in
+    progress). An empty field filters nothing."""
+
+    session_id: str = ""
+    project: str = ""
+    agent_id: str = ""
+    source: str = ""
+    exclude_session: str = ""
+
+    def holds(self, project: str, agent_id: str, source: str) -> bool:
+        """Whether a turn of this project, agent and source is in scope (its session is
+        checked by the query that found it)."""
+        return (
+            (not self.project or project == self.project)
+            and (not self.agent_id or agent_id == self.agent_id)
+            and (not self.source or source == self.source)
+        )
+
+
+EVERY_TURN = TurnScope()
+
+
 def match_turns(
     conn: sqlite3.Connection,
     match: str,
     *,
     limit: int,
-    session_id: str = "",
-    project: str = "",
-    agent_id: str = "",
-    exclude_session: str = "",
+    scope: TurnScope = EVERY_TURN,
     recent: bool = False,
-    source: str = "",
 ) -> dict[int, tuple[str, float]]:
-    """Turn id → (session id, score) of the turns matching an FTS5 expression: the best by
-    bm25 (score = -bm25), or with `recent` the newest (all scored 1.0)."""
+    """Turn id → (session id, score) of the turns in `scope` matching an FTS5 expression: the
+    best by bm25 (score = -bm25), or with `recent` the newest (all scored 1.0)."""
     where = ["turns_fts MATCH ?"]
     params: list[Any] = [match]
     for col, val in (
-        ("t.session_id", session_id),
-        ("t.project", project),
-        ("t.agent_id", agent_id),
-        ("t.source", source),
+        ("t.session_id", scope.session_id),
+        ("t.project", scope.project),
+        ("t.agent_id", scope.agent_id),
+        ("t.source", scope.source),
     ):
         if val:
             where.append(f"{col} = ?")
             params.append(val)
-    if exclude_session:
+    if scope.exclude_session:
         where.append("t.session_id != ?")
-        params.append(exclude_session)
+        params.append(scope.exclude_session)
     return {
         r[0]: (r[1], -float(r[2]))
         for r in conn.execute(
