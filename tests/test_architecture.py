@@ -19,7 +19,7 @@ SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
 # Where SQL may be written, relative to the package folder ("db/" = the whole store package).
 STORE = ("db/",)
 REPOSITORIES = (
-    "memory/repo.py",
+    "memory/repo/",
     "conversations/repo/",
     "extraction/repo.py",
     "llm/repo.py",
