@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -99,8 +100,11 @@ def module_daemon() -> Iterator[DaemonProcess]:
 # -- longest test files first --------------------------------------------------------------
 # scripts/test hands each pytest-xdist worker one test file at a time; a long file that starts
 # last ends the run alone. Each run's seconds per file go into pytest's cache, and the next run
-# starts the longest files first (files not timed yet count as the median).
+# starts the longest files first (files not timed yet count as the median). A fresh clone (CI)
+# has no cache: it starts from tests/file-seconds.json, the times of one full run committed as a
+# hint (refresh: copy .pytest_cache/v/memd/file-seconds over it after a full run).
 _FILE_SECONDS = "memd/file-seconds"
+_SEED = Path(__file__).with_name("file-seconds.json")
 _seconds: dict[str, float] = {}
 
 
@@ -110,7 +114,8 @@ def _file_of(nodeid: str) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cache = getattr(config, "cache", None)
-    known: dict[str, float] = cache.get(_FILE_SECONDS, {}) if cache is not None else {}
+    seed: dict[str, float] = json.loads(_SEED.read_text()) if _SEED.is_file() else {}
+    known = {**seed, **(cache.get(_FILE_SECONDS, {}) if cache is not None else {})}
     if not known:
         return
     typical = statistics.median(known.values())
