@@ -19,6 +19,15 @@ from tests.ui.uihelp import UiProcess
 from tests.utils import DaemonProcess, wait_for
 
 
+@pytest.fixture(scope="module")
+def module_ui(module_daemon: DaemonProcess) -> Iterator[UiProcess]:
+    """One page for the sign-in cases: each only signs in (a daemon and a page start cost about
+    a second of CPU together)."""
+    u = UiProcess(module_daemon.home).start()
+    yield u
+    u.stop()
+
+
 @pytest.mark.parametrize(
     ("path", "lands_on"),
     [
@@ -31,8 +40,9 @@ from tests.utils import DaemonProcess, wait_for
     ],
 )
 def test_the_sign_in_leads_only_to_the_pages_own_paths(
-    daemon: DaemonProcess, ui: UiProcess, path: str, lands_on: str
+    module_ui: UiProcess, path: str, lands_on: str
 ) -> None:
+    ui = module_ui
     status, headers, body = ui.request("GET", f"{path}?token={ui.token}")
     assert status == 200 and "set-cookie" in headers
     assert f'<meta http-equiv="refresh" content="0; url={lands_on}">' in body, body
