@@ -108,11 +108,12 @@ def instructions_feature(engine: Engine) -> Feature:
 
     def refresh() -> None:
         keeper.recent_every_s = engine.settings.instructions_recent_every_min * 60  # a reload
+        keeper.quiet_s = engine.settings.instructions_quiet_s
         keeper.refresh()
 
     return Feature(
         "instructions", status_into=[keeper.status_into], on_start=[refresh],
-        periodic=[Periodic("instructions", lambda: instructions.REFRESH_S, refresh)],
+        periodic=[Periodic("instructions", lambda: engine.settings.instructions_refresh_s, refresh)],
     )  # fmt: skip
 
 

@@ -143,6 +143,8 @@ class Settings:
     )
     instructions_budget_tokens: int = _s("instructions.budget_tokens", "Tokens of memory memd keeps in an assistant's instructions file (`memd integrate`)", 1000)  # fmt: skip
     instructions_recent_every_min: float = _s("instructions.recent_every_min", "Minutes between rewrites of an assistant's instructions file when only its recent conversations changed (a changed memory is written at once; 0: every change)", 10.0)  # fmt: skip
+    instructions_refresh_s: float = _s("instructions.refresh_s", "Seconds between looks at the instructions files `memd integrate` registered (is memd's block current?)", 5.0)  # fmt: skip
+    instructions_quiet_s: float = _s("instructions.quiet_s", "Seconds an instructions file must have been left alone before memd rewrites its block (a person may be editing it)", 10.0)  # fmt: skip
     journal_enabled: bool = _s("journal.enabled", "Write journal/YYYY-MM-DD.md entries", True)
     journal_max_age_days: float = _s(
         "journal.max_age_days",

@@ -52,9 +52,10 @@ log = logging.getLogger(__name__)
 BEGIN = "<!-- memd:begin"
 END = "<!-- memd:end -->"
 RECENT_HEADING = "## Recent conversations (with any of the user's assistants)"
-# How often the daemon looks (cheap: its own index, and a stat of each file) ...
-REFRESH_S = 5.0
-# ... never writing a file changed less than this long ago (a person editing it) ...
+# How often the daemon looks (cheap: its own index, and a stat of each file): the setting
+# `instructions.refresh_s` (5 s) ...
+# ... never writing a file changed less than this long ago (a person editing it;
+# `instructions.quiet_s` in the daemon) ...
 QUIET_S = 10.0
 # ... and, when only the recent conversations changed, not before the file is this old
 # (`instructions.recent_every_min`).
@@ -273,7 +274,7 @@ Context = Callable[[str], str]  # an assistant's name → the text of its memory
 
 class Keeper:
     """Keeps every registered target current: looked at when the daemon starts, every
-    `REFRESH_S` and when asked; written when `due` (the module docstring); `status` names the
+    `instructions.refresh_s` and when asked; written when `due` (the module docstring); `status` names the
     targets and their problems."""
 
     def __init__(

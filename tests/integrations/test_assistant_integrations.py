@@ -365,27 +365,36 @@ def test_the_servers_written_start_memd_and_answer_without_the_shells_env(
 
 
 def test_the_daemon_keeps_their_instruction_files_current(
-    home: Path, daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
+    home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Aider's read file and Continue's rule are filled by the running daemon with the memory,
     kept current, and an undo takes them out for good."""
     monkeypatch.setenv("MEMD_HOME", str(home))
-    (daemon.memory / "_core" / "preferences.md").write_text(
-        "# Preferences\n\n## Testing\n\n- always run vitest before committing (WOMBAT)\n"
-    )
-    assert integrate("aider") == 0 and integrate("continue") == 0
-    aider_file = Path.home() / ".aider" / "memd.md"
-    rule = Path.home() / ".continue" / "rules" / "memd.md"
-    wait_for(lambda: "WOMBAT" in aider_file.read_text() and "WOMBAT" in rule.read_text(), 60)
-    assert rule.read_text().startswith(continue_dev.RULE_HEAD + instructions.BEGIN)
-    (daemon.memory / "_core" / "preferences.md").write_text(
-        "# Preferences\n\n## Testing\n\n- always run pytest before committing (OKAPI)\n"
-    )
-    wait_for(lambda: "OKAPI" in aider_file.read_text(), 60)
-    assert integrate("aider", "--undo") == 0
-    assert not aider_file.exists()
-    time.sleep(instructions.REFRESH_S + 2)  # a refresh of the keeper has run since
-    assert not aider_file.exists() and rule.exists()
+    # The keeper looks every `instructions.refresh_s` (5 s) and leaves a file alone for
+    # `instructions.quiet_s` (10 s) after its last change (integrate's write, then its own);
+    # here a second and two.
+    daemon = DaemonProcess(
+        home, MEMD_INSTRUCTIONS_REFRESH_S="1", MEMD_INSTRUCTIONS_QUIET_S="2"
+    ).start()
+    try:
+        (daemon.memory / "_core" / "preferences.md").write_text(
+            "# Preferences\n\n## Testing\n\n- always run vitest before committing (WOMBAT)\n"
+        )
+        assert integrate("aider") == 0 and integrate("continue") == 0
+        aider_file = Path.home() / ".aider" / "memd.md"
+        rule = Path.home() / ".continue" / "rules" / "memd.md"
+        wait_for(lambda: "WOMBAT" in aider_file.read_text() and "WOMBAT" in rule.read_text(), 60)
+        assert rule.read_text().startswith(continue_dev.RULE_HEAD + instructions.BEGIN)
+        (daemon.memory / "_core" / "preferences.md").write_text(
+            "# Preferences\n\n## Testing\n\n- always run pytest before committing (OKAPI)\n"
+        )
+        wait_for(lambda: "OKAPI" in aider_file.read_text(), 60)
+        assert integrate("aider", "--undo") == 0
+        assert not aider_file.exists()
+        time.sleep(3)  # refreshes of the keeper (every second here) have run since
+        assert not aider_file.exists() and rule.exists()
+    finally:
+        daemon.stop()
 
 
 def test_list_says_they_are_wired_whatever_memd_command_wired_them(
