@@ -92,7 +92,6 @@ class Feature:
     name: str
     methods: list[Method[Any, Any]] = field(default_factory=list)
     jobs: list[JobSpec] = field(default_factory=list)
-    status: list[Callable[[], dict[str, Any]]] = field(default_factory=list)
     # Its fields of `status`, set on the answer being made.
     status_into: list[Callable[[StatusResult], None]] = field(default_factory=list)
     # Daemon only: before the socket opens (catch up with the files, start watching) ...

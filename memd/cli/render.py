@@ -335,18 +335,22 @@ def progress_line(p: TaskSnapshot) -> str:
 
 
 # -- cloud sync --------------------------------------------------------------------------------
-def sync_line(st: Mapping[str, Any], now: float) -> str:
+def sync_line(st: m.SyncSummary, now: float) -> str:
     """One line for `memd status`; `memd sync status` has the details."""
-    if st.get("state") == "off":
-        return f"sync: off - {st.get('hint', '')}"
-    if st.get("state") == "refused":
-        return f"sync: REFUSED by the backend ({st.get('backend')}) - {st.get('hint', '')}"
-    parts = [f"sync: on - {st.get('backend')}"]
-    if "pending" in st:
-        parts.append(f"{st['pending']} pending, {st['parked']} parked")
-        parts.append(f"last success {relative(st.get('last_success_at'), now)}")
-        if st.get("last_error"):
-            parts.append(f"last error {relative(st.get('last_error_at'), now)}: {st['last_error']}")
+    hint = part(st.hint, "")
+    if st.state == "off":
+        return f"sync: off - {hint}"
+    backend = part(st.backend, None)
+    if st.state == "refused":
+        return f"sync: REFUSED by the backend ({backend}) - {hint}"
+    parts = [f"sync: on - {backend}"]
+    if not isinstance(st.pending, m.UnsetType):
+        parts.append(f"{st.pending} pending, {part(st.parked, 0)} parked")
+        parts.append(f"last success {relative(part(st.last_success_at, None), now)}")
+        if st.last_error:
+            parts.append(
+                f"last error {relative(part(st.last_error_at, None), now)}: {st.last_error}"
+            )
     return "; ".join(parts)
 
 

@@ -13,7 +13,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from memd import __version__
 from memd.api import messages as msg
@@ -93,11 +93,6 @@ def status_of(engine: Engine) -> msg.StatusResult:
         out.recovered = engine.recovered
     if engine.read_only:
         out.read_only = engine.read_only
-    parts: dict[str, Any] = {}
-    for part in engine.status_parts:
-        parts.update(part())
-    for name, value in parts.items():
-        setattr(out, name, value)
     for write in engine.status_writers:
         write(out)
     return out

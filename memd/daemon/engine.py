@@ -218,10 +218,6 @@ class Engine:
         return [x for f in self.features for x in getattr(f, attr)]
 
     @property
-    def status_parts(self) -> list[Callable[[], dict[str, Any]]]:
-        return self._gather("status")
-
-    @property
     def status_writers(self) -> list[Callable[[StatusResult], None]]:
         return self._gather("status_into")
 

@@ -34,6 +34,10 @@ class Sync:
             status=self.syncer.status(),
         )  # fmt: skip
 
+    def status_into(self, out: msg.StatusResult) -> None:
+        """Cloud sync's part of `status`: the summary (`sync_status` has the details)."""
+        out.sync = self.syncer.summary()
+
     def on_conversation(self, method: str, params: msg.Params, call_next: Call) -> msg.Result:
         """Middleware: a `context` call means a conversation: push what changed soon."""
         self.syncer.on_conversation()
@@ -58,7 +62,7 @@ class Sync:
                     why="talks to the cloud",
                 ),
             ],  # fmt: skip
-            status=[lambda: {"sync": self.syncer.status(detail=False)}],
+            status_into=[self.status_into],
         )
         if self.syncer.enabled:
             self.memory.indexer.hooks.append(self.syncer.on_change)

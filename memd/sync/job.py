@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memd.api.messages import SyncSchemaResult
+from memd.api.messages import SyncSchemaResult, SyncSummary
 from memd.core.errors import ConfigError, SyncPermanent, SyncRetryable
 from memd.core.fsio import inside_any
 from memd.core.models import JobOutcome, JobResult
@@ -369,14 +369,14 @@ class Syncer:
         )
 
     # -- status -----------------------------------------------------------------------------
-    def status(self, *, detail: bool = True) -> dict[str, Any]:
-        """Queue depth, oldest pending, parked ops, last success/error, next attempt, per target.
-
-        Without `detail`: the short form for the daemon's `status` (counts, no lists).
-        """
+    def status(self) -> dict[str, Any]:
+        """Queue depth, oldest pending, parked ops, last success/error, next attempt, per target."""
         conn = self.store.read()
-        full = describe(
+        return describe(
             conn, self.settings, device_id=self._device_id or get_state(conn, DEVICE_KEY),
             fingerprint=self.fingerprint, next_run=self.next_run(), now=self.now(),
         )  # fmt: skip
-        return full if detail else shorten(full)
+
+    def summary(self) -> SyncSummary:
+        """The short form for the daemon's `status` (counts and times, no lists)."""
+        return shorten(self.status())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from memd.api.messages import SyncSummary
 from memd.core.settings import Settings
 from memd.db import Connection
 from memd.db.connection import has_table
@@ -76,13 +77,13 @@ def describe(
     return out
 
 
-def shorten(full: dict[str, Any]) -> dict[str, Any]:
+def shorten(full: dict[str, Any]) -> SyncSummary:
     """The short form for the daemon's `status`: counts and times, no lists."""
     short = {k: full[k] for k in _SHORT if k in full}
     if "totals" in full:
         short["conflicts"] = full["totals"]["conflicts"]
         short["other_targets_queued"] = sum(t["pending"] + t["parked"] for t in full["targets"])
-    return short
+    return SyncSummary(**short)  # the values as they are: the full form's types
 
 
 def _target(conn: Connection, target: str, now: float, *, detail: bool) -> dict[str, Any]:

@@ -155,7 +155,7 @@ from memd.api.messages.status import (
     VectorIndexFigures,
     WatcherStatus,
 )
-from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult
+from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult, SyncSummary
 from memd.api.messages.transfer import (
     ExportParams,
     ExportResult,
@@ -180,7 +180,7 @@ __all__ = [
     "ExportParams", "ExportResult", "MergeResult", "MergedFiles", "MergedMemories",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",
     "ExtractionProgressResult",
-    "SyncNowParams", "SyncNowResult", "SyncSchemaResult",
+    "SyncNowParams", "SyncNowResult", "SyncSchemaResult", "SyncSummary",
     "HistoryParams", "ChangeFile", "ChangeInfo", "HistoryResult", "ShowChangeParams", "FileDiff",
     "ShowChangeResult", "UndoParams", "UndoFile", "UndoResult",
     "CONTEXT", "SEARCH", "REMEMBER", "FORGET", "MEMORIES", "SET_ENABLED", "EDIT_ITEM", "STATUS",

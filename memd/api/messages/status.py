@@ -8,12 +8,11 @@ also reads the answer of an older daemon.
 
 from __future__ import annotations
 
-from typing import Any
-
 from msgspec import UNSET, Struct, UnsetType
 
 from memd.api.messages.base import Result
 from memd.api.messages.memory import AgentSeen
+from memd.api.messages.sync import SyncSummary
 from memd.core.models import Recovery
 from memd.core.progress import TaskSnapshot
 
@@ -269,7 +268,7 @@ class StatusResult(Result, kw_only=True):
     problems: list[FileProblem] | UnsetType = UNSET
     logs: LogsStatus | UnsetType = UNSET
     llm: LLMStatus | UnsetType = UNSET
-    sync: dict[str, Any] | UnsetType = UNSET
+    sync: SyncSummary | UnsetType = UNSET
     semantic: SemanticStatus | UnsetType = UNSET
     # A damaged index moved aside and rebuilt.
     recovered: Recovery | UnsetType = UNSET
