@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memd.api import client
 from memd.api.client import RemoteError
 from memd.core.errors import (
+    DaemonError,
     DaemonNotRunning,
     DaemonStarting,
     MemdError,
@@ -67,10 +68,17 @@ class Channel:
         return result
 
     def request(self, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
-        """`call` with the method's own types: its params in, its result out."""
+        """`call` with the method's own types: its params in, its result out. An answer that is
+        not of the method's result type (a daemon of another version) is a `DaemonError`."""
+        import msgspec
+
         from memd.api.messages import decode_result, to_builtins
 
-        return decode_result(sig, self.call(sig.name, to_builtins(params), write=write))
+        answer = self.call(sig.name, to_builtins(params), write=write)
+        try:
+            return decode_result(sig, answer)
+        except msgspec.ValidationError as exc:
+            raise DaemonError(f"the daemon's answer to {sig.name} cannot be read: {exc}") from exc
 
     def has(self, method: str, probe: dict[str, Any], *, daemon: str) -> bool:
         """Whether `method` exists, asked once per daemon (`daemon` names it, e.g. its pid).

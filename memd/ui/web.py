@@ -130,8 +130,6 @@ class Pages:
             return self.channel.request(msg.STATUS, msg.NoParams()), ""
         except MemdError as exc:
             return None, present.error_text(exc)
-        except msgspec.ValidationError as exc:
-            return None, f"the daemon's status cannot be read: {exc}"
 
     def _request(self, sig: msg.Signature[P, R], params: P) -> tuple[R | None, str]:
         """A method's typed answer, or None and why (a daemon without the method says so)."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
 from pathlib import Path
 
 import pytest
 
+from memd.api.messages import STATUS, NoParams
 from memd.core import settings
-from memd.core.errors import StoreError
+from memd.core.errors import DaemonError, StoreError
 from memd.ui.channel import Channel
 from memd.ui.present import EDIT_METHOD, EDIT_PROBE
 from tests.ui.uihelp import OlderDaemon, seed
@@ -65,3 +69,29 @@ def test_no_daemon_and_no_index(home: Path, monkeypatch: pytest.MonkeyPatch) -> 
     b = channel_for(home, monkeypatch)
     with pytest.raises(StoreError, match="no index"):
         b.call("status")
+
+
+def test_an_answer_not_of_the_methods_type_is_said_not_raised_as_a_crash(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A daemon of another version answers `status` without the fields this page reads: the
+    # typed request says so as a memd error (which the page shows), not a validation crash.
+    b = channel_for(home, monkeypatch)
+    sock_path = b.settings.socket_path
+    sock_path.parent.mkdir(parents=True, exist_ok=True)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(sock_path))
+        server.listen(1)
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                request = json.loads(conn.makefile().readline())
+                reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"daemon": "old"}}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+        t = threading.Thread(target=answer)
+        t.start()
+        with pytest.raises(DaemonError, match="answer to status cannot be read"):
+            b.request(STATUS, NoParams())
+        t.join(10)
