@@ -42,9 +42,9 @@ class MergedMemories(Struct, kw_only=True):
 
     in_export: int
     added: int
-    with_files: int
-    present: int
-    workspace_skipped: int
+    with_files: int = 0
+    present: int = 0
+    workspace_skipped: int = 0  # the defaults read an older daemon's answer
 
 
 class MergeResult(Result, kw_only=True):
@@ -62,5 +62,5 @@ class MergeResult(Result, kw_only=True):
     sessions: int
     files: MergedFiles
     memories: MergedMemories
-    memory_hashes: int
+    memory_hashes: int = 0
     new: int

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from memd.cli.commands import call, emit
 from memd.core.text import counted
+
+if TYPE_CHECKING:
+    from memd.api.messages import MergeResult
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -16,54 +21,61 @@ def cmd_import(args: argparse.Namespace) -> int:
     params = m.ImportParams(
         path=str(Path(args.path).expanduser().absolute()), format=args.format or ""
     )
-    # `import` answers one of three shapes (a memd export merged, logs, a ChatGPT export), as
-    # JSON from the daemon and as the typed value made here without one: read both as JSON.
-    res: dict[str, Any] = m.to_builtins(call(args, m.IMPORT, params, write=True, progress=True))
-    if res["format"] == "memd-export":
-        emit(args, res, lambda: _memd_import_text(res))
+    # `import` answers one of three shapes (a memd export merged, logs, a ChatGPT export): as
+    # JSON from the daemon, as the typed value made here without one. Read by its `format`.
+    answer = m.to_builtins(call(args, m.IMPORT, params, write=True, progress=True))
+    if answer["format"] == "memd-export":
+        merged = msgspec.convert(answer, m.MergeResult)
+        emit(args, merged, lambda: _memd_import_text(merged))
         return 0
-    extra = f", {counted(res['bad_lines'], 'bad line')}" if res.get("bad_lines") else ""
+    logs: m.LogsImported | m.ChatGPTImported
+    if answer["format"] == "chatgpt":
+        logs = msgspec.convert(answer, m.ChatGPTImported)
+    else:
+        logs = msgspec.convert(answer, m.LogsImported)
+    bad = logs.bad_lines if isinstance(logs, m.LogsImported) else 0
+    extra = f", {counted(bad, 'bad line')}" if bad else ""
     emit(
         args,
-        res,
-        f"imported {res['format']}: {counted(res['added'], 'new turn')} in"
-        f" {counted(res['sessions'], 'session')}{extra}",
+        logs,
+        f"imported {logs.format}: {counted(logs.added, 'new turn')} in"
+        f" {counted(logs.sessions, 'session')}{extra}",
     )
     return 0
 
 
-def _memd_import_text(res: dict[str, Any]) -> str:
+def _memd_import_text(res: MergeResult) -> str:
     """The import's report: a headline whose total is the sum of the parts it names, then the
     breakdown by kind."""
-    f, m = res["files"], res["memories"]
+    f, m = res.files, res.memories
     lines = [
-        f"imported memd export v{res['version']} ({res['exported_at'] or 'undated'}):"
-        f" {res['new']:,} new" + (f" ({', '.join(_new_parts(res))})" if res["new"] else ""),
-        f"  conversations: {counted(res['added'], 'new turn')}, {res['updated']:,} updated,"
-        f" {counted(res['new_sessions'], 'new session')} of {res['sessions_in_export']:,}",
-        f"  files: {f['written']:,} written, {f['identical']:,} already there,"
-        f" {len(f['kept_local']):,} kept local",
-        f"  memories: {m['added']:,} added"
-        + (f" ({m['with_files']:,} with their files)" if m.get("with_files") else "")
-        + f", {m['present']:,} already there",
+        f"imported memd export v{res.version} ({res.exported_at or 'undated'}):"
+        f" {res.new:,} new" + (f" ({', '.join(_new_parts(res))})" if res.new else ""),
+        f"  conversations: {counted(res.added, 'new turn')}, {res.updated:,} updated,"
+        f" {counted(res.new_sessions, 'new session')} of {res.sessions_in_export:,}",
+        f"  files: {f.written:,} written, {f.identical:,} already there,"
+        f" {len(f.kept_local):,} kept local",
+        f"  memories: {m.added:,} added"
+        + (f" ({m.with_files:,} with their files)" if m.with_files else "")
+        + f", {m.present:,} already there",
     ]
-    lines += [f"  local file kept; the imported version is in {p}" for p in f["kept_local"]]
-    if m["workspace_skipped"]:
-        skipped = counted(m["workspace_skipped"], "memory", "memories")
+    lines += [f"  local file kept; the imported version is in {p}" for p in f.kept_local]
+    if m.workspace_skipped:
+        skipped = counted(m.workspace_skipped, "memory", "memories")
         lines.append(f"  {skipped} of workspace projects not written (they live in the workspace)")
     return "\n".join(lines)
 
 
-def _new_parts(res: dict[str, Any]) -> list[str]:
+def _new_parts(res: MergeResult) -> list[str]:
     """What `new` adds up (transfer.merge counts it so): each part with its name."""
-    f, m = res["files"], res["memories"]
+    f, m = res.files, res.memories
     parts = (
-        (res["new_sessions"], "session", ""),
-        (res["added"], "turn", ""),
-        (f["written"], "file", ""),
-        (len(f["kept_local"]), "copy beside a local file", "copies beside local files"),
-        (m["added"] - m.get("with_files", 0), "memory outside those files", "memories outside those files"),
-        (res.get("memory_hashes", 0), "extraction record", ""),
+        (res.new_sessions, "session", ""),
+        (res.added, "turn", ""),
+        (f.written, "file", ""),
+        (len(f.kept_local), "copy beside a local file", "copies beside local files"),
+        (m.added - m.with_files, "memory outside those files", "memories outside those files"),
+        (res.memory_hashes, "extraction record", ""),
     )  # fmt: skip
     return [counted(n, noun, plural) for n, noun, plural in parts if n]
 
