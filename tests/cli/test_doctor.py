@@ -15,6 +15,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from memd.api.messages import STATUS, WatcherStatus, decode_result, to_builtins
 from memd.cli import doctor
 from memd.cli.doctor.check import configured_secrets, scrub
 from memd.cli.doctor.cloud import check_sync
-from memd.cli.doctor.daemon import assess_daemon, assess_service
+from memd.cli.doctor.daemon import assess_daemon, assess_service, fetch_status
 from memd.cli.doctor.folders import assess_permissions
 from memd.cli.doctor.inotify import assess_inotify, count_dirs
 from memd.cli.doctor.runtime import assess_sqlite, check_python
@@ -336,3 +337,27 @@ def test_python_and_sqlite_verdicts() -> None:
     c = assess_sqlite(no_fts)
     assert c.status == "fail" and "compiled without ENABLE_FTS5" in c.detail and "SQLite" in c.hint
     assert assess_sqlite(dataclasses.replace(real, version="3.22.0")).status == "fail"
+
+
+def test_a_daemon_whose_status_this_doctor_cannot_read_is_told_to_restart(tmp_path: Path) -> None:
+    # A daemon of another version answers `status` without fields this command reads.
+    sock_path = tmp_path / "memd.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(sock_path))
+        server.listen(1)
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                request = json.loads(conn.makefile().readline())
+                old = {"version": "0.0.1", "daemon": {"pid": "one"}}
+                reply = {"jsonrpc": "2.0", "id": request["id"], "result": old}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+        t = threading.Thread(target=answer)
+        t.start()
+        status, why = fetch_status(sock_path, timeout=10)
+        t.join(10)
+    assert status is None and "it runs memd 0.0.1" in why
+    [c] = assess_daemon(status, why, sock_path)
+    assert c.status == "warn" and c.detail == why and "restart the daemon" in c.hint

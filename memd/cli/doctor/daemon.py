@@ -16,6 +16,8 @@ from memd.core.errors import DaemonNotRunning, MemdError
 from memd.core.settings import Settings
 
 RSS_WARN_MB = 150.0
+# A daemon of another version can answer `status` in a shape this command does not read.
+UNREADABLE = "the daemon answers, but not with a status this command can read"
 
 
 def fetch_status(socket_path: Path, timeout: float) -> tuple[StatusResult | None, str]:
@@ -33,13 +35,18 @@ def fetch_status(socket_path: Path, timeout: float) -> tuple[StatusResult | None
     try:
         return decode_result(STATUS, st), ""
     except msgspec.ValidationError as exc:
-        return None, f"the daemon's status cannot be read: {exc}"
+        other = st.get("version") if isinstance(st, dict) else None
+        runs = f" (it runs memd {other}, this command is {__version__})" if other else ""
+        return None, f"{UNREADABLE}{runs}: {exc}"
 
 
 def assess_daemon(
     status: StatusResult | None, why: str, socket_path: Path, version: str = __version__
 ) -> list[Check]:
     """Reachability and health (RSS, version, watcher mode) from the daemon's status answer."""
+    if status is None and why.startswith(UNREADABLE):
+        return [warn("daemon", why, "restart the daemon to run the installed version"
+                     " (systemctl --user restart memd)")]  # fmt: skip
     if status is None:
         stale = socket_path.exists() and "no memd daemon is listening" in why
         detail = f"no daemon answers on {socket_path}" + (
