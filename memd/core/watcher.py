@@ -89,6 +89,7 @@ class _Pending:
     watch: ObservedWatch | None
     on_present: Callable[[Path], object] | None
     recursive: bool = True
+    handler: FileSystemEventHandler | None = None  # its handler of the anchor's watch
 
 
 class Watcher:
@@ -200,7 +201,8 @@ class Watcher:
                 self._drop_anchor(pend)
                 pend.anchor = anchor
                 try:
-                    pend.watch = self._schedule(_AnchorHandler(self, root), anchor, recursive=False)
+                    pend.handler = _AnchorHandler(self, root)
+                    pend.watch = self._schedule(pend.handler, anchor, recursive=False)
                     if root.is_file() and self.accept(str(root)):
                         self.mark(str(root))  # written before its folder was watched
                 except OSError as exc:
@@ -214,14 +216,23 @@ class Watcher:
     def _drop_anchor(self, pend: _Pending) -> None:
         if pend.watch is None:
             return
+        # One watch per folder: a folder another root also waits in (two workspaces in one code
+        # folder), or that is watched for its own sake, keeps its watch; only this handler goes.
+        watch = pend.watch
+        shared = any(p is not pend and p.watch == watch for p in self._pending.values()) or (
+            not watch.is_recursive and watch.path in self._watched
+        )
         for obs in (self.observer, self.poller):
             if obs is not None:
                 try:
-                    obs.unschedule(pend.watch)
+                    if shared and pend.handler is not None:
+                        obs.remove_handler_for_watch(pend.handler, watch)
+                    else:
+                        obs.unschedule(watch)
                     break
                 except KeyError:
                     continue
-        pend.watch = None
+        pend.watch = pend.handler = None
 
     def _schedule(
         self, handler: FileSystemEventHandler, path: Path, *, recursive: bool

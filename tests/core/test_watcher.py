@@ -96,3 +96,21 @@ def test_an_existing_folder_is_watched_at_once(
     assert str(tmp_path) in watcher.watched_roots and seen.appeared == []
     (tmp_path / "n.jsonl").write_text("{}\n")
     wait_for(lambda: seen.has(tmp_path / "n.jsonl"))
+
+
+def test_two_roots_waiting_in_one_folder_each_keep_their_watch(
+    tmp_path: Path, seen: Seen, watcher: Watcher
+) -> None:
+    """Two roots not there yet wait in the same folder (two workspaces in one code folder):
+    the first to appear must not take the other's watch with it."""
+    first, second = tmp_path / "code" / "app", tmp_path / "code" / "tool"
+    watcher.start()
+    watcher.watch_when_present(first, on_present=seen.appeared.append)
+    watcher.watch_when_present(second, on_present=seen.appeared.append)
+    (tmp_path / "code").mkdir()
+    # Both wait in code/ now (the watch moved down for each), then the first appears.
+    wait_for(lambda: all(p.anchor == tmp_path / "code" for p in watcher._pending.values()))
+    first.mkdir()
+    wait_for(lambda: seen.appeared == [first])
+    second.mkdir()
+    wait_for(lambda: seen.appeared == [first, second])
