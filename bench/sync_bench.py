@@ -91,7 +91,7 @@ def push_pull(pg: Any, work: Path, files: int, seed: int) -> dict[str, Any]:
                 engine.store.close()
     assert a is not None
     syncer = _syncer(a)
-    queued = syncer.status()["pending"]
+    queued = syncer.status().pending
     t0 = time.perf_counter()
     res = syncer.run()
     push_s = time.perf_counter() - t0

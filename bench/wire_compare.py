@@ -16,7 +16,8 @@ folder, times near now, durations and process figures, and random ids (items' `m
 ids, commits, uuids), which are numbered by first appearance so that the same id is the same
 name in both runs. Run it against the same tree (`--base .`) to see that the normal form
 leaves no noise. With PostgreSQL's server binaries installed, `--pg` adds a scenario with
-cloud sync on (`sync_init_schema`, `sync_now`, `sync_status` and `status`'s `sync` part).
+cloud sync on (`sync_init_schema`, `sync_now`, `sync_status` and `status`'s `sync` part),
+then on another table (the first target listed in `targets`, the new one refused and parked).
 
 Nothing here times anything: it writes no block of docs/benchmarks.md.
 """
@@ -502,6 +503,18 @@ def pg_scenario(t: Tree, dsn: str) -> None:
         t.cli("pg", "sync", "status")
         t.cli("pg", "--json", "sync", "status")
         t.cli("pg", "status")
+    finally:
+        t.stop()
+    # Another table: the first target is now one of `targets`, and the new one has no tables.
+    t.extra_env = {**t.extra_env, "MEMD_SYNC_TABLE": "memd_files_moved"}
+    t.start()
+    try:
+        t.call("moved: remember", "remember", {"text": "Written after the move"})
+        t.settle()
+        t.call("moved: sync now", "sync_now", {})
+        t.call("moved: sync status", "sync_status")
+        t.cli("pg moved", "sync", "status")
+        t.cli("pg moved", "--json", "sync", "status")
     finally:
         t.stop()
 

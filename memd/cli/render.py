@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -354,52 +354,56 @@ def sync_line(st: m.SyncSummary, now: float) -> str:
     return "; ".join(parts)
 
 
-def sync_text(st: Mapping[str, Any], now: float | None = None) -> str:
+def sync_text(st: m.SyncStatus, now: float | None = None) -> str:
     """`memd sync status`: backend, queue, last success and error, parked ops, conflicts."""
     now = time.time() if now is None else now
 
-    def at(ts: float | None) -> str:
+    def at(ts: float | None | m.UnsetType) -> str:
         if not ts:
             return "never"
         delta = ts - now
         rel = f"in {delta:.0f}s" if delta > 0 else f"{-delta:.0f}s ago"
         return f"{dt.datetime.fromtimestamp(ts).strftime('%Y-%m-%d %H:%M:%S')} ({rel})"
 
-    if st["state"] == "off":
-        lines = [f"sync: off - {st.get('hint', '')}"]
-    elif st["state"] == "refused":
-        lines = [f"sync: REFUSED by the backend ({st['backend']}) - {st['hint']}"]
+    backend = part(st.backend, None)
+    if st.state == "off":
+        lines = [f"sync: off - {part(st.hint, '')}"]
+    elif st.state == "refused":
+        lines = [f"sync: REFUSED by the backend ({backend}) - {part(st.hint, '')}"]
     else:
-        lines = [f"sync: on - {st['backend']}, table {st['table']}, namespace {st['namespace']},"
-                 f" device {st['device_id'] or '(not yet assigned)'}"]  # fmt: skip
-    if "pending" in st:
-        oldest = f", oldest {st['oldest_pending_age_s']:.0f}s" if st["oldest_pending_age_s"] else ""
+        lines = [f"sync: on - {backend}, table {part(st.table, None)}, namespace"
+                 f" {part(st.namespace, None)}, device"
+                 f" {part(st.device_id, None) or '(not yet assigned)'}"]  # fmt: skip
+    if not isinstance(st.pending, m.UnsetType):
+        age = part(st.oldest_pending_age_s, None)
+        oldest = f", oldest {age:.0f}s" if age else ""
+        error = part(st.last_error, None)
+        t = part(st.totals, m.SyncTotals(pushed=0, pulled=0, conflicts=0))
         lines += [
-            f"queue: {st['pending']} pending ({st['due']} due{oldest}), {st['parked']} parked",
-            f"last success: {at(st['last_success_at'])}",
-            f"last error: {at(st['last_error_at'])}"
-            + (f": {st['last_error']}" if st["last_error"] else ""),
-            f"next attempt: {at(st.get('next_attempt_at'))}",
-            "totals: " + ", ".join(f"{v} {k}" for k, v in st["totals"].items()),
+            f"queue: {st.pending} pending ({part(st.due, 0)} due{oldest}),"
+            f" {part(st.parked, 0)} parked",
+            f"last success: {at(st.last_success_at)}",
+            f"last error: {at(st.last_error_at)}" + (f": {error}" if error else ""),
+            f"next attempt: {at(st.next_attempt_at)}",
+            f"totals: {t.pushed} pushed, {t.pulled} pulled, {t.conflicts} conflicts",
         ]
     lines += _sync_problems(st, at)
     return "\n".join(lines)
 
 
-def _sync_problems(st: Mapping[str, Any], at: Any) -> list[str]:
+def _sync_problems(st: m.SyncStatus, at: Callable[[float | None], str]) -> list[str]:
     lines: list[str] = []
-    if st.get("parked_ops"):
+    if parked_ops := part(st.parked_ops, []):
         lines.append("parked (fix the cause, then `memd sync --now --retry-parked`):")
-        lines += [f"  {op['path']} v{op['version']} ({op['attempts']} attempts): {op['error']}"
-                  for op in st["parked_ops"]]  # fmt: skip
-    if st.get("conflicts"):
+        lines += [f"  {op.path} v{op.version} ({op.attempts} attempts): {op.error}"
+                  for op in parked_ops]  # fmt: skip
+    if conflicts := part(st.conflicts, []):
         lines.append("conflicts (the local file was kept):")
-        for c in st["conflicts"]:
-            copy = f"cloud version in {c['copy']}" if c["copy"] else "nothing to copy"
-            lines.append(
-                f"  {c['path']}: {c['kind']} ({copy}; device {c['remote_device'][:8]}, {at(c['at'])})"
-            )
-    for t in st.get("targets") or []:
-        lines.append(f"other target {t['target']}: {t['pending']} pending, {t['parked']} parked,"
-                     f" last success {at(t['last_success_at'])}")  # fmt: skip
+        for c in conflicts:
+            copy = f"cloud version in {c.copy}" if c.copy else "nothing to copy"
+            lines.append(f"  {c.path}: {c.kind} ({copy}; device {c.remote_device[:8]}, {at(c.at)})")
+    for t in part(st.targets, []):
+        lines.append(f"other target {part(t.target, None)}: {part(t.pending, 0)} pending,"
+                     f" {part(t.parked, 0)} parked, last success"
+                     f" {at(part(t.last_success_at, None))}")  # fmt: skip
     return lines

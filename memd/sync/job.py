@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memd.api.messages import SyncSchemaResult, SyncSummary
+from memd.api.messages import SyncSchemaResult, SyncStatus, SyncSummary
 from memd.core.errors import ConfigError, SyncPermanent, SyncRetryable
 from memd.core.fsio import inside_any
 from memd.core.models import JobOutcome, JobResult
@@ -369,7 +369,7 @@ class Syncer:
         )
 
     # -- status -----------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> SyncStatus:
         """Queue depth, oldest pending, parked ops, last success/error, next attempt, per target."""
         conn = self.store.read()
         return describe(

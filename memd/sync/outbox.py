@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from memd.api.messages import SyncConflict
+
 TOMBSTONE = "-"  # base/incoming sha of a file that is deleted on both sides
 
 _OP_COLUMNS = (
@@ -478,17 +480,17 @@ def add_conflict(
     )
 
 
-def conflicts(conn: sqlite3.Connection, target: str, limit: int = 20) -> list[dict[str, Any]]:
+def conflicts(conn: sqlite3.Connection, target: str, limit: int = 20) -> list[SyncConflict]:
     """The most recent conflicts of a target, newest first."""
     return [
-        {
-            "path": r[0],
-            "kind": r[1],
-            "copy": r[2] or None,
-            "remote_device": r[3],
-            "remote_version": r[4],
-            "at": r[5],
-        }
+        SyncConflict(
+            path=r[0],
+            kind=r[1],
+            copy=r[2] or None,
+            remote_device=r[3],
+            remote_version=r[4],
+            at=r[5],
+        )
         for r in conn.execute(
             "SELECT path, kind, copy_path, remote_device, remote_version, at FROM sync_conflicts"
             " WHERE target = ? ORDER BY id DESC LIMIT ?",

@@ -14,7 +14,7 @@ Conventions:
 - Result fields typed ``X | UnsetType`` are left out of the answer when unset: they are the
   provenance keys a section or hit carries only for some kinds.
 - A result typed ``dict[str, Any]`` (`Document`) is an open document owned by a feature whose
-  fields are listed in docs/protocol.md (sync status, imports).
+  fields are listed in docs/protocol.md (imports).
 
 The types live in one module per feature (`memory`, `daemon`, `conversations`, `transfer`,
 `extraction`, `sync`, `history`; `status` gathers a part of each) over `base` (`Params`,
@@ -155,7 +155,17 @@ from memd.api.messages.status import (
     VectorIndexFigures,
     WatcherStatus,
 )
-from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult, SyncSummary
+from memd.api.messages.sync import (
+    ParkedOp,
+    SyncConflict,
+    SyncNowParams,
+    SyncNowResult,
+    SyncSchemaResult,
+    SyncStatus,
+    SyncSummary,
+    SyncTotals,
+    TargetStatus,
+)
 from memd.api.messages.transfer import (
     ExportParams,
     ExportResult,
@@ -180,7 +190,8 @@ __all__ = [
     "ExportParams", "ExportResult", "MergeResult", "MergedFiles", "MergedMemories",
     "RelationshipParams", "MemoryPoint", "RelationshipResult", "ExtractionProgressParams",
     "ExtractionProgressResult",
-    "SyncNowParams", "SyncNowResult", "SyncSchemaResult", "SyncSummary",
+    "SyncNowParams", "SyncNowResult", "SyncSchemaResult", "SyncSummary", "SyncStatus",
+    "TargetStatus", "SyncTotals", "ParkedOp", "SyncConflict",
     "HistoryParams", "ChangeFile", "ChangeInfo", "HistoryResult", "ShowChangeParams", "FileDiff",
     "ShowChangeResult", "UndoParams", "UndoFile", "UndoResult",
     "CONTEXT", "SEARCH", "REMEMBER", "FORGET", "MEMORIES", "SET_ENABLED", "EDIT_ITEM", "STATUS",

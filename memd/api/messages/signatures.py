@@ -53,7 +53,7 @@ from memd.api.messages.memory import (
     SetEnabledResult,
 )
 from memd.api.messages.status import StatusResult
-from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult
+from memd.api.messages.sync import SyncNowParams, SyncNowResult, SyncSchemaResult, SyncStatus
 from memd.api.messages.transfer import ExportParams, ExportResult
 from memd.core.models import JobResult
 
@@ -75,7 +75,7 @@ FORGET_CONVERSATION = Signature(
 )
 IMPORT = Signature("import", ImportParams, Document)  # memd export or conversation logs
 EXPORT = Signature("export", ExportParams, ExportResult)
-SYNC_STATUS = Signature("sync_status", NoParams, Document)
+SYNC_STATUS = Signature("sync_status", NoParams, SyncStatus)
 SYNC_NOW = Signature("sync_now", SyncNowParams, SyncNowResult)
 SYNC_INIT_SCHEMA = Signature("sync_init_schema", NoParams, SyncSchemaResult)
 RELATIONSHIP = Signature("relationship", RelationshipParams, RelationshipResult)
