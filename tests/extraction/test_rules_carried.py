@@ -6,22 +6,12 @@ The messages are not from any extraction set.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from memd.core.models import ExtractedMemory, Turn
-from memd.extraction.rules import extract_rules
-
-TS = datetime(2026, 3, 2, 12, tzinfo=UTC).timestamp()
-
-
-def _extract(*texts: str) -> list[ExtractedMemory]:
-    turns = [Turn("ingest", "s1", f"t{i}", "user", t, TS + 60 * i) for i, t in enumerate(texts)]
-    return extract_rules(turns, tz=UTC)
+from tests.extraction.session import extract
 
 
 def _keyed(*texts: str) -> list[tuple[str, str, str, str]]:
     """(turn, type, subject, content) of every memory with a subject key."""
-    return [(m.source_turn_ids[0], m.type, m.subject, m.content) for m in _extract(*texts)
+    return [(m.source_turn_ids[0], m.type, m.subject, m.content) for m in extract(*texts)
             if m.subject]  # fmt: skip
 
 

@@ -7,21 +7,11 @@ The messages are not from any extraction set.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from memd.core.models import ExtractedMemory, Turn
-from memd.extraction.rules import extract_rules
-
-TS = datetime(2026, 3, 2, 12, tzinfo=UTC).timestamp()  # Monday 2026-03-02, noon UTC
-
-
-def _extract(*texts: str) -> list[ExtractedMemory]:
-    turns = [Turn("ingest", "s1", f"t{i}", "user", t, TS + 60 * i) for i, t in enumerate(texts)]
-    return extract_rules(turns, tz=UTC)
+from tests.extraction.session import extract
 
 
 def _tasks(*texts: str) -> list[tuple[str, str]]:
-    return [(m.content, m.due) for m in _extract(*texts) if m.type == "task"]
+    return [(m.content, m.due) for m in extract(*texts) if m.type == "task"]
 
 
 def test_every_clause_of_a_sentence_can_state_a_task() -> None:
@@ -44,11 +34,11 @@ def test_a_chinese_deadline_opens_the_task_after_it() -> None:
 
 
 def _facts(*texts: str) -> list[tuple[str, str, str]]:
-    return [(m.type, m.subject, m.content) for m in _extract(*texts)]
+    return [(m.type, m.subject, m.content) for m in extract(*texts)]
 
 
 def test_a_later_chinese_turn_without_its_subject_is_still_the_user() -> None:
-    first, second = _extract("我住在成都。", "去年搬到杭州了，成都太潮了。")
+    first, second = extract("我住在成都。", "去年搬到杭州了，成都太潮了。")
     assert (first.subject, second.subject) == ("city", "city")
     assert "杭州" in second.content
     # and a subjectless first clause of a message is its writer's
@@ -57,14 +47,14 @@ def test_a_later_chinese_turn_without_its_subject_is_still_the_user() -> None:
 
 
 def test_a_promotion_said_in_chinese_replaces_the_title() -> None:
-    _old, new = _extract("I'm a junior data analyst.", "升职啦，现在是 senior analyst 了")
+    _old, new = extract("I'm a junior data analyst.", "升职啦，现在是 senior analyst 了")
     assert (new.type, new.subject) == ("personal", "role") and "senior analyst" in new.content
 
 
 def test_a_relation_makes_a_clause_someone_elses() -> None:
-    assert _extract("我男朋友在阿里上班，他说他们都用 Java。") == []
-    assert _extract("我老公是产品经理。") == []
-    assert _extract("My wife works at Shopify and swears by Ruby.") == []
+    assert extract("我男朋友在阿里上班，他说他们都用 Java。") == []
+    assert extract("我老公是产品经理。") == []
+    assert extract("My wife works at Shopify and swears by Ruby.") == []
     # the user's own family events still count
     assert [t for t, _, _ in _facts("我女儿刚上小学了")] == ["personal"]
 
@@ -76,7 +66,7 @@ def test_an_english_clause_that_drops_its_i_is_still_the_user() -> None:
 
 
 def test_a_name_asked_for_after_a_name_is_the_name() -> None:
-    first, second = _extract("Call me Bea.", "Hmm, I'd prefer Beatrice actually.")
+    first, second = extract("Call me Bea.", "Hmm, I'd prefer Beatrice actually.")
     assert (first.subject, second.subject) == ("name", "name")
     assert second.content == "User's name is Beatrice"
     # without a name before, "I'd prefer Python" stays a preference
@@ -104,7 +94,7 @@ def test_preferences_said_without_a_verb() -> None:
 
 
 def test_a_short_inline_code_span_is_part_of_the_sentence() -> None:
-    [pref] = _extract("Prefer `pathlib` over `os.path` in anything you write for me.")
+    [pref] = extract("Prefer `pathlib` over `os.path` in anything you write for me.")
     assert pref.content.startswith("User prefers pathlib over os.path")
 
 
@@ -148,12 +138,12 @@ def test_the_project_as_a_subject_gives_the_projects_stack() -> None:
 
 
 def test_a_migration_under_way_is_a_decision_one_done_a_switch() -> None:
-    [under_way] = _extract("We're moving our backend from Flask to FastAPI this quarter.")
+    [under_way] = extract("We're moving our backend from Flask to FastAPI this quarter.")
     assert (under_way.type, under_way.content) == (
         "decision",
         "User is moving to FastAPI from Flask",
     )
-    [done] = _extract("I switched from Flask to FastAPI.")
+    [done] = extract("I switched from Flask to FastAPI.")
     assert done.type == "skill"
 
 
@@ -177,7 +167,7 @@ def test_chinese_work_without_a_title_and_a_chinese_place_in_english() -> None:
 
 def test_a_chinese_order_or_remark_without_a_subject_is_nobodys() -> None:
     for text in ("用 Python 写一个快排", "看起来是 Nginx 的配置问题", "为啥 Vue 的响应式这么慢"):
-        assert _extract(text) == [], text
+        assert extract(text) == [], text
     # after the user spoke of themselves, a clause without a subject goes on about them
     assert any("Elixir" in c for _, _, c in _facts("我是后端开发。", "主要写 Elixir。"))
     assert not any("Python" in c for _, _, c in _facts("我是后端开发。", "用 Python 写一个快排"))

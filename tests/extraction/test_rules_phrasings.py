@@ -7,25 +7,17 @@ not checked. Negatives must produce nothing at all.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from memd.core.models import ExtractedMemory, Turn
-from memd.extraction.rules import extract_rules
+from memd.core.models import ExtractedMemory
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.tech import is_language, lookup_tech
+from tests.extraction.session import extract
 
 # Monday 2026-03-02, noon UTC.
-TS = datetime(2026, 3, 2, 12, tzinfo=UTC).timestamp()
 
 Want = tuple[str, str | None, str]
-
-
-def _extract(*texts: str) -> list[ExtractedMemory]:
-    turns = [Turn("ingest", "s1", f"t{i}", "user", t, TS + 60 * i) for i, t in enumerate(texts)]
-    return extract_rules(turns, tz=UTC)
 
 
 def _check(memories: list[ExtractedMemory], want: list[Want]) -> None:
@@ -171,16 +163,16 @@ NEGATIVES = [
 
 @pytest.mark.parametrize(("text", "want"), ENGLISH + CHINESE)
 def test_phrasings(text: str, want: list[Want]) -> None:
-    _check(_extract(text), want)
+    _check(extract(text), want)
 
 
 @pytest.mark.parametrize("text", NEGATIVES)
 def test_negatives(text: str) -> None:
-    assert [m.content for m in _extract(text)] == []
+    assert [m.content for m in extract(text)] == []
 
 
 def test_a_project_named_in_one_turn_gets_its_stack_from_the_next() -> None:
-    memories = _extract(
+    memories = extract(
         "side project: I'm building a recipe app called Mise",
         "it's TypeScript, using Remix for the UI and SQLite for storage",
     )
@@ -189,7 +181,7 @@ def test_a_project_named_in_one_turn_gets_its_stack_from_the_next() -> None:
 
 
 def test_a_revised_team_decision_keeps_its_subject() -> None:
-    first, second = _extract(
+    first, second = extract(
         "we decided to use Black for formatting",
         "update: the formatter is now Ruff, we switched to Ruff last week",
     )
@@ -199,7 +191,7 @@ def test_a_revised_team_decision_keeps_its_subject() -> None:
 
 
 def test_rescheduling_keeps_one_subject_per_event() -> None:
-    first, second = _extract(
+    first, second = extract(
         "the launch is scheduled for March 10", "the launch got pushed to April 2"
     )
     assert first.subject == second.subject == "date:launch"

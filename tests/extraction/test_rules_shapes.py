@@ -10,22 +10,13 @@ from any extraction set. Negatives must produce nothing at all.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from memd.core.models import ExtractedMemory, Turn
-from memd.extraction.rules import extract_rules
+from tests.extraction.session import extract
 
 # Monday 2026-03-02, noon UTC.
-TS = datetime(2026, 3, 2, 12, tzinfo=UTC).timestamp()
 
 Want = tuple[str, str | None, str]
-
-
-def _extract(*texts: str) -> list[ExtractedMemory]:
-    turns = [Turn("ingest", "s1", f"t{i}", "user", t, TS + 60 * i) for i, t in enumerate(texts)]
-    return extract_rules(turns, tz=UTC)
 
 
 FOUND: list[tuple[str, list[Want]]] = [
@@ -53,7 +44,7 @@ FOUND: list[tuple[str, list[Want]]] = [
 
 @pytest.mark.parametrize(("text", "want"), FOUND)
 def test_found(text: str, want: list[Want]) -> None:
-    got = [(m.type, m.subject, m.content, m.due or "") for m in _extract(text)]
+    got = [(m.type, m.subject, m.content, m.due or "") for m in extract(text)]
     for type_, subject, needle in want:
         assert any(
             t == type_ and (subject is None or s == subject) and needle in c + " " + due
@@ -74,9 +65,9 @@ def test_found(text: str, want: list[Want]) -> None:
     ],
 )
 def test_nothing(text: str) -> None:
-    assert _extract(text) == []
+    assert extract(text) == []
 
 
 def test_a_condition_is_no_wish() -> None:
-    memories = _extract("Keep replies brief. I'll ask if I need more examples.")
+    memories = extract("Keep replies brief. I'll ask if I need more examples.")
     assert [m.content for m in memories] == ["User asks to keep replies brief"]

@@ -7,23 +7,13 @@ nothing. The messages are not from any extraction set.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from memd.core.models import ExtractedMemory, Turn
-from memd.extraction.rules import extract_rules
 from memd.extraction.rules.clauses import en_clauses
 from memd.extraction.rules.mentions import techs_in
-
-TS = datetime(2026, 3, 2, 12, tzinfo=UTC).timestamp()  # Monday 2026-03-02, noon UTC
+from tests.extraction.session import extract
 
 Want = tuple[str, str | None, str]
-
-
-def _extract(*texts: str) -> list[ExtractedMemory]:
-    turns = [Turn("ingest", "s1", f"t{i}", "user", t, TS + 60 * i) for i, t in enumerate(texts)]
-    return extract_rules(turns, tz=UTC)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +106,7 @@ POSITIVE: list[tuple[str, list[Want]]] = [
 
 @pytest.mark.parametrize(("text", "want"), POSITIVE)
 def test_structure_finds_the_fact(text: str, want: list[Want]) -> None:
-    got = [(m.type, m.subject, m.content) for m in _extract(text)]
+    got = [(m.type, m.subject, m.content) for m in extract(text)]
     for type_, subject, needle in want:
         assert any(
             t == type_ and (subject is None or s == subject) and needle.casefold() in c.casefold()
@@ -145,17 +135,17 @@ NEGATIVE = [
 
 @pytest.mark.parametrize("text", NEGATIVE)
 def test_structure_stores_nothing_of_others_or_of_maybes(text: str) -> None:
-    assert _extract(text) == []
+    assert extract(text) == []
 
 
 def test_a_dropped_tool_is_superseded_by_the_one_taken_up() -> None:
-    first, second = _extract("I use Poetry for packaging.", "Dropped Poetry, uv all the way now.")
+    first, second = extract("I use Poetry for packaging.", "Dropped Poetry, uv all the way now.")
     assert first.subject == second.subject == "tool:package-manager:python"
     assert "uv" in second.content and "Poetry" in second.content
 
 
 def test_a_tool_stated_is_a_fact_a_tool_asked_for_is_a_preference() -> None:
-    [fact] = _extract("我们前端用 Svelte。")
+    [fact] = extract("我们前端用 Svelte。")
     assert fact.type == "skill"
-    [asked] = _extract("formatter 以后一律用 Prettier 就好。")
+    [asked] = extract("formatter 以后一律用 Prettier 就好。")
     assert asked.type == "preference"
