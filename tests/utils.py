@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +200,26 @@ class DaemonProcess:
             input=input,
             timeout=60,
         )
+
+
+@contextlib.contextmanager
+def answering_once(sock_path: Path, result: object) -> Iterator[None]:
+    """A socket at `sock_path` that answers the first request with `result` (a daemon of
+    another version, say), for the block's duration."""
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(sock_path))
+        server.listen(1)
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                request = json.loads(conn.makefile().readline())
+                reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+        t = threading.Thread(target=answer)
+        t.start()
+        try:
+            yield
+        finally:
+            t.join(10)

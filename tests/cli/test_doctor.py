@@ -15,7 +15,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from memd.cli.service import ServiceReport
 from memd.core import settings as settings_mod
 from memd.db.connection import sqlite_features
 from tests.fakes.postgrest_server import FakePostgrest
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, answering_once, memd_env, wait_for
 
 ANTHROPIC_SECRET = "sk-ant-api03-D0ctorMustNeverPrintThis"
 SUPABASE_SECRET = "sb_secret_D0ctorKeyNeverShown42"
@@ -342,22 +341,8 @@ def test_python_and_sqlite_verdicts() -> None:
 def test_a_daemon_whose_status_this_doctor_cannot_read_is_told_to_restart(tmp_path: Path) -> None:
     # A daemon of another version answers `status` without fields this command reads.
     sock_path = tmp_path / "memd.sock"
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(sock_path))
-        server.listen(1)
-
-        def answer() -> None:
-            conn, _ = server.accept()
-            with conn:
-                request = json.loads(conn.makefile().readline())
-                old = {"version": "0.0.1", "daemon": {"pid": "one"}}
-                reply = {"jsonrpc": "2.0", "id": request["id"], "result": old}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
-
-        t = threading.Thread(target=answer)
-        t.start()
+    with answering_once(sock_path, {"version": "0.0.1", "daemon": {"pid": "one"}}):
         status, why = fetch_status(sock_path, timeout=10)
-        t.join(10)
     assert status is None and "it runs memd 0.0.1" in why
     [c] = assess_daemon(status, why, sock_path)
     assert c.status == "warn" and c.detail == why and "restart the daemon" in c.hint

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,7 @@ from memd.core.errors import DaemonError, StoreError
 from memd.ui.channel import Channel
 from memd.ui.present import EDIT_METHOD, EDIT_PROBE
 from tests.ui.uihelp import OlderDaemon, seed
-from tests.utils import DaemonProcess
+from tests.utils import DaemonProcess, answering_once
 
 
 def channel_for(home: Path, monkeypatch: pytest.MonkeyPatch) -> Channel:
@@ -79,19 +76,8 @@ def test_an_answer_not_of_the_methods_type_is_said_not_raised_as_a_crash(
     b = channel_for(home, monkeypatch)
     sock_path = b.settings.socket_path
     sock_path.parent.mkdir(parents=True, exist_ok=True)
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(sock_path))
-        server.listen(1)
-
-        def answer() -> None:
-            conn, _ = server.accept()
-            with conn:
-                request = json.loads(conn.makefile().readline())
-                reply = {"jsonrpc": "2.0", "id": request["id"], "result": {"daemon": "old"}}
-                conn.sendall(json.dumps(reply).encode() + b"\n")
-
-        t = threading.Thread(target=answer)
-        t.start()
-        with pytest.raises(DaemonError, match="answer to status cannot be read"):
-            b.request(STATUS, NoParams())
-        t.join(10)
+    with (
+        answering_once(sock_path, {"daemon": "old"}),
+        pytest.raises(DaemonError, match="answer to status cannot be read"),
+    ):
+        b.request(STATUS, NoParams())
