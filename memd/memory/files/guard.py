@@ -157,6 +157,14 @@ class _File:
     last: bytes | None = None  # the digest of what memd last wrote (or accepted as it is)
     entries: list[_Entry] = field(default_factory=list)
 
+    def accept(self, digest: bytes, view: _View) -> None:
+        """The file as it is now (`digest`, its items `view`) is taken as it is: memd's changes
+        that no longer hold there were undone on purpose and are let go."""
+        for e in self.entries:
+            e.ops = [op for op in e.ops if op.holds(view)]
+        self.entries = [e for e in self.entries if e.ops]
+        self.last = digest
+
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
@@ -217,20 +225,15 @@ class WriteGuard:
                 del self._files[key]
                 self._save()
                 return text
-            if _digest(data) == st.last:
+            digest = _digest(data)
+            if digest == st.last:
                 return text
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
-            if not missing:
-                st.last = _digest(data)
-                self._save()
-                return text
-            if missing[-1] is not st.entries[-1]:
-                # Whoever wrote saw memd's latest change: the older ones were undone on purpose.
-                for e in missing:
-                    e.ops = [op for op in e.ops if op.holds(view)]
-                st.entries = [e for e in st.entries if e.ops]
-                st.last = _digest(data)
+            if not missing or missing[-1] is not st.entries[-1]:
+                # All there, or whoever wrote saw memd's latest change: the older ones missing
+                # were undone on purpose.
+                st.accept(digest, view)
                 self._save()
                 return text
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
@@ -279,11 +282,7 @@ class WriteGuard:
             st = self._files.get(key)
             if st is None:
                 return
-            view = _View.of(text)
-            for e in st.entries:
-                e.ops = [op for op in e.ops if op.holds(view)]
-            st.entries = [e for e in st.entries if e.ops]
-            st.last = _digest(data)
+            st.accept(_digest(data), _View.of(text))
             self._save()
 
     def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
