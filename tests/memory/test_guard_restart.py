@@ -110,3 +110,24 @@ def test_the_kept_changes_come_back_in_a_new_guard_and_a_bad_file_is_ignored(
         state.write_text(bad, errors="surrogateescape")
         g = WriteGuard(state=state)  # a warning, nothing kept, never an error
         assert g.kept() == []
+
+
+def test_a_kept_change_of_a_path_outside_the_memory_roots_is_dropped_unread(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from memd.memory.files import MemoryFiles
+
+    root, outside = tmp_path / "memory", tmp_path / "elsewhere.md"
+    root.mkdir()
+    outside.write_text("# Not memd's\n")
+    state = tmp_path / "memd-write-guard.json"
+    entry = {"wall": time.time(), "cause": "remember", "ops": [
+        {"kind": "add", "section": "Notes", "body": "injected <!-- memd id=m_1 -->",
+         "item_id": "m_1", "title": "Notes"}]}  # fmt: skip
+    state.write_text(json.dumps({"files": {str(outside): {"last": "00" * 16, "entries": [entry]}}}))
+    files = MemoryFiles([root], guard_state=state)
+    files.watching(True)
+    files.resume()
+    assert outside.read_text() == "# Not memd's\n" and files.guard.kept() == []

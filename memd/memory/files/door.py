@@ -43,7 +43,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from memd.core.errors import EditConflict, MemdError, SourceError
-from memd.core.fsio import PRIVATE_FILE, is_regular, make_private_dir, real, resolve_inside
+from memd.core.fsio import (
+    PRIVATE_FILE,
+    inside_any,
+    is_regular,
+    make_private_dir,
+    real,
+    resolve_inside,
+)
 from memd.core.rename import Renamer
 from memd.core.writers import writers
 from memd.history import Cause
@@ -531,11 +538,15 @@ class MemoryFiles:
         """memd's changes the guard kept from before this start are applied again to a file an
         editor wrote an older copy of, within their window, while memd was down (called once
         the watcher is armed: a save after this is the watcher's)."""
+        roots = self.roots()
         for key in self.guard.kept():
             path = Path(key)
+            if not inside_any(path, roots):  # a state file that names a path memd never writes
+                self.guard.forget_file(path)
+                continue
             try:
                 changed_at = os.stat(path, follow_symlinks=False).st_ctime  # a rename's time too
-                data = read_snapshot(path).data
+                data = read_snapshot(path, roots).data
             except (OSError, MemdError):
                 changed_at, data = 0.0, None
             self.guard.resume(path, data, changed_at)
