@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memd.core.models import Hit
 from memd.core.text import snippet, terms
@@ -86,8 +87,11 @@ def _hit(
 
 def _mixed(text: str) -> bool:
     """Whether a section's list items are written in more than one script (CJK and Latin)."""
-    if text.isascii():
-        return False
+    return not text.isascii() and _mixed_scripts(text)
+
+
+@lru_cache(maxsize=2048)  # the same sections come back query after query
+def _mixed_scripts(text: str) -> bool:
     seen: set[Script] = set()
     for line in text.split("\n"):
         item = split_item(line)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, Literal, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -35,6 +36,10 @@ Script = Literal["cjk", "latin", "other", ""]
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W\d_]+")
 _LATIN_END = "\u0250"  # Basic Latin through Latin Extended-B
+_ASCII_LETTER = re.compile("[A-Za-z]")
+SCRIPT_MEMO = 4096
+"""Texts of other than ASCII whose script is remembered: a request judges the script of every
+document its lists found (~100 sections), and the same sections come back query after query."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,13 @@ def dominant_script(text: str) -> Script:
     A CJK character is counted like a Latin word (each carries about one morpheme), so
     "Caroline是什么时候去参加LGBTQ互助小组的" is CJK and "I like 记忆 systems" is Latin.
     """
+    if text.isascii():  # most memory: no regex over the whole text
+        return "latin" if _ASCII_LETTER.search(text) else ""
+    return _counted_script(text)
+
+
+@lru_cache(maxsize=SCRIPT_MEMO)
+def _counted_script(text: str) -> Script:
     cjk = len(_CJK.findall(text))
     latin = other = 0
     for word in _WORD.findall(_CJK.sub(" ", text) if cjk else text):
