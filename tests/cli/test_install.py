@@ -49,6 +49,7 @@ def default_settings(home: Path) -> Settings:
             state_dir=home / ".local/state/memd",
             runtime_dir=Path("/run/user/1000/memd"),
             log_dir=home / ".local/state/memd/log",
+            cache_dir=home / ".cache/memd",
         )
     )
 
