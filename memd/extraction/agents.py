@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memd.api.messages import AgentSeen, MemoryPoint, RelationshipResult
+from memd.api.messages import MemoryPoint, RelationshipResult
 from memd.conversations import repo as conversations
 from memd.conversations.formats import CLAUDE_CODE_AGENT
 from memd.core.conditions import day_of
@@ -36,6 +36,7 @@ from memd.core.redact import redact
 from memd.db import Connection
 from memd.extraction import repo
 from memd.extraction.relationship import familiarity, mood_of, trust_step
+from memd.extraction.seen import subagent_id
 from memd.history import Cause
 from memd.memory.files import MemoryFiles, Operation, TextEdit, decode
 from memd.memory.jobs import JobContext
@@ -49,14 +50,8 @@ from memd.memory.relationship import (
 from memd.memory.tree import slugify
 
 log = logging.getLogger("memd.agents")
-SUBAGENT_FALLBACK = f"{CLAUDE_CODE_AGENT}-subagent"
 # An empty file this fresh may be one an editor is saving (truncate, then write): leave it be.
 SAVING_GRACE_S = 2.0
-
-
-def subagent_id(agent_type: str) -> str:
-    """The agent id of a Claude Code sub-agent of this type ("Explore" → claude-code-explore)."""
-    return f"{CLAUDE_CODE_AGENT}-{slugify(agent_type)}" if agent_type.strip() else SUBAGENT_FALLBACK
 
 
 def relationship_file(memory_root: Path, agent_id: str) -> Path:
@@ -258,31 +253,3 @@ def relationship_data(
             MemoryPoint(text=p.text, id=p.id, line=p.line, meta=dict(p.meta)) for p in rel.points
         ],  # fmt: skip
     )
-
-
-def agents_seen(conn: Connection) -> list[AgentSeen]:
-    """Every agent seen, the most recent first: interactions, and the familiarity and trust
-    last written to its file (None before the first)."""
-    seen: dict[str, AgentSeen] = {}
-
-    def add(
-        agent: str, subagent: bool, sessions: int, turns: int, first: float, last: float
-    ) -> None:
-        a = seen.setdefault(agent, AgentSeen(agent_id=agent, subagent=subagent, sessions=0,
-                                             turns=0, first_at=first, last_at=last,
-                                             familiarity=None, trust=None))  # fmt: skip
-        a.subagent = a.subagent and subagent
-        a.sessions += sessions
-        a.turns += turns
-        a.first_at, a.last_at = min(a.first_at, first), max(a.last_at, last)
-
-    for raw, sessions, turns, first, last in repo.agent_totals(conn):
-        add(slugify(raw), False, sessions, turns, first, last)
-    for kind, runs, turns, first, last in conversations.subagent_totals(conn):
-        add(subagent_id(kind), True, runs, turns, first, last)
-    states = repo.agent_states(conn)
-    for agent, a in seen.items():
-        st = states.get(agent)
-        if st is not None:
-            a.familiarity, a.trust = st.familiarity, st.trust
-    return sorted(seen.values(), key=lambda a: (-a.last_at, a.agent_id))

@@ -13,6 +13,7 @@ from memd.api.methods import Call, Feature, JobSpec, Method, Middleware
 from memd.core.errors import InvalidParams
 from memd.core.models import JobResult
 from memd.core.settings import Settings
+from memd.extraction.seen import agents_seen
 from memd.llm.budget import llm_status
 from memd.llm.choice import choose, forget_probes
 from memd.memory.api import MemoryFeature
@@ -110,8 +111,6 @@ class Agents:
         )
 
     def seen(self) -> list[msg.AgentSeen]:
-        from memd.extraction.agents import agents_seen  # the rules: see run_extraction
-
         return agents_seen(self.memory.store.read())
 
     def status_into(self, out: msg.StatusResult) -> None:
