@@ -20,7 +20,7 @@ is the one place that shows:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from memd.api import messages as msg
 from memd.api.methods import Feature, Method, Middleware, Periodic
 from memd.conversations.api import Conversations
 from memd.core.errors import DaemonAlreadyRunning, DaemonStarting, InvalidParams
-from memd.core.settings import Settings
+from memd.core.settings import Settings, SettingValue
 from memd.daemon import engine as engine_mod
 from memd.daemon.api import daemon_feature
 from memd.daemon.lock import InstanceLock
@@ -148,7 +148,7 @@ def daemon(
     settings: Settings,
     *,
     config_file: Path | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: Mapping[str, SettingValue] | None = None,
 ) -> Daemon:
     """The `memd serve` process, serving an `Engine` with every feature."""
     return Daemon(settings, Engine, config_file=config_file, overrides=overrides)

@@ -59,11 +59,6 @@ ALLOWED: dict[str, str] = {
     "memd/api/protocol.py:encode_error": "the `data` member of a JSON-RPC error object: JSON by the protocol",
     "memd/daemon/engine.py:Engine.handle": "a JSON-RPC params object before it is validated, and the answer as the socket sends it (`Engine.call` is the typed form)",
     "memd/core/jsontext.py:loads": "JSON text parsed: its values are the text's",
-    "memd/core/settings.py:Settings.value": "a setting by its key (a row of the settings table): its type is that row's",
-    "memd/core/settings.py:load": "overrides by setting key, before the settings table coerces each (like the values of the TOML file)",
-    "memd/app.py:daemon": "overrides by setting key, handed on to settings.load, which coerces each",
-    "memd/daemon/process.py:Daemon.__init__": "overrides by setting key, handed on to settings.load, which coerces each",
-    "memd/cli/doctor/config.py:load_settings": "overrides by setting key, handed on to settings.load, which coerces each",
     "memd/llm/answers.py:parse_object": "the JSON object a model wrote in its answer, before it is checked (read_extraction, read_summary)",
     "memd/llm/answers.py:read_extraction": "a model's answer as JSON, checked here field by field",
     "memd/llm/answers.py:read_summary": "a model's answer as JSON, checked here field by field",
@@ -77,8 +72,6 @@ ALLOWED: dict[str, str] = {
     "memd/integrations/claude_code.py:add_hooks": "Claude Code's settings file as Claude Code and the person wrote it (memd changes only its own hooks)",
     "memd/integrations/claude_code.py:remove_hooks": "Claude Code's settings file as Claude Code and the person wrote it (memd changes only its own hooks)",
     "memd/integrations/claude_code.py:server_entry": "an entry of Claude Code's JSON settings file, in Claude Code's format",
-    "memd/ui/channel.py:Channel.call": "a call by method name, as the page asks sync_status (a document) and probes a method: JSON params and answer (`Channel.request` is the typed form)",
-    "memd/ui/channel.py:Channel.has": "params meant to be refused (a required one left out) to learn whether a method exists: JSON that no params type takes",
 }
 
 # Not typed yet: shrinks to nothing as each feature's results are typed.

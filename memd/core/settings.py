@@ -1,11 +1,10 @@
 """The one declared table of settings, loaded once from a TOML file and MEMD_* env vars.
 
 Every field of `Settings` is a setting: its metadata gives the TOML key (``section.name``), a
-help line and whether only a restart applies it. Values are checked and converted to the
-field's type by msgspec (TOML values strictly, environment variables from their text). The
-environment override is ``MEMD_`` + the key upper-cased with dots as underscores
-(``index.debounce_ms`` → ``MEMD_INDEX_DEBOUNCE_MS``). Only entry points call `load`;
-everything else receives a `Settings` value.
+help line and whether only a restart applies it. Values are checked and converted to the field's
+type by msgspec (TOML values strictly, environment variables from their text). The environment
+override is ``MEMD_`` + the key upper-cased, dots as underscores (``index.debounce_ms`` →
+``MEMD_INDEX_DEBOUNCE_MS``). Only entry points call `load`.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ import msgspec
 
 from memd.core.errors import ConfigError
 from memd.core.paths import Paths, resolve_paths, usable_socket_path
+
+SettingValue = str | int | float | bool | list[str] | list[dict[str, Any]]  # a row's type
 
 
 def _s(
@@ -345,8 +346,8 @@ class Settings:
     def anthropic_key(self) -> str:
         return self.llm_api_key or self.extract_api_key or os.environ.get("ANTHROPIC_API_KEY", "")
 
-    def value(self, key: str) -> Any:
-        return getattr(self, _BY_KEY[key].name)
+    def value(self, key: str) -> SettingValue:
+        return typing.cast(SettingValue, getattr(self, _BY_KEY[key].name))
 
     def keeping_restart_values(self, running: Settings) -> Settings:
         """These settings with `running`'s values where only a restart applies a change."""
@@ -521,7 +522,7 @@ def _flatten(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
 def load(
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, SettingValue] | None = None,
     *,
     use_file: bool = True,
 ) -> Settings:

@@ -22,7 +22,7 @@ import signal
 import socket
 import sqlite3
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from memd.core import trim
 from memd.core.errors import DaemonStopping, DiskFull, MemdError
 from memd.core.fsio import PRIVATE_DIR, make_private_dir, tighten
 from memd.core.models import Recovery
-from memd.core.settings import Settings
+from memd.core.settings import Settings, SettingValue
 from memd.daemon import activation, repo, sdnotify
 from memd.daemon.engine import Engine
 from memd.daemon.lock import InstanceLock
@@ -72,7 +72,7 @@ class Daemon:
         build: EngineFactory,
         *,
         config_file: Path | None = None,
-        overrides: dict[str, Any] | None = None,
+        overrides: Mapping[str, SettingValue] | None = None,
     ) -> None:
         self.settings = settings
         self.build = build

@@ -48,50 +48,51 @@ class Channel:
         self._fallback: Any = None  # (Engine, Store) while the daemon is down
         self._probes: dict[tuple[str, str], bool] = {}
 
-    def call(
-        self, method: str, params: dict[str, Any] | None = None, *, write: bool = False
-    ) -> Any:
+    def _call(self, method: str, params: dict[str, Any], *, write: bool = False) -> Any:
         """Ask the daemon; without one, answer from the index, and write as the CLI does."""
         try:
-            result = client.call(
-                self.settings.socket_path, method, params or {}, timeout=self.timeout
-            )
+            with client.Client(self.settings.socket_path, timeout=self.timeout) as c:
+                result = c.call(method, params)
         except DaemonStarting:
             if write:  # the daemon writes as soon as it is up: never beside it
                 raise
-            return self._engine().handle(method, params or {})
+            return self._engine().handle(method, params)
         except DaemonNotRunning:
             if write:
-                return self._write_directly(method, params or {})
-            return self._engine().handle(method, params or {})
+                return self._write_directly(method, params)
+            return self._engine().handle(method, params)
         self._close_fallback()
         return result
 
     def request(self, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
-        """`call` with the method's own types: its params in, its result out. An answer that is
-        not of the method's result type (a daemon of another version) is a `DaemonError`."""
+        """Ask the daemon (or, without one, the index; a write is made as the CLI makes it) with
+        the method's own types: its params in, its result out. An answer that is not of the
+        method's result type (a daemon of another version) is a `DaemonError`."""
         import msgspec
 
         from memd.api.messages import decode_result, to_builtins
 
-        answer = self.call(sig.name, to_builtins(params), write=write)
+        answer = self._call(sig.name, to_builtins(params), write=write)
         try:
             return decode_result(sig, answer)
         except msgspec.ValidationError as exc:
             raise DaemonError(f"the daemon's answer to {sig.name} cannot be read: {exc}") from exc
 
-    def has(self, method: str, probe: dict[str, Any], *, daemon: str) -> bool:
-        """Whether `method` exists, asked once per daemon (`daemon` names it, e.g. its pid).
+    def has(self, sig: Signature[P, R], probe: P, *, daemon: str) -> bool:
+        """Whether the method exists, asked once per daemon (`daemon` names it, e.g. its pid).
 
         `probe` must be params the method refuses or answers without changing anything: a
         write method is probed with a missing required param, which an existing method answers
         with "invalid params" and a missing one with "method not found".
         """
+        from memd.api.messages import to_builtins
+
+        method = sig.name
         key = (daemon, method)
         if key in self._probes:
             return self._probes[key]
         try:
-            self.call(method, probe)
+            self._call(method, to_builtins(probe))
             found = True
         except (DaemonNotRunning, StoreError):
             return False  # no answer at all: ask again next time

@@ -35,9 +35,8 @@ OFF_MEANS = (
     " and search still works. Turning it on again does not bring back what was said while it"
     " was off."
 )
-# The socket method the page uses to change an item in place (see the Edit view).
-EDIT_METHOD = "edit_item"
-EDIT_PROBE: dict[str, Any] = {"id": ""}
+# `edit_item` params without an item: refused by a daemon that has the method (see the Edit view).
+EDIT_PROBE = EditItemParams()
 # Counts by which a job run says it wrote to the memory tree (extraction, archival).
 WROTE_COUNTS = ("added", "merged", "superseded", "journal_days", "files", "items")
 # Changes the page offers no undo for: undoing a baseline or a prune would remove or rewrite
@@ -66,6 +65,11 @@ def highlight(text: str, query: str) -> Markup:
 def clean_snippet(snippet: str) -> str:
     """A search snippet without memd's metadata comments (what a person reads)."""
     return " ".join(strip_meta_comments(snippet).split())
+
+
+def given(value: object) -> bool:
+    """Jinja test: whether a typed answer has this field (it is not UNSET)."""
+    return value is not UNSET
 
 
 def num(n: Any) -> str:

@@ -96,6 +96,7 @@ class Pages:
         env.filters["when"] = present.when
         env.filters["yaml_value"] = present.yaml_value
         env.filters["num"] = present.num
+        env.tests["given"] = present.given
         env.globals.update(
             highlight=present.highlight,
             counted=counted,
@@ -140,14 +141,6 @@ class Pages:
                 return None, f"{sig.name}: {NOT_AVAILABLE}"
             return None, present.error_text(exc)
 
-    def _call(self, method: str, params: dict[str, Any] | None = None) -> tuple[Any, str]:
-        try:
-            return self.channel.call(method, params or {}), ""
-        except MemdError as exc:
-            if method_missing(exc):
-                return None, f"{method}: {NOT_AVAILABLE}"
-            return None, present.error_text(exc)
-
     def _daemon_key(self, status: msg.StatusResult | None) -> str:
         """Names one daemon run, so a restarted (maybe upgraded) daemon is probed again."""
         d = status.daemon if status else msg.DaemonStatus()
@@ -159,9 +152,7 @@ class Pages:
             return False
         if not status.daemon.running:
             return True  # written here, by this memd's own code
-        return self.channel.has(
-            present.EDIT_METHOD, present.EDIT_PROBE, daemon=self._daemon_key(status)
-        )
+        return self.channel.has(msg.EDIT_ITEM, present.EDIT_PROBE, daemon=self._daemon_key(status))
 
     def _max_bytes(self) -> int:
         return int(self.settings.index_max_file_mb * (1 << 20))
@@ -385,8 +376,8 @@ class Pages:
         changes = ""
         if status:
             runs, runs_note = self._job_runs()
-            sync, sync_problem = self._call("sync_status")
-            problem = problem or sync_problem
+            asked = self._request(msg.SYNC_STATUS, msg.NoParams())
+            sync, problem = asked[0], problem or asked[1]
             if status.memory_root:
                 root = Path(status.memory_root)
                 changes = tree.read_tail(root / "archive" / "CHANGES.md", root, lines=60)

@@ -16,7 +16,7 @@ import pytest
 from memd.conversations import inventory, sources
 from memd.conversations.logs import LogIngestor
 from memd.conversations.sources import LogSource, Where
-from memd.core.settings import load
+from memd.core.settings import SettingValue, load
 from memd.db import Store
 from tests.assistants import (
     T0,
@@ -38,7 +38,7 @@ from tests.conversations.helpers import rows
 from tests.utils import wait_for
 
 
-def configured(home: Path, **settings: object) -> sources.Configured:
+def configured(home: Path, **settings: SettingValue) -> sources.Configured:
     s = load(env={"MEMD_HOME": str(home / "memd")}, overrides=settings, use_file=False)
     return sources.configured(s.value, Where(home, {}))
 
@@ -79,8 +79,9 @@ def test_registry_defaults_and_settings(user: Path) -> None:
     assert {("codex", Path("/srv/codex/sessions")), ("gemini-chat", Path("/srv/g/.gemini/tmp")),
             ("opencode-db", Path("/srv/data/opencode"))} <= roots  # fmt: skip
     # Off, or a folder of your own; Claude Code keeps its own settings' names.
-    picked = configured(user, **{"logs.codex": False, "logs.gemini_dir": str(user / "g"),
-                                 "logs.claude_code": False})  # fmt: skip
+    chosen: dict[str, SettingValue] = {"logs.codex": False, "logs.gemini_dir": str(user / "g"),
+                                       "logs.claude_code": False}  # fmt: skip
+    picked = configured(user, **chosen)
     names = {s.assistant for s in picked.sources}
     assert "codex" not in names and "claude-code" not in names
     assert {s.root for s in picked.sources if s.assistant == "gemini"} == {user / "g" / "tmp"}

@@ -16,7 +16,7 @@ import pytest
 from memd.conversations import inventory, sources
 from memd.conversations.logs import LogIngestor
 from memd.conversations.sources import Where
-from memd.core.settings import load
+from memd.core.settings import SettingValue, load
 from memd.db import Store
 from tests.conversations.helpers import rows
 from tests.utils import DaemonProcess, wait_for
@@ -28,7 +28,7 @@ ROO_SUBTASK = "0198f1c9-1b2d-74e0-8a61-5b3c9e7f2d21"
 CONTINUE_ID = "c9b1f7a2-3d44-4e0b-9a1c-6f2e8b7d5a13"
 
 
-def configured(home: Path, **settings: object) -> sources.Configured:
+def configured(home: Path, **settings: SettingValue) -> sources.Configured:
     s = load(env={"MEMD_HOME": str(home / "memd")}, overrides=settings, use_file=False)
     return sources.configured(s.value, Where(home, {}, "linux"))
 
@@ -80,7 +80,8 @@ def test_registry_has_every_editor_and_the_workspaces(user: Path, workspace: Pat
         ("continue", "continue", user / ".continue" / "sessions"),
         ("aider", "aider", workspace),
     } <= got
-    picked = configured(user, **{"logs.aider_dir": str(user / "p"), "logs.roo_code": False})
+    chosen: dict[str, SettingValue] = {"logs.aider_dir": str(user / "p"), "logs.roo_code": False}
+    picked = configured(user, **chosen)
     assert {s.root for s in picked.sources if s.assistant == "aider"} == {user / "p"}
     assert "roo-code" not in {s.assistant for s in picked.sources}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memd.core.settings import Settings, load
+from memd.core.settings import Settings, SettingValue, load
 from memd.sync.outbox import TOMBSTONE
 from memd.sync.rules import (
     Action,
@@ -112,7 +112,7 @@ def test_only_memory_paths_inside_the_tree_are_pulled(rel: str, ok: bool) -> Non
     assert safe_rel(rel) is ok
 
 
-def _settings(**overrides: object) -> Settings:
+def _settings(**overrides: SettingValue) -> Settings:
     return load(
         env={"MEMD_HOME": "/nonexistent/memd"},
         overrides={k.replace("_", ".", 1): v for k, v in overrides.items()},

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memd.api import messages as m
 from memd.core import settings
 from memd.core.errors import DaemonStarting
 from memd.daemon.lock import InstanceLock
@@ -77,7 +78,9 @@ def test_neither_writes_while_a_daemon_holds_the_memory(
         assert out.returncode == 1
         assert "a daemon holds this memory but did not answer" in out.stderr, out.stderr
         with pytest.raises(DaemonStarting, match="already running .*, but does not answer") as exc:
-            Channel(s, timeout=5).call("remember", {"text": "beside a daemon"}, write=True)
+            Channel(s, timeout=5).request(
+                m.REMEMBER, m.RememberParams(text="beside a daemon"), write=True
+            )
         assert "try again in a moment" in exc.value.hint
     finally:
         held.release()

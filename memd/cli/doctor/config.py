@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memd.cli.doctor.check import Check, configured_secrets, fail, ok, warn
 from memd.core import settings as settings_mod
 from memd.core.errors import ConfigError
-from memd.core.settings import Settings
+from memd.core.settings import Settings, SettingValue
 
 
 def load_settings(
-    config_file: Path | None, overrides: Mapping[str, Any] | None = None
+    config_file: Path | None, overrides: Mapping[str, SettingValue] | None = None
 ) -> tuple[Settings | None, Check]:
     """The settings and the verdict on the settings file.
 
