@@ -89,9 +89,10 @@ class Daemon:
         raise RuntimeError(f"daemon not ready after {timeout}s:\n{self.log_tail()}")
 
     def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
-        from memd.api.client import call
+        from memd.api.client import Client
 
-        return call(self.sock, method, params or {}, timeout=timeout)
+        with Client(self.sock, timeout=timeout) as c:
+            return c.call(method, params or {})
 
     def stop(self, timeout: float = 20.0) -> int | None:
         if self.proc is None or self.proc.poll() is not None:

@@ -99,6 +99,13 @@ def memd_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def call(socket_path: Path, method: str, params: Any = None, timeout: float = 30.0) -> Any:
+    """One call by method name with JSON params, its answer as JSON (connect, call, close): a
+    test's way to send what it likes and read what the socket says."""
+    with client.Client(socket_path, timeout=timeout) as c:
+        return c.call(method, params)
+
+
 class DaemonProcess:
     """A real `memd serve` subprocess on its own MEMD_HOME."""
 
@@ -150,7 +157,7 @@ class DaemonProcess:
                 )
             try:
                 # The socket answers `status` during the first index: ready is when that is done.
-                if not client.call(self.sock, "status", timeout=2)["daemon"].get("starting"):
+                if not call(self.sock, "status", timeout=2)["daemon"].get("starting"):
                     return self
             except DaemonNotRunning:
                 pass
@@ -162,7 +169,7 @@ class DaemonProcess:
         self.proc.send_signal(sig)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return client.call(self.sock, method, params or {}, timeout=30)
+        return call(self.sock, method, params or {}, timeout=30)
 
     def search_paths(self, query: str) -> set[str]:
         return {h["path"] for h in self.call("search", {"query": query, "limit": 50})["hits"]}

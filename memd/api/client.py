@@ -1,7 +1,10 @@
 """Blocking socket client for the daemon (no heavy imports: the CLI and hooks start fast).
 
-`Client.request(SIGNATURE, params)` sends a typed params struct and returns the typed result
-(`memd.api.messages`); `Client.call(method, dict)` is the untyped form, answers as plain JSON.
+`request(socket_path, SIGNATURE, params)` and `Client.request` send a typed params struct and
+return the typed result (`memd.api.messages`). `Client.call(method, params)` is the raw
+JSON-RPC call, params and answer as the wire's JSON, for what must speak the wire itself: the
+doctor and `memd workspace add|remove`, which read a daemon of any version, and tests that
+send params no type takes.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class RemoteError(MemdError):
 
 
 class Client:
-    """One connection to the daemon; `call` sends a request and waits for its answer."""
+    """One connection to the daemon; `request` (typed) or `call` (raw JSON) sends a request and
+    waits for its answer."""
 
     def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
         self.socket_path = socket_path
@@ -99,7 +103,8 @@ class Client:
         return decode_result(sig, self.call(sig.name, params))
 
     def call(self, method: str, params: Any = None) -> Any:
-        """Call `method` and return its result, or raise the error the daemon reported.
+        """Call `method` by name with JSON params and return its result as JSON, or raise the
+        error the daemon reported (`request` is the typed form).
 
         A connection the daemon refused as one too many (it did not read the request) is made
         again, briefly, before `ServerBusy` reaches the caller.
@@ -167,12 +172,6 @@ def project_param(value: str, *, base: Path | None = None) -> str:
     if not path.is_absolute():
         path = (base if base is not None else Path.cwd()) / path
     return os.path.normpath(path)
-
-
-def call(socket_path: Path, method: str, params: Any = None, timeout: float = 30.0) -> Any:
-    """One-shot call: connect, call, close."""
-    with Client(socket_path, timeout=timeout) as c:
-        return c.call(method, params)
 
 
 def request(socket_path: Path, sig: Signature[P, R], params: P, timeout: float = 30.0) -> R:

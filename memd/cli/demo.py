@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memd.api import client
+from memd.api import messages as m
 from memd.core import settings
 from memd.core.errors import DaemonNotRunning
 from memd.core.text import counted
@@ -73,7 +74,7 @@ def _wait(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 20) -> Non
         if proc.poll() is not None:
             raise SystemExit(f"the daemon exited early with code {proc.returncode}")
         try:
-            client.call(sock, "status", timeout=2)
+            client.request(sock, m.STATUS, m.NoParams(), timeout=2)
             return
         except DaemonNotRunning:
             time.sleep(0.1)
@@ -104,35 +105,38 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
         (mem / "_core" / "preferences.md").write_text(PREFS, encoding="utf-8")
         (mem / "topics" / "vue.md").write_text(VUE, encoding="utf-8")
         time.sleep(0.6)  # the watcher picks the files up; no command is run
-        ctx = client.call(sock, "context", {"query": "how should I structure this Vue component?"})
-        _show("context('how should I structure this Vue component?')", ctx["text"])
-        print(f"[{ctx['tokens']}/{ctx['budget']} tokens]")
+        ctx = client.request(
+            sock, m.CONTEXT, m.ContextParams(query="how should I structure this Vue component?")
+        )
+        _show("context('how should I structure this Vue component?')", ctx.text)
+        print(f"[{ctx.tokens}/{ctx.budget} tokens]")
         with open(mem / "topics" / "vue.md", "a", encoding="utf-8") as fh:
             fh.write("- Tests: vitest + @vue/test-utils\n")
         time.sleep(0.6)
-        hits = client.call(sock, "search", {"query": "vitest"})["hits"]
+        hits = client.request(sock, m.SEARCH, m.SearchParams(query="vitest")).hits
         _show("edited topics/vue.md by hand; search('vitest') right after", "\n".join(
-            f"{h['path']}:{h['start_line']}-{h['end_line']}  {h['snippet']}" for h in hits))  # fmt: skip
-        r = client.call(sock, "remember", {"text": "The user's name is Sam", "type": "personal"})
-        _show("remember('The user's name is Sam')", f"{r['id']} -> {r['path']}:{r['line']}")
-        client.call(sock, "ingest", {"turns": [
+            f"{h.path}:{h.start_line}-{h.end_line}  {h.snippet}" for h in hits))  # fmt: skip
+        said = m.RememberParams(text="The user's name is Sam", type="personal")
+        r = client.request(sock, m.REMEMBER, said)
+        _show("remember('The user's name is Sam')", f"{r.id} -> {r.path}:{r.line}")
+        client.request(sock, m.INGEST, m.IngestParams(turns=[
             {"session_id": "demo-1", "role": "user", "content": "Should Vue components use Pinia or Vuex?",
              "ts": time.time() - 86400},
             {"session_id": "demo-1", "role": "assistant", "content": "Pinia: it is the official store now.",
              "ts": time.time() - 86390},
-        ]})  # fmt: skip
-        ctx = client.call(
-            sock, "context", {"query": "之前聊过 Vue 吗? (did we talk about Vue before?)"}
-        )
-        _, _, recalled = ctx["text"].partition("## From past conversations")
+        ]))  # fmt: skip
+        asked = m.ContextParams(query="之前聊过 Vue 吗? (did we talk about Vue before?)")
+        ctx = client.request(sock, m.CONTEXT, asked)
+        _, _, recalled = ctx.text.partition("## From past conversations")
         _show("ingest a conversation, then context('之前聊过 Vue 吗?') recalls it",
               recalled.replace("</memory>", "").strip() or "(nothing recalled)")  # fmt: skip
-        st = client.call(sock, "status")
-        ix = st["index"]
+        st = client.request(sock, m.STATUS, m.NoParams())
+        ix = st.index  # a daemon's status always has its index
+        files, sections = (0, 0) if isinstance(ix, m.UnsetType) else (ix.files, ix.sections)
         _show(
             "status",
-            f"{counted(ix['files'], 'file')}, {counted(ix['sections'], 'section')};"
-            f" RSS {st['daemon'].get('rss_mb')} MB",
+            f"{counted(files, 'file')}, {counted(sections, 'section')};"
+            f" RSS {m.or_default(st.daemon.rss_mb, None)} MB",
         )
         if serve:
             print(f"\nServing on {sock}. Try, in another terminal:\n"

@@ -92,29 +92,41 @@ def item_prefix(line: str) -> str:
     return line[: m.start(1)] if m else ""
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str, int, str | None]:
-    """Return (front matter, body, number of lines the front matter used, error or None).
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """A Markdown file's front matter split off: the YAML as the person wrote it (`data`: their
+    keys and values, as plain JSON data), the text after it (`body`), the number of lines it
+    used and why it was not read (`error`, None when it was)."""
+
+    data: dict[str, Any]
+    body: str
+    lines: int = 0
+    error: str | None = None
+
+
+def split_front_matter(text: str) -> FrontMatter:
+    """The front matter at the top of `text`, and the text after it.
 
     Broken YAML is reported, and the whole text is kept as body so nothing is lost. So is YAML
     that uses aliases (``*name``: a few bytes of them expand into megabytes, or a value that
     contains itself), nests deeper than `FRONT_MATTER_MAX_DEPTH` or is longer than
-    `FRONT_MATTER_MAX_CHARS`. The front matter returned is plain JSON data: text keys, lists,
+    `FRONT_MATTER_MAX_CHARS`. The front matter's data is plain JSON data: text keys, lists,
     and dates and other YAML scalars as their text.
     """
     if not text.startswith("---"):
-        return {}, text, 0, None
+        return FrontMatter({}, text)
     lines = text.split("\n")
     if lines[0].strip() != "---":
-        return {}, text, 0, None
+        return FrontMatter({}, text)
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
             raw = "\n".join(lines[1:i])
             body = "\n".join(lines[i + 1 :])
             data, err = _load_yaml(raw)
             if err is not None:
-                return {}, body, i + 1, f"broken front matter: {err}"
-            return data, body, i + 1, None
-    return {}, text, 0, "broken front matter: no closing '---'"
+                return FrontMatter({}, body, i + 1, f"broken front matter: {err}")
+            return FrontMatter(data, body, i + 1)
+    return FrontMatter({}, text, 0, "broken front matter: no closing '---'")
 
 
 def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
@@ -259,22 +271,25 @@ def parse_markdown(text: str, fallback_title: str = "", *, full: bool | None = N
     `full` forces (True) or forbids (False) the CommonMark parser; by default it runs only on
     files that `needs_full_parse`.
     """
-    fm, body, offset, err = split_front_matter(text)
+    front = split_front_matter(text)
+    body = front.body
     lines = body.split("\n")
     item_lines: frozenset[int] | None = None  # None: every line that looks like an item is one
     if full or (full is None and needs_full_parse(body)):
         headings, item_lines = _parse_outline(body, lines)
     else:
         headings = _scan_outline(lines)
-    title, sections = _split_sections(lines, offset, headings, item_lines)
+    title, sections = _split_sections(lines, front.lines, headings, item_lines)
     if not title:
-        t = fm.get("title")
+        t = front.data.get("title")
         title = str(t) if t else fallback_title
     if sections and not sections[0].heading and title:
         s0 = sections[0]
         sections[0] = Section(s0.ordinal, title, 1, s0.start_line, s0.end_line, s0.text, s0.items)
-    warnings = (err,) if err else ()
-    return ParsedFile(title=title, front_matter=fm, sections=tuple(sections), warnings=warnings)
+    warnings = (front.error,) if front.error else ()
+    return ParsedFile(
+        title=title, front_matter=front.data, sections=tuple(sections), warnings=warnings
+    )
 
 
 def _split_sections(

@@ -48,35 +48,26 @@ class Channel:
         self._fallback: Any = None  # (Engine, Store) while the daemon is down
         self._probes: dict[tuple[str, str], bool] = {}
 
-    def _call(self, method: str, params: dict[str, Any], *, write: bool = False) -> Any:
-        """Ask the daemon; without one, answer from the index, and write as the CLI does."""
-        try:
-            with client.Client(self.settings.socket_path, timeout=self.timeout) as c:
-                result = c.call(method, params)
-        except DaemonStarting:
-            if write:  # the daemon writes as soon as it is up: never beside it
-                raise
-            return self._engine().handle(method, params)
-        except DaemonNotRunning:
-            if write:
-                return self._write_directly(method, params)
-            return self._engine().handle(method, params)
-        self._close_fallback()
-        return result
-
     def request(self, sig: Signature[P, R], params: P, *, write: bool = False) -> R:
-        """Ask the daemon (or, without one, the index; a write is made as the CLI makes it) with
-        the method's own types: its params in, its result out. An answer that is not of the
+        """Ask the daemon with the method's own types: its params in, its result out; without
+        a daemon, answer from the index, and write as the CLI does. An answer that is not of the
         method's result type (a daemon of another version) is a `DaemonError`."""
         import msgspec
 
-        from memd.api.messages import decode_result, to_builtins
-
-        answer = self._call(sig.name, to_builtins(params), write=write)
         try:
-            return decode_result(sig, answer)
+            result = client.request(self.settings.socket_path, sig, params, timeout=self.timeout)
         except msgspec.ValidationError as exc:
             raise DaemonError(f"the daemon's answer to {sig.name} cannot be read: {exc}") from exc
+        except DaemonStarting:
+            if write:  # the daemon writes as soon as it is up: never beside it
+                raise
+            return self._read_directly(sig, params)
+        except DaemonNotRunning:
+            if write:
+                return self._write_directly(sig, params)
+            return self._read_directly(sig, params)
+        self._close_fallback()
+        return result
 
     def has(self, sig: Signature[P, R], probe: P, *, daemon: str) -> bool:
         """Whether the method exists, asked once per daemon (`daemon` names it, e.g. its pid).
@@ -85,14 +76,12 @@ class Channel:
         write method is probed with a missing required param, which an existing method answers
         with "invalid params" and a missing one with "method not found".
         """
-        from memd.api.messages import to_builtins
-
         method = sig.name
         key = (daemon, method)
         if key in self._probes:
             return self._probes[key]
         try:
-            self._call(method, to_builtins(probe))
+            self.request(sig, probe)
             found = True
         except (DaemonNotRunning, StoreError):
             return False  # no answer at all: ask again next time
@@ -104,11 +93,15 @@ class Channel:
     def close(self) -> None:
         self._close_fallback()
 
-    def _write_directly(self, method: str, params: dict[str, Any]) -> Any:
+    def _write_directly(self, sig: Signature[P, R], params: P) -> R:
         from memd.app import writing_engine
 
         with writing_engine(self.settings) as engine:
-            return engine.handle(method, params)
+            return engine.call(sig, params)
+
+    def _read_directly(self, sig: Signature[P, R], params: P) -> R:
+        result: R = self._engine().call(sig, params)
+        return result
 
     def _engine(self) -> Any:
         with self._lock:

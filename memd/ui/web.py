@@ -115,7 +115,7 @@ class Pages:
         ctx.update(
             live=live,
             enabled=enabled,
-            # Without a daemon a change is written as the CLI writes it (`Channel.call`).
+            # Without a daemon a change is written as the CLI writes it (`Channel.request`).
             writable=bool(status) and enabled,
             history_root=memory_root_index(status, tree.roots_from_status(status)),
             csrf=self.keys.csrf,

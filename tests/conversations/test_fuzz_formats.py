@@ -20,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memd.api import client
 from memd.conversations.formats import (
     ChatGPTImport,
     SessionTitle,
@@ -32,7 +31,7 @@ from memd.conversations.logs import LogIngestor
 from memd.core.errors import InvalidParams, ParseError
 from memd.core.models import MAX_TS, Turn
 from memd.db import Store
-from tests.utils import DaemonProcess
+from tests.utils import DaemonProcess, call
 
 PARSERS = settings(max_examples=300, deadline=2000)
 FILES = settings(
@@ -288,7 +287,7 @@ def test_every_ingest_is_answered_and_nothing_acknowledged_is_lost(
     turns = [valid_turn(session, *it) if isinstance(it, tuple) else it for it in items]
     params = {**extra, "turns": turns}
     try:
-        res = client.call(fuzzed.sock, "ingest", params, timeout=30)
+        res = call(fuzzed.sock, "ingest", params, timeout=30)
     except InvalidParams as exc:
         assert str(exc)
         return

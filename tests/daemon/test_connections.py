@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memd.api import client
 from memd.core.errors import ServerBusy
 from tests.daemon.test_server import raw, rpc
-from tests.utils import DaemonProcess, wait_for
+from tests.utils import DaemonProcess, call, wait_for
 
 MB = 1 << 20
 
@@ -97,10 +96,10 @@ def test_connections_past_the_cap_are_refused_clearly(home: Path) -> None:
         assert "too many connections" in answer["error"]["message"]
         extra.close()
         with pytest.raises(ServerBusy):
-            client.call(d.sock, "status", timeout=0.5)
+            call(d.sock, "status", timeout=0.5)
         held.pop().close()
         time.sleep(0.2)
-        assert client.call(d.sock, "status", timeout=5)["daemon"]["running"]
+        assert call(d.sock, "status", timeout=5)["daemon"]["running"]
     finally:
         for s in held:
             s.close()
@@ -139,7 +138,7 @@ def test_the_client_retries_while_the_backlog_is_full(tmp_path: Path) -> None:
     t = threading.Thread(target=_answer_all, args=(listener, 0.3, len(pending) + 1))
     t.start()
     try:
-        assert client.call(path, "status", timeout=5) == "ok"
+        assert call(path, "status", timeout=5) == "ok"
     finally:
         t.join(10)
         for s in pending:
@@ -160,7 +159,7 @@ def test_the_client_retries_a_socket_that_is_not_listening_yet(tmp_path: Path) -
     t = threading.Thread(target=listen_later)
     t.start()
     try:
-        assert client.call(path, "status", timeout=5) == "ok"
+        assert call(path, "status", timeout=5) == "ok"
     finally:
         t.join(10)
         listener.close()

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.api import client
 from memd.core.errors import DaemonNotRunning, MemdError
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
 
@@ -131,7 +130,7 @@ class Burst:
         for i in range(n):
             text = f"burst fact t{t} n{i} zq{t:02d}x{i:03d}"
             try:
-                res = client.call(self.sock, "remember", {"text": text}, timeout=20)
+                res = call(self.sock, "remember", {"text": text}, timeout=20)
             except DaemonNotRunning:
                 with self._lock:
                     self.cut_off += 1
@@ -179,10 +178,10 @@ def test_socket_activated_daemon_serves_inherited_socket_and_notifies(
         ready = notifications.wait_for("READY=1")
         # Readiness means the index is open and the startup scan done: a file written before
         # the start is found at once, with no waiting.
-        hits = client.call(path, "search", {"query": "quokkaborrow"}, timeout=5)["hits"]
+        hits = call(path, "search", {"query": "quokkaborrow"}, timeout=5)["hits"]
         assert [h["path"] for h in hits] == [str(memory / "rust.md")]
         assert not any(m.startswith("READY=1") for m in notifications.seen[:-1])
-        st = client.call(path, "status", timeout=5)
+        st = call(path, "status", timeout=5)
         assert st["daemon"]["pid"] == proc.pid
         assert f"STATUS=serving; {st['index']['files']} files" in ready
         assert notifications.wait_for("WATCHDOG=1", timeout=3) == "WATCHDOG=1"

@@ -18,11 +18,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from memd.api import client
 from memd.api import messages as m
 from memd.cli import render
 from memd.core.errors import DaemonNotRunning, DaemonStarting
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 FILES = 8000
 
@@ -38,7 +37,7 @@ def _tree(memory: Path, n: int = FILES) -> None:
 
 def _status(sock: Path) -> dict[str, Any] | None:
     try:
-        st = client.call(sock, "status", timeout=5)
+        st = call(sock, "status", timeout=5)
     except DaemonNotRunning:
         return None
     return st if isinstance(st, dict) else None
@@ -69,7 +68,7 @@ def test_status_answers_with_progress_during_the_first_index(home: Path) -> None
         )
         # Other calls are told the daemon is starting (a write from the CLI waits for it).
         with pytest.raises(DaemonStarting, match=r"memd is starting \(indexing memory files"):
-            client.call(d.sock, "search", {"query": "neighbours"}, timeout=5)
+            call(d.sock, "search", {"query": "neighbours"}, timeout=5)
         remembered = d.cli("remember", "written while it started")
         assert remembered.returncode == 0, remembered.stderr
         done = wait_for(

@@ -17,7 +17,7 @@ import pytest
 
 from memd.api import client
 from memd.core.errors import DaemonNotRunning, InvalidParams, MemoryDisabled, NotFound
-from tests.utils import ROOT, DaemonProcess, memd_env, wait_for
+from tests.utils import ROOT, DaemonProcess, call, memd_env, wait_for
 
 
 def raw(sock_path: Path) -> socket.socket:
@@ -246,7 +246,7 @@ def test_second_daemon_refuses_and_stale_socket_is_replaced(
     daemon.stop(sig=9)  # crash: the socket file stays behind
     assert daemon.sock.exists()
     with pytest.raises(DaemonNotRunning):
-        client.call(daemon.sock, "status")
+        call(daemon.sock, "status")
     daemon.start()  # the stale socket is replaced
     assert daemon.call("status")["daemon"]["pid"] == daemon.pid
 

@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memd.api import client
 from memd.core.errors import DaemonNotRunning
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 FILES = 8000
 
@@ -35,7 +34,7 @@ def _tree(memory: Path) -> None:
 
 def _status(sock: Path) -> dict[str, Any] | None:
     try:
-        st = client.call(sock, "status", timeout=5)
+        st = call(sock, "status", timeout=5)
     except DaemonNotRunning:
         return None
     return st if isinstance(st, dict) else None

@@ -67,7 +67,7 @@ def test_deep_nesting_ends_in_a_warning_not_a_crashed_process() -> None:
     code = (
         "from memd.memory.parse import split_front_matter;"
         "t = '---\\na: ' + '[' * 60000 + ']' * 60000 + '\\n---\\n# x\\n';"
-        "print(split_front_matter(t)[3])"
+        "print(split_front_matter(t).error)"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, cwd=ROOT)  # fmt: skip
@@ -76,11 +76,12 @@ def test_deep_nesting_ends_in_a_warning_not_a_crashed_process() -> None:
 
 
 def test_front_matter_is_plain_json_data() -> None:
-    fm, _, lines, err = split_front_matter(
+    front = split_front_matter(
         "---\ntitle: T\nwhen: 2024-05-01\nnested:\n  2020-01-02: x\n  7: seven\n"
         "tags: !!set {b, a}\npinned: true\n---\n# T\n"
     )
-    assert err is None and lines == 9
+    assert front.error is None and front.lines == 9 and front.body == "# T\n"
+    fm = front.data
     assert fm == {"title": "T", "when": "2024-05-01", "nested": {"2020-01-02": "x", "7": "seven"},
                   "tags": ["a", "b"], "pinned": True}  # fmt: skip
     json.dumps(fm)

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from memd.api import client
 from memd.core.errors import DaemonNotRunning
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 STARTS = 6
 FILLER = 600  # files already there: the first scan of each start reads or stats them all
@@ -96,7 +95,7 @@ def _one_start(d: DaemonProcess, run: int) -> list[str]:
 
 def _ready(d: DaemonProcess) -> bool:
     try:
-        return not client.call(d.sock, "status", timeout=2)["daemon"].get("starting")
+        return not call(d.sock, "status", timeout=2)["daemon"].get("starting")
     except DaemonNotRunning:
         return False
 

@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memd.api import client
 from memd.core.errors import DaemonNotRunning
-from tests.utils import DaemonProcess, memd_env, wait_for
+from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 # Read at import: the autouse fixture clears MEMD_* variables before each test.
 SCREENSHOTS = os.environ.get("MEMD_SCREENSHOTS") == "1"
@@ -56,7 +55,7 @@ class OlderDaemon(DaemonProcess):
             if self.proc.poll() is not None:
                 raise AssertionError(f"daemon exited:\n{self.log.read_text()}")
             try:
-                if not client.call(self.sock, "status", timeout=2)["daemon"].get("starting"):
+                if not call(self.sock, "status", timeout=2)["daemon"].get("starting"):
                     return self
             except DaemonNotRunning:
                 pass

@@ -192,7 +192,9 @@ def _reload_daemon(s: Any, timeout: float) -> str:
     from memd.core.errors import DaemonNotRunning, DaemonStarting
 
     try:
-        pid = client.call(s.socket_path, "status", timeout=min(timeout, 5.0))["daemon"]["pid"]
+        # By name, as JSON: only the pid is read, from a daemon of any version.
+        with client.Client(s.socket_path, timeout=min(timeout, 5.0)) as c:
+            pid = c.call("status")["daemon"]["pid"]
         os.kill(int(pid), signal.SIGHUP)
     except (DaemonNotRunning, DaemonStarting):
         return "; the daemon reads it when it starts"

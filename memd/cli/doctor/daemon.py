@@ -25,7 +25,10 @@ def fetch_status(socket_path: Path, timeout: float) -> tuple[StatusResult | None
     from memd.api import client
 
     try:
-        st = client.call(socket_path, "status", {}, timeout=timeout)
+        # By name, as JSON: a daemon of another version answers in a shape of its own, whose
+        # `version` this check still reads to say so.
+        with client.Client(socket_path, timeout=timeout) as c:
+            st = c.call("status", {})
     except DaemonNotRunning as exc:
         return None, str(exc)
     except MemdError as exc:
