@@ -8,9 +8,11 @@
 Each case of a JSON Lines set (format and scoring in ../shared/bench-data/extraction-dev.md) runs
 through the real extraction job: a fresh MEMD_HOME with its memory tree and index, the case's
 turns written as one session the way ingestion writes them (one minute apart), then
-`memd.extraction.job.run_extraction` once, exactly as `memd extract --now` runs it. The memories
-are read back from the Markdown tree (every item the job wrote, superseded ones included) and
-scored:
+`memd.extraction.job.run_extraction` once, as `memd extract --now` runs it, over the memory
+feature alone (its index, its operations and the door to the memory files): the tree's history,
+which records the job's changes but changes nothing it writes, is not kept, and the index is a
+copy of one made and migrated once per process. The memories are read back from the Markdown
+tree (every item the job wrote, superseded ones included) and scored:
 
 - a positive case passes when every expected fact is matched by a live memory of the same type
   whose text contains one of its keywords (substring after NFKC + casefold);
@@ -54,14 +56,15 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.report import REPO, machine_line, publish, table
-from memd.app import Engine
 from memd.conversations.ingest import write_turns
 from memd.core.conditions import SystemState
 from memd.core.models import JobOutcome, JobResult, Turn
 from memd.core.settings import Settings, load
+from memd.daemon.engine import Engine
 from memd.db import Store
 from memd.extraction.job import run_extraction
 from memd.llm.choice import choose
+from memd.memory.api import MemoryFeature
 from memd.memory.jobs import JobContext
 from memd.memory.parse import split_item
 from memd.memory.tree import create_tree
@@ -207,10 +210,10 @@ def run_case_with(
         home = Path(tmp) / "home"
         settings = configure(load(env={**(env or {}), "MEMD_HOME": str(home)}))
         create_tree(settings.memory_dir)
-        store = Store.open(settings.db_path)
+        store = _fresh_store(settings.db_path)
         try:
-            engine = Engine(settings, store)
-            engine.indexer.reconcile()
+            memory = MemoryFeature(Engine(settings, store), store)
+            memory.indexer.reconcile()
             ts = [START + i * TURN_GAP_S for i in range(len(case.turns))]
             turns = [
                 Turn("ingest", case.id, f"t{i + 1}", "user", text, ts[i])
@@ -219,7 +222,7 @@ def run_case_with(
             now = ts[-1] + TURN_GAP_S
             store.w.run(lambda c: write_turns(c, turns, now=now))
             for run in range(1, max_runs + 1):
-                result = _extract(settings, engine, now, offline)
+                result = _extract(settings, memory, now, offline)
                 if result.outcome in (JobOutcome.SUCCESS, JobOutcome.NOTHING_TO_DO):
                     return read_memories(settings.memory_dir), run
                 if run == max_runs or result.outcome not in AGAIN:
@@ -229,11 +232,26 @@ def run_case_with(
             store.close()
 
 
-def _extract(settings: Settings, engine: Engine, now: float, offline: bool) -> JobResult:
+_EMPTY_INDEX: list[bytes] = []  # the fresh index of this process, made once (`_fresh_store`)
+
+
+def _fresh_store(path: Path) -> Store:
+    """A new, migrated index at `path`: a copy of an empty one made once in this process (a
+    case does not need its own run of the migrations; the copy is the same file)."""
+    if not _EMPTY_INDEX:
+        with tempfile.TemporaryDirectory(prefix="memd-extract-eval-index-") as tmp:
+            Store.open(Path(tmp) / "index.db").close()
+            _EMPTY_INDEX.append((Path(tmp) / "index.db").read_bytes())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(_EMPTY_INDEX[0])
+    return Store.open(path)
+
+
+def _extract(settings: Settings, memory: MemoryFeature, now: float, offline: bool) -> JobResult:
     # The load and battery gate is for scheduled runs on a user's machine, not for a benchmark.
     idle = SystemState(None, None, 0.0, os.cpu_count() or 1)
     ctx = JobContext(
-        settings, engine.store, engine.indexer, engine.ops, now=lambda: now, probe=lambda: idle
+        settings, memory.store, memory.indexer, memory.ops, now=lambda: now, probe=lambda: idle
     )
     if not offline:
         return run_extraction(ctx)
