@@ -51,7 +51,7 @@ BETWEEN: dict[str, str] = {
     "memd/api/client.py:Client.call": "the raw JSON-RPC call by method name, params and answer as the wire's JSON (`request` is the typed form): for what reads a daemon of any version (the doctor, `memd workspace`) and tests that send params no type takes",
     "memd/api/messages/decode.py:to_builtins": "a message as JSON values (dicts, lists, …): the wire's own form",
     "memd/api/protocol.py:encode_error": "the `data` member of a JSON-RPC error object: JSON by the protocol",
-    "memd/daemon/engine.py:Engine.handle": "a JSON-RPC params object before it is validated, and the answer as the socket sends it (`Engine.call` is the typed form)",
+    "memd/daemon/engine.py:Engine.handle": "the engine's raw entry point, as the socket is: a JSON-RPC params object before it is validated, and the answer as JSON (`Engine.call` is the typed form; memd itself calls only that, tests and benches drive this one in-process)",
 }
 
 # At the edge: where memd reads what another program or a person wrote (module or folder → what).
