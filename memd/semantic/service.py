@@ -337,9 +337,15 @@ class SemanticRecall:
     def scripts(found: VectorHits, texts: Mapping[K, str], keys: Iterable[K]) -> dict[K, Script]:
         """The dominant script of every document in the lists: stored with its vector, else
         read from its text."""
+        keys = list(keys)
+        many = getattr(found.scripts, "of", None)  # a snapshot's: one search for all of them
+        ints = [int(k) for k in keys if isinstance(k, int)]
+        stored: Mapping[int, Script | None] = (
+            many(ints) if many is not None else {k: found.scripts.get(k) for k in ints}
+        )
         out: dict[K, Script] = {}
         for key in keys:
-            s = found.scripts.get(key) if isinstance(key, int) else None
+            s = stored.get(int(key)) if isinstance(key, int) else None
             out[key] = s if s is not None else dominant_script(texts.get(key, ""))
         return out
 

@@ -67,3 +67,17 @@ def test_equal_cosines_rank_the_same_whatever_order_the_rows_were_stored_in(uniq
         snap = dataclasses.replace(snapshot(stored), unique_docs=unique)
         got.add(tuple(snap.top(QUERY, 3)[0]))
     assert got == {(7, 3, 5)}
+
+
+def test_scripts_of_many_documents_in_one_search_match_one_by_one() -> None:
+    """`DocScripts.of` (one search for a request's ~100 documents) answers as the lookups one
+    document at a time: a document's first row's script, nothing for one without a row."""
+    rng = np.random.default_rng(7)
+    docs = [int(d) for d in rng.integers(1, 400, 300)]  # repeats: sections with item rows
+    scripts = [("cjk", "latin", "other", "")[int(i)] for i in rng.integers(0, 4, 300)]
+    snap = Snapshot.of("section", rng.normal(size=(300, 8)), docs,
+                       [("topic", "", s) for s in scripts], ("kind", "owner", "script"))  # fmt: skip
+    one_by_one = {d: snap.scripts[d] for d in range(500) if d in snap.scripts}
+    assert snap.scripts.of(list(range(500))) == one_by_one
+    assert one_by_one[docs[0]] == scripts[0]
+    assert snap.scripts.of([]) == {} and snap.scripts.of([10_000]) == {}
