@@ -176,11 +176,18 @@ def prepare(home: Path, env: dict[str, str], convs: Conversations) -> None:
     """A first start ingests the logs, writes the journal and runs extraction once (its cursor
     then stands at the end, as after a month of use); the set's own files are then put back
     as the set wrote them, and files extraction added are removed, so that every run measures
-    the same tree: the set's, plus the journal memd wrote."""
+    the same tree: the set's, plus the journal memd wrote.
+
+    The write guard's kept changes are dropped with them: a file put back within seconds of
+    memd's write would otherwise look, at the next start, like an editor's older copy saved
+    while memd was down, and memd would write its items back into it."""
     with Daemon(home, **env, MEMD_SEMANTIC_KIND="off") as d:
         d.wait_ready()
         wait_settled(d, convs, semantic=False)
         d.call("run_job", {"name": "extract"}, timeout=600)
+    from memd.core import settings
+
+    settings.load(env=bench_env(home, **env)).write_guard_path.unlink(missing_ok=True)
     memory = home / "memory"
     keep = set(tree_hashes(SET / "tree"))
     for p in sorted(memory.rglob("*.md")):
