@@ -117,6 +117,13 @@ def text_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _spelled(word: str) -> str:
+    """What a text spells wherever `text_words` finds `word` in it: a stem is the start of the
+    word it came from (lower-cased, ’ as '), but for the "i" a final "y" becomes; a CJK bigram
+    is itself."""
+    return word[:-1] if word.endswith("i") else word
+
+
 def coverage(words: Sequence[str], held: frozenset[str]) -> float:
     """The share of `words` that `held` holds."""
     if not words:
@@ -143,7 +150,7 @@ class Candidate:
     position: int  # in its ranker's list
     own: float  # its ranker's score, before normalising within its tier
     match: float  # how well it matches the query, in [0, 1]
-    words: frozenset[str]
+    words: frozenset[str]  # a turn's (`collapse` compares them with memories); none for sections
     items: list[Item] = field(default_factory=list)  # matching items (sections)
     entries: list[Item] = field(default_factory=list)  # matching journal entries
     sources: list[Candidate] = field(default_factory=list)
@@ -170,6 +177,14 @@ class Query:
 
     def match(self, held: frozenset[str]) -> float:
         return max(coverage(self.words, held), coverage(self.bridged, held))
+
+    def match_with(self, head: frozenset[str], text: str) -> float:
+        """`match(head | text_words(text))`, the text's words read only when one of the query's
+        words could be among them: most list items of a section hold none."""
+        low = text.lower().replace("’", "'")
+        if any(w not in head and _spelled(w) in low for w in (*self.words, *self.bridged)):
+            return self.match(head | text_words(text))
+        return self.match(head)
 
     def shown(
         self, found_by: Sequence[str], cosine: float | None, script: Script, supported: bool
@@ -203,15 +218,12 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     items = section_items(r.text, r.start_line)
     # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
     head_words = text_words(head)
-    own = {id(it): text_words(it.text) for it in items}
-    scored = [(q.match(head_words | own[id(it)]), it) for it in items]
+    scored = [(q.match_with(head_words, it.text), it) for it in items]
     matching = [it for m, it in sorted(scored, key=lambda x: -x[0]) if m > 0]
     if f.item and f.found_by == (VECTOR,):
         matching = [it for it in items if it.text == f.item] or matching
-    best = max((m for m, _ in scored), default=q.match(text_words(f"{head} {r.text}")))
+    best = max((m for m, _ in scored), default=q.match_with(head_words, r.text))
     match = max(best, q.closeness(f.cosine, f.cosine_script))
-    # The words of the matching items together (no word or CJK run crosses two items).
-    words = frozenset().union(*(own[id(it)] for it in matching)) if matching else text_words(r.text)
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
         end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
@@ -219,7 +231,7 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
         snippet=snippet(matching[0].text if matching else r.text or r.heading, qt),
         items=list(plain_text(it.text) for it in matching[:ITEMS_SHOWN]),
     )  # fmt: skip
-    return Candidate(hit, tier, position, f.score, match, words, matching,
+    return Candidate(hit, tier, position, f.score, match, frozenset(), matching,
                      matching if tier == JOURNAL else [])  # fmt: skip
 
 
@@ -265,14 +277,15 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", plain_text(text).lower()).split())
 
 
-def repeats(item: Item, words: frozenset[str], text: str) -> bool:
-    """Whether a text (with its `words`) says a memory item again: the item's whole text in
-    it, or `REPEAT_SHARE` of the item's words (two at least)."""
+def repeats(item: Item, words: frozenset[str], norm: str) -> bool:
+    """Whether a text (its `words`, and `norm`: the text as `_norm` spells it) says a memory
+    item again: the item's whole text in it, or `REPEAT_SHARE` of the item's words (two at
+    least)."""
     own = _item_words(item.text)
     if len(own) >= 2 and coverage(own, words) >= REPEAT_SHARE:
         return True
-    norm = _norm(item.text)
-    return bool(norm) and norm in _norm(text)
+    said = _norm(item.text)
+    return bool(said) and said in norm
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -331,16 +344,18 @@ class _Said:
     """What a turn or journal hit says, read once for every memory it is compared with."""
 
     low: Candidate
-    text: str
+    norm: str  # its text as `_norm` spells it
     words: frozenset[str]
     turns: frozenset[str]  # the turns a journal hit's entries record
 
     @classmethod
     def of(cls, low: Candidate) -> _Said:
         if low.tier == TURN:
-            return cls(low, low.hit.text, low.words, frozenset())
+            return cls(low, _norm(low.hit.text), low.words, frozenset())
         text = " ".join(e.text for e in low.entries)
-        return cls(low, text, text_words(text), frozenset(_entry_turn(e) for e in low.entries))
+        return cls(
+            low, _norm(text), text_words(text), frozenset(_entry_turn(e) for e in low.entries)
+        )
 
     def repeats(self, memory: Candidate, said: set[tuple[str, str]]) -> bool:
         """Whether it says `memory` again (`said`: the turns the memory's items name)."""
@@ -349,7 +364,7 @@ class _Said:
             return True
         if self.turns and self.turns & {t for _, t in said}:
             return True
-        return any(repeats(it, self.words, self.text) for it in memory.items)
+        return any(repeats(it, self.words, self.norm) for it in memory.items)
 
 
 def _fold(low: Candidate, into: Candidate) -> None:
