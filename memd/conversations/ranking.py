@@ -106,7 +106,6 @@ def query_words(text: str) -> list[str]:
     return list(out)
 
 
-@functools.lru_cache(maxsize=1 << 12)
 def text_words(text: str) -> frozenset[str]:
     """Every word of a text as `query_words` spells them (stems and CJK bigrams)."""
     low = text.lower()
