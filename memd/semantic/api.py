@@ -122,8 +122,9 @@ class SemanticFeature:
         # On a first start, parsing CC-CEDICT made ~50 MB of objects that packing it left
         # free: give them back (glibc keeps what a thread freed in that thread's arena).
         give_memory_back()
-        how = "mapped from its cache file" if self.recall.dictionary.mapped else "parsed"
-        self.dictionary_state = f"{how} in {time.perf_counter() - t0:.2f} s"
+        self.dictionary_state = (
+            f"{self.recall.dictionary.origin} in {time.perf_counter() - t0:.2f} s"
+        )
 
     def _start_standalone(self) -> None:
         """Without a daemon: the query embedder, the index (built on first search) and the

@@ -118,17 +118,14 @@ class Dictionary:
                 longest[ord(w[0])] = max(longest[ord(w[0])], min(len(w), 255))
         self._longest: bytes | bytearray | memoryview = longest
         self._en: Packed | None = None
+        self.origin = "parsed"
+        """How it was had: parsed, or mapped from its cache file (`memd.semantic.bridge_cache`)."""
 
     def __contains__(self, word: str) -> bool:
         return word in self._senses
 
     def __len__(self) -> int:
         return len(self._senses)
-
-    @property
-    def mapped(self) -> bool:
-        """Whether it was read from its cache file (`memd.semantic.bridge_cache`)."""
-        return isinstance(self._longest, memoryview)
 
     @property
     def nbytes(self) -> int:
@@ -199,6 +196,7 @@ class Dictionary:
         d = cls.__new__(cls)
         d._senses, d._longest, d.max_len, d._en = senses, longest, max_len, english
         d.freq = {}
+        d.origin = "mapped from its cache file"
         return d
 
     def lookup(self, word: str) -> Entry | None:

@@ -126,5 +126,7 @@ def load(folder: Path, data: bytes, parse: Callable[[], Dictionary]) -> Dictiona
     if write(path, d):
         # Map what was just written: the parsed maps' memory is freed once the caller drops
         # them, and every later start reads exactly this.
-        return read(path) or d
+        mapped = read(path) or d
+        mapped.origin = "parsed, its cache file written"
+        return mapped
     return d

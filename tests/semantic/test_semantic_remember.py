@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.semantic import dictionary_cache
 from tests.utils import DaemonProcess, wait_for
 
 # The first test's set-up waits for the module daemon's backfill (the model embeds the whole
@@ -39,6 +40,7 @@ CHINESE = "我的妹妹住在柏林，是一名护士"
 @pytest.fixture(scope="module")
 def daemon() -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="memd-sem-remember-", dir="/tmp"))
+    dictionary_cache.seed(home)  # mapped, not parsed: as from a user's second start
     d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged").start()
     try:
         for text in OTHERS:
