@@ -1,8 +1,11 @@
-"""Giving memory the process freed back to the operating system.
+"""Giving memory the process freed back to the operating system, and holding less of it.
 
 glibc keeps what a thread freed in that thread's arena, where a long-running daemon would
-carry it as resting size all day; `malloc_trim` returns it. Other C libraries (musl, macOS's)
-give memory back themselves or have no such call: there this is a no-op.
+carry it as resting size all day; `malloc_trim` returns it. glibc also gives threads arenas
+of their own, up to eight per core: each holds its own free memory, and the daemon's twenty
+or so threads (the watchers' among them) mostly wait; `limit_arenas` caps how many there are.
+Other C libraries (musl, macOS's) give memory back themselves or have no such calls: there
+this is a no-op.
 """
 
 from __future__ import annotations
@@ -14,17 +17,34 @@ import gc
 import sys
 from collections.abc import Callable
 
+M_ARENA_MAX = -8  # mallopt's parameter number in glibc's malloc.h
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+def limit_arenas(n: int) -> bool:
+    """Let glibc's malloc use at most `n` arenas from now on (threads share them); before the
+    process starts its threads. True when set; False on another C library."""
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None) if libc is not None else None
+    if mallopt is None or not hasattr(libc, "malloc_trim"):  # musl has mallopt, not arenas
+        return False
+    return bool(mallopt(M_ARENA_MAX, n))
+
 
 @functools.cache
 def malloc_trim() -> Callable[[int], int] | None:
     """glibc's malloc_trim, or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
+    libc = _libc()
+    trim: Callable[[int], int] | None = getattr(libc, "malloc_trim", None)  # musl has none
     return trim
 
 

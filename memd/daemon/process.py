@@ -48,6 +48,8 @@ log = logging.getLogger("memd")
 STOP_DEADLINE_S = 15.0
 # How long a stop during the start waits for the step under way to reach its next checkpoint.
 STEP_STOP_WAIT_S = 5.0
+# glibc's arenas for the daemon's threads (its default: eight per core); see core/trim.py.
+MALLOC_ARENAS = 2
 EngineFactory = Callable[[Settings, Store], Engine]
 
 
@@ -91,6 +93,9 @@ class Daemon:
         self._reload_wanted = False  # a SIGHUP during the start, applied once serving
 
     def run(self) -> int:
+        # Before the first thread: its twenty-odd threads mostly wait, and an arena each would
+        # hold their freed memory apart (the daemon's resting size).
+        trim.limit_arenas(MALLOC_ARENAS)
         return asyncio.run(self.serve())
 
     async def serve(self) -> int:
