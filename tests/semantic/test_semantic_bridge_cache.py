@@ -155,3 +155,27 @@ def test_the_real_dictionary_from_its_cache_answers_as_parsed(tmp_path: Path) ->
     mapped = run(str(tmp_path))
     assert parsed.replace("bytearray", "x") == written.replace("memoryview", "x")
     assert written == mapped and "memoryview" in mapped
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+def test_the_packaged_dictionary_is_parsed_in_a_child_process(tmp_path: Path) -> None:
+    """`Dictionary.load(folder)` with no cache file there has a child process parse and write
+    it, and maps what the child wrote: the parse's memory is never the caller's."""
+    code = (
+        "import sys, resource; from pathlib import Path; from memd.semantic.bridge import *;"
+        "d = Dictionary.load(Path(sys.argv[1]));"
+        "print(d.origin, '|', to_english('我姐姐在哪个城市工作', d).terms,"
+        " resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    origin, _, rest = out.partition(" | ")
+    assert origin == "parsed in a child process, its cache file written"
+    assert "'sister'" in rest
+    assert int(rest.split()[-1]) < 100, out  # MB at the peak: parsing here peaks at ~190
+    assert len(list((tmp_path / "c").glob("cedict-*.bin"))) == 1
+
+
+def test_building_apart_fails_cleanly_into_an_unusable_folder(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    assert not bridge_cache.build_apart(tmp_path / "file" / "c")
