@@ -34,7 +34,9 @@ its subject — the user, their team, someone else — and whether it is negated
 `restore_subject` puts back the "I" a chat message leaves out), `zh_clauses` (the same for
 Chinese, which drops its subject freely: a clause without one continues the clause before, a
 relation — 女朋友, 同事 — makes it someone else's),
-`mentions` (rules over that structure: technologies named in a clause about the user, a tool
+`subjects` (facts whose values no lexicon lists — pets, diets, working hours, a tool named by
+the key it fills, a job taken — keyed by what the clause is about, so a later value replaces
+them), `mentions` (rules over that structure: technologies named in a clause about the user, a tool
 dropped for another of its kind, labelled clauses, Chinese clauses about 我/我们), `dates`, `tech` (the technology lexicon, with
 Pygments' language names), `places` (pycountry's countries and regions, large cities),
 `style` (working-style topics and their keys), one module per language and kind of fact

@@ -95,7 +95,7 @@ _DROPPED_I_RE = re.compile(
 _NEGATED_RE = re.compile(
     r"\b(?:not|never|no\s+longer|don't|doesn't|didn't|haven't|hasn't|won't|can't|cannot|isn't"
     r"|aren't|wasn't|without|hate|hates|dislike|dislikes|avoid|avoids|stopped|quit|dropped|ditched"
-    r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|gave\s+up|used\s+to|left|no)\b",
+    r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|(?:gave|given)\s+up|used\s+to|left|no)\b",
     re.I,
 )
 _UNSURE_RE = re.compile(

@@ -80,6 +80,13 @@ _EN_NAME_AGAIN_RE = re.compile(
 )
 
 
+# … or corrects it: "everyone calls me Bob", "Bob is fine", "it's Catherine with a C".
+_EN_NAME_FIX_RE = re.compile(
+    r"^(?:(?i:(?:everyone|everybody|people|most\s+people|my\s+friends|folks|they\s+all)\s+"
+    r"calls?\s+me)\s+(?P<name>" + _NAME_WORD + r")(?=\s*(?:[,.!;—–]|$|\s+(?i:anyway|now)\b))"
+    r"|(?P<fine>" + _NAME_WORD + r")\s+(?i:is\s+(?:fine|ok|okay|better|good))\b"
+    r"|(?i:it's|it\s+is)\s+(?P<spelt>" + _NAME_WORD + r")(?=\s+(?i:with\s+an?\s+\w\b|not\s)))"
+)
 _PIECES_RE = re.compile(r"\s*(?:[,;:—–]|\s-\s)\s*")
 
 
@@ -88,10 +95,10 @@ def restated_name(clause: str, ctx: Ctx) -> str:
     if not ctx.session.named:
         return ""
     for piece in _PIECES_RE.split(clause):
-        m = _EN_NAME_AGAIN_RE.match(strip_lead(piece))
+        m = _EN_NAME_AGAIN_RE.match(strip_lead(piece)) or _EN_NAME_FIX_RE.match(strip_lead(piece))
         if m is None:
             continue
-        name = m.group("name")
+        name = next(g for g in m.groups() if g)
         if name.split()[0].lower() not in _NOT_NAMES and name.lower() not in TECH:
             return name
     return ""
@@ -451,7 +458,9 @@ def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     n = _EN_FAMILY_NAME_RE.search(sentence)
     if n is not None:
         who = n.group("who").lower()
-        yield ctx.mem(f"User's {who} is called {n.group('name')}", "personal", IMP_FAMILY)
+        key = "pet" if who in ("dog", "cat") else ""  # one pet changed is one key (`subjects`)
+        yield ctx.mem(f"User's {who} is called {n.group('name')}", "personal", IMP_FAMILY,
+                      subject=key)  # fmt: skip
         return
     w = _EN_WITH_FAMILY_RE.match(sentence)
     if w is not None:

@@ -49,6 +49,7 @@ from memd.extraction.rules.mentions import (
 )
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.sameness import same_fact
+from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.traits import account, en_condition, zh_condition
 from memd.extraction.rules.zh_clauses import zh_clauses
@@ -85,6 +86,7 @@ _ZH_CLAUSE_RULES: tuple[Rule, ...] = (
     account,
     zh_tools,
     zh_preference,
+    zh_schedule,
 )
 
 # Clauses of an English sentence: "I'm 34 and I live in Toronto", "Hannah here — I lead ...".
@@ -123,7 +125,7 @@ def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
                 if project and rule in _EN_TOOL_RULES:
                     continue  # "the codebase I maintain is a Laravel app": the project's stack
                 yield from _noted(rule(part, ctx), said)
-        for structural in (en_labelled, en_stack, en_dropped):
+        for structural in (en_labelled, en_stack, en_dropped, en_subjects):
             yield from _noted(structural(body, ctx), said)
         yield from en_mentions(body, ctx, " ".join(said))
     yield from _en_tasks(body, ctx, question)
@@ -166,6 +168,8 @@ def _zh_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         said: list[str] = []
         yield from _noted(project, said)
         yield from _noted(zh_decision(body, ctx), said)
+        if not project:
+            yield from _noted(zh_subjects(body, ctx), said)
         yield from _noted(_zh_clauses(body, ctx, bool(project)), said)
         if not project:
             # A project's stack clause ("用 Next.js 开发") is not a skill statement.

@@ -53,7 +53,7 @@ _USED_CATEGORIES = frozenset({"language", "framework", "platform", "tool", "edit
 _VERSION_AFTER_RE = re.compile(r"\s*v?(?P<v>\d+(?:\.\d+)*)(?![\w.%]|\s*(?:个|岁|spaces?|years?)\b)")
 _AFTER_RE = re.compile(r",\s*|\s+(?:for|in\s+favou?r\s+of)\s+", re.I)
 _STOPPED_RE = re.compile(
-    r"\b(?:dropped|ditched|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|gave\s+up\s+on"
+    r"\b(?:dropped|ditched|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|(?:gave|given)\s+up\s+on"
     r"|stopped\s+using|no\s+longer\s+use|quit|abandoned|killed|removed|replaced)\b",
     re.I,
 )
