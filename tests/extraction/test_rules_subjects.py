@@ -117,3 +117,16 @@ def test_given_up_on_a_tool_is_a_switch_from_it() -> None:
                      "I've given up on Firefox, I'm back on Chrome for the devtools.")  # fmt: skip
     assert [t for t, _, _ in got] == ["t0", "t1"]
     assert "Chrome" in got[1][2] and got[1][1] == "preference"
+
+
+def test_a_one_off_text_asked_for_is_no_preference() -> None:
+    assert extract("Write a commit message for: 'switch logging to the logging module'.") == []
+    assert extract("Generate a README for this repo.") == []
+    # Unless it says it lasts.
+    assert extract("Always write a docstring for every public function.") != []
+
+
+def test_a_relations_own_diet_or_switch_is_theirs() -> None:
+    assert extract("my sister just went vegan and keeps sending me recipes lol") == []
+    assert extract("my dad switched to Linux last year") == []
+    assert extract("My daughter just started kindergarten.") != []

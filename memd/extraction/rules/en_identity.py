@@ -449,7 +449,11 @@ _EN_FAMILY_NAME_RE = re.compile(
 # Google", "my brother lives in Leeds"), not the user's.
 _EN_THEIRS_RE = re.compile(
     r"(?:(?:just|recently|now|still|also)\s+)*(?:works?|lives?|'s\s+(?:working|living)|is\s+(?:working|living)"
-    r"|uses?|says?|said|thinks?|swears|is\s+(?:an?\s+)?(?:[\w\-]+\s+){0,2}" + _ROLE_NOUNS + r")\b",
+    r"|uses?|says?|said|thinks?|swears|is\s+(?:an?\s+)?(?:[\w\-]+\s+){0,2}"
+    + _ROLE_NOUNS
+    # their own switches and diets: "my sister just went vegan", "my dad switched to Linux"
+    + r"|switched|(?:went|is|'s|became)\s+(?:fully\s+|now\s+)?(?:vegan|vegetarian|pescatarian"
+    r"|keto|gluten-free))\b",
     re.I,
 )
 

@@ -170,8 +170,20 @@ def en_preference(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     yield from _requests(sentence, ctx)
 
 
+# "Write a commit message for: '…'", "generate a README for this repo": one artefact asked for
+# now, not a way of working (unless it says it lasts: "always write a docstring for …").
+_ONE_OFF_RE = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|generate|create|make|compose"
+    r"|produce|suggest|give\s+me)\s+(?:me\s+)?(?:a|an|the|this|one)\s+(?:[\w\-]+\s+){0,3}?"
+    r"(?:for|about|from|of)\b",
+    re.I,
+)
+
+
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
+    if _ONE_OFF_RE.match(sentence) and not _LASTING_RE.search(sentence):
+        return
     readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
                _stop_doing, _no_thing, _works_for_me, _fan, _rather_you, _prefer, _contrast)  # fmt: skip
     for read in readers:
