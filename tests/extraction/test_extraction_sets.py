@@ -79,6 +79,7 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own6.jsonl", 69, 32, 0),
         ("extraction_own7.jsonl", 69, 40, 0),
         ("extraction_own8.jsonl", 58, 38, 0),
+        ("extraction_own9.jsonl", 60, 27, 2),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
