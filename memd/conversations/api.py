@@ -110,8 +110,12 @@ class Conversations:
         )
 
     def start(self) -> None:
-        self.ingestor.start()
-        self._started = True
+        # Under the swap lock: a reload arriving while the tailers start would otherwise swap
+        # in its ingestor (not started: not `_started` yet) while this starts the old one, and
+        # the new sources would never be read until a restart.
+        with self._swap:
+            self.ingestor.start()
+            self._started = True
 
     def stop(self) -> None:
         self._started = False

@@ -91,6 +91,7 @@ class Daemon:
         self._reloads: set[asyncio.Task[None]] = set()
         self._reload_lock = asyncio.Lock()
         self._reload_wanted = False  # a SIGHUP during the start, applied once serving
+        self._serving = False  # every feature started (its tailers too): reloads apply at once
 
     def run(self) -> int:
         # Before the first thread: its twenty-odd threads mostly wait, and an arena each would
@@ -137,8 +138,10 @@ class Daemon:
             self.engine.progress.stop()  # long work (the first index, a rebuild) ends early
 
     def _on_sighup(self) -> None:
-        if self.engine is None or self.engine.starting:
-            self._reload_wanted = True  # the features' reload hooks run once they have started
+        if self.engine is None or not self._serving:
+            # The features' reload hooks run once every one has started: never beside an
+            # `on_start` still under way (a tailer starting with the old sources).
+            self._reload_wanted = True
             return
         self._reload()
 
@@ -186,6 +189,7 @@ class Daemon:
             return False
         log.info("memd %s serving on %s (pid %d)", __version__, s.socket_path, os.getpid())
         sdnotify.ready(self._ready_status(engine))
+        self._serving = True
         if self._reload_wanted:
             self._reload()
         return True
