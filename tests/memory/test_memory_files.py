@@ -223,18 +223,38 @@ def test_a_whole_file_write_keeps_memds_other_recent_items_guarded(tmp_path: Pat
 
 
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
-    now = [0.0]
+    """A save made after the window is the person's, whenever memd sees it."""
     files = door(tmp_path)
-    files.guard = WriteGuard(window_s=5, clock=lambda: now[0])
+    wall = [time.time() - 6]  # memd's change, as its clock tells: six seconds ago
+    files.guard = WriteGuard(window_s=5, wall=lambda: wall[0])
     files.watching(True)
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
     old = p.read_text()
     append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
-    now[0] = 6.0
-    p.write_text(old)
+    wall[0] = time.time()
+    p.write_text(old)  # saved now: six seconds after memd's change
     nothing(files, p)
     assert "first" not in p.read_text()
+
+
+def test_a_save_within_the_window_seen_late_is_judged_by_when_it_was_made(
+    tmp_path: Path,
+) -> None:
+    """A loaded machine: the watcher (or memd's next edit) gets to an editor's older copy
+    after the window, though the editor saved it at once: memd's change is applied again."""
+    now = [0.0]
+    files = door(tmp_path)
+    files.guard = WriteGuard(window_s=5, clock=lambda: now[0])
+    files.watching(True)
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- gone <!-- memd id=m_00000001 -->\n- by hand\n")
+    old = p.read_text()
+    remove_items(p, lambda t, m: m.get("id") == "m_00000001", files=files)  # a forget
+    p.write_text(old)  # the editor's older copy, saved right after
+    now[0] = 6.0  # ... and looked at six seconds later
+    assert files.saved_by_someone(p)
+    assert "gone" not in p.read_text() and "- by hand" in p.read_text()
 
 
 # -- only inside the memory roots ------------------------------------------------------------

@@ -357,7 +357,7 @@ class MemoryFiles:
                 snap = self._read_for_write(path, roots)
                 base = snap.text
                 if change.guarded is not None:
-                    base = self.guard.restore(path, snap.data, base)
+                    base = self.guard.restore(path, snap.data, base, _changed_at(path))
                 new, result = change.apply(base)
                 if new is None:
                     new = base
@@ -556,7 +556,7 @@ class MemoryFiles:
         """The watcher saw `path` change: if an editor wrote an older copy over memd's recent
         changes, they are applied again (one change with the cause of the changes). True when
         something was written; never raises (the next write retries)."""
-        cause = self.guard.watched(path)
+        cause = self.guard.watched(path, _changed_at(path))
         if cause is None:
             return False
         why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
@@ -571,6 +571,15 @@ class MemoryFiles:
     def peek(self, path: Path) -> Snapshot:
         """The file as it is this instant (no waiting), never through a link: for checks only."""
         return read_snapshot(path)
+
+
+def _changed_at(path: Path) -> float | None:
+    """When `path` last changed (its ctime: a save by rename sets it too), as time.time();
+    None when it is gone."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ctime
+    except OSError:
+        return None
 
 
 def _texts(wrote: Mapping[str, Wrote]) -> dict[str | Path, tuple[str | None, str | None]]:

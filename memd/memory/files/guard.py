@@ -18,6 +18,10 @@ seen changed by the watcher, checks them:
 A changed item counts as undone only when its line is back to exactly what it was before
 memd's change: a line changed to anything else was edited by a person.
 
+A save counts as within the window by when it was made (the file's change time), not by
+when memd looks at it: on a loaded machine the watcher, or memd's next edit, can get to an
+editor's older copy seconds late (memd looks for up to `LATE_S` seconds).
+
 What this cannot tell apart: a person who, within the window, deletes exactly memd's most
 recent item (or restores a line memd just removed) gets memd's change back once; after the
 window every edit is taken as it is. Only items with a memd id are guarded (lines a person
@@ -52,6 +56,10 @@ from memd.memory.parse import item_prefix
 
 log = logging.getLogger(__name__)
 WINDOW_S = 5.0
+LATE_S = 60.0
+"""How long after memd's change a save of the file may still be seen: the watcher, or memd's
+next edit, can come late on a loaded machine. The save is judged by when it happened (the
+file's change time), not by when memd looks at it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,15 +219,22 @@ class WriteGuard:
         if state is not None:
             self._load(state)
 
-    def restore(self, path: Path | str, data: bytes | None, text: str | None) -> str | None:
-        """`text` (the file as just read) with memd's missing recent changes applied again."""
+    def restore(
+        self,
+        path: Path | str,
+        data: bytes | None,
+        text: str | None,
+        changed_at: float | None = None,
+    ) -> str | None:
+        """`text` (the file as just read; `changed_at`: when it last changed, as time.time(),
+        None for now) with memd's missing recent changes applied again."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
             if st is None or not self.active:
                 return text
             now = self.clock()
-            st.entries = [e for e in st.entries if now - e.at < self.window_s]
+            st.entries = [e for e in st.entries if now - e.at < self.window_s + LATE_S]
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
@@ -227,6 +242,12 @@ class WriteGuard:
                 return text
             digest = _digest(data)
             if digest == st.last:
+                return text
+            # Written over memd's last write: within the window of which changes?
+            st.entries = self._within(st, changed_at)
+            if not st.entries:  # saved after the window of every change: as the person left it
+                del self._files[key]
+                self._save()
                 return text
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
@@ -322,7 +343,7 @@ class WriteGuard:
             entries = [
                 {"wall": e.wall, "cause": e.cause, "ops": [_op_json(op) for op in e.ops]}
                 for e in st.entries
-                if now - e.at < self.window_s
+                if now - e.at < self.window_s + LATE_S
             ]
             if entries and st.last is not None:
                 files[key] = {"last": st.last.hex(), "entries": entries}
@@ -367,23 +388,20 @@ class WriteGuard:
             log.warning("the write guard's kept changes in %s cannot be read: %s", state, exc)
             self._files.clear()
 
-    def watched(self, path: Path | str) -> str | None:
-        """The cause of the guarded changes of `path` (None when none are in their window)."""
+    def watched(self, path: Path | str, changed_at: float | None = None) -> str | None:
+        """The cause of the guarded changes of `path` a save at `changed_at` (time.time(); None
+        for now) falls within the window of (None when none)."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
             if st is None:
                 return None
             now = self.clock()
-            live = [e for e in st.entries if now - e.at < self.window_s]
+            seen = [e for e in st.entries if now - e.at < self.window_s + LATE_S]
+            live = self._within(_File(st.last, seen), changed_at)
             return (live[-1].cause or "edit") if live else None
 
-    def paths(self) -> list[str]:
-        """Files with changes still in their window."""
-        now = self.clock()
-        with self._lock:
-            return [
-                k
-                for k, st in self._files.items()
-                if any(now - e.at < self.window_s for e in st.entries)
-            ]
+    def _within(self, st: _File, changed_at: float | None) -> list[_Entry]:
+        """The changes of `st` a save at `changed_at` came within the window of."""
+        at = self.wall() if changed_at is None else changed_at
+        return [e for e in st.entries if at - e.wall < self.window_s]
