@@ -68,17 +68,21 @@ def demo_env(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, 
     return env
 
 
-def _wait(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+def _wait(sock: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    """Until the daemon has done its first index (before that, `status` alone answers and the
+    other calls are told to wait): seconds on a first run or a busy machine."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
             raise SystemExit(f"the daemon exited early with code {proc.returncode}")
         try:
-            client.request(sock, m.STATUS, m.NoParams(), timeout=2)
-            return
+            st = client.request(sock, m.STATUS, m.NoParams(), timeout=10)
+            if st.daemon.starting is not True:
+                return
         except DaemonNotRunning:
-            time.sleep(0.1)
-    raise SystemExit("the daemon did not come up in time")
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"the daemon did not come up within {timeout:.0f} s")
 
 
 def _show(title: str, text: str) -> None:
