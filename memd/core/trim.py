@@ -33,9 +33,8 @@ def _libc() -> ctypes.CDLL | None:
 def limit_arenas(n: int) -> bool:
     """Let glibc's malloc use at most `n` arenas from now on (threads share them); before the
     process starts its threads. True when set; False on another C library."""
-    libc = _libc()
-    mallopt = getattr(libc, "mallopt", None) if libc is not None else None
-    if mallopt is None or not hasattr(libc, "malloc_trim"):  # musl has mallopt, not arenas
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None or malloc_trim() is None:  # musl has mallopt, not arenas
         return False
     return bool(mallopt(M_ARENA_MAX, n))
 

@@ -233,8 +233,7 @@ class WriteGuard:
             st = self._files.get(key)
             if st is None or not self.active:
                 return text
-            now = self.clock()
-            st.entries = [e for e in st.entries if now - e.at < self.window_s + LATE_S]
+            st.entries = self._seen(st.entries)
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
@@ -244,7 +243,7 @@ class WriteGuard:
             if digest == st.last:
                 return text
             # Written over memd's last write: within the window of which changes?
-            st.entries = self._within(st, changed_at)
+            st.entries = self._within(st.entries, changed_at)
             if not st.entries:  # saved after the window of every change: as the person left it
                 del self._files[key]
                 self._save()
@@ -259,7 +258,7 @@ class WriteGuard:
                 return text
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
             for e in missing:
-                e.at, e.wall = now, self.wall()
+                e.at, e.wall = self.clock(), self.wall()
             self.reapplied += len(todo)
             self._save()
         log.info("%s: an older copy was written over memd's recent changes; applying %d again",
@@ -318,7 +317,7 @@ class WriteGuard:
                 return
             # Changed after memd's last write of it (it is not that write): a save within the
             # window of a change is an older copy written over it, as `restore` judges it.
-            live = [e for e in st.entries if changed_at - e.wall < self.window_s]
+            live = self._within(st.entries, changed_at)
             if live:
                 now = self.clock()
                 for e in live:
@@ -334,16 +333,14 @@ class WriteGuard:
             return list(self._files)
 
     def _save(self) -> None:
-        """Rewrite the state file with the changes still in their window (lock held)."""
+        """Rewrite the state file with the changes a save may still be seen for (lock held)."""
         if self.state is None:
             return
-        now = self.clock()
         files = {}
         for key, st in self._files.items():
             entries = [
                 {"wall": e.wall, "cause": e.cause, "ops": [_op_json(op) for op in e.ops]}
-                for e in st.entries
-                if now - e.at < self.window_s + LATE_S
+                for e in self._seen(st.entries)
             ]
             if entries and st.last is not None:
                 files[key] = {"last": st.last.hex(), "entries": entries}
@@ -396,12 +393,16 @@ class WriteGuard:
             st = self._files.get(key)
             if st is None:
                 return None
-            now = self.clock()
-            seen = [e for e in st.entries if now - e.at < self.window_s + LATE_S]
-            live = self._within(_File(st.last, seen), changed_at)
+            live = self._within(self._seen(st.entries), changed_at)
             return (live[-1].cause or "edit") if live else None
 
-    def _within(self, st: _File, changed_at: float | None) -> list[_Entry]:
-        """The changes of `st` a save at `changed_at` came within the window of."""
+    def _seen(self, entries: list[_Entry]) -> list[_Entry]:
+        """The changes a save of their file may still be seen for (`LATE_S`)."""
+        now = self.clock()
+        return [e for e in entries if now - e.at < self.window_s + LATE_S]
+
+    def _within(self, entries: list[_Entry], changed_at: float | None) -> list[_Entry]:
+        """The changes a save at `changed_at` (time.time(); None: now) came within the
+        window of."""
         at = self.wall() if changed_at is None else changed_at
-        return [e for e in st.entries if at - e.wall < self.window_s]
+        return [e for e in entries if at - e.wall < self.window_s]
