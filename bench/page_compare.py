@@ -29,11 +29,7 @@ from bench.report import REPO
 from bench.wire_compare import (
     Tree,
     compare,
-    conversation_methods,
-    edit_methods,
-    history_methods,
-    job_methods,
-    memory_methods,
+    everyday_methods,
     prepare,
     run,
 )
@@ -159,11 +155,7 @@ def page_scenario(t: Tree) -> None:
     prepare(t)
     t.start()
     try:
-        ids = memory_methods(t)
-        conversation_methods(t)
-        job_methods(t)
-        edit_methods(t, ids)
-        history_methods(t)
+        everyday_methods(t)
         t.settle()
         page = Page(t)
         try:

@@ -519,15 +519,20 @@ def pg_scenario(t: Tree, dsn: str) -> None:
         t.stop()
 
 
+def everyday_methods(t: Tree) -> None:
+    """Memory, conversations, jobs, edits and history, in that order, on a started daemon."""
+    ids = memory_methods(t)
+    conversation_methods(t)
+    job_methods(t)
+    edit_methods(t, ids)
+    history_methods(t)
+
+
 def scenario(t: Tree) -> None:
     prepare(t)
     t.start()
     try:
-        ids = memory_methods(t)
-        conversation_methods(t)
-        job_methods(t)
-        edit_methods(t, ids)
-        history_methods(t)
+        everyday_methods(t)
         transfer_methods(t)
         rest_methods(t)
         cli_commands(t, "daemon up")
