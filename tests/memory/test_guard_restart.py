@@ -131,3 +131,104 @@ def test_a_kept_change_of_a_path_outside_the_memory_roots_is_dropped_unread(
     files.watching(True)
     files.resume()
     assert outside.read_text() == "# Not memd's\n" and files.guard.kept() == []
+
+
+def _kept(g: object) -> dict[str, tuple[str, list[tuple[float, str, list[object]]]]]:
+    """A guard's kept changes, comparable between guards (times on the wall clock)."""
+    from memd.memory.files.guard import WriteGuard
+
+    assert isinstance(g, WriteGuard)
+    return {
+        k: (st.last.hex() if st.last else "", [(e.wall, e.cause, list(e.ops)) for e in st.entries])
+        for k, st in g._files.items()
+    }
+
+
+def test_a_write_appends_its_change_to_the_state_file_instead_of_rewriting_it(
+    tmp_path: Path,
+) -> None:
+    """Each of memd's item changes costs the guard one line, however many it keeps: a burst of
+    remembers rewrote the whole file on each of them (a remember's largest cost after its
+    file write), growing with every change kept. The next start reads the same changes."""
+    from memd.memory.files.guard import AddOp, WriteGuard
+
+    state, p = tmp_path / "memd-write-guard.json", tmp_path / "notes.md"
+    g = WriteGuard(state=state)
+    g.active = True
+    text = "# Notes\n\n## Notes\n\n- by hand\n"
+    before = b""
+    for i in range(40):
+        body = f"fact {i} <!-- memd id=m_{i} -->"
+        text += f"- {body}\n"
+        g.written(p, text.encode(), [AddOp("Notes", body, f"m_{i}", "Notes")], "remember")
+        now = state.read_bytes()
+        assert now.startswith(before) and now.count(b"\n") == before.count(b"\n") + 1, i
+        before = now
+    again = WriteGuard(state=state)
+    assert _kept(again) == _kept(g) and len(_kept(g)[str(p)][1]) == 40
+    # The next start rewrote it as one line per file: what holds, read the same way.
+    assert state.read_bytes().count(b"\n") == 1 and _kept(WriteGuard(state=state)) == _kept(g)
+
+
+def test_every_kind_of_guard_change_reads_back_the_same_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item changes, a newer change of an item replacing the older, an older copy written
+    back and checked, a whole-file write, a file forgotten, an older copy after the window:
+    a guard started on the state file keeps exactly what the running one keeps — including
+    across a rewrite of the file (`COMPACT_LINES`, lowered so that it happens often)."""
+    import random
+
+    from memd.memory.files import guard as gm
+
+    monkeypatch.setattr(gm, "COMPACT_LINES", 16)
+
+    clock = [1000.0]
+    wall = [1.7e9]
+    state = tmp_path / "memd-write-guard.json"
+    g = gm.WriteGuard(state=state, clock=lambda: clock[0], wall=lambda: wall[0])
+    g.active = True
+    rnd = random.Random(7)
+    paths = [tmp_path / f"f{i}.md" for i in range(4)]
+    texts = {p: "# T\n\n## Notes\n\n- by hand\n" for p in paths}
+    for step in range(300):
+        p = rnd.choice(paths)
+        n = rnd.randrange(12)
+        kind = rnd.random()
+        if kind < 0.55:
+            body = f"item {n} v{step} <!-- memd id=m_{n} -->"
+            old = [ln for ln in texts[p].split("\n") if f"id=m_{n} " in ln]
+            if old:
+                texts[p] = texts[p].replace(old[0], f"- {body}")
+                op: gm.Op = gm.SetOp(f"m_{n}", body, old[0][2:])
+            else:
+                texts[p] += f"- {body}\n"
+                op = gm.AddOp("Notes", body, f"m_{n}", "Notes")
+            g.written(p, texts[p].encode(), [op], "remember")
+        elif kind < 0.7:
+            older = "# T\n\n## Notes\n\n- by hand\n- an editor's line\n"
+            texts[p] = g.restore(p, older.encode(), older, wall[0]) or older
+        elif kind < 0.8:
+            texts[p] = "# T\n\n## Notes\n\n- rewritten whole\n"
+            g.rewritten(p, texts[p].encode(), texts[p])
+        elif kind < 0.87:
+            g.forget_file(p)
+            texts[p] = "# T\n\n## Notes\n\n- by hand\n"
+        else:
+            g.written(p, texts[p].encode(), None)  # a whole-file write: not guarded
+        step_s = rnd.choice([0.1, 0.5, 3.0, 20.0])
+        clock[0] += step_s
+        wall[0] += step_s
+        copy = tmp_path / "next-start.json"  # the next start rewrites the file it reads
+        copy.write_bytes(state.read_bytes() if state.exists() else b"")
+        again = gm.WriteGuard(state=copy, clock=lambda: clock[0], wall=lambda: wall[0])
+        assert _seen(again, wall[0]) == _seen(g, wall[0]), step
+
+
+def _seen(g: object, now: float) -> dict[str, tuple[str, list[tuple[float, str, list[object]]]]]:
+    """The kept changes a save may still be seen for at `now` (what a guard acts on)."""
+    from memd.memory.files.guard import LATE_S, WINDOW_S
+
+    kept = {k: (last, [e for e in es if now - e[0] < WINDOW_S + LATE_S])
+            for k, (last, es) in _kept(g).items()}  # fmt: skip
+    return {k: v for k, v in kept.items() if v[1]}

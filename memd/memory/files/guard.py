@@ -29,9 +29,11 @@ wrote are theirs); journal entries and whole-file writes (undo, a pulled or impo
 not. The guard is active in the daemon only (`active`), where the watcher reports changes.
 Part of `memd.memory.files`: one guard belongs to one door (`MemoryFiles`).
 
-The changes in their window are also kept in a small file (`state`), rewritten whenever they
-change: an editor saving its older copy while memd is down (killed, or restarting) would
-otherwise take memd's acknowledged change with it for good. When memd starts, a file changed
+The changes in their window are also kept in a small file (`state`): an editor saving its
+older copy while memd is down (killed, or restarting) would otherwise take memd's acknowledged
+change with it for good. Each change is one line appended to it (a remember's item, or the
+state of one file after a check), so a write costs the same however many changes are kept; the
+file is rewritten whole only when it has grown by `COMPACT_LINES` lines, and at start. When memd starts, a file changed
 since memd's last write, at a time within the window of memd's changes (`resume`), gets them
 back as if memd had never stopped; a file changed later was changed by a person after the
 window and stays as they left it. The file is not flushed to disk on each change: it survives
@@ -56,6 +58,7 @@ from memd.memory.parse import item_prefix
 
 log = logging.getLogger(__name__)
 WINDOW_S = 5.0
+COMPACT_LINES = 256
 LATE_S = 60.0
 """How long after memd's change a save of the file may still be seen: the watcher, or memd's
 next edit, can come late on a loaded machine. The save is judged by when it happened (the
@@ -165,6 +168,14 @@ class _File:
     last: bytes | None = None  # the digest of what memd last wrote (or accepted as it is)
     entries: list[_Entry] = field(default_factory=list)
 
+    def add(self, entry: _Entry) -> None:
+        """A new change: a newer change of the same item replaces the older one."""
+        ids = {op.item_id for op in entry.ops if op.item_id}
+        for e in self.entries:
+            e.ops = [op for op in e.ops if op.item_id not in ids]
+        self.entries = [e for e in self.entries if e.ops]
+        self.entries.append(entry)
+
     def accept(self, digest: bytes, view: _View) -> None:
         """The file as it is now (`digest`, its items `view`) is taken as it is: memd's changes
         that no longer hold there were undone on purpose and are let go."""
@@ -195,6 +206,19 @@ def _op_of(raw: dict[str, str]) -> Op:
     return kind(**raw)
 
 
+def _entry_json(e: _Entry) -> dict[str, object]:
+    return {"wall": e.wall, "cause": e.cause, "ops": [_op_json(op) for op in e.ops]}
+
+
+def _entry_of(raw: dict[str, object], now: float, wall: float) -> _Entry:
+    """An entry kept by an earlier run: its time moved onto this run's clock."""
+    ops = raw["ops"]
+    if not isinstance(ops, list):
+        raise TypeError("ops is not a list")
+    at = float(raw["wall"])  # type: ignore[arg-type]
+    return _Entry([_op_of(dict(o)) for o in ops], now - (wall - at), str(raw["cause"]), at)
+
+
 class WriteGuard:
     """memd's recent item changes per file, re-applied after an outdated write (module doc)."""
 
@@ -214,7 +238,8 @@ class WriteGuard:
         self.reapplied = 0  # operations applied again (for status and tests)
         self._files: dict[str, _File] = {}
         self._lock = threading.Lock()
-        self._saved = ""
+        self._logged: dict[str, str] = {}  # per file kept in `state`: its last state line
+        self._lines = 0  # lines in `state`
         self._failing = False
         if state is not None:
             self._load(state)
@@ -237,7 +262,7 @@ class WriteGuard:
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
-                self._save()
+                self._save(key)
                 return text
             digest = _digest(data)
             if digest == st.last:
@@ -246,7 +271,7 @@ class WriteGuard:
             st.entries = self._within(st.entries, changed_at)
             if not st.entries:  # saved after the window of every change: as the person left it
                 del self._files[key]
-                self._save()
+                self._save(key)
                 return text
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
@@ -254,13 +279,13 @@ class WriteGuard:
                 # All there, or whoever wrote saw memd's latest change: the older ones missing
                 # were undone on purpose.
                 st.accept(digest, view)
-                self._save()
+                self._save(key)
                 return text
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
             for e in missing:
                 e.at, e.wall = self.clock(), self.wall()
             self.reapplied += len(todo)
-            self._save()
+            self._save(key)
         log.info("%s: an older copy was written over memd's recent changes; applying %d again",
                  key, len(todo))  # fmt: skip
         return reapply(text, todo)
@@ -272,26 +297,24 @@ class WriteGuard:
             st = self._files.get(key)
             if ops is None or not self.active:
                 if self._files.pop(key, None) is not None:
-                    self._save()
+                    self._save(key)
                 return
             if st is None:
                 if not ops:
                     return
                 st = self._files[key] = _File()
             st.last = _digest(data)
-            if ops:
-                ids = {op.item_id for op in ops if op.item_id}
-                for e in st.entries:  # a newer change of the same item replaces the older one
-                    e.ops = [op for op in e.ops if op.item_id not in ids]
-                st.entries = [e for e in st.entries if e.ops]
-                st.entries.append(_Entry(list(ops), self.clock(), cause, self.wall()))
-            self._save()
+            entry = _Entry(list(ops), self.clock(), cause, self.wall()) if ops else None
+            if entry is not None:
+                st.add(entry)
+            self._save(key, entry)
 
     def forget_file(self, path: Path | str) -> None:
         """memd replaced or deleted the whole file: its earlier changes are no longer guarded."""
+        key = os.path.abspath(path)
         with self._lock:
-            if self._files.pop(os.path.abspath(path), None) is not None:
-                self._save()
+            if self._files.pop(key, None) is not None:
+                self._save(key)
 
     def rewritten(self, path: Path | str, data: bytes, text: str) -> None:
         """memd wrote the whole file (`data`, decoded `text`: an undo, a pulled file): its
@@ -303,7 +326,7 @@ class WriteGuard:
             if st is None:
                 return
             st.accept(_digest(data), _View.of(text))
-            self._save()
+            self._save(key)
 
     def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
         """memd starts: `path` holds `data`, last changed at `changed_at` (time.time()). If it
@@ -325,65 +348,136 @@ class WriteGuard:
                 st.entries = live
             else:
                 del self._files[key]
-            self._save()
+            self._save(key)
 
     def kept(self) -> list[str]:
         """Files whose changes were kept from before this start (see `resume`)."""
         with self._lock:
             return list(self._files)
 
-    def _save(self) -> None:
-        """Rewrite the state file with the changes a save may still be seen for (lock held)."""
+    def _save(self, key: str, added: _Entry | None = None) -> None:
+        """Keep the change of `key`'s state in the state file (lock held): the entry `added`
+        by a write, else the file's state as it is now (module doc)."""
         if self.state is None:
             return
-        files = {}
-        for key, st in self._files.items():
-            entries = [
-                {"wall": e.wall, "cause": e.cause, "ops": [_op_json(op) for op in e.ops]}
-                for e in self._seen(st.entries)
-            ]
-            if entries and st.last is not None:
-                files[key] = {"last": st.last.hex(), "entries": entries}
-        text = json.dumps({"files": files}) if files else ""
-        if text == self._saved:
+        st = self._files.get(key)
+        entries = [] if st is None or st.last is None else self._seen(st.entries)
+        line: dict[str, object]
+        if added is not None and st is not None and st.last is not None:
+            line = {"f": key, "last": st.last.hex(), "add": _entry_json(added)}
+        elif entries and st is not None and st.last is not None:
+            line = {"f": key, "last": st.last.hex(), "entries": [_entry_json(e) for e in entries]}
+        elif key in self._logged:
+            line = {"f": key}  # no longer kept
+        else:
+            return  # never kept in the file: nothing to take back
+        text = json.dumps(line)
+        if added is None and self._logged.get(key) == text:
             return
-        tmp = self.state.with_name(self.state.name + ".tmp")
         try:
-            if text:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.replace(tmp, self.state)
+            if not self._files or self._lines >= COMPACT_LINES:
+                self._compact()  # nothing kept (no file), or time to drop what no longer holds
             else:
-                self.state.unlink(missing_ok=True)
-            self._saved = text
+                fd = os.open(
+                    self.state, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+                )
+                try:
+                    os.write(fd, (text + "\n").encode("utf-8"))
+                finally:
+                    os.close(fd)
+                self._lines += 1
+                if "f" in line and len(line) == 1:
+                    self._logged.pop(key, None)
+                else:
+                    self._logged[key] = "" if added is not None else text
             self._failing = False
         except OSError as exc:  # memory-only then: the guard itself still works
             if not self._failing:  # once until it works again (a full disk: every write)
                 log.warning("the write guard cannot keep its changes in %s: %s", self.state, exc)
             self._failing = True
 
+    def _compact(self) -> None:
+        """Rewrite the state file with one line per file whose changes a save may still be
+        seen for (lock held); no such file: no state file."""
+        assert self.state is not None
+        logged: dict[str, str] = {}
+        for key, st in self._files.items():
+            entries = self._seen(st.entries)
+            if entries and st.last is not None:
+                logged[key] = json.dumps(
+                    {"f": key, "last": st.last.hex(), "entries": [_entry_json(e) for e in entries]}
+                )
+        if not logged:
+            self.state.unlink(missing_ok=True)
+        else:
+            tmp = self.state.with_name(self.state.name + ".tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in logged.values()))
+            os.replace(tmp, self.state)
+        self._logged, self._lines = logged, len(logged)
+
     def _load(self, state: Path) -> None:
-        """The changes a previous run kept (their times moved onto this run's clock)."""
+        """The changes a previous run kept (their times moved onto this run's clock), read
+        line by line; the file is then rewritten with what holds. A line that cannot be read
+        costs a warning, and its file's changes are not kept (what they were is not known)."""
         try:
-            raw = json.loads(state.read_text(encoding="utf-8") or "{}")
-            now, wall = self.clock(), self.wall()
-            for key, f in raw.get("files", {}).items():
-                entries = [
-                    _Entry(
-                        [_op_of(dict(o)) for o in e["ops"]],
-                        now - (wall - e["wall"]),
-                        str(e["cause"]),
-                        float(e["wall"]),
-                    )
-                    for e in f["entries"]
-                ]
-                self._files[str(key)] = _File(bytes.fromhex(f["last"]), entries)
+            raw = state.read_bytes()
         except FileNotFoundError:
             return
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except OSError as exc:
             log.warning("the write guard's kept changes in %s cannot be read: %s", state, exc)
-            self._files.clear()
+            return
+        now, wall = self.clock(), self.wall()
+        bad = 0
+        for line in raw.splitlines():
+            if line.strip() and not self._read_line(line, now, wall):
+                bad += 1
+        if bad:
+            log.warning("the write guard's kept changes in %s: %d lines cannot be read", state, bad)
+        try:
+            self._compact()
+        except OSError as exc:
+            log.warning("the write guard cannot keep its changes in %s: %s", state, exc)
+
+    def _read_line(self, line: bytes, now: float, wall: float) -> bool:
+        """Replay one line of the state file; False when it cannot be read."""
+        key: str | None = None
+        try:
+            rec = json.loads(line)
+            if "files" in rec:  # the one-object form of earlier versions
+                for k, f in rec["files"].items():
+                    key = str(k)
+                    self._replay(key, f, now, wall)
+                return True
+            key = str(rec["f"])
+            self._replay(key, rec, now, wall)
+            return True
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            if key is not None:
+                self._files.pop(key, None)
+            log.debug("write guard: an unreadable line in %s: %s", self.state, exc)
+            return False
+
+    def _replay(self, key: str, rec: dict[str, object], now: float, wall: float) -> None:
+        """One line of the state file: a file's changes (`entries`), one more (`add`), or
+        none kept (neither)."""
+        if "add" not in rec and "entries" not in rec:
+            self._files.pop(key, None)
+            return
+        last = bytes.fromhex(str(rec["last"]))
+        if "add" in rec:
+            add = rec["add"]
+            if not isinstance(add, dict):
+                raise TypeError("add is not an object")
+            st = self._files.setdefault(key, _File())
+            st.last = last
+            st.add(_entry_of(add, now, wall))
+            return
+        entries = rec["entries"]
+        if not isinstance(entries, list):
+            raise TypeError("entries is not a list")
+        self._files[key] = _File(last, [_entry_of(e, now, wall) for e in entries])
 
     def watched(self, path: Path | str, changed_at: float | None = None) -> str | None:
         """The cause of the guarded changes of `path` a save at `changed_at` (time.time(); None
