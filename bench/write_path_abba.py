@@ -13,7 +13,8 @@ Each run: a fresh MEMD_HOME with the corpus (`bench/corpus.py`), the daemon's fi
 `--queries` context and search calls (after `--warmup`), `--remembers` remembers, `--edits`
 edits by hand (in place and by rename; `bench/index_bench.py`'s edit → searchable), then a
 `--turns`-turn log moved into the daemon's log folder (turns/s until all are stored, as
-`bench/ingest_bench.py` measures it); RSS is read after the edits and after the ingest.
+`bench/ingest_bench.py` measures it, and the daemon's CPU over that time per 1,000 turns); RSS
+is read after the edits and after the ingest.
 """
 
 from __future__ import annotations
@@ -44,9 +45,18 @@ FIGURES = [  # key, label, unit
     ("edit_p50", "edit → searchable p50", "ms"),
     ("edit_p95", "edit → searchable p95", "ms"),
     ("turns_s", "ingest, turns/s", "/s"),
+    ("ingest_cpu", "ingest, the daemon's CPU per 1,000 turns", "ms"),
     ("rss_mb", "RSS after the edits", "MB"),
     ("rss_ingest_mb", "RSS after the ingest", "MB"),
 ]
+
+
+def _cpu_s(pid: int) -> float:
+    """The CPU seconds (user + system) process `pid` has used."""
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return float(t.user + t.system)
 
 
 def _ms(times: list[float], p: float) -> float:
@@ -92,6 +102,7 @@ def one_run(
             "rss_mb": proc_mem(d.pid)["rss_mb"],
         }  # fmt: skip
         shutil.copy(log, tmp / log.name)
+        cpu0 = _cpu_s(d.pid)
         t0 = time.perf_counter()
         os.replace(tmp / log.name, folder / log.name)
         while d.call("status")["logs"]["turns"] < turns:
@@ -99,6 +110,9 @@ def one_run(
                 raise RuntimeError(f"the log was not ingested:\n{d.log_tail()}")
             time.sleep(0.1)  # status counts every turn: polling harder slows what it measures
         out["turns_s"] = turns / (time.perf_counter() - t0)
+        # Less noisy than turns/s, whose end is known to the polling interval (0.1 s of ~0.5)
+        # and which waits on whatever else the machine runs; the polling's own CPU is in it.
+        out["ingest_cpu"] = (_cpu_s(d.pid) - cpu0) * 1000 / (turns / 1000)
         out["rss_ingest_mb"] = proc_mem(d.pid)["rss_mb"]
     return out
 
