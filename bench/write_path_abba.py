@@ -13,8 +13,8 @@ Each run: a fresh MEMD_HOME with the corpus (`bench/corpus.py`), the daemon's fi
 `--queries` context and search calls (after `--warmup`), `--remembers` remembers, `--edits`
 edits by hand (in place and by rename; `bench/index_bench.py`'s edit → searchable), then a
 `--turns`-turn log moved into the daemon's log folder (turns/s until all are stored, as
-`bench/ingest_bench.py` measures it, and the daemon's CPU over that time per 1,000 turns); RSS
-is read after the edits and after the ingest.
+`bench/ingest_bench.py` measures it, and the daemon's CPU per 1,000 turns until the work the
+ingest brings is done, less its idling); RSS is read after the edits and after the ingest.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from bench.ingest_bench import conversations, write_generic
 from bench.report import REPO, add_common_args, machine_line, pct, publish, table
 
 BLOCK = "write-path-abba"
+INGEST_SETTLE_S = 3.0  # after the last turn is stored: the summaries it made due
 FIGURES = [  # key, label, unit
     ("ctx_p50", "context p50 (socket)", "ms"),
     ("ctx_p95", "context p95 (socket)", "ms"),
@@ -103,6 +104,9 @@ def one_run(
         }  # fmt: skip
         shutil.copy(log, tmp / log.name)
         cpu0 = _cpu_s(d.pid)
+        time.sleep(2)
+        idle = (_cpu_s(d.pid) - cpu0) / 2  # what the daemon spends doing nothing, per second
+        cpu0 = _cpu_s(d.pid)
         t0 = time.perf_counter()
         os.replace(tmp / log.name, folder / log.name)
         while d.call("status")["logs"]["turns"] < turns:
@@ -111,8 +115,12 @@ def one_run(
             time.sleep(0.1)  # status counts every turn: polling harder slows what it measures
         out["turns_s"] = turns / (time.perf_counter() - t0)
         # Less noisy than turns/s, whose end is known to the polling interval (0.1 s of ~0.5)
-        # and which waits on whatever else the machine runs; the polling's own CPU is in it.
-        out["ingest_cpu"] = (_cpu_s(d.pid) - cpu0) * 1000 / (turns / 1000)
+        # and which waits on whatever else the machine runs. Counted until the work the
+        # ingest brings is done (the sessions' summaries follow the turns), less idling; the
+        # status polls' CPU is in it.
+        time.sleep(INGEST_SETTLE_S)
+        used = _cpu_s(d.pid) - cpu0 - idle * (time.perf_counter() - t0)
+        out["ingest_cpu"] = used * 1000 / (turns / 1000)
         out["rss_ingest_mb"] = proc_mem(d.pid)["rss_mb"]
     return out
 
