@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests import planted
+from tests.semantic import dictionary_cache
 from tests.semantic.fake_embeddings import FakeEmbeddings, Reply
 from tests.utils import DaemonProcess, wait_for
 
@@ -53,6 +54,7 @@ def server() -> Iterator[FakeEmbeddings]:
 @pytest.fixture
 def home() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="memd-sh-", dir="/tmp"))
+    dictionary_cache.seed(d)  # mapped, not parsed: as from a user's second start
     for rel, text in TREE.items():
         (d / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
         (d / "memory" / rel).write_text(text)
