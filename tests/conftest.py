@@ -97,6 +97,47 @@ def module_daemon() -> Iterator[DaemonProcess]:
             shared.stop()
 
 
+# -- a step of one marker collects only the files that name it -----------------------------
+# scripts/test's stress (`slow`) and wall-clock (`serial`) steps select a few tests of a few
+# files; collecting them imports every test module (~4 s of CPU in each of their processes).
+# With `--files-naming MARKER` a test file whose text has no `mark.MARKER` is not collected.
+# That drops no test: every run checks that each test carrying one of these markers is in a
+# file that names it (a marker added from elsewhere, a conftest say, fails the run instead).
+_FILE_MARKERS = ("slow", "serial")
+_texts: dict[Path, str] = {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--files-naming",
+        choices=_FILE_MARKERS,
+        help="collect only the test files whose text names this marker (scripts/test's steps)",
+    )
+
+
+def _names(path: Path, marker: str) -> bool:
+    if path not in _texts:
+        _texts[path] = path.read_text(encoding="utf-8")
+    return f"mark.{marker}" in _texts[path]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    marker = config.getoption("--files-naming")
+    if marker is None or collection_path.suffix != ".py" or collection_path.name == "conftest.py":
+        return None
+    return True if not _names(collection_path, marker) else None
+
+
+def _check_marked_files(items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in _FILE_MARKERS:
+            if item.get_closest_marker(marker) and not _names(item.path, marker):
+                raise pytest.UsageError(
+                    f"{item.nodeid} is marked {marker} but its file does not name the marker:"
+                    f" scripts/test's {marker} step (--files-naming) would not collect it"
+                )
+
+
 # -- longest test files first --------------------------------------------------------------
 # scripts/test hands each pytest-xdist worker one test file at a time; a long file that starts
 # last ends the run alone. Each run's seconds per file go into pytest's cache, and the next run
@@ -113,6 +154,7 @@ def _file_of(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _check_marked_files(items)  # a conftest's hook runs before -m deselects: it sees every test
     cache = getattr(config, "cache", None)
     seed: dict[str, float] = json.loads(_SEED.read_text()) if _SEED.is_file() else {}
     known = {**seed, **(cache.get(_FILE_SECONDS, {}) if cache is not None else {})}
