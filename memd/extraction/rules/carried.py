@@ -32,6 +32,9 @@ with one reader per kind of key:
   American English", "缩进统一用 2 个空格"); for the language of replies, another language
   named alone ("English is fine again").
 
+The keys whose values no lexicon lists — `schedule`, `diet`, `date:<event>` — have their readers
+in `updates`; a decision keyed by its technology (`decision:<tool>`) is revised by `decisions`.
+
 Only a key the session already holds is read, so a single message never reaches here: what a
 negative case says alone cannot become a false fact through this module.
 """
@@ -42,7 +45,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
-from memd.extraction.rules.clauses import before_instead, en_clauses
+from memd.extraction.rules.clauses import before_instead, en_clauses, someone_else
 from memd.extraction.rules.common import (
     CJK_RE,
     IMP_AGE,
@@ -57,6 +60,7 @@ from memd.extraction.rules.common import (
     is_question,
 )
 from memd.extraction.rules.dates import cn_number
+from memd.extraction.rules.decisions import revised
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.style import style_topic
@@ -67,6 +71,7 @@ from memd.extraction.rules.tech import (
     split_version,
     stack_side,
 )
+from memd.extraction.rules.updates import dated, diet, schedule
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 _ZH_CLAUSE_RE = re.compile(r"[，,；;：:—]")
@@ -93,8 +98,8 @@ def _age(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     old = re.search(r"\d+", known.content)
     if m is None or old is None:
         return None
-    if zh and "岁" not in m.group(0) and "今年" not in m.group(0):
-        return None  # "我今年 31 了" is an age; "现在 3 了" may count anything
+    if zh and not re.search(r"岁|今年|^我", m.group(0)):
+        return None  # "我今年 31 了", "我二十六了" are ages; "现在 3 了" may count anything
     n = cn_number(m.group("n")) if zh else int(m.group("n"))
     if n == int(old.group(0)) or abs(n - int(old.group(0))) > _AGE_STEP:
         return None
@@ -130,12 +135,18 @@ def _en_place(text: str) -> str:
     return ""
 
 
+# Between a verb of going and the place: an aspect particle, a second verb, home ("回了老家合肥",
+# "搬去了厦门", "回到家乡长沙").
+_ZH_BEFORE_PLACE_RE = re.compile(r"(?:了|过)?(?:[到去回来])?(?:了)?(?:老家|家乡|故乡)?")
+
+
 def _zh_place(text: str) -> str:
     """The place after 到/在/去/回/来/驻: the shortest run of two to four characters that is
     one ("调到杭州分公司" → 杭州), none of them a verb of going."""
     for i, ch in enumerate(text):
         if ch not in _ZH_TO:
             continue
+        i += len(_ZH_BEFORE_PLACE_RE.match(text, i + 1).group(0))  # type: ignore[union-attr]
         for n in range(2, 5):
             run = text[i + 1 : i + 1 + n]
             if len(run) < n or not CJK_RE.fullmatch(run[-1]) or any(c in _ZH_TO for c in run):
@@ -162,7 +173,8 @@ _EN_AT_ORG_RE = re.compile(
     re.I,
 )
 _ZH_AT_ORG_RE = re.compile(
-    r"^(?:我)?(?:现在|目前|如今|已经|又|也)*(?:在|去了|到了)(?P<org>[^\s，,。！!；;]{2,10}?)"
+    # "说错了，我是在饿了么": a correction says where the user is, with 其实/是.
+    r"^(?:我)?(?:现在|目前|如今|已经|又|也|其实|是)*(?:在|去了|到了)(?P<org>[^\s，,。！!；;]{2,10}?)"
     r"(?:上班|工作|了|啦)?$"
 )
 _ZH_NOT_ORG_RE = re.compile(
@@ -207,6 +219,14 @@ _EN_ROLE_MOVE_RE = re.compile(
     + r")*)\b(?:\s+(?:role|position|job|track))?",
     re.I,
 )
+# "I'm back to being an individual contributor", "I'm an engineering manager now": the user's
+# title said again, with a word that says it is the current one.
+_EN_ROLE_NOW_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?:(?P<back>back\s+to\s+being|now)\s+)?(?:an?\s+)(?P<role>(?:[\w\-]+\s+){0,3}?"
+    r"(?:engineer|developer|manager|lead|architect|analyst|designer|scientist|contributor"
+    r"|consultant|director|founder|freelancer|researcher|PM|SRE|IC))\b(?P<now>\s+now\b)?",
+    re.I,
+)
 # What names a role, not a place or a team: "tech lead", "组长", "架构师", "SRE".
 _ROLE_WORD_RE = re.compile(
     r"(?:lead|manager|engineer|developer|architect|head|director|SRE|PM|CTO|VP|主管|经理|组长|负责人"
@@ -239,6 +259,8 @@ def _role(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None
         content = "用户已经毕业" if CJK_RE.search(known.content) else "User has graduated"
         return ctx.mem(content, "personal", IMP_ROLE, subject="role")
     m = (_ZH_ROLE_NOW_RE if zh else _EN_ROLE_MOVE_RE).search(text.strip())
+    if m is None and not zh and (now := _EN_ROLE_NOW_RE.search(text)) is not None:
+        m = now if now.group("back") or now.group("now") else None
     if m is None and zh and (moved := _ZH_ROLE_MOVED_RE.search(text.strip())) is not None:
         m = moved if _ROLE_WORD_RE.search(moved.group("role").strip()) else None
     if m is None:
@@ -375,11 +397,14 @@ def _reply_language(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMem
     language of the replies is its new value (a clause of its own request reads as a style)."""
     if (asked := _style(text, known, ctx)) is not None:
         return asked
+    if style_topic(text):
+        return None  # "commit message 还是用中文写吧": the language of another thing
     zh = bool(CJK_RE.search(text))
-    m = (_ZH_LANGUAGE_RE if zh else _EN_LANGUAGE_RE).search(text)
-    if m is None or m.group("lang").casefold() in known.content.casefold():
+    named = [m.group("lang") for m in (_ZH_LANGUAGE_RE if zh else _EN_LANGUAGE_RE).finditer(text)]
+    # "You can stop with the German, English is easier": the language not held is the new one.
+    lang = next((n for n in named if n.casefold() not in known.content.casefold()), "")
+    if not lang:
         return None
-    lang = m.group("lang")
     content = f"用户希望用{lang}回答" if zh else f"User wants replies in {lang}"
     return ctx.mem(content, "preference", known.importance, subject=known.subject)
 
@@ -390,6 +415,10 @@ _Reader = Callable[[str, ExtractedMemory, Ctx], "ExtractedMemory | None"]
 def _reader(key: str) -> _Reader | None:
     if key in _READERS:
         return _READERS[key]
+    if key.startswith("date:"):
+        return dated
+    if key.startswith("decision:"):
+        return revised
     if key.startswith(("tool:", "version:", "stack:", "framework:")) or key in ("editor", "os", "browser",
                                                          "language:primary"):  # fmt: skip
         return _tool
@@ -404,6 +433,8 @@ _READERS: dict[str, _Reader] = {
     "employer": _employer,
     "role": _role,
     "reply-language": _reply_language,
+    "schedule": schedule,
+    "diet": diet,
 }
 
 
@@ -423,7 +454,10 @@ def _en_texts(body: str, *, style: bool) -> list[str]:
     working-style key, requests too."""
     out: list[str] = []
     for clause in en_clauses(body):
-        if clause.subject == "other" or clause.unsure or clause.label == "task":
+        # "You can stop with the German, …" speaks to the assistant: a request, read for a style.
+        if clause.subject == "other" and (not style or someone_else(clause.text)):
+            continue
+        if clause.unsure or clause.label == "task":
             continue
         if not style and clause.subject == "none" and _EN_ORDER_RE.match(clause.text):
             continue
@@ -474,7 +508,8 @@ def carried_updates(
     for key in keys:
         read = _reader(key)
         assert read is not None
-        said_in = texts[read in (_style, _reply_language)]
+        # A date and the event it is for are often in two clauses ("launch slipped, it's June 2").
+        said_in = [body] if read is dated else texts[read in (_style, _reply_language)]
         memory = next((m for t in said_in if (m := read(t, held[key], ctx)) is not None), None)
         if memory is not None:
             yield memory

@@ -95,7 +95,9 @@ _DROPPED_I_RE = re.compile(
 _NEGATED_RE = re.compile(
     r"\b(?:not|never|no\s+longer|don't|doesn't|didn't|haven't|hasn't|won't|can't|cannot|isn't"
     r"|aren't|wasn't|without|hate|hates|dislike|dislikes|avoid|avoids|stopped|quit|dropped|ditched"
-    r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|(?:gave|given)\s+up|used\s+to|left|no)\b",
+    r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|(?:gave|given)\s+up|used\s+to|left|no"
+    # a thing that broke is no longer used: "my MacBook died"
+    r"|died|broke|is\s+dead|got\s+stolen)\b",
     re.I,
 )
 _UNSURE_RE = re.compile(
@@ -153,15 +155,33 @@ _PROJECT_SUBJECT_RE = re.compile(
 )
 
 
+# Someone and the user together as the subject: "my wife and I", "me and my brother".
+_WITH_ME_RE = re.compile(
+    r"^(?:(?:my|our)\s+(?:[\w\-]+\s+){1,2}and\s+I\b|me\s+and\s+(?:my|our)\s+)", re.I
+)
+
+
 def subject_of(text: str) -> str:
     """Who a clause is about by its first subject-like words: "I", "we", "other", "project"
     (the project the user works in) or "none"."""
     if _PROJECT_SUBJECT_RE.match(text):
         return "project"
+    if _WITH_ME_RE.match(text):
+        return "I"  # "my wife and I moved to Porto": the user too
     m = _SUBJECT_RE.search(text)
     if m is None:
         return "none"
     return "other" if m.group("other") else ("I" if m.group("i") else "we")
+
+
+def someone_else(text: str) -> bool:
+    """Whether a clause's subject is a third person ("my brother", "she", "our intern"): what it
+    states is theirs. "You" is the assistant, spoken to ("you can call me Kate"), and "everyone"
+    or "people" say something of the user ("everyone calls me Bob"): neither is one."""
+    if subject_of(text) != "other":
+        return False
+    m = _SUBJECT_RE.search(text)
+    return m is not None and not re.match(r"you|every|people|some", m.group("other"), re.I)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -58,7 +58,8 @@ def en_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         )
     content = f"User decided {lead + ' ' if lead else ''}{third_person(what)}"
     topic, subject = _about(what)
-    yield ctx.mem(content, "decision", IMP_DECISION, topic=topic, subject=subject)
+    key = _revises(what, topic, ctx) or _keyed(topic, subject)
+    yield ctx.mem(content, "decision", IMP_DECISION, topic=topic, subject=key)
 
 
 def zh_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -69,4 +70,49 @@ def zh_decision(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if len(what) < 3:
         return
     topic, subject = _about(what, english=False)
-    yield ctx.mem(f"用户决定{what}", "decision", IMP_DECISION, topic=topic, subject=subject)
+    key = _revises(what, topic, ctx) or _keyed(topic, subject)
+    yield ctx.mem(f"用户决定{what}", "decision", IMP_DECISION, topic=topic, subject=key)
+
+
+def _keyed(topic: str, subject: str) -> str:
+    """The key of a decision: its tool's key, or the choice of that technology itself
+    (`decision:redux`), so that a later revision of it ("ripping out Redux, going with Zustand
+    instead") replaces it."""
+    return subject or (f"decision:{topic}" if topic else "")
+
+
+def _revises(what: str, topic: str, ctx: Ctx) -> str:
+    """The key of a decision the session holds that this one names another tool beside
+    ("going with FastAPI instead, Flask is out" after "we decided on Flask"): it is revised."""
+    for key, held in ctx.session.values.items():
+        if held.type != "decision" or not key.startswith("decision:") or key == f"decision:{topic}":
+            continue
+        old = key.removeprefix("decision:")
+        if any(topic_slug(w) == old for w in _TECH_WORD_RE.findall(what)):
+            return key
+    return ""
+
+
+# A revision of a held decision: the choice of another tool ("going with Zustand instead",
+# "改用 React 了"), in a sentence that drops the decided one (`carried` reads only its parts not
+# negated, so the dropping clause is gone by now).
+_EN_CHOICE_RE = re.compile(
+    r"\b(?:going|go|went|switching|switched|moving|moved)\s+(?:with|to|over\s+to)\b|\binstead\b",
+    re.I,
+)
+_ZH_CHOICE_RE = re.compile(r"改用|换成|改成|换用|改为|转向")
+
+
+def revised(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
+    """The new choice a clause makes in place of a decision the session holds, or None."""
+    zh = bool(re.search(r"[\u4e00-\u9fff]", text))
+    if known.type != "decision" or not (_ZH_CHOICE_RE if zh else _EN_CHOICE_RE).search(text):
+        return None
+    for word in _TECH_WORD_RE.findall(text):
+        tech = lookup_tech(word) if zh else mentioned_tech(word)
+        if tech is None or tech.name.casefold() in known.content.casefold():
+            continue
+        content = f"用户决定改用{tech.name}" if zh else f"User decided to go with {tech.name}"
+        return ctx.mem(content, "decision", IMP_DECISION, topic=topic_slug(tech.name),
+                       subject=known.subject)  # fmt: skip
+    return None

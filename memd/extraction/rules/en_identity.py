@@ -85,6 +85,10 @@ _EN_NAME_FIX_RE = re.compile(
     r"^(?:(?i:(?:everyone|everybody|people|most\s+people|my\s+friends|folks|they\s+all)\s+"
     r"calls?\s+me)\s+(?P<name>" + _NAME_WORD + r")(?=\s*(?:[,.!;—–]|$|\s+(?i:anyway|now)\b))"
     r"|(?P<fine>" + _NAME_WORD + r")\s+(?i:is\s+(?:fine|ok|okay|better|good))\b"
+    # "Honestly just Kate": the name alone, said as the short form to use
+    r"|(?i:just|simply)\s+(?P<just>"
+    + _NAME_WORD
+    + r")(?=\s*(?:[,.!;—–]|$|\s+(?i:please|is\s+fine)\b))"
     r"|(?i:it's|it\s+is)\s+(?P<spelt>" + _NAME_WORD + r")(?=\s+(?i:with\s+an?\s+\w\b|not\s)))"
 )
 _PIECES_RE = re.compile(r"\s*(?:[,;:—–]|\s-\s)\s*")
@@ -445,15 +449,18 @@ _EN_FAMILY_NAME_RE = re.compile(
 )
 
 
-# Where a relation works or lives, what they use or think: their facts ("my wife works at
-# Google", "my brother lives in Leeds"), not the user's.
+# Where a relation works or lives, what they use or think, where they moved and whom they work
+# for: their facts ("my wife works at Google", "my brother lives in Leeds"), not the user's.
 _EN_THEIRS_RE = re.compile(
     r"(?:(?:just|recently|now|still|also)\s+)*(?:works?|lives?|'s\s+(?:working|living)|is\s+(?:working|living)"
     r"|uses?|says?|said|thinks?|swears|is\s+(?:an?\s+)?(?:[\w\-]+\s+){0,2}"
     + _ROLE_NOUNS
     # their own switches and diets: "my sister just went vegan", "my dad switched to Linux"
     + r"|switched|(?:went|is|'s|became)\s+(?:fully\s+|now\s+)?(?:vegan|vegetarian|pescatarian"
-    r"|keto|gluten-free))\b",
+    r"|keto|gluten-free)"
+    # and where they moved, whom they work for, their career: "my brother just moved to Toronto"
+    r"|moved|relocated|(?:is|'s)\s+moving|retired|joined|left|quit|got\s+(?:promoted|hired"
+    r"|a\s+(?:new\s+)?job)|started\s+(?:at|working|a\s+(?:new\s+)?job))\b",
     re.I,
 )
 

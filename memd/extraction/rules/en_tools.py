@@ -177,7 +177,10 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         adv = " ".join(a.lower() for a in adverbs if a.lower() not in {"also", "really", "just"})
         purpose = f" for {purpose_m.group('purpose').strip()}" if purpose_m else ""
         lead = f"User {adv + ' ' if adv else ''}{verb3}"
-        main = any(a.lower() in {"mainly", "mostly", "primarily"} for a in adverbs)
+        # "I write mostly Ruby": the adverb after the verb says the same as before it.
+        main = any(a.lower() in {"mainly", "mostly", "primarily"} for a in adverbs) or bool(
+            re.match(r"\s*(?:mostly|mainly|primarily)\b", raw, re.I)
+        )
         yield from tool_memories(
             items,
             ctx,

@@ -12,7 +12,13 @@ from memd.conversations.trivial import is_trivial
 from memd.core.models import ExtractedMemory, Turn
 from memd.core.redact import redact
 from memd.extraction.rules.carried import carried_updates
-from memd.extraction.rules.clauses import en_clauses, restore_subject, strip_lead, subject_of
+from memd.extraction.rules.clauses import (
+    en_clauses,
+    restore_subject,
+    someone_else,
+    strip_lead,
+    subject_of,
+)
 from memd.extraction.rules.common import (
     CJK_RE,
     CLAUSE_SPLIT_RE,
@@ -76,6 +82,8 @@ _EN_RULES: tuple[Rule, ...] = (
 )
 # Rules for the user's own tools: a clause about the project states the project's (`mentions`).
 _EN_TOOL_RULES = frozenset({en_tools, en_tool_mentions, en_switch})
+# Rules for what a clause whose subject is someone else may still say of the user: their family.
+_EN_FAMILY_RULES = frozenset({en_family})
 _ZH_CLAUSE_RULES: tuple[Rule, ...] = (
     zh_name,
     zh_age,
@@ -107,9 +115,11 @@ _LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b|an?\s)", r
 def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = normalise_chat(sentence).strip()
     question = is_question(text)
-    if question and is_standing_request(text):
+    # "Actually, could you reply in Spanish from now on?": a lead-in does not make it a question.
+    asked = strip_lead(text)
+    if question and is_standing_request(asked):
         # "can you give me code without explanations from now on?" asks for a standing rule.
-        yield from en_standing_request(text.rstrip("?"), ctx)
+        yield from en_standing_request(asked.rstrip("?"), ctx)
         return
     body = text.rstrip(".!?")
     if _EN_HYPOTHETICAL_RE.search(body):
@@ -120,10 +130,13 @@ def _en_sentence(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         clauses = [strip_lead(c) for c in _EN_CLAUSE_RE.split(body) if c.strip()]
         parts = [body, *clauses] if len(clauses) > 1 else [strip_lead(body)]
         for part in restore_subject(parts):
-            project = subject_of(part) == "project"
+            whose = subject_of(part)
+            third = whose == "other" and someone_else(part)
             for rule in _EN_RULES:
-                if project and rule in _EN_TOOL_RULES:
+                if whose == "project" and rule in _EN_TOOL_RULES:
                     continue  # "the codebase I maintain is a Laravel app": the project's stack
+                if third and rule not in _EN_FAMILY_RULES:
+                    continue  # "my uncle left Oracle and joined Google": his job, not the user's
                 yield from _noted(rule(part, ctx), said)
         for structural in (en_labelled, en_stack, en_dropped, en_subjects):
             yield from _noted(structural(body, ctx), said)

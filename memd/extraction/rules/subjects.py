@@ -42,6 +42,7 @@ from memd.extraction.rules.common import (
     third_person,
 )
 from memd.extraction.rules.tech import lookup_tech
+from memd.extraction.rules.zh_clauses import ZH_OTHER_WORDS, zh_clauses
 
 IMP_DIET = 6
 IMP_SCHEDULE = IMP_PREFERENCE
@@ -158,12 +159,14 @@ _EN_HOURS_RE = re.compile(
     r"\b" + _HOUR + r"\s*(?:to|-|–|until|till)\s*" + _HOUR + r"(?!\d)"
     r"|\b(?:night|late|early|day|morning|evening|graveyard|swing)\s+shifts?\b"
     r"|\b(?:work|working|on)\s+(?:nights|mornings|evenings|weekends|days)\b"
-    r"|\b(?:fully\s+)?remote\b|\bfrom\s+home\b|\bpart[- ]time\b|\bfull[- ]time\b",
+    r"|\b(?:fully\s+)?remote\b|\bfrom\s+home\b|\bpart[- ]time\b|\bfull[- ]time\b"
+    # where the user works is part of their working week: "I commute to the office every day"
+    r"|\b(?:in|to|into|at|from)\s+the\s+office\b|\bhybrid\b|\bon[- ]site\b",
     re.I,
 )
 _EN_WORK_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)?\s+(?:usually\s+|normally\s+|mostly\s+|generally\s+|now\s+)?"
-    r"(?:work|working|online|on|available|code|coding|start|off)|my\s+(?:shift|schedule"
+    r"(?:work|working|online|on|available|code|coding|start|off|commute|go)|my\s+(?:shift|schedule"
     r"|(?:[a-z]+\s+)?hours)|we\s+(?:went|are|'re)\s+(?:fully\s+)?remote)\b",
     re.I,
 )
@@ -241,6 +244,7 @@ _KEY_NOUNS = {
     "ci/cd": "tool:ci",
     "package manager": "tool:package-manager",
     "test runner": "tool:testing",
+    "tests": "tool:testing",
     "testing framework": "tool:testing",
     "test framework": "tool:testing",
     "editor": "editor",
@@ -261,6 +265,9 @@ _KEY_NOUNS = {
     "编辑器": "editor",
     "数据库": "tool:database",
     "测试框架": "tool:testing",
+    "测试工具": "tool:testing",
+    "依赖管理": "tool:package-manager",
+    "依赖管理工具": "tool:package-manager",
     "终端": "tool:terminal",
     "浏览器": "browser",
     "操作系统": "os",
@@ -270,8 +277,10 @@ _NOUN_ALT = "|".join(
     sorted((re.escape(n) for n in _KEY_NOUNS if n.isascii()), key=len, reverse=True)
 )
 _EN_KEYED_RE = re.compile(
-    r"^(?:(?:my|our|the)\s+)?(?P<noun>" + _NOUN_ALT + r")\s+(?:is|are|'s|runs?\s+on|is\s+on"
-    r"|is\s+hosted\s+on|lives\s+on|uses)\s+(?:still\s+|now\s+|currently\s+|just\s+)?"
+    r"^(?:(?:my|our|the)\s+)?(?P<noun>"
+    + _NOUN_ALT
+    + r")\s+(?:is|are|'s|runs?\s+(?:on|with)|is\s+on"
+    r"|is\s+hosted\s+on|lives\s+on|uses?)\s+(?:still\s+|now\s+|currently\s+|just\s+)?"
     r"(?P<value>[A-Za-z][\w.+#\-]*(?:\s+[A-Z][\w.+#\-]*)?)\s*(?:for\s+(?:us|me|now)\b.*)?$",
     re.I,
 )
@@ -282,9 +291,23 @@ _EN_KEYED_BACK_RE = re.compile(
     re.I,
 )
 _ZH_NOUN_ALT = "|".join(n for n in _KEY_NOUNS if not n.isascii())
+# The Chinese verbs a key's value follows, stating it or changing it: "数据库是 MySQL",
+# "测试框架换成 Vitest 了", "依赖管理改用 uv 了", "CI 已经迁到 GitHub Actions 上了".
+_ZH_KEY_VERB = (
+    r"(?:已经|现在|目前|都|全部|也|又)*(?:是|用的是|用|跑在|换成|改成|改用|换用|改为|切到|切换到|迁到"
+    r"|迁移到|转到)了?"
+)
 _ZH_KEYED_RE = re.compile(
-    r"^(?:我们?的)?(?:项目的)?(?P<noun>" + _ZH_NOUN_ALT + r"|CI)\s*(?:是|用的是|用|跑在)\s*"
-    r"(?P<value>[A-Za-z][\w.+#\-]*)\s*(?:了)?$",
+    r"^(?:我们?的)?(?:项目的)?(?P<noun>" + _ZH_NOUN_ALT + r"|CI)\s*" + _ZH_KEY_VERB + r"\s*"
+    r"(?P<value>[A-Za-z][\w.+#\-]*(?:\s+[A-Z][\w.+#\-]*)?)\s*(?:上)?(?:了)?$",
+    re.I,
+)
+# Where the user's things run, by the verb: "我们的服务部署在阿里云", "服务已经全部迁到腾讯云了",
+# "everything is deployed on Render": the value is the hosting, whatever its name (a Chinese cloud
+# is named …云).
+_HOSTED_RE = re.compile(
+    r"(?:部署在|托管在|跑在|迁到|迁移到|搬到|切到)(?P<zh>[\u4e00-\u9fff]{1,4}云)"
+    r"|\b(?:deployed|hosted)\s+(?:on|to)\s+(?-i:(?P<en>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?))",
     re.I,
 )
 
@@ -299,6 +322,8 @@ def keyed_tool(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     noun = m.group("noun").lower()
     key = _KEY_NOUNS.get(noun, "")
     tech = lookup_tech(m.group("value"))
+    if tech is not None and tech.subject.startswith(key + ":"):
+        key = tech.subject  # "依赖管理改用 uv": Python's package manager, as the lexicon keys it
     value = tech.name if tech is not None else m.group("value")
     if not key or value.lower() in (
         "it",
@@ -320,8 +345,26 @@ def keyed_tool(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if not noun.isascii():
         content = f"用户的{noun}是{value}"
     else:
-        content = f"User uses {value} as their {'CI' if key == 'tool:ci' else noun}"
+        what = {"tool:ci": "CI", "tool:testing": "test runner"}.get(key, noun)
+        content = f"User uses {value} as their {what}"
     yield ctx.mem(content, type_, IMP_PREFERENCE + 1, subject=key)
+
+
+_ZH_UNSURE_RE = re.compile(r"^(?:如果|假如|假设|要是|万一|打算|准备|考虑|想)")
+
+
+def hosted(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """Where the user's or their team's things are deployed, named by the verb (see `_HOSTED_RE`)."""
+    m = _HOSTED_RE.search(clause)
+    if m is None:
+        return
+    value = m.group("zh") or m.group("en")
+    tech = lookup_tech(value)
+    if tech is not None and tech.subject not in ("", "tool:hosting"):
+        return
+    name = tech.name if tech is not None else value
+    content = f"用户的服务部署在{name}" if m.group("zh") else f"User deploys to {name}"
+    yield ctx.mem(content, "skill", IMP_PREFERENCE + 1, subject="tool:hosting")
 
 
 def en_subjects(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -341,6 +384,8 @@ def en_subjects(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         # Its own pattern anchors the subject (the key noun): "Our package manager" is no manager.
         if not clause.negated:
             yield from keyed_tool(clause.text, ctx)
+            if clause.subject in ("I", "we", "none", "project"):
+                yield from hosted(clause.text, ctx)
     yield from _en_schedule(sentence, ctx)
 
 
@@ -375,7 +420,10 @@ def _zh_pet(body: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 _ZH_DIET_RE = re.compile(
     r"我(?:现在|目前|已经|一直)?(?:是)?(?P<diet>吃素|素食者?|纯素食?者?|全素|吃全素|清真)"
     r"|(?:改成|改吃|变成|开始吃)了?(?P<diet2>纯素|吃素|素食|全素)"
-    r"|我(?:现在|目前|一直|平时)?(?:不吃|不能吃|忌口)(?P<food>[\u4e00-\u9fff]{1,4}?)(?=[，,。；;、]|$|了|的)"
+    # "我在减肥，晚上不吃主食": a clause without a subject after one about 我 goes on about them
+    r"|我(?:(?!的?(?:"
+    + ZH_OTHER_WORDS
+    + r"))[^，,。；;]{1,6}[，,])?(?:现在|目前|一直|平时|晚上|早上|中午)?(?:不吃|不能吃|忌口)(?P<food>[\u4e00-\u9fff]{1,4}?)(?=[，,。；;、]|$|了|的)"
 )
 
 
@@ -420,8 +468,11 @@ def zh_subjects(body: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """Pets and diets the user states in a Chinese sentence (keys as in English)."""
     yield from _zh_pet(body, ctx)
     yield from _zh_diet(body, ctx)
-    for clause in re.split(r"[，,；;]", body):
-        yield from keyed_tool(clause, ctx)
+    texts = [c.strip() for c in re.split(r"[，,；;]", body) if c.strip()]
+    for clause in zh_clauses(texts, carried=ctx.session.spoke):
+        yield from keyed_tool(clause.text, ctx)
+        if clause.subject not in ("other", "ask") and not _ZH_UNSURE_RE.match(clause.text):
+            yield from hosted(clause.text, ctx)
 
 
 def zh_schedule(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:

@@ -31,6 +31,9 @@ ZH_OTHER_WORDS = (
     r"同事|朋友|老婆|老公|妻子|丈夫|太太|爱人|女朋友|男朋友|对象|老板|领导|上司|爸|妈|父母"
     r"|孩子|儿子|女儿|哥|姐|弟|妹|他|她|别人|大家|有人|很多人|有些人|你们|客户|同学|室友|队友|导师"
     r"|邻居|亲戚"
+    # kin beyond the household: "我舅舅在银行上班，今年五十了" is his age, not the user's
+    r"|舅|叔|阿姨|姨妈|姑姑|伯伯|伯父|爷爷|奶奶|外公|外婆|姥姥|姥爷|岳父|岳母|公公|婆婆|侄|外甥|孙子|孙女"
+    r"|舍友|实习生|下属|组员|新人"
 )
 ZH_OTHER_RE = re.compile(ZH_OTHER_WORDS)
 _WE_RE = re.compile(r"^(?:我们|咱们|本团队|团队|我们组|我们团队|组里|公司里?|我司)")
@@ -42,7 +45,7 @@ _ASK_RE = re.compile(
 )
 # Words a Chinese self-report opens with when it leaves out 我: time, habit, home.
 _SELF_REPORT_RE = re.compile(
-    r"^(?:平时|平常|日常|主要|一般|通常|经常|偶尔|一直|现在|目前|最近|近来|这几年|这半年|这段时间|之前|以前"
+    r"^(?:平时|平常|日常|主要|一般|通常|经常|偶尔|一直|现在|目前|最近|近来|这[两几]年|这半年|这段时间|这阵子|之前|以前"
     r"|刚刚?|已经|去年|今年|前年|上个?月|上周|这个?月|这周|本来|原来|后来|老家|家里|家在|工作上|上班|下班"
     r"|业余|周末)"
 )
@@ -60,6 +63,10 @@ _PROJECT_RE = re.compile(
     r"|(?:这个|我们的|我的)" + _SIDE_SAYS + ")",
     re.I,
 )
+
+
+# A time the clause opens with: 这 here is "this (period)", not a thing pointed at.
+_TIME_LEAD_RE = re.compile(r"^这(?:[两几些]?年|半年|段时间|阵子|个?月|周|礼拜|星期)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,9 @@ def _own_subject(text: str) -> str:
         return "we"
     if _I_RE.match(text):
         return "I"
+    if _TIME_LEAD_RE.match(text):
+        # "这两年基本都在写 Kotlin 了": a time, not a demonstrative — no subject of its own.
+        return ""
     if _ASK_RE.match(text):
         return "ask"
     if ZH_OTHER_RE.search(text[:4]):

@@ -113,6 +113,12 @@ _ZH_DO_ROLE_RE = re.compile(
 )
 
 
+# "我在读研", "我现在读博": studying is the user's occupation (a role a graduation ends).
+_ZH_STUDYING_RE = re.compile(
+    r"^我(?:现在|目前|还)?(?:在)?(?P<what>读研究生|读研|读博士?|读本科|读大学|上大学|读大[一二三四])"
+)
+
+
 def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     org = role = ""
     jm = _ZH_JOIN_RE.search(clause)
@@ -137,6 +143,8 @@ def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             if rm:
                 role = clean(rm.group("role"))
                 break
+    if not org and not role and (st := _ZH_STUDYING_RE.search(clause)) is not None:
+        role = f"学生（{st.group('what')}）"
     if org:
         yield ctx.mem(f"用户在{org}工作", "personal", IMP_EMPLOYER, subject="employer")
     if role[:1] in ("做", "搞", "干", "写"):

@@ -82,6 +82,23 @@ _ZH_HABIT_RE = re.compile(
 )
 
 
+# "缩进用两个空格", "缩进改成四个空格", "commit message 写英文": a working-style topic and its
+# value, said alone — a standing setting (an order about a text at hand names it: 把/这段).
+_ZH_TOPIC_VALUE_RE = re.compile(
+    r"^(?:以后|之后|今后)?(?P<topic>[^，,。把将这那帮]{1,16}?)(?:都|一律|统一|全部|也|还是)*"
+    r"(?:用|使用|写|" + _ZH_CHANGE + r"|统一成)\s*(?P<value>[^，,。]{1,12})$"
+)
+
+
+def _topic_value(clause: str) -> str:
+    """The style key of a clause that sets a working-style topic to a value, or ""."""
+    m = _ZH_TOPIC_VALUE_RE.match(clause.strip())
+    if m is None or re.match(r"^(?:我|你|请|帮|麻烦|现在|目前|已经)", m.group("topic")):
+        return ""
+    subject = style_subject(clause)
+    return subject if subject.startswith("style:") else ""
+
+
 def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     habit = _ZH_HABIT_RE.search(clause)
     if habit is not None:
@@ -110,8 +127,10 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"用户希望{clean(just.group('obj'))}", "preference", IMP_PREFERENCE,
                       subject=subject)  # fmt: skip
         return
+    # "commit message 用中文写" is the language of the commits, not of the answers.
+    other_topic = style_subject(clause) not in ("", "reply-language")
     for rx in _ZH_REPLY_LANG_RES:
-        lang_m = rx.search(clause)
+        lang_m = None if other_topic else rx.search(clause)
         if lang_m:
             yield ctx.mem(
                 f"用户希望用{lang_m.group('lang')}回答",
@@ -133,6 +152,9 @@ def zh_preference(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             )
         return
     m = _ZH_DONT_RE.match(clause.strip())
+    if m is None and (topic := _topic_value(clause)):
+        yield ctx.mem(f"用户希望{clean(clause)}", "preference", IMP_PREFERENCE, subject=topic)
+        return
     if m is None:
         req = _ZH_REQUEST_RE.match(clause.strip())
         said = (
