@@ -38,9 +38,9 @@ def rpc(s: socket.socket, payload: bytes) -> dict[str, Any]:
     return answer
 
 
-def test_socket_is_private(daemon: DaemonProcess) -> None:
-    assert oct(daemon.sock.stat().st_mode & 0o777) == "0o600"
-    assert oct(daemon.sock.parent.stat().st_mode & 0o777) == "0o700"
+def test_socket_is_private(module_daemon: DaemonProcess) -> None:
+    assert oct(module_daemon.sock.stat().st_mode & 0o777) == "0o600"
+    assert oct(module_daemon.sock.parent.stat().st_mode & 0o777) == "0o700"
 
 
 def test_each_method(daemon: DaemonProcess) -> None:
@@ -79,8 +79,8 @@ def test_each_method(daemon: DaemonProcess) -> None:
     assert daemon.call("context", {})["enabled"] is True
 
 
-def test_errors_keep_the_connection_usable(daemon: DaemonProcess) -> None:
-    s = raw(daemon.sock)
+def test_errors_keep_the_connection_usable(module_daemon: DaemonProcess) -> None:
+    s = raw(module_daemon.sock)
     assert rpc(s, b"{not json\n")["error"]["code"] == -32700
     assert rpc(s, b'{"jsonrpc": "2.0", "id": 1}\n')["error"]["code"] == -32600
     assert rpc(s, b"[1, 2]\n")["error"]["code"] == -32600
@@ -103,9 +103,9 @@ def test_errors_keep_the_connection_usable(daemon: DaemonProcess) -> None:
     assert r["id"] == 7 and r["result"]["daemon"]["running"]  # same connection still works
     s.close()
     with pytest.raises(InvalidParams):
-        daemon.call("remember", {"text": "x", "scope": "galaxy"})
+        module_daemon.call("remember", {"text": "x", "scope": "galaxy"})
     with pytest.raises(NotFound):
-        daemon.call("forget", {"id": "m_missing"})
+        module_daemon.call("forget", {"id": "m_missing"})
 
 
 def test_request_size_limit(home: Path) -> None:
@@ -176,16 +176,18 @@ def test_each_connection_end_is_logged_with_its_reason(home: Path) -> None:
         d.stop()
 
 
-def test_hundred_concurrent_clients(daemon: DaemonProcess) -> None:
-    (daemon.memory / "topics" / "vue.md").write_text("# Vue\n\n## Components\n- small components\n")
-    wait_for(lambda: daemon.search_paths("components"), 2)
+def test_hundred_concurrent_clients(module_daemon: DaemonProcess) -> None:
+    (module_daemon.memory / "topics" / "vue.md").write_text(
+        "# Vue\n\n## Components\n- small components\n"
+    )
+    wait_for(lambda: module_daemon.search_paths("components"), 2)
     errors: list[BaseException] = []
     results: list[int] = []
     barrier = threading.Barrier(100)
 
     def one(i: int) -> None:
         try:
-            with client.Client(daemon.sock, timeout=30) as c:
+            with client.Client(module_daemon.sock, timeout=30) as c:
                 barrier.wait()
                 for _ in range(5):
                     out = c.call("context", {"query": "vue components"})
@@ -251,8 +253,10 @@ def test_second_daemon_refuses_and_stale_socket_is_replaced(
     assert daemon.call("status")["daemon"]["pid"] == daemon.pid
 
 
-def test_live_socket_of_another_home_is_not_replaced(daemon: DaemonProcess, tmp_path: Path) -> None:
-    other = DaemonProcess(Path(str(daemon.home) + "-b"), MEMD_SOCKET=str(daemon.sock))
+def test_live_socket_of_another_home_is_not_replaced(
+    module_daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    other = DaemonProcess(Path(str(module_daemon.home) + "-b"), MEMD_SOCKET=str(module_daemon.sock))
     other.home.mkdir()
     try:
         with pytest.raises(AssertionError, match="already serving"):
@@ -261,7 +265,7 @@ def test_live_socket_of_another_home_is_not_replaced(daemon: DaemonProcess, tmp_
         import shutil
 
         shutil.rmtree(other.home, ignore_errors=True)
-    assert daemon.call("status")["daemon"]["running"]
+    assert module_daemon.call("status")["daemon"]["running"]
 
 
 def test_cli_works_without_a_daemon_and_says_so(home: Path) -> None:
@@ -280,16 +284,16 @@ def test_cli_works_without_a_daemon_and_says_so(home: Path) -> None:
     assert str(ROOT)  # keeps the import used
 
 
-def test_cli_remember_context_forget(daemon: DaemonProcess) -> None:
-    r = daemon.cli("remember", "always use vitest")
+def test_cli_remember_context_forget(module_daemon: DaemonProcess) -> None:
+    r = module_daemon.cli("remember", "always use vitest")
     assert r.returncode == 0 and "remembered m_" in r.stdout
-    notes = daemon.memory / "_core" / "notes.md"
+    notes = module_daemon.memory / "_core" / "notes.md"
     assert "always use vitest" in notes.read_text()
-    assert "always use vitest" in daemon.cli("context", "how should I test this").stdout
-    refused = daemon.cli("forget", "vitest")  # no terminal to confirm on: nothing is removed
+    assert "always use vitest" in module_daemon.cli("context", "how should I test this").stdout
+    refused = module_daemon.cli("forget", "vitest")  # no terminal to confirm on: nothing is removed
     assert refused.returncode == 1 and "--yes" in refused.stderr
     assert "always use vitest" in notes.read_text()
-    r = daemon.cli("forget", "vitest", "--yes")
+    r = module_daemon.cli("forget", "vitest", "--yes")
     assert r.returncode == 0 and "forgot m_" in r.stdout
     assert "vitest" not in notes.read_text()
-    assert "always use vitest" not in daemon.cli("context", "how should I test this").stdout
+    assert "always use vitest" not in module_daemon.cli("context", "how should I test this").stdout
