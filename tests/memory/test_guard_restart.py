@@ -232,3 +232,33 @@ def _seen(g: object, now: float) -> dict[str, tuple[str, list[tuple[float, str, 
     kept = {k: (last, [e for e in es if now - e[0] < WINDOW_S + LATE_S])
             for k, (last, es) in _kept(g).items()}  # fmt: skip
     return {k: v for k, v in kept.items() if v[1]}
+
+
+def test_a_change_the_state_file_could_not_take_is_in_it_after_the_next_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk for a moment: the line of that change is missing from the file, so the next
+    write puts the whole state down again rather than one more line after the gap."""
+    import errno
+
+    from memd.memory.files import guard as gm
+
+    state, p = tmp_path / "memd-write-guard.json", tmp_path / "notes.md"
+    g = gm.WriteGuard(state=state)
+    g.active = True
+    text = "# Notes\n\n## Notes\n\n- by hand\n"
+    real_write, full = os.write, [False]
+
+    def write(fd: int, data: bytes) -> int:
+        if full[0]:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(gm.os, "write", write)
+    for i in range(3):
+        body = f"fact {i} <!-- memd id=m_{i} -->"
+        text += f"- {body}\n"
+        full[0] = i == 1
+        g.written(p, text.encode(), [gm.AddOp("Notes", body, f"m_{i}", "Notes")], "remember")
+    monkeypatch.setattr(gm.os, "write", real_write)
+    assert _kept(gm.WriteGuard(state=state)) == _kept(g) and len(_kept(g)[str(p)][1]) == 3

@@ -375,8 +375,10 @@ class WriteGuard:
         if added is None and self._logged.get(key) == text:
             return
         try:
-            if not self._files or self._lines >= COMPACT_LINES:
-                self._compact()  # nothing kept (no file), or time to drop what no longer holds
+            if not self._files or self._lines >= COMPACT_LINES or self._failing:
+                # Nothing kept (no file); time to drop what no longer holds; or a line that
+                # could not be written is missing from the file: written whole again.
+                self._compact()
             else:
                 fd = os.open(
                     self.state, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
