@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.ui.uihelp import OlderDaemon, UiProcess
+from tests.utils import DaemonProcess
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -37,6 +38,15 @@ def older_daemon(home: Path) -> Iterator[OlderDaemon]:
 @pytest.fixture
 def ui(home: Path) -> Iterator[UiProcess]:
     u = UiProcess(home).start()
+    yield u
+    u.stop()
+
+
+@pytest.fixture(scope="module")
+def module_ui(module_daemon: DaemonProcess) -> Iterator[UiProcess]:
+    """One `memd ui` over the module's daemon (`module_daemon`), for the tests of a module that
+    each leave both as they found them: requests the page refuses, reads, headers."""
+    u = UiProcess(module_daemon.home).start()
     yield u
     u.stop()
 

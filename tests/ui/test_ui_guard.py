@@ -12,50 +12,52 @@ from tests.utils import DaemonProcess
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 
-def test_without_the_token_nothing_is_served(daemon: DaemonProcess, ui: UiProcess) -> None:
+def test_without_the_token_nothing_is_served(module_ui: UiProcess) -> None:
     for path in ("/", "/memory", "/search?q=x", "/static/style.css", "/?token=wrong"):
-        status, headers, body = ui.request("GET", path)
+        status, headers, body = module_ui.request("GET", path)
         assert status == 403, path
         assert "set-cookie" not in headers
         assert "needs its link" in body
     # A cookie of the right name with another value is no key either.
-    status, _, _ = ui.request("GET", "/memory", headers={"Cookie": f"memd_ui_{ui.port}=guess"})
+    status, _, _ = module_ui.request(
+        "GET", "/memory", headers={"Cookie": f"memd_ui_{module_ui.port}=guess"}
+    )
     assert status == 403
 
 
-def test_the_token_sets_a_strict_httponly_cookie_for_this_port(
-    daemon: DaemonProcess, ui: UiProcess
-) -> None:
-    status, headers, body = ui.request("GET", f"/?token={ui.token}")
+def test_the_token_sets_a_strict_httponly_cookie_for_this_port(module_ui: UiProcess) -> None:
+    status, headers, body = module_ui.request("GET", f"/?token={module_ui.token}")
     assert status == 200
     cookie = headers["set-cookie"]
     name, _, rest = cookie.partition("=")
-    assert name == f"memd_ui_{ui.port}"
+    assert name == f"memd_ui_{module_ui.port}"
     attrs = {a.strip().lower() for a in rest.split(";")[1:]}
     assert attrs == {"httponly", "samesite=strict", "path=/"}
     value = rest.split(";")[0]
-    assert value != ui.token  # the token is not the session cookie
-    assert 'http-equiv="refresh"' in body and "url=/" in body and ui.token not in body
-    status, _, body = ui.request("GET", "/memory", headers={"Cookie": f"{name}={value}"})
+    assert value != module_ui.token  # the token is not the session cookie
+    assert 'http-equiv="refresh"' in body and "url=/" in body and module_ui.token not in body
+    status, _, body = module_ui.request("GET", "/memory", headers={"Cookie": f"{name}={value}"})
     assert status == 200 and "<h1>Memory</h1>" in body
 
 
-def test_foreign_host_headers_are_refused(daemon: DaemonProcess, ui: UiProcess) -> None:
-    cookie = ui.sign_in()
+def test_foreign_host_headers_are_refused(module_ui: UiProcess) -> None:
+    cookie = module_ui.sign_in()
     for host in (
         "evil.example",
-        f"evil.example:{ui.port}",
+        f"evil.example:{module_ui.port}",
         "127.0.0.1",
-        f"127.0.0.1:{ui.port + 1}",
-        f"localhost.evil.example:{ui.port}",
+        f"127.0.0.1:{module_ui.port + 1}",
+        f"localhost.evil.example:{module_ui.port}",
     ):
-        status, _, body = ui.request("GET", "/memory", headers={"Cookie": cookie}, host=host)
+        status, _, body = module_ui.request("GET", "/memory", headers={"Cookie": cookie}, host=host)
         assert status == 421, host
         assert "127.0.0.1 and localhost" in body
-    status, _, _ = ui.request("GET", f"/?token={ui.token}", host=f"rebound.example:{ui.port}")
+    status, _, _ = module_ui.request(
+        "GET", f"/?token={module_ui.token}", host=f"rebound.example:{module_ui.port}"
+    )
     assert status == 421  # not even the token works through a rebound name
-    status, _, _ = ui.request(
-        "GET", "/memory", headers={"Cookie": cookie}, host=f"localhost:{ui.port}"
+    status, _, _ = module_ui.request(
+        "GET", "/memory", headers={"Cookie": cookie}, host=f"localhost:{module_ui.port}"
     )
     assert status == 200
 
@@ -102,10 +104,10 @@ def test_posts_need_the_csrf_token_and_this_origin(daemon: DaemonProcess, ui: Ui
     assert "posted with its token" in notes.read_text()
 
 
-def test_other_methods_big_bodies_and_cors(daemon: DaemonProcess, ui: UiProcess) -> None:
-    cookie = ui.sign_in()
+def test_other_methods_big_bodies_and_cors(module_ui: UiProcess) -> None:
+    cookie = module_ui.sign_in()
     for method in ("PUT", "DELETE", "OPTIONS", "PATCH"):
-        status, headers, _ = ui.request(
+        status, headers, _ = module_ui.request(
             method,
             "/remember",
             headers={
@@ -116,11 +118,11 @@ def test_other_methods_big_bodies_and_cors(daemon: DaemonProcess, ui: UiProcess)
         )
         assert status == 405, method
         assert not any(k.startswith("access-control-") for k in headers)
-    status, _, _ = ui.request(
+    status, _, _ = module_ui.request(
         "POST", "/remember", headers={"Cookie": cookie, **FORM}, body="text=" + "x" * 300_000
     )
     assert status == 413
-    status, headers, _ = ui.request(
+    status, headers, _ = module_ui.request(
         "GET", "/memory", headers={"Cookie": cookie, "Origin": "http://evil.example"}
     )
     assert status == 200
@@ -132,17 +134,17 @@ def test_other_methods_big_bodies_and_cors(daemon: DaemonProcess, ui: UiProcess)
     assert headers["cache-control"] == "no-store"
 
 
-def test_it_listens_on_loopback_only(daemon: DaemonProcess, ui: UiProcess) -> None:
+def test_it_listens_on_loopback_only(module_ui: UiProcess) -> None:
     import psutil
 
-    assert ui.proc is not None
+    assert module_ui.proc is not None
     listening = [
         c.laddr
-        for c in psutil.Process(ui.proc.pid).net_connections(kind="inet")
+        for c in psutil.Process(module_ui.proc.pid).net_connections(kind="inet")
         if c.status == psutil.CONN_LISTEN
     ]
     assert listening and all(a.ip == "127.0.0.1" for a in listening)
-    assert [a.port for a in listening] == [ui.port]
+    assert [a.port for a in listening] == [module_ui.port]
 
 
 def test_what_memory_holds_is_shown_as_text_never_run(daemon: DaemonProcess, ui: UiProcess) -> None:
