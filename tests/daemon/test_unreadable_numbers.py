@@ -55,8 +55,10 @@ def test_unreadable_numbers_in_params_are_invalid_params_naming_the_field(
     s.close()
 
 
-def test_unreadable_numbers_outside_params_are_invalid_requests(daemon: DaemonProcess) -> None:
-    s = raw(daemon.sock)
+def test_unreadable_numbers_outside_params_are_invalid_requests(
+    module_daemon: DaemonProcess,
+) -> None:
+    s = raw(module_daemon.sock)
     r = rpc(s, f'{{"jsonrpc":"2.0","id":{BIG},"method":"status"}}\n'.encode())
     assert r["error"]["code"] == -32600 and '"id"' in r["error"]["message"]
     r = rpc(s, f'{{"jsonrpc":"2.0","id":1,"method":"status","params":{DEEP}}}\n'.encode())
@@ -120,11 +122,11 @@ def test_a_log_line_nested_too_deep_is_a_bad_line(daemon: DaemonProcess) -> None
     assert "zqline" in daemon.call("recall", {"query": "zqline"})["text"]
 
 
-def test_memd_ingest_names_the_stdin_line_it_cannot_read(daemon: DaemonProcess) -> None:
+def test_memd_ingest_names_the_stdin_line_it_cannot_read(module_daemon: DaemonProcess) -> None:
     for bad in (DEEP, f'{{"session_id": "s", "role": "user", "content": "x", "ts": {BIG}}}'):
         res = subprocess.run(
             [sys.executable, "-m", "memd", "ingest"], input=bad + "\n", capture_output=True,
-            text=True, env=memd_env(daemon.home), timeout=60,
+            text=True, env=memd_env(module_daemon.home), timeout=60,
         )  # fmt: skip
         assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
         assert "stdin line 1" in res.stderr or "'ts'" in res.stderr, res.stderr
