@@ -68,23 +68,23 @@ def test_remember_over_the_socket_refuses_a_metadata_comment(
     _no_injected_meta(module_daemon)
 
 
-def test_edit_item_refuses_a_metadata_comment(daemon: DaemonProcess) -> None:
-    r = daemon.call("remember", {"text": "The build runs on Fridays"})
-    before = _memd_lines(daemon)
+def test_edit_item_refuses_a_metadata_comment(module_daemon: DaemonProcess) -> None:
+    r = module_daemon.call("remember", {"text": "The build runs on Fridays"})
+    before = _memd_lines(module_daemon)
     for text in INJECTIONS:
         with pytest.raises(InvalidParams) as err:
-            daemon.call("edit_item", {"id": r["id"], "text": text})
+            module_daemon.call("edit_item", {"id": r["id"], "text": text})
         assert "<!-- memd" in str(err.value)
-    assert _memd_lines(daemon) == before
-    _no_injected_meta(daemon)
+    assert _memd_lines(module_daemon) == before
+    _no_injected_meta(module_daemon)
 
 
-def test_the_cli_refuses_a_metadata_comment(daemon: DaemonProcess) -> None:
-    before = _memd_lines(daemon)
-    out = daemon.cli("remember", INJECTIONS[0])
+def test_the_cli_refuses_a_metadata_comment(module_daemon: DaemonProcess) -> None:
+    before = _memd_lines(module_daemon)
+    out = module_daemon.cli("remember", INJECTIONS[0])
     assert out.returncode != 0
     assert "<!-- memd" in out.stderr
-    assert _memd_lines(daemon) == before
+    assert _memd_lines(module_daemon) == before
 
 
 def test_the_cli_without_a_daemon_refuses_it_too(daemon: DaemonProcess) -> None:
@@ -95,17 +95,17 @@ def test_the_cli_without_a_daemon_refuses_it_too(daemon: DaemonProcess) -> None:
     assert _memd_lines(daemon) == before
 
 
-def test_the_mcp_tool_refuses_a_metadata_comment(daemon: DaemonProcess) -> None:
-    server = build_server(daemon.sock, memory_dir=daemon.memory)
-    before = _memd_lines(daemon)
+def test_the_mcp_tool_refuses_a_metadata_comment(module_daemon: DaemonProcess) -> None:
+    server = build_server(module_daemon.sock, memory_dir=module_daemon.memory)
+    before = _memd_lines(module_daemon)
 
     async def body(client: Any) -> Any:
         return await client.call_tool("memory_remember", {"text": INJECTIONS[1]})
 
     result = with_client(server, body)
     assert result.is_error and "<!-- memd" in text_of(result)
-    assert _memd_lines(daemon) == before
-    _no_injected_meta(daemon)
+    assert _memd_lines(module_daemon) == before
+    _no_injected_meta(module_daemon)
 
 
 def test_the_page_refuses_a_metadata_comment(daemon: DaemonProcess, ui: UiProcess) -> None:
