@@ -96,6 +96,11 @@ def query_words(text: str) -> list[str]:
     """The words of a query that a hit can hold: stems of its content words, and the content
     bigrams of its Chinese (Japanese, Korean) runs."""
     out: dict[str, None] = {}
+    if text.isascii():  # no CJK run: every term is Latin words (and `expand_cjk` keeps them)
+        for t in terms(text):
+            for w in _LATIN.findall(t):
+                out.setdefault(stem(w), None)
+        return list(out)
     for t in expand_cjk(terms(text)):
         if _CJK.fullmatch(t):
             for g in cjk_bigrams(t):
@@ -127,7 +132,7 @@ def coverage(words: Sequence[str], held: frozenset[str]) -> float:
     """The share of `words` that `held` holds."""
     if not words:
         return 0.0
-    return sum(1 for w in words if w in held) / len(words)
+    return sum(map(held.__contains__, words)) / len(words)
 
 
 # -- candidates ------------------------------------------------------------------------------
@@ -168,22 +173,26 @@ class Query:
     words: list[str]
     bridged: list[str]
     plan: Plan | None
+    # Every word of both with how a text spells it (`_spelled`), worked out once per query.
+    spelled: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, text: str, plan: Plan | None) -> Query:
         bridged = plan.full_text.get("fts:bridged", "") if plan is not None else ""
-        return cls(query_words(text), query_words(bridged), plan)
+        words, also = query_words(text), query_words(bridged)
+        return cls(words, also, plan, tuple((w, _spelled(w)) for w in (*words, *also)))
 
     def match(self, held: frozenset[str]) -> float:
         return max(coverage(self.words, held), coverage(self.bridged, held))
 
-    def match_with(self, head: frozenset[str], text: str) -> float:
+    def match_with(self, head: frozenset[str], text: str, head_match: float | None = None) -> float:
         """`match(head | text_words(text))`, the text's words read only when one of the query's
-        words could be among them: most list items of a section hold none."""
+        words could be among them: most list items of a section hold none (`head_match`:
+        `match(head)`, when the caller already knows it)."""
         low = text.lower().replace("’", "'")
-        if any(w not in head and _spelled(w) in low for w in (*self.words, *self.bridged)):
+        if any(w not in head and s in low for w, s in self.spelled):
             return self.match(head | text_words(text))
-        return self.match(head)
+        return self.match(head) if head_match is None else head_match
 
     def shown(
         self, found_by: Sequence[str], cosine: float | None, script: Script, supported: bool
@@ -208,21 +217,53 @@ def section_items(text: str, start_line: int) -> list[Item]:
     return out
 
 
+def _items_saying(text: str, start_line: int, spelled: Sequence[str]) -> list[Item] | None:
+    """The list items of `text` on lines where one of `spelled` is written (lower-cased, ’ as
+    '), in order: those `Query.match_with` can find a word in; None when the text has list
+    items but none of them is on such a line, [] when it has none at all."""
+    lines = text.split("\n")
+    low = text.lower().replace("’", "'").split("\n")
+    if len(low) != len(lines):  # lower-casing made a line break (no such letter is known)
+        return section_items(text, start_line)
+    out = []
+    for i, line in enumerate(lines):
+        if any(s in low[i] for s in spelled):
+            it = split_item(line)
+            if it is not None and it[0]:
+                out.append(Item(start_line + i, it[0], it[1]))
+    if out or not any((it := split_item(line)) is not None and it[0] for line in lines):
+        return out
+    return None
+
+
 def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candidate:
     r = f.row
     tier = (
         CURATED if r.kind in _CURATED_KINDS else JOURNAL if r.kind == JOURNAL else ARCHIVE
     )  # fmt: skip
     head = f"{r.title} {r.stem} {r.heading}"
-    items = section_items(r.text, r.start_line)
     # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
     head_words = text_words(head)
-    scored = [(q.match_with(head_words, it.text), it) for it in items]
+    alone = q.match(head_words)
+    by_item = bool(f.item) and f.found_by == (VECTOR,)
+    if alone or by_item:
+        items: list[Item] | None = section_items(r.text, r.start_line)
+    else:
+        # The head matches nothing: an item on a line none of the query's other words is
+        # written on matches nothing either (0), and is neither shown nor best.
+        unheard = [sp for w, sp in q.spelled if w not in head_words]
+        items = _items_saying(r.text, r.start_line, unheard)
+    scored = [(q.match_with(head_words, it.text, alone), it) for it in items or ()]
     matching = [it for m, it in sorted(scored, key=lambda x: -x[0]) if m > 0]
-    if f.item and f.found_by == (VECTOR,):
+    if by_item and items:
         matching = [it for it in items if it.text == f.item] or matching
-    best = max((m for m, _ in scored), default=q.match_with(head_words, r.text))
-    match = max(best, q.closeness(f.cosine, f.cosine_script))
+    if items is None:  # list items, none matching
+        best = alone
+    elif scored:
+        best = max(m for m, _ in scored)
+    else:  # no list items: the section's text as a whole
+        best = q.match_with(head_words, r.text, alone)
+    match = best if f.cosine is None else max(best, q.closeness(f.cosine, f.cosine_script))
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
         end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
@@ -273,17 +314,23 @@ def _sources_of(items: Iterable[Item]) -> set[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=1 << 12)
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w]+", " ", plain_text(text).lower()).split())
+    return " ".join(_NOT_WORD.sub(" ", plain_text(text).lower()).split())
+
+
+_NOT_WORD = re.compile(r"[^\w]+")
 
 
 def repeats(item: Item, words: frozenset[str], norm: str) -> bool:
     """Whether a text (its `words`, and `norm`: the text as `_norm` spells it) says a memory
     item again: the item's whole text in it, or `REPEAT_SHARE` of the item's words (two at
     least)."""
-    own = _item_words(item.text)
+    return _says(_item_words(item.text), _norm(item.text), words, norm)
+
+
+def _says(own: tuple[str, ...], said: str, words: frozenset[str], norm: str) -> bool:
+    """`repeats` of an item whose words (`_item_words`) and `_norm` text are known."""
     if len(own) >= 2 and coverage(own, words) >= REPEAT_SHARE:
         return True
-    said = _norm(item.text)
     return bool(said) and said in norm
 
 
@@ -327,15 +374,32 @@ def collapse(cands: list[Candidate]) -> list[Candidate]:
         if home is not None:
             _fold(j, home)
             gone.add(id(j))
-    curated = [(c, _sources_of(c.items)) for c in cands if c.tier == CURATED and c.items]
-    for low in (c for c in cands if c.tier in (TURN, JOURNAL) and id(c) not in gone):
+    lows = [c for c in cands if c.tier in (TURN, JOURNAL) and id(c) not in gone]
+    curated = [(c, _Memory.of(c.items)) for c in cands if lows and c.tier == CURATED and c.items]
+    for low in lows:
         said = _Said.of(low)
-        for c, sources in curated:
-            if said.repeats(c, sources):
+        for c, memory in curated:
+            if said.repeats(memory):
                 _fold(low, c)
                 gone.add(id(low))
                 break
     return sorted((c for c in cands if id(c) not in gone), key=lambda c: (-c.score, c.key))
+
+
+@dataclass(frozen=True, slots=True)
+class _Memory:
+    """A curated hit's matching items as `_Said.repeats` compares them, read once per page
+    rather than once for every turn or journal line compared with them."""
+
+    said: set[tuple[str, str]]  # the (session, turn) pairs its items' `src` name
+    turns: frozenset[str]  # those turns alone
+    items: tuple[tuple[tuple[str, ...], str], ...]  # each item's words and `_norm` text
+
+    @classmethod
+    def of(cls, items: list[Item]) -> _Memory:
+        said = _sources_of(items)
+        return cls(said, frozenset(t for _, t in said),
+                   tuple((_item_words(it.text), _norm(it.text)) for it in items))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,14 +420,14 @@ class _Said:
             low, _norm(text), text_words(text), frozenset(_entry_turn(e) for e in low.entries)
         )
 
-    def repeats(self, memory: Candidate, said: set[tuple[str, str]]) -> bool:
-        """Whether it says `memory` again (`said`: the turns the memory's items name)."""
+    def repeats(self, memory: _Memory) -> bool:
+        """Whether it says `memory` again."""
         low = self.low
-        if low.tier == TURN and (low.hit.session_id, low.hit.turn_id) in said:
+        if low.tier == TURN and (low.hit.session_id, low.hit.turn_id) in memory.said:
             return True
-        if self.turns and self.turns & {t for _, t in said}:
+        if self.turns and self.turns & memory.turns:
             return True
-        return any(repeats(it, self.words, self.norm) for it in memory.items)
+        return any(_says(own, said, self.words, self.norm) for own, said in memory.items)
 
 
 def _fold(low: Candidate, into: Candidate) -> None:
