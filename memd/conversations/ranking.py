@@ -98,7 +98,7 @@ def query_words(text: str) -> list[str]:
     out: dict[str, None] = {}
     if text.isascii():  # no CJK run: every term is Latin words (and `expand_cjk` keeps them)
         for t in terms(text):
-            for w in _LATIN.findall(t):
+            for w in (t,) if t.isalpha() else _LATIN.findall(t):
                 out.setdefault(stem(w), None)
         return list(out)
     for t in expand_cjk(terms(text)):

@@ -151,6 +151,8 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
     return cut.rstrip(" ,.;:，。；：") + ellipsis
 
 
+# A character one of the patterns below needs: without any, the text has no Markdown to take out.
+_MD_MARKS = re.compile(r"[*_`\[#>\-+0-9]")
 _MD_IMAGE_OR_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _MD_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _MD_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
@@ -165,7 +167,7 @@ def plain_text(text: str) -> str:
     its backticks, a link as its text, no heading marks, list markers or quote marks at line
     starts, no memd metadata comments. Line breaks are kept."""
     out = META_COMMENT.sub("", text)
-    if not any(c in out for c in "*_`[#>-+0123456789"):
+    if not _MD_MARKS.search(out):
         return out
     out = _MD_IMAGE_OR_LINK.sub(r"\1", out)
     out = _MD_CODE.sub(r"\1", out)
