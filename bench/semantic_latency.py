@@ -2,6 +2,8 @@
 
     python -m bench.semantic_latency [--files 5000] [--sections 12000] [--queries 300]
         [--home DIR] [--wait-after SECONDS] [--hurry] [--out docs/benchmarks.md] [--no-write]
+    python -m bench.semantic_latency --semantic off [--baseline OTHER_CHECKOUT] [--files 5000]
+        [--sections 12000] [--queries 300]
 
 Generates a tree of real-sized pages (bench/corpus.py: `--files` Markdown files, `--sections`
 `##` sections of ~`--section-bytes` bytes each) twice and starts two real daemons on them: one
@@ -26,6 +28,12 @@ as without the extra). Then, in one session:
 
 Times are milliseconds over the socket; the 1-minute load average of each pass is printed
 with it (the machine is shared).
+
+`--semantic off` measures the full-text path alone, in minutes instead of a backfill's half
+hour (block `latency-off`): one daemon with the extra off on the tree, the same queries to
+its `context` and `search`, to the bare FTS5 query and to `build_context` in this process, in
+rotating order, twice; with `--baseline`, a second such daemon from another checkout on a
+copy of the tree takes the same queries in the same rotation (A B in one session).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from bench.daemon import Daemon, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
 
 BLOCK = "latency-backfill"
+OFF_BLOCK = "latency-off"
 PATHS = ("ctx_on", "ctx_off", "ctx_lib", "fts", "search_on", "search_off")
 
 
@@ -343,6 +352,124 @@ def render(args: argparse.Namespace, setup: dict[str, Any], passes: dict[str, An
     ])  # fmt: skip
 
 
+OFF_PATHS = ("ctx_off", "ctx_base", "ctx_lib", "fts", "search_off", "search_base")
+OFF_LABELS = {
+    "ctx_off": "`context` over the socket (this checkout)",
+    "ctx_base": "`context` over the socket (the baseline)",
+    "ctx_lib": "`build_context` in this process (the library, this checkout's daemon's index)",
+    "fts": "bare FTS5 query (this process, the same index)",
+    "search_off": "`search` (limit 10) over the socket (this checkout)",
+    "search_base": "`search` (limit 10) over the socket (the baseline)",
+}
+
+
+def off_pass(
+    daemons: dict[str, Daemon],
+    fts: tuple[Callable[[str], Any], Callable[[str], Any]],
+    qs: list[str],
+) -> dict[str, Any]:
+    """Each query through every path (`OFF_PATHS` whose daemon runs) in rotating order."""
+    from contextlib import ExitStack
+
+    from memd.api.client import Client
+
+    out: dict[str, Any] = {}
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    with ExitStack() as stack:
+        steps: list[tuple[str, Callable[[str], Any]]] = [("fts", fts[0]), ("ctx_lib", fts[1])]
+        for who, d in daemons.items():
+            c = stack.enter_context(Client(d.sock, timeout=60))
+            steps += [(f"ctx_{who}", _asking(c, "context", budget_tokens=2000)),
+                      (f"search_{who}", _asking(c, "search", limit=10))]  # fmt: skip
+        out = {name: [] for name, _ in steps}
+        for i, q in enumerate(qs):
+            for name, fn in steps[i % len(steps) :] + steps[: i % len(steps)]:
+                t = time.perf_counter()
+                fn(q)
+                out[name].append(time.perf_counter() - t)
+    out["wall_s"] = time.perf_counter() - t0
+    out["load"] = (load0, os.getloadavg()[0])
+    return out
+
+
+def _asking(client: Any, method: str, **params: Any) -> Callable[[str], Any]:
+    def ask(q: str) -> Any:
+        return client.call(method, {"query": q, **params})
+
+    return ask
+
+
+def run_off(args: argparse.Namespace) -> str:
+    """`--semantic off`: the full-text path alone (see the module's docstring)."""
+    tmp = Path(tempfile.mkdtemp(prefix="memd-bench-offlat-"))
+    daemons: dict[str, Daemon] = {}
+    try:
+        info = _generate(tmp / "off" / "memory", args)
+        daemons["off"] = Daemon(tmp / "off")
+        if args.baseline is not None:
+            shutil.copytree(tmp / "off" / "memory", tmp / "base" / "memory")
+            daemons["base"] = Daemon(tmp / "base", PYTHONPATH=str(args.baseline))
+        for d in daemons.values():
+            d.start()
+            d.wait_ready(900)
+        qs = list(dict.fromkeys(q for _, q in corpus.queries(args.queries, seed=args.seed)))
+        warm = [q for _, q in corpus.queries(20, seed=args.seed + 1) if q not in qs]
+        fts = bare_fts(Path(daemons["off"].call("status")["index"]["path"]))
+        off_pass(daemons, fts, warm)
+        passes = {"first": off_pass(daemons, fts, qs), "again": off_pass(daemons, fts, qs)}
+        return render_off(args, info, len(qs), passes)
+    finally:
+        for d in daemons.values():
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render_off(
+    args: argparse.Namespace, info: corpus.CorpusInfo, n: int, passes: dict[str, Any]
+) -> str:
+    rows = []
+    for name, p in passes.items():
+        fts = summary_ms(p["fts"])["p50"]
+        for k in (k for k in OFF_PATHS if k in p):
+            s = summary_ms(p[k])
+            target = ""
+            if k in ("ctx_off", "ctx_base", "ctx_lib"):
+                target = f"p50 {s['p50'] / fts:.2f}× the bare query: {verdict(s['p50'], 1.3 * fts)}"
+            rows.append([name, OFF_LABELS[k], f"{s['p50']:.2f}", f"{s['p95']:.2f}",
+                         f"{s['p99']:.2f}", f"{s['max']:.1f}", target])  # fmt: skip
+    base = (f" The baseline: a second daemon from `{args.baseline}` ({_rev(args.baseline)}) on a"
+            " copy of the tree, asked the same queries in the same rotation."
+            if args.baseline is not None else "")  # fmt: skip
+    notes = "; ".join(f"{name}: {len(p['fts'])} queries in {p['wall_s']:.0f} s, load"
+                      f" {p['load'][0]:.1f} → {p['load'][1]:.1f}" for name, p in passes.items())  # fmt: skip
+    return "\n".join([
+        "### Latency without the extra (`bench/semantic_latency.py --semantic off`)",
+        "",
+        f"Tree: {info.summary()} (seed {args.seed}; ~{args.section_bytes} bytes per section)."
+        " A real daemon with `semantic.kind = off` (the full-text path, as without the extra)"
+        " answers `context` (budget 2000) and `search` (limit 10) over one connection; the same"
+        " query goes to a bare FTS5 query (memd's OR query of the terms, bm25 top 10 and their"
+        " texts) and to `build_context` in this process on the daemon's index, in rotating"
+        f" order; {n} distinct queries of the latency bench's mix, twice.{base}",
+        "",
+        table(["pass", "path", "p50 ms", "p95 ms", "p99 ms", "max ms", "target"], rows),
+        "",
+        notes + ".",
+        "",
+        machine_line(),
+    ])  # fmt: skip
+
+
+def _rev(tree: Path) -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=5, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "not a git checkout"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_common_args(ap, files=5_000)
@@ -356,7 +483,16 @@ def main() -> None:
     ap.add_argument("--hurry", action="store_true", help="renice the model's process to 0")
     ap.add_argument("--backfill-nice", type=int, default=None,
                     help="renice the backfill's threads to this before the first passes")  # fmt: skip
+    ap.add_argument("--semantic", choices=("both", "off"), default="both",
+                    help="off: the full-text path alone, no backfill (block latency-off)")  # fmt: skip
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="with --semantic off: a second daemon from this checkout")  # fmt: skip
     args = ap.parse_args()
+    if args.semantic == "off":
+        publish(args, OFF_BLOCK, run_off(args))
+        return
+    if args.baseline is not None:
+        ap.error("--baseline goes with --semantic off")
     publish(args, BLOCK, run(args))
 
 
