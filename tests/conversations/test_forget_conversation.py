@@ -140,9 +140,9 @@ def test_a_forgotten_tailed_session_stays_forgotten(logs_daemon: DaemonProcess) 
         d.stop()
 
 
-def test_the_mcp_tool_forgets_a_session(daemon: DaemonProcess) -> None:
-    daemon.call("ingest", {"turns": exchange("s-mcp", "pelican", time.time() - 60)})
-    server = build_server(daemon.sock)
+def test_the_mcp_tool_forgets_a_session(module_daemon: DaemonProcess) -> None:
+    module_daemon.call("ingest", {"turns": exchange("s-mcp", "pelican", time.time() - 60)})
+    server = build_server(module_daemon.sock)
 
     async def body() -> tuple[Any, Any]:
         async with Client(server) as client:
@@ -155,15 +155,17 @@ def test_the_mcp_tool_forgets_a_session(daemon: DaemonProcess) -> None:
     ask, done = anyio.run(body)
     assert not ask.is_error and ask.structured_content["removed"] is False
     assert not done.is_error and done.structured_content["removed"] is True
-    assert searched(daemon, "pelican") == []
+    assert searched(module_daemon, "pelican") == []
 
 
-def test_unknown_and_ambiguous_sessions_are_refused(daemon: DaemonProcess) -> None:
+def test_unknown_and_ambiguous_sessions_are_refused(module_daemon: DaemonProcess) -> None:
     with pytest.raises(NotFound, match="no session"):
-        daemon.call("forget_conversation", {"session_id": "nope", "confirm": True})
-    daemon.call("ingest", {"session_id": "s-keep", "id": "q", "role": "user", "content": "kept"})
+        module_daemon.call("forget_conversation", {"session_id": "nope", "confirm": True})
+    module_daemon.call(
+        "ingest", {"session_id": "s-keep", "id": "q", "role": "user", "content": "kept"}
+    )
     with pytest.raises(NotFound, match="turn"):
-        daemon.call(
+        module_daemon.call(
             "forget_conversation", {"session_id": "s-keep", "turn_ids": ["zz"], "confirm": True}
         )
-    assert turn_ids(daemon, "s-keep") == ["q"]
+    assert turn_ids(module_daemon, "s-keep") == ["q"]
