@@ -30,31 +30,35 @@ def stored(d: DaemonProcess, session: str) -> list[str]:
     return [t["text"] for t in res["sessions"][0]["turns"]]
 
 
-def test_a_retried_request_without_ids_adds_nothing(daemon: DaemonProcess) -> None:
-    first = daemon.call("ingest", {"turns": batch("r1")})
-    again = daemon.call("ingest", {"turns": batch("r1")})  # the client timed out and retried
+def test_a_retried_request_without_ids_adds_nothing(module_daemon: DaemonProcess) -> None:
+    first = module_daemon.call("ingest", {"turns": batch("r1")})
+    again = module_daemon.call("ingest", {"turns": batch("r1")})  # the client timed out and retried
     assert (first["added"], again["added"], again["accepted"]) == (4, 0, 4)
-    assert stored(daemon, "r1") == [f"retry me {i} osprey" for i in range(4)]
+    assert stored(module_daemon, "r1") == [f"retry me {i} osprey" for i in range(4)]
     one = {"session_id": "r1", "role": "user", "content": "single osprey"}
-    assert daemon.call("ingest", one)["added"] == 1
-    assert daemon.call("ingest", one)["added"] == 0
-    assert len(stored(daemon, "r1")) == 5
+    assert module_daemon.call("ingest", one)["added"] == 1
+    assert module_daemon.call("ingest", one)["added"] == 0
+    assert len(stored(module_daemon, "r1")) == 5
 
 
-def test_request_ids_tell_a_retry_from_a_new_turn(daemon: DaemonProcess) -> None:
+def test_request_ids_tell_a_retry_from_a_new_turn(module_daemon: DaemonProcess) -> None:
     yes = {"session_id": "r2", "role": "user", "content": "yes"}
-    assert daemon.call("ingest", {**yes, "request_id": "req-1"})["added"] == 1
-    assert daemon.call("ingest", {**yes, "request_id": "req-1"})["added"] == 0  # a retry
-    assert daemon.call("ingest", {**yes, "request_id": "req-2"})["added"] == 1  # said again
-    assert stored(daemon, "r2") == ["yes", "yes"]
+    assert module_daemon.call("ingest", {**yes, "request_id": "req-1"})["added"] == 1
+    assert module_daemon.call("ingest", {**yes, "request_id": "req-1"})["added"] == 0  # a retry
+    assert module_daemon.call("ingest", {**yes, "request_id": "req-2"})["added"] == 1  # said again
+    assert stored(module_daemon, "r2") == ["yes", "yes"]
 
 
-def test_turns_with_their_own_ids_or_times_are_kept_apart(daemon: DaemonProcess) -> None:
+def test_turns_with_their_own_ids_or_times_are_kept_apart(module_daemon: DaemonProcess) -> None:
     now = time.time()
     for i in range(2):
-        daemon.call("ingest", {"session_id": "r3", "role": "user", "content": "ok", "ts": now + i})
-        daemon.call("ingest", {"session_id": "r3", "role": "user", "content": "ok", "id": f"x{i}"})
-    assert stored(daemon, "r3") == ["ok"] * 4
+        module_daemon.call(
+            "ingest", {"session_id": "r3", "role": "user", "content": "ok", "ts": now + i}
+        )
+        module_daemon.call(
+            "ingest", {"session_id": "r3", "role": "user", "content": "ok", "id": f"x{i}"}
+        )
+    assert stored(module_daemon, "r3") == ["ok"] * 4
 
 
 def test_a_full_disk_is_said_plainly_and_a_retry_after_it_stores_once(
