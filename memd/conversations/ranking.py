@@ -277,8 +277,9 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
 
 def _turn(t: TurnHit, position: int, q: Query, qt: list[str]) -> Candidate:
     words = text_words(f"{t.speaker} {t.text}")
-    script = dominant_script(t.text)
-    match = max(q.match(words), q.closeness(t.cosine, script))
+    match = q.match(words)
+    if t.cosine is not None:  # the script of a turn's text is read only to place its cosine
+        match = max(match, q.closeness(t.cosine, dominant_script(t.text)))
     return Candidate(t.to_hit(qt), TURN, position, t.score, match, words)
 
 
@@ -518,9 +519,9 @@ def rank(
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
-             if q.shown(f.found_by, f.cosine, f.cosine_script, f.row.path in files)]  # fmt: skip
+             if q.plan is None or q.shown(f.found_by, f.cosine, f.cosine_script, f.row.path in files)]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
-              if q.shown(t.found_by, t.cosine, dominant_script(t.text), t.session_id in sessions)]  # fmt: skip
+              if q.plan is None or q.shown(t.found_by, t.cosine, dominant_script(t.text), t.session_id in sessions)]  # fmt: skip
     place(cands, priors, own_match)
     return page(cands, limit)
 
