@@ -43,7 +43,9 @@ Pygments' language names), `places` (pycountry's countries and regions, large ci
 (`en_identity`/`zh_identity`, `en_tools`/`zh_tools`, `en_preferences`/`zh_preferences`,
 `en_tasks`/`zh_tasks`, `decisions`), `carried` (a later turn that states only a new value of
 a key the session already holds: "28 now", "现在在小米", "Lately it's Helix"), `updates` (the same
-for keys with open-ended values: working hours, diets, an event's date), `traits` (conditions such as colour blindness, and
+for keys with open-ended values: working hours, diets, an event's date), `replaced` (a change
+read from its shape, "switched from X to Y", "dropped X, it's all Y now", "从X换成Y": Y's memory
+replaces the session's memory naming X, whatever their keys), `traits` (conditions such as colour blindness, and
 accounts: "my GitHub username is …"), `points` and `signals`; `sameness` (`same_fact(a, b)`:
 two statements of one fact in other words or another language, which placement's dedupe and
 the driver's one-memory-per-fact both use).

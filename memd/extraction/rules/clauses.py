@@ -73,11 +73,17 @@ _OTHER_NOUNS = (
     r"|brother|sister|mom|mum|dad|mother|father|son|daughter|kids?|lead|cto|ceo|clients?"
     r"|customers?|teacher|professor|room-?mate|flatmate|neighbou?r|cousin|uncle|aunt|team-?mates?"
     r"|users|students?|interns?|mentor|landlord|sibling|parents?"
+    # colleagues named by their role: "our new hire Jamal", "the contractor"
+    r"|hires?|contractors?|recruits?|trainees?|apprentices?|juniors?|designers?|director|vp"
+    r"|founder|co-?founder"
 )
 # Who a clause is about, by the first subject-like words in it: someone else ("my manager",
 # "she", "you"), the user ("I", "my editor"), or the user's team ("we", "our backend").
 _SUBJECT_RE = re.compile(
     r"(?P<other>\b(?:my|our|his|her|their)\s+(?:[\w\-]+\s+)?(?:" + _OTHER_NOUNS + r")\b"
+    # "the intern", "the new hire": one person named by a role (not "the users" of a product)
+    r"|^(?:the)\s+(?:new\s+)?(?:interns?|hires?|contractors?|manager|boss|cto|ceo|trainee|junior"
+    r"|guy|girl|designer|lead)\b"
     r"|\b(?:he|she|they|he's|she's|they're|someone|somebody|everyone|everybody|people|you"
     r"|you're|your)\b)"
     r"|(?P<i>\b(?:I|I'm|I've|I'd|I'll|Im|my)\b)"

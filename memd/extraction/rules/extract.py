@@ -54,6 +54,7 @@ from memd.extraction.rules.mentions import (
     zh_mentions,
 )
 from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
@@ -230,9 +231,34 @@ _HELD_TYPES = frozenset({"skill", "preference", "project"})
 _ONE_PER_SENTENCE = frozenset({"editor", "os", "browser"})
 
 
-def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> bool:
+# "I use npm — actually pnpm now", "回答详细点，不对，简短点": a later value of the sentence corrects
+# the earlier one.
+_CORRECTION_RE = re.compile(
+    r"\b(?:actually|I\s+mean|scratch\s+that|no\s+wait|wait\s+no|correction|make\s+that|or\s+rather)\b"
+    r"|其实|不对|哦不|应该是|更正|说错了|我是说",
+    re.I,
+)
+
+
+def _one_value(
+    memory: ExtractedMemory, earlier: Sequence[ExtractedMemory], sentence: str
+) -> ExtractedMemory:
+    """A second value of one key in one sentence says more of the first ("回答简短点，不要长篇大论"),
+    unless the sentence corrects itself: it keeps its words but not the key, so it does not
+    replace the first."""
+    if not memory.subject or _CORRECTION_RE.search(sentence):
+        return memory
+    if any(e.subject == memory.subject for e in earlier):
+        return replace(memory, subject="")
+    return memory
+
+
+def _repeats(
+    memory: ExtractedMemory, earlier: Sequence[ExtractedMemory], sentence: str = ""
+) -> bool:
     """Whether an earlier memory of the same sentence already says this (or more)."""
     text = memory.content.casefold()
+    corrected = bool(_CORRECTION_RE.search(sentence))
     for e in earlier:
         # One sentence states one employer, one editor...: a second one is a misreading.
         single = (
@@ -244,7 +270,8 @@ def _repeats(memory: ExtractedMemory, earlier: Sequence[ExtractedMemory]) -> boo
         # whatever type each reading gave it (a second would replace the first).
         one_kind = e.type == memory.type or {e.type, memory.type} <= _HELD_TYPES
         if single and memory.subject and e.subject == memory.subject and one_kind:
-            return True
+            # "I use npm — actually pnpm now": the corrected value is kept and replaces it.
+            return not corrected or same_fact(memory.content, e.content)
         if e.type == memory.type and text in e.content.casefold():
             return True
         # "我喜欢用 Neovim 写代码" read by two rules: one fact, in two wordings.
@@ -271,7 +298,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             continue
         today = datetime.fromtimestamp(turn.ts, tz).date()
         ctx = Ctx(turn_id=turn.turn_id, today=today, session=session)
-        for sentence in SENTENCE_RE.findall(own_words(redact(turn.text))):
+        start = len(out)
+        words = own_words(redact(turn.text))
+        for sentence in SENTENCE_RE.findall(words):
             if not sentence.strip():
                 continue
             said: list[ExtractedMemory] = []
@@ -281,8 +310,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             for memory in itertools.chain(_extract_sentence(sentence, ctx), later):
                 memory = _as_held(memory, session)
                 key = memory.content.casefold()
-                if key in seen or _repeats(memory, said):
+                if key in seen or _repeats(memory, said, sentence):
                     continue
+                memory = _one_value(memory, said, sentence)
                 seen.add(key)
                 said.append(memory)
                 out.append(memory)
@@ -297,6 +327,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                     session.decided.add(memory.subject)
             if not CJK_RE.search(sentence):
                 out += _role_stack(sentence, said, ctx, seen)
+        # A change names its old and new values: the new one's memory replaces the old one's.
+        apply_changes(words, ctx, out, start)
+        seen.update(m.content.casefold() for m in out[start:])
     return out
 
 

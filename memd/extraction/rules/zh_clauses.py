@@ -35,11 +35,19 @@ ZH_OTHER_WORDS = (
     r"|舅|叔|阿姨|姨妈|姑姑|伯伯|伯父|爷爷|奶奶|外公|外婆|姥姥|姥爷|岳父|岳母|公公|婆婆|侄|外甥|孙子|孙女"
     r"|舍友|实习生|下属|组员|新人"
 )
+# "新来的同事", "隔壁组的那个实习生": a relation or colleague named with who they are.
+_WHICH = r"(?:新来的|刚来的|刚入职的|那个|这个|隔壁组?的?|组里的?|公司的?|团队的?)*"
 ZH_OTHER_RE = re.compile(ZH_OTHER_WORDS)
 _WE_RE = re.compile(r"^(?:我们|咱们|本团队|团队|我们组|我们团队|组里|公司里?|我司)")
 _I_RE = re.compile(r"^(?:我|本人)")
 # A relation named right after 我/我的/我们 makes the clause that person's.
-_RELATION_RE = re.compile(r"^(?:我的?|我们的?|我家)?(?:" + ZH_OTHER_WORDS + r")")
+RELATION_RE = re.compile(
+    r"^(?:我的?|我们的?|我家)?"
+    + _WHICH
+    + r"(?:"
+    + ZH_OTHER_WORDS
+    + r"|经理|主管|组长|总监|老大|合伙人)"
+)
 _ASK_RE = re.compile(
     r"^(?:你|您|请|帮|麻烦|把|给我|能不能|能否|可不可以|可以|怎么|如何|为什么|这|那|它|此)"
 )
@@ -85,7 +93,7 @@ class ZhClause:
 
 def _own_subject(text: str) -> str:
     """The subject a clause names itself, or "" when it names none."""
-    if _RELATION_RE.match(text):
+    if RELATION_RE.match(text):
         return "other"
     if _PROJECT_RE.match(text):
         return "project"  # before 我们: "我们的项目前端用的是 Vue 2" states the project's stack

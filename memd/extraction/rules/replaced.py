@@ -1,0 +1,244 @@
+"""A change read from its shape: "switched from X to Y", "replaced X with Y", "dropped X, it's all
+Y now", "Y now rather than X", "X → Y", "从X换成Y", "不用X了，改用Y" — whatever X and Y are.
+
+The other rules key a fact by what a lexicon knows of its value (a known tool gives `tool:ci`, a
+known city `city`). A change names both values, so it says by itself that Y's fact replaces X's,
+even for a value no lexicon lists (Bun, Buildkite, a database decided on) or a fact stored under
+no key ("User works with Yarn"). `change_pairs(text)` reads the (X, Y) pairs of a turn; the
+driver gives them to `apply_changes` with the session's memories so far:
+
+- X is looked up among the memories stored before the turn (the last one that names X and not
+  Y). Y's memory is the turn's own memory naming Y, or, when the turn stated none (no rule reads
+  "it's all Bun now"), X's memory with X's name replaced by Y's. Both get one key: X's memory's
+  subject, or Y's, or one made from X (`changed:<x>`), and X's type, so placement marks X's
+  memory superseded by Y's.
+- When no memory holds X (the old value was never stated) and the turn stated Y under a key, X's
+  memory is recorded as well, just before Y's and under Y's key: the user did say they had X,
+  and the item is superseded at once, so it is never current. Without a key nothing is added.
+- A memory of the turn that names X and not Y is a misreading of the change ("moving CI off
+  CircleCI" is not "User works with CircleCI") and is dropped.
+
+A clause about someone else ("my new hire switched from PyCharm to VS Code", "我同事从 Vim 换成了
+VS Code"), a question, a hypothetical or a plan ("thinking about moving from X to Y", "打算从 X
+换成 Y") gives no pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import someone_else
+from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx, is_question
+from memd.extraction.rules.tech import lookup_tech
+from memd.extraction.rules.zh_clauses import RELATION_RE
+
+# A value: a name in Latin script, one to three words (later words capitalised: "VS Code",
+# "Google Cloud"), or a short run of Chinese characters.
+_WORD = r"[A-Za-z0-9](?:[\w.+#\-]*[\w+#])?"
+_EN_VALUE = _WORD + r"(?:\s+(?-i:[A-Z0-9](?:[\w.+#\-]*[\w+#])?)){0,2}"
+_ZH_VALUE = _EN_VALUE + r"|[\u4e00-\u9fff]{1,6}?"
+_ZH_END = r"(?=$|[了的吧啊呢啦上里，,。！!；;\s]|来|去|做|写|开发|部署)"
+
+
+def _old(value: str = _EN_VALUE) -> str:
+    return f"(?P<old>{value})"
+
+
+def _new(value: str = _EN_VALUE) -> str:
+    return f"(?P<new>{value})"
+
+
+# Each shape with whether it says the user had the old value (a change does; "Y rather than X"
+# only compares).
+_EN_SHAPES = tuple(
+    (re.compile(p, re.I), "rather" not in p)
+    for p in (
+        # "switched from jest to vitest", "moving CI off CircleCI onto Buildkite"
+        r"\b(?:switch|mov|migrat|chang|transition|port|convert)\w*\b(?:\s+[\w\-]+){0,3}?\s+"
+        r"(?:(?:over\s+)?from|off(?:\s+of)?|away\s+from)\s+" + _old() + r"\s+(?:over\s+)?"
+        r"(?:to|onto|into)\s+(?:an?\s+|the\s+)?" + _new(),
+        # "replaced jest with vitest", "swapped out Webpack for Vite"
+        r"\b(?:replac|swapp|swap)\w*(?:\s+out)?\s+(?:the\s+|our\s+|my\s+)?"
+        + _old()
+        + r"\s+(?:with|for|by)\s+(?:an?\s+|the\s+)?"
+        + _new(),
+        # "We dropped yarn, it's all Bun now", "Scrap the MongoDB plan — we're going with DynamoDB"
+        r"\b(?:dropped|ditched|scrapped|scrap|dumped|abandoned|binned|killed|ripped\s+out)\s+"
+        r"(?:the\s+|our\s+|my\s+)?" + _old() + r"(?:\s+(?:plan|idea|approach|setup))?\s*"
+        r"(?:[,;:—–]|\s-\s|\band\b)\s*(?:now\s+)?(?:(?:it's|its|it\s+is)\s+(?:all\s+|just\s+|now\s+)?"
+        r"|(?:we're|we\s+are|I'm|I\s+am|we|I)\s+(?:now\s+)?(?:going\s+with|using|use|on|switching\s+to"
+        r"|moving\s+to|switched\s+to|moved\s+to)\s+|(?:going\s+with|using|switched\s+to|moved\s+to)\s+)"
+        + _new(),
+        # "I no longer use Vim, it's Helix now"
+        r"\bno\s+longer\s+(?:use|using|on|at|with|in|a|an)?\s*"
+        + _old()
+        + r"\s*(?:[,;:—–]|\s-\s)\s*"
+        r"(?:(?:now|it's|its|I\s+use|we\s+use|I'm\s+on|we're\s+on|I'm\s+at|using|all|mostly)\s+)+"
+        + _new(),
+        # "so vegetarian now rather than vegan", "Zed instead of VS Code"
+        r"\b" + _new(_WORD) + r"(?:\s+now)?\s+(?:instead\s+of|rather\s+than"
+        r"|in\s+place\s+of)\s+" + _old(),
+        # "npm → pnpm"
+        _old() + r"\s*(?:→|->|=>|⇒)\s*" + _new(),
+        # "Friday was my last day at Stripe. Starting at Vercel on Monday!"
+        r"\b(?:last\s+day\s+(?:at|with)|left|quit)\s+" + _old() + r"\b.{0,40}?\b(?:start(?:ing|ed)?"
+        r"|join(?:ing|ed)?)\s+(?:at\s+|with\s+)?" + _new(),
+    )
+)
+_ZH_VERB = r"(?:换成|换到|换为|改成|改为|改用|换用|迁到|迁移到|迁去|切到|切换到|转到|转成|替换成|跳到|跳槽到)了?"
+_ZH_SHAPES = tuple(
+    # "把X迁到Y" moves X, which may be the thing moved ("把数据库迁到 PostgreSQL"), not a value.
+    (re.compile(p), not p.startswith("把"))
+    for p in (
+        # "从 Jenkins 迁到了 GitHub Actions"
+        r"从\s*"
+        + _old(_ZH_VALUE)
+        + r"\s*(?:那边|这边)?"
+        + _ZH_VERB
+        + r"\s*"
+        + _new(_ZH_VALUE)
+        + _ZH_END,
+        # "我们把 MySQL 换成了 PostgreSQL"
+        r"把\s*"
+        + _old(_ZH_VALUE)
+        + r"\s*(?:那边|这边)?"
+        + _ZH_VERB
+        + r"\s*"
+        + _new(_ZH_VALUE)
+        + _ZH_END,
+        # "不用 npm 了，改用 pnpm", "不再用 Vim，现在用 Helix"
+        r"不(?:再)?用\s*" + _old(_ZH_VALUE) + r"\s*了?[，,]?\s*(?:现在|以后|已经|都|全)*"
+        r"(?:改用|换成|换用|用|在用)了?\s*" + _new(_ZH_VALUE) + _ZH_END,
+        # "npm → pnpm"
+        _old(_ZH_VALUE) + r"\s*(?:→|->|=>|⇒)\s*" + _new(_ZH_VALUE) + _ZH_END,
+        # "不在腾讯了，现在在字节"
+        r"不在\s*"
+        + _old(_ZH_VALUE)
+        + r"\s*了[，,]?\s*(?:现在|已经)*(?:在|去了|到了)\s*"
+        + _new(_ZH_VALUE)
+        + _ZH_END,
+    )
+)
+# A sentence about what might be or what someone plans: it changes nothing yet.
+_EN_UNSURE_RE = re.compile(
+    r"^(?:if|suppose|imagine|assuming|what\s+if)\b|\b(?:thinking\s+(?:about|of)|considering|consider"
+    r"|might|maybe|should\s+(?:I|we)|would|could|plan(?:ning)?\s+to|want\s+to|wants\s+to"
+    r"|going\s+to\s+(?:switch|move|migrate|replace))\b",
+    re.I,
+)
+_ZH_UNSURE_RE = re.compile(
+    r"如果|假如|假设|要是|万一|打算|准备|考虑|想要?|计划|可能|也许|是否|要不要"
+)
+# A name in Latin script ends where Latin letters and digits do: "用户使用Yarn" names Yarn.
+_BEFORE = r"(?<![A-Za-z0-9_.+#\-])"
+_AFTER = r"(?![A-Za-z0-9_+#\-])"
+_STOP = frozenset({"it", "that", "this", "them", "those", "these", "one", "something", "a", "the"})
+
+
+def _usable(sentence: str) -> bool:
+    """Whether a sentence's change is the user's own and already made."""
+    text = sentence.strip()
+    if not text or is_question(text):
+        return False
+    if CJK_RE.search(text):
+        return not (_ZH_UNSURE_RE.search(text) or RELATION_RE.match(text))
+    return not (_EN_UNSURE_RE.search(text) or someone_else(text))
+
+
+def change_pairs(text: str) -> list[tuple[str, str, bool]]:
+    """The (old, new, had) values the changes of a turn's text name, in order (see the module);
+    `had` says the shape states the user had the old value."""
+    sentences = [s for s in SENTENCE_RE.findall(text) if s.strip()]
+    if not sentences or not all(_usable(s) for s in sentences if _names_change(s)):
+        return []
+    joined = " ".join(s.strip() for s in sentences)
+    pairs: list[tuple[str, str, bool]] = []
+    for shape, had in (*_EN_SHAPES, *_ZH_SHAPES):
+        for m in shape.finditer(joined):
+            old, new = m.group("old").strip(), m.group("new").strip()
+            if old.casefold() == new.casefold() or {old.casefold(), new.casefold()} & _STOP:
+                continue
+            if all((old, new) != p[:2] for p in pairs):
+                pairs.append((old, new, had))
+    return pairs
+
+
+def _names_change(sentence: str) -> bool:
+    return any(s.search(sentence) for s, _ in (*_EN_SHAPES, *_ZH_SHAPES))
+
+
+def _names(content: str, value: str) -> bool:
+    """Whether a memory's text names `value` (or the lexicon's name for it)."""
+    tech = lookup_tech(value)
+    for name in {value, tech.name if tech is not None else value}:
+        if CJK_RE.search(name):
+            if name in content:
+                return True
+        elif re.search(_BEFORE + re.escape(name) + _AFTER, content, re.I):
+            return True
+    return False
+
+
+def _swap(content: str, old: str, new: str) -> str:
+    """`content` with the value `old` (or the lexicon's name for it) replaced by `new`."""
+    tech = lookup_tech(old)
+    for name in sorted({old, tech.name if tech is not None else old}, key=len, reverse=True):
+        if CJK_RE.search(name):
+            if name in content:
+                return content.replace(name, new)
+            continue
+        pattern = re.compile(_BEFORE + re.escape(name) + _AFTER, re.I)
+        if pattern.search(content):
+            return pattern.sub(lambda _: new, content)
+    return content
+
+
+def _key(old: str) -> str:
+    slug = re.sub(r"[^\w]+", "-", old.casefold()).strip("-")
+    return f"changed:{slug}"
+
+
+def apply_changes(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """Apply the changes a turn's `text` names to `out`, the session's memories: `out[start:]`
+    are the turn's own (see the module). `out` is changed in place."""
+    for old, new, had in change_pairs(text):
+        _apply(old, new, had, ctx, out, start)
+
+
+def _apply(old: str, new: str, had: bool, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    held = next(
+        (i for i in range(start - 1, -1, -1)
+         if _names(out[i].content, old) and not _names(out[i].content, new)),
+        None,
+    )  # fmt: skip
+    # A memory of the turn that names the old value alone misreads the change.
+    out[start:] = [
+        m for m in out[start:] if not (_names(m.content, old) and not _names(m.content, new))
+    ]
+    said = next((j for j in range(start, len(out)) if _names(out[j].content, new)), None)
+    if held is None:
+        if had:
+            _record_old(old, new, out, said)
+        return
+    known = out[held]
+    key = known.subject or (out[said].subject if said is not None else "") or _key(old)
+    out[held] = replace(known, subject=key)
+    if said is not None:
+        out[said] = replace(out[said], subject=key, type=known.type)
+        return
+    content = _swap(known.content, old, new)
+    if content == known.content:
+        return
+    out.append(replace(known, content=content, source_turn_ids=(ctx.turn_id,), subject=key, due=""))
+    ctx.session.values[key] = out[-1]
+
+
+def _record_old(old: str, new: str, out: list[ExtractedMemory], said: int | None) -> None:
+    """The old value was never stored: recorded under the new value's key, just before it."""
+    if said is None or not out[said].subject or _names(out[said].content, old):
+        return
+    content = _swap(out[said].content, new, old)
+    if content != out[said].content:
+        out.insert(said, replace(out[said], content=content))
