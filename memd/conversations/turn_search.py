@@ -207,15 +207,23 @@ def search_turns(
     windows = date_windows(query, now=time.time() if now is None else now)
     low = query.lower()
     named: dict[str, bool] = {}
+    # (-score, ±id): sorted as they are, best first, ties by id (newest first with `recent`).
     scored: list[tuple[float, int]] = []
+    order = -1 if recent else 1
+    steps = tuple(enumerate(NEIGHBOUR_WEIGHTS, 1))
+    every = not (scope.project or scope.agent_id or scope.source)  # `holds` is always true
     for i, (_, sid, ts, speaker, proj, agent, src) in meta.items():
-        score = base[i][1] if i in base else 0.0
-        for dist, w in enumerate(NEIGHBOUR_WEIGHTS, 1):
-            near = [base[j][1] for j in (i - dist, i + dist) if j in base and base[j][0] == sid]
-            if near:
-                score += w * max(near)
+        own = base.get(i)
+        score = own[1] if own is not None else 0.0
+        for dist, w in steps:
+            lo, hi = base.get(i - dist), base.get(i + dist)
+            x = lo[1] if lo is not None and lo[0] == sid else None
+            y = hi[1] if hi is not None and hi[0] == sid else None
+            near = x if y is None else y if x is None else max(x, y)  # the better of the two
+            if near is not None:
+                score += w * near
         # A neighbour shares its candidate's session, so only the per-turn filters are left to check.
-        if score <= 0 or not scope.holds(proj, agent, src):
+        if score <= 0 or not (every or scope.holds(proj, agent, src)):
             continue
         if windows and any(a <= ts < b for a, b in windows):
             score *= 1 + DATE_BOOST
@@ -224,9 +232,9 @@ def search_turns(
                 named[speaker] = _name_in(speaker, low)
             if named[speaker]:
                 score *= 1 + SPEAKER_BOOST
-        scored.append((score, i))
-    scored.sort(key=lambda x: (-x[0], -x[1] if recent else x[1]))
-    top = dict((i, sc) for sc, i in scored[:limit])
+        scored.append((-score, order * i))
+    scored.sort()
+    top = {order * k: -neg for neg, k in scored[:limit]}
     if not top:
         return []
     hits = [
