@@ -107,3 +107,33 @@ def test_a_second_clause_on_the_same_key_goes_on_without_replacing_it() -> None:
     keyed = [(t, c) for t, k, c in _keyed(said) if k == "style:length"]
     assert keyed == [("t0", "用户希望回答详细一点"), ("t1", "用户希望回答简短点")]
     assert any(c == "用户希望不要长篇大论" and not k for _, k, c in _keyed(said))
+
+
+def test_a_new_pet_after_the_held_one_is_gone_replaces_it() -> None:
+    said = extract(
+        "We have a hamster called Nibbles.",
+        "Nibbles died over the weekend :( the kids picked out a bunny named Clover.",
+    )
+    assert _keyed(said) == [
+        ("t0", "pet", "User has a pet: hamster called Nibbles"),
+        ("t1", "pet", "User has a pet: bunny called Clover"),
+    ]
+    # Someone else's new animal is theirs.
+    said = extract("I have a cat named Miso.", "My neighbour has a dog called Rex.")
+    assert [m.content for m in said] == ["User has a pet: cat called Miso"]
+
+
+def test_the_language_the_user_writes_at_work_is_their_main_one() -> None:
+    said = extract(
+        "I write Go at work.", "These days it's mostly Python for me, since I joined the ML team."
+    )
+    assert [(t, k) for t, k, _ in _keyed(said)] == [
+        ("t0", "language:primary"),
+        ("t1", "language:primary"),
+    ]
+    assert "Python" in said[-1].content
+
+
+def test_over_a_span_of_time_is_no_choice() -> None:
+    assert extract("The build broke over the weekend.") == []
+    assert [m.content for m in extract("Tabs over spaces.")] == ["User prefers tabs over spaces"]

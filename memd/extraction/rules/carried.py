@@ -71,7 +71,7 @@ from memd.extraction.rules.tech import (
     split_version,
     stack_side,
 )
-from memd.extraction.rules.updates import dated, diet, schedule
+from memd.extraction.rules.updates import dated, diet, pet, schedule
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 _ZH_CLAUSE_RE = re.compile(r"[，,；;：:—]")
@@ -435,6 +435,7 @@ _READERS: dict[str, _Reader] = {
     "reply-language": _reply_language,
     "schedule": schedule,
     "diet": diet,
+    "pet": pet,
 }
 
 
@@ -508,8 +509,10 @@ def carried_updates(
     for key in keys:
         read = _reader(key)
         assert read is not None
-        # A date and the event it is for are often in two clauses ("launch slipped, it's June 2").
-        said_in = [body] if read is dated else texts[read in (_style, _reply_language)]
+        # A date and the event it is for are often in two clauses ("launch slipped, it's June 2"),
+        # a pet and the one it replaces too ("Nibbles died :( the kids picked out a bunny …").
+        whole = read in (dated, pet)
+        said_in = [body] if whole else texts[read in (_style, _reply_language)]
         memory = next((m for t in said_in if (m := read(t, held[key], ctx)) is not None), None)
         if memory is not None:
             yield memory

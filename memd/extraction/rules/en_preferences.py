@@ -424,12 +424,21 @@ _EN_CONTRAST_RE = re.compile(
 )
 
 
+_SPAN_RE = re.compile(
+    r"(?:the\s+)?(?:(?:past|last|next|coming|whole|long)\s+)?(?:weekend|holidays?|summer|winter"
+    r"|spring|autumn|fall|break|years?|months?|weeks?|days?|christmas|new\s+year|night)\b",
+    re.I,
+)
+
+
 def _contrast(sentence: str, ctx: Ctx) -> ExtractedMemory | None:
     """ "Tabs, not spaces": the first side preferred to the second."""
     m = _EN_CONTRAST_RE.match(sentence)
     if m is None:
         return None
     a, b = clean(m.group("a")), clean(m.group("b"))
+    if m.group("how").lower() == "over" and _SPAN_RE.match(b):
+        return None  # "Nibbles died over the weekend": a time, not a choice
     subject = style_subject(a) or style_subject(b)
     known = lookup_tech(a) is not None and lookup_tech(b) is not None
     if not a or not b or not (subject or known):

@@ -143,6 +143,13 @@ def _render_use(lead: str, purpose: str, names: Sequence[str]) -> str:
     return f"{lead} {join_en(names)}{purpose}"
 
 
+_AT_WORK_RE = re.compile(
+    r"\s*\b(?:at\s+work|at\s+my\s+(?:day\s+)?job|for\s+work|professionally|for\s+a\s+living"
+    r"|day[- ]to[- ]day|at\s+the\s+office)\b",
+    re.I,
+)
+
+
 def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     for m in _EN_USE_RE.finditer(sentence):
         verb = " ".join(m.group("verb").lower().split())
@@ -181,6 +188,8 @@ def en_tools(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         main = any(a.lower() in {"mainly", "mostly", "primarily"} for a in adverbs) or bool(
             re.match(r"\s*(?:mostly|mainly|primarily)\b", raw, re.I)
         )
+        # "I write Go at work": the language of the user's job is their main one.
+        main = main or bool(_AT_WORK_RE.search(raw) or _AT_WORK_RE.match(sentence[m.end() :]))
         yield from tool_memories(
             items,
             ctx,

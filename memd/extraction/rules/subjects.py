@@ -48,7 +48,7 @@ IMP_DIET = 6
 IMP_SCHEDULE = IMP_PREFERENCE
 
 # -- pets ---------------------------------------------------------------------------------------
-_ANIMALS = (
+ANIMALS = (
     r"(?:dogs?|cats?|pupp(?:y|ies)|kittens?|kitty|parrots?|budgies?|budgerigars?|cockatiels?"
     r"|canar(?:y|ies)|hamsters?|guinea\s+pigs?|rabbits?|bunn(?:y|ies)|ferrets?|turtles?"
     r"|tortoises?|snakes?|lizards?|geckos?|iguanas?|goldfish|fish|axolotls?|chinchillas?"
@@ -61,7 +61,7 @@ _ANIMALS = (
 _NAME = r"(?-i:(?P<name>[A-Z][\w'\-]+))"
 # "a rescue dog, Juniper", "a greyhound called Pepper", "two cats": the animal and its name.
 _EN_ANIMAL = (
-    r"(?P<pet>(?:(?:an?|two|three|one|a\s+couple\s+of)\s+)?(?:[\w\-]+\s+){0,2}?" + _ANIMALS + r")"
+    r"(?P<pet>(?:(?:an?|two|three|one|a\s+couple\s+of)\s+)?(?:[\w\-]+\s+){0,2}?" + ANIMALS + r")"
     r"(?:\s*,?\s*(?:(?:named|called)\s+)?" + _NAME + r")?"
 )
 _EN_PET_RES = (
@@ -74,20 +74,20 @@ _EN_PET_RES = (
     re.compile(r"\bmine\s+is\s+" + _EN_ANIMAL, re.I),
     # "My dog Rocket sleeps under my desk", "my cat's name is Miso", "my cat is called Miso".
     re.compile(
-        r"\bmy\s+(?P<pet>(?:[\w\-]+\s+)?" + _ANIMALS + r")(?:'s\s+name\s+is|\s+is\s+(?:called"
+        r"\bmy\s+(?P<pet>(?:[\w\-]+\s+)?" + ANIMALS + r")(?:'s\s+name\s+is|\s+is\s+(?:called"
         r"|named))?\s+" + _NAME,
         re.I,
     ),
 )
 # Someone else's animal: "my sister's dog", "Buddy is my sister's".
-_THEIRS_RE = re.compile(
-    r"\b(?:my|our)\s+\w+'s\s+" + _ANIMALS + r"|\b(?:his|her|their)\s+" + _ANIMALS, re.I
+THEIRS_RE = re.compile(
+    r"\b(?:my|our)\s+\w+'s\s+" + ANIMALS + r"|\b(?:his|her|their)\s+" + ANIMALS, re.I
 )
 _ADDED_RE = re.compile(r"\b(?:also|too|another|second|third|as\s+well)\b", re.I)
 
 
 def _en_pet(text: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
-    if _THEIRS_RE.search(text):
+    if THEIRS_RE.search(text):
         return
     for pattern in _EN_PET_RES:
         m = pattern.search(text)
@@ -229,7 +229,7 @@ def _en_named(text: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if m is None:
         return
     noun = m.group("noun").lower()
-    if noun.split()[-1] in _NOT_NAMED or re.fullmatch(_ANIMALS, noun.split()[-1], re.I):
+    if noun.split()[-1] in _NOT_NAMED or re.fullmatch(ANIMALS, noun.split()[-1], re.I):
         return
     yield ctx.mem(f"User's {noun} is called {m.group('name')}", "personal", IMP_FAMILY,
                   subject=f"named:{noun}")  # fmt: skip

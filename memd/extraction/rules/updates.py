@@ -9,7 +9,10 @@ often gives only the new value, with no verb a first statement would use:
 - `schedule`: a clause with hours, a shift, a time of day or a place of work ("Normal 9 to 5
   from this week on", "现在换成早上写代码了", "I'm hybrid now") — the new working hours;
 - `date:<event>`: a date in a sentence that names the event or says it moved ("launch slipped,
-  it's June 2 now", "上线时间改到下个月20号了") — the event's new date.
+  it's June 2 now", "上线时间改到下个月20号了") — the event's new date;
+- `pet`: an animal with a name, in a sentence whose subject is the user or their household, or
+  that says the held pet died or is gone ("Nibbles died over the weekend :( the kids picked out
+  a bunny named Clover") — the new pet.
 
 Each reader gets one clause about the user (or, for a date, the sentence) and the held memory,
 and returns the new memory under the same key, so placement supersedes the old one; a clause
@@ -21,8 +24,10 @@ from __future__ import annotations
 import re
 
 from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import CJK_RE, IMP_PREFERENCE, Ctx, clean, third_person
 from memd.extraction.rules.dates import due_en, due_zh, find_date
+from memd.extraction.rules.subjects import ANIMALS, THEIRS_RE
 
 # -- working hours and place ----------------------------------------------------------------------
 _HOUR = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?"
@@ -113,3 +118,35 @@ def diet(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
         return None
     return ctx.mem(f"User's diet: {third_person(said)}", "personal", known.importance,
                    subject="diet")  # fmt: skip
+
+
+# -- pets -------------------------------------------------------------------------------------------
+_EN_NAMED_PET_RE = re.compile(
+    r"\b(?:an?|new|little)\s+(?:[\w\-]+\s+)?(?P<animal>" + ANIMALS + r")\s*,?\s*(?:named|called)\s+"
+    r"(?-i:(?P<name>[A-Z][\w'\-]+))",
+    re.I,
+)
+# The held pet is gone: "Nibbles died", "we lost Biscuit", "rehomed the hamster".
+_GONE_RE = re.compile(
+    r"\b(?:died|passed(?:\s+away)?|is\s+gone|put\s+down|ran\s+away|rehomed|lost|buried)\b", re.I
+)
+# Children and a partner are the household: "the kids picked out a bunny" is the user's pet.
+_HOUSEHOLD_RE = re.compile(
+    r"^(?:the|my|our)\s+(?:kids?|children|son|daughter|wife|husband|partner|family)\b", re.I
+)
+
+
+def pet(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
+    """A sentence that names the household's new pet, against the pet the session holds."""
+    m = _EN_NAMED_PET_RE.search(text)
+    if m is None or THEIRS_RE.search(text) or m.group("name") in known.content:
+        return None
+    before = text[: m.start()]
+    clause = re.split(r"[,;:—–(]|\s-\s|:\(", before)[-1].strip()
+    gone = _GONE_RE.search(before) is not None and any(
+        w in before for w in re.findall(r"[A-Z][\w'\-]+", known.content) if w != "User"
+    )
+    if not gone and (someone_else(clause) and not _HOUSEHOLD_RE.match(clause)):
+        return None
+    words = f"{m.group('animal').lower()} called {m.group('name')}"
+    return ctx.mem(f"User has a pet: {words}", "personal", known.importance, subject="pet")
