@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,25 +19,36 @@ from tests.utils import DaemonProcess, wait_for
 WHEN = dt.datetime(2026, 5, 4, 12, 30, tzinfo=dt.UTC).timestamp()
 
 
-@pytest.mark.parametrize(
-    ("ts", "seconds"),
-    [
-        (WHEN, WHEN),
-        (int(WHEN * 1e3), WHEN),
-        (int(WHEN * 1e6), WHEN),
-        (int(WHEN * 1e9), WHEN),
-        ("2026-05-04T12:30:00Z", WHEN),
-        ("2026-05-04T14:30:00+02:00", WHEN),
-        (str(int(WHEN * 1e6)), WHEN),
-    ],
-)
+READABLE: list[tuple[object, float]] = [
+    (WHEN, WHEN),
+    (int(WHEN * 1e3), WHEN),
+    (int(WHEN * 1e6), WHEN),
+    (int(WHEN * 1e9), WHEN),
+    ("2026-05-04T12:30:00Z", WHEN),
+    ("2026-05-04T14:30:00+02:00", WHEN),
+    (str(int(WHEN * 1e6)), WHEN),
+]
+
+
+@pytest.fixture(scope="module")
+def times_daemon() -> Iterator[DaemonProcess]:
+    """One daemon for the readable times, each case in a session of its own (not the module's
+    daemon: the refusals below check that it holds no session at all)."""
+    with tempfile.TemporaryDirectory(prefix="memd-m-", dir="/tmp") as d:
+        shared = DaemonProcess(Path(d)).start()
+        yield shared
+        shared.stop()
+
+
+@pytest.mark.parametrize(("ts", "seconds"), READABLE)
 def test_epoch_units_and_iso_strings_are_read(
-    daemon: DaemonProcess, ts: object, seconds: float
+    times_daemon: DaemonProcess, ts: object, seconds: float
 ) -> None:
-    daemon.call(
-        "ingest", {"session_id": "when", "id": "t", "role": "user", "content": "magpie", "ts": ts}
+    session = f"when-{READABLE.index((ts, seconds))}"
+    times_daemon.call(
+        "ingest", {"session_id": session, "id": "t", "role": "user", "content": "magpie", "ts": ts}
     )
-    (t,) = daemon.call("recall", {"session_id": "when"})["sessions"][0]["turns"]
+    (t,) = times_daemon.call("recall", {"session_id": session})["sessions"][0]["turns"]
     assert abs(t["ts"] - seconds) < 1e-3
 
 
