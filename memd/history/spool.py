@@ -79,11 +79,15 @@ class Spool:
                 if self._open:
                     self._write(json.dumps({"done": ns}) + "\n", sync=False)
                 else:
-                    os.truncate(self.path, 0)  # nothing waits: start the file afresh
+                    self._empty()  # nothing waits: start the file afresh
 
     def pending(self) -> list[Captured]:
         """The changes a previous run recorded and did not commit, oldest first; the file is
         then emptied (the caller commits them, or they are lost as before)."""
+        if self.path.is_symlink():  # not memd's: never read or written through
+            log.warning("history: %s is a link, not memd's spool: removed", self.path)
+            self.path.unlink()
+            return []
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
@@ -99,12 +103,21 @@ class Spool:
                 added[int(rec["n"])] = _captured(rec)
             except (ValueError, KeyError, TypeError, zlib.error) as exc:
                 log.debug("history: an unreadable spool line skipped: %s", exc)
-        with contextlib.suppress(FileNotFoundError):
-            os.truncate(self.path, 0)
+        with contextlib.suppress(OSError):
+            self._empty()
         return [added[n] for n in sorted(added)]
 
+    def _empty(self) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        try:
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)
+
     def _write(self, text: str, *, sync: bool = True) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Never through a link put in its place (its target would get memd's file contents).
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(self.path, flags, 0o600)
         try:
             os.write(fd, text.encode("utf-8"))
             if sync:

@@ -251,3 +251,30 @@ def test_a_save_between_two_writes_of_one_operation_is_the_persons_not_memds(
     for c in mine:
         hist.apply_undo(hist.undo(c.id))
     assert notes.read_text() == NOTES + "- saved by hand\n"
+
+
+def test_a_link_in_place_of_the_spool_is_never_written_read_or_emptied_through(
+    tmp_path: Path,
+) -> None:
+    """The spool is appended to and emptied in place: a link put there (to a person's file)
+    would have got memd's changes appended, or been emptied — the file it points to. It is
+    removed at start, and a link put there later makes the spool's writes fail (a warning;
+    the change is still committed from memory), never reach the file."""
+    from memd.history.commits import Captured
+    from memd.history.spool import NAME, Spool
+
+    git_dir, theirs = tmp_path / "history.git", tmp_path / "theirs.txt"
+    git_dir.mkdir()
+    theirs.write_text("a person's file\n")
+    (git_dir / NAME).symlink_to(theirs)
+    spool = Spool(git_dir)
+    assert spool.pending() == [] and not (git_dir / NAME).exists()
+    c = Captured(Cause.REMEMBER, "id=m_1", {"_core/notes.md": b"- kestrel\n"}, 1.0, "memd", {})
+    spool.add(c)
+    assert (git_dir / NAME).stat().st_size > 0
+    (git_dir / NAME).unlink()
+    (git_dir / NAME).symlink_to(theirs)
+    with pytest.raises(OSError):
+        spool.add(Captured(Cause.REMEMBER, "id=m_2", {"a.md": b"x\n"}, 2.0, "memd", {}))
+    spool.done([c])
+    assert theirs.read_text() == "a person's file\n"

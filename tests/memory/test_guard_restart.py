@@ -254,11 +254,32 @@ def test_a_change_the_state_file_could_not_take_is_in_it_after_the_next_write(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(gm.os, "write", write)
+    monkeypatch.setattr(os, "write", write)
     for i in range(3):
         body = f"fact {i} <!-- memd id=m_{i} -->"
         text += f"- {body}\n"
         full[0] = i == 1
         g.written(p, text.encode(), [gm.AddOp("Notes", body, f"m_{i}", "Notes")], "remember")
-    monkeypatch.setattr(gm.os, "write", real_write)
+    monkeypatch.setattr(os, "write", real_write)
     assert _kept(gm.WriteGuard(state=state)) == _kept(g) and len(_kept(g)[str(p)][1]) == 3
+
+
+def test_a_link_put_in_place_of_the_state_file_is_never_written_through(tmp_path: Path) -> None:
+    """The guard appends to its state file: a link put there (to a person's file) must not
+    get memd's lines; the link is replaced by the next whole write instead."""
+    from memd.memory.files.guard import AddOp, WriteGuard
+
+    state, p, theirs = tmp_path / "memd-write-guard.json", tmp_path / "notes.md", tmp_path / "rc"
+    theirs.write_text("export PATH=~/bin:$PATH\n")
+    g = WriteGuard(state=state)
+    g.active = True
+    text = "# Notes\n\n## Notes\n\n- by hand\n"
+    for i in range(3):
+        if i == 1:
+            state.unlink()
+            state.symlink_to(theirs)
+        body = f"fact {i} <!-- memd id=m_{i} -->"
+        text += f"- {body}\n"
+        g.written(p, text.encode(), [AddOp("Notes", body, f"m_{i}", "Notes")], "remember")
+    assert theirs.read_text() == "export PATH=~/bin:$PATH\n"
+    assert not state.is_symlink() and _kept(WriteGuard(state=state)) == _kept(g)

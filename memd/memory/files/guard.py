@@ -380,9 +380,10 @@ class WriteGuard:
                 # could not be written is missing from the file: written whole again.
                 self._compact()
             else:
-                fd = os.open(
-                    self.state, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
-                )
+                # Never through a link put in its place: that fails, and the next change
+                # writes the file whole (a rename replaces the link, not what it points to).
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+                fd = os.open(self.state, flags, 0o600)
                 try:
                     os.write(fd, (text + "\n").encode("utf-8"))
                 finally:
