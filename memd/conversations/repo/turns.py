@@ -299,6 +299,18 @@ def match_turns(
     if scope.exclude_session:
         where.append("t.session_id != ?")
         params.append(scope.exclude_session)
+    if len(where) == 1 and not recent:
+        # No filter on the turns: rank the matches' ids first and read the rows of the best
+        # `limit` only, not of every match (the same rows: the join neither drops nor reorders).
+        return {
+            r[0]: (r[1], -float(r[2]))
+            for r in conn.execute(
+                "SELECT t.id, t.session_id, top.rank FROM (SELECT rowid AS id, bm25(turns_fts)"
+                " AS rank FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rank LIMIT ?) AS top"
+                " JOIN turns t ON t.id = top.id ORDER BY top.rank",
+                (match, limit),
+            )
+        }
     return {
         r[0]: (r[1], -float(r[2]))
         for r in conn.execute(
