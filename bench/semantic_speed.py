@@ -3,6 +3,7 @@
     python -m bench.semantic_speed [--embedder packaged ...] [--threads 2] [--backfill]
         [--turns 10000] [--sections 25000] [--out docs/benchmarks.md] [--no-write]
     python -m bench.semantic_speed --backfill-only   # step 3 alone, its own block
+    python -m bench.semantic_speed --backfill-only --loopback  # the daemon's side at full size
     python -m bench.semantic_speed --index           # the daemon's vector search, its own block
 
 1. Per model, in a fresh process each: installed size of its distributions, import + load
@@ -389,10 +390,68 @@ class Hurry:
             self._thread.join()
 
 
-def backfill(threads: int, turns: int, sections: int, hurry: bool = False) -> dict[str, Any]:
+class LoopbackEmbeddings:
+    """An OpenAI-compatible `/v1/embeddings` on 127.0.0.1 that answers at once with a unit
+    vector drawn from each text's digest: the daemon's side of a backfill (storing vectors,
+    the matrices, the RSS they take) measured without the model's CPU, at full size."""
+
+    DIM = 384
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = [{"object": "embedding", "index": i, "embedding": _vector(t)}
+                        for i, t in enumerate(texts)]  # fmt: skip
+                out = json.dumps({"object": "list", "data": data, "model": body.get("model")})
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out.encode())
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> LoopbackEmbeddings:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _vector(text: str) -> list[float]:
+    import hashlib
+
+    import numpy as np
+
+    seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    v = np.random.default_rng(seed).standard_normal(LoopbackEmbeddings.DIM)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+def backfill(
+    threads: int, turns: int, sections: int, hurry: bool = False, loopback: bool = False
+) -> dict[str, Any]:
     """Through a real daemon and its backfill worker: a tree of `sections` sections first,
     then `turns` imported turns; wall and daemon CPU per phase, daemon RSS during (sampled
-    every 2 s), its peak (high-water mark) and after."""
+    every 2 s), its peak (high-water mark) and after. `loopback`: the embeddings come from
+    `LoopbackEmbeddings` (`semantic.kind = http`) instead of the packaged model."""
+    import contextlib
+
     import psutil
 
     from bench.corpus import generate
@@ -408,7 +467,13 @@ def backfill(threads: int, turns: int, sections: int, hurry: bool = False) -> di
         write_generic(conversations(turns, seed=42), log)
         out: dict[str, Any] = {"tree": info.summary()}
         env = {"MEMD_SEMANTIC_KIND": "packaged", "MEMD_SEMANTIC_THREADS": str(threads)}
-        with Daemon(home, **env) as d:
+        out["loopback"] = loopback
+        with contextlib.ExitStack() as stack:
+            if loopback:
+                url = stack.enter_context(LoopbackEmbeddings()).url
+                env = {"MEMD_SEMANTIC_KIND": "http", "MEMD_SEMANTIC_URL": url,
+                       "MEMD_SEMANTIC_MODEL": "loopback"}  # fmt: skip
+            d = stack.enter_context(Daemon(home, **env))
             out["ready_s"] = d.wait_ready(600)
             proc = psutil.Process(d.pid)
             out["rss_ready"] = proc_mem(d.pid)["rss_mb"]
@@ -520,8 +585,17 @@ def render_backfill(fill: dict[str, Any], threads: int) -> list[str]:
              f" ({fill['idle_s']:.0f} s later)" if "rss_idle_after" in fill else "")  # fmt: skip
     hurry = (" The backfill's threads were kept at nice 0 (`--hurry`): at nice 19 they got no CPU"
              " from the machine's other work. " if fill.get("hurry") else " ")  # fmt: skip
+    loop = (
+        "The embeddings come from a loopback endpoint (`LoopbackEmbeddings`, `semantic.kind ="
+        " http`: a unit vector drawn from each text's digest, answered at once), so this is the"
+        " daemon's side of a full backfill — the vectors it stores, its matrices, its RSS —"
+        " without the model's CPU; the packaged model's daemon also holds its query model and"
+        " the dictionary (the `semantic-speed-backfill` block). "
+        if fill.get("loopback")
+        else ""
+    )
     return [
-        f"Backfill through a real daemon and its backfill worker ({fill['model_id']},"
+        loop + f"Backfill through a real daemon and its backfill worker ({fill['model_id']},"
         f" `semantic.batch` texts per batch, {threads} threads, at nice 19): first the"
         f" sections of a generated tree ({fill['tree']}) and the memories memd wrote in sections"
         " of several items (items with a memd id), then"
@@ -569,6 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backfill-only", action="store_true", help="only the backfill (own block)")
     ap.add_argument("--hurry", action="store_true",
                     help="keep the backfill's threads at nice 0 (a busy machine starves nice 19)")  # fmt: skip
+    ap.add_argument("--loopback", action="store_true",
+                    help="--backfill-only with embeddings from a loopback endpoint (own block)")  # fmt: skip
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
@@ -578,10 +654,12 @@ def main(argv: list[str] | None = None) -> int:
                 render_index({n: index_timing(n) for n in (10_000, 25_000, 100_000)}))  # fmt: skip
         return 0
     if args.backfill_only:
-        only = backfill(args.threads, args.turns, args.sections, args.hurry)
-        publish(args, BLOCK + "-backfill", "\n".join([
+        only = backfill(args.threads, args.turns, args.sections, args.hurry, args.loopback)
+        name = BLOCK + "-backfill" + ("-loopback" if args.loopback else "")
+        publish(args, name, "\n".join([
             "### Recall by meaning: backfill through the daemon (`bench/semantic_speed.py"
-            " --backfill-only`)", "", *render_backfill(only, args.threads), "", machine_line()]))  # fmt: skip
+            f" --backfill-only{' --loopback' if args.loopback else ''}`)", "",
+            *render_backfill(only, args.threads), "", machine_line()]))  # fmt: skip
         return 0
     if args.child:
         out = bridge_child() if args.child == "bridge" else child(args.child, args.threads)
