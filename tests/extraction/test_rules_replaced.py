@@ -137,3 +137,29 @@ def test_the_language_the_user_writes_at_work_is_their_main_one() -> None:
 def test_over_a_span_of_time_is_no_choice() -> None:
     assert extract("The build broke over the weekend.") == []
     assert [m.content for m in extract("Tabs over spaces.")] == ["User prefers tabs over spaces"]
+
+
+def test_a_change_that_names_only_the_new_one_replaces_the_one_of_its_kind() -> None:
+    assert _replaces(extract("We host on AWS.", "We're fully on GCP now."), "AWS", "GCP")
+    said = extract("Our frontend is React.", "We rewrote the frontend in Svelte.")
+    assert _replaces(said, "React", "Svelte")
+    said = extract("I use Slack for team chat.", "We switched to Discord for team chat.")
+    assert _replaces(said, "Slack", "Discord")
+    # Added beside it, or of another kind: nothing replaced.
+    said = extract("We host on AWS.", "We also moved the docs to GitHub.")
+    assert all(not m.subject for m in said)
+    said = extract("Our frontend is React.", "We moved the API to FastAPI.")
+    assert not _replaces(said, "React", "FastAPI") and not said[0].subject
+
+
+def test_ditched_for_records_the_old_tool_it_names() -> None:
+    said = extract("We ditched Jira for Linear.")
+    assert _keyed(said) == [
+        ("t0", "changed:jira", "User used Jira"),
+        ("t0", "changed:jira", "User switched to Linear from Jira"),
+    ]
+
+
+def test_left_an_employer_and_now_at_another() -> None:
+    said = extract("I work at Shopify.", "I left Shopify in March and now I'm at Stripe.")
+    assert _replaces(said, "Shopify", "Stripe") and said[-1].subject == "employer"

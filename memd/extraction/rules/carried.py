@@ -80,7 +80,7 @@ _HYPOTHETICAL_RE = re.compile(r"^(?:if|suppose|imagine|assuming|say|what\s+if)\b
 
 # -- age --------------------------------------------------------------------------------------
 _EN_AGE_RE = re.compile(
-    r"^(?:(?:I'm|I\s+am|I\s+just\s+turned|I\s+turned|turned|correction|make\s+that)\W+)?"
+    r"^(?:(?:I'm|I\s+am|I\s+just\s+turned|I\s+turned|(?:just\s+)?turned|correction|make\s+that)\W+)?"
     r"(?P<n>\d{1,3})(?=\s*(?:$|[,.!;]|\s+(?:now|as\s+of|actually|today|this\s+year|years?\s+old"
     r"|y/?o|since)\b))",
     re.I,
@@ -230,7 +230,7 @@ _EN_ROLE_NOW_RE = re.compile(
 # What names a role, not a place or a team: "tech lead", "组长", "架构师", "SRE".
 _ROLE_WORD_RE = re.compile(
     r"(?:lead|manager|engineer|developer|architect|head|director|SRE|PM|CTO|VP|主管|经理|组长|负责人"
-    r"|总监|架构师|工程师|开发|leader)$",
+    r"|总监|架构师|工程师|开发|leader|前端|后端|全栈|运维|测试|算法|产品|设计)$",
     re.I,
 )
 _ZH_ROLE_NOW_RE = re.compile(
@@ -240,6 +240,10 @@ _ZH_ROLE_NOW_RE = re.compile(
 
 
 # "最近被调去 infra 组当 tech lead 了", "升为组长了": moved or promoted into a role.
+# "我现在做技术负责人了": a title after 做, with a time that says it is new.
+_ZH_ROLE_DOING_RE = re.compile(
+    r"(?:现在|已经|如今|目前)(?:在)?做\s*(?:一?[名个位])?(?P<role>[^，,。！!；;]{2,16}?)(?:了|啦)?$"
+)
 _ZH_ROLE_MOVED_RE = re.compile(
     r"(?:被)?(?:调|派|提拔|提|升|转)(?:去|到|为|成|了)?(?:[^，,。！!；;]{0,12}?(?:当上?了?|做|担任))?\s*"
     r"(?:一?[名个位])?(?P<role>[^，,。！!；;]{2,16}?)(?:了|啦)?$"
@@ -261,8 +265,11 @@ def _role(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None
     m = (_ZH_ROLE_NOW_RE if zh else _EN_ROLE_MOVE_RE).search(text.strip())
     if m is None and not zh and (now := _EN_ROLE_NOW_RE.search(text)) is not None:
         m = now if now.group("back") or now.group("now") else None
-    if m is None and zh and (moved := _ZH_ROLE_MOVED_RE.search(text.strip())) is not None:
-        m = moved if _ROLE_WORD_RE.search(moved.group("role").strip()) else None
+    for moved_re in (_ZH_ROLE_MOVED_RE, _ZH_ROLE_DOING_RE) if m is None and zh else ():
+        moved = moved_re.search(text.strip())
+        m = moved if moved and _ROLE_WORD_RE.search(moved.group("role").strip()) else None
+        if m is not None:
+            break
     if m is None:
         return None
     role = clean(m.group("role"))

@@ -41,7 +41,7 @@ _EN_QUESTION_START_RE = re.compile(
     re.I,
 )
 ZH_QUESTION_RE = re.compile(
-    r"[吗呢么嘛][\s。.！!]*$|(?<![不没])什么|(?<![不没])怎么|为什么|哪|谁|几岁|多少|是否|有没有|是不是|对吗"
+    r"[吗呢么嘛][\s。.！!]*$|(?<![不没])什么(?![都也])|(?<![不没])怎么|为什么|哪|谁|几岁|多少|是否|有没有|是不是|对吗"
 )
 PRONOUN_START_RE = re.compile(
     r"^(?:it|its|it's|this|that|these|those|you|your|yours|him|her|them|what|how|why|which|who"

@@ -12,9 +12,12 @@ driver gives them to `apply_changes` with the session's memories so far:
   "it's all Bun now"), X's memory with X's name replaced by Y's. Both get one key: X's memory's
   subject, or Y's, or one made from X (`changed:<x>`), and X's type, so placement marks X's
   memory superseded by Y's.
-- When no memory holds X (the old value was never stated) and the turn stated Y under a key, X's
-  memory is recorded as well, just before Y's and under Y's key: the user did say they had X,
-  and the item is superseded at once, so it is never current. Without a key nothing is added.
+- When no memory of the session holds X (the old value was never stated, or in an earlier run)
+  and the change says the user had X, X's memory is recorded as well, just before Y's and under
+  Y's key (or `changed:<x>`): Y's text with X in its place, or "User used X" when Y's names X
+  too. It is superseded at once, so it is never current; an item an earlier run stored is
+  either the same text (placement counts it again, it adds nothing) or replaced through the key.
+  A comparison ("instead of") records nothing.
 - A memory of the turn that names X and not Y is a misreading of the change ("moving CI off
   CircleCI" is not "User works with CircleCI") and is dropped.
 
@@ -26,12 +29,14 @@ VS Code"), a question, a hypothetical or a plan ("thinking about moving from X t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx, is_question
-from memd.extraction.rules.tech import lookup_tech
+from memd.extraction.rules.mentions import techs_in
+from memd.extraction.rules.tech import lookup_tech, stack_side
 from memd.extraction.rules.zh_clauses import RELATION_RE
 
 # A value: a name in Latin script, one to three words (later words capitalised: "VS Code",
@@ -82,9 +87,18 @@ _EN_SHAPES = tuple(
         r"|in\s+place\s+of)\s+" + _old(),
         # "npm → pnpm"
         _old() + r"\s*(?:→|->|=>|⇒)\s*" + _new(),
-        # "Friday was my last day at Stripe. Starting at Vercel on Monday!"
-        r"\b(?:last\s+day\s+(?:at|with)|left|quit)\s+" + _old() + r"\b.{0,40}?\b(?:start(?:ing|ed)?"
-        r"|join(?:ing|ed)?)\s+(?:at\s+|with\s+)?" + _new(),
+        # "Friday was my last day at Stripe. Starting at Vercel on Monday!", "I left Shopify in
+        # March and now I'm at Stripe"
+        r"\b(?:last\s+day\s+(?:at|with)|left|quit)\s+"
+        + _old()
+        + r"\b.{0,40}?(?:\b(?:start(?:ing|ed)?"
+        r"|join(?:ing|ed)?)\s+(?:at\s+|with\s+)?|\b(?:now\s+)?(?:I'm|I\s+am)\s+(?:now\s+)?(?:at|with)\s+)"
+        + _new(),
+        # "We ditched Jira for Linear", "traded Chrome for Firefox"
+        r"\b(?:ditched|dropped|dumped|traded|abandoned)\s+(?:the\s+|our\s+|my\s+)?"
+        + _old()
+        + r"\s+(?:for|in\s+favou?r\s+of)\s+(?:an?\s+|the\s+)?"
+        + _new(),
     )
 )
 _ZH_VERB = r"(?:换成|换到|换为|改成|改为|改用|换用|迁到|迁移到|迁去|切到|切换到|转到|转成|替换成|跳到|跳槽到)了?"
@@ -200,10 +214,72 @@ def _key(old: str) -> str:
     return f"changed:{slug}"
 
 
+# A change that names only the new value: "We moved our repos to GitLab", "we rewrote the
+# frontend in Svelte", "We're fully on GCP now", "现在全部迁到 GCP 了".
+_EN_CHANGED_RE = re.compile(
+    r"\b(?:switched|moved|migrated|rewrote|rewritten|ported|replaced|went\s+back|fully\s+on"
+    r"|all[- ]in\s+on|entirely\s+on|all\s+on)\b",
+    re.I,
+)
+_ZH_CHANGED_RE = re.compile(r"换成|换到|改用|换用|迁到|迁移到|切到|切换到|转到|重写|全部用|全面")
+_ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|alongside|plus)\b|也|还", re.I)
+
+
+def _kind(name: str) -> str:
+    """The kind a technology is one of, for a change that names only the new one: a framework by
+    its side, else the lexicon's category; "" for a kind too broad to have one at a time."""
+    tech = lookup_tech(name)
+    if tech is None or tech.category == "tool":
+        return ""
+    if tech.category == "framework":
+        side = stack_side(name)
+        return f"framework:{side}" if side else ""
+    return tech.category
+
+
+_NAME_RE = re.compile(r"[A-Za-z][\w.+#\-]*")
+
+
+def _techs(content: str) -> list[str]:
+    """The technologies a memory names, apps (Slack, Jira) included."""
+    found = techs_in(content, english=not CJK_RE.search(content))
+    for word in _NAME_RE.findall(content):
+        tech = lookup_tech(word)
+        if tech is not None and tech.category == "app" and tech.name not in found:
+            found.append(tech.name)
+    return found
+
+
+def implied_pairs(text: str, out: Sequence[ExtractedMemory], start: int) -> list[tuple[str, str]]:
+    """(old, new) for a change that names only its new technology: the one held memory without
+    a key that names one technology of the same kind (see `_kind`) is the old value."""
+    zh = bool(CJK_RE.search(text))
+    if not (_ZH_CHANGED_RE if zh else _EN_CHANGED_RE).search(text) or _ADDED_RE.search(text):
+        return []
+    if not all(_usable(s) for s in SENTENCE_RE.findall(text) if s.strip()):
+        return []
+    pairs: list[tuple[str, str]] = []
+    for memory in out[start:]:
+        names = _techs(memory.content)
+        if memory.subject or len(names) != 1 or not (kind := _kind(names[0])):
+            continue
+        held = [
+            m for m in out[:start]
+            if not m.subject and m.type == memory.type
+            and len(n := _techs(m.content)) == 1 and n[0] != names[0] and _kind(n[0]) == kind
+        ]  # fmt: skip
+        if len({_techs(m.content)[0] for m in held}) == 1:
+            pairs.append((_techs(held[-1].content)[0], names[0]))
+    return pairs
+
+
 def apply_changes(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """Apply the changes a turn's `text` names to `out`, the session's memories: `out[start:]`
     are the turn's own (see the module). `out` is changed in place."""
-    for old, new, had in change_pairs(text):
+    pairs = change_pairs(text)
+    if not pairs:
+        pairs = [(old, new, False) for old, new in implied_pairs(text, out, start)]
+    for old, new, had in pairs:
         _apply(old, new, had, ctx, out, start)
 
 
@@ -236,9 +312,22 @@ def _apply(old: str, new: str, had: bool, ctx: Ctx, out: list[ExtractedMemory], 
 
 
 def _record_old(old: str, new: str, out: list[ExtractedMemory], said: int | None) -> None:
-    """The old value was never stored: recorded under the new value's key, just before it."""
-    if said is None or not out[said].subject or _names(out[said].content, old):
+    """The old value was never stored (in this session): recorded under the new value's key, just
+    before it. A memory under a key that names the old value ("User switched to Vitest from
+    Jest") keeps it itself: the item stored earlier, if any, is replaced through the key. A tool
+    without a key ("User switched to Linear from Jira") gets one made from the old value, and the
+    old memory says the user used it."""
+    if said is None:
         return
-    content = _swap(out[said].content, new, old)
-    if content != out[said].content:
-        out.insert(said, replace(out[said], content=content))
+    memory = out[said]
+    key = memory.subject or _key(old)
+    if _names(memory.content, old):
+        if memory.subject or memory.type not in ("skill", "preference"):
+            return  # a decision to move ("User is moving to FastAPI from Flask") is not done
+        zh = bool(CJK_RE.search(memory.content))
+        content = f"用户之前用{old}" if zh else f"User used {old}"
+    else:
+        content = _swap(memory.content, new, old)
+    if content != memory.content:
+        out[said] = replace(memory, subject=key)
+        out.insert(said, replace(memory, content=content, subject=key))

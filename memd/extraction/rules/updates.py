@@ -28,6 +28,7 @@ from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import CJK_RE, IMP_PREFERENCE, Ctx, clean, third_person
 from memd.extraction.rules.dates import due_en, due_zh, find_date
 from memd.extraction.rules.subjects import ANIMALS, THEIRS_RE
+from memd.extraction.rules.zh_clauses import RELATION_RE
 
 # -- working hours and place ----------------------------------------------------------------------
 _HOUR = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?"
@@ -43,7 +44,9 @@ _ZH_WHEN_RE = re.compile(
     r"|夜班|早班|晚班|白班|倒班|弹性|远程|在家办公|居家办公|坐班|办公室|去公司|回公司|到公司"
 )
 # What makes a clause with a time one about the user's work, not an appointment.
-_ZH_WORK_RE = re.compile(r"上班|下班|工作|办公|值班|写代码|开工|打卡|到岗|坐班|远程|办公室")
+_ZH_WORK_RE = re.compile(
+    r"上班|下班|工作|办公|值班|写代码|开工|打卡|到岗|坐班|远程|办公室|去公司|到公司|回公司"
+)
 # A clause that only says the old hours are over ("I'm off nights now") states no new value.
 _EN_OVER_RE = re.compile(r"\b(?:off|no\s+longer|not|quit|stopped|done\s+with)\b", re.I)
 _ZH_OVER_RE = re.compile(r"不|没|别|以前|之前|原来")
@@ -136,8 +139,27 @@ _HOUSEHOLD_RE = re.compile(
 )
 
 
+# "咪咪送人了，现在养了条狗叫旺财": a clause that keeps a named animal.
+_ZH_NAMED_PET_RE = re.compile(
+    r"(?:新|又|现在|如今)*(?:养了|领养了|收养了|抱了|抱回|买了|接回了?)(?:一|两)?[只条个]?"
+    r"(?P<animal>[\u4e00-\u9fff]{1,4}?)[，,]?\s*(?:叫|名叫|取名叫?)(?P<name>[\u4e00-\u9fffA-Za-z]{1,6})"
+)
+
+
+def _zh_pet(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
+    for clause in re.split(r"[，,。；;！!]", text):
+        m = _ZH_NAMED_PET_RE.search(clause)
+        if m is None or m.group("name") in known.content or RELATION_RE.match(clause.strip()):
+            continue
+        body = clause[m.start() :].strip()
+        return ctx.mem(f"用户{body}", "personal", known.importance, subject="pet")
+    return None
+
+
 def pet(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     """A sentence that names the household's new pet, against the pet the session holds."""
+    if CJK_RE.search(text):
+        return _zh_pet(text, known, ctx)
     m = _EN_NAMED_PET_RE.search(text)
     if m is None or THEIRS_RE.search(text) or m.group("name") in known.content:
         return None
