@@ -41,3 +41,28 @@ def test_a_chinese_household_s_new_pet() -> None:
     said = said_under("pet", "我养了一只猫叫咪咪。", "咪咪送人了，现在养了条狗叫旺财。")
     assert said[-1] == ("t1", "personal", "用户现在养了条狗叫旺财")
     assert len(said_under("pet", "我养了一只猫叫咪咪。", "我妹妹养了条狗叫豆豆。")) == 1
+
+
+def test_an_event_s_date_said_as_it_stands_is_keyed_by_the_event() -> None:
+    assert said_under(
+        "date:beta", "The beta ships on October 3.", "Beta got pushed to October 17."
+    ) == [
+        ("t0", "task", "The beta is scheduled for Saturday October 3, 2026-10-03"),
+        ("t1", "task", "The beta is scheduled for Saturday October 17, 2026-10-17"),
+    ]
+    assert said_under("date:release", "The release is on June 5.")[0][2].endswith("2026-06-05")
+    said = said_under("date:上线", "项目下个月5号上线。", "上线时间改到下个月20号了。")
+    assert [(t, c[-10:]) for t, _, c in said] == [("t0", "2026-04-05"), ("t1", "2026-04-20")]
+    said = said_under("date:截止", "截止日期是3月3号。", "截止日期推迟到3月10号。")
+    assert [t for t, _, _ in said] == ["t0", "t1"]
+    # No event, no date of one.
+    assert said_under("date:今天", "今天是3月3号。") == []
+
+
+def test_a_language_one_starts_learning_is_no_employer() -> None:
+    assert said_under("employer", "I gave up Spanish and started Japanese.") == []
+
+
+def test_eating_everything_is_a_diet_s_new_value() -> None:
+    said = said_under("diet", "I'm a vegetarian.", "Not vegetarian anymore, I eat everything.")
+    assert said[-1] == ("t1", "personal", "User's diet: they eat everything")

@@ -164,6 +164,11 @@ Rule = Callable[[str, Ctx], Iterator[ExtractedMemory]]
 
 # Capitalised words that start a sentence but never name an organisation or place.
 
+# Languages people speak: a course or a reply language, never an employer ("started Japanese").
+SPOKEN_LANGUAGES = frozenset(
+    "english chinese mandarin cantonese japanese korean french german spanish portuguese russian"
+    " italian vietnamese arabic hindi dutch swedish polish turkish greek hebrew thai".split()
+)
 NOT_ORGS = frozenset(
     "i home the a an night nights weekends weekend monday tuesday wednesday thursday friday "
     "saturday sunday it this that my our".split()

@@ -17,6 +17,7 @@ from memd.extraction.rules.common import (
     IMP_ROLE,
     NOT_ORGS,
     PRONOUN_START_RE,
+    SPOKEN_LANGUAGES,
     Ctx,
     article,
     clean,
@@ -273,7 +274,9 @@ def _org(raw: str | None) -> str:
     org = re.sub(r"\s+of$", "", raw.strip()).rstrip(".'")
     tech = TECH.get(org.lower())
     # Platforms and apps are also companies ("I work for GitLab"); a language is not.
-    if org.lower() in NOT_ORGS or (tech is not None and tech.category not in ("platform", "app")):
+    if org.lower() in NOT_ORGS or org.lower() in SPOKEN_LANGUAGES:
+        return ""
+    if tech is not None and tech.category not in ("platform", "app"):
         return ""
     if org.split()[0].lower() in NOT_ORGS or org[:1].islower():
         return ""  # "started the migration": a name is not written in lower case

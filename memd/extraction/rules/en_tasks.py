@@ -60,13 +60,17 @@ _EN_TASK_RES = (
         ),
     ),
     (
-        # "the launch got pushed to April 1", "the demo is scheduled for Friday"
+        # "the launch got pushed to April 1", "the demo is scheduled for Friday", "the beta ships
+        # on October 3"
         "when",
         re.compile(
             r"(?P<act>\b(?:my|the|our)\s+(?:[\w\-]+\s+){0,4}?[\w\-]+)\s+"
-            r"(?:got\s+|was\s+|has\s+been\s+|is\s+|are\s+|'s\s+)?(?P<verb>moved|pushed|postponed"
+            r"(?:(?:got\s+|was\s+|has\s+been\s+|is\s+|are\s+|'s\s+)?(?P<verb>moved|pushed|postponed"
             r"|delayed|rescheduled|bumped|scheduled|set|planned|slated)\s+(?:back\s+|out\s+)?"
-            r"(?:to|for|until|on)\b",
+            r"(?:to|for|until|on)"
+            # "The beta ships on October 3", "the release is on June 5": the event's date itself
+            r"|(?:ships|ship|lands|launches|goes\s+(?:live|out)|kicks\s+off|is|'s)\s+on"
+            r"(?=\s+(?:\w+\s+)?\d))\b",
             re.I,
         ),
     ),

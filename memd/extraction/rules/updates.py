@@ -103,7 +103,9 @@ def dated(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None
 # now, said against a diet the session holds.
 _ZH_EATS_RE = re.compile(r"(?:现在|目前|已经|又|恢复|开始|正常)[^，,。]{0,6}吃")
 _EN_EATS_RE = re.compile(
-    r"\b(?:eat|eating|back\s+on)\b[^,.;]{0,30}\b(?:now|again|these\s+days|anymore)\b", re.I
+    r"\b(?:eat|eating|back\s+on)\b[^,.;]{0,30}\b(?:now|again|these\s+days|anymore)\b"
+    r"|\b(?:eat|eating)\s+(?:everything|anything|meat|fish|normally)\b",
+    re.I,
 )
 
 

@@ -20,6 +20,14 @@ _ZH_WHEN_RE = re.compile(
     r"(?P<thing>[A-Za-z][\w\- ]{0,30}?|[\u3400-\u9fff]{1,10}?)\s*(?:又|已经|被)?"
     r"(?:定在|定于|安排在|约在|改到|改在|改成|推迟到|延期到|延后到|推到|提前到|挪到|移到)(?:了)?\s*$"
 )
+# "截止日期是3月3号", "上线时间是周五": an event's date named as its 日期/时间.
+_ZH_DATE_IS_RE = re.compile(r"(?P<thing>[\u3400-\u9fff]{1,8}?(?:时间|日期))\s*(?:是|为)\s*$")
+# "项目下个月5号上线", "新版本3月20号发布": a date, then the event it is the date of.
+_ZH_EVENT_AFTER_RE = re.compile(
+    r"\s*(?P<event>上线|发布|发版|交付|截止|开学|面试|考试|答辩|开工|演示|评审)(?:了|吧)?\s*$"
+)
+# "上线时间", "截止日期": the event is named without its 时间/日期.
+_ZH_EVENT_TAIL_RE = re.compile(r"(?:的)?(?:时间点?|日期|日子)$")
 # What follows a date: 得 ("must") — alone it is no trigger, for 觉得's sake — and the act.
 _ZH_AFTER_DEADLINE_RE = re.compile(r"\s*(?P<modal>得|必须得?)?\s*(?P<act>[^，,。！!？?]{2,})")
 _ZH_BEFORE_RE = re.compile(r"(?:之前|以前|前)\s*$")
@@ -37,11 +45,19 @@ def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         when, span = found
         due = when.isoformat()
         head = sentence[: span[0]].rsplit("，", 1)[-1].rsplit(",", 1)[-1]
-        wm = _ZH_WHEN_RE.search(head)
+        wm = _ZH_WHEN_RE.search(head) or _ZH_DATE_IS_RE.search(head)
         if wm is not None and (thing := clean(wm.group("thing"))):
             thing = re.sub(r"^(?:我们的|我的|我们|我)", "", thing)
+            key = _ZH_EVENT_TAIL_RE.sub("", thing) or thing
             yield ctx.mem(f"{thing}定在{due_zh(when)}", "task", IMP_TASK, due=due,
-                          subject=f"date:{topic_slug(thing)}")  # fmt: skip
+                          subject=f"date:{topic_slug(key)}")  # fmt: skip
+            return
+        clause_end = re.split(r"[，,。；;]", sentence[span[1] :], maxsplit=1)[0]
+        em = _ZH_EVENT_AFTER_RE.match(clause_end)
+        if em is not None:
+            thing = re.sub(r"^(?:我们的|我的|我们|我)", "", clean(head)) + em.group("event")
+            yield ctx.mem(f"{thing}定在{due_zh(when)}", "task", IMP_TASK, due=due,
+                          subject=f"date:{topic_slug(em.group('event'))}")  # fmt: skip
             return
         text = text[: span[0]] + " " + text[span[1] :]
     trigger = _ZH_TASK_TRIGGER_RE.search(text)
