@@ -163,3 +163,25 @@ def test_ditched_for_records_the_old_tool_it_names() -> None:
 def test_left_an_employer_and_now_at_another() -> None:
     said = extract("I work at Shopify.", "I left Shopify in March and now I'm at Stripe.")
     assert _replaces(said, "Shopify", "Stripe") and said[-1].subject == "employer"
+
+
+def test_a_request_to_make_a_change_is_not_one_made() -> None:
+    for held, asked in (
+        ("We use yarn.", "Replace yarn with pnpm in the Dockerfile."),
+        ("I use Jest.", "Please migrate these tests from Jest to Vitest."),
+        ("I use Jest.", "Let's move the tests from Jest to Vitest next sprint."),
+        ("我用 Jest。", "把 Jest 换成 Vitest。"),
+        ("我用 Jest。", "帮我把测试从 Jest 迁到 Vitest。"),
+    ):
+        assert [m.source_turn_ids for m in extract(held, asked)] == [("t0",)], asked
+    # A change the team made, said after an imperative-looking opening, still counts.
+    assert change_pairs("Scrap the MongoDB plan — we're going with DynamoDB.") == [
+        ("MongoDB", "DynamoDB", True)
+    ]
+
+
+def test_someone_else_s_change_stays_theirs() -> None:
+    assert [m.source_turn_ids for m in extract("I use AWS.", "Our competitor moved to GCP.")] == [
+        ("t0",)
+    ]
+    assert extract("我老公从腾讯跳槽到阿里了。") == []

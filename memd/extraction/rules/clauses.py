@@ -75,7 +75,7 @@ _OTHER_NOUNS = (
     r"|users|students?|interns?|mentor|landlord|sibling|parents?"
     # colleagues named by their role: "our new hire Jamal", "the contractor"
     r"|hires?|contractors?|recruits?|trainees?|apprentices?|juniors?|designers?|director|vp"
-    r"|founder|co-?founder"
+    r"|founder|co-?founder|competitors?|rivals?|vendors?|suppliers?"
 )
 # Who a clause is about, by the first subject-like words in it: someone else ("my manager",
 # "she", "you"), the user ("I", "my editor"), or the user's team ("we", "our backend").

@@ -151,13 +151,29 @@ _AFTER = r"(?![A-Za-z0-9_+#\-])"
 _STOP = frozenset({"it", "that", "this", "them", "those", "these", "one", "something", "a", "the"})
 
 
+# A request to the assistant: "Replace yarn with pnpm in the Dockerfile", "把 Jest 换成 Vitest".
+_EN_ORDER_RE = re.compile(
+    r"^(?:please\s+|pls\s+|now\s+|ok\s+|okay\s+)?(?:replace|switch|swap|move|migrate|change"
+    r"|convert|port|rewrite|use|drop|ditch|scrap|go|let's|let\s+us)\b|\blet's\b",
+    re.I,
+)
+_EN_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|we|we're|we've|our|my)\b", re.I)
+_ZH_ORDER_RE = re.compile(r"^(?:你|您)?(?:把|帮|请|麻烦|给我|能不能|可以|可不可以)")
+
+
 def _usable(sentence: str) -> bool:
-    """Whether a sentence's change is the user's own and already made."""
+    """Whether a sentence's change is the user's own and already made: not a plan, a question, a
+    request to the assistant ("Replace yarn with pnpm here"; "Scrap the X plan — we're going
+    with Y" says what the team does) or someone else's."""
     text = sentence.strip()
     if not text or is_question(text):
         return False
     if CJK_RE.search(text):
-        return not (_ZH_UNSURE_RE.search(text) or RELATION_RE.match(text))
+        return not (
+            _ZH_UNSURE_RE.search(text) or RELATION_RE.match(text) or _ZH_ORDER_RE.match(text)
+        )
+    if _EN_ORDER_RE.search(text) and not _EN_FIRST_PERSON_RE.search(text):
+        return False
     return not (_EN_UNSURE_RE.search(text) or someone_else(text))
 
 
