@@ -356,7 +356,8 @@ _EN_IN_PLACE_RE = re.compile(
     r"\b(?:I(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:currently\s+|now\s+|still\s+)?"
     r"(?:in|out\s+of|based\s+out\s+of)\s+"
     + _PLACE
-    + r"(?=\s*(?:[,.;!—–]|$|\s+(?:so|and|but|now)\b))"
+    + r"(?=\s*(?:[,.;!—–]|$|\s+(?:so|and|but|now)\b|\s+(?:for\s+(?:the\s+foreseeable\s+future|now"
+    r"|good|the\s+time\s+being)|these\s+days|nowadays|at\s+the\s+moment|right\s+now)\b))"
 )
 # Words that follow "I'm in" without naming a place.
 _NOT_PLACES = frozenset(
@@ -391,8 +392,8 @@ _EN_WE_IN_RE = re.compile(
 )
 # "..., based in Lisbon" right after the user said who they are.
 _EN_PLACE_FRAGMENT_RE = re.compile(
-    r"^(?:(?:and|currently|now)\s+|(?:an?|the)\s+[\w\- ]{1,30}?\s+)?(?:based|living|located)\s+"
-    r"(?:in|out\s+of)\s+" + _PLACE
+    r"^(?:(?:and|currently|now)\s+|(?:an?|the)\s+[\w\- ]{1,30}?\s+)?(?:based|living|located"
+    r"|working|coding)\s+(?:in|out\s+of|from)\s+" + _PLACE
 )
 
 
@@ -410,6 +411,8 @@ def en_location(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         m = w
     if m is None and ctx.about_user():
         m = _EN_PLACE_FRAGMENT_RE.match(sentence)
+        if m is not None and m.group("place").split()[0].lower() in _NOT_PLACES:
+            m = None  # "working from Monday"
     if m is None:
         m = _EN_WORKPLACE_IN_RE.search(sentence) or _EN_WE_IN_RE.search(sentence)
     if m is None and (m := _EN_IN_PLACE_RE.search(sentence)) is not None:

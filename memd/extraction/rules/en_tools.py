@@ -288,6 +288,14 @@ _EN_PROJECT_RES = (
         r"|maintaining|maintain|running|run|launched|started)\s+(?:a|an|my|our|the|this)\s+"
         r"(?:[\w\-]+\s+){0,5}?(?:called|named))\s+" + _PNAME
     ),
+    # "I'm working on Pebble, a tiny static site generator": a name, then what it is.
+    re.compile(
+        r"(?i:\b(?:working\s+on|building|developing|maintaining|writing|making)\s+)"
+        r"(?P<name>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*){0,2})\s*,\s*(?i:an?|my|our)\s+"
+        r"(?i:(?:[\w\-]+\s+){0,4}?(?:project|app|application|tool|library|game|website|site|service"
+        r"|startup|product|framework|plugin|extension|bot|cli|package|platform|generator|engine|system"
+        r"|compiler|editor|server|client|dashboard|api))\b"
+    ),
     # "building a scheduling SaaS for dentists (working title: Toothtime)".
     re.compile(
         r"(?i:\b(?:building|working\s+on|developing|making|writing|creating)\s+(?:a|an|my|our|the)\s+"

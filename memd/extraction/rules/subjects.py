@@ -72,6 +72,12 @@ _EN_PET_RES = (
         re.I,
     ),
     re.compile(r"\bmine\s+is\s+" + _EN_ANIMAL, re.I),
+    # "I've got two kids and a golden retriever named Biscuit": an animal after others one has.
+    re.compile(
+        r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:got|have|has)\s+[^.;!?]{1,40}?\s+(?:and|plus)\s+"
+        + _EN_ANIMAL.replace("(?P<pet>", "(?P<pet>(?=(?:an?|one|two|three)\\s)", 1),
+        re.I,
+    ),
     # "My dog Rocket sleeps under my desk", "my cat's name is Miso", "my cat is called Miso".
     re.compile(
         r"\bmy\s+(?P<pet>(?:[\w\-]+\s+)?" + ANIMALS + r")(?:'s\s+name\s+is|\s+is\s+(?:called"
