@@ -368,8 +368,9 @@ class MemoryFeature:
     def _reload_workspaces(self, wanted: list[Root]) -> None:
         """Watch and index workspaces added to `memory.workspaces`; stop indexing removed ones.
 
-        A removed workspace's files stay in the index as after a restart; its folder watch
-        lasts until then too (events from it no longer belong to any root and are ignored).
+        A removed workspace's files stay in the index as they are on disk, as a project's
+        folder does after a restart (`Indexer.reconcile`); its folder watch lasts until then
+        (events from it no longer belong to any root and are ignored).
         """
         added = [r for r in wanted if r not in self._workspaces]
         gone = [r for r in self._workspaces if r not in wanted]

@@ -149,6 +149,19 @@ def _scan_entry(
         pass  # gone since listed
 
 
+def _stat_regular(paths: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """path → (mtime_ns, size) of those of `paths` that are regular files (links not followed)."""
+    out: dict[str, tuple[int, int]] = {}
+    for p in paths:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out[p] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
 def plan_reconcile(
     disk: dict[str, tuple[int, int]], known: dict[str, tuple[int, int, str]]
 ) -> tuple[list[str], list[str]]:
@@ -231,7 +244,30 @@ class Indexer:
                 progress.add_total(len(to_read))
             report.merge(self._apply(root, to_read, to_delete, known, progress=progress))
             self._report_links(root, links)
+        report.merge(self._unrooted())
         report.seconds = time.perf_counter() - t0
+        return report
+
+    def _unrooted(self) -> IndexReport:
+        """The files the index holds below a folder that is not a root now: the memory folder
+        moved, an extra folder or a workspace taken out, or a project's folder memd wrote
+        memory in and that was not used since this start. A user-tier folder's are dropped:
+        it is not memory any more. A project folder's stay as they are on disk — a file gone
+        is dropped, one changed is read again — until the project is used and its folder is
+        a root again; before, a memory deleted there while memd was not watching it was still
+        found."""
+        report = IndexReport()
+        current = {r.key for r in self.roots}
+        for key, project in docs.indexed_roots(self.store.read()):
+            if key in current:
+                continue
+            known = docs.manifest(self.store.read(), key)
+            root = Root(Path(key), project)
+            if not project:
+                report.merge(self._apply(root, [], sorted(known), known))
+                continue
+            to_read, to_delete = plan_reconcile(_stat_regular(known), known)
+            report.merge(self._apply(root, to_read, to_delete, known))
         return report
 
     def index_paths(self, paths: Iterable[str]) -> IndexReport:

@@ -141,3 +141,37 @@ def test_full_rebuild_swaps_atomically_and_keeps_state(
     store.w.run(lambda c: docs.set_state(c, "after", "swap"))  # the writer works on the new file
     assert docs.get_state(store.read(), "after") == "swap"
     store.close()
+
+
+def test_files_of_a_folder_that_is_no_longer_a_root_do_not_stay_as_they_were(
+    tmp_path: Path, tree: Path
+) -> None:
+    """A project's folder is a root once memd writes memory there, and not after a restart
+    until the project is used again; a memory folder moved or an extra folder taken out is
+    not memory any more. Their files stayed in the index as they were: a memory deleted from
+    the project while memd was down was still found by every search."""
+    project = tmp_path / "shop" / ".memd" / "memory"
+    project.mkdir(parents=True)
+    (project / "context.md").write_text("# Shop\n\n## Deploy\n- the shop deploys with kamal\n")
+    (project / "notes.md").write_text("# Shop\n\n## Notes\n- invoices go out on fridays\n")
+    store = Store.open(tmp_path / "index.db")
+    Indexer(store, [Root(tree), Root(project, "shop")]).reconcile()
+    assert search_sections(store.read(), "kamal") and search_sections(store.read(), "invoices")
+    # memd restarts (the project is not used yet); meanwhile the person deleted one memory
+    # file and changed the other.
+    (project / "context.md").unlink()
+    (project / "notes.md").write_text("# Shop\n\n## Notes\n- invoices go out on mondays\n")
+    rep = Indexer(store, [Root(tree)]).reconcile()
+    conn = store.read()
+    assert search_sections(conn, "kamal") == [] and rep.deleted == 1
+    assert [h.path for h in search_sections(conn, "mondays")] == [str(project / "notes.md")]
+    assert search_sections(conn, "fridays") == []
+    assert search_sections(conn, "optimizing")  # the memory folder's own files are kept
+    # The memory folder moved elsewhere: what was in the old one is no longer found; the
+    # project's file is (its folder is still the project's).
+    moved = tmp_path / "memory2"
+    moved.mkdir()
+    Indexer(store, [Root(moved)]).reconcile()
+    conn = store.read()
+    assert search_sections(conn, "optimizing") == [] and search_sections(conn, "mondays")
+    store.close()

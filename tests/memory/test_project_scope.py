@@ -207,3 +207,24 @@ def test_a_repository_in_the_home_itself_is_not_every_folders_workspace(
     r = daemon.call("remember", {"text": "t", "scope": "project", "project": str(notes)})
     assert r["path"] == str(notes / ".memd" / "memory" / "context.md")
     assert not (user_home / ".memd").exists()
+
+
+def test_a_project_memory_deleted_while_memd_was_down_is_not_found_after_it_starts(
+    home: Path, workspace: Path
+) -> None:
+    """The project's folder is a root once memd writes memory there, but not after a restart
+    until the project is used again: its files stayed in the index as they were, and every
+    `search` still found a memory the person had deleted meanwhile."""
+    d = DaemonProcess(home).start()
+    try:
+        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
+                                "project": str(workspace)})  # fmt: skip
+        assert d.call("search", {"query": "kamal"})["hits"]
+    finally:
+        d.stop()
+    Path(r["path"]).unlink()
+    d = DaemonProcess(home).start()
+    try:
+        assert d.call("search", {"query": "kamal"})["hits"] == []
+    finally:
+        d.stop()

@@ -224,6 +224,17 @@ def manifest(conn: sqlite3.Connection, root: str) -> dict[str, tuple[int, int, s
     }
 
 
+def indexed_roots(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(root, project slug) of every root the index holds files of; the slug is set for a
+    project's own folder (every file of it is the project's), "" for a user-tier root."""
+    return [
+        (r[0], r[2] if r[1] else "")
+        for r in conn.execute(
+            "SELECT root, min(kind = 'project'), max(owner) FROM files GROUP BY root ORDER BY root"
+        )
+    ]
+
+
 def manifest_of(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, tuple[int, int, str]]:
     """`manifest` for the given paths (those not indexed are left out)."""
     return {
