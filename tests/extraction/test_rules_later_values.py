@@ -66,3 +66,15 @@ def test_a_language_one_starts_learning_is_no_employer() -> None:
 def test_eating_everything_is_a_diet_s_new_value() -> None:
     said = said_under("diet", "I'm a vegetarian.", "Not vegetarian anymore, I eat everything.")
     assert said[-1] == ("t1", "personal", "User's diet: they eat everything")
+
+
+def test_a_theme_switched() -> None:
+    assert said_under("theme", "I prefer light theme.", "I switched to dark theme.") == [
+        ("t0", "preference", "User prefers light theme"),
+        ("t1", "preference", "User prefers dark theme"),
+    ]
+
+
+def test_a_name_changed_in_chinese() -> None:
+    assert said_under("name", "我改叫小安了。") == [("t0", "personal", "用户的名字是小安")]
+    assert said_under("name", "我现在叫车来接你。") == []

@@ -185,3 +185,13 @@ def test_someone_else_s_change_stays_theirs() -> None:
         ("t0",)
     ]
     assert extract("我老公从腾讯跳槽到阿里了。") == []
+
+
+def test_a_tool_changed_as_the_project_s_replaces_the_user_s() -> None:
+    said = extract("我们组用 GitLab。", "代码已经全部迁到 GitHub 了。")
+    assert _replaces(said, "GitLab", "GitHub")
+
+
+def test_the_old_one_behind_the_user() -> None:
+    said = extract("I code in Java.", "Java's behind me, it's all Kotlin now.")
+    assert _replaces(said, "Java", "Kotlin")

@@ -416,6 +416,25 @@ def _reply_language(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMem
     return ctx.mem(content, "preference", known.importance, subject=known.subject)
 
 
+# -- theme ------------------------------------------------------------------------------------
+_THEME_RE = re.compile(
+    r"\b(?P<en>(?:dark|light)\s+(?:mode|theme))\b|(?P<zh>深色|浅色|暗色|亮色)", re.I
+)
+
+
+def _theme(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
+    """ "I switched to dark theme", "现在用浅色了": the light or dark theme the user uses now."""
+    m = _THEME_RE.search(text)
+    if m is None or m.group(0).casefold() in known.content.casefold():
+        return None
+    if m.group("zh"):
+        return ctx.mem(
+            f"用户喜欢{m.group('zh')}主题", "preference", known.importance, subject="theme"
+        )
+    return ctx.mem(f"User prefers {m.group('en').lower()}", "preference", known.importance,
+                   subject="theme")  # fmt: skip
+
+
 _Reader = Callable[[str, ExtractedMemory, Ctx], "ExtractedMemory | None"]
 
 
@@ -436,6 +455,7 @@ def _reader(key: str) -> _Reader | None:
 
 _READERS: dict[str, _Reader] = {
     "age": _age,
+    "theme": _theme,
     "city": _city,
     "employer": _employer,
     "role": _role,

@@ -76,6 +76,11 @@ _EN_SHAPES = tuple(
         r"|(?:we're|we\s+are|I'm|I\s+am|we|I)\s+(?:now\s+)?(?:going\s+with|using|use|on|switching\s+to"
         r"|moving\s+to|switched\s+to|moved\s+to)\s+|(?:going\s+with|using|switched\s+to|moved\s+to)\s+)"
         + _new(),
+        # "Java's behind me, it's all Kotlin now", "Sublime is gone, I'm using Zed"
+        _old() + r"(?:'s|\s+is|\s+are)\s+(?:behind\s+(?:me|us)|gone|over|history|dead|done)\s*"
+        r"(?:[,;:—–]|\s-\s)\s*(?:and\s+|so\s+)?(?:now\s+)?(?:(?:it's|its|it\s+is)\s+(?:all\s+|just\s+|now\s+)?"
+        r"|(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+)?(?:on|using|with)\s+|(?:I|we)\s+use\s+)"
+        + _new(),
         # "I no longer use Vim, it's Helix now"
         r"\bno\s+longer\s+(?:use|using|on|at|with|in|a|an)?\s*"
         + _old()
@@ -187,12 +192,20 @@ def change_pairs(text: str) -> list[tuple[str, str, bool]]:
     pairs: list[tuple[str, str, bool]] = []
     for shape, had in (*_EN_SHAPES, *_ZH_SHAPES):
         for m in shape.finditer(joined):
-            old, new = m.group("old").strip(), m.group("new").strip()
+            old, new = _bare(m.group("old")), _bare(m.group("new"))
             if old.casefold() == new.casefold() or {old.casefold(), new.casefold()} & _STOP:
                 continue
             if all((old, new) != p[:2] for p in pairs):
                 pairs.append((old, new, had))
     return pairs
+
+
+# Words a value is said after that are no part of it: "it's been Elixir", "now mostly Go".
+_LEAD_RE = re.compile(r"^(?:(?:been|now|all|just|mostly|only|using|on|with|the|an?)\s+)+", re.I)
+
+
+def _bare(value: str) -> str:
+    return _LEAD_RE.sub("", value.strip()) or value.strip()
 
 
 def _names_change(sentence: str) -> bool:
@@ -256,6 +269,14 @@ def _kind(name: str) -> str:
 _NAME_RE = re.compile(r"[A-Za-z][\w.+#\-]*")
 
 
+# A tool may be stated as the user's skill, their preference or their project's stack: one fact.
+_TOOL_TYPES = frozenset({"skill", "preference", "project"})
+
+
+def _one_kind(a: str, b: str) -> bool:
+    return a == b or {a, b} <= _TOOL_TYPES
+
+
 def _techs(content: str) -> list[str]:
     """The technologies a memory names, apps (Slack, Jira) included."""
     found = techs_in(content, english=not CJK_RE.search(content))
@@ -281,7 +302,7 @@ def implied_pairs(text: str, out: Sequence[ExtractedMemory], start: int) -> list
             continue
         held = [
             m for m in out[:start]
-            if not m.subject and m.type == memory.type
+            if not m.subject and _one_kind(m.type, memory.type)
             and len(n := _techs(m.content)) == 1 and n[0] != names[0] and _kind(n[0]) == kind
         ]  # fmt: skip
         if len({_techs(m.content)[0] for m in held}) == 1:

@@ -23,7 +23,7 @@ from memd.extraction.rules.places import is_place
 
 _ZH_STOP = r"(?=$|[，,。.！!；;、\s])"
 _ZH_NAME_RE = re.compile(
-    r"(?:我叫|我的名字(?:是|叫)|我名字(?:是|叫)|(?:你)?(?:可以)?叫我|本人(?:名)?叫|\b(?i:I'm|I\s+am"
+    r"(?:我(?:已经)?改?叫|改名[了啦]?[，,]?\s*(?:现在|以后)?叫|我的名字(?:是|叫)|我名字(?:是|叫)|(?:你)?(?:可以)?叫我|本人(?:名)?叫|\b(?i:I'm|I\s+am"
     r"|my\s+name\s+is)(?=\s*[\u3400-\u9fff]))\s*"
     r"(?P<name>[A-Za-z][A-Za-z .'\-]{0,30}[A-Za-z]|[A-Za-z]|[\u3400-\u9fff·]{1,8})"
 )
