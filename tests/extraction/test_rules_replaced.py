@@ -195,3 +195,12 @@ def test_a_tool_changed_as_the_project_s_replaces_the_user_s() -> None:
 def test_the_old_one_behind_the_user() -> None:
     said = extract("I code in Java.", "Java's behind me, it's all Kotlin now.")
     assert _replaces(said, "Java", "Kotlin")
+
+
+def test_no_change_from_what_someone_read_or_a_platform_of_another_kind() -> None:
+    assert change_pairs("The article says people are switching from Chrome to Firefox.") == []
+    assert change_pairs("教程里说可以从 npm 换成 pnpm。") == []
+    said = extract("I use Docker.", "We moved the docs to GitHub.")
+    assert not _replaces(said, "Docker", "GitHub")
+    said = extract("我用 React。", "我们考虑从 React 换成 Vue。")
+    assert [m.source_turn_ids for m in said] == [("t0",)]

@@ -108,7 +108,9 @@ _EN_HYPOTHETICAL_RE = re.compile(
     r"|let's\s+say\b)|\bif\s+I\s+were\b|\bwould\s+I\b",
     re.I,
 )
-_ZH_HYPOTHETICAL_RE = re.compile(r"^(?:如果|假如|假设|要是|万一|比如说)")
+_ZH_HYPOTHETICAL_RE = re.compile(
+    r"^(?:如果|假如|假设|要是|万一|比如说)|^(?:我们?|咱们)?(?:正在|还在|在)?(?:考虑|纠结)"
+)
 _ZH_GREETING_RE = re.compile(r"(?:你好|您好|嗨|哈喽|hi|hello|hey)[呀啊!！~]*", re.I)
 _LATIN_START_RE = re.compile(r"^(?:I\b|I'm\b|[a-z]+ing\b|based\b|my\b|an?\s)", re.I)
 

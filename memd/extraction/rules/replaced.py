@@ -144,11 +144,11 @@ _ZH_SHAPES = tuple(
 _EN_UNSURE_RE = re.compile(
     r"^(?:if|suppose|imagine|assuming|what\s+if)\b|\b(?:thinking\s+(?:about|of)|considering|consider"
     r"|might|maybe|should\s+(?:I|we)|would|could|plan(?:ning)?\s+to|want\s+to|wants\s+to"
-    r"|going\s+to\s+(?:switch|move|migrate|replace))\b",
+    r"|going\s+to\s+(?:switch|move|migrate|replace)|says|said|read|heard|according\s+to)\b",
     re.I,
 )
 _ZH_UNSURE_RE = re.compile(
-    r"如果|假如|假设|要是|万一|打算|准备|考虑|想要?|计划|可能|也许|是否|要不要"
+    r"如果|假如|假设|要是|万一|打算|准备|考虑|想要?|计划|可能|也许|是否|要不要|可以|听说|据说|说"
 )
 # A name in Latin script ends where Latin letters and digits do: "用户使用Yarn" names Yarn.
 _BEFORE = r"(?<![A-Za-z0-9_.+#\-])"
@@ -254,15 +254,30 @@ _ZH_CHANGED_RE = re.compile(r"换成|换到|改用|换用|迁到|迁移到|切�
 _ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|alongside|plus)\b|也|还", re.I)
 
 
+# Platforms one has one of at a time; the lexicon's "platform" also holds Docker, Kubernetes,
+# Sentry … which sit beside each other.
+_PLATFORM_GROUPS = {
+    "cloud": frozenset(
+        "aws gcp azure digitalocean linode hetzner heroku vercel netlify fly.io render railway"
+        " cloudflare oracle cloud google cloud".split()
+    ),
+    "code-host": frozenset("github gitlab bitbucket gitea codeberg".split()),
+}
+
+
 def _kind(name: str) -> str:
     """The kind a technology is one of, for a change that names only the new one: a framework by
-    its side, else the lexicon's category; "" for a kind too broad to have one at a time."""
+    its side, a platform by its group, else the lexicon's category; "" for a kind too broad to
+    have one at a time."""
     tech = lookup_tech(name)
     if tech is None or tech.category == "tool":
         return ""
     if tech.category == "framework":
         side = stack_side(name)
         return f"framework:{side}" if side else ""
+    if tech.category == "platform":
+        low = tech.name.casefold()
+        return next((g for g, names in _PLATFORM_GROUPS.items() if low in names), "")
     return tech.category
 
 
