@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memd.history import History
-from memd.memory.files.guard import WINDOW_S
+from memd.memory.files.guard import LATE_S, WINDOW_S
 from tests.utils import DaemonProcess, wait_for
 
 HAND = "- a line written by hand"
@@ -70,16 +70,51 @@ def test_an_older_copy_saved_while_memd_is_down_gets_the_item_back(home: Path, s
             d.stop()
 
 
+def test_an_editor_saving_its_older_copy_again_after_the_window_while_memd_is_down(
+    home: Path,
+) -> None:
+    """memd killed right after a remember; an editor saves its older copy within the window,
+    and again (the same copy with a line more) after it, before memd is back — as the
+    everything-at-once stress test did at load ~5 with a restart slower than the window. The
+    file keeps only the last save's time, so the item was taken as deleted by a person."""
+    d, notes = _start(home)
+    try:
+        old = notes.read_bytes()
+        item = d.call("remember", {"text": "the deploy key lives in the vault"})["id"]
+        d.stop(signal.SIGKILL)
+        _save_by_rename(notes, old + b"- typed first\n")
+        time.sleep(WINDOW_S + 0.5)
+        _save_by_rename(notes, notes.read_bytes() + b"- typed again\n")
+        d.start()
+        wait_for(lambda: item in notes.read_text(), 15)
+        text = notes.read_text()
+        assert "- typed first" in text and "- typed again" in text and HAND in text
+    finally:
+        if d.proc and d.proc.poll() is None:
+            d.stop()
+
+
+def _age_kept_changes(home: Path, seconds: float) -> None:
+    """The guard's kept changes made `seconds` earlier (their wall times in its state file)."""
+    import re
+
+    (state,) = (home / "data").glob("*-write-guard.json")
+    text = re.sub(r'"wall": ([0-9.]+)',
+                  lambda m: f'"wall": {float(m.group(1)) - seconds}', state.read_text())  # fmt: skip
+    state.write_text(text)
+
+
 def test_an_older_copy_saved_after_the_window_stays_as_written(home: Path) -> None:
     d, notes = _start(home)
     try:
         old = notes.read_bytes()
         item = d.call("remember", {"text": "the deploy key lives in the vault"})["id"]
         d.stop(signal.SIGKILL)
-        # Saved after the guard's window (even with an old modification time, as a rename of a
-        # temp file written earlier has): a person who removed the item.
-        time.sleep(WINDOW_S + 0.5)
-        _save_by_rename(notes, old, mtime=time.time() - 60)
+        # Saved more than a minute after the window (even with an old modification time, as a
+        # rename of a temp file written earlier has): a person who removed the item. The
+        # minute is made by dating memd's change earlier, not by waiting.
+        _age_kept_changes(home, WINDOW_S + LATE_S + 1)
+        _save_by_rename(notes, old, mtime=time.time() - 600)
         d.start()
         d.call("remember", {"text": "a later fact, written after the start"})
         text = notes.read_text()

@@ -34,9 +34,11 @@ older copy while memd is down (killed, or restarting) would otherwise take memd'
 change with it for good. Each change is one line appended to it (a remember's item, or the
 state of one file after a check), so a write costs the same however many changes are kept; the
 file is rewritten whole only when it has grown by `COMPACT_LINES` lines, and at start. When memd starts, a file changed
-since memd's last write, at a time within the window of memd's changes (`resume`), gets them
-back as if memd had never stopped; a file changed later was changed by a person after the
-window and stays as they left it. The file is not flushed to disk on each change: it survives
+since memd's last write, last at a time within `LATE_S` of the window of memd's changes
+(`resume`: an editor that saved its older copy within the window while memd was down may have
+saved it again since, and the file keeps only the last save's time), gets them back as if memd
+had never stopped; a file changed later was changed by a person after the window and stays as
+they left it. The file is not flushed to disk on each change: it survives
 memd being killed, not a power cut (which also loses an editor's unsynced save).
 """
 
@@ -330,21 +332,25 @@ class WriteGuard:
 
     def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
         """memd starts: `path` holds `data`, last changed at `changed_at` (time.time()). If it
-        is not what memd last wrote and was changed within the window of memd's changes kept
-        from before, those changes count from now (the next `restore` applies again what is
-        missing); a file changed after the window keeps what it has."""
+        is not what memd last wrote and was last changed within `LATE_S` of the window of memd's
+        changes kept from before, those changes count from now (the next `restore` applies
+        again what is missing); a file changed later keeps what it has."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
             if st is None or data is None or _digest(data) == st.last:
                 return
-            # Changed after memd's last write of it (it is not that write): a save within the
-            # window of a change is an older copy written over it, as `restore` judges it.
-            live = self._within(st.entries, changed_at)
+            # Changed after memd's last write of it (it is not that write). The file's change
+            # time is its last save's: an editor that saved its older copy within the window
+            # while memd was down, and saved that copy again after it, leaves only the later
+            # time. So a save seen only now counts as within the window up to LATE_S after it,
+            # as the watcher's late look does; a person who deleted memd's latest item in that
+            # minute while memd was down gets it back once.
+            live = [e for e in st.entries if changed_at - e.wall < self.window_s + LATE_S]
             if live:
                 now = self.clock()
-                for e in live:
-                    e.at = now
+                for e in live:  # their window runs from that save on, as after a `restore`
+                    e.at, e.wall = now, max(e.wall, changed_at)
                 st.entries = live
             else:
                 del self._files[key]
