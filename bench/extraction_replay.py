@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from bench.extraction_eval import (
     score,
     summary_rows,
 )
+from bench.loopback import LoopbackServer
 from bench.report import REPO, machine_line, publish, table
 
 BLOCK = "extraction-replay"
@@ -100,28 +100,13 @@ PROFILES: dict[str, Any] = {
 }  # fmt: skip
 
 
-class ReplayServer:
+class ReplayServer(LoopbackServer):
     """A loopback OpenAI-compatible server answering from a queue the bench fills per case."""
 
     def __init__(self) -> None:
         self.queue: deque[Answer] = deque()
         self.requests = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> ReplayServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(self._handler())
 
     def next(self) -> Answer:
         self.requests += 1

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 # work, exact top-k over 10,000 vectors took 13 ms that way and 0.6 ms with one thread.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from bench.loopback import LoopbackServer
 from bench.report import REPO, machine_line, publish, summary_ms, table
 
 BLOCK = "semantic-speed"
@@ -390,7 +391,7 @@ class Hurry:
             self._thread.join()
 
 
-class LoopbackEmbeddings:
+class LoopbackEmbeddings(LoopbackServer):
     """An OpenAI-compatible `/v1/embeddings` on 127.0.0.1 that answers at once with a unit
     vector drawn from each text's digest: the daemon's side of a backfill (storing vectors,
     the matrices, the RSS they take) measured without the model's CPU, at full size."""
@@ -398,7 +399,7 @@ class LoopbackEmbeddings:
     DIM = 384
 
     def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
@@ -416,21 +417,7 @@ class LoopbackEmbeddings:
                 self.end_headers()
                 self.wfile.write(out.encode())
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> LoopbackEmbeddings:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(Handler)
 
 
 def _vector(text: str) -> list[float]:
@@ -470,7 +457,7 @@ def backfill(
         out["loopback"] = loopback
         with contextlib.ExitStack() as stack:
             if loopback:
-                url = stack.enter_context(LoopbackEmbeddings()).url
+                url = stack.enter_context(LoopbackEmbeddings()).base_url
                 env = {"MEMD_SEMANTIC_KIND": "http", "MEMD_SEMANTIC_URL": url,
                        "MEMD_SEMANTIC_MODEL": "loopback"}  # fmt: skip
             d = stack.enter_context(Daemon(home, **env))
