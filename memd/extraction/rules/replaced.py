@@ -107,26 +107,16 @@ _EN_SHAPES = tuple(
     )
 )
 _ZH_VERB = r"(?:换成|换到|换为|改成|改为|改用|换用|迁到|迁移到|迁去|切到|切换到|转到|转成|替换成|跳到|跳槽到)了?"
+# X (那边) 换成了 Y
+_ZH_MOVE = _old(_ZH_VALUE) + r"\s*(?:那边|这边)?" + _ZH_VERB + r"\s*" + _new(_ZH_VALUE) + _ZH_END
 _ZH_SHAPES = tuple(
     # "把X迁到Y" moves X, which may be the thing moved ("把数据库迁到 PostgreSQL"), not a value.
     (re.compile(p), not p.startswith("把"))
     for p in (
         # "从 Jenkins 迁到了 GitHub Actions"
-        r"从\s*"
-        + _old(_ZH_VALUE)
-        + r"\s*(?:那边|这边)?"
-        + _ZH_VERB
-        + r"\s*"
-        + _new(_ZH_VALUE)
-        + _ZH_END,
+        r"从\s*" + _ZH_MOVE,
         # "我们把 MySQL 换成了 PostgreSQL"
-        r"把\s*"
-        + _old(_ZH_VALUE)
-        + r"\s*(?:那边|这边)?"
-        + _ZH_VERB
-        + r"\s*"
-        + _new(_ZH_VALUE)
-        + _ZH_END,
+        r"把\s*" + _ZH_MOVE,
         # "不用 npm 了，改用 pnpm", "不再用 Vim，现在用 Helix"
         r"不(?:再)?用\s*" + _old(_ZH_VALUE) + r"\s*了?[，,]?\s*(?:现在|以后|已经|都|全)*"
         r"(?:改用|换成|换用|用|在用)了?\s*" + _new(_ZH_VALUE) + _ZH_END,
