@@ -83,9 +83,10 @@ def test_two_devices_push_pull_conflict_and_delete(tmp_path: Path, fresh_dsn: st
         # Once the indexer has caught up with what the watcher saw, nothing is queued. (Whether
         # the watcher sees the pulled files at all depends on whether the pull ran before it
         # started: both happen at start, so the test waits for no event in particular.)
+        # (30 s: at load ~5 — the suite with four workers beside this step — 10 s ran out.)
         wait_for(
             lambda: (ix := b.call("status")["index"])["lag_s"] == 0 and not ix["pending_writes"],
-            timeout=10,
+            timeout=30,
         )
         wait_for(lambda: sync_status(b)["last_success_at"], timeout=5)  # the first run is over
         assert sync_status(b)["pending"] == 0
