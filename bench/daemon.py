@@ -118,6 +118,14 @@ class Daemon:
         self.stop()
 
 
+def cpu_s(pid: int) -> float:
+    """The CPU seconds (user + system) process `pid` has used so far."""
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return float(t.user + t.system)
+
+
 def proc_mem(pid: int) -> dict[str, float]:
     """Current and peak resident memory of a process, in MB (Linux /proc; psutil elsewhere)."""
     out = {"rss_mb": float("nan"), "peak_mb": float("nan")}

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.daemon import Daemon, bench_env, proc_mem
+from bench.daemon import Daemon, bench_env, cpu_s, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
 
 BLOCK = "index"
@@ -176,7 +176,7 @@ def run_big_folder(args: argparse.Namespace) -> str:
             print(f"{args.edits} edits in {name} …", flush=True)
             results[name] = edit_latency(d, pool, args.edits, args.seed)
             print(f"  {results[name]['all']}", flush=True)
-        cpu = _cpu_s(d.pid)
+        cpu = cpu_s(d.pid)
         rc = d.stop()
         d = None
         print(f"  daemon CPU {cpu:.1f}s; exit code {rc}", flush=True)
@@ -224,14 +224,6 @@ def render_big_folder(args: argparse.Namespace, results: dict[str, dict[str, Any
         machine_line(),
     ]
     return "\n".join(body)
-
-
-def _cpu_s(pid: int) -> float:
-    import psutil
-
-    t = psutil.Process(pid).cpu_times()
-    seconds: float = t.user + t.system
-    return seconds
 
 
 # -- main ------------------------------------------------------------------------------------
@@ -294,9 +286,9 @@ def run(args: argparse.Namespace) -> str:
         import psutil
 
         threads = psutil.Process(d.pid).num_threads()
-        c0 = _cpu_s(d.pid)
+        c0 = cpu_s(d.pid)
         time.sleep(args.idle)
-        idle_cpu = _cpu_s(d.pid) - c0
+        idle_cpu = cpu_s(d.pid) - c0
         idle_per_min = idle_cpu * 60 / args.idle
         mem_idle = proc_mem(d.pid)
         rc = d.stop()

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.daemon import Daemon, bench_env, proc_mem
+from bench.daemon import Daemon, bench_env, cpu_s, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
 
 BLOCK = "latency"
@@ -476,13 +476,6 @@ def embedding_share(queries: list[str], threads: int) -> dict[str, float]:
     return out
 
 
-def _cpu_s(pid: int) -> float:
-    import psutil
-
-    t = psutil.Process(pid).cpu_times()
-    return float(t.user + t.system)
-
-
 def paired_pass(
     sem: Daemon, off: Daemon, qs: list[str], method: str, params: dict[str, Any]
 ) -> dict[str, Any]:
@@ -491,7 +484,7 @@ def paired_pass(
     from memd.api.client import Client
 
     out: dict[str, Any] = {"on": [], "off": [], "answers": []}
-    cpu0 = {"on": _cpu_s(sem.pid), "off": _cpu_s(off.pid)}
+    cpu0 = {"on": cpu_s(sem.pid), "off": cpu_s(off.pid)}
     load0 = os.getloadavg()[0]
     with Client(sem.sock, timeout=60) as cs, Client(off.sock, timeout=60) as co:
         for i, q in enumerate(qs):
@@ -502,7 +495,7 @@ def paired_pass(
                 if name == "on":
                     out["answers"].append(res)
     time.sleep(0.2)  # the usage write queued by the last call
-    out["cpu_ms"] = {k: (_cpu_s(d.pid) - cpu0[k]) / len(qs) * 1000
+    out["cpu_ms"] = {k: (cpu_s(d.pid) - cpu0[k]) / len(qs) * 1000
                      for k, d in (("on", sem), ("off", off))}  # fmt: skip
     out["load"] = (load0, os.getloadavg()[0])
     return out

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import corpus
-from bench.daemon import Daemon, proc_mem
+from bench.daemon import Daemon, cpu_s, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
 
 BLOCK = "latency-backfill"
@@ -90,15 +90,15 @@ def bare_fts(db: Path) -> tuple[Callable[[str], Any], Callable[[str], Any]]:
 
 
 def _cpu_s(pid: int | None) -> float:
+    """`cpu_s`, 0 for no process or one gone (the model's process exits when idle)."""
     import psutil
 
     if not pid:
         return 0.0
     try:
-        t = psutil.Process(pid).cpu_times()
+        return cpu_s(pid)
     except psutil.Error:
         return 0.0
-    return float(t.user + t.system)
 
 
 def _backfill(d: Daemon) -> dict[str, Any]:

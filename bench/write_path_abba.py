@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from bench import corpus
-from bench.daemon import Daemon, proc_mem
+from bench.daemon import Daemon, cpu_s, proc_mem
 from bench.index_bench import edit_latency
 from bench.ingest_bench import conversations, write_generic
 from bench.report import REPO, add_common_args, machine_line, pct, publish, table
@@ -50,14 +50,6 @@ FIGURES = [  # key, label, unit
     ("rss_mb", "RSS after the edits", "MB"),
     ("rss_ingest_mb", "RSS after the ingest", "MB"),
 ]
-
-
-def _cpu_s(pid: int) -> float:
-    """The CPU seconds (user + system) process `pid` has used."""
-    import psutil
-
-    t = psutil.Process(pid).cpu_times()
-    return float(t.user + t.system)
 
 
 def _ms(times: list[float], p: float) -> float:
@@ -103,10 +95,10 @@ def one_run(
             "rss_mb": proc_mem(d.pid)["rss_mb"],
         }  # fmt: skip
         shutil.copy(log, tmp / log.name)
-        cpu0 = _cpu_s(d.pid)
+        cpu0 = cpu_s(d.pid)
         time.sleep(2)
-        idle = (_cpu_s(d.pid) - cpu0) / 2  # what the daemon spends doing nothing, per second
-        cpu0 = _cpu_s(d.pid)
+        idle = (cpu_s(d.pid) - cpu0) / 2  # what the daemon spends doing nothing, per second
+        cpu0 = cpu_s(d.pid)
         t0 = time.perf_counter()
         os.replace(tmp / log.name, folder / log.name)
         while d.call("status")["logs"]["turns"] < turns:
@@ -119,7 +111,7 @@ def one_run(
         # ingest brings is done (the sessions' summaries follow the turns), less idling; the
         # status polls' CPU is in it.
         time.sleep(INGEST_SETTLE_S)
-        used = _cpu_s(d.pid) - cpu0 - idle * (time.perf_counter() - t0)
+        used = cpu_s(d.pid) - cpu0 - idle * (time.perf_counter() - t0)
         out["ingest_cpu"] = used * 1000 / (turns / 1000)
         out["rss_ingest_mb"] = proc_mem(d.pid)["rss_mb"]
     return out
