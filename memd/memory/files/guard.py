@@ -367,19 +367,21 @@ class WriteGuard:
         if self.state is None:
             return
         st = self._files.get(key)
-        entries = [] if st is None or st.last is None else self._seen(st.entries)
-        line: dict[str, object]
         if added is not None and st is not None and st.last is not None:
-            line = {"f": key, "last": st.last.hex(), "add": _entry_json(added)}
-        elif entries and st is not None and st.last is not None:
-            line = {"f": key, "last": st.last.hex(), "entries": [_entry_json(e) for e in entries]}
+            # Its state now is more than one line: no full line to compare the next one with.
+            line = json.dumps({"f": key, "last": st.last.hex(), "add": _entry_json(added)})
+            self._write(key, line, "")
+        elif (full := self._state_line(key, st)) is not None:
+            if self._logged.get(key) != full:
+                self._write(key, full, full)
         elif key in self._logged:
-            line = {"f": key}  # no longer kept
-        else:
-            return  # never kept in the file: nothing to take back
-        text = json.dumps(line)
-        if added is None and self._logged.get(key) == text:
-            return
+            self._write(key, json.dumps({"f": key}), None)  # no longer kept
+        # else: never kept in the file, nothing to take back
+
+    def _write(self, key: str, line: str, logged: str | None) -> None:
+        """Append `line` for `key` (lock held), which then stands in the file as `logged` (its
+        full line, "" for one of several, None for none); or rewrite the file whole."""
+        assert self.state is not None
         try:
             if not self._files or self._lines >= COMPACT_LINES or self._failing:
                 # Nothing kept (no file); time to drop what no longer holds; or a line that
@@ -391,31 +393,37 @@ class WriteGuard:
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
                 fd = os.open(self.state, flags, 0o600)
                 try:
-                    os.write(fd, (text + "\n").encode("utf-8"))
+                    os.write(fd, (line + "\n").encode("utf-8"))
                 finally:
                     os.close(fd)
                 self._lines += 1
-                if "f" in line and len(line) == 1:
+                if logged is None:
                     self._logged.pop(key, None)
                 else:
-                    self._logged[key] = "" if added is not None else text
+                    self._logged[key] = logged
             self._failing = False
         except OSError as exc:  # memory-only then: the guard itself still works
             if not self._failing:  # once until it works again (a full disk: every write)
                 log.warning("the write guard cannot keep its changes in %s: %s", self.state, exc)
             self._failing = True
 
+    def _state_line(self, key: str, st: _File | None) -> str | None:
+        """The state file's line for `key` holding the changes a save may still be seen for;
+        None when there are none."""
+        if st is None or st.last is None:
+            return None
+        entries = self._seen(st.entries)
+        if not entries:
+            return None
+        return json.dumps(
+            {"f": key, "last": st.last.hex(), "entries": [_entry_json(e) for e in entries]}
+        )
+
     def _compact(self) -> None:
         """Rewrite the state file with one line per file whose changes a save may still be
         seen for (lock held); no such file: no state file."""
         assert self.state is not None
-        logged: dict[str, str] = {}
-        for key, st in self._files.items():
-            entries = self._seen(st.entries)
-            if entries and st.last is not None:
-                logged[key] = json.dumps(
-                    {"f": key, "last": st.last.hex(), "entries": [_entry_json(e) for e in entries]}
-                )
+        logged = {k: line for k, st in self._files.items() if (line := self._state_line(k, st))}
         if not logged:
             self.state.unlink(missing_ok=True)
         else:
