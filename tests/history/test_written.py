@@ -222,6 +222,49 @@ def test_items_the_guard_applies_again_inside_a_remember_are_a_change_of_their_o
     ]
 
 
+def test_an_undo_planned_on_an_older_copy_takes_back_its_line_and_keeps_memds_newer_item(
+    hist: History, tree: Path, clock: Clock
+) -> None:
+    """An editor writes back its older copy over memd's newest item, and an undo of an earlier
+    item is planned on the file as it is, before the watcher looked at the save. The undo
+    removes its own line only; the newer item is put back as a change of its own (before, the
+    undo's write let the write guard go of it, and it was lost)."""
+    from memd.memory.edit import add_item
+    from memd.memory.files import MemoryFiles
+
+    notes = write(tree, "_core/notes.md", NOTES)
+    hist.catch_up()
+    files = MemoryFiles([tree], hist)
+    files.watching(True)
+    for n, text in ((1, "the staging host is kestrel"), (2, "the build uses bazel")):
+        if n == 2:  # the editor's buffer, loaded before memd's second item
+            buffer = notes.read_text()
+        with files.operation(Cause.REMEMBER, f"id=m_{n}") as op:
+            files.edit(notes, add_item(notes, "Notes", text, {"id": f"m_{n}"}), op)
+    write(tree, "_core/notes.md", buffer + "- saved by hand\n")  # the editor's save
+    hist.note_hand_edit(notes)
+    clock.advance(3600)
+    hist.flush(force=True)
+    first = next(c.id for c in hist.log() if c.detail == "id=m_1")
+    plan = hist.undo(first)
+    with files.operation(Cause.UNDO, plan.detail, trailers=plan.trailers) as op:
+        for f in plan.files:
+            files.write_if(f.path, f.expected, f.new, op)
+    m1 = "- the staging host is kestrel <!-- memd id=m_1 -->"
+    m2 = "- the build uses bazel <!-- memd id=m_2 -->"
+    text = notes.read_text()
+    assert m2 in text and m1 not in text and "- saved by hand" in text
+    clock.advance(3600)
+    hist.flush(force=True)
+    log = list(reversed(hist.log()))
+    diffs = [(c.cause, c.detail, *_diff(hist, c.id)) for c in log[2:]]  # after baseline, NOTES
+    assert [(cause, added, removed) for cause, _, added, removed in diffs[-2:]] == [
+        ("undo", [m2], []),
+        ("undo", [], [m1]),
+    ], diffs
+    assert diffs[-2][1] == "applied again after an older copy was saved", diffs
+
+
 def test_a_save_between_two_writes_of_one_operation_is_the_persons_not_memds(
     hist: History, tree: Path, clock: Clock
 ) -> None:

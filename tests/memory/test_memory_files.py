@@ -230,6 +230,26 @@ def test_a_whole_file_write_keeps_memds_other_recent_items_guarded(tmp_path: Pat
     assert "- typed in the editor" in text and "- first <!-- memd id=m_00000001 -->" in text
 
 
+def test_a_whole_file_write_decided_on_an_older_copy_keeps_memds_item_it_lacked(
+    tmp_path: Path,
+) -> None:
+    """An editor wrote its older copy over memd's new item, and an undo was decided on that
+    copy before the watcher looked at it: the undo takes back its own line only, and memd's
+    item comes back (before, the undo's write let the guard go of it: lost for good)."""
+    files = door(tmp_path)
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n- older <!-- memd id=m_00000009 -->\n")
+    old = p.read_text()  # an editor's buffer, never reloaded
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    p.write_text(old + "- typed in the editor\n")  # the editor saves its buffer
+    now = p.read_text()  # the undo is planned on the file as it is
+    files.write_if(p, now, now.replace("- older <!-- memd id=m_00000009 -->\n", ""), Cause.UNDO)
+    nothing(files, p)
+    text = p.read_text()
+    assert "- typed in the editor" in text and "older" not in text
+    assert "- first <!-- memd id=m_00000001 -->" in text
+
+
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
     """A save made after the window is the person's, whenever memd sees it."""
     files = door(tmp_path)

@@ -198,7 +198,8 @@ def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> 
         end = time.monotonic() + 30
         while _lost(run, files) and time.monotonic() < end:
             time.sleep(0.2)
-        assert _lost(run, files) == []
+        lost = _lost(run, files)
+        assert lost == [], (lost, _story(History(d.memory, home / "data" / "history.git"), lost))
         d.stop()  # a clean stop commits what waits; a start commits what a kill left
         d.start()
         d.stop()
@@ -229,6 +230,20 @@ def _lost(run: Run, files: dict[str, Path]) -> list[str]:
         if found.get(item) != [text]:
             problems.append(f"acknowledged remember {item} ({text}): {found.get(item)}")
     return problems
+
+
+def _story(h: History, lost: list[str]) -> list[str]:
+    """For a failure's message: each change the history holds of the first lost items' lines
+    (the watcher's hand changes and memd's own), oldest first."""
+    ids = [m.group(0) for p in lost[:3] if (m := re.search(r"m_[0-9a-f]{8}", p))]
+    out = []
+    for c in reversed(h.log(limit=0)):
+        added, removed = _diff(h, c.id)
+        for item in ids:
+            mine = [f"+{a}" for a in added if item in a] + [f"-{r}" for r in removed if item in r]
+            if mine:
+                out.append(f"{c.id} {c.cause} ({c.detail[:60]}): {mine}")
+    return out
 
 
 def _check_history(run: Run, h: History) -> None:

@@ -204,3 +204,12 @@ def delete(path: Path, snap: Snapshot, renamer: Renamer) -> bool:
         return False
     os.unlink(aside)
     return True
+
+
+def changed_at(path: Path) -> float | None:
+    """When `path` last changed (its ctime: a save by rename sets it too), as time.time();
+    None when it is gone."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ctime
+    except OSError:
+        return None

@@ -37,7 +37,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -55,8 +55,8 @@ from memd.core.rename import Renamer
 from memd.core.writers import writers
 from memd.history import Cause
 from memd.memory.files import disk
-from memd.memory.files.guard import Op, WriteGuard
-from memd.memory.files.operation import Operation
+from memd.memory.files.guard import Op, WriteGuard, reapply
+from memd.memory.files.operation import Operation, texts
 from memd.memory.files.operation import Written as Wrote
 from memd.memory.files.settle import (
     Ident,
@@ -96,7 +96,8 @@ class TextEdit(Generic[T]):
     `apply(current text or None) -> (new text or None for "no change", result)` must be a
     pure function of its argument: it may run several times, each time on newer content.
     `guarded(result)` names the item changes the write guard keeps; without it the guard is
-    neither consulted nor told (journal lines, status lines, whole files).
+    not told (journal lines, status lines, whole files), and `apply` gets the file as it is:
+    memd's recent items an older copy wrote over are applied again on top of its result.
     """
 
     apply: Callable[[str | None], tuple[str | None, T]]
@@ -202,13 +203,13 @@ class MemoryFiles:
         if self.history is None or op.coalesce or not (op.files or op.held):
             return
         if op.reapplied:  # first, and keeping the holds: the operation's change follows
-            self.history.record_written(_texts(op.reapplied), op.cause, REAPPLIED, held=[])
+            self.history.record_written(texts(op.reapplied), op.cause, REAPPLIED, held=[])
         for key, part in op.split:
             self.history.record_written(
-                _texts({key: part}), op.cause, op.detail, trailers=op.trailers, held=[]
+                texts({key: part}), op.cause, op.detail, trailers=op.trailers, held=[]
             )
         self.history.record_written(
-            _texts(op.files), op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
+            texts(op.files), op.cause, op.detail, trailers=op.trailers, held=sorted(op.held)
         )
 
     def _hold(self, op: Operation, *paths: Path) -> None:
@@ -355,12 +356,7 @@ class MemoryFiles:
             for _ in range(ATTEMPTS):
                 disk.still_inside(path, roots)
                 snap = self._read_for_write(path, roots)
-                base = snap.text
-                if change.guarded is not None:
-                    base = self.guard.restore(path, snap.data, base, _changed_at(path))
-                new, result = change.apply(base)
-                if new is None:
-                    new = base
+                base, new, result = self._compute(path, snap, change)
                 if new == snap.text or new is None:
                     if snap.ident is not None:
                         self._left(path, snap.ident)
@@ -390,6 +386,24 @@ class MemoryFiles:
             f"{path} kept changing while memd tried to edit it; nothing was written",
             hint="try again once the file is saved",
         )
+
+    def _compute(
+        self, path: Path, snap: Snapshot, change: TextEdit[T]
+    ) -> tuple[str | None, str | None, T]:
+        """(the text the edit's change starts from: the file with memd's items an older copy
+        wrote over applied again; the new text; the edit's result)."""
+        todo = self.guard.missing(path, snap.data, snap.text, disk.changed_at(path))
+        base = reapply(snap.text, todo) if todo else snap.text
+        if change.guarded is not None:
+            new, result = change.apply(base)
+        else:
+            # Decided on the version it reads (an undo, a pulled file, a journal line): memd's
+            # items an older copy wrote over are applied again on top of its result, as for
+            # any other write (letting the guard go of them would lose them).
+            new, result = change.apply(snap.text)
+            if todo and new is not None:
+                new = reapply(new, todo)
+        return base, base if new is None else new, result
 
     def delete(self, path: Path, expected: str | None, cause: Cause_) -> bool:
         """Delete `path` only if it holds `expected` (its text when memd decided to delete it;
@@ -556,7 +570,7 @@ class MemoryFiles:
         """The watcher saw `path` change: if an editor wrote an older copy over memd's recent
         changes, they are applied again (one change with the cause of the changes). True when
         something was written; never raises (the next write retries)."""
-        cause = self.guard.watched(path, _changed_at(path))
+        cause = self.guard.watched(path, disk.changed_at(path))
         if cause is None:
             return False
         why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
@@ -571,20 +585,6 @@ class MemoryFiles:
     def peek(self, path: Path) -> Snapshot:
         """The file as it is this instant (no waiting), never through a link: for checks only."""
         return read_snapshot(path)
-
-
-def _changed_at(path: Path) -> float | None:
-    """When `path` last changed (its ctime: a save by rename sets it too), as time.time();
-    None when it is gone."""
-    try:
-        return os.stat(path, follow_symlinks=False).st_ctime
-    except OSError:
-        return None
-
-
-def _texts(wrote: Mapping[str, Wrote]) -> dict[str | Path, tuple[str | None, str | None]]:
-    """Each file's text before and after, as the history records a change."""
-    return {p: (w.before, w.after) for p, w in wrote.items()}
 
 
 def _unchanged(current: str | None) -> tuple[str | None, None]:

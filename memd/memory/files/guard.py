@@ -26,7 +26,9 @@ What this cannot tell apart: a person who, within the window, deletes exactly me
 recent item (or restores a line memd just removed) gets memd's change back once; after the
 window every edit is taken as it is. Only items with a memd id are guarded (lines a person
 wrote are theirs); journal entries and whole-file writes (undo, a pulled or imported file) are
-not. The guard is active in the daemon only (`active`), where the watcher reports changes.
+not — but a whole-file write decided on an older copy an editor saved gets memd's missing items
+applied again on top of it, as any write does (the door: `missing`). The guard is active in the
+daemon only (`active`), where the watcher reports changes.
 Part of `memd.memory.files`: one guard belongs to one door (`MemoryFiles`).
 
 The changes in their window are also kept in a small file (`state`): an editor saving its
@@ -255,26 +257,39 @@ class WriteGuard:
     ) -> str | None:
         """`text` (the file as just read; `changed_at`: when it last changed, as time.time(),
         None for now) with memd's missing recent changes applied again."""
+        todo = self.missing(path, data, text, changed_at)
+        return reapply(text, todo) if todo else text
+
+    def missing(
+        self,
+        path: Path | str,
+        data: bytes | None,
+        text: str | None,
+        changed_at: float | None = None,
+    ) -> list[Op]:
+        """memd's recent changes an older copy wrote over in `text` (the file as just read:
+        `data`, last changed at `changed_at` as time.time(), None for now), to be applied again
+        (`reapply`) by whatever memd writes to the file next; counted as applied again."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
             if st is None or not self.active:
-                return text
+                return []
             st.entries = self._seen(st.entries)
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
                 self._save(key)
-                return text
+                return []
             digest = _digest(data)
             if digest == st.last:
-                return text
+                return []
             # Written over memd's last write: within the window of which changes?
             st.entries = self._within(st.entries, changed_at)
             if not st.entries:  # saved after the window of every change: as the person left it
                 del self._files[key]
                 self._save(key)
-                return text
+                return []
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
             if not missing or missing[-1] is not st.entries[-1]:
@@ -282,7 +297,7 @@ class WriteGuard:
                 # were undone on purpose.
                 st.accept(digest, view)
                 self._save(key)
-                return text
+                return []
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
             for e in missing:
                 e.at, e.wall = self.clock(), self.wall()
@@ -290,7 +305,7 @@ class WriteGuard:
             self._save(key)
         log.info("%s: an older copy was written over memd's recent changes; applying %d again",
                  key, len(todo))  # fmt: skip
-        return reapply(text, todo)
+        return todo
 
     def written(self, path: Path | str, data: bytes, ops: list[Op] | None, cause: str = "") -> None:
         """memd wrote `data` to `path`, making `ops` (None: a whole-file write, not guarded)."""

@@ -10,7 +10,9 @@ Part of `memd.memory.files`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memd.history import Cause
 
@@ -40,3 +42,8 @@ class Operation:
     # What the operation wrote to a file before someone else saved it and the operation wrote
     # it again: a change of memd's own, recorded before this one (the save between is theirs).
     split: list[tuple[str, Written]] = field(default_factory=list)
+
+
+def texts(wrote: Mapping[str, Written]) -> dict[str | Path, tuple[str | None, str | None]]:
+    """Each file's text before and after, as the history records a change."""
+    return {p: (w.before, w.after) for p, w in wrote.items()}
