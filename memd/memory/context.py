@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from memd.api import messages as msg
-from memd.core.text import META_COMMENT_AT_END, estimate_tokens, terms
+from memd.core.text import META_COMMENT_AT_END, cjk_count, estimate_tokens, terms, tokens_for
 from memd.db import Connection
 from memd.memory import relationship
 from memd.memory.parse import parse_meta, split_item
@@ -265,21 +265,37 @@ def render_block(c: Candidate) -> str:
     return f"### {c.title}\n{c.body}\n\n"
 
 
-def _fit_lines(c: Candidate, room: int) -> Candidate | None:
-    """The longest prefix of whole lines of `c` that fits `room` tokens (never mid-line)."""
+# What `render_block` adds around a title and a body, in characters: a block's length and its
+# CJK count are its parts', so its token estimate needs no rendering and no second count.
+_BLOCK_FRAME = len(render_block(Candidate("", "", "", "", msg.Provenance())))
+
+
+def _counted(c: Candidate) -> tuple[int, int]:
+    """The CJK characters of `render_block(c)` and its token estimate."""
+    cjk = cjk_count(c.title) + cjk_count(c.body)
+    return cjk, tokens_for(cjk, len(c.title) + len(c.body) + _BLOCK_FRAME)
+
+
+def _fit_lines(c: Candidate, room: int) -> tuple[Candidate, int, int] | None:
+    """The longest prefix of whole lines of `c` that fits `room` tokens (never mid-line), with
+    its CJK characters and its token estimate."""
     lines = c.body.split("\n")
-    keep: list[str] = []
+    # The block of the first k lines: the frame, the title, the lines and k - 1 newlines.
+    cjk = cjk_count(c.title)
+    length = _BLOCK_FRAME + len(c.title) - 1
+    keep = cost = 0
     for line in lines:
-        trial = dataclasses.replace(c, body="\n".join([*keep, line]))
-        if estimate_tokens(render_block(trial)) > room:
+        n = cjk_count(line)
+        trial = tokens_for(cjk + n, length + len(line) + 1)
+        if trial > room:
             break
-        keep.append(line)
-    if not keep or len(keep) == len(lines) or not "".join(keep).strip():
+        cjk, length, cost, keep = cjk + n, length + len(line) + 1, trial, keep + 1
+    if not keep or keep == len(lines) or not "".join(lines[:keep]).strip():
         return None
     part = msgspec.structs.replace(
-        c.provenance, truncated=True, lines_kept=len(keep), lines_total=len(lines)
+        c.provenance, truncated=True, lines_kept=keep, lines_total=len(lines)
     )
-    return dataclasses.replace(c, body="\n".join(keep), provenance=part)
+    return dataclasses.replace(c, body="\n".join(lines[:keep]), provenance=part), cjk, cost
 
 
 def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> msg.ContextResult:
@@ -294,13 +310,14 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> msg.Contex
     }
     chosen: list[tuple[Candidate, int]] = []
     dropped: list[tuple[Candidate, int, str]] = []
+    cjk: dict[int, int] = {}  # id of a candidate -> the CJK characters of its block
     spent = overhead
     carry = 0.0
     for tier in TIERS:
         room = quotas[tier] + carry
         used = 0
         for c in (c for c in candidates if c.tier == tier):
-            cost = estimate_tokens(render_block(c))
+            cjk[id(c)], cost = _counted(c)
             if used + cost <= room and spent + cost <= budget:
                 chosen.append((c, cost))
                 used += cost
@@ -315,9 +332,9 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> msg.Contex
             chosen.append((c, cost))
             spent += cost
             continue
-        part = _fit_lines(c, budget - spent) if budget - spent >= MIN_PARTIAL_TOKENS else None
-        if part is not None:
-            pcost = estimate_tokens(render_block(part))
+        fit = _fit_lines(c, budget - spent) if budget - spent >= MIN_PARTIAL_TOKENS else None
+        if fit is not None:
+            part, cjk[id(part)], pcost = fit
             chosen.append((part, pcost))
             spent += pcost
             still.append((c, cost - pcost, f"{why}: only {part.provenance.lines_kept} of "
@@ -326,14 +343,12 @@ def assemble(candidates: Sequence[Candidate], req: ContextRequest) -> msg.Contex
         still.append((c, cost, f"{why} ({cost} tokens, {max(0, budget - spent)} left)"))
     order = {id(c): i for i, c in enumerate(candidates)}
     picked = list(chosen)  # selection order: the last picked has the lowest priority
-    text = _render(_in_order(chosen, order), req) if chosen else ""
-    tokens = estimate_tokens(text)
+    text, tokens = _render(_in_order(chosen, order), req, cjk)
     while picked and tokens > budget:  # defensive: the per-block sum is already within budget
         c, cost = picked.pop()
         chosen.remove((c, cost))
         still.append((c, cost, "over the total budget"))
-        text = _render(_in_order(chosen, order), req) if chosen else ""
-        tokens = estimate_tokens(text)
+        text, tokens = _render(_in_order(chosen, order), req, cjk)
     chosen = _in_order(chosen, order)
     # What each tier may use by its own share (the first pass's line between kept and dropped,
     # before unused budget flows on), in whole tokens.
@@ -374,9 +389,16 @@ _TIER_TITLES = {
 }
 
 
-def _render(chosen: Sequence[tuple[Candidate, int]], req: ContextRequest) -> str:
+def _render(
+    chosen: Sequence[tuple[Candidate, int]], req: ContextRequest, cjk: dict[int, int]
+) -> tuple[str, int]:
+    """The fenced block of the chosen candidates and its token estimate (from the CJK counts of
+    its blocks and headings: the fence is ASCII, and dropping blank lines drops no CJK)."""
+    if not chosen:
+        return "", 0
     parts = [FENCE_OPEN]
     current = ""
+    n = 0
     for c, _ in chosen:
         if c.tier != current:
             current = c.tier
@@ -384,9 +406,12 @@ def _render(chosen: Sequence[tuple[Candidate, int]], req: ContextRequest) -> str
                 f" ({req.project})" if c.tier == "project" and req.project else ""
             )
             parts.append(f"\n## {label}\n\n")
+            n += cjk_count(label)
         parts.append(render_block(c))
+        n += cjk[id(c)]
     parts.append(FENCE_CLOSE)
-    return "".join(parts).replace("\n\n\n", "\n\n")
+    text = "".join(parts).replace("\n\n\n", "\n\n")
+    return text, tokens_for(n, len(text))
 
 
 def build_context(

@@ -1,15 +1,21 @@
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memd.core.text import (
     cjk_bigrams,
+    cjk_count,
     estimate_tokens,
     fts_query,
     index_text,
     shorten,
     snippet,
     terms,
+    tokens_for,
 )
 
 
@@ -40,6 +46,31 @@ def test_estimate_is_conservative(text: str, at_least: float) -> None:
     # ~4 chars/token for English and ~1 token per CJK char are typical; we must not go under.
     assert estimate_tokens(text) >= at_least
     assert estimate_tokens("") == 0
+
+
+# Kana, CJK ideographs, hangul, compatibility ideographs, their neighbours, Latin, accents,
+# punctuation and an emoji: every side of every range's edge.
+_MIXED = st.text(
+    st.sampled_from(list("ab é—’\n#\u303f\u3040\u30ff\u3100\u33ff\u3400\u4dbf\u4dc0"
+                         "\u4e00记忆\u9fff\ua000\uabff\uac00\ud7af\ud7b0\uf8ff\uf900\ufaff\ufb00😀"))
+)  # fmt: skip
+
+
+def _is_cjk(ch: str) -> bool:
+    return any(lo <= ch <= hi for lo, hi in (("\u3040", "\u30ff"), ("\u3400", "\u4dbf"),
+               ("\u4e00", "\u9fff"), ("\uac00", "\ud7af"), ("\uf900", "\ufaff")))  # fmt: skip
+
+
+@given(_MIXED, _MIXED)
+def test_a_texts_cjk_count_and_estimate_are_its_characters_and_its_parts(a: str, b: str) -> None:
+    # The estimate of a text made of parts is computed from the parts' counts (the context
+    # block is estimated that way): the same figure as counting the whole text.
+    assert cjk_count(a) == sum(map(_is_cjk, a))
+    whole = a + b
+    if whole:
+        cjk = cjk_count(a) + cjk_count(b)
+        assert tokens_for(cjk, len(whole)) == estimate_tokens(whole)
+        assert estimate_tokens(whole) == math.ceil((cjk + (len(whole) - cjk) / 3.2) * 1.1)
 
 
 def test_shorten_never_cuts_inside_a_word_or_character() -> None:

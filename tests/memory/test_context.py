@@ -6,6 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memd.api import messages as msg
 from memd.app import Engine
@@ -15,6 +17,7 @@ from memd.db import Store
 from memd.memory.context import (
     FENCE_CLOSE,
     FENCE_OPEN,
+    TIERS,
     Candidate,
     ContextRequest,
     assemble,
@@ -219,6 +222,37 @@ def test_the_reported_quota_is_the_line_between_kept_and_dropped() -> None:
         kept = any(s.title == "u" for s in out.sections)
         assert isinstance(out.quotas, msg.TierQuotas) and out.quotas.user == quota
         assert kept == (got <= quota), (got, quota)
+
+
+_LINE = st.text(st.sampled_from(list("ab 记忆é—-# ")), max_size=40)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(TIERS), st.lists(_LINE, min_size=1, max_size=8)),
+             max_size=12),
+    st.integers(0, 400),
+    st.sampled_from(["", "web", "记忆"]),
+)  # fmt: skip
+def test_every_token_figure_is_the_estimate_of_the_text_it_stands_for(
+    blocks: list[tuple[str, list[str]]], budget: int, project: str
+) -> None:
+    # The block's figures are computed from counts of its parts, not by estimating the
+    # rendered text again: they must be what estimating that text gives, cut sections too.
+    cands = [Candidate(tier, "topic", f"t{i} 记", "\n".join(lines), msg.Provenance())
+             for i, (tier, lines) in enumerate(blocks)]  # fmt: skip
+    out = assemble(cands, ContextRequest(budget_tokens=budget, project=project))
+    assert out.tokens == estimate_tokens(out.text)
+    by_title = {c.title: c for c in cands}
+    for s in out.sections:
+        c = by_title[s.title]
+        kept = s.lines_kept if isinstance(s.lines_kept, int) else None
+        body = c.body if not s.truncated else "\n".join(c.body.split("\n")[:kept])
+        assert s.tokens == estimate_tokens(render_block(Candidate(c.tier, "", s.title, body,
+                                                                  msg.Provenance())))  # fmt: skip
+    for d in out.dropped:
+        full = estimate_tokens(render_block(by_title[d.title]))
+        shown = [s.tokens for s in out.sections if s.title == d.title]
+        assert d.tokens == full - sum(shown)
 
 
 def test_disabled_switch(engine: Engine) -> None:
