@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memd.api import messages as msg
 from memd.app import Engine
 from memd.core.settings import load
-from memd.core.text import estimate_tokens
+from memd.core.text import META_COMMENT_AT_END, estimate_tokens
 from memd.db import Store
 from memd.memory.context import (
     FENCE_CLOSE,
@@ -21,8 +22,10 @@ from memd.memory.context import (
     Candidate,
     ContextRequest,
     assemble,
+    clean_body,
     render_block,
 )
+from memd.memory.parse import split_item
 from memd.memory.tree import create_tree
 
 
@@ -253,6 +256,55 @@ def test_every_token_figure_is_the_estimate_of_the_text_it_stands_for(
         full = estimate_tokens(render_block(by_title[d.title]))
         shown = [s.tokens for s in out.sections if s.title == d.title]
         assert d.tokens == full - sum(shown)
+
+
+def _clean_by_regex(text: str, today: dt.date) -> str:
+    """`clean_body` as it was written first: the comments taken out by regex substitution."""
+    at_end = re.compile(META_COMMENT_AT_END.pattern, re.M)
+    if "<!--" not in text:
+        return text.strip()
+    if "superseded" not in text and "archived" not in text and "expires" not in text:
+        return re.sub(r"\n{3,}", "\n\n", at_end.sub("", text)).strip()
+    out = []
+    for line in text.split("\n"):
+        it = split_item(line)
+        if it is not None and (
+            it[1].get("superseded")
+            or it[1].get("archived")
+            or (it[1].get("expires", "") and it[1]["expires"][:10] < today.isoformat())
+        ):
+            continue
+        out.append(META_COMMENT_AT_END.sub("", line))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+_PIECES = [
+    "<!--",
+    "<!-- memd id=m_1 -->",
+    " memd",
+    "memd:",
+    " id=m_2",
+    "-->",
+    " ",
+    "\t",
+    "\n",
+    "- ",
+    "x",
+    "superseded=m_3",
+    "expires=2001-01-01",
+    "<!-- memd expires=2999-01-01 -->",
+]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+@example("- a \t<!-- memd id=m_1 -->\n- b <!-- x --> <!-- memd id=m_2 -->  \n\n\n- c")
+@example("- a <!-- memd id=m_1 --> b\n-->\n- c <!--<!-- memd a -->")
+def test_a_bodys_comments_are_taken_out_as_the_regex_takes_them_out(text: str) -> None:
+    # clean_body looks for the comments where a "<!--" is instead of running the regex over
+    # every blank: the same text must come out, odd spacing and broken comments included.
+    today = dt.date(2026, 11, 27)
+    assert clean_body(text, today) == _clean_by_regex(text, today)
 
 
 def test_disabled_switch(engine: Engine) -> None:
