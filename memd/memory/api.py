@@ -296,6 +296,16 @@ class MemoryFeature:
         if create_tree(s.memory_dir):
             log.info("created the memory tree in %s", s.memory_dir)
 
+    def rejoin_projects(self) -> None:
+        """The project folders memd indexed before this start are roots again before the
+        watcher starts: a note a person adds there is found at once, not only once the project
+        is used. One memd no longer accepts stays out (`Indexer._unrooted` keeps its files in
+        line with the disk)."""
+        back = [key for key, slug in docs.indexed_roots(self.store.read())
+                if slug and self.ops.rejoin(key, slug)]  # fmt: skip
+        if back:
+            log.info("project memory folders watched again: %d", len(back))
+
     def catch_up(self) -> None:
         with self.host.progress.task("indexing memory files") as task:
             rep = self.indexer.reconcile(task)
@@ -438,6 +448,7 @@ class MemoryFeature:
             # a folder already walked) is read after it, not at the next reconcile.
             startup=[
                 self.prepare_tree,
+                self.rejoin_projects,
                 self.start_history,
                 self.start_watching,
                 self.catch_up,

@@ -150,14 +150,20 @@ def _scan_entry(
 
 
 def _stat_regular(paths: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """path → (mtime_ns, size) of those of `paths` that are regular files (links not followed)."""
+    """path → (mtime_ns, size) of those of `paths` (real paths when indexed) that are regular
+    files still at that place: neither they nor a folder above them is a link now (a folder
+    replaced by a link leads to other files, which are not these)."""
     out: dict[str, tuple[int, int]] = {}
+    real_dirs: dict[str, bool] = {}
     for p in paths:
+        parent = os.path.dirname(p)
+        if parent not in real_dirs:
+            real_dirs[parent] = os.path.realpath(parent) == parent
         try:
             st = os.lstat(p)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode):
+        if real_dirs[parent] and stat.S_ISREG(st.st_mode):
             out[p] = (st.st_mtime_ns, st.st_size)
     return out
 

@@ -212,6 +212,24 @@ class MemoryOps:
                     self.on_new_root(root)
         return p
 
+    def rejoin(self, folder: str, slug: str) -> bool:
+        """A project's memory folder the index holds files of from before this start (`folder`,
+        its `slug`) is a root again — watched, and read by the first scan with the others —
+        when its workspace still resolves to it and memd accepts it as a caller naming it
+        would (`check_project`, not trusted). Not read here. True when added."""
+        path = Path(folder)
+        if path.parts[-len(PROJECT_DIR.parts) :] != PROJECT_DIR.parts:
+            return False
+        workspace = path.parents[len(PROJECT_DIR.parts) - 1]
+        try:
+            p = self._check(str(workspace))
+        except InvalidParams:
+            return False
+        mdir = p.memory_dir
+        if p.slug != slug or mdir is None or os.path.realpath(mdir) != folder or not mdir.is_dir():
+            return False
+        return self.indexer.add_root(Root(mdir, p.slug))
+
     def _check(self, project: str, *, trusted: bool = False) -> Project:
         return check_project(project, home=Path.home(), workspaces=self.workspaces(),
                              private=[*self.indexer.root_paths(), *self.private],

@@ -24,7 +24,7 @@ from memd.core.errors import InvalidParams
 from memd.core.settings import load
 from memd.integrations import hooks
 from memd.integrations.mcp_server import build_server
-from tests.utils import DaemonProcess, memd_env
+from tests.utils import DaemonProcess, memd_env, wait_for
 
 
 @pytest.fixture
@@ -226,5 +226,54 @@ def test_a_project_memory_deleted_while_memd_was_down_is_not_found_after_it_star
     d = DaemonProcess(home).start()
     try:
         assert d.call("search", {"query": "kamal"})["hits"] == []
+    finally:
+        d.stop()
+
+
+def test_a_projects_folder_is_watched_again_after_a_restart_before_the_project_is_used(
+    home: Path, workspace: Path
+) -> None:
+    """After a restart, a note a person adds to a project's memory folder (or an edit of the
+    one memd wrote) is found as soon as it is saved, as before the restart — not only once an
+    assistant uses the project again (before, the folder was no root until then: not watched)."""
+    d = DaemonProcess(home).start()
+    try:
+        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
+                                "project": str(workspace)})  # fmt: skip
+    finally:
+        d.stop()
+    d = DaemonProcess(home).start()
+    try:
+        folder = Path(r["path"]).parent
+        (folder / "runbook.md").write_text("# Runbook\n\n- restart the queue with sidekiqctl\n")
+        with open(r["path"], "a") as fh:
+            fh.write("- backups go to tarsnap\n")
+        assert wait_for(lambda: d.search_paths("sidekiqctl") and d.search_paths("tarsnap"), 15)
+    finally:
+        d.stop()
+
+
+def test_a_link_put_in_place_of_a_projects_folder_is_not_watched_after_a_restart(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """A project's folder replaced by a link to somewhere else while memd was down is not
+    taken back as a root at start: what the link leads to is never read."""
+    d = DaemonProcess(home).start()
+    try:
+        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
+                                "project": str(workspace)})  # fmt: skip
+    finally:
+        d.stop()
+    folder = Path(r["path"]).parent
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "context.md").write_text("# Secrets\n\n- the vault word is quagmire\n")
+    os.rename(folder, tmp_path / "moved-away")
+    folder.symlink_to(elsewhere)
+    d = DaemonProcess(home).start()
+    try:
+        (elsewhere / "more.md").write_text("# More\n\n- another word, brouhaha\n")
+        assert d.call("search", {"query": "kamal"})["hits"] == []
+        assert d.call("search", {"query": "quagmire OR brouhaha"})["hits"] == []
     finally:
         d.stop()
