@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import utils
+from tests import forkserver, utils
 from tests.pgserver import pg  # noqa: F401  (one PostgreSQL cluster for the whole session)
 from tests.utils import KEPT_ENV, PRIVATE_ENV, DaemonProcess, user_dirs
 
@@ -66,6 +66,14 @@ def _isolate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for k, v in user_dirs(user_home).items():
         monkeypatch.setenv(k, v)
     monkeypatch.setattr(utils, "TEST_HOME", user_home)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked `exec_memd` (one about the memd process itself: its start, lifecycle,
+    signals) execs every memd process it starts, module-scoped fixtures' included; the others
+    fork them from this process's fork server (tests/forkserver.py)."""
+    forkserver.EXEC_ONLY = item.get_closest_marker("exec_memd") is not None
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from typing import Any
 
 from memd.api import client
 from memd.core.errors import DaemonNotRunning
+from tests import forkserver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,8 +52,9 @@ PRIVATE_ENV = (
     "CLAUDE_", "CODEX_", "GEMINI_", "OPENCODE_", "AIDER_", "CONTINUE_", "CLINE_", "ROO_",
     "CURSOR_", "WINDSURF_", "VSCODE_",
 )  # fmt: skip
-# Kept for the test process: where `scripts/install-clis` put the assistants' CLIs (tests/clis.py).
-KEPT_ENV = ("MEMD_CLIS_DIR",)
+# Kept for the test process: where `scripts/install-clis` put the assistants' CLIs (tests/clis.py),
+# and whether its memd processes are forked from a fork server (tests/forkserver.py).
+KEPT_ENV = ("MEMD_CLIS_DIR", forkserver.SWITCH)
 
 # The HOME the running test was given by conftest (`_isolate_env`); None outside a test's own
 # set-up (a module- or session-scoped fixture), where a daemon gets a HOME of its own.
@@ -123,7 +125,8 @@ class DaemonProcess:
         self.sock = home / "run" / "memd.sock"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home / "daemon.log"
-        self.argv = [sys.executable, "-m", "memd", "serve"]  # a test may run it another way
+        # A test may run it another way; run this way, it is forked from tests/forkserver.py.
+        self.argv = [sys.executable, "-m", "memd", "serve"]
         self.user_home: Path | None = None
 
     @property
@@ -141,7 +144,7 @@ class DaemonProcess:
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
         env = memd_env(self.home, **self.extra_env)
         self.user_home = Path(env["HOME"])  # the HOME it runs with (see `memd_env`)
-        self.proc = subprocess.Popen(
+        self.proc = forkserver.popen(
             self.argv,
             env=env,
             cwd=self.cwd,
@@ -198,15 +201,24 @@ class DaemonProcess:
         env: Mapping[str, str] | None = None,
         **more_env: str,
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "memd", *args],
-            env=memd_env(self.home, **{**(env or {}), **more_env}),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            input=input,
-            timeout=60,
+        return run_memd(
+            *args, env=memd_env(self.home, **{**(env or {}), **more_env}), cwd=cwd, input=input
         )
+
+
+def run_memd(
+    *args: str,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    input: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m memd ARGS` run to its end, its output as text: forked from the test process's
+    fork server (tests/forkserver.py), or exec'd where that cannot stand for an exec."""
+    return forkserver.run(
+        [sys.executable, "-m", "memd", *args],
+        env=env, cwd=cwd, input=input, timeout=timeout, capture_output=True, text=True,
+    )  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -8,7 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from tests.utils import ROOT
+
+pytestmark = pytest.mark.exec_memd  # the demo's own processes
 
 
 def test_demo_runs_beside_a_memd_folder_and_removes_its_home(tmp_path: Path) -> None:

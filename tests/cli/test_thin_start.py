@@ -19,6 +19,8 @@ import pytest
 
 from tests.utils import DaemonProcess, memd_env
 
+pytestmark = pytest.mark.exec_memd  # what a fresh process imports
+
 # What a command asking the daemon may import of memd (a module or a package's modules).
 CLIENT = ("memd", "memd.cli", "memd.api", "memd.core")
 # The hooks add their own module, and the CLI's fallback for the case no daemon answers (it

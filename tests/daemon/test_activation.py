@@ -24,7 +24,10 @@ from memd.daemon import activation
 REPO = Path(__file__).resolve().parents[2]
 VARS = ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX only"),
+    pytest.mark.exec_memd,  # the process as systemd starts it
+]
 
 
 @pytest.fixture

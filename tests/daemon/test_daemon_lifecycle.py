@@ -26,7 +26,10 @@ import pytest
 from memd.core.errors import DaemonNotRunning, MemdError
 from tests.utils import DaemonProcess, call, memd_env, wait_for
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX only"),
+    pytest.mark.exec_memd,  # the daemon's process as a service manager sees it
+]
 
 ID_IN_MARKDOWN = re.compile(r"<!-- memd id=(m_[0-9a-f]+)\b")
 

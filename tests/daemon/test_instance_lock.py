@@ -21,7 +21,10 @@ from memd.daemon import lock
 from memd.daemon.lock import InstanceLock
 from tests.utils import DaemonProcess, memd_env, wait_for
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX only"),
+    pytest.mark.exec_memd,  # processes racing for the instance lock from their start
+]
 
 
 def test_a_daemon_started_during_a_change_made_without_one_waits_for_it(home: Path) -> None:

@@ -11,7 +11,11 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.utils import ROOT, DaemonProcess, wait_for
+
+pytestmark = pytest.mark.exec_memd  # the process's signal handling
 
 CLAUDE_FIXTURE = ROOT / "tests" / "fixtures" / "logs" / "claude_code_session.jsonl"
 

@@ -13,6 +13,8 @@ import pytest
 from memd.daemon.process import STOP_DEADLINE_S
 from tests.utils import DaemonProcess, unit_stop_timeout
 
+pytestmark = pytest.mark.exec_memd  # the process's own stop deadline
+
 
 def test_the_stop_deadline_is_inside_the_units_stop_timeout() -> None:
     assert unit_stop_timeout() > STOP_DEADLINE_S

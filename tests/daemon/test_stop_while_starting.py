@@ -17,8 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memd.core.errors import DaemonNotRunning
 from tests.utils import DaemonProcess, call, memd_env, wait_for
+
+pytestmark = pytest.mark.exec_memd  # the process's own stop path
 
 FILES = 8000
 
