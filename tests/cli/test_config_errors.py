@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memd.core import settings
+from tests import forkserver
 from tests.utils import memd_env
 
 COMMANDS = (["status"], ["search", "x"], ["context"], ["config"], ["memories"])
@@ -23,7 +24,7 @@ def _memd(home: Path, *args: str, drop_root: bool = False) -> subprocess.Complet
     if drop_root and os.geteuid() == 0:
         # root reads any file: without these two capabilities it obeys file modes like a user.
         cmd = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *cmd]
-    return subprocess.run(
+    return forkserver.run(
         cmd, env=memd_env(home), capture_output=True, text=True, timeout=60, cwd=home
     )
 

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import stat
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +32,7 @@ from memd.cli.doctor.runtime import assess_sqlite, check_python
 from memd.cli.service import ServiceReport
 from memd.core import settings as settings_mod
 from memd.db.connection import sqlite_features
+from tests import forkserver
 from tests.fakes.postgrest_server import FakePostgrest
 from tests.utils import DaemonProcess, answering_once, memd_env, wait_for
 
@@ -43,7 +43,7 @@ PG_PASSWORD = "pg-pa55word-never-shown"
 
 def run_doctor(home: Path, *args: str, **env: str) -> tuple[int, dict[str, Any], str]:
     """`memd doctor --json` as a user runs it: exit code, the checks by name, raw output."""
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "memd", "doctor", "--json", *args],
         env=memd_env(home, **env),
         capture_output=True,
@@ -145,7 +145,7 @@ def test_without_a_daemon_it_fails_and_finds_stale_files(home: Path) -> None:
     d.stop()
     note = d.memory / "topics" / "later.md"
     note.write_text("# Later\n\n- written while memd was stopped\n")
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "memd", "doctor"],
         env=memd_env(home),
         capture_output=True,

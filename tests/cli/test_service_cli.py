@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.utils import memd_env
 
 pytestmark = pytest.mark.skipif(
@@ -42,7 +43,7 @@ def memd(
     if bin_dir is not None:
         full["PATH"] = f"{bin_dir}{os.pathsep}{full['PATH']}"
         full["SYSTEMCTL_LOG"] = str(bin_dir / "calls.log")
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "memd", *args], env=full, capture_output=True, text=True, timeout=60
     )
 

@@ -11,7 +11,6 @@ NaN time failed in SQLite as `NOT NULL constraint failed`); 100,000 nested array
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from memd.api.client import RemoteError
 from memd.core.errors import MemdError
+from tests import forkserver
 from tests.daemon.test_server import raw, rpc
 from tests.utils import DaemonProcess, memd_env
 
@@ -124,7 +124,7 @@ def test_a_log_line_nested_too_deep_is_a_bad_line(daemon: DaemonProcess) -> None
 
 def test_memd_ingest_names_the_stdin_line_it_cannot_read(module_daemon: DaemonProcess) -> None:
     for bad in (DEEP, f'{{"session_id": "s", "role": "user", "content": "x", "ts": {BIG}}}'):
-        res = subprocess.run(
+        res = forkserver.run(
             [sys.executable, "-m", "memd", "ingest"], input=bad + "\n", capture_output=True,
             text=True, env=memd_env(module_daemon.home), timeout=60,
         )  # fmt: skip

@@ -17,6 +17,7 @@ from memd.core.errors import ConfigError
 from memd.integrations import codex, gemini, instructions, opencode
 from memd.integrations.integrate import INTEGRATIONS, listing, render_listing
 from memd.integrations.wiring import Request
+from tests import forkserver
 from tests.utils import ROOT
 
 MEMD = ["/opt/memd/bin/memd"]
@@ -196,7 +197,7 @@ def test_the_command_line(tmp_path: Path) -> None:
            "PYTHONPATH": str(ROOT)}  # fmt: skip
 
     def memd(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memd", "integrate", *args], env=env,
+        return forkserver.run([sys.executable, "-m", "memd", "integrate", *args], env=env,
                               capture_output=True, text=True, timeout=60)  # fmt: skip
 
     out = memd("codex", "--memd", "/opt/memd/bin/memd")

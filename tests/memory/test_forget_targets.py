@@ -13,6 +13,7 @@ import pytest
 
 from memd.core.errors import InvalidParams
 from memd.memory import authorship
+from tests import forkserver
 from tests.ui.uihelp import UiProcess
 from tests.utils import DaemonProcess, memd_env, wait_for
 
@@ -127,7 +128,7 @@ def test_without_a_daemon_writing_directly_is_said_once(home: Path) -> None:
     env = memd_env(home)
 
     def memd(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memd", *args], env=env,
+        return forkserver.run([sys.executable, "-m", "memd", *args], env=env,
                               capture_output=True, text=True, timeout=60)  # fmt: skip
 
     assert memd("remember", "always use vitest").returncode == 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from memd.core.errors import InvalidParams
 from memd.core.settings import load
 from memd.integrations import hooks
 from memd.integrations.mcp_server import build_server
+from tests import forkserver
 from tests.utils import DaemonProcess, memd_env, wait_for
 
 
@@ -177,21 +177,21 @@ def test_cli_without_a_daemon_resolves_the_same_way(
     home: Path, workspace: Path, tmp_path: Path
 ) -> None:
     env = memd_env(home)
-    r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "offline note"],
+    r = forkserver.run([sys.executable, "-m", "memd", "remember", "--project", "offline note"],
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "offline note" in (workspace / ".memd" / "memory" / "context.md").read_text()
     # A folder outside the home that a person names from their shell is taken as it is.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
+    r = forkserver.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
                         str(elsewhere), "x"],
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "- x <!-- memd" in (elsewhere / ".memd" / "memory" / "context.md").read_text()
     # memd's own folders never are, named from anywhere.
     (home / "memory").mkdir(exist_ok=True)
-    r = subprocess.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
+    r = forkserver.run([sys.executable, "-m", "memd", "remember", "--project", "--project-path",
                         str(home / "memory"), "y"],
                        cwd=workspace, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 1 and "--project-path" in r.stderr and "memd's own folders" in r.stderr
