@@ -39,6 +39,7 @@ copy of the tree takes the same queries in the same rotation (A B in one session
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sqlite3
@@ -375,18 +376,28 @@ def off_pass(
 
     out: dict[str, Any] = {}
     load0, t0 = os.getloadavg()[0], time.perf_counter()
+    # Each step's CPU clock: this thread's for the library calls, the daemon's (all its
+    # threads) for a call over the socket. A loaded machine stretches the wall times; the CPU
+    # a call takes is what a change is judged by there.
+    cpu: dict[str, float] = {}
     with ExitStack() as stack:
-        steps: list[tuple[str, Callable[[str], Any]]] = [("fts", fts[0]), ("ctx_lib", fts[1])]
+        steps: list[tuple[str, Callable[[str], Any], Callable[[], float]]] = [
+            ("fts", fts[0], time.thread_time), ("ctx_lib", fts[1], time.thread_time)]  # fmt: skip
         for who, d in daemons.items():
             c = stack.enter_context(Client(d.sock, timeout=60))
-            steps += [(f"ctx_{who}", _asking(c, "context", budget_tokens=2000)),
-                      (f"search_{who}", _asking(c, "search", limit=10))]  # fmt: skip
-        out = {name: [] for name, _ in steps}
+            clock: Callable[[], float] = functools.partial(cpu_s, d.pid)
+            steps += [(f"ctx_{who}", _asking(c, "context", budget_tokens=2000), clock),
+                      (f"search_{who}", _asking(c, "search", limit=10), clock)]  # fmt: skip
+        out = {name: [] for name, _, _ in steps}
+        cpu = dict.fromkeys(out, 0.0)
         for i, q in enumerate(qs):
-            for name, fn in steps[i % len(steps) :] + steps[: i % len(steps)]:
+            for name, fn, read in steps[i % len(steps) :] + steps[: i % len(steps)]:
+                c0 = read()
                 t = time.perf_counter()
                 fn(q)
                 out[name].append(time.perf_counter() - t)
+                cpu[name] += read() - c0
+    out["cpu_ms"] = {name: total / len(qs) * 1e3 for name, total in cpu.items()}
     out["wall_s"] = time.perf_counter() - t0
     out["load"] = (load0, os.getloadavg()[0])
     return out
@@ -436,7 +447,8 @@ def render_off(
             if k in ("ctx_off", "ctx_base", "ctx_lib"):
                 target = f"p50 {s['p50'] / fts:.2f}× the bare query: {verdict(s['p50'], 1.3 * fts)}"
             rows.append([name, OFF_LABELS[k], f"{s['p50']:.2f}", f"{s['p95']:.2f}",
-                         f"{s['p99']:.2f}", f"{s['max']:.1f}", target])  # fmt: skip
+                         f"{s['p99']:.2f}", f"{s['max']:.1f}", f"{p['cpu_ms'][k]:.2f}",
+                         target])  # fmt: skip
     base = (f" The baseline: a second daemon from `{args.baseline}` ({_rev(args.baseline)}) on a"
             " copy of the tree, asked the same queries in the same rotation."
             if args.baseline is not None else "")  # fmt: skip
@@ -452,7 +464,12 @@ def render_off(
         " texts) and to `build_context` in this process on the daemon's index, in rotating"
         f" order; {n} distinct queries of the latency bench's mix, twice.{base}",
         "",
-        table(["pass", "path", "p50 ms", "p95 ms", "p99 ms", "max ms", "target"], rows),
+        "CPU per call: the mean, in this process's thread for the library calls and in the"
+        " daemon's process (all its threads, read from the kernel's 10 ms ticks before and"
+        " after each call) for the socket's.",
+        "",
+        table(["pass", "path", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU per call ms",
+               "target"], rows),  # fmt: skip
         "",
         notes + ".",
         "",
