@@ -46,7 +46,11 @@ a key the session already holds: "28 now", "现在在小米", "Lately it's Helix
 for keys with open-ended values: working hours, diets, an event's date), `replaced` (a change
 read from its shape, "switched from X to Y", "dropped X, it's all Y now", "从X换成Y": Y's memory
 replaces the session's memory naming X, whatever their keys), `traits` (conditions such as colour blindness, and
-accounts: "my GitHub username is …"), `points` and `signals`; `sameness` (`same_fact(a, b)`:
+accounts: "my GitHub username is …"), `corrections` (a correction or a value left behind in a shape no change phrase has:
+"不是X，是Y", "我记错了，是Y", "it's Y, not X", "X is history", "X 我早就不用了"), `general` (the
+floor under them all: a first-person statement no rule read, kept as it stands, keyed by its
+structure — the head noun after "my"/"我的", the class of the value it names), `points` and
+`signals`; `sameness` (`same_fact(a, b)`:
 two statements of one fact in other words or another language, which placement's dedupe and
 the driver's one-memory-per-fact both use).
 """

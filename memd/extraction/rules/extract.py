@@ -31,6 +31,7 @@ from memd.extraction.rules.common import (
     is_question,
     join_en,
 )
+from memd.extraction.rules.corrections import apply_corrections
 from memd.extraction.rules.decisions import en_decision, zh_decision
 from memd.extraction.rules.en_identity import en_age, en_family, en_location, en_name, en_work
 from memd.extraction.rules.en_preferences import (
@@ -46,6 +47,7 @@ from memd.extraction.rules.en_tools import (
     en_tool_mentions,
     en_tools,
 )
+from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.mentions import (
     en_dropped,
     en_labelled,
@@ -309,8 +311,12 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             # The sentence's own readings first; then, with what they gave in `said`, the new
             # values it states for keys the session holds (read lazily, once they are known).
             later = carried_updates(sentence, ctx, said)
-            for memory in itertools.chain(_extract_sentence(sentence, ctx), later):
+            # The general reader is the floor: it reads only a sentence no rule read.
+            read: list[ExtractedMemory] = []  # every reading, repeats of earlier ones too
+            floor = _floor(sentence, ctx, read)
+            for memory in itertools.chain(_extract_sentence(sentence, ctx), later, floor):
                 memory = _as_held(memory, session)
+                read.append(memory)
                 key = memory.content.casefold()
                 if key in seen or _repeats(memory, said, sentence):
                     continue
@@ -330,9 +336,20 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             if not CJK_RE.search(sentence):
                 out += _role_stack(sentence, said, ctx, seen)
         # A change names its old and new values: the new one's memory replaces the old one's.
-        apply_changes(words, ctx, out, start)
+        if not apply_changes(words, ctx, out, start):
+            # A correction or a value left behind in a shape no change phrase has.
+            apply_corrections(words, ctx, out, start)
         seen.update(m.content.casefold() for m in out[start:])
     return out
+
+
+def _floor(sentence: str, ctx: Ctx, read: list[ExtractedMemory]) -> Iterator[ExtractedMemory]:
+    """The general reader's statements of the clauses of a sentence the rules before it did not
+    read (`read`, their readings, is looked at once they have run)."""
+    reads = (zh_general if CJK_RE.search(sentence) else en_general)(sentence, ctx)
+    for clause, memory in reads:
+        if not covered(clause, read):
+            yield memory
 
 
 def _as_held(memory: ExtractedMemory, session: Session) -> ExtractedMemory:

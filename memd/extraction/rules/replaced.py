@@ -100,7 +100,7 @@ _EN_SHAPES = tuple(
         r"|join(?:ing|ed)?)\s+(?:at\s+|with\s+)?|\b(?:now\s+)?(?:I'm|I\s+am)\s+(?:now\s+)?(?:at|with)\s+)"
         + _new(),
         # "We ditched Jira for Linear", "traded Chrome for Firefox"
-        r"\b(?:ditched|dropped|dumped|traded|abandoned)\s+(?:the\s+|our\s+|my\s+)?"
+        r"\b(?:ditched|dropped|dumped|traded|abandoned|left)\s+(?:the\s+|our\s+|my\s+)?"
         + _old()
         + r"\s+(?:for|in\s+favou?r\s+of)\s+(?:an?\s+|the\s+)?"
         + _new(),
@@ -156,7 +156,7 @@ _EN_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|we|we're|we've|our|my)\b", re
 _ZH_ORDER_RE = re.compile(r"^(?:你|您)?(?:把|帮|请|麻烦|给我|能不能|可以|可不可以)")
 
 
-def _usable(sentence: str) -> bool:
+def usable(sentence: str) -> bool:
     """Whether a sentence's change is the user's own and already made: not a plan, a question, a
     request to the assistant ("Replace yarn with pnpm here"; "Scrap the X plan — we're going
     with Y" says what the team does) or someone else's."""
@@ -176,7 +176,7 @@ def change_pairs(text: str) -> list[tuple[str, str, bool]]:
     """The (old, new, had) values the changes of a turn's text name, in order (see the module);
     `had` says the shape states the user had the old value."""
     sentences = [s for s in SENTENCE_RE.findall(text) if s.strip()]
-    if not sentences or not all(_usable(s) for s in sentences if _names_change(s)):
+    if not sentences or not all(usable(s) for s in sentences if _names_change(s)):
         return []
     joined = " ".join(s.strip() for s in sentences)
     pairs: list[tuple[str, str, bool]] = []
@@ -202,8 +202,9 @@ def _names_change(sentence: str) -> bool:
     return any(s.search(sentence) for s, _ in (*_EN_SHAPES, *_ZH_SHAPES))
 
 
-def _names(content: str, value: str) -> bool:
-    """Whether a memory's text names `value` (or the lexicon's name for it)."""
+def names_value(content: str, value: str) -> bool:
+    """Whether a memory's text names `value` (or the lexicon's name for it; a name the lexicon
+    does not hold, of four letters or more, said short: "Mongo" for MongoDB)."""
     tech = lookup_tech(value)
     for name in {value, tech.name if tech is not None else value}:
         if CJK_RE.search(name):
@@ -211,6 +212,8 @@ def _names(content: str, value: str) -> bool:
                 return True
         elif re.search(_BEFORE + re.escape(name) + _AFTER, content, re.I):
             return True
+    if tech is None and len(value) >= 4 and not CJK_RE.search(value):
+        return bool(re.search(_BEFORE + re.escape(value) + r"[A-Za-z0-9]+" + _AFTER, content, re.I))
     return False
 
 
@@ -225,10 +228,14 @@ def _swap(content: str, old: str, new: str) -> str:
         pattern = re.compile(_BEFORE + re.escape(name) + _AFTER, re.I)
         if pattern.search(content):
             return pattern.sub(lambda _: new, content)
+    if tech is None and len(old) >= 4 and not CJK_RE.search(old):
+        # "Mongo" said for MongoDB: a name the lexicon does not hold, said short
+        short = re.compile(_BEFORE + re.escape(old) + r"[A-Za-z0-9]+" + _AFTER, re.I)
+        return short.sub(lambda _: new, content)
     return content
 
 
-def _key(old: str) -> str:
+def key_of_old(old: str) -> str:
     slug = re.sub(r"[^\w]+", "-", old.casefold()).strip("-")
     return f"changed:{slug}"
 
@@ -246,7 +253,7 @@ _ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|alongside|plus)\b|也|�
 
 # Platforms one has one of at a time; the lexicon's "platform" also holds Docker, Kubernetes,
 # Sentry … which sit beside each other.
-_PLATFORM_GROUPS = {
+PLATFORM_GROUPS = {
     "cloud": frozenset(
         "aws gcp azure digitalocean linode hetzner heroku vercel netlify fly.io render railway"
         " cloudflare oracle cloud google cloud".split()
@@ -267,7 +274,7 @@ def _kind(name: str) -> str:
         return f"framework:{side}" if side else ""
     if tech.category == "platform":
         low = tech.name.casefold()
-        return next((g for g, names in _PLATFORM_GROUPS.items() if low in names), "")
+        return next((g for g, names in PLATFORM_GROUPS.items() if low in names), "")
     return tech.category
 
 
@@ -298,7 +305,7 @@ def implied_pairs(text: str, out: Sequence[ExtractedMemory], start: int) -> list
     zh = bool(CJK_RE.search(text))
     if not (_ZH_CHANGED_RE if zh else _EN_CHANGED_RE).search(text) or _ADDED_RE.search(text):
         return []
-    if not all(_usable(s) for s in SENTENCE_RE.findall(text) if s.strip()):
+    if not all(usable(s) for s in SENTENCE_RE.findall(text) if s.strip()):
         return []
     pairs: list[tuple[str, str]] = []
     for memory in out[start:]:
@@ -315,33 +322,38 @@ def implied_pairs(text: str, out: Sequence[ExtractedMemory], start: int) -> list
     return pairs
 
 
-def apply_changes(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+def apply_changes(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> bool:
     """Apply the changes a turn's `text` names to `out`, the session's memories: `out[start:]`
-    are the turn's own (see the module). `out` is changed in place."""
+    are the turn's own (see the module). `out` is changed in place; whether the turn named one."""
     pairs = change_pairs(text)
     if not pairs:
         pairs = [(old, new, False) for old, new in implied_pairs(text, out, start)]
     for old, new, had in pairs:
-        _apply(old, new, had, ctx, out, start)
+        apply_pair(old, new, had, ctx, out, start)
+    return bool(pairs)
 
 
-def _apply(old: str, new: str, had: bool, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+def apply_pair(
+    old: str, new: str, had: bool, ctx: Ctx, out: list[ExtractedMemory], start: int
+) -> None:
     held = next(
         (i for i in range(start - 1, -1, -1)
-         if _names(out[i].content, old) and not _names(out[i].content, new)),
+         if names_value(out[i].content, old) and not names_value(out[i].content, new)),
         None,
     )  # fmt: skip
     # A memory of the turn that names the old value alone misreads the change.
     out[start:] = [
-        m for m in out[start:] if not (_names(m.content, old) and not _names(m.content, new))
+        m
+        for m in out[start:]
+        if not (names_value(m.content, old) and not names_value(m.content, new))
     ]
-    said = next((j for j in range(start, len(out)) if _names(out[j].content, new)), None)
+    said = next((j for j in range(start, len(out)) if names_value(out[j].content, new)), None)
     if held is None:
         if had:
             _record_old(old, new, out, said)
         return
     known = out[held]
-    key = known.subject or (out[said].subject if said is not None else "") or _key(old)
+    key = known.subject or (out[said].subject if said is not None else "") or key_of_old(old)
     out[held] = replace(known, subject=key)
     if said is not None:
         out[said] = replace(out[said], subject=key, type=known.type)
@@ -362,8 +374,8 @@ def _record_old(old: str, new: str, out: list[ExtractedMemory], said: int | None
     if said is None:
         return
     memory = out[said]
-    key = memory.subject or _key(old)
-    if _names(memory.content, old):
+    key = memory.subject or key_of_old(old)
+    if names_value(memory.content, old):
         if memory.subject or memory.type not in ("skill", "preference"):
             return  # a decision to move ("User is moving to FastAPI from Flask") is not done
         zh = bool(CJK_RE.search(memory.content))

@@ -1,0 +1,246 @@
+"""Corrections and values left behind, read from their shape whatever the values are.
+
+`replaced` reads a change that names its old and new values in one phrase ("switched from X to
+Y"). People also correct what they said and leave a value behind in other shapes:
+
+- a correction that names both: "不是湖南，是湖北", "X不对，是Y", "it's nushell, not fish", "I said
+  fish, that's wrong: it's nushell", "it's nushell, I moved off fish", "X is out, Y is in";
+- a bare correction that names only the right value: "我记错了，是 33", "我说错了，是在 OPPO",
+  "I misspoke: it's tree nuts I'm allergic to". The wrong value is the one of the session's
+  last statements that the turn names again outside the correction ("小米是我上一家公司",
+  "peanuts are fine"), else the value of the same kind in the last statement (a number for a
+  number, a name for a name);
+- a value left behind: "I'm not on Arch anymore", "Travis is history", "Deepin 我早就不用了",
+  "Jenkins 是以前的", "老的 MySQL 集群已经下线", "钓鱼好久没去了", "烟我已经戒了". The session's
+  statement naming it is replaced by the turn's statement of what is there now (it takes the
+  old statement's key and type), or, when the turn states nothing else, by the clause that
+  leaves it behind.
+
+A correction's new statement is the old one with the wrong value replaced by the right one (the
+turn's own readings of the correction are dropped: "用户担任在 OPPO" misreads it). Questions,
+plans, requests and someone else's words give nothing (`replaced._usable`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx
+from memd.extraction.rules.replaced import apply_pair, key_of_old, names_value, usable
+
+_V = r"[A-Za-z0-9](?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?(?:\s+(?-i:[A-Z0-9])(?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?){0,2}"
+# A lowercase value of one or two words ("tree nuts"), for the bare English correction.
+_LOOSE = r"[a-z][\w\-]*(?:\s+(?!I\b|I'm\b|that\b|which\b|not\b)[a-z][\w\-]*)?"
+_Z = r"[A-Za-z0-9](?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?(?:\s+[A-Z0-9][A-Za-z0-9_.+#\-]*)?|[\u4e00-\u9fff]{1,6}?"
+_ZEND = r"(?=$|[，,。！!；;\s了的吧啊呢啦]|我)"
+
+_EN_BOTH = tuple(
+    re.compile(p, re.I)
+    for p in (
+        r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r"),?\s+not\s+(?P<old>" + _V + r")\b",
+        r"\bI\s+said\s+(?P<old>" + _V + r")\b[^.]*?\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r")",
+        r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r"),?\s+(?:I|we)\s+(?:moved|switched|migrated)"
+        r"\s+(?:off(?:\s+of)?|away\s+from)\s+(?P<old>" + _V + r")",
+        r"\b(?P<old>" + _V + r")\s+is\s+out\s*[,;]\s*(?P<new>" + _V + r")\s+is\s+in\b",
+    )
+)
+_EN_BARE = re.compile(
+    r"\b(?:I\s+misspoke|I\s+misspoke|scratch\s+that|correction|I\s+was\s+wrong|my\s+mistake"
+    r"|my\s+bad|got\s+that\s+wrong|that's\s+wrong|I\s+mixed\s+(?:that\s+)?up)\b[^.]*?"
+    r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _LOOSE + r"|" + _V + r")",
+    re.I,
+)
+_ZH_BOTH = tuple(
+    re.compile(p)
+    for p in (
+        r"不是\s*(?P<old>"
+        + _Z
+        + r")\s*[，,]?\s*(?:而|就)?是\s*(?:在\s*)?(?P<new>"
+        + _Z
+        + r")"
+        + _ZEND,
+        r"(?P<old>" + _Z + r")\s*不对[，,]\s*(?:应该)?是\s*(?:在\s*)?(?P<new>" + _Z + r")" + _ZEND,
+    )
+)
+_ZH_BARE = re.compile(
+    r"(?:记错了|说错了|搞错了|写错了|口误|说反了)[，,]?\s*(?:应该|其实)?是\s*(?:在\s*)?(?P<new>"
+    + _Z
+    + r")"
+    + _ZEND
+)
+# A value left behind, with the value in the group `old`.
+_EN_GONE = tuple(
+    re.compile(p, re.I)
+    for p in (
+        r"\bnot\s+(?:on|using|in|at|with)\s+(?P<old>" + _V + r")\s+(?:anymore|any\s+more)\b",
+        r"\bno\s+longer\s+(?:on|using|use|in|at|with)\s+(?P<old>" + _V + r")",
+        r"\b(?P<old>" + _V + r")(?:'s|\s+is|\s+was)\s+(?:history|gone|out|over|dead|retired"
+        r"|decommissioned|behind\s+(?:me|us))\b",
+        r"\b(?:I|we)\s+(?:\w+\s+)?(?:moved|switched|migrated)\s+(?:off(?:\s+of)?|away\s+from)\s+"
+        r"(?P<old>" + _V + r")",
+        r"\b(?:uninstalled|dropped|ditched|retired|decommissioned|dumped)\s+(?P<old>" + _V + r")",
+        r"\b(?:I've|I\s+have|we've|we\s+have)\s+dropped\s+(?P<old>" + _LOOSE + r")",
+    )
+)
+_ZH_GONE = tuple(
+    re.compile(p)
+    for p in (
+        r"(?P<old>" + _Z + r")\s*(?:我们?)?(?:早就|已经|早已|好久|很久)?(?:都)?"
+        r"(?:不(?:再)?(?:用|写|玩|抽|去)了|没(?:再)?(?:用|去|碰|玩)了?|戒了|下线了?|停用了|淘汰了"
+        r"|退役了|是以前的|弃用了)",
+        r"(?:老的?|旧的?|以前的?)\s*(?P<old>" + _Z + r")\s*(?:集群|服务|系统|那套)?\s*(?:已经)?"
+        r"(?:下线|停用|淘汰|不用)",
+    )
+)
+# Where the turn says what is there now: "现在是 Fedora", "now on NixOS".
+_ZH_NOW_RE = re.compile(
+    r"现在(?:都)?(?:是|用|在用|改用|跑在|换成)\s*(?P<new>[A-Za-z0-9][A-Za-z0-9_.+#\-]*(?:\s+[A-Z0-9][A-Za-z0-9_.+#\-]*)?)"
+)
+_EN_NOW_RE = re.compile(
+    r"\b(?:on|to|using|uses|use|with|it's|is)\s+(?:an?\s+|the\s+)?(?:[\w\-]+\s+)?"
+    r"(?P<new>(?-i:[A-Z])[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])(?:\s+[a-z]+)?\s+now\b"
+    r"|(?:^|[,;]\s*)(?P<since>(?-i:[A-Z])[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])\s+(?:since|these\s+days|now)\b",
+    re.I,
+)
+
+
+# The user's words about their own earlier words: "I said fish", "我老是说反" are no reported speech.
+_OWN_WORDS_RE = re.compile(
+    r"\bI\s+(?:said|meant|misspoke)\b|(?:我|老是|又)?(?:说错了?|说反了?|记错了?|搞错了?|口误)", re.I
+)
+
+
+def apply_corrections(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """Apply the corrections and values left behind a turn's `text` names to `out`, the
+    session's memories (`out[start:]` are the turn's own; see the module). In place."""
+    sentences = [s for s in SENTENCE_RE.findall(text) if s.strip()]
+    if start == 0 or not sentences or not all(usable(_OWN_WORDS_RE.sub("", s)) for s in sentences):
+        return
+    joined = " ".join(s.strip() for s in sentences)
+    zh = bool(CJK_RE.search(joined))
+    for old, new in _both(joined, zh):
+        if _held(out, start, old) is not None:
+            _correct(old, new, ctx, out, start)
+            return
+    bare = (_ZH_BARE if zh else _EN_BARE).search(joined)
+    if bare is not None:
+        new = bare.group("new").strip()
+        end = re.search(r"[,，。;；]|$", joined[bare.end("new") :])
+        cut = (bare.start(), bare.end("new") + (end.start() if end else 0))
+        old = _wrong_value(joined, cut, new, out, start)
+        if old:
+            _correct(old, new, ctx, out, start)
+        return
+    for shape in _ZH_GONE if zh else _EN_GONE:
+        for m in shape.finditer(joined):
+            old = m.group("old").strip()
+            held = _held(out, start, old)
+            if held is not None:
+                _left_behind(held, old, m.group(0), joined, ctx, out, start)
+                return
+
+
+def _both(text: str, zh: bool) -> list[tuple[str, str]]:
+    pairs = []
+    for shape in _ZH_BOTH if zh else _EN_BOTH:
+        for m in shape.finditer(text):
+            old, new = m.group("old").strip(), m.group("new").strip()
+            if old.casefold() != new.casefold():
+                pairs.append((old, new))
+    return pairs
+
+
+def _held(out: Sequence[ExtractedMemory], start: int, value: str) -> int | None:
+    """The last memory before the turn that names `value`."""
+    return next((i for i in range(start - 1, -1, -1) if names_value(out[i].content, value)), None)
+
+
+def _correct(old: str, new: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """The statement naming `old` replaced by itself with `new` in its place."""
+    out[start:] = [m for m in out[start:] if not names_value(m.content, new)]
+    apply_pair(old, new, False, ctx, out, start)
+
+
+_NUM_RE = re.compile(r"\d+(?:\.\d+)?")
+_LATIN_RE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#]")
+_FILLER = frozenset("user user's is are a an the to of at in on with and".split())
+
+
+def _wrong_value(
+    text: str, span: tuple[int, int], new: str, out: Sequence[ExtractedMemory], start: int
+) -> str:
+    """The value a bare correction corrects: one of the last statement's values the turn names
+    again outside the correction, else the value of the new one's kind in it."""
+    if start == 0:
+        return ""
+    turn = out[start - 1].source_turn_ids
+    last = [m.content for m in out[:start] if m.source_turn_ids == turn][::-1]
+    rest = text[: span[0]] + " " + text[span[1] :]
+    for content in last:
+        named = _named_again(content, rest)
+        if named:
+            return named
+    kind = _NUM_RE if _NUM_RE.fullmatch(new) else _LATIN_RE if _LATIN_RE.fullmatch(new) else None
+    if kind is None:
+        return ""
+    for content in last:
+        found: list[str] = [
+            w for w in kind.findall(content) if w.casefold() not in _FILLER | {"user"}
+        ]
+        if len(found) == 1:
+            return found[0]
+    return ""
+
+
+def _named_again(content: str, rest: str) -> str:
+    """A value of `content` (a word, or two to four Chinese characters) that `rest` names."""
+    for word in _LATIN_RE.findall(content):
+        if word.casefold() not in _FILLER | {"user"} and re.search(
+            rf"\b{re.escape(word)}\b", rest, re.I
+        ):
+            return str(word)
+    for size in (4, 3, 2):
+        for i in range(len(content) - size + 1):
+            part = content[i : i + size]
+            if re.fullmatch(r"[\u4e00-\u9fff]+", part) and "用户" not in part and part in rest:
+                return part
+    return ""
+
+
+_TOOL_TYPES = frozenset({"skill", "preference", "project"})
+
+
+def _now_value(text: str, old: str) -> str:
+    """What the turn says is there now instead of `old`: "现在是 Fedora", "NixOS since January"."""
+    for rx in (_ZH_NOW_RE, _EN_NOW_RE):
+        for m in rx.finditer(text):
+            new = (m.group("new") or m.groupdict().get("since") or "").strip()
+            if new and new.casefold() != old.casefold():
+                return new
+    return ""
+
+
+def _left_behind(
+    held: int, old: str, said: str, text: str, ctx: Ctx, out: list[ExtractedMemory], start: int
+) -> None:
+    """The statement naming `old` (at `held`) replaced by the turn's statement of what is there
+    now, or by the words that leave it behind."""
+    known = out[held]
+    if known.subject and any(m.subject == known.subject for m in out[start:]):
+        return  # a rule read the turn's new value of the same key: it replaces the old one
+    now = next((j for j in range(start, len(out)) if not names_value(out[j].content, old)), None)
+    if now is None and (new := _now_value(text, old)):
+        apply_pair(old, new, False, ctx, out, start)
+        return
+    key = known.subject or key_of_old(old)
+    out[held] = replace(known, subject=key)
+    if now is not None:
+        tool = {known.type, out[now].type} <= _TOOL_TYPES
+        out[now] = replace(out[now], subject=key, type=known.type if tool else out[now].type)
+        return
+    zh = bool(CJK_RE.search(said))
+    content = ("用户：" if zh else "User: ") + said.strip(" ，,。.")
+    out.append(replace(known, content=content, source_turn_ids=(ctx.turn_id,), subject=key, due=""))

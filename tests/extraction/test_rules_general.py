@@ -1,0 +1,184 @@
+"""The general reader (a first-person statement no rule read, kept by its structure) and the
+corrections and values left behind read by their shape, whatever the values.
+
+The messages are made up for these tests, not taken from any extraction set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.extraction.session import extract, said_under
+
+
+@pytest.mark.parametrize(
+    ("text", "type_", "key", "needle"),
+    [
+        # the head noun after "my" keys it; the copula's complement is the value
+        ("My laptop OS is Fedora Silverblue.", "preference", "os", "Fedora"),
+        ("My phone is a Galaxy S21.", "preference", "phone", "Galaxy"),
+        ("Home base for me is Ghent.", "personal", "city", "Ghent"),
+        # a setup's noun as subject, a verb of use: the host, the CI
+        ("Three Linode boxes host everything we ship.", "skill", "tool:hosting", "Linode"),
+        ("Releases go through Buildkite on every tag.", "skill", "tool:ci", "Buildkite"),
+        # a habit, keyed by when it happens
+        ("I play a lot of Catan on weekends.", "personal", "hobby:weekend", "Catan"),
+        ("I sit on the growth squad.", "personal", "team", "growth"),
+        ("我的显示器是 Dell U2723QE。", "personal", "", "Dell"),
+        ("日志都放在一套 Loki 里。", "skill", "", "Loki"),
+        ("发版靠的是一台老 Bamboo。", "skill", "tool:ci", "Bamboo"),
+        ("终端一直用的是 Tabby。", "preference", "tool:terminal", "Tabby"),
+        ("周末我一般去游泳。", "personal", "hobby:weekend", "游泳"),
+        ("我在增长组。", "personal", "team", "增长组"),
+    ],
+)
+def test_a_first_person_statement_no_rule_reads_is_kept_with_a_key(
+    text: str, type_: str, key: str, needle: str
+) -> None:
+    [memory] = extract(text)
+    assert (memory.type, needle in memory.content) == (type_, True)
+    if key:
+        assert memory.subject == key
+    else:
+        assert memory.subject  # a key from its head noun, so a later value replaces it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # someone else, the assistant, a question, a request, a plan, a hypothetical
+        "My sister's phone is a Galaxy S21.",
+        "My boss plays a lot of chess on weekends.",
+        "Your answer about Linode boxes was great.",
+        "Do three Linode boxes host everything we ship?",
+        "Add a Loki sink to our logging config.",
+        "We'll probably move everything to Linode next year.",
+        "If my home base were Ghent, what would my timezone be?",
+        # an event with nothing of a known kind, a state with nothing named, a negation
+        "We moved the standup to Thursday.",
+        "Our CI is broken again.",
+        "I'm not on the growth squad.",
+        "I'm exhausted today lol",
+        # quoted or reported
+        'The docs say "our servers run on Linode".',
+        "他的显示器是 Dell U2723QE。",
+        "日志要不要都放在 Loki 里？",
+        "把日志都放在 Loki 里。",
+        "如果周末我去游泳，要带什么？",
+        "我们的 CI 又挂了。",
+        "我这周很少写 Rust。",
+    ],
+)
+def test_what_is_not_the_users_own_statement_gives_nothing(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_a_later_value_under_the_same_head_replaces_the_first() -> None:
+    said = said_under(
+        "tool:hosting",
+        "Three Linode boxes host everything we ship.",
+        "We moved it all to Hetzner last month.",
+    )
+    assert [(t, "Hetzner" in c) for t, _, c in said] == [("t0", False), ("t1", True)]
+    said = said_under("team", "我在增长组。", "组织架构调整，我被调到搜索组了。")
+    assert [(t, "搜索组" in c) for t, _, c in said] == [("t0", False), ("t1", True)]
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        # both values named: 不是X，是Y; X不对，是Y; it's Y, not X; I said X … it's Y
+        ("我老家是江西的。", "不是江西，是安徽，老搞混。", "江西", "安徽"),
+        ("我用的数据库是 MariaDB。", "MariaDB 不对，是 TiDB。", "MariaDB", "TiDB"),
+        ("My shell is zsh.", "Sorry, it's fish, not zsh.", "zsh", "fish"),
+        ("My editor is Vim.", "I said Vim, that's wrong: it's Helix.", "Vim", "Helix"),
+        # a bare correction: the wrong value is the one named again, or the one of its kind
+        ("我今年41岁。", "我记错了，是 42。", "41", "42"),
+        ("我在华为做测试。", "我说错了，是在 Honor，华为是我上一家。", "华为", "Honor"),
+        (
+            "I'm allergic to shellfish.",
+            "I misspoke: it's walnuts I'm allergic to, shellfish is fine.",
+            "shellfish",
+            "walnuts",
+        ),
+    ],
+)
+def test_a_correction_replaces_the_statement_it_corrects(
+    first: str, later: str, old: str, new: str
+) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if old in m.content and new not in m.content]
+    news = [m for m in memories if new in m.content and m.source_turn_ids == ("t1",)]
+    assert olds and news, memories
+    assert olds[-1].subject and olds[-1].subject == news[-1].subject
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        (
+            "I daily-drive Manjaro.",
+            "I'm not on Manjaro anymore, Fedora since May.",
+            "Manjaro",
+            "Fedora",
+        ),
+        (
+            "Releases go through Buildkite on every tag.",
+            "Buildkite is history, releases run on a self-hosted Concourse now.",
+            "Buildkite",
+            "Concourse",
+        ),
+        (
+            "We keep our data in CouchDB.",
+            "We left Couch for ScyllaDB in the spring.",
+            "CouchDB",
+            "ScyllaDB",
+        ),
+        (
+            "我电脑装的是 Manjaro。",
+            "Manjaro 我早就不用了，现在是 openSUSE。",
+            "Manjaro",
+            "openSUSE",
+        ),
+        (
+            "日志都放在一套 Loki 里。",
+            "迁移做完了，现在是 Quickwit，老的 Loki 集群已经下线。",
+            "Loki",
+            "Quickwit",
+        ),
+        ("周末我一般去游泳。", "最近迷上了攀岩，游泳好久没去了。", "游泳", "攀岩"),
+    ],
+)
+def test_a_value_left_behind_is_replaced_by_what_is_there_now(
+    first: str, later: str, old: str, new: str
+) -> None:
+    memories = extract(first, later)
+    [held] = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
+    assert news and held.subject and news[0].subject == held.subject, memories
+
+
+def test_a_habit_left_behind_with_nothing_new_is_stated_as_left() -> None:
+    memories = extract("我烟瘾挺大，一天一包。", "烟我已经戒了，快一年了。")
+    assert [(m.source_turn_ids[0], m.subject) for m in memories] == [
+        ("t0", "habit:smoking"),
+        ("t1", "habit:smoking"),
+    ]
+    assert "戒了" in memories[-1].content
+
+
+@pytest.mark.parametrize(
+    ("first", "later"),
+    [
+        # someone else's correction or change, a question, a plan
+        ("我老家是江西的。", "我同事说不是江西，是安徽。"),
+        ("My shell is zsh.", "My coworker says it's fish, not zsh."),
+        ("My shell is zsh.", "Is it fish, not zsh, that ships with macOS?"),
+        ("I daily-drive Manjaro.", "If I'm not on Manjaro anymore next year, Fedora maybe."),
+        ("我电脑装的是 Manjaro。", "要是 Manjaro 不用了，你推荐什么？"),
+    ],
+)
+def test_someone_elses_or_an_unsure_correction_replaces_nothing(first: str, later: str) -> None:
+    memories = extract(first, later)
+    keys = {m.subject for m in memories if m.source_turn_ids == ("t0",)}
+    assert not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject in keys]
