@@ -15,6 +15,8 @@ edits by hand (in place and by rename; `bench/index_bench.py`'s edit → searcha
 `--turns`-turn log moved into the daemon's log folder (turns/s until all are stored, as
 `bench/ingest_bench.py` measures it, and the daemon's CPU per 1,000 turns until the work the
 ingest brings is done, less its idling); RSS is read after the edits and after the ingest.
+A difference counts as beyond noise when it is larger than the widest gap between two runs of
+the same tree (both trees' runs, against A's median): with two runs per tree, a rough bound.
 """
 
 from __future__ import annotations
@@ -134,15 +136,25 @@ def render(args: argparse.Namespace, runs: list[tuple[str, dict[str, float]]]) -
     def med(tree: str, key: str) -> float:
         return statistics.median(r[key] for t, r in runs if t == tree)
 
+    def spread(key: str) -> float:
+        """The widest gap between two runs of one tree, against A's median: what the same
+        daemon varies by from run to run here."""
+        gaps = [max(v) - min(v) for t in ("A", "B")
+                if len(v := [r[key] for u, r in runs if u == t]) > 1]  # fmt: skip
+        a = med("A", key)
+        return max(gaps) / a if gaps and a else 0.0
+
     head = ["figure", *[f"run {i + 1} ({t})" for i, (t, _) in enumerate(runs)], "A median",
-            "B median", "B vs A"]  # fmt: skip
+            "B median", "B vs A", "noise", "beyond noise"]  # fmt: skip
     rows = []
     for key, label, unit in FIGURES:
         a, b = med("A", key), med("B", key)
         change = f"{(b - a) / a:+.0%}" if a else "—"
         d = 2 if key in FINE else 1
+        noise = spread(key)
+        beyond = "—" if not a else ("no" if abs(b - a) / a <= noise else "**yes**")
         rows.append([f"{label} ({unit})", *[f"{r[key]:.{d}f}" for _, r in runs],
-                     f"{a:.{d}f}", f"{b:.{d}f}", change])  # fmt: skip
+                     f"{a:.{d}f}", f"{b:.{d}f}", change, f"{noise:.0%}", beyond])  # fmt: skip
     return (
         "### The write path against its baseline, A B B A (`bench/write_path_abba.py`)\n\n"
         f"A: the tree at `{args.baseline}` ({args.baseline_rev}); B: "
@@ -153,10 +165,9 @@ def render(args: argparse.Namespace, runs: list[tuple[str, dict[str, float]]]) -
         )
         + f"{args.files:,} files, {args.queries} context and search calls, {args.remembers} "
         f"remembers, {args.edits} edits by hand, a {args.turns:,}-turn log; the same seeded "
-        "data for every run, the same measuring code, only the daemon comes from each tree.\n\n"
-        + table(head, rows)
-        + "\n\n"
-        + machine_line()
+        "data for every run, the same measuring code, only the daemon comes from each tree. "
+        "Noise: the widest gap between two runs of the same tree, against A's median; a "
+        "difference beyond it is marked.\n\n" + table(head, rows) + "\n\n" + machine_line()
     )
 
 
@@ -178,7 +189,7 @@ def main() -> None:
     ap.add_argument("--order", default="ABBA", help="runs in order: A baseline, B this tree")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--remembers", type=int, default=30)
+    ap.add_argument("--remembers", type=int, default=100)
     ap.add_argument("--remember-gap", type=float, default=0.0, help="seconds between remembers")
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--turns", type=int, default=10_000)
