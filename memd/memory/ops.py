@@ -31,7 +31,7 @@ from memd.history import Cause
 from memd.memory import authorship
 from memd.memory import repo as docs
 from memd.memory.edit import ItemChange, add_item, change_item, move_item, remove_items
-from memd.memory.files import MemoryFiles, Operation, TextEdit, Written
+from memd.memory.files import MemoryFiles, Operation, Written
 from memd.memory.indexer import Indexer, Root
 from memd.memory.items import check_item_text, clean_text, heading_problem
 from memd.memory.tree import is_memory_file, slugify
@@ -357,7 +357,7 @@ class MemoryOps:
             return
         gone = remove_items(written.path, lambda _t, m: m.get("id") == item_id)
         with contextlib.suppress(OSError):
-            self.files.edit(written.path, TextEdit(gone.apply), op)
+            self.files.edit(written.path, gone, op)  # guarded: an older copy cannot bring it back
 
     def find_items(self, query: str, *, limit: int = 50) -> list[msg.MemoryItem]:
         """Memory items whose text contains every term of `query` (case-insensitive): not the

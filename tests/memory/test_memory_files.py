@@ -250,6 +250,28 @@ def test_a_whole_file_write_decided_on_an_older_copy_keeps_memds_item_it_lacked(
     assert "- first <!-- memd id=m_00000001 -->" in text
 
 
+def test_a_write_taken_back_leaves_memds_other_recent_items_guarded(tmp_path: Path) -> None:
+    """A remember whose indexing failed (a full disk) is taken back; memd's item written just
+    before it is still guarded: an editor's older copy saved next does not lose it (before, the
+    take-back let the guard go of the whole file)."""
+    from memd.memory import edit
+
+    files = door(tmp_path)
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n- by hand\n")
+    old = p.read_text()  # an editor's buffer, never reloaded
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    with files.operation(Cause.REMEMBER) as op:
+        w = files.edit(p, edit.add_item(p, "Notes", "second", {"id": "m_00000002"}), op)
+        assert files.take_back(w, op)
+    assert "second" not in p.read_text()
+    p.write_text(old + "- typed in the editor\n")  # the editor saves its buffer
+    nothing(files, p)
+    text = p.read_text()
+    assert "- typed in the editor" in text and "- first <!-- memd id=m_00000001 -->" in text
+    assert "second" not in text
+
+
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:
     """A save made after the window is the person's, whenever memd sees it."""
     files = door(tmp_path)

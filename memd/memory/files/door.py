@@ -518,9 +518,8 @@ class MemoryFiles:
 
     def take_back(self, written: Written[T], op: Operation) -> bool:
         """Remove a write of `op` again if the file is exactly as memd left it and the write
-        only appended (cutting the file back needs no disk space). True when taken back. The
-        guard lets go of the file."""
-        self.guard.forget_file(written.path)
+        only appended (cutting the file back needs no disk space). True when taken back: the
+        guard lets go of that write's items, not of memd's other recent ones in the file."""
         if written.how != "append" or written.before is None or written.after is None:
             return False
         with self._lock(written.path):
@@ -539,6 +538,7 @@ class MemoryFiles:
                 self._left(written.path, ident_of(os.fstat(fd)))
             finally:
                 os.close(fd)
+            self.guard.rewritten(written.path, encode(written.before), written.before)
         self._wrote(op, written.path, written.before, written.before)
         return True
 
