@@ -182,3 +182,61 @@ def test_someone_elses_or_an_unsure_correction_replaces_nothing(first: str, late
     memories = extract(first, later)
     keys = {m.subject for m in memories if m.source_turn_ids == ("t0",)}
     assert not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject in keys]
+
+
+@pytest.mark.parametrize(
+    ("text", "type_", "key"),
+    [
+        ("Stick to French in your replies, please.", "preference", "reply-language"),
+        ("Please assume Pacific time for anything I book.", "personal", "timezone"),
+        ("Please leave emoji out of anything you write for me.", "preference", "style:emoji"),
+        ("Any scripts you give me should be PowerShell.", "preference", "tool:shell"),
+        ("Three bullet points per answer from now on.", "preference", "style:length"),
+        ("回答用繁体字写吧。", "preference", "style:script"),
+        ("每次改代码都把完整的文件贴给我。", "preference", "style:diff"),
+        ("时间都按东京时间算就行。", "personal", "timezone"),
+        ("写 SQL 的时候关键字一律小写。", "preference", ""),
+    ],
+)
+def test_a_standing_request_no_rule_reads_is_kept_under_its_topic(
+    text: str, type_: str, key: str
+) -> None:
+    [memory] = extract(text)
+    assert (memory.type, memory.subject) == (type_, key)
+
+
+def test_a_later_request_on_the_topic_replaces_the_first() -> None:
+    said = said_under(
+        "reply-language",
+        "Stick to French in your replies, please.",
+        "From here on out I'd like your replies in German.",
+    )
+    assert [(t, "German" in c) for t, _, c in said] == [("t0", False), ("t1", True)]
+    said = said_under("style:script", "回答用繁体字写吧。", "算了，还是用简体吧。")
+    assert [(t, "简体" in c) for t, _, c in said] == [("t0", False), ("t1", True)]
+    said = said_under(
+        "timezone",
+        "Please assume Pacific time for anything I book.",
+        "I moved to Chicago, so I'm on Central time now.",
+    )
+    assert [(t, "Central" in c) for t, _, c in said] == [("t0", False), ("t1", True)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # one thing asked for now, an edit of one thing in the code, a question
+        "Write the summary in Spanish.",
+        "Add a `region` column to the orders table and backfill it with 'eu'.",
+        "Rename the created field in this model to created_at.",
+        "把配置文件里的 timezone 改成 Asia/Tokyo。",
+        "帮我把这段代码改成异步的。",
+        "What's the difference between Pacific time and UTC?",
+        # someone else's news: an adult relation's event is theirs
+        "My dad just got a Kindle after years of paper books, and now I'm his tech support.",
+        "My sister turned 40 yesterday, we took her out for sushi.",
+        "Should I switch to Zed? Half my team keeps telling me it's worth it.",
+    ],
+)
+def test_a_request_or_news_that_does_not_last_gives_nothing(text: str) -> None:
+    assert extract(text) == []

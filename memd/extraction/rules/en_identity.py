@@ -428,6 +428,13 @@ _FAMILY = (
     r"(?:wife|husband|partner|spouse|fianc[eé]e?|girlfriend|boyfriend|daughter|son|kids?|child"
     r"|children|baby|toddler|twins|mom|mum|mother|dad|father|parents|brother|sister|dog|cat)"
 )
+# Who depends on the user: what happens to them is part of the user's life ("My daughter is
+# three"); an adult relation's news is theirs unless the sentence says what it means for the
+# user ("…, so I'm offline on Fridays").
+_DEPENDANT_RE = re.compile(
+    r"\b(?:daughter|son|kids?|child|children|baby|toddler|twins|pregnant|dog|cat)\b", re.I
+)
+_BEARS_ON_USER_RE = re.compile(r"\bso\s+(?:I|I'm|I'll|my|we)\b", re.I)
 # "My daughter just started kindergarten": the user's family is part of who they are.
 _EN_FAMILY_RE = re.compile(
     r"^(?:(?:so|and|also|btw|fyi|oh)\s+)?my\s+(?P<who>(?:(?:little|older|younger|eldest|youngest"
@@ -488,6 +495,8 @@ def en_family(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     m = _EN_FAMILY_RE.match(sentence)
     if m is None or _EN_THEIRS_RE.match(m.group("rest")):
         return
+    if not _DEPENDANT_RE.search(sentence) and not _BEARS_ON_USER_RE.search(sentence):
+        return  # "My mom turned 70 yesterday": an adult's news is theirs, not a fact of the user
     rest = clean(re.split(r",?\s+(?:so|but|because|which|and\s+I)\b", m.group("rest"))[0])
     if len(rest.split()) < 2:
         return

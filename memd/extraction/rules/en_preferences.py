@@ -180,9 +180,23 @@ _ONE_OFF_RE = re.compile(
 )
 
 
+# "Add a `timezone` column to the accounts table", "rename the field in this model": an edit
+# asked of one thing in the user's code, not a way of working.
+_CODE_EDIT_RE = re.compile(
+    r"^(?:please\s+|now\s+|ok\s+|okay\s+)?(?:add|rename|remove|delete|drop|fix|update|refactor"
+    r"|move|create|backfill|convert|change|replace|insert|split|merge|wrap|extract|bump)\b"
+    r".*\b(?:the|this|that|these|our|my)\s+(?:[\w`.\-]+\s+){0,3}?(?:tables?|columns?|fields?"
+    r"|models?|functions?|methods?|files?|class(?:es)?|endpoints?|routes?|tests?|components?"
+    r"|modules?|scripts?|query|queries|migrations?|schema|config|Dockerfile|README|branch|repo"
+    r"|PR|service|handler|view|template|fixtures?|workflow)\b",
+    re.I,
+)
+
+
 def _requests(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     """What the user asks of the assistant; the first reading that fits wins."""
-    if _ONE_OFF_RE.match(sentence) and not _LASTING_RE.search(sentence):
+    one_off = _ONE_OFF_RE.match(sentence) or _CODE_EDIT_RE.match(sentence)
+    if one_off and not _LASTING_RE.search(sentence):
         return
     readers = (_please, _habit, _style_please, _want, _style_imperative, _tech_please, _imperative,
                _stop_doing, _no_thing, _works_for_me, _fan, _rather_you, _prefer, _contrast)  # fmt: skip

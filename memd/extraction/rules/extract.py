@@ -58,6 +58,7 @@ from memd.extraction.rules.mentions import (
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
+from memd.extraction.rules.standing import en_standing, zh_standing
 from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.traits import account, en_condition, zh_condition
@@ -346,9 +347,12 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
 def _floor(sentence: str, ctx: Ctx, read: list[ExtractedMemory]) -> Iterator[ExtractedMemory]:
     """The general reader's statements of the clauses of a sentence the rules before it did not
     read (`read`, their readings, is looked at once they have run)."""
-    reads = (zh_general if CJK_RE.search(sentence) else en_general)(sentence, ctx)
-    for clause, memory in reads:
+    zh = bool(CJK_RE.search(sentence))
+    requests = list((zh_standing if zh else en_standing)(sentence, ctx))
+    statements = (zh_general if zh else en_general)(sentence, ctx)
+    for clause, memory in itertools.chain(requests, statements):
         if not covered(clause, read):
+            read.append(memory)  # a clause read as a request is not read again as a statement
             yield memory
 
 

@@ -37,6 +37,7 @@ from memd.extraction.rules.common import (
 )
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import PLATFORM_GROUPS
+from memd.extraction.rules.standing import topic_of
 from memd.extraction.rules.style import style_topic
 from memd.extraction.rules.tech import lookup_tech
 from memd.extraction.rules.zh_clauses import ZH_OTHER_RE
@@ -164,7 +165,8 @@ _EN_NOT_FACT_RE = re.compile(
     r"|today|tonight|yesterday|tomorrow|right\s+now|this\s+morning|just|again|anymore|any\s+more"
     r"|no\s+longer|used\s+to|not|never|don't|doesn't|didn't|isn't|aren't|can't|won't|no"
     r"|says|said|told|tells|heard|read|according|seems|looks\s+like|example|sample|pretend"
-    r"|imagine|suppose|like\s+this|thanks|thank|sorry|lol|haha)\b|[\"“”'‘’`]",
+    r"|imagine|suppose|like\s+this|thanks|thank|sorry|lol|haha|telling|saying|asking|asked|asks"
+    r"|keeps?\s+\w+ing|recommend\w*|suggest\w*|it's|it\s+is|it\s+was)\b|[\"“”`]|(?<![A-Za-z])['‘]|['’](?![A-Za-z])",
     re.I,
 )
 # An order opens with a verb: "Add a column …", "Use Markdown tables …", "Stick to English".
@@ -173,6 +175,11 @@ _EN_ORDER_RE = re.compile(
     r"|remove|rename|change|fix|move|switch|replace|update|create|run|check|explain|help|let"
     r"|assume|answer|reply|respond|format|include|skip|send|list|pick|go|do|don't|be|always"
     r"|never|note|remember)\b",
+    re.I,
+)
+_EN_THEN_ORDER_RE = re.compile(
+    r",\s+(?=(?:please\s+)?(?:use|keep|stick|assume|give|write|answer"
+    r"|reply|make|stop|avoid|remember|note)\b)",
     re.I,
 )
 # "my <head> is/are …", "<head> for me is …", "our <head> runs on …": the thing the clause is
@@ -226,9 +233,11 @@ def en_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
     for clause in en_clauses(text.rstrip(".!")):
         if clause.subject in ("other", "project") or clause.label or clause.negated:
             continue
-        memory = _en_clause(clause.text, ctx)
+        # "I'm on Mountain time, use that from now on": a request after it is no part of it
+        part = _EN_THEN_ORDER_RE.split(clause.text, maxsplit=1)[0]
+        memory = _en_clause(part, ctx)
         if memory is not None:
-            yield clause.text, memory
+            yield part, memory
 
 
 def _en_clause(text: str, ctx: Ctx) -> ExtractedMemory | None:
@@ -239,18 +248,25 @@ def _en_clause(text: str, ctx: Ctx) -> ExtractedMemory | None:
     head = _en_head(text)
     names = [n for n in _en_names(text) if n.casefold() != head]
     key, kind = _value_key(names)
+    topic, topic_type = topic_of(text)
+    if topic in ("timezone", "reply-language") or (topic.startswith("style:") and _liking(text)):
+        key, kind = topic, topic_type  # "I'm on Mountain time", "thorough explanations suit me"
     habit = bool(_EN_HABIT_RE.search(text) or _EN_OBJECT_HEAD_RE.search(text))
     if _EN_PAST_RE.search(text) and not key:
         return None  # an event ("we moved the meeting to Friday") naming nothing of a known kind
     if not (names or key or habit or _NUMBER_RE.search(text)):
         return None  # nothing named: "I'm tired", "our CI is broken"
     verb = _EN_SUBJECT_VERB_RE.match(text)
-    if not (head or verb or habit):
+    if not (head or verb or habit or key == topic != ""):
         return None
     key = (_head_key(head, _EN_HEAD_RES) if head else None) or key
     key = key or _en_fallback_key(text, head, names)
     type_ = _en_type(text, key, kind, verb.group("verb").casefold() if verb else "")
     return ctx.mem(_en_content(text), type_, _importance(type_), subject=key)
+
+
+def _liking(text: str) -> bool:
+    return bool(_EN_LIKING_RE.search(text) or _ZH_LIKING_RE.search(text))
 
 
 def _en_head(text: str) -> str:
