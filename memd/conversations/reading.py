@@ -189,9 +189,7 @@ class Pass:
         for lineno, raw in lines:
             try:
                 if ctx is not None and reader.parse_line is not None:
-                    out.turns.extend(
-                        reader.parse_line(raw, dataclasses.replace(ctx, lineno=lineno))
-                    )
+                    out.turns.extend(reader.parse_line(raw, ctx.at(lineno)))
                 else:
                     out.add(
                         parse_claude_code_line(raw, path=path, lineno=lineno, session_hint=hint)

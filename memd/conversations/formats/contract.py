@@ -66,6 +66,11 @@ class FileContext:
     facts: Facts = NO_FACTS
     lineno: int = 0
 
+    def at(self, lineno: int) -> FileContext:
+        """The same view for line `lineno` (built directly: `dataclasses.replace` cost ~3 µs
+        a line, a tenth of a generic log line's reading)."""
+        return FileContext(self.path, self.source, self.facts, lineno)
+
 
 # One line (without its newline) → turns. Raises `ParseError` for a line that is not what the
 # format writes (it is reported with its file and line; the lines around it are read).
