@@ -215,13 +215,7 @@ def test_a_project_memory_deleted_while_memd_was_down_is_not_found_after_it_star
     """The project's folder is a root once memd writes memory there, but not after a restart
     until the project is used again: its files stayed in the index as they were, and every
     `search` still found a memory the person had deleted meanwhile."""
-    d = DaemonProcess(home).start()
-    try:
-        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
-                                "project": str(workspace)})  # fmt: skip
-        assert d.call("search", {"query": "kamal"})["hits"]
-    finally:
-        d.stop()
+    r = _remembered_in(home, workspace, "the shop deploys with kamal")
     Path(r["path"]).unlink()
     d = DaemonProcess(home).start()
     try:
@@ -236,12 +230,7 @@ def test_a_projects_folder_is_watched_again_after_a_restart_before_the_project_i
     """After a restart, a note a person adds to a project's memory folder (or an edit of the
     one memd wrote) is found as soon as it is saved, as before the restart — not only once an
     assistant uses the project again (before, the folder was no root until then: not watched)."""
-    d = DaemonProcess(home).start()
-    try:
-        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
-                                "project": str(workspace)})  # fmt: skip
-    finally:
-        d.stop()
+    r = _remembered_in(home, workspace, "the shop deploys with kamal")
     d = DaemonProcess(home).start()
     try:
         folder = Path(r["path"]).parent
@@ -258,12 +247,7 @@ def test_a_link_put_in_place_of_a_projects_folder_is_not_watched_after_a_restart
 ) -> None:
     """A project's folder replaced by a link to somewhere else while memd was down is not
     taken back as a root at start: what the link leads to is never read."""
-    d = DaemonProcess(home).start()
-    try:
-        r = d.call("remember", {"text": "the shop deploys with kamal", "scope": "project",
-                                "project": str(workspace)})  # fmt: skip
-    finally:
-        d.stop()
+    r = _remembered_in(home, workspace, "the shop deploys with kamal")
     folder = Path(r["path"]).parent
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -277,3 +261,15 @@ def test_a_link_put_in_place_of_a_projects_folder_is_not_watched_after_a_restart
         assert d.call("search", {"query": "quagmire OR brouhaha"})["hits"] == []
     finally:
         d.stop()
+
+
+def _remembered_in(home: Path, workspace: Path, text: str) -> dict[str, str]:
+    """A daemon remembers `text` in the project at `workspace`, finds it, and stops."""
+    d = DaemonProcess(home).start()
+    try:
+        r: dict[str, str] = d.call("remember", {"text": text, "scope": "project",
+                                                "project": str(workspace)})  # fmt: skip
+        assert d.call("search", {"query": text.split()[-1]})["hits"]
+    finally:
+        d.stop()
+    return r
