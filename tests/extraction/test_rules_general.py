@@ -240,3 +240,67 @@ def test_a_later_request_on_the_topic_replaces_the_first() -> None:
 )
 def test_a_request_or_news_that_does_not_last_gives_nothing(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "key", "old", "new"),
+    [
+        (
+            "I build payment APIs at Adyen.",
+            "Since starting at Wise in May I barely write Go.",
+            "employer",
+            "Adyen",
+            "Wise",
+        ),
+        (
+            "My title is support lead.",
+            "Good news: they made me head of customer success last week.",
+            "role",
+            "support",
+            "customer success",
+        ),
+        (
+            "I sit on the search squad.",
+            "After the reorg, as of today I'm on billing.",
+            "team",
+            "search",
+            "billing",
+        ),
+        (
+            "Lisbon has been home for two years.",
+            "I moved to Berlin in June.",
+            "city",
+            "Lisbon",
+            "Berlin",
+        ),
+        ("我在滴滴做后端。", "滴滴那边已经离职了，下周一去美团报到。", "employer", "滴滴", "美团"),
+        ("我是做测试的。", "今年转岗做项目经理了。", "role", "测试", "项目经理"),
+        ("我在北京上班。", "自从调到杭州分公司，周末才回北京。", "city", "北京", "杭州"),
+    ],
+)
+def test_a_move_in_a_shape_no_identity_rule_reads_replaces_the_held_value(
+    first: str, later: str, key: str, old: str, new: str
+) -> None:
+    said = said_under(key, first, later)
+    assert [(t, new in c) for t, _, c in said] == [("t0", False), ("t1", True)], said
+    assert old in said[0][2]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My brother just started at Wise.",
+        "If they made me head of support, would I still code?",
+        "我同事下周一去美团报到。",
+        "如果调到杭州分公司，要搬家吗？",
+        "I start at 9 on Mondays and at noon on Fridays.",
+    ],
+)
+def test_someone_elses_or_an_unsure_move_is_no_move_of_the_user(text: str) -> None:
+    assert not [m for m in extract(text) if m.subject in ("employer", "role", "city")]
+
+
+def test_a_terminal_is_a_setting_of_the_users_and_tmux_is_no_terminal() -> None:
+    said = {(m.type, m.subject) for m in extract("My terminal is Kitty, with tmux inside it.")}
+    assert ("preference", "tool:terminal") in said
+    assert ("skill", "tool:multiplexer") in said

@@ -46,7 +46,10 @@ a key the session already holds: "28 now", "现在在小米", "Lately it's Helix
 for keys with open-ended values: working hours, diets, an event's date), `replaced` (a change
 read from its shape, "switched from X to Y", "dropped X, it's all Y now", "从X换成Y": Y's memory
 replaces the session's memory naming X, whatever their keys), `traits` (conditions such as colour blindness, and
-accounts: "my GitHub username is …"), `corrections` (a correction or a value left behind in a shape no change phrase has:
+accounts: "my GitHub username is …"), `moves` (a new job, place, role or team in shapes the identity rules do not read: "Since
+starting at Monzo", "they made me head of …", 调到X分公司, 去X报到, 转岗做X), `standing` (a
+standing request read by its structure: addressed to the assistant and lasting, keyed by its
+topic), `corrections` (a correction or a value left behind in a shape no change phrase has:
 "不是X，是Y", "我记错了，是Y", "it's Y, not X", "X is history", "X 我早就不用了"), `general` (the
 floor under them all: a first-person statement no rule read, kept as it stands, keyed by its
 structure — the head noun after "my"/"我的", the class of the value it names), `points` and

@@ -278,8 +278,8 @@ def _org(raw: str | None) -> str:
         return ""
     if tech is not None and tech.category not in ("platform", "app"):
         return ""
-    if org.split()[0].lower() in NOT_ORGS or org[:1].islower():
-        return ""  # "started the migration": a name is not written in lower case
+    if org.split()[0].lower() in NOT_ORGS or org[:1].islower() or org[:1].isdigit():
+        return ""  # "started the migration", "start at 9": a name is not lower case nor a time
     return org
 
 

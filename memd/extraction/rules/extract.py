@@ -56,6 +56,7 @@ from memd.extraction.rules.mentions import (
     zh_mentions,
 )
 from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.moves import en_moves, zh_moves
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.standing import en_standing, zh_standing
@@ -348,9 +349,10 @@ def _floor(sentence: str, ctx: Ctx, read: list[ExtractedMemory]) -> Iterator[Ext
     """The general reader's statements of the clauses of a sentence the rules before it did not
     read (`read`, their readings, is looked at once they have run)."""
     zh = bool(CJK_RE.search(sentence))
+    moves = list((zh_moves if zh else en_moves)(sentence, ctx))
     requests = list((zh_standing if zh else en_standing)(sentence, ctx))
     statements = (zh_general if zh else en_general)(sentence, ctx)
-    for clause, memory in itertools.chain(requests, statements):
+    for clause, memory in itertools.chain(moves, requests, statements):
         if not covered(clause, read):
             read.append(memory)  # a clause read as a request is not read again as a statement
             yield memory

@@ -29,12 +29,14 @@ from collections.abc import Iterator, Sequence
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import en_clauses
 from memd.extraction.rules.common import (
+    CJK_RE,
     IMP_PREFERENCE,
     IMP_SKILL,
     SPOKEN_LANGUAGES,
     Ctx,
     is_question,
 )
+from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import PLATFORM_GROUPS
 from memd.extraction.rules.standing import topic_of
@@ -96,6 +98,8 @@ _EN_HEAD_RES = tuple((re.compile(r"^(?:" + p + r")$", re.I), k) for p, k in _EN_
 _ZH_HEAD_RES = tuple((re.compile(p, re.I), k) for p, k in _ZH_HEADS)
 # Heads whose value is a setting the user chose: a preference, not a skill.
 _PREFERENCE_KEYS = frozenset({"tool:terminal", "tool:shell", "editor", "os", "phone", "browser"})
+# Keys of who the user is and where: a personal fact whatever the verb ("I write … at Klarna").
+_PERSONAL_KEYS = frozenset({"employer", "city", "team", "role", "timezone", "hometown"})
 # Keys whose value is a technology the user works with.
 _SKILL_KEYS = frozenset({"tool:ci", "tool:database", "tool:hosting"})
 
@@ -201,7 +205,8 @@ _EN_SETUP_RE = re.compile(
     re.I,
 )
 _EN_SUBJECT_VERB_RE = re.compile(
-    r"^(?:I|we)\s+(?:(?:\w+ly|all|both|still|also)\s+)*(?P<verb>[a-z][\w\-]*)", re.I
+    r"^(?:I|we)(?:'ve|'m|'re)?\s+(?:(?:\w+ly|all|both|still|also|been)\s+)*(?P<verb>[a-z][\w\-]*)",
+    re.I,
 )
 # Verbs of using something: their object is a tool the user works with.
 _EN_USE_VERBS = frozenset(
@@ -241,28 +246,65 @@ def en_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
 
 
 def _en_clause(text: str, ctx: Ctx) -> ExtractedMemory | None:
-    if not _EN_FIRST_RE.search(text) and not _EN_SETUP_RE.match(text):
+    if not (_EN_FIRST_RE.search(text) or _EN_SETUP_RE.match(text) or _EN_HOME_RE.match(text)):
         return None
     if _EN_ORDER_RE.match(text) or _EN_NOT_FACT_RE.search(text):
         return None
     head = _en_head(text)
     names = [n for n in _en_names(text) if n.casefold() != head]
-    key, kind = _value_key(names)
-    topic, topic_type = topic_of(text)
-    if topic in ("timezone", "reply-language") or (topic.startswith("style:") and _liking(text)):
-        key, kind = topic, topic_type  # "I'm on Mountain time", "thorough explanations suit me"
+    if not _EN_SPEAK_RE.search(text):
+        # "I'm Chinese" says where from, not a language spoken (the identity rules read that)
+        names = [n for n in names if n.casefold() not in SPOKEN_LANGUAGES]
+    key, kind, shaped = _en_value_key(text, names)
     habit = bool(_EN_HABIT_RE.search(text) or _EN_OBJECT_HEAD_RE.search(text))
     if _EN_PAST_RE.search(text) and not key:
         return None  # an event ("we moved the meeting to Friday") naming nothing of a known kind
     if not (names or key or habit or _NUMBER_RE.search(text)):
         return None  # nothing named: "I'm tired", "our CI is broken"
     verb = _EN_SUBJECT_VERB_RE.match(text)
-    if not (head or verb or habit or key == topic != ""):
+    if not (head or verb or habit or shaped):
         return None
     key = (_head_key(head, _EN_HEAD_RES) if head else None) or key
     key = key or _en_fallback_key(text, head, names)
     type_ = _en_type(text, key, kind, verb.group("verb").casefold() if verb else "")
     return ctx.mem(_en_content(text), type_, _importance(type_), subject=key)
+
+
+def _en_value_key(text: str, names: list[str]) -> tuple[str, str, bool]:
+    """The key and type of what a clause names, and whether its shape alone says what it is
+    about (a home, a time zone, a liked style); `names` gets a home's place."""
+    key, kind = _value_key(names)
+    at = _EN_AT_ORG_RE.search(text)
+    if not key and at is not None and is_org(at.group("org")):
+        key, kind = "employer", "personal"  # "I write checkout services at Klarna"
+    home = _EN_HOME_RE.match(text)
+    if home is not None and lookup_tech(home.group("place")) is None:
+        names.append(home.group("place"))
+        return "city", "personal", True  # "Porto has been home for three years"
+    if not key and _EN_TIME_RE.search(text):
+        key, kind = "schedule", "personal"  # "I start at 6am and log off at 2pm"
+    topic, topic_type = topic_of(text)
+    if topic in ("timezone", "reply-language") or (topic.startswith("style:") and _liking(text)):
+        return topic, topic_type, True  # "I'm on Mountain time", "thorough explanations suit me"
+    return key, kind, False
+
+
+_EN_SPEAK_RE = re.compile(
+    r"\b(?:speak|speaks|spoke|native|natively|fluent|mother\s+tongue)\b", re.I
+)
+# A time of day, a span of hours: when the user works.
+_EN_TIME_RE = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s+to\s+\d{1,2}\b", re.I
+)
+_EN_AT_ORG_RE = re.compile(
+    r"\b(?:work|works|working|write|build|code|am|I'm|lead|run)\b.*\bat\s+(?P<org>(?-i:[A-Z])[A-Za-z0-9&.\-]+)",
+    re.I,
+)
+# "Porto has been home for three years": a place as the user's home (what is home is a place,
+# whether the gazetteer lists it or not).
+_EN_HOME_RE = re.compile(
+    r"^(?P<place>(?-i:[A-Z])[A-Za-z .\-]+?)\s+(?:has\s+been|is)\s+(?:my\s+)?home\b", re.I
+)
 
 
 def _liking(text: str) -> bool:
@@ -312,6 +354,8 @@ def _en_fallback_key(text: str, head: str, names: list[str]) -> str:
 
 
 def _en_type(text: str, key: str, kind: str, verb: str) -> str:
+    if key in _PERSONAL_KEYS:
+        return "personal"
     if _EN_LIKING_RE.search(text) or _style(text):
         return "preference"
     if key in _PREFERENCE_KEYS:
@@ -325,7 +369,7 @@ def _en_content(text: str) -> str:
     text = text.strip().rstrip(".,;")
     if _EN_POSSESSIVE_RE.match(text):
         return "User's " + _EN_POSSESSIVE_RE.sub("", text, count=1)
-    return "User: " + text[:1].lower() + text[1:] if text[:2] != "I " else "User: " + text
+    return "User: " + text
 
 
 def _importance(type_: str) -> int:
@@ -340,11 +384,12 @@ _ZH_SELF_RE = re.compile(r"^(?:我们|咱们|我(?!们))")
 _ZH_NOT_FACT_RE = re.compile(
     r"帮我|给我|替我|告诉我|让我|请|麻烦|能不能|可不可以|可以|如果|假如|假设|要是|万一|打算|准备|考虑"
     r"|想要?|希望|计划|可能|也许|应该|需要|(?<!主)要|(?<!开|体)会|听说|据说|说过|觉得|认为|不|没|别|吗|呢|吧"
-    r"|今天|明天|昨天|刚才|谢谢|哈哈|很少|几乎|又|^(?:把|帮|给|让|替|用)|[“”\"'「」『』]"
+    r"|今天|明天|昨天|刚才|谢谢|哈哈|很少|几乎|又|这个|这段|那个|^(?:把|帮|给|让|替|用)|[“”\"'「」『』]"
 )
 # A lead that reports on the writer when the clause names no subject: time, habit, home.
 _ZH_REPORT_RE = re.compile(
-    r"^(?:平时|平常|日常|一般|通常|周末|业余|每天|每周|工作日|我这边|家里|最近|这阵子|这两年|这半年)"
+    r"^(?:平时|平常|日常|一般|通常|周末|业余|每天|每周|工作日|我这边|家里|最近|这阵子|这两年|这半年"
+    r"|现在|目前)"
 )
 # Taking something up: "最近迷上了飞盘", "爱上了攀岩".
 _ZH_TAKE_UP_RE = re.compile(r"迷上|爱上|喜欢上|入坑|开始玩|开始学")
@@ -373,6 +418,7 @@ def zh_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
             yield clause, memory
 
 
+_ZH_CLOCK_RE = re.compile(r"[一二三四五六七八九十两]+点")
 # Keys whose head noun is itself the fact: "我在支付组", "我烟瘾挺大".
 _SELF_VALUED = frozenset({"team", "habit:smoking"})
 
@@ -381,7 +427,7 @@ def _zh_clause(text: str, ctx: Ctx, first: bool) -> ExtractedMemory | None:
     if _ZH_NOT_FACT_RE.search(text):
         return None
     setup = _ZH_SETUP_RE.match(text)
-    if not (_ZH_SELF_RE.match(text) or (first and _ZH_REPORT_RE.match(text)) or setup):
+    if not (_ZH_SELF_RE.match(text) or _ZH_REPORT_RE.match(text) or setup):
         return None
     # A name that is itself a head noun ("CI") names no value.
     names = [n for n in _LATIN_NAME_RE.findall(text) if _head_key(n, _ZH_HEAD_RES) is None]
@@ -391,7 +437,8 @@ def _zh_clause(text: str, ctx: Ctx, first: bool) -> ExtractedMemory | None:
     head_key = _head_key(head, _ZH_HEAD_RES) or ""
     habit = bool(_ZH_HABIT_RE.search(text) or _ZH_TAKE_UP_RE.search(text))
     place = _zh_places(text)
-    valued = names or place or habit or _NUMBER_RE.search(text) or head_key in _SELF_VALUED
+    number = _NUMBER_RE.search(text) or _ZH_CLOCK_RE.search(text)
+    valued = names or place or habit or number or head_key in _SELF_VALUED
     if not valued:
         return None  # nothing named: "我们的 CI 挂了"
     key = head_key or key or ("hobby" if _ZH_TAKE_UP_RE.search(text) else "")
@@ -449,7 +496,13 @@ def covered(clause: str, said: Sequence[ExtractedMemory]) -> bool:
     if not terms:
         return True
     # A name the clause gives that a memory holds: a rule read the clause's value.
-    names = {n.casefold() for n in re.findall(r"\b[A-Z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#]", clause)}
+    # (in Chinese every Latin word is a name: "用 tmux")
+    latin = (
+        r"[A-Za-z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#]"
+        if CJK_RE.search(clause)
+        else r"\b[A-Z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#]"
+    )
+    names = {n.casefold() for n in re.findall(latin, clause)}
     for m in said:
         held = _terms(m.content)
         if len(terms & held) * 3 >= len(terms) or names & held:

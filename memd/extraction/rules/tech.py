@@ -85,7 +85,14 @@ TECH: dict[str, _Tech] = {
     # The shell the user works in: a setting of theirs, like the editor; Bash is also a language
     # one writes scripts in, but "I use bash" names the shell.
     **_techs("shell", "tool:shell", "zsh|fish|Nushell|PowerShell|Bash"),
-    **_techs("tool", "tool:terminal", "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty|tmux"),
+    # The terminal one types in is a setting of theirs, like the editor; tmux runs inside any.
+    **_techs(
+        "tool",
+        "tool:terminal",
+        "iTerm|iTerm2|WezTerm|Alacritty|Kitty|Warp|Ghostty"
+        "|Windows Terminal|GNOME Terminal|Konsole|Tabby|Hyper",
+    ),
+    **_techs("tool", "tool:multiplexer", "tmux|Zellij|screen"),
     **_techs("tool", "browser", "Chrome|Firefox|Safari|Arc|Edge|Brave"),
     **_techs("tool", "tool:build", "Gradle|Maven|Bazel|CMake|Cargo|Make"),
     # One CI service per project: moving to another replaces it.
@@ -131,6 +138,8 @@ _ALIASES = {
     "macbook air": "macOS",
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os", "shell"})
+# Tools one picks for oneself, like an editor: the terminal, the browser.
+_PREFERENCE_SUBJECTS = frozenset({"tool:terminal", "browser"})
 
 # The side of a web project a framework builds: a project has one of each at a time, so a later
 # "we rewrote the backend in FastAPI" replaces "it's a Flask app" but not its React frontend.
@@ -315,7 +324,8 @@ def tool_memories(
         # "I'm on Python 3.9": the version a language runs at is a setting of the user's
         # environment, like their OS; the language itself is a skill.
         environment = tech.category == "language" and subject.startswith("version:")
-        preference = tech.category in _PREFERENCE_CATEGORIES or environment
+        setting = tech.subject in _PREFERENCE_SUBJECTS
+        preference = tech.category in _PREFERENCE_CATEGORIES or environment or setting
         type_ = "preference" if preference else "skill"
         importance = (
             IMP_SWITCH if switch else (IMP_TOOL_HABIT if type_ == "preference" else IMP_SKILL)
