@@ -31,6 +31,7 @@ import os
 import runpy
 import select
 import selectors
+import shutil
 import socket
 import subprocess
 import sys
@@ -130,14 +131,19 @@ class _Server:
 
     def _accept(self) -> _Request | None:
         conn, _ = self.listener.accept()
+        fds: list[int] = []
         try:
             data, fds, _flags, _addr = socket.recv_fds(conn, _MAX_MESSAGE, 3)
+            if len(fds) != 3:  # never a child without its own three standard streams
+                raise ValueError(f"{len(fds)} descriptors, not 3")
             raw = json.loads(data)
             request = _Request(
                 raw["module"], raw["args"], raw["env"], raw["cwd"], raw["umask"], fds
             )
             pid = os.fork()
         except Exception as e:  # a request this server cannot serve: the client execs instead
+            for fd in fds:
+                os.close(fd)
             conn.close()
             print(f"refused a request: {e!r}", file=sys.stderr, flush=True)
             return None
@@ -266,7 +272,7 @@ def _check_clean(server: _Server) -> None:
 EXEC_ONLY = False
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """The server did not fork this request (it says why in its log): exec it instead."""
 
 
@@ -324,9 +330,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        for f in self.dir.iterdir():
-            f.unlink()
-        self.dir.rmdir()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def fork(
         self, module: str, args: list[str], env: Mapping[str, str], cwd: str, fds: list[int]
@@ -345,7 +349,7 @@ class Server:
             raise
         if not reply:
             conn.close()
-            raise _Refused(self.log.read_text())
+            raise Refused(self.log.read_text())
         return conn, int(json.loads(reply)["pid"])
 
 
@@ -437,7 +441,7 @@ def popen(
     if server is not None:
         try:
             return ForkedPopen(server, argv, env=env, cwd=cwd, **kwargs)
-        except _Refused:
+        except Refused:
             pass
     return subprocess.Popen(list(argv), env=env, cwd=cwd, **kwargs)
 

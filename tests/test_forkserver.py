@@ -149,3 +149,11 @@ def test_the_tests_daemons_are_forked(home: Path) -> None:
     assert d.call("remember", {"text": "a forked daemon writes zqforked"})
     assert d.stop() == 0
     assert "zqforked" in (d.memory / "_core" / "notes.md").read_text()
+
+
+def test_a_request_it_cannot_serve_is_refused_and_it_serves_on(home: Path, tmp_path: Path) -> None:
+    server = forkserver.Server.for_env(_env(home))
+    assert server is not None
+    with pytest.raises(forkserver.Refused, match="2 descriptors, not 3"):
+        server.fork("tests.fixtures.fork.probe", [], _env(home), str(tmp_path), [0, 1])
+    assert _probe(True, home, tmp_path)["returncode"] == 0
