@@ -304,3 +304,26 @@ def test_a_terminal_is_a_setting_of_the_users_and_tmux_is_no_terminal() -> None:
     said = {(m.type, m.subject) for m in extract("My terminal is Kitty, with tmux inside it.")}
     assert ("preference", "tool:terminal") in said
     assert ("skill", "tool:multiplexer") in said
+
+
+@pytest.mark.parametrize(
+    ("text", "type_", "key", "needle"),
+    [
+        ("Dev and prod both live on Google Cloud.", "skill", "tool:hosting", "Google Cloud"),
+        ("I speak Dutch natively.", "personal", "spoken-language", "Dutch"),
+        ("我说闽南语和普通话。", "personal", "spoken-language", "闽南语"),
+        ("我芒果过敏。", "personal", "condition:过敏", "芒果"),
+    ],
+)
+def test_what_a_statement_names_gives_its_key(text: str, type_: str, key: str, needle: str) -> None:
+    [memory] = extract(text)
+    assert (memory.type, memory.subject, needle in memory.content) == (type_, key, True)
+
+
+def test_a_reading_that_names_only_the_value_left_behind_is_dropped() -> None:
+    memories = extract(
+        "日志都放在一套 Loki 里。", "迁移做完了，现在是 Quickwit，老的 Loki 集群已经下线。"
+    )
+    [held, now] = memories
+    assert "Loki" in held.content and "Quickwit" in now.content and "Loki" not in now.content
+    assert held.subject and held.subject == now.subject

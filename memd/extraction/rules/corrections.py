@@ -213,6 +213,15 @@ def _named_again(content: str, rest: str) -> str:
 _TOOL_TYPES = frozenset({"skill", "preference", "project"})
 
 
+def _names_only(content: str, value: str) -> bool:
+    """Whether a memory names `value` and no other name ("用户使用MySQL", not "User switched to uv
+    from Poetry")."""
+    if not names_value(content, value):
+        return False
+    others = [w for w in _LATIN_RE.findall(content) if w.casefold() not in _FILLER | {"user"}]
+    return all(names_value(w, value) or value.casefold() in w.casefold() for w in others)
+
+
 def _now_value(text: str, old: str) -> str:
     """What the turn says is there now instead of `old`: "现在是 Fedora", "NixOS since January"."""
     for rx in (_ZH_NOW_RE, _EN_NOW_RE):
@@ -229,6 +238,9 @@ def _left_behind(
     """The statement naming `old` (at `held`) replaced by the turn's statement of what is there
     now, or by the words that leave it behind."""
     known = out[held]
+    # A reading of the turn that names only the value left behind misreads it ("老的 MySQL 集群
+    # 已经下线" is not "用户使用MySQL").
+    out[start:] = [m for m in out[start:] if not _names_only(m.content, old)]
     if known.subject and any(m.subject == known.subject for m in out[start:]):
         return  # a rule read the turn's new value of the same key: it replaces the old one
     now = next((j for j in range(start, len(out)) if not names_value(out[j].content, old)), None)

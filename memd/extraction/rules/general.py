@@ -138,7 +138,7 @@ def _value_key(names: list[str]) -> tuple[str, str]:
         if tech is not None and tech.category != "app":
             kind = "preference" if tech.subject in _PREFERENCE_KEYS else "skill"
             return tech.subject, kind
-        if name.casefold() in PLATFORM_GROUPS["cloud"]:
+        if name.casefold().split()[0] in PLATFORM_GROUPS["cloud"]:
             return "tool:hosting", "skill"
         if is_place(name):
             return "city", "personal"
@@ -201,7 +201,8 @@ _EN_FOR_ME_RE = re.compile(
 _EN_SETUP_RE = re.compile(
     r"^(?:an?\s+|the\s+|all\s+|both\s+|a\s+handful\s+of\s+|a\s+couple\s+of\s+|some\s+)?"
     r"(?!(?:I|we|you|he|she|they|it)\b)(?:[\w\-]+\s+){0,2}?(?P<head>[a-z][\w\-]*(?:\s+and\s+[a-z][\w\-]*)?)\s+"
-    r"(?:hosts?|runs?|serves?|lives?|go(?:es)?\s+through|run\s+on|sits?\s+on)\b",
+    r"(?:(?:both|all|still|now|mostly|also)\s+)?"
+    r"(?:hosts?|runs?|serves?|lives?|live|go(?:es)?\s+through|run\s+on|sits?\s+on)\b",
     re.I,
 )
 _EN_SUBJECT_VERB_RE = re.compile(
@@ -419,6 +420,9 @@ def zh_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
 
 
 _ZH_CLOCK_RE = re.compile(r"[一二三四五六七八九十两]+点")
+# A condition of the body: "我海鲜过敏", "我乳糖不耐受".
+_ZH_CONDITION_RE = re.compile(r"(过敏|不耐受|色盲|色弱|近视|哮喘|糖尿病|高血压)")
+_ZH_LANGUAGE_RE = re.compile(r"粤语|普通话|英语|日语|韩语|法语|德语|西班牙语|闽南语|上海话|四川话")
 # Keys whose head noun is itself the fact: "我在支付组", "我烟瘾挺大".
 _SELF_VALUED = frozenset({"team", "habit:smoking"})
 
@@ -438,7 +442,12 @@ def _zh_clause(text: str, ctx: Ctx, first: bool) -> ExtractedMemory | None:
     habit = bool(_ZH_HABIT_RE.search(text) or _ZH_TAKE_UP_RE.search(text))
     place = _zh_places(text)
     number = _NUMBER_RE.search(text) or _ZH_CLOCK_RE.search(text)
-    valued = names or place or habit or number or head_key in _SELF_VALUED
+    condition = _ZH_CONDITION_RE.search(text)
+    if condition is not None:
+        head_key = f"condition:{condition.group(1)}"  # "我海鲜过敏"
+    if head_key == "spoken-language" and _ZH_LANGUAGE_RE.search(text):
+        names = [*names, *_ZH_LANGUAGE_RE.findall(text)]  # "我说粤语和普通话"
+    valued = names or place or habit or number or condition or head_key in _SELF_VALUED
     if not valued:
         return None  # nothing named: "我们的 CI 挂了"
     key = head_key or key or ("hobby" if _ZH_TAKE_UP_RE.search(text) else "")

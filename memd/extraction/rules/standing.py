@@ -41,8 +41,8 @@ _LANGUAGE_RE = re.compile(
     re.I,
 )
 _REPLIES_RE = re.compile(
-    r"\b(?:repl(?:y|ies)|answers?|responses?|respond|answer|write|talk|speak|explanations?)\b"
-    r"|回答|回复|回我|交流|解释|说",
+    r"\b(?:repl(?:y|ies)|answers?|responses?|respond|answer|write|explanations?)\b"
+    r"|回答|回复|回我|交流|解释",
     re.I,
 )
 _TIMEZONE_RE = re.compile(
