@@ -67,6 +67,13 @@ def test_a_first_person_statement_no_rule_reads_is_kept_with_a_key(
         "如果周末我去游泳，要带什么？",
         "我们的 CI 又挂了。",
         "我这周很少写 Rust。",
+        # a guess, what is going on now, reading about a thing, a product's users, a plan
+        "I think the bug is in the Memcached layer.",
+        "We're hiring two data engineers in Lisbon.",
+        "I'm reading a book about Elixir.",
+        "我在看一本讲 Elixir 并发的书。",
+        "我们的用户主要来自四川和湖南。",
+        "我们下周把 Memcached 升级到 1.6。",
     ],
 )
 def test_what_is_not_the_users_own_statement_gives_nothing(text: str) -> None:

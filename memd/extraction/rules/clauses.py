@@ -112,7 +112,9 @@ _UNSURE_RE = re.compile(
     r"|if|whether|would|could|might|maybe|perhaps|should|thinking\s+(?:about|of)|think"
     r"|considering|consider|wonder|wondering|curious|plan|planning|want|wants|wanted|wanna"
     r"|hope|hoping|try|trying|tried|evaluat\w*|looking\s+(?:into|at)|heard|read\s+about"
-    r"|recommend\w*|suggest\w*|(?-i:[Vv]s)(?!\s+Code\b)|versus|or|learn|learning|dream|wish|someday|eventually)\b",
+    r"|recommend\w*|suggest\w*|(?-i:[Vv]s)(?!\s+Code\b)|versus|or|learn|learning|dream|wish|someday|eventually"
+    # reading about a thing is no use of it: "I'm reading a book about Rust"
+    r"|reading|book|article|tutorial|video|course)\b",
     re.I,
 )
 

@@ -170,7 +170,10 @@ _EN_NOT_FACT_RE = re.compile(
     r"|no\s+longer|used\s+to|not|never|don't|doesn't|didn't|isn't|aren't|can't|won't|no"
     r"|says|said|told|tells|heard|read|according|seems|looks\s+like|example|sample|pretend"
     r"|imagine|suppose|like\s+this|thanks|thank|sorry|lol|haha|telling|saying|asking|asked|asks"
-    r"|keeps?\s+\w+ing|recommend\w*|suggest\w*|it's|it\s+is|it\s+was)\b|[\"“”`]|(?<![A-Za-z])['‘]|['’](?![A-Za-z])",
+    r"|keeps?\s+\w+ing|recommend\w*|suggest\w*|it's|it\s+is|it\s+was|think|guess|believe|bet)\b"
+    # what is going on now, not what is: "I'm reading a book", "we're hiring"
+    r"|\b(?:I'm|I\s+am|we're|we\s+are)\s+(?!working|living|using|running|based|building|writing"
+    r"|maintaining|coding|developing)[a-z]+ing\b|[\"“”`]|(?<![A-Za-z])['‘]|['’](?![A-Za-z])",
     re.I,
 )
 # An order opens with a verb: "Add a column …", "Use Markdown tables …", "Stick to English".
@@ -237,7 +240,12 @@ def en_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
     if not text or is_question(text) or _EN_OTHERS_RE.search(text):
         return
     for clause in en_clauses(text.rstrip(".!")):
-        if clause.subject in ("other", "project") or clause.label or clause.negated:
+        if (
+            clause.subject in ("other", "project")
+            or clause.label
+            or clause.negated
+            or clause.unsure
+        ):
             continue
         # "I'm on Mountain time, use that from now on": a request after it is no part of it
         part = _EN_THEN_ORDER_RE.split(clause.text, maxsplit=1)[0]
@@ -385,7 +393,8 @@ _ZH_SELF_RE = re.compile(r"^(?:我们|咱们|我(?!们))")
 _ZH_NOT_FACT_RE = re.compile(
     r"帮我|给我|替我|告诉我|让我|请|麻烦|能不能|可不可以|可以|如果|假如|假设|要是|万一|打算|准备|考虑"
     r"|想要?|希望|计划|可能|也许|应该|需要|(?<!主)要|(?<!开|体)会|听说|据说|说过|觉得|认为|不|没|别|吗|呢|吧"
-    r"|今天|明天|昨天|刚才|谢谢|哈哈|很少|几乎|又|这个|这段|那个|^(?:把|帮|给|让|替|用)|[“”\"'「」『』]"
+    r"|今天|明天|昨天|刚才|谢谢|哈哈|很少|几乎|又|这个|这段|那个|用户|客户|一本|书|文章|教程|视频"
+    r"|下周|下个月|下次|把|试了|试用|^(?:把|帮|给|让|替|用)|[“”\"'「」『』]"
 )
 # A lead that reports on the writer when the clause names no subject: time, habit, home.
 _ZH_REPORT_RE = re.compile(

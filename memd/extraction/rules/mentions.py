@@ -171,6 +171,8 @@ def _stack(names: Sequence[str], ctx: Ctx) -> Iterator[ExtractedMemory]:
 _ZH_NOT_RE = re.compile(r"不|没|别|弃用|放弃|以前|之前|曾经|很少|几乎不|删掉|卸了|卸载")
 _ZH_UNSURE_RE = re.compile(
     r"想|打算|准备|考虑|要不要|是否|如果|假如|要是|听说|推荐|建议|或者|还是|还没|学习|在学|试试|尝试|评估"
+    # tried once, read about, a plan for next week: no use of it yet
+    r"|试了|试用|一本|书|文章|教程|视频|下周|下个月|明天"
 )
 _ZH_CLAUSE_RE = re.compile(r"[，,；;：:]")
 
