@@ -334,3 +334,26 @@ def test_a_reading_that_names_only_the_value_left_behind_is_dropped() -> None:
     [held, now] = memories
     assert "Loki" in held.content and "Quickwit" in now.content and "Loki" not in now.content
     assert held.subject and held.subject == now.subject
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "key", "new"),
+    [
+        ("我用的手机是小米 13。", "手机换成 Pixel 8 了。", "phone", "Pixel"),
+        (
+            "My phone is a Galaxy S21.",
+            "Switched my phone to a Pixel 8 last week.",
+            "phone",
+            "Pixel",
+        ),
+    ],
+)
+def test_a_change_named_by_the_things_head_noun_replaces_its_statement(
+    first: str, later: str, key: str, new: str
+) -> None:
+    said = said_under(key, first, later)
+    assert [(t, new in c) for t, _, c in said] == [("t0", False), ("t1", True)], said
+
+
+def test_a_change_of_a_head_noun_the_session_never_stated_replaces_nothing() -> None:
+    assert not [m for m in extract("手机换成 Pixel 8 了。") if m.subject == "phone"]

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx
+from memd.extraction.rules.general import head_key
 from memd.extraction.rules.replaced import apply_pair, key_of_old, names_value, usable
 
 _V = r"[A-Za-z0-9](?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?(?:\s+(?-i:[A-Z0-9])(?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?){0,2}"
@@ -141,6 +142,44 @@ def apply_corrections(text: str, ctx: Ctx, out: list[ExtractedMemory], start: in
             if held is not None:
                 _left_behind(held, old, m.group(0), joined, ctx, out, start)
                 return
+    _head_change(joined, zh, ctx, out, start)
+
+
+# A thing named by its head noun changed to a new value: "手机换成 iPhone 15 了", "my phone is a
+# Pixel now", "switched my browser to Vivaldi".
+_ZH_HEAD_CHANGE_RE = re.compile(
+    r"(?P<head>[\u4e00-\u9fff]{1,4}?)(?:也|都|已经|现在|早就|全)*(?:换成|换到|改成|改用|迁到|迁移到|切到)了?"
+    r"\s*(?P<new>[A-Za-z][A-Za-z0-9.+#\-]*(?:\s+[A-Z0-9][A-Za-z0-9.+#\-]*)?|[\u4e00-\u9fff]{2,6}?)"
+    r"(?=了|，|,|。|$|\s)"
+)
+_EN_HEAD_CHANGE_RE = re.compile(
+    r"\bmy\s+(?P<head>[a-z]+)\s+is\s+(?:now\s+)?(?:an?\s+)?(?P<new>(?-i:[A-Z])[\w.+#\-]*(?:\s+[A-Z0-9][\w.+#\-]*)?)"
+    r"(?=\s+now\b)"
+    r"|\b(?:switched|changed|moved)\s+my\s+(?P<head2>[a-z]+)\s+(?:over\s+)?to\s+(?:an?\s+)?"
+    r"(?P<new2>(?-i:[A-Z])[\w.+#\-]*(?:\s+[A-Z0-9][\w.+#\-]*)?)",
+    re.I,
+)
+
+
+def _head_change(text: str, zh: bool, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """A change named by the thing's head noun replaces the session's statement under its key."""
+    m = (_ZH_HEAD_CHANGE_RE if zh else _EN_HEAD_CHANGE_RE).search(text)
+    if m is None:
+        return
+    head = m.group("head") or m.groupdict().get("head2") or ""
+    new = (m.group("new") or m.groupdict().get("new2") or "").strip()
+    key = head_key(head, zh=zh)
+    held = next((i for i in range(start - 1, -1, -1) if key and out[i].subject == key), None)
+    if held is None or not new or names_value(out[held].content, new):
+        return
+    known = out[held]
+    first = new.split()[0]
+    said = next((j for j in range(start, len(out)) if names_value(out[j].content, first)), None)
+    if said is not None:
+        out[said] = replace(out[said], subject=key, type=known.type)
+        return
+    content = f"用户的{head}换成了{new}" if zh else f"User's {head} is {new}"
+    out.append(replace(known, content=content, source_turn_ids=(ctx.turn_id,), subject=key, due=""))
 
 
 def _both(text: str, zh: bool) -> list[tuple[str, str]]:

@@ -112,6 +112,11 @@ def _head_key(head: str, heads: tuple[tuple[re.Pattern[str], str], ...]) -> str 
     return None
 
 
+def head_key(head: str, *, zh: bool) -> str:
+    """The key of the thing a head noun names ("phone", "手机" → `phone`), or ""."""
+    return _head_key(head, _ZH_HEAD_RES if zh else _EN_HEAD_RES) or ""
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^\w\u3400-\u9fff]+", "-", text.casefold()).strip("-")
 
