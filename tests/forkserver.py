@@ -27,11 +27,13 @@ import gc
 import importlib
 import io
 import json
+import logging
 import os
 import runpy
 import select
 import selectors
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -230,8 +232,10 @@ def _become(request: _Request, server_cwd: str) -> None:
 
 def main(path: str) -> None:
     """The server: preload, say ready, serve; in each forked child, run its request."""
+    before = _process_state()
     for name in PRELOAD:
         importlib.import_module(name)
+    _check_process_state(before)
     gc.collect()
     gc.freeze()  # the preloaded objects stay out of every child's collections: fewer copied pages
     server_cwd = os.getcwd()
@@ -264,6 +268,25 @@ def _check_clean(server: _Server) -> None:
     targets = {fd: t for fd, t in targets.items() if t is not None}
     if targets:
         raise RuntimeError(f"the preload left descriptors open: {targets}")
+
+
+_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGCHLD,
+            signal.SIGPIPE, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)  # fmt: skip
+
+
+def _process_state() -> tuple[object, ...]:
+    """What of the process a preload could set and a child would inherit: logging's root
+    handlers and level, and how each signal is handled (a fresh interpreter's, as the server
+    started with: the test process's ignored signals stay ignored across an exec too)."""
+    handlers = tuple(signal.getsignal(sig) for sig in _SIGNALS)
+    return (tuple(logging.root.handlers), logging.root.level, handlers)
+
+
+def _check_process_state(before: tuple[object, ...]) -> None:
+    """The preload set up no logging and handles no signal."""
+    after = _process_state()
+    if after != before:
+        raise RuntimeError(f"the preload changed the process's state: {before} -> {after}")
 
 
 # -- the client (in the test process) -------------------------------------------------------

@@ -4,6 +4,7 @@ exec'd one is, and is a real process a test signals and waits for."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -157,3 +158,21 @@ def test_a_request_it_cannot_serve_is_refused_and_it_serves_on(home: Path, tmp_p
     with pytest.raises(forkserver.Refused, match="2 descriptors, not 3"):
         server.fork("tests.fixtures.fork.probe", [], _env(home), str(tmp_path), [0, 1])
     assert _probe(True, home, tmp_path)["returncode"] == 0
+
+
+def test_a_preload_that_sets_up_logging_or_a_signal_is_refused() -> None:
+    before = forkserver._process_state()
+    handler = logging.NullHandler()
+    logging.root.addHandler(handler)
+    try:
+        with pytest.raises(RuntimeError, match="changed the process's state"):
+            forkserver._check_process_state(before)
+    finally:
+        logging.root.removeHandler(handler)
+    old = signal.signal(signal.SIGUSR1, lambda *_: None)
+    try:
+        with pytest.raises(RuntimeError, match="changed the process's state"):
+            forkserver._check_process_state(before)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    forkserver._check_process_state(before)
