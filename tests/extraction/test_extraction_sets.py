@@ -82,6 +82,7 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own9.jsonl", 72, 40, 0),
         ("extraction_own10.jsonl", 73, 41, 0),
         ("extraction_own11.jsonl", 87, 46, 0),
+        ("extraction_own12.jsonl", 47, 19, 3),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
