@@ -146,8 +146,9 @@ class _Server:
         except Exception as e:  # a request this server cannot serve: the client execs instead
             for fd in fds:
                 os.close(fd)
-            conn.close()
+            # Said before the connection closes: the client reads it once it sees the close.
             print(f"refused a request: {e!r}", file=sys.stderr, flush=True)
+            conn.close()
             return None
         if pid == 0:
             self._close_all(conn)
