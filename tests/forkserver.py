@@ -313,10 +313,11 @@ class Server:
 
     _lock = threading.Lock()
     _started: Server | None = None
+    base = "/tmp"  # where its folder goes: AF_UNIX paths must stay short
 
     def __init__(self, key: Mapping[str, str], path_var: str) -> None:
         self.key = dict(key)
-        self.dir = Path(tempfile.mkdtemp(prefix="memd-fs-", dir="/tmp"))
+        self.dir = Path(tempfile.mkdtemp(prefix="memd-fs-", dir=self.base))
         self.path = str(self.dir / "s")
         self.log = self.dir / "server.log"
         # No HOME of a person's, nor of a test's: the preload must read none (it reads none).
@@ -331,7 +332,9 @@ class Server:
         self.proc.stdout.close()
         if not line.startswith(b"ready"):
             self.proc.wait()
-            raise RuntimeError(f"the fork server did not start:\n{self.log.read_text()}")
+            said = self.log.read_text()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise RuntimeError(f"the fork server did not start:\n{said}")
 
     @classmethod
     def for_env(cls, env: Mapping[str, str]) -> Server | None:

@@ -176,3 +176,17 @@ def test_a_preload_that_sets_up_logging_or_a_signal_is_refused() -> None:
     finally:
         signal.signal(signal.SIGUSR1, old)
     forkserver._check_process_state(before)
+
+
+def test_a_server_that_cannot_start_says_why_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "psutil.py").write_text("raise ImportError('no psutil here zqfail')\n")
+    base = tmp_path / "servers"
+    base.mkdir()
+    monkeypatch.setattr(forkserver.Server, "base", str(base))
+    with pytest.raises(RuntimeError, match="zqfail"):
+        forkserver.Server({"PYTHONPATH": f"{shadow}:{forkserver.ROOT}"}, os.environ["PATH"])
+    assert list(base.iterdir()) == []
