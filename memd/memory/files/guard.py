@@ -248,18 +248,6 @@ class WriteGuard:
         if state is not None:
             self._load(state)
 
-    def restore(
-        self,
-        path: Path | str,
-        data: bytes | None,
-        text: str | None,
-        changed_at: float | None = None,
-    ) -> str | None:
-        """`text` (the file as just read; `changed_at`: when it last changed, as time.time(),
-        None for now) with memd's missing recent changes applied again."""
-        todo = self.missing(path, data, text, changed_at)
-        return reapply(text, todo) if todo else text
-
     def missing(
         self,
         path: Path | str,
@@ -348,8 +336,8 @@ class WriteGuard:
     def resume(self, path: Path | str, data: bytes | None, changed_at: float) -> None:
         """memd starts: `path` holds `data`, last changed at `changed_at` (time.time()). If it
         is not what memd last wrote and was last changed within `LATE_S` of the window of memd's
-        changes kept from before, those changes count from now (the next `restore` applies
-        again what is missing); a file changed later keeps what it has."""
+        changes kept from before, those changes count from now (the next `missing` finds
+        what is missing); a file changed later keeps what it has."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
@@ -364,7 +352,7 @@ class WriteGuard:
             live = [e for e in st.entries if changed_at - e.wall < self.window_s + LATE_S]
             if live:
                 now = self.clock()
-                for e in live:  # their window runs from that save on, as after a `restore`
+                for e in live:  # their window runs from that save on, as after `missing`
                     e.at, e.wall = now, max(e.wall, changed_at)
                 st.entries = live
             else:
