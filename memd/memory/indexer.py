@@ -257,11 +257,11 @@ class Indexer:
     def _unrooted(self) -> IndexReport:
         """The files the index holds below a folder that is not a root now: the memory folder
         moved, an extra folder or a workspace taken out, or a project's folder memd wrote
-        memory in and that was not used since this start. A user-tier folder's are dropped:
-        it is not memory any more. A project folder's stay as they are on disk — a file gone
-        is dropped, one changed is read again — until the project is used and its folder is
-        a root again; before, a memory deleted there while memd was not watching it was still
-        found."""
+        memory in that was not taken back as a root at start (`MemoryOps.rejoin`: memd no
+        longer accepts it). A user-tier folder's are dropped: it is not memory any more. A
+        project folder's stay as they are on disk — a file gone is dropped, one changed is read
+        again — until the project is used and its folder is a root again; before, a memory
+        deleted there while memd was not watching it was still found."""
         report = IndexReport()
         current = {r.key for r in self.roots}
         for key, project in docs.indexed_roots(self.store.read()):
