@@ -28,6 +28,9 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
         # The full-text path, as without the extra, unless a benchmark turns recall by
         # meaning on (`--semantic`: MEMD_SEMANTIC_KIND=packaged).
         MEMD_SEMANTIC_KIND="off",
+        # With it on, every query waits for its vector: a recall figure must not depend on
+        # the machine's load (the latency benches measure the shipped `semantic.query_wait_ms`).
+        MEMD_SEMANTIC_QUERY_WAIT_MS="0",
         PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
     )
     env.update(extra)

@@ -39,6 +39,7 @@ from typing import Any
 from bench import corpus
 from bench.daemon import Daemon, bench_env, cpu_s, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
+from memd.core.settings import Settings
 
 BLOCK = "latency"
 
@@ -525,7 +526,8 @@ def start_pair(args: argparse.Namespace, tmp: Path) -> tuple[Daemon, Daemon, dic
     info = _generate(tmp / "off" / "memory", args)
     if not reused:
         _generate(home / "memory", args)
-    sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
+    sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads),
+                 MEMD_SEMANTIC_QUERY_WAIT_MS=str(args.query_wait_ms))  # fmt: skip
     sem.start()
     ready = sem.wait_ready(600)
     fill_s, st = wait_backfilled(sem)
@@ -698,6 +700,8 @@ def main() -> None:
         "--semantic", action="store_true", help="recall by meaning on (packaged model; own block)"
     )
     ap.add_argument("--threads", type=int, default=2, help="model threads (--semantic)")
+    ap.add_argument("--query-wait-ms", type=int, default=Settings.semantic_query_wait_ms,
+                    help="semantic.query_wait_ms of the daemon with the extra (0: wait always)")  # fmt: skip
     ap.add_argument("--home", type=Path, default=None,
                     help="--semantic: keep the daemon's MEMD_HOME here and reuse its vectors")  # fmt: skip
     args = ap.parse_args()

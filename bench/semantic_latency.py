@@ -52,6 +52,7 @@ from typing import Any
 from bench import corpus
 from bench.daemon import Daemon, cpu_s, proc_mem
 from bench.report import add_common_args, machine_line, publish, summary_ms, table, verdict
+from memd.core.settings import Settings
 
 BLOCK = "latency-backfill"
 OFF_BLOCK = "latency-off"
@@ -221,7 +222,8 @@ def run(args: argparse.Namespace) -> str:
         if not reused:
             _generate(home / "memory", args)
         off = Daemon(tmp / "off")
-        sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads))
+        sem = Daemon(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_THREADS=str(args.threads),
+                 MEMD_SEMANTIC_QUERY_WAIT_MS=str(args.query_wait_ms))  # fmt: skip
         daemons = [off, sem]
         off.start()
         off.wait_ready(900)
@@ -494,6 +496,8 @@ def main() -> None:
     ap.add_argument("--section-bytes", type=int, default=450)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--query-wait-ms", type=int, default=Settings.semantic_query_wait_ms,
+                    help="semantic.query_wait_ms of the daemon with the extra (0: wait always)")  # fmt: skip
     ap.add_argument("--home", type=Path, default=None, help="keep and reuse the daemon's home")
     ap.add_argument("--wait-after", type=float, default=0.0,
                     help="wait up to this many seconds for the backfill, then measure again")  # fmt: skip

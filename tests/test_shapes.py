@@ -59,11 +59,14 @@ EDGE_MODULES: dict[str, str] = {
     "memd/conversations/formats/": "log lines and files as other assistants wrote them",
     "memd/conversations/sources.py": "the logs.sources tables of the settings file",
     "memd/core/jsontext.py": "JSON text from outside memd (a request line, an export file)",
+    "memd/core/config_file.py": "the settings file as a person wrote it (its parsed TOML)",
     "memd/llm/": "a model's answer, and the JSON Schema its API takes",
     "memd/integrations/assistant_files.py": "an assistant's JSON settings file",
     "memd/integrations/claude_code.py": "Claude Code's settings file",
 }
 EDGE: dict[str, str] = {
+    "memd/core/config_file.py:flatten": "the settings file's parsed TOML as a person wrote it,"
+    " each value converted to its setting's type after",
     "memd/conversations/formats/fields.py:load_object": "the JSON object of a log line as another"
     " program wrote it, checked field by field after",
     "memd/conversations/formats/fields.py:id_field": "a field of a log line as another program"

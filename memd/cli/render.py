@@ -236,6 +236,8 @@ def semantic_line(sem: m.SemanticStatus) -> str:
         line += ")"
         if b.last_error:
             line += f"; backfill error: {b.last_error}"
+    if sem.query_late:
+        line += f"; {sem.query_late:,} answers by full text alone (their query's vector came late)"
     if sem.query_error:
         line += f"; last query error: {sem.query_error}"
     return line

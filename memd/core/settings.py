@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from memd.core.config_file import flatten, read_config, suggest
 from memd.core.errors import ConfigError
 from memd.core.paths import Paths, resolve_paths, usable_socket_path
 
@@ -281,6 +282,14 @@ class Settings:
         2.0,
         restart=True,
     )
+    semantic_query_wait_ms: int = _s(
+        "semantic.query_wait_ms",
+        "Longest a request waits for its query's vector from the packaged model (0: until it is"
+        " there); past it the answer uses full-text search, and the vector, finished, serves"
+        " the next time the query is asked",
+        30,
+        restart=True,
+    )
     semantic_query_prefix: str = _s(
         "semantic.query_prefix",
         'Prepended to queries for the HTTP model (e5: "query: ")',
@@ -415,6 +424,10 @@ _ENV_ALIASES = {
 _ENV_BOOLS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
 
 
+def _keys() -> list[str]:
+    return [s.key for s in SETTINGS]
+
+
 def restart_required() -> tuple[str, ...]:
     """The keys only a restart applies (the table's `restart` column)."""
     return tuple(s.key for s in SETTINGS if s.restart)
@@ -468,57 +481,6 @@ def config_path(config_file: Path | None = None, env: Mapping[str, str] | None =
     return config_file or Path(env.get("MEMD_CONFIG", "") or resolve_paths(env).config_file)
 
 
-def _read_config(cfg: Path) -> str | None:
-    """The settings file's text, None when there is none; `ConfigError` when it cannot be read."""
-    try:
-        return cfg.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError as exc:
-        raise ConfigError(
-            f"{cfg}: the settings file is a folder",
-            hint="move the folder away; the settings file is a TOML file (`memd config` prints one)",
-        ) from exc
-    except NotADirectoryError:
-        return None  # a parent is a file: there is no settings file here
-    except PermissionError as exc:
-        raise ConfigError(
-            f"{cfg}: cannot read the settings file: permission denied",
-            hint=f"let your user read it: chmod u+r {cfg} (or fix its owner)",
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{cfg}: not valid TOML: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise ConfigError(f"{cfg}: cannot read the settings file: {exc.strerror or exc}") from exc
-
-
-def _suggest(key: str) -> str:
-    """'did you mean …?' for a mistyped key, or where to find the keys."""
-    import difflib
-
-    known = [s.key for s in SETTINGS]
-    # A right name in the wrong section ([server] poll_s = …) first, then a near spelling.
-    name = key.rpartition(".")[2]
-    close = [k for k in known if k.rpartition(".")[2] == name][:1]
-    close = close or difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean {close[0]!r}? (`memd config` lists every setting)"
-    return "`memd config` lists every setting with its help line"
-
-
-def _flatten(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for section, body in doc.items():
-        if not isinstance(body, dict):
-            raise ConfigError(
-                f"{where}: top-level key {section!r} is not a [section]",
-                hint="settings live in sections, e.g. [index] debounce_ms = 120",
-            )
-        for name, value in body.items():
-            flat[f"{section}.{name}"] = value
-    return flat
-
-
 def load(
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -539,7 +501,7 @@ def load(
     cfg = config_path(config_file, env)
     values: dict[str, Any] = {}
     by_key = {s.key: s for s in SETTINGS}
-    text = _read_config(cfg) if use_file else None
+    text = read_config(cfg) if use_file else None
     if text is None and use_file and config_file is not None:
         raise ConfigError(
             f"{cfg}: no such settings file",
@@ -553,9 +515,9 @@ def load(
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{cfg}: not valid TOML: {exc}") from exc
-        for key, value in _flatten(doc, str(cfg)).items():
+        for key, value in flatten(doc, str(cfg)).items():
             if key not in by_key:
-                raise ConfigError(f"{cfg}: unknown setting {key!r}", hint=_suggest(key))
+                raise ConfigError(f"{cfg}: unknown setting {key!r}", hint=suggest(key, _keys()))
             values[key] = _coerce(by_key[key], value, str(cfg))
     for var, key in _ENV_ALIASES.items():
         if env.get(var):
@@ -565,7 +527,7 @@ def load(
             values[s.key] = _from_env(s, env[s.env], s.env)
     for key, value in (overrides or {}).items():
         if key not in by_key:
-            raise ConfigError(f"unknown setting {key!r}", hint=_suggest(key))
+            raise ConfigError(f"unknown setting {key!r}", hint=suggest(key, _keys()))
         values[key] = _coerce(by_key[key], value, "override")
     kwargs = {_BY_KEY[k].name: v for k, v in values.items()}
     settings = Settings(paths=paths, source=str(cfg) if text is not None else "", **kwargs)
@@ -590,6 +552,10 @@ def load(
         raise ConfigError(f"llm.backend: one of {LLM_BACKENDS}, not {settings.llm_backend!r}")
     if settings.semantic_threads < 1 or settings.semantic_batch < 1:
         raise ConfigError("semantic.threads and semantic.batch must be at least 1")
+    if settings.semantic_query_wait_ms < 0:
+        raise ConfigError(
+            "semantic.query_wait_ms must be 0 (wait until the vector is there) or more"
+        )
     if settings.sync_namespace not in {"device", "user"}:
         raise ConfigError(
             f"sync.namespace must be 'device' or 'user', not {settings.sync_namespace!r}"

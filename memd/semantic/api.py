@@ -77,6 +77,22 @@ def battery_defer(min_battery: int) -> str:
     return defer_reason(dataclasses.replace(state, load_1m=0.0), min_battery)
 
 
+def query_wait(s: Settings, *, standalone: bool) -> tuple[float | None, bool]:
+    """How long a request waits for its query's vector (None: until it is there), and whether a
+    later one is a failure that pauses vector search (`SemanticRecall.attach`).
+
+    From an endpoint on the network a vector later than `semantic.query_timeout_s` is a
+    failure. From the packaged model (~20 ms of CPU for a short query, ~90 ms for 64 tokens,
+    more on a busy machine) one later than `semantic.query_wait_ms` is only late: the answer
+    goes out by full text and the vector serves the next ask. Without a daemon (one CLI call,
+    whose model has just loaded) the answer waits for it.
+    """
+    if s.semantic_kind == "http":
+        return s.semantic_query_timeout_s, True
+    ms = s.semantic_query_wait_ms
+    return (ms / 1000 if ms and not standalone else None), False
+
+
 class SemanticFeature:
     """The embedders, the in-memory vector index and the backfill worker of one engine."""
 
@@ -101,12 +117,9 @@ class SemanticFeature:
 
         self.model = query.embedder.model_id
         s = self.host.settings
-        # A request waits this long at most for its query vector from an endpoint on the
-        # network (the packaged model answers in milliseconds: it is waited for).
-        wait = s.semantic_query_timeout_s if s.semantic_kind == "http" else None
-        self.recall.attach(
-            query.embedder, VectorIndex(self.store, self.model), query.reason, wait_s=wait
-        )
+        wait, pauses = query_wait(s, standalone=self.recall.standalone)
+        self.recall.attach(query.embedder, VectorIndex(self.store, self.model), query.reason,
+                           wait_s=wait, late_pauses=pauses)  # fmt: skip
         return True
 
     def _load_dictionary(self) -> None:

@@ -9,9 +9,13 @@ full-text path exactly as it was.
 Failures never fail a request: a query that cannot be embedded (an HTTP endpoint that is
 slow, down or answers vectors of the wrong length) ranks by full text alone, the reason is
 kept for `status`, and vector search pauses for `PAUSE_S` so the next requests do not wait
-on the same timeout. With `wait_s` (an endpoint on the network), queries are embedded on the
-embedding thread only and a request waits at most `wait_s` for its vector: however the
-endpoint stalls, no query thread is held longer.
+on the same timeout. With `wait_s`, queries are embedded on the embedding thread only and a
+request waits at most `wait_s` for its vector, counted from when it asked: however the model
+or the endpoint stalls, no query thread is held longer. A vector later than that is a failure
+of an endpoint on the network (it pauses vector search); from the packaged model on a busy
+machine it is only late (`late_pauses` False): the request answers by full text, as typed
+and bridged, and the vector, finished on the embedding thread, waits in the query cache for
+the next time the query is asked.
 
 This module imports neither numpy nor the model; `memd.semantic.index` (numpy) is imported
 by whoever builds the index.
@@ -56,6 +60,16 @@ z-score within the scope is: on LoCoMo, 234 of 760 questions get such a turn fro
 conversation, and 4% of them from another conversation (docs/retrieval.md)."""
 
 
+@dataclass(slots=True)
+class _Asked:
+    """A query vector being computed on the embedding thread: since when, and whether a
+    request already gave up waiting for it."""
+
+    future: Future[Any]
+    at: float
+    late: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class VectorHits:
     """A vector ranking of one scope: document ids best first, with their cosines."""
@@ -87,26 +101,37 @@ class SemanticRecall:
         self.error_at = 0.0
         self.errors = 0
         self.paused_until = 0.0
-        # The longest a request waits for its query vector (None: until it is there).
+        # The longest a request waits for its query vector (None: until it is there), and
+        # whether a vector later than that pauses vector search (`attach`).
         self.wait_s: float | None = None
+        self.late_pauses = True
+        self.late = 0  # vectors a request gave up waiting for, without pausing
         self.starter: Callable[[], None] | None = None  # builds everything on first use
         # Without a daemon (the CLI reading the index) nobody builds the matrices in the
         # background: the first search builds the one it needs.
         self.standalone = False
         self._start_lock = threading.Lock()
-        self._inflight: dict[str, Future[Any]] = {}
+        self._inflight: dict[str, _Asked] = {}
         self._inflight_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
     # -- state -----------------------------------------------------------------------------
     def attach(
-        self, embedder: Embedder, index: VectorIndex, reason: str, *, wait_s: float | None = None
+        self,
+        embedder: Embedder,
+        index: VectorIndex,
+        reason: str,
+        *,
+        wait_s: float | None = None,
+        late_pauses: bool = True,
     ) -> None:
         """Make recall by meaning available with this query embedder and index; `wait_s`: the
-        longest a request waits for its query vector."""
+        longest a request waits for its query vector, from when it asked; `late_pauses`:
+        whether a later vector is a failure that pauses vector search for `PAUSE_S`."""
         self.index = index
         self.reason = reason
         self.wait_s = wait_s
+        self.late_pauses = late_pauses
         self.embedder = embedder
 
     @property
@@ -128,6 +153,8 @@ class SemanticRecall:
         cache = self.embedder
         if cache is not None and hasattr(cache, "hits"):
             out.query_cache = QueryCache(hits=cache.hits, misses=getattr(cache, "misses", 0))
+        if self.late:
+            out.query_late = self.late
         if self.index is not None:
             out.index = {
                 kind: VectorIndexFigures(
@@ -175,11 +202,10 @@ class SemanticRecall:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="memd-embed-query")
             if len(self._inflight) >= MAX_INFLIGHT:
                 # Vectors nobody came for (the request needed none): the cache holds them.
-                for text in [t for t, f in self._inflight.items() if f.done()]:
+                for text in [t for t, a in self._inflight.items() if a.future.done()]:
                     del self._inflight[text]
-            self._inflight[p.embed] = self._pool.submit(
-                lambda: emb.embed([p.embed], kind="query")[0]
-            )
+            fut = self._pool.submit(lambda: emb.embed([p.embed], kind="query")[0])
+            self._inflight[p.embed] = _Asked(fut, time.monotonic())
 
     def query_vector(self, p: Plan) -> npt.NDArray[np.float32] | None:
         """The query's vector (cached), or None when it cannot be had now (reason kept)."""
@@ -187,35 +213,43 @@ class SemanticRecall:
         if emb is None or time.time() < self.paused_until:
             return None
         with self._inflight_lock:
-            fut = self._inflight.get(p.embed)
-        if fut is None and self.wait_s is not None:
+            asked = self._inflight.get(p.embed)
+        if asked is None and self.wait_s is not None:
             self.prefetch(p)  # on the embedding thread, waited for below at most `wait_s`
             with self._inflight_lock:
-                fut = self._inflight.get(p.embed)
+                asked = self._inflight.get(p.embed)
             cached = getattr(emb, "has", None)
-            if fut is None and not (cached is not None and cached(p.embed)):
+            if asked is None and not (cached is not None and cached(p.embed)):
                 return None  # paused meanwhile: never embedded on this thread
         try:
-            if fut is not None:
-                return self._wait(p, fut)
+            if asked is not None:
+                return self._wait(p, asked)
             vec: npt.NDArray[np.float32] = emb.embed([p.embed], kind="query")[0]
         except EmbeddingError as exc:
             self._failed(f"embedding the query failed: {exc}")
             return None
         return vec
 
-    def _wait(self, p: Plan, fut: Future[Any]) -> npt.NDArray[np.float32] | None:
+    def _wait(self, p: Plan, asked: _Asked) -> npt.NDArray[np.float32] | None:
+        left = None if self.wait_s is None else max(0.0, asked.at + self.wait_s - time.monotonic())
         try:
-            vec: npt.NDArray[np.float32] = fut.result(self.wait_s)
+            vec: npt.NDArray[np.float32] = asked.future.result(left)
+            return vec
         except FutureTimeout:
-            fut.cancel()  # not started yet: it never will be
+            if not self.late_pauses:
+                # Left to finish on the embedding thread: the query cache keeps the vector
+                # for the next time this query is asked.
+                self.late += not asked.late
+                asked.late = True
+                return None
+            asked.future.cancel()  # not started yet: it never will be
             self._failed(f"timed out: the query was not embedded within {self.wait_s:g}s")
             return None
         finally:
-            with self._inflight_lock:
-                if self._inflight.get(p.embed) is fut:
-                    del self._inflight[p.embed]
-        return vec
+            if asked.future.done():  # its vector is in the cache (or it failed): ask afresh
+                with self._inflight_lock:
+                    if self._inflight.get(p.embed) is asked:
+                        del self._inflight[p.embed]
 
     def _failed(self, why: str) -> None:
         self.last_error = why

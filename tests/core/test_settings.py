@@ -108,7 +108,7 @@ def test_what_needs_a_restart_is_a_column_of_the_table() -> None:
                                "exclude", "interval_s", "summaries", "push_delay_s",
                                "backoff_cap_s", "timeout_s")),
         *(f"semantic.{n}" for n in ("kind", "model", "url", "api_key_env", "dim", "threads",
-                                   "batch", "timeout_s", "query_timeout_s", "query_prefix",
+                                   "batch", "timeout_s", "query_timeout_s", "query_wait_ms", "query_prefix",
                                    "passage_prefix")),
     }  # fmt: skip
     rows = {r.key: r for r in settings_toml.describe()}

@@ -123,7 +123,9 @@ def backfilled(d: DaemonProcess) -> dict[str, Any] | None:
 def daemon() -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="memd-sem-", dir="/tmp"))
     write_tree(home / "memory")
-    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged").start()
+    # Every query waits for its vector: what is found must not depend on the machine's load
+    # (the wait itself: test_semantic_query_wait.py).
+    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_QUERY_WAIT_MS="0").start()
     try:
         turns = [{"session_id": "boat", "id": f"t{i}", "role": role, "name": name,
                   "content": text, "ts": 1_700_000_000 + i * 60}

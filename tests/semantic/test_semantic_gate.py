@@ -45,7 +45,9 @@ def daemon() -> Iterator[DaemonProcess]:
     for rel, text in FILES.items():
         (home / "memory" / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / "memory" / rel).write_text(text)
-    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged").start()
+    # Every query waits for its vector: what is found must not depend on the machine's load
+    # (the wait itself: test_semantic_query_wait.py).
+    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_QUERY_WAIT_MS="0").start()
     try:
         wait_for(lambda: settled(d), timeout=600, interval=0.5)
         yield d

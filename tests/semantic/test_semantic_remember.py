@@ -41,7 +41,9 @@ CHINESE = "我的妹妹住在柏林，是一名护士"
 def daemon() -> Iterator[DaemonProcess]:
     home = Path(tempfile.mkdtemp(prefix="memd-sem-remember-", dir="/tmp"))
     dictionary_cache.seed(home)  # mapped, not parsed: as from a user's second start
-    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged").start()
+    # Every query waits for its vector: what is found must not depend on the machine's load
+    # (the wait itself: test_semantic_query_wait.py).
+    d = DaemonProcess(home, MEMD_SEMANTIC_KIND="packaged", MEMD_SEMANTIC_QUERY_WAIT_MS="0").start()
     try:
         for text in OTHERS:
             remember(d, text)

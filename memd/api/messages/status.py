@@ -241,6 +241,9 @@ class SemanticStatus(Struct, kw_only=True):
     reason: str = ""
     dictionary: str = ""
     query_cache: QueryCache | UnsetType = UNSET
+    # Answers given by full text while their query's vector was still being computed (later
+    # than `semantic.query_wait_ms`).
+    query_late: int | UnsetType = UNSET
     index: dict[str, VectorIndexFigures] | UnsetType = UNSET
     index_updates: IndexUpdates | UnsetType = UNSET
     query_error: str | UnsetType = UNSET
