@@ -103,6 +103,11 @@ def _cpu_s(pid: int | None) -> float:
         return 0.0
 
 
+def _late(d: Daemon) -> int:
+    """Query vectors the daemon answered without (later than `semantic.query_wait_ms`)."""
+    return int(d.call("status").get("semantic", {}).get("query_late", 0))
+
+
 def _backfill(d: Daemon) -> dict[str, Any]:
     b: dict[str, Any] = d.call("status").get("semantic", {}).get("backfill", {})
     return b
@@ -117,6 +122,7 @@ def timed_pass(
 
     out: dict[str, Any] = {k: [] for k in PATHS}
     b0 = _backfill(sem)
+    late0 = _late(sem)
     worker = b0.get("worker_pid")
     cpu0 = {"on": _cpu_s(sem.pid), "off": _cpu_s(off.pid), "worker": _cpu_s(worker)}
     load0, t0 = os.getloadavg()[0], time.perf_counter()
@@ -135,6 +141,7 @@ def timed_pass(
                 fn(q)
                 out[name].append(time.perf_counter() - t)
     b1 = _backfill(sem)
+    out["late"] = _late(sem) - late0
     out["wall_s"] = time.perf_counter() - t0
     out["load"] = (load0, os.getloadavg()[0])
     out["embedded"] = int(b1.get("embedded", 0)) - int(b0.get("embedded", 0))
@@ -308,7 +315,8 @@ def _pass_notes(passes: dict[str, Any]) -> str:
             f" backfill {p['state'][0]} → {p['state'][1]}, done {p['done'][0]} → {p['done'][1]} of"
             f" {p['done'][2]}, {p['embedded']} texts embedded during the pass; CPU over the pass:"
             f" daemon on {p['cpu_s']['on']:.1f} s, off {p['cpu_s']['off']:.1f} s, model process"
-            f" {p['cpu_s']['worker']:.1f} s"
+            f" {p['cpu_s']['worker']:.1f} s; queries whose vector came later than the wait"
+            f" (answered by full text alone): {p.get('late', 0)} of {n}"
         )  # fmt: skip
     return "; ".join(out)
 
@@ -330,7 +338,8 @@ def render(args: argparse.Namespace, setup: dict[str, Any], passes: dict[str, An
         f"Tree: {setup['info'].summary()} (seed {args.seed}; ~{args.section_bytes} bytes per"
         f" section). Two real daemons on copies of the tree in one session: `semantic.kind ="
         f" packaged` ({st.get('model', '')}, {args.threads} threads; ready in"
-        f" {setup['ready']:.1f} s{', vectors reused from an earlier run' if setup['reused'] else ''}"
+        f" {setup['ready']:.1f} s{', vectors reused from an earlier run' if setup['reused'] else ''};"
+        f" `semantic.query_wait_ms = {args.query_wait_ms}`{' (wait always)' if not args.query_wait_ms else ''}"
         f"{fill}) and `semantic.kind = off`. Each query goes to both (`context` budget 2000,"
         " `search` limit 10, one connection each), to a bare FTS5 query and to `build_context`"
         f" in this process (the off daemon's index, read-only), in rotating order; {setup['qs']} distinct queries of the latency bench's mix, each first"
