@@ -12,12 +12,16 @@ recipe's fusion weights, the vector floors (in standard deviations above the mea
 unrelated pairs: `memd.semantic.recipe.FLOOR_SD` alone, `SUPPORTED_SD` next to full-text
 evidence), how much of a turn's score is
 its own match (`memd.conversations.ranking.OWN_MATCH`), and what a named speaker and a turn's
-session add after fusion (`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`,
-`SESSION_WEIGHT`).
+session, a turn's neighbours and a "when" question add after fusion
+(`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`, `SESSION_WEIGHT`,
+`FUSED_NEIGHBOUR_WEIGHT`, `WHEN_BOOST`).
 
-Without --report only the training conversations of each fold are scored (fold A trains on
-0-2, fold B on 3-4); --report adds each fold's held-out figures for the setting its training
-conversations chose, per category, English and Chinese, recall@1/5/10.
+Each fold's training conversations choose every constant (fold A trains on 0-2, fold B on
+3-4; a coordinate search from the shipped constants); "agreed" takes a constant's value where
+both folds chose the same one and the shipped one elsewhere: a value it gives is held out on
+both folds, and is what may ship. Without --report only the training conversations are scored;
+--report adds each fold's held-out figures for the shipped, agreed and chosen settings, per
+category, English and Chinese, recall@1/5/10, and a table of recall@10.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class Setting:
     own_turn: float
     speaker: float
     session: float
+    neighbour: float
+    when: float
 
 
 GRID = {
@@ -71,7 +77,14 @@ GRID = {
     "own_turn": (0.0, 0.25, 0.5),
     "speaker": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0),
     "session": (0.0, 0.5, 1.0, 1.5, 2.0),
+    "neighbour": (0.0, 0.1, 0.2, 0.3, 0.5),
+    "when": (0.0, 0.25, 0.5, 1.0, 2.0),
 }
+
+
+# Chosen elsewhere: the vector-only floor is the ranking set's (its queries with no answer must
+# get nothing back; every LoCoMo question has its answer in scope), so LoCoMo never moves it.
+NOT_FROM_LOCOMO = frozenset({"floor_k"})
 
 
 def lists(home: Path, qs: dict[str, list[Question]], cache: Path | None) -> dict[Any, Any]:
@@ -106,7 +119,7 @@ def lists(home: Path, qs: dict[str, list[Question]], cache: Path | None) -> dict
 def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Callable[..., Any]:
     """A function (setting, language, conversation, question) -> turn ids, best first."""
     from memd.conversations import ranking
-    from memd.conversations.turn_search import fuse_turns
+    from memd.conversations.turn_search import AfterFusion, fuse_turns
     from memd.semantic import recipe
     from memd.semantic.service import SemanticRecall
 
@@ -118,7 +131,8 @@ def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Call
         recipe.SUPPORTED_SD = s.supported_k
         p, t = found[(lang, ci, q)]
         w = recipe.Weights(vector=s.vector, cross_vector=s.cross_vector, bridged=s.bridged)
-        turns = fuse_turns(p, t, sem, limit=40, weights=w, speaker=s.speaker, session=s.session)
+        after = AfterFusion(s.speaker, s.session, s.neighbour, s.when)
+        turns = fuse_turns(p, t, sem, limit=40, weights=w, after=after)
         f = ranking.Found(ranking.Query.of(q, p), [], [], turns, [])
         own = {**ranking.OWN_MATCH, "turn": s.own_turn}
         return [h.turn_id for h in ranking.rank(f, 20, ranking.PRIORS, own)]
@@ -148,7 +162,7 @@ def choose(
     qs: dict[str, list[Question]], convs: Sequence[int], rank: Callable[..., Any], base: Setting
 ) -> Setting:
     """The setting best on the mean of English and Chinese recall@10 over `convs`, one
-    constant at a time (coordinate search, twice over)."""
+    constant at a time (coordinate search, twice over; `NOT_FROM_LOCOMO` stay as in `base`)."""
 
     def objective(s: Setting) -> float:
         return statistics.fmean(
@@ -160,12 +174,53 @@ def choose(
     best = base
     for _ in range(2):
         for name, values in GRID.items():
+            if name in NOT_FROM_LOCOMO:
+                continue
             options = [replace(best, **{name: v}) for v in values]
             scores = [objective(o) for o in options]
             top = max(scores)
             tied = [o for o, v in zip(options, scores, strict=True) if v >= top - 1e-9]
             best = tied[len(tied) // 2]
     return best
+
+
+def agreed(a: Setting, b: Setting, shipped: Setting) -> Setting:
+    """Each constant at the value both folds' training conversations chose, where they chose
+    the same one (so the held-out figures of both folds are held out for it); else shipped."""
+    keep = {n: getattr(a, n) for n in GRID
+            if n not in NOT_FROM_LOCOMO and getattr(a, n) == getattr(b, n)}  # fmt: skip
+    return replace(shipped, **keep)
+
+
+def scored(
+    qs: dict[str, list[Question]],
+    rank: Callable[..., Any],
+    s: Setting,
+    fold: str,
+    parts: Sequence[str],
+) -> dict[str, Any]:
+    """`s`'s recall on a fold's training (and held-out) conversations, per language."""
+    out: dict[str, Any] = {}
+    for lang, items in qs.items():
+        for part in parts:
+            cs = TRAIN[fold] if part == "train" else HELD[fold]
+            out[f"{lang} {part}"] = recall(
+                [x for x in items if x[0] in cs],
+                lambda ci, q, lang=lang: rank(s, lang, ci, q),  # type: ignore[misc]
+            )
+    return out
+
+
+def summary(out: dict[str, Any], parts: Sequence[str]) -> str:
+    """A Markdown table of recall@10 (English / Chinese) per setting and fold."""
+    head = [f"fold {f} {p} ({'-'.join(map(str, (TRAIN if p == 'train' else HELD)[f]))})"
+            for f in TRAIN for p in parts]  # fmt: skip
+    rows = ["| setting | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    for name in ("shipped", "agreed", "chosen A", "chosen B"):
+        cells = [f"{out[name][f][f'en {p}'][0][10]:.3f} / {out[name][f][f'zh {p}'][0][10]:.3f}"
+                 for f in TRAIN for p in parts]  # fmt: skip
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,20 +239,16 @@ def main(argv: list[str] | None = None) -> int:
     qs = {"en": questions(samples), "zh": chinese_questions(samples, args.zh)}
     rank = ranker(lists(args.home, qs, args.cache), dict(recipe.COSINE_STATS))
     shipped = shipped_setting()
-    out: dict[str, Any] = {"shipped": shipped.__dict__}
     parts = ("train", "held") if args.report else ("train",)
-    for fold in TRAIN:
-        chosen = choose(qs, TRAIN[fold], rank, shipped)
-        out[fold] = {"chosen": chosen.__dict__}
-        for name, s in (("chosen", chosen), ("shipped", shipped)):
-            for lang, items in qs.items():
-                for part in parts:
-                    cs = TRAIN[fold] if part == "train" else HELD[fold]
-                    out[fold][f"{name} {lang} {part}"] = recall(
-                        [x for x in items if x[0] in cs],
-                        lambda ci, q, lang=lang, s=s: rank(s, lang, ci, q),  # type: ignore[misc]
-                    )
+    chosen = {fold: choose(qs, TRAIN[fold], rank, shipped) for fold in TRAIN}
+    settings = {"shipped": shipped, "agreed": agreed(chosen["A"], chosen["B"], shipped)}
+    settings |= {f"chosen {fold}": s for fold, s in chosen.items()}
+    out: dict[str, Any] = {
+        name: {"setting": s.__dict__} | {f: scored(qs, rank, s, f, parts) for f in TRAIN}
+        for name, s in settings.items()
+    }
     print(json.dumps(out, indent=1, default=str))
+    print(summary(out, parts))
     return 0
 
 
@@ -207,7 +258,8 @@ def shipped_setting() -> Setting:
 
     return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
                    recipe.FLOOR_SD, recipe.SUPPORTED_SD, ranking.OWN_MATCH["turn"],
-                   turn_search.FUSED_SPEAKER_BOOST, turn_search.SESSION_WEIGHT)  # fmt: skip
+                   turn_search.FUSED_SPEAKER_BOOST, turn_search.SESSION_WEIGHT,
+                   turn_search.FUSED_NEIGHBOUR_WEIGHT, turn_search.WHEN_BOOST)  # fmt: skip
 
 
 if __name__ == "__main__":

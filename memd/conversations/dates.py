@@ -83,3 +83,35 @@ def date_windows(query: str, *, now: float) -> list[tuple[float, float]]:
             a = start_of_day - back * 86400
             out.append((a, a + span * 86400 + (86400 if back == 0 else 0)))
     return out
+
+
+# A question that asks when something happened, in English or Chinese.
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bwhen (?:did|was|is|will|does|do|were|are|has|had)\b|\bwhat (?:date|day|time|"
+    r"month|year)\b|\bhow long ago\b|什么时候|何时|哪天|哪一天|哪年|哪一年|几月|几号|多久以前",
+    re.I,
+)
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thurs|fri|sat|sun"
+_SAYS_WHEN = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|the other day"
+    rf"|(?:last|this|next|this past) (?:week|weekend|month|year|night|summer|winter|spring|fall"
+    rf"|autumn|morning|{_WEEKDAY})"
+    rf"|on (?:{_WEEKDAY})"
+    rf"|(?:\d+|a|an|one|two|three|four|five|six|a few|few|a couple of|couple of|several)"
+    rf" (?:days?|weeks?|months?|years?) ago"
+    rf"|in (?:{_MONTH})|(?:19|20)\d\d)\b"
+    r"|昨天|前天|今天|上周|上星期|上个月|去年|前年|周末|[几两三四五六七八九十\d]+(?:天|周|个月|年)前|\d+\s*[年月]",
+    re.I,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether a question asks when something happened ("When did …", "…是什么时候…")."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def says_when(text: str) -> bool:
+    """Whether a text places what it tells in time: "yesterday", "last Friday", "two weeks
+    ago", "in May", "2023", "上周", "三天前" — what a question asking when wants of a turn
+    (its date is its session's; the words say how far from it)."""
+    return _SAYS_WHEN.search(text) is not None

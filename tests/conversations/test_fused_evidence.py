@@ -1,0 +1,83 @@
+"""What a turn's fused score gains after fusion: a named speaker, its neighbours, and for a
+question asking when, saying when (`memd.conversations.turn_search._after_fusion`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.conversations.dates import asks_when, says_when
+from memd.conversations.turn_search import AfterFusion, TurnHit, _after_fusion
+
+
+def _hit(rowid: int, text: str, score: float, session: str = "s1", speaker: str = "") -> TurnHit:
+    return TurnHit(rowid, session, f"t{rowid}", "user", text, 0.0, score, "jsonl", "/x.jsonl",
+                   rowid, "", speaker)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", True),
+        ("When was the pottery class?", True),
+        ("Melanie是什么时候报名陶艺课的？", True),
+        ("他哪一年搬家的", True),
+        ("What did Melanie paint?", False),
+        ("whenever I run the tests they hang", False),
+        ("数据库迁移怎么做", False),
+    ],
+)
+def test_a_question_asking_when_is_told_apart(query: str, asks: bool) -> None:
+    assert asks_when(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("I went to a support group yesterday and it was so powerful.", True),
+        ("Last Fri I finally took my kids to a pottery workshop.", True),
+        ("I went to a conference two days ago.", True),
+        ("We moved there in May.", True),
+        ("上周我去了陶艺课", True),
+        ("三天前我们去露营了", True),
+        ("Thanks, Melanie! Painting helps me explore my identity.", False),
+        ("我很喜欢画画", False),
+    ],
+)
+def test_a_turn_saying_when_is_told_apart(text: str, says: bool) -> None:
+    assert says_when(text) is says
+
+
+def test_a_turn_saying_when_goes_first_for_a_question_asking_when() -> None:
+    hits = [_hit(1, "I love the pottery class, it is so calming.", 1.0),
+            _hit(5, "I signed up for a pottery class yesterday.", 1.0)]  # fmt: skip
+    after = AfterFusion()
+    assert after.when > 0
+    got = _after_fusion(hits, "When did Melanie sign up for the pottery class?", after)
+    assert [h.rowid for h in got] == [5, 1]
+    # A question not asking when keeps the fused order (ties by row).
+    got = _after_fusion(hits, "What class did Melanie sign up for?", after)
+    assert [h.rowid for h in got] == [1, 5]
+
+
+def test_a_turn_next_to_a_strong_hit_gains_part_of_its_score() -> None:
+    # Row 11 is the reply to row 10 (a strong hit); row 30 scores the same as row 11 alone.
+    hits = [_hit(10, "Did you go anywhere this summer?", 2.0),
+            _hit(30, "A beach trip sounds fun.", 0.5, session="s2"),
+            _hit(11, "We went camping at the beach.", 0.5)]  # fmt: skip
+    after = AfterFusion(neighbour=0.2)
+    got = _after_fusion(hits, "Where did they go camping?", after)
+    assert [h.rowid for h in got] == [10, 11, 30]
+    assert got[1].score == pytest.approx(0.5 + after.neighbour * 2.0)
+    # A turn of another session with the next row id is no neighbour.
+    hits = [_hit(10, "Did you go anywhere this summer?", 2.0),
+            _hit(11, "We went camping at the beach.", 0.5, session="s2")]  # fmt: skip
+    got = _after_fusion(hits, "Where did they go camping?", after)
+    assert got[1].score == pytest.approx(0.5)
+
+
+def test_a_named_speaker_still_counts_after_fusion() -> None:
+    hits = [_hit(1, "I paint lakes.", 1.0, speaker="Caroline"),
+            _hit(9, "I paint horses.", 1.0, session="s2", speaker="Melanie")]  # fmt: skip
+    got = _after_fusion(hits, "What has Melanie painted?", AfterFusion(neighbour=0.0, when=0.0))
+    assert [h.rowid for h in got] == [9, 1]
+    assert got[0].score == pytest.approx(1.0 * (1 + AfterFusion().speaker))
