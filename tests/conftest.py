@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import forkserver, utils
+from tests import cpustat, forkserver, utils
 from tests.pgserver import pg  # noqa: F401  (one PostgreSQL cluster for the whole session)
 from tests.utils import KEPT_ENV, PRIVATE_ENV, DaemonProcess, user_dirs
 
@@ -31,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     module- and session-scoped fixtures, which start before any test's own `_isolate_env`, see
     this HOME too (and their daemons get one of their own: `utils.memd_env`).
     """
+    cpustat.register(config)
     if _SESSION:
         return
     _SESSION.update(os.environ)

@@ -165,8 +165,11 @@ class _Server:
         pid, conn = self.children.pop(pidfd)
         self.selector.unregister(pidfd)
         os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        self._send(conn, {"status": status})
+        _, status, usage = os.wait4(pid, 0)
+        # Its CPU, its own children's included: tests/cpustat.py counts it by command.
+        self._send(
+            conn, {"status": status, "cpu_ms": int(1000 * (usage.ru_utime + usage.ru_stime))}
+        )
         conn.close()
 
     @staticmethod
@@ -423,7 +426,12 @@ class ForkedPopen(subprocess.Popen[Any]):
         if not reply:
             raise RuntimeError(f"the fork server ended before process {self.pid} did")
         conn.close()
-        return (self.pid, int(json.loads(reply)["status"]))
+        said = json.loads(reply)
+        if "cpu_ms" in said:
+            from tests import cpustat
+
+            cpustat.record(self.args, said["cpu_ms"] / 1000, forked=True)
+        return (self.pid, int(said["status"]))
 
     def _internal_poll(self, _deadstate: int | None = None, *_: Any, **__: Any) -> int | None:
         if self.returncode is None and self._waitpid_lock.acquire(False):

@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,10 @@ class PgServerError(RuntimeError):
     """A server binary failed; the message carries its output and the server log tail."""
 
 
+# The clusters of this process (tests/cpustat.py counts their server's CPU: not a descendant).
+LIVE: weakref.WeakSet[PgServer] = weakref.WeakSet()
+
+
 class PgServer:
     """A PostgreSQL cluster in a temp dir, listening on 127.0.0.1:<port> and a Unix socket.
 
@@ -108,6 +113,7 @@ class PgServer:
         self._running = False
         self._closed = False
         atexit.register(self.close)
+        LIVE.add(self)
 
     @property
     def host(self) -> str:

@@ -1,0 +1,298 @@
+"""The CPU each test file costs, its processes' included (`MEMD_TEST_CPU=folder`).
+
+The suite's run waits on its CPU (2 cores), and most of that CPU is not the test process's own:
+the daemons and CLI calls it starts (forked by its fork server, or exec'd), the assistants' CLIs
+(node), Chromium, PostgreSQL. `resource.getrusage(RUSAGE_CHILDREN)` counts only the children a
+process has waited for, so a file's CPU is read from /proc instead, at its first test's start
+and its last test's end: the CPU of the test process's tree (every live descendant's own time,
+plus what each has counted of the children it waited for: a daemon forked by the fork server is
+counted, once it has ended, in the server's), plus the PostgreSQL clusters the process started
+(their server is not its descendant: pg_ctl leaves it to init). A session-scoped fixture's
+start (PostgreSQL, Chromium) counts in the file that first uses it.
+
+Each test process writes `cpu-<pid>.json` into the folder at its end; `python -m tests.cpustat
+FOLDER` sums them by file and by kind of process. Off unless the variable is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SWITCH = "MEMD_TEST_CPU"
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class _Proc:
+    pid: int
+    ppid: int
+    own: float  # utime + stime, seconds
+    waited: float  # cutime + cstime: the children it has waited for
+    kind: str
+
+
+def _kind(pid: int, comm: str) -> str:
+    """What a process is, for the by-kind table."""
+    if comm.startswith("python"):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return "python"
+        text = b" ".join(argv).decode(errors="replace")
+        if "tests.forkserver" in text:
+            return "fork server"
+        if "-m memd" in text or "memd serve" in text:
+            return "memd (exec'd)"
+        if "pytest" in text or "xdist" in text or "execnet" in text:
+            return "pytest"
+        return "python (other)"
+    if comm in ("postgres", "postmaster"):
+        return "postgres"
+    if comm.startswith(("chrom", "headless")):
+        return "chromium"
+    if comm in ("node", "MainThread", "codex", "opencode", "claude", "gemini"):
+        return "node/CLI"
+    return comm
+
+
+def _read(pid: int) -> _Proc | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = raw[raw.index("(") + 1 : raw.rindex(")")]
+    fields = raw[raw.rindex(")") + 2 :].split()
+    # fields[0] is field 3 (state): ppid 4, utime 14, stime 15, cutime 16, cstime 17.
+    own = (int(fields[11]) + int(fields[12])) / _TICK
+    waited = (int(fields[13]) + int(fields[14])) / _TICK
+    return _Proc(pid, int(fields[1]), own, waited, _kind(pid, comm))
+
+
+def _all() -> dict[int, _Proc]:
+    procs = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            p = _read(int(name))
+            if p is not None:
+                procs[p.pid] = p
+    return procs
+
+
+def _postmasters() -> set[int]:
+    """The pids of the PostgreSQL servers this process started (tests/pgserver.py)."""
+    from tests import pgserver
+
+    pids = set()
+    for server in list(pgserver.LIVE):
+        try:
+            pids.add(int((server.data_dir / "postmaster.pid").read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return pids
+
+
+def _tree(procs: dict[int, _Proc], roots: set[int]) -> Iterator[_Proc]:
+    children: dict[int, list[int]] = {}
+    for p in procs.values():
+        children.setdefault(p.ppid, []).append(p.pid)
+    seen: set[int] = set()
+    todo = [r for r in roots if r in procs]
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        yield procs[pid]
+        todo.extend(children.get(pid, ()))
+
+
+# -- what each ended child cost, by command ---------------------------------------------------
+# The tree's totals say where the CPU went (the test process, its waited children, the fork
+# server's); to say what it went to, each child's own CPU (its descendants' included) is read as
+# it is reaped: `os.wait4` for the children this process waits for, and for the forked ones the
+# figure their fork server sends with their exit status (tests/forkserver.py).
+_ENDED: dict[str, float] = {}
+_ARGV: dict[int, list[str]] = {}
+
+
+def command_kind(argv: list[str], forked: bool = False) -> str:
+    """A child's kind, from its command line."""
+    args = [str(a) for a in argv]
+    name = Path(args[0]).name if args else "?"
+    if "-m" in args[:3]:
+        module = args[args.index("-m") + 1] if args.index("-m") + 1 < len(args) else "?"
+        rest = args[args.index("-m") + 2 :]
+        if module == "memd":
+            what = "memd daemon" if rest[:1] == ["serve"] else "memd command"
+            return f"{what} ({'forked' if forked else 'exec'})"
+        return f"python -m {module}"
+    if name.startswith("python"):
+        return "python -c / script"
+    if "memd-test-clis" in " ".join(args[:2]):
+        return f"assistant CLI {name}"
+    if name == "node" and any("playwright" in a for a in args[1:3]):
+        return "Chromium (playwright driver)"
+    if name in ("runuser", "pg_ctl", "initdb", "postgres", "psql"):
+        return "PostgreSQL tools"
+    return name
+
+
+def record(argv: Any, cpu: float, forked: bool = False) -> None:
+    """Count an ended child's CPU under its command's kind."""
+    argv = [os.fsdecode(a) for a in argv] if isinstance(argv, list | tuple) else [str(argv)]
+    kind = "ended: " + command_kind(argv, forked)
+    _ENDED[kind] = _ENDED.get(kind, 0.0) + cpu
+
+
+def _install_reaping_counter() -> None:
+    import subprocess
+
+    real_init = subprocess.Popen.__init__
+
+    def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        pid = getattr(self, "pid", None)
+        if pid and not getattr(self, "_server", None):  # forked ones are counted by the server
+            argv = self.args if isinstance(self.args, list | tuple) else [self.args]
+            _ARGV[pid] = [os.fsdecode(a) if isinstance(a, str | bytes) else str(a) for a in argv]
+
+    def waitpid(pid: int, options: int) -> tuple[int, int]:
+        got, status, usage = os.wait4(pid, options)
+        if got and (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
+            record(_ARGV.pop(got, ["(unknown)"]), usage.ru_utime + usage.ru_stime)
+        return got, status
+
+    real_poll = subprocess.Popen._internal_poll  # type: ignore[attr-defined]
+
+    def poll(self: subprocess.Popen[Any], _deadstate: int | None = None, **_: Any) -> Any:
+        return real_poll(self, _deadstate, _waitpid=waitpid)  # its default: the real waitpid
+
+    subprocess.Popen.__init__ = init  # type: ignore[method-assign]
+    subprocess.Popen._internal_poll = poll  # type: ignore[attr-defined]
+    os.waitpid = waitpid
+
+
+def snapshot() -> dict[str, float]:
+    """CPU seconds so far by kind: each live process's own time under its kind, and what it
+    counted of its waited children under "<kind>'s children"."""
+    me = os.getpid()
+    procs = _all()
+    out: dict[str, float] = {}
+    for p in _tree(procs, {me} | _postmasters()):
+        kind = "test process" if p.pid == me else p.kind
+        parent = procs.get(p.ppid)
+        if kind == "fork server" and parent is not None and parent.kind == "fork server":
+            kind = "memd (forked)"  # a forked child keeps its server's command line
+        out[kind] = out.get(kind, 0.0) + p.own
+        if p.waited:
+            key = f"{kind}: waited children"
+            out[key] = out.get(key, 0.0) + p.waited
+    out.update(_ENDED)
+    return out
+
+
+@dataclass
+class Recorder:
+    """Per file: CPU by kind and wall seconds, from its first test's start to its last's end."""
+
+    folder: Path
+    files: dict[str, dict[str, float]] = field(default_factory=dict)
+    _start: dict[str, float] | None = None
+    _wall: float = 0.0
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Iterator[None]:
+        if self._start is None:
+            self._start = snapshot()
+            self._wall = time.monotonic()
+        yield
+        if nextitem is None or nextitem.path != item.path:
+            end = snapshot()
+            file = item.nodeid.split("::", 1)[0]
+            got = self.files.setdefault(file, {})
+            for kind in end.keys() | self._start.keys():
+                delta = end.get(kind, 0.0) - self._start.get(kind, 0.0)
+                if delta:
+                    got[kind] = got.get(kind, 0.0) + delta
+            got["wall"] = got.get("wall", 0.0) + time.monotonic() - self._wall
+            self._start = None
+
+    def pytest_sessionfinish(self) -> None:
+        if not self.files:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        total = snapshot()
+        out = {"files": self.files, "process": total}
+        (self.folder / f"cpu-{os.getpid()}.json").write_text(json.dumps(out))
+
+
+def register(config: pytest.Config) -> None:
+    """Record this test process's files' CPU when `MEMD_TEST_CPU` names a folder."""
+    folder = os.environ.get(SWITCH)
+    if folder and not config.pluginmanager.has_plugin("memd-cpustat"):
+        config.pluginmanager.register(Recorder(Path(folder)), "memd-cpustat")
+        _install_reaping_counter()
+
+
+# -- the summary ---------------------------------------------------------------------------
+
+
+def _cpu(kinds: dict[str, float]) -> float:
+    return sum(v for k, v in kinds.items() if k != "wall" and not k.startswith("ended: "))
+
+
+def _sum(folder: Path) -> dict[str, dict[str, float]]:
+    files: dict[str, dict[str, float]] = {}
+    for path in sorted(folder.glob("cpu-*.json")):
+        for file, kinds in json.loads(path.read_text())["files"].items():
+            got = files.setdefault(file, {})
+            for k, v in kinds.items():
+                got[k] = got.get(k, 0.0) + v
+    return files
+
+
+def _by_kind(files: dict[str, dict[str, float]], total: float) -> list[str]:
+    by_kind: dict[str, float] = {}
+    for kinds in files.values():
+        for k, v in kinds.items():
+            if k != "wall":
+                by_kind[k] = by_kind.get(k, 0.0) + v
+    lines = []
+    for title, ended in (("where (the process tree)", False), ("ended children, by command", True)):
+        lines += ["", f"| {title} | CPU-s | share |", "|---|---|---|"]
+        for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
+            if k.startswith("ended: ") == ended:
+                lines.append(f"| {k.removeprefix('ended: ')} | {v:.1f} | {100 * v / total:.1f}% |")
+    return lines
+
+
+def summary(folder: Path, top: int = 25) -> str:
+    """The files by CPU (with their wall time and share of the files' CPU), then the kinds."""
+    files = _sum(folder)
+    total = sum(_cpu(k) for k in files.values())
+    lines = [f"{len(files)} files, {total:.0f} CPU-s in their tests", "",
+             "| file | CPU-s | wall s | share | its ended children's most |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for file, kinds in sorted(files.items(), key=lambda kv: -_cpu(kv[1]))[:top]:
+        cpu = _cpu(kinds)
+        parts = sorted(((v, k[7:]) for k, v in kinds.items() if k.startswith("ended: ")),
+                       reverse=True)[:3]  # fmt: skip
+        most = ", ".join(f"{k} {v:.0f}" for v, k in parts if v >= 0.5)
+        lines.append(f"| {file} | {cpu:.1f} | {kinds.get('wall', 0):.1f} |"
+                     f" {100 * cpu / total:.1f}% | {most} |")  # fmt: skip
+    return "\n".join(lines + _by_kind(files, total))
+
+
+if __name__ == "__main__":
+    print(summary(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 25))
