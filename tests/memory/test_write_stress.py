@@ -20,10 +20,12 @@ lines of what it undid, and no hand change adds a line of an acknowledged rememb
 
 from __future__ import annotations
 
+import difflib
 import os
 import random
 import re
 import signal
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +36,8 @@ import pytest
 
 from memd.core.errors import MemdError, UndoConflict
 from memd.history import History
+from memd.history.git import BRANCH
+from memd.history.models import Change
 from tests.utils import DaemonProcess, wait_for
 
 # The run, a clean restart and reading every change back: well within this on a loaded machine.
@@ -157,13 +161,17 @@ def _killer(run: Run) -> None:
 
 
 def _diff(h: History, change: str) -> tuple[list[str], list[str]]:
+    return _lines([line for fd in h.show(change).diffs for line in fd.diff.split("\n")])
+
+
+def _lines(diff: list[str]) -> tuple[list[str], list[str]]:
+    """The lines a diff adds and removes (not blank ones)."""
     added, removed = [], []
-    for fd in h.show(change).diffs:
-        for line in fd.diff.split("\n"):
-            if line.startswith("+") and not line.startswith("+++"):
-                added.append(line[1:])
-            elif line.startswith("-") and not line.startswith("---"):
-                removed.append(line[1:])
+    for line in diff:
+        if line.startswith("+") and not line.startswith("+++"):
+            added.append(line[1:])
+        elif line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
     return [a for a in added if a.strip()], [r for r in removed if r.strip()]
 
 
@@ -250,16 +258,18 @@ def _check_history(run: Run, h: History) -> None:
     """Every acknowledged remember has one change adding exactly its line; every undo removes
     memd's lines only; no hand change adds a line of an acknowledged remember."""
     changes = h.log(limit=0)
+    diffs = _all_diffs(h.git_dir, changes)
+    _same_as_shown(h, changes, diffs)
     own: dict[str, list[str]] = {}
     for c in changes:
         if c.cause == "remember" and c.detail.startswith("id="):
             own.setdefault(c.detail.split()[0][3:], []).append(c.id)
-    problems = [_own_change(h, item, text, own.get(item, []))
+    problems = [_own_change(diffs, item, text, own.get(item, []))
                 for item, (text, _) in run.acked.items()]  # fmt: skip
     for c in changes:
         if c.cause not in ("undo", "hand"):
             continue
-        added, removed = _diff(h, c.id)
+        added, removed = diffs[c.id]
         if c.cause == "undo" and (added or any("<!-- memd id=" not in r for r in removed)):
             problems.append(f"undo {c.id} holds other lines: +{added} -{removed}")
         acked = [a for a in added if (m := ITEM.match(a)) and m.group(2) in run.acked]
@@ -269,10 +279,81 @@ def _check_history(run: Run, h: History) -> None:
     assert problems == [], problems[:12]
 
 
-def _own_change(h: History, item: str, text: str, mine: list[str]) -> str:
+def _own_change(diffs: dict[str, Lines], item: str, text: str, mine: list[str]) -> str:
     if len(mine) != 1:
         return f"{item} has {len(mine)} changes of its own"
-    added, removed = _diff(h, mine[0])
+    added, removed = diffs[mine[0]]
     if removed or len(added) != 1 or not added[0].startswith(f"- {text} <!-- memd id={item} "):
         return f"{item}'s change holds more than its line: +{added} -{removed}"
     return ""
+
+
+# -- every change's lines, read at once ------------------------------------------------------
+# `History.show` finds a change by searching the whole history (and its undos) each time: over
+# the ~2,000 changes of a run, reading them one by one took ~80 ms of CPU each (most of this
+# test's CPU, on a machine where the suite's CPU is what its run waits for). The same diffs,
+# made the same way (the files' versions before and after, through difflib as `show` does),
+# from one `git log` and one `git cat-file` over the history; a sample is checked against
+# `show` itself.
+Lines = tuple[list[str], list[str]]
+_ABSENT = "0" * 40
+_SHOWN_SAMPLE = 25
+
+
+def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], input=input, capture_output=True, check=True
+    ).stdout
+
+
+def _all_diffs(git_dir: Path, changes: list[Change]) -> dict[str, Lines]:
+    """Each change's added and removed lines (as `_diff` reads them from `show`)."""
+    raw = _git(git_dir, "log", "--first-parent", "--diff-merges=first-parent", "--root",
+               "--no-renames", "--raw", "--no-abbrev", "-z", "--format=%x1e%H", BRANCH)  # fmt: skip
+    files: dict[str, list[tuple[str, str, str]]] = {}  # commit -> (path, before, after)
+    for chunk in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+        commit, _, rest = chunk.partition("\0")
+        fields = rest.lstrip("\n").split("\0")
+        files[commit] = [(path, meta.split()[2], meta.split()[3])
+                         for meta, path in zip(fields[0::2], fields[1::2], strict=False)
+                         if meta.startswith(":")]  # fmt: skip
+    blobs = _blobs(git_dir, {b for fs in files.values() for _, *ab in fs for b in ab} - {_ABSENT})
+    out: dict[str, Lines] = {}
+    for c in changes:
+        text = []
+        for path, before, after in files[c.commit]:
+            a, b = blobs.get(before), blobs.get(after)
+            if b"\x00" in (a or b"") or b"\x00" in (b or b""):
+                continue  # `show` gives a binary file no diff
+            lines = difflib.unified_diff(
+                _decode(a).splitlines(keepends=True), _decode(b).splitlines(keepends=True),
+                fromfile="/dev/null" if a is None else f"a/{path}",
+                tofile="/dev/null" if b is None else f"b/{path}",
+            )  # fmt: skip
+            text += [ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n"
+                     for ln in lines]  # fmt: skip
+        out[c.id] = _lines("".join(text).split("\n"))
+    return out
+
+
+def _decode(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def _blobs(git_dir: Path, shas: set[str]) -> dict[str, bytes]:
+    order = sorted(shas)
+    raw = _git(git_dir, "cat-file", "--batch", input="".join(f"{s}\n" for s in order).encode())
+    out, at = {}, 0
+    for sha in order:
+        header_end = raw.index(b"\n", at)
+        size = int(raw[at:header_end].split()[2])
+        out[sha] = raw[header_end + 1 : header_end + 1 + size]
+        at = header_end + 1 + size + 1
+    return out
+
+
+def _same_as_shown(h: History, changes: list[Change], diffs: dict[str, Lines]) -> None:
+    """The lines read at once are those `show` gives, on a sample spread over the history."""
+    step = max(1, len(changes) // _SHOWN_SAMPLE)
+    for c in changes[::step]:
+        assert diffs[c.id] == _diff(h, c.id), c
