@@ -36,7 +36,10 @@ class Renamer:
         self._fn: Any = None
         self._mac = sys.platform == "darwin"
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            # The running program's own symbols hold the C library's on Linux (dlopen of
+            # NULL): `find_library("c")` there runs `ldconfig -p` in a child process, which
+            # every daemon start and every write of a command paid (~2 ms of CPU, ~10 ms wall).
+            libc = ctypes.CDLL(ctypes.util.find_library("c") if self._mac else None, use_errno=True)
             if self._mac:
                 fn = libc.renamex_np
                 fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
