@@ -29,7 +29,9 @@ The API (pure functions over `memd.core.models.Turn`; only user turns are read):
   Japanese?", "how do I revert a commit?") are not signals.
 
 Modules: `extract` (the driver), `message` (the user's own words), `common` (sentences,
-questions, pronouns, importances, `Ctx`), `clauses` (an English sentence as clauses, each with
+questions, pronouns, importances, `Ctx`), `units` (a sentence that states and asks, cut into what
+it states and what it asks, each read alone: "I'm allergic to peanuts, can you suggest a snack?"),
+`clauses` (an English sentence as clauses, each with
 its subject — the user, their team, someone else — and whether it is negated or unsure;
 `restore_subject` puts back the "I" a chat message leaves out), `zh_clauses` (the same for
 Chinese, which drops its subject freely: a clause without one continues the clause before, a
@@ -50,7 +52,10 @@ accounts: "my GitHub username is …"), `moves` (a new job, place, role or team 
 starting at Monzo", "they made me head of …", 调到X分公司, 去X报到, 转岗做X), `standing` (a
 standing request read by its structure: addressed to the assistant and lasting, keyed by its
 topic), `corrections` (a correction or a value left behind in a shape no change phrase has:
-"不是X，是Y", "我记错了，是Y", "it's Y, not X", "X is history", "X 我早就不用了"), `general` (the
+"不是X，是Y", "我记错了，是Y", "it's Y, not X", "X is history", "X 我早就不用了"), `holds` (a new value read by
+its structure: a clause about the user saying a state now holds — "First week at Mollie", "it's
+NixOS now", "组里已经转到 Go 了" — keyed by its value's class, replacing the session's earlier value of
+that class), `general` (the
 floor under them all: a first-person statement no rule read, kept as it stands, keyed by its
 structure — the head noun after "my"/"我的", the class of the value it names), `points` and
 `signals`; `sameness` (`same_fact(a, b)`:

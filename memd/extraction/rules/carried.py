@@ -54,6 +54,7 @@ from memd.extraction.rules.common import (
     IMP_ROLE,
     IMP_SWITCH,
     NOT_ORGS,
+    ZH_NOT_ORG_RE,
     Ctx,
     article,
     clean,
@@ -190,7 +191,7 @@ def _employer(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | 
     org = clean(m.group("org"))
     if not org or is_place(org) or lookup_tech(org) is not None:
         return None
-    if zh and _ZH_NOT_ORG_RE.search(org):
+    if zh and (_ZH_NOT_ORG_RE.search(org) or ZH_NOT_ORG_RE.search(org)):
         return None
     if not zh and (org.split()[0].lower() in NOT_ORGS or org.lower() in _NOT_PLACES):
         return None

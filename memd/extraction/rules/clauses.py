@@ -82,6 +82,10 @@ _OTHER_NOUNS = (
 _SUBJECT_RE = re.compile(
     r"(?P<other>\b(?:my|our|his|her|their)\s+(?:[\w\-]+\s+)?(?:" + _OTHER_NOUNS + r")\b"
     # "the intern", "the new hire": one person named by a role (not "the users" of a product)
+    # "A former colleague, Rahul, just joined Canva": a relation named with an article
+    r"|^(?:an?|one\s+of\s+my|one\s+of\s+our)\s+(?:[\w\-]+\s+)?(?:colleagues?|co-?workers?"
+    r"|friends?|manager|boss|team-?mates?|classmates?|neighbou?rs?|cousin|clients?|customers?"
+    r"|mentor|ex-colleague|acquaintance|contact)\b"
     r"|^(?:the)\s+(?:new\s+)?(?:interns?|hires?|contractors?|manager|boss|cto|ceo|trainee|junior"
     r"|guy|girl|designer|lead)\b"
     r"|\b(?:he|she|they|he's|she's|they're|someone|somebody|everyone|everybody|people|you"
@@ -241,13 +245,25 @@ _OPENS_DROPPED_RE = re.compile(
 )
 
 
+def someone_else_named(parts: list[str]) -> bool:
+    """Whether a clause of `parts` has a third person as its subject."""
+    return any(someone_else(p) for p in parts)
+
+
 def restore_subject(parts: list[str]) -> list[str]:
     """Clauses with the "I" a chat message left out put back, for the rules that read "I …":
     "moved to Berlin" → "I moved to Berlin"; "I'm Canadian but live in Amsterdam" → the clause
     as it was and "I live in Amsterdam". A verb after someone else's clause stays theirs."""
     out: list[str] = []
+    last = "none"
     for part in parts:
-        out.append("I " + part if _OPENS_DROPPED_RE.match(part) else part)
+        own = subject_of(part)
+        last = last if own == "none" else own
+        if _OPENS_DROPPED_RE.match(part):
+            # The subject left out is the one before: "A former colleague, Rahul, just joined
+            # Canva" is his move, not the user's.
+            part = ("They " if last == "other" and someone_else_named(parts) else "I ") + part
+        out.append(part)
         head, *rest = _CONTINUE_SPLIT_RE.split(part)
         if rest and subject_of(head) in ("I", "we"):
             out += ["I " + piece for piece in rest]

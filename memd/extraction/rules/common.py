@@ -32,8 +32,9 @@ IMP_TASK = 3
 # ---------------------------------------------------------------------------
 # Sentences, questions, pronouns
 
-# "." ends a sentence only before whitespace, so "Next.js" and "3.11" stay whole.
-SENTENCE_RE = re.compile(r"(?:[^.!?。！？；;\n]|\.(?=\S))+[.!?。！？；;]*")
+# "." ends a sentence only before whitespace, so "Next.js" and "3.11" stay whole; "!" not before a
+# word character ("Pop!_OS").
+SENTENCE_RE = re.compile(r"(?:[^.!?。！？；;\n]|\.(?=\S)|!(?=\w))+[.!?。！？；;]*")
 CLAUSE_SPLIT_RE = re.compile(r"[，,、：:]")
 _EN_QUESTION_START_RE = re.compile(
     r"^\s*(?:what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|am|was|were"
@@ -161,6 +162,13 @@ class Ctx:
 
 
 Rule = Callable[[str, Ctx], Iterator[ExtractedMemory]]
+
+# What the slot of an employer can hold in Chinese that names none: a span of time ("入职一周"),
+# a change ("在改成十点上班") and a clock time.
+ZH_NOT_ORG_RE = re.compile(
+    r"^[一二两三四五六七八九十半几\d]+(?:个)?(?:天|周|星期|礼拜|月|年|小时)|^(?:改|换|调|转)"
+    r"|[\d一二两三四五六七八九十]点"
+)
 
 # Capitalised words that start a sentence but never name an organisation or place.
 

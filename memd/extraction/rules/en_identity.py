@@ -144,7 +144,7 @@ _EN_AGE_RES = (
     re.compile(
         r"\b(?:I'm|I\s+am|Im)\s+(?P<age>\d{1,3})"
         r"(?:\s*(?:years?|yrs?)(?:\s+|-)old\b|\s*y/?o\b"
-        r"|(?=\s*(?:[,.!;]|$|\s+(?:and|but|so|btw|now|this\s+year)\b)))",
+        r"|(?=\s*(?:[,.!;]|$|\s+(?:and|but|so|btw|now|this\s+year|as\s+of|since)\b)))",
         re.I,
     ),
     re.compile(r"\bI\s+(?:just\s+)?turned\s+(?P<age>\d{1,3})\b", re.I),

@@ -48,6 +48,7 @@ from memd.extraction.rules.en_tools import (
     en_tools,
 )
 from memd.extraction.rules.general import covered, en_general, zh_general
+from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.mentions import (
     en_dropped,
     en_labelled,
@@ -63,6 +64,7 @@ from memd.extraction.rules.standing import en_standing, zh_standing
 from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.traits import account, en_condition, zh_condition
+from memd.extraction.rules.units import units
 from memd.extraction.rules.zh_clauses import zh_clauses
 from memd.extraction.rules.zh_identity import zh_age, zh_family, zh_location, zh_name, zh_work
 from memd.extraction.rules.zh_preferences import zh_preference
@@ -306,9 +308,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         ctx = Ctx(turn_id=turn.turn_id, today=today, session=session)
         start = len(out)
         words = own_words(redact(turn.text))
-        for sentence in SENTENCE_RE.findall(words):
-            if not sentence.strip():
-                continue
+        # A sentence that states and asks is read part by part: its statements alone.
+        parts = (u.text for s in SENTENCE_RE.findall(words) if s.strip() for u in units(s))
+        for sentence in parts:
             said: list[ExtractedMemory] = []
             # The sentence's own readings first; then, with what they gave in `said`, the new
             # values it states for keys the session holds (read lazily, once they are known).
@@ -341,6 +343,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         if not apply_changes(words, ctx, out, start):
             # A correction or a value left behind in a shape no change phrase has.
             apply_corrections(words, ctx, out, start)
+        # A value the turn says now holds replaces the session's earlier one of its class.
+        apply_holds(words, ctx, out, start)
         seen.update(m.content.casefold() for m in out[start:])
     return out
 

@@ -426,7 +426,8 @@ def zh_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
     text = sentence.strip().rstrip("。！!；;")
     if not text or is_question(text) or ZH_OTHER_RE.search(text) or "你" in text:
         return
-    clauses = [c.strip() for c in re.split(r"[，,、：:]", text) if c.strip()]
+    # not at 、: "每周二、四晚上" is one time
+    clauses = [c.strip() for c in re.split(r"[，,：:]", text) if c.strip()]
     for i, clause in enumerate(clauses):
         memory = _zh_clause(clause, ctx, i == 0)
         if memory is not None:

@@ -47,7 +47,7 @@ from memd.extraction.rules.tech import (
 )
 from memd.extraction.rules.zh_clauses import ZH_OTHER_RE, zh_clauses
 
-_WORD_RE = re.compile(r"[A-Za-z][\w.+#\-]*[\w+#]|[A-Za-z]")
+_WORD_RE = re.compile(r"[A-Za-z][\w.+#!\-]*[\w+#]|[A-Za-z]")
 _USED_CATEGORIES = frozenset({"language", "framework", "platform", "tool", "editor", "os", "shell"})
 # "MySQL 5.7", "Vue 3": the version said right after a name is part of what is used.
 _VERSION_AFTER_RE = re.compile(r"\s*v?(?P<v>\d+(?:\.\d+)*)(?![\w.%]|\s*(?:个|岁|spaces?|years?)\b)")

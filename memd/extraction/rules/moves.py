@@ -21,6 +21,7 @@ from memd.extraction.rules.common import (
     IMP_EMPLOYER,
     IMP_ROLE,
     SPOKEN_LANGUAGES,
+    ZH_NOT_ORG_RE,
     Ctx,
     article,
     is_question,
@@ -41,7 +42,8 @@ _EN_UNSURE_RE = re.compile(
 )
 _EN_STARTED_AT_RE = re.compile(r"\b(?:starting|started)\s+(?:at|with)\s+(?P<org>" + _NAME + r")")
 _EN_MADE_ME_RE = re.compile(
-    r"\b(?:made|promoted|named|appointed)\s+me\s+(?:the\s+|a\s+|an\s+|to\s+)?"
+    r"\b(?:(?:made|promoted|named|appointed)\s+me|(?:moved|switched|transferred)\s+me\s+"
+    r"(?:over\s+|across\s+)?to)\s+(?:the\s+|a\s+|an\s+|to\s+)?"
     r"(?P<role>[a-z][a-z\- ]{2,40}?)(?=\s+(?:last|this|in|at|on|as\s+of|yesterday|today)\b|[,.;]|$)",
     re.I,
 )
@@ -110,7 +112,7 @@ def zh_moves(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]]:
         x = m.group("x").strip()
         if is_place(x):
             yield m.group(0), ctx.mem(f"用户在{x}工作", "personal", IMP_CITY, subject="city")
-        elif m.group("kind") != "分公司" and not lookup_tech(x):
+        elif m.group("kind") != "分公司" and not lookup_tech(x) and not ZH_NOT_ORG_RE.search(x):
             yield m.group(0), ctx.mem(f"用户在{x}工作", "personal", IMP_EMPLOYER,
                                       subject="employer")  # fmt: skip
     m = _ZH_ROLE_RE.search(text)

@@ -256,7 +256,7 @@ _ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|alongside|plus)\b|ä¹Ÿ|è
 PLATFORM_GROUPS = {
     "cloud": frozenset(
         "aws gcp azure digitalocean linode hetzner heroku vercel netlify fly.io render railway"
-        " cloudflare oracle cloud google cloud".split()
+        " cloudflare oracle cloud google cloud ovh ovhcloud vultr scaleway akamai".split()
     ),
     "code-host": frozenset("github gitlab bitbucket gitea codeberg".split()),
 }

@@ -138,10 +138,22 @@ _EN_ALLERGY_RE = re.compile(
 )
 
 
+# The allergy named as a noun: "I have a tree-nut allergy", "I've got a bad pollen allergy".
+_EN_ALLERGY_NOUN_RE = re.compile(
+    r"\bI\s+(?:have|'ve\s+got|have\s+got|got)\s+(?:an?\s+)?(?:(?:severe|bad|mild|serious|slight)\s+)?"
+    r"(?P<what>[\w\-]+(?:\s+[\w\-]+)?)\s+(?:allergy|allergies|intolerance)\b",
+    re.I,
+)
+
+
 def _en_diet(text: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if a := _EN_ALLERGY_RE.search(text):
         # Several allergies are several facts: no key.
         yield ctx.mem(f"User is allergic to {a.group('what')}", "personal", IMP_DIET)
+    elif a := _EN_ALLERGY_NOUN_RE.search(text):
+        yield ctx.mem(
+            f"User has a {a.group('what')} {a.group(0).split()[-1]}", "personal", IMP_DIET
+        )
     for pattern in _EN_DIET_RES:
         m = pattern.search(text)
         if m is None:

@@ -115,6 +115,42 @@ TECH: dict[str, _Tech] = {
     **_techs(
         "platform", "tool:database", "PostgreSQL|Postgres|MySQL|MariaDB|SQLite|MongoDB|Oracle"
     ),
+    # Beyond the common ones: the distributions, shells, CI services, databases, runtimes,
+    # schedulers, editors, terminals and browsers a person names as theirs, so a
+    # value in any of them has the key of its kind.
+    **_techs(
+        "os",
+        "os",
+        "Pop!_OS|Linux Mint|Manjaro|openSUSE|NixOS|Gentoo|CentOS|Rocky Linux|AlmaLinux|RHEL"
+        "|elementary OS|Kali Linux|FreeBSD|OpenBSD|ChromeOS|Chrome OS|EndeavourOS"
+        "|Zorin OS|Void Linux|Asahi Linux|Raspberry Pi OS|Alpine Linux|Slackware|Deepin|UOS"
+        "|openEuler|Kylin",
+    ),
+    **_techs("shell", "tool:shell", "ksh|tcsh|csh|Xonsh|Elvish|Git Bash|Oh My Zsh"),
+    **_techs(
+        "tool",
+        "tool:ci",
+        "Semaphore|Semaphore CI|Woodpecker CI|Woodpecker|Bamboo|Travis CI|AppVeyor|Bitrise|Codemagic"
+        "|Concourse|Tekton|Cirrus CI|Codeship|Harness|Cloud Build|CodeBuild|AWS CodeBuild"
+        "|Azure DevOps",
+    ),
+    **_techs(
+        "platform",
+        "tool:database",
+        "CockroachDB|TiDB|OceanBase|SQL Server|MSSQL|Db2|YugabyteDB|PlanetScale|CouchDB|ScyllaDB"
+        "|TimescaleDB|Couchbase|Firestore|Amazon Aurora|Spanner|Cosmos DB|CosmosDB|SingleStore|PolarDB"
+        "|GaussDB|达梦|人大金仓|Informix|Sybase|FoundationDB|SurrealDB|RethinkDB|Percona",
+    ),
+    **_techs("tool", "runtime:python", "CPython|PyPy|Jython|GraalPy|MicroPython|IronPython"),
+    **_techs("framework", "tool:orchestrator", "Airflow|Dagster|Prefect|Temporal|Argo Workflows"),
+    **_techs(
+        "editor",
+        "editor",
+        "Eclipse|NetBeans|RubyMine|CLion|Rider|PhpStorm|DataGrip|Fleet|Lapce|Kakoune|Notepad++"
+        "|Geany|BBEdit|TextMate|Atom|Spyder|RStudio|DataSpell|Thonny|HBuilderX",
+    ),
+    **_techs("tool", "tool:terminal", "Terminator|Tilix|Termius|MobaXterm|Xshell"),
+    **_techs("tool", "browser", "Vivaldi|Opera|Chromium|LibreWolf|Tor Browser|Zen Browser"),
     # Apps people are "in" all day: never a place or an employer.
     **_techs("app", "", "Slack|Zoom|Teams|Jira|Notion|Figma|Linear|Discord|Excel"),
 }
@@ -136,6 +172,13 @@ _ALIASES = {
     "macbook": "macOS",
     "macbook pro": "macOS",
     "macbook air": "macOS",
+    "pop os": "Pop!_OS",
+    "popos": "Pop!_OS",
+    "pop_os": "Pop!_OS",
+    "pop!os": "Pop!_OS",
+    "cockroach": "CockroachDB",
+    "mint": "Linux Mint",
+    "suse": "openSUSE",
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os", "shell"})
 # Tools one picks for oneself, like an editor: the terminal, the browser.
@@ -237,7 +280,9 @@ def lookup_tech(item: str) -> _Tech | None:
 _EVERYDAY_WORDS = frozenset(
     "go make swift dart express spring click echo fiber phoenix unity lambda helm arc edge brave"
     " warp kitty fish bun node cargo black linear teams zoom notion excel spark r c next rest"
-    " remix astro bootstrap ember d3 git".split()
+    " remix astro bootstrap ember d3 git semaphore drone bamboo travis harness aurora spanner atom"
+    " rider fleet kate rio opera mint concourse temporal luigi prefect eclipse"
+    " terminator woodpecker informix percona".split()
 )
 
 

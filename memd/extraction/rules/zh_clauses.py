@@ -36,7 +36,10 @@ ZH_OTHER_WORDS = (
     r"|舍友|实习生|下属|组员|新人"
 )
 # "新来的同事", "隔壁组的那个实习生": a relation or colleague named with who they are.
-_WHICH = r"(?:新来的|刚来的|刚入职的|那个|这个|隔壁组?的?|组里的?|公司的?|团队的?)*"
+_WHICH = (
+    r"(?:新来的|刚来的|刚入职的|那个|这个|隔壁组?的?|组里的?|公司的?|团队的?|大学|高中|初中|小学"
+    r"|研究生|以前的?|之前的?|前|老|好)*"
+)
 ZH_OTHER_RE = re.compile(ZH_OTHER_WORDS)
 _WE_RE = re.compile(r"^(?:我们|咱们|本团队|团队|我们组|我们团队|组里|公司里?|我司)")
 _I_RE = re.compile(r"^(?:我|本人)")

@@ -15,6 +15,7 @@ from memd.extraction.rules.common import (
     IMP_HOMETOWN,
     IMP_NAME,
     IMP_ROLE,
+    ZH_NOT_ORG_RE,
     Ctx,
     clean,
 )
@@ -119,19 +120,31 @@ _ZH_STUDYING_RE = re.compile(
 )
 
 
+_SINCE_RE = re.compile(
+    r"(?:快|近|将近|差不多|刚)?[一二两三四五六七八九十半几\d]+个?多?(?:天|周|星期|礼拜|月|年)多?$"
+)
+
+
 def zh_work(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     org = role = ""
     jm = _ZH_JOIN_RE.search(clause)
-    if jm is not None and not _is_zh_place(jm.group("org")):
-        org = jm.group("org")
+    if (
+        jm is not None
+        and not _is_zh_place(jm.group("org"))
+        and not ZH_NOT_ORG_RE.search(jm.group("org"))
+    ):
+        # "入职米哈游快一个月了": the time since is no part of the name
+        org = _SINCE_RE.sub("", jm.group("org")) or jm.group("org")
         role = clean(jm.group("role") or jm.group("role2") or "")
     m = None if org else _ZH_WORK_RE.search(clause)
     if m:
         candidate = m.group("org")
         if _is_zh_place(candidate):
             yield ctx.mem(f"用户在{candidate}工作", "personal", IMP_CITY, subject="city")
-        elif not re.search(r"家|这|那|公司$", candidate) and not _ZH_PLAIN_PLACE_RE.match(
-            candidate
+        elif not (
+            re.search(r"家|这|那|公司$", candidate)
+            or _ZH_PLAIN_PLACE_RE.match(candidate)
+            or ZH_NOT_ORG_RE.search(candidate)
         ):
             org = candidate
         role = clean(m.group("role1") or m.group("role2") or "")
