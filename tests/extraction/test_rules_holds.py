@@ -49,6 +49,15 @@ from tests.extraction.session import extract
         ("我在百度上班。", "入职京东快两个月了。", "百度", "京东"),
         ("我们的 CI 用的是 Jenkins。", "现在流水线全在蓝鲸上跑了。", "Jenkins", "蓝鲸"),
         ("我一般晚上十二点睡。", "最近改成早睡了，晚上十点就睡。", "十二点", "十点"),
+        # the earlier value in a statement only the general reader keeps: a head noun of who the
+        # user is ("my day job is …"), a time of day
+        (
+            "My day job is data analyst, mostly dashboards.",
+            "They switched me across to product manager as of May.",
+            "data analyst",
+            "product manager",
+        ),
+        ("我写副业一般过了十二点才动手。", "最近改成早起了，早上七点起来写。", "十二点", "七点"),
     ],
 )
 def test_a_value_that_now_holds_replaces_the_earlier_one_of_its_class(
@@ -93,7 +102,33 @@ def test_what_is_not_the_users_new_value_replaces_nothing(first: str, later: str
         "Change the start time in the config to 10 now.",
         "我同事现在在字节。",
         "把 CI 配置里的 Jenkins 换成 GitLab CI。",
+        # a colon inside a name is no clause break: the request stays whole
+        "把镜像从 node:18 改成 node:22-alpine。",
     ],
 )
 def test_alone_such_a_clause_states_nothing_of_the_user(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        # "it's not X, it's Y": the correction "it's Y, not X" the other way round
+        ("My editor is Vim.", "I got that wrong: it's not Vim, it's Helix.", "Vim", "Helix"),
+        ("My shell is zsh.", "Sorry, not zsh but fish.", "zsh", "fish"),
+        # a bare 不对 with the right place: it corrects the one place of the last statement
+        ("我住在南宁。", "不对，应该是桂林，刚才打错了。", "南宁", "桂林"),
+    ],
+)
+def test_a_correction_in_another_order_replaces_the_value(
+    first: str, later: str, old: str, new: str
+) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
+    assert olds and news and olds[-1].subject == news[-1].subject, memories
+
+
+def test_it_is_not_that_a_thing_is_bad_corrects_nothing() -> None:
+    memories = extract("My shell is zsh.", "It's not that zsh is bad, it's just slow.")
+    assert [m.source_turn_ids for m in memories] == [("t0",)]

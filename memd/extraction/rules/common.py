@@ -35,7 +35,8 @@ IMP_TASK = 3
 # "." ends a sentence only before whitespace, so "Next.js" and "3.11" stay whole; "!" not before a
 # word character ("Pop!_OS").
 SENTENCE_RE = re.compile(r"(?:[^.!?。！？；;\n]|\.(?=\S)|!(?=\w))+[.!?。！？；;]*")
-CLAUSE_SPLIT_RE = re.compile(r"[，,、：:]")
+# A colon inside a name ("python:3.12", "10:30", "https://") is no clause break.
+CLAUSE_SPLIT_RE = re.compile(r"[，,、：]|:(?![A-Za-z0-9/])")
 _EN_QUESTION_START_RE = re.compile(
     r"^\s*(?:what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|am|was|were"
     r"|can|could|would|will|should|shall|may|might|have|has)\b",

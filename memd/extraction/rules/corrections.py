@@ -30,6 +30,7 @@ from dataclasses import replace
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx
 from memd.extraction.rules.general import head_key
+from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import apply_pair, key_of_old, names_value, usable
 
 _V = r"[A-Za-z0-9](?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?(?:\s+(?-i:[A-Z0-9])(?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?){0,2}"
@@ -42,6 +43,11 @@ _EN_BOTH = tuple(
     re.compile(p, re.I)
     for p in (
         r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r"),?\s+not\s+(?P<old>" + _V + r")\b",
+        # the same the other way round: "it's not Vim, it's Helix", "not Vim but Helix"
+        r"\b(?:it's|it\s+is|its)?\s*not\s+(?P<old>"
+        + _V
+        + r")\s*[,;]?\s+(?:it's|it\s+is|its|but)\s+"
+        r"(?P<new>" + _V + r")",
         r"\bI\s+said\s+(?P<old>" + _V + r")\b[^.]*?\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r")",
         r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _V + r"),?\s+(?:I|we)\s+(?:moved|switched|migrated)"
         r"\s+(?:off(?:\s+of)?|away\s+from)\s+(?P<old>" + _V + r")",
@@ -67,7 +73,7 @@ _ZH_BOTH = tuple(
     )
 )
 _ZH_BARE = re.compile(
-    r"(?:记错了|说错了|搞错了|写错了|口误|说反了)[，,]?\s*(?:应该|其实)?是\s*(?:在\s*)?(?P<new>"
+    r"(?:记错了|说错了|搞错了|写错了|口误|说反了|^不对)[，,]?\s*(?:应该|其实)?是\s*(?:在\s*)?(?P<new>"
     + _Z
     + r")"
     + _ZEND
@@ -222,6 +228,11 @@ def _wrong_value(
         named = _named_again(content, rest)
         if named:
             return named
+    # a place for a place: "不对，应该是桂林" after "我住在南宁" (a short Chinese name the gazetteer
+    # may not hold corrects the one place the last statement names)
+    places = [p for content in last[:1] for p in _places(content) if p != new]
+    if len(places) == 1 and (is_place(new) or re.fullmatch(r"[\u4e00-\u9fff]{2,4}", new)):
+        return places[0]
     kind = _NUM_RE if _NUM_RE.fullmatch(new) else _LATIN_RE if _LATIN_RE.fullmatch(new) else None
     if kind is None:
         return ""
@@ -232,6 +243,18 @@ def _wrong_value(
         if len(found) == 1:
             return found[0]
     return ""
+
+
+def _places(content: str) -> list[str]:
+    """The places a memory's text names (Latin words, or runs of two to four Chinese characters)."""
+    found = [w for w in re.findall(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?", content) if is_place(w)]
+    for size in (4, 3, 2):
+        for i in range(len(content) - size + 1):
+            part = content[i : i + size]
+            cjk = re.fullmatch(r"[\u4e00-\u9fff]+", part)
+            if cjk and is_place(part) and not any(part in f for f in found):
+                found.append(part)
+    return found
 
 
 def _named_again(content: str, rest: str) -> str:

@@ -105,11 +105,13 @@ _SKILL_KEYS = frozenset({"tool:ci", "tool:database", "tool:hosting"})
 
 
 def _head_key(head: str, heads: tuple[tuple[re.Pattern[str], str], ...]) -> str | None:
-    """The key a head noun has, "" when it is known to have none, None when it is unknown."""
+    """The key a head noun has, "" when it is known to have none, None when it is unknown; a
+    head of two words has its last word's ("day job" → `role`)."""
     for rx, key in heads:
         if rx.search(head):
             return key
-    return None
+    last = head.split()[-1] if " " in head.strip() else ""
+    return _head_key(last, heads) if last else None
 
 
 def head_key(head: str, *, zh: bool) -> str:
@@ -273,7 +275,7 @@ def _en_clause(text: str, ctx: Ctx) -> ExtractedMemory | None:
     habit = bool(_EN_HABIT_RE.search(text) or _EN_OBJECT_HEAD_RE.search(text))
     if _EN_PAST_RE.search(text) and not key:
         return None  # an event ("we moved the meeting to Friday") naming nothing of a known kind
-    if not (names or key or habit or _NUMBER_RE.search(text)):
+    if not (names or key or habit or _NUMBER_RE.search(text) or _named_by_head(text, head)):
         return None  # nothing named: "I'm tired", "our CI is broken"
     verb = _EN_SUBJECT_VERB_RE.match(text)
     if not (head or verb or habit or shaped):
@@ -282,6 +284,22 @@ def _en_clause(text: str, ctx: Ctx) -> ExtractedMemory | None:
     key = key or _en_fallback_key(text, head, names)
     type_ = _en_type(text, key, kind, verb.group("verb").casefold() if verb else "")
     return ctx.mem(_en_content(text), type_, _importance(type_), subject=key)
+
+
+# The complement of "my job is …" that names a thing: a noun phrase, not a quality ("stressful",
+# "really busy").
+_EN_COMPLEMENT_RE = re.compile(
+    r"\b(?:is|'s)\s+(?:an?\s+|the\s+)?(?!(?:\w+ly|very|so|too|quite|pretty|super|kind|a\s+bit|not"
+    r"|still|also|just)\b)(?P<what>[a-z][\w\-]*\s+[a-z][\w\-]*)",
+    re.I,
+)
+
+
+def _named_by_head(text: str, head: str) -> bool:
+    """ "My day job is support engineer": a head noun of who the user is, and a noun phrase."""
+    if _head_key(head, _EN_HEAD_RES) not in _PERSONAL_KEYS:
+        return False
+    return bool(_EN_COMPLEMENT_RE.search(text))
 
 
 def _en_value_key(text: str, names: list[str]) -> tuple[str, str, bool]:
@@ -427,7 +445,7 @@ def zh_general(sentence: str, ctx: Ctx) -> Iterator[Read]:
     if not text or is_question(text) or ZH_OTHER_RE.search(text) or "你" in text:
         return
     # not at 、: "每周二、四晚上" is one time
-    clauses = [c.strip() for c in re.split(r"[，,：:]", text) if c.strip()]
+    clauses = [c.strip() for c in re.split(r"[，,：]|:(?![A-Za-z0-9/])", text) if c.strip()]
     for i, clause in enumerate(clauses):
         memory = _zh_clause(clause, ctx, i == 0)
         if memory is not None:

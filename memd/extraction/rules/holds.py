@@ -103,7 +103,11 @@ def memory_class(memory: ExtractedMemory) -> str:
     zh = bool(CJK_RE.search(memory.content))
     names = techs_in(memory.content, english=not zh)
     classes = {tech_class(n) for n in names} - {""}
-    return classes.pop() if len(classes) == 1 else ""
+    if len(classes) == 1:
+        return classes.pop()
+    # a time of day the user does something at: "一般过了十一点才开工", "I log on at 7am"
+    clock = _ZH_CLOCK_RE if zh else _EN_CLOCK_RE
+    return "schedule" if not names and clock.search(memory.content) else ""
 
 
 # -- English ------------------------------------------------------------------------------------
@@ -243,7 +247,7 @@ _ZH_NOW_RE = re.compile(
     r"现在|如今|目前|已经|改成|换成|换到|转到|改用|换用|开始|入职|定居|这阵子|最近|现已|迁到|迁移到|切到"
     r"|切换到|升级到|升到|用上了"
 )
-_ZH_CUT_RE = re.compile(r"[，,；;：:]")
+_ZH_CUT_RE = re.compile(r"[，,；;：]|:(?![A-Za-z0-9/])")
 _ZH_UNSURE_RE = re.compile(
     r"如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|应该|希望|计划|下周|下个月|明年|以后|将来|听说|据说"
     r"|不|没|别|吗|呢|把|帮|请|麻烦|你|也|还"

@@ -174,7 +174,7 @@ _ZH_UNSURE_RE = re.compile(
     # tried once, read about, a plan for next week: no use of it yet
     r"|试了|试用|一本|书|文章|教程|视频|下周|下个月|明天"
 )
-_ZH_CLAUSE_RE = re.compile(r"[，,；;：:]")
+_ZH_CLAUSE_RE = re.compile(r"[，,；;：]|:(?![A-Za-z0-9/])")
 
 
 def zh_mentions(sentence: str, ctx: Ctx, named: str = "") -> Iterator[ExtractedMemory]:

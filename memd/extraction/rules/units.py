@@ -31,7 +31,7 @@ _EN_CUT_RE = re.compile(
     r"\s*(?:,|;|:|\s[—–-]\s|—|–)\s*|\s+(?=(?:so|but|and\s+then|anyway|btw)\s)", re.I
 )
 _ZH_CUT_RE = re.compile(
-    r"\s*[，,；;：:]\s*|(?<=[\u3400-\u9fff])(?=(?:然后|不过|所以|但是)[\u3400-\u9fff])"
+    r"\s*(?:[，,；;：]|:(?![A-Za-z0-9/]))\s*|(?<=[\u3400-\u9fff])(?=(?:然后|不过|所以|但是)[\u3400-\u9fff])"
 )
 _EN_LEAD_RE = re.compile(
     r"^(?:(?:so|but|and|then|also|anyway|btw|oh|ok|okay|well|now|just|quick\s+question)\b[\s,]*)+",
