@@ -398,6 +398,9 @@ OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn": (0.0, 0.25, 0.
 FLOOR_K = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 FULL_K = (1.0, 2.0, 3.0)  # how many standard deviations above the floor a full match is
 SUPPORTED_K = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
+# How far below the mean cosine of unrelated pairs a hit full text found only through the
+# bridge may be (`memd.semantic.recipe.BRIDGED_ONLY_SD`); -inf: no such limit.
+BRIDGED_K = (float("-inf"), -1.5, -1.0, -0.75, -0.5, -0.25, 0.0, 0.5, 1.0)
 
 
 def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
@@ -409,8 +412,8 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
     from memd.semantic import recipe
 
     st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND=kind))
-    saved = recipe.VECTOR_SCALE, recipe.SUPPORTED_SD
-    recipe.VECTOR_SCALE, recipe.SUPPORTED_SD = {}, -1e9
+    saved = recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD
+    recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD = {}, -1e9, float("-inf")
     try:
         with readonly_engine(st) as eng:
             sem = eng.semantic.recall if kind != "off" else None
@@ -418,7 +421,7 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
             conn = eng.store.read()
             return [ranking.gather(conn, q.text, depth=depth, semantic=sem) for q in qs]
     finally:
-        recipe.VECTOR_SCALE, recipe.SUPPORTED_SD = saved
+        recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD = saved
 
 
 def cosine_stats(home: Path, qs: list[Query]) -> dict[tuple[Script, Script], tuple[float, float]]:
@@ -469,8 +472,8 @@ def steadiest(grid: list[dict[str, Any]], objective: Callable[[dict[str, Any]], 
 def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[str, Any]:
     """The ranking's constants that do best on `fold` (the mean of top-1 and top-3 over both
     daemons), by coordinate search — the tier priors on a grid with the rest fixed, then how
-    much of a hit's score is its own match, then the vector scale, twice over; the other fold
-    is never read."""
+    much of a hit's score is its own match, then the vector scale, then how far from the query
+    a hit found only through the bridge may be, twice over; the other fold is never read."""
     from memd.conversations import ranking
     from memd.semantic import recipe
 
@@ -478,13 +481,15 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
     stats = cosine_stats(homes, qs)
     found = {k: gathered(homes, k, qs) for k in ("off", "packaged")}
     cfg: dict[str, Any] = {"priors": dict(ranking.PRIORS), "own": dict(ranking.OWN_MATCH),
-                           "floor_k": 2.5, "full_k": 4.5, "supported_k": recipe.SUPPORTED_SD}  # fmt: skip
+                           "floor_k": 2.5, "full_k": 4.5, "supported_k": recipe.SUPPORTED_SD,
+                           "bridged_k": recipe.BRIDGED_ONLY_SD}  # fmt: skip
 
     def objective(c: dict[str, Any]) -> float:
         recipe.VECTOR_SCALE = {
             p: (mu + c["floor_k"] * sd, mu + c["full_k"] * sd) for p, (mu, sd) in stats.items()
         }
         recipe.SUPPORTED_SD = c["supported_k"]
+        recipe.BRIDGED_ONLY_SD = c["bridged_k"]
         res = {k: evaluate(qs, f, convs, c["priors"], c["own"]) for k, f in found.items()}
         return statistics.fmean(r["top1"] + r["top3"] for r in res.values())
 
@@ -495,6 +500,7 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
                for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
         yield [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
         yield [{**cfg, "supported_k": k} for k in SUPPORTED_K]
+        yield [{**cfg, "bridged_k": k} for k in BRIDGED_K]
 
     for _ in range(2):
         for grid in options():

@@ -83,6 +83,14 @@ to full-text evidence: a turn of a session, or a section of a file, that full te
 Chosen on each LoCoMo fold's training conversations (`bench/locomo_tune.py`), where every
 question has its answer in scope and such turns carry it; a vector hit with no word of the
 query anywhere near it has only `FLOOR_SD` to stand on."""
+BRIDGED_ONLY_SD = -0.25
+"""A document that full text found only through the query's bridge (``fts:bridged``, not the
+query as typed) is not shown by `search` and `recall` when its vector's cosine, where known,
+stands below this many standard deviations around the mean of unrelated pairs: the dictionary
+carries every sense of a word ("天": day, sky), so one sense matched is weak evidence, and the
+vector, which read the whole question, says the text is less like it than an unrelated one is.
+Chosen on the ranking set's fold A (`bench/ranking.py --tune A`, the middle of the values
+that do best there); LoCoMo's conversations 0-2 checked: the same recall@10 as without it."""
 VECTOR_SCALE: Mapping[tuple[Script, Script], tuple[float, float]] = {
     pair: (mu + FLOOR_SD * sd, mu + FULL_SD * sd) for pair, (mu, sd) in COSINE_STATS.items()
 }
@@ -108,6 +116,13 @@ def close_enough(
         mu, sd = COSINE_STATS.get((query_script, doc_script), (-1.0, 0.0))
         return cosine >= mu + SUPPORTED_SD * sd
     return cosine >= VECTOR_SCALE.get((query_script, doc_script), DEFAULT_SCALE)[0]
+
+
+def bridge_too_far(query_script: Script, doc_script: Script, cosine: float) -> bool:
+    """Whether a document full text found only through the query's bridge is further from
+    the query in meaning than `BRIDGED_ONLY_SD` allows."""
+    mu, sd = COSINE_STATS.get((query_script, doc_script), (-1.0, 0.0))
+    return cosine < mu + BRIDGED_ONLY_SD * sd
 
 
 def similarity(query_script: Script, doc_script: Script, cosine: float) -> float:

@@ -38,7 +38,17 @@ from memd.semantic.base import Embedder
 from memd.semantic.bridge import Dictionary
 from memd.semantic.errors import EmbeddingError
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script
-from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights, close_enough, fuse, plan
+from memd.semantic.recipe import (
+    DEPTH,
+    FTS_BRIDGED,
+    VECTOR,
+    Plan,
+    Weights,
+    bridge_too_far,
+    close_enough,
+    fuse,
+    plan,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -359,12 +369,16 @@ class SemanticRecall:
         script: Script,
         supported: bool = False,
     ) -> bool:
-        """Whether a hit of `search` or `recall` is shown: one a full-text list found always,
-        one found by its vector alone when its cosine reaches the calibrated floor for the
-        query's script and its own (`memd.semantic.recipe.close_enough`; a lower one when
-        full text found its session or file: `supported`)."""
-        if any(name != VECTOR for name in found_by):
+        """Whether a hit of `search` or `recall` is shown: one the query as typed found always,
+        one found through its bridge alone unless its cosine is known and below
+        `memd.semantic.recipe.BRIDGED_ONLY_SD` (`bridge_too_far`), one found by its vector
+        alone when its cosine reaches the calibrated floor for the query's script and its own
+        (`memd.semantic.recipe.close_enough`; a lower one when full text found its session or
+        file: `supported`)."""
+        if any(name not in (VECTOR, FTS_BRIDGED) for name in found_by):
             return True
+        if FTS_BRIDGED in found_by:
+            return cosine is None or not bridge_too_far(p.script, script, cosine)
         return cosine is not None and close_enough(p.script, script, cosine, supported)
 
     @staticmethod
