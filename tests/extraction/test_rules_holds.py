@@ -58,6 +58,15 @@ from tests.extraction.session import extract
             "product manager",
         ),
         ("我写副业一般过了十二点才动手。", "最近改成早起了，早上七点起来写。", "十二点", "七点"),
+        # a JavaScript runtime for a runtime; hours online
+        ("Our API runs on Node.", "We've since moved the API to Bun.", "Node", "Bun"),
+        ("我们的服务跑在 Node 上。", "服务已经全部迁到 Deno 上了。", "Node", "Deno"),
+        (
+            "我每天早上九点到晚上六点在线。",
+            "作息改了，现在是中午十二点到晚上九点在线。",
+            "九点到晚上六点",
+            "十二点",
+        ),  # fmt: skip
     ],
 )
 def test_a_value_that_now_holds_replaces_the_earlier_one_of_its_class(

@@ -119,3 +119,27 @@ def test_someone_elses_news_in_a_clause_without_its_own_subject_is_not_the_users
     text: str,
 ) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # "I've got" is no event; a lead of place or time before the subject
+        (
+            "I've got a standing Monday slot for yoga, so Monday mornings are out for meetings.",
+            "yoga",
+        ),  # fmt: skip
+        ("At home we speak Swahili and English.", "Swahili"),
+        ("On weekdays I speak Tagalog at the office.", "Tagalog"),
+        # a condition on what matters after the statement asks about it
+        ("I mostly work from a library on Mondays, if that matters for the VPN.", "library"),
+    ],
+)
+def test_a_statement_with_a_lead_or_a_condition_after_it_is_kept(text: str, needle: str) -> None:
+    memories = extract(text)
+    assert [m for m in memories if m.type == "personal" and needle in m.content], memories
+
+
+def test_a_condition_that_is_no_ask_leaves_the_sentence_whole() -> None:
+    text = "I know Go better than Python, so whenever there's a choice, Go please."
+    assert [u.text for u in units(text)] == [text]

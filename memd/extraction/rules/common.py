@@ -176,7 +176,12 @@ ZH_NOT_ORG_RE = re.compile(
 # Languages people speak: a course or a reply language, never an employer ("started Japanese").
 SPOKEN_LANGUAGES = frozenset(
     "english chinese mandarin cantonese japanese korean french german spanish portuguese russian"
-    " italian vietnamese arabic hindi dutch swedish polish turkish greek hebrew thai".split()
+    " italian vietnamese arabic hindi dutch swedish polish turkish greek hebrew thai tagalog"
+    " filipino cebuano swahili urdu bengali bangla punjabi tamil telugu marathi gujarati malay"
+    " indonesian persian farsi ukrainian czech hungarian romanian finnish danish norwegian catalan"
+    " basque welsh irish yoruba igbo hausa amharic zulu afrikaans hokkien hakka taiwanese"
+    " shanghainese serbian croatian bulgarian slovak lithuanian latvian estonian icelandic nepali"
+    " sinhala khmer burmese lao mongolian kazakh uzbek georgian armenian albanian".split()
 )
 NOT_ORGS = frozenset(
     "i home the a an night nights weekends weekend monday tuesday wednesday thursday friday "

@@ -216,7 +216,9 @@ _EN_SETUP_RE = re.compile(
     re.I,
 )
 _EN_SUBJECT_VERB_RE = re.compile(
-    r"^(?:I|we)(?:'ve|'m|'re)?\s+(?:(?:\w+ly|all|both|still|also|been)\s+)*(?P<verb>[a-z][\w\-]*)",
+    # a lead that says where or when comes first: "At home we speak …", "On weekdays I …"
+    r"^(?:(?:at|in|on|during|outside|after|before|around|these|most)\s+[\w\-]+(?:\s+[\w\-]+)?,?\s+)?"
+    r"(?:I|we)(?:'ve|'m|'re)?\s+(?:(?:\w+ly|all|both|still|also|been)\s+)*(?P<verb>[a-z][\w\-]*)",
     re.I,
 )
 # Verbs of using something: their object is a tool the user works with.
@@ -356,7 +358,7 @@ def _en_head(text: str) -> str:
 # all to Hetzner"), not "we moved the meeting to Friday".
 _EN_PAST_RE = re.compile(
     r"\b(?:[a-z]+ed|went|got|had|did|made|took|bought|left|came|saw|met|was|were|began|became"
-    r"|ran|wrote|built|spent|told|gave|found|sold|broke|lost|won|paid)\b",
+    r"|ran|wrote|built|spent|told|gave|found|sold|broke|lost|won|paid)\b(?<!'ve\sgot)(?<!have\sgot)",
     re.I,
 )
 

@@ -69,6 +69,9 @@ class Holds:
 _PREFERENCE_KEYS = frozenset({"editor", "os", "tool:shell", "tool:terminal", "browser", "phone"})
 
 
+_JS_RUNTIMES = frozenset({"node.js", "deno", "bun"})
+
+
 def tech_class(name: str) -> str:
     """The key of the kind of technology `name` is, or "": the lexicon's key, a language's
     `language:primary`, a framework's side, a cloud."""
@@ -84,6 +87,8 @@ def tech_class(name: str) -> str:
         return tech.subject
     if tech.category == "language":
         return primary_key(tech.name)
+    if tech.name.casefold() in _JS_RUNTIMES:
+        return "runtime:js"  # one runtime under a service at a time: Node, Deno, Bun
     if tech.category == "framework":
         side = stack_side(tech.name)
         return f"framework:{side}" if side else ""
@@ -280,7 +285,9 @@ def _zh_value(clause: str) -> tuple[str, str]:
         if key:
             return name, key
     clock = _ZH_CLOCK_RE.search(clause)
-    if clock is not None and re.search(r"上班|下班|开工|收工|起床|起来|睡|开始|工作|干活", clause):
+    if clock is not None and re.search(
+        r"上班|下班|开工|收工|起床|起来|睡|开始|工作|干活|在线|作息", clause
+    ):
         return clock.group("v"), "schedule"
     place = _ZH_PLACE_RE.search(clause)
     if place is not None and is_place(place.group("v")):
@@ -381,9 +388,11 @@ def apply_holds(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
     """Key the turn's new values (`out[start:]`) to the session's earlier memories of the same
     class (see the module); `out` is changed in place."""
     for holds in holds_in(text, ctx):
-        if any(m.type in ("task", "decision") and names_value(m.content, holds.value)
-               for m in out[start:]):  # fmt: skip
-            continue  # a decision revised ("the formatter is now Ruff") is the decisions' to read
+        if any(names_value(m.content, holds.value) and (m.type in ("task", "decision") or
+               m.subject and memory_class(m) != holds.key) for m in out[start:]):  # fmt: skip
+            # a decision revised ("the formatter is now Ruff") is the decisions' to read; a value
+            # a change already keyed ("dropped yarn, it's all Bun now") is the change's
+            continue
         held = _held(out, start, holds.key, holds.value)
         bare = _VERSION_RE.sub("", holds.value) or holds.value  # "Pixel 8" said as "Pixel" too
         if held is None and not holds.own_subject:

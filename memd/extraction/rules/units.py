@@ -137,6 +137,11 @@ _EN_SELF_RE = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|we|we're|we've|our|us)
 _ZH_SELF_RE = re.compile(r"我|咱们")
 
 
+_EN_RELEVANCE_RE = re.compile(
+    r"^(?:if|in\s+case)\s+(?:that|it|this)\s+(?:matters|helps|changes|makes|is\s+relevant)\b", re.I
+)
+
+
 def _supposes(clause: str, zh: bool) -> bool:
     if zh:
         return bool(_ZH_IF_RE.search(_ZH_LEAD_RE.sub("", clause.strip())))
@@ -159,7 +164,9 @@ def units(sentence: str) -> list[Unit]:
         for i, (t, s) in enumerate(zip(texts, supposing, strict=True))
     ):
         return [Unit(sentence, False)]  # "If I move to Leeds, …": nothing holds but in that case
-    if not any(asking):
+    # a condition on what matters ("…, if that matters for the VPN") asks about the statement
+    relevance = [bool(_EN_RELEVANCE_RE.match(t.strip())) for t in texts]
+    if not any(asking) and not any(relevance):
         return [Unit(sentence, False)]
     # "…, if that changes anything": a condition on what is asked, no statement
     asking = [a or s for a, s in zip(asking, supposing, strict=True)]
