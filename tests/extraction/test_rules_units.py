@@ -143,3 +143,29 @@ def test_a_statement_with_a_lead_or_a_condition_after_it_is_kept(text: str, need
 def test_a_condition_that_is_no_ask_leaves_the_sentence_whole() -> None:
     text = "I know Go better than Python, so whenever there's a choice, Go please."
     assert [u.text for u in units(text)] == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # a project named before what it is to the user, beside a request
+        (
+            "Can you review this? It's for Trailhead, my weekend project that tracks hikes.",
+            "Trailhead",
+        ),  # fmt: skip
+        ("The crash is in Lumen, our side thing for invoices.", "Lumen"),
+        # a measure word other than 个 before the name
+        ("我是独立开发者，在做一款叫「云朵笔记」的 App。", "云朵笔记"),
+        ("我们在写一套叫「青鸟」的内部工具。", "青鸟"),
+    ],
+)
+def test_a_project_named_in_passing_is_kept(text: str, needle: str) -> None:
+    memories = extract(text)
+    assert [m for m in memories if m.type == "project" and needle in m.content], memories
+
+
+@pytest.mark.parametrize(
+    "text", ["Sam, my manager, wants this by Friday.", "I sent it to Ravi, our intern."]
+)
+def test_a_person_named_before_who_they_are_is_no_project(text: str) -> None:
+    assert not [m for m in extract(text) if m.type == "project"]

@@ -255,6 +255,12 @@ def en_switch(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 # or "memd that indexes notes" would all become the name.
 _PNAME = r"[\"“'‘]?(?P<name>[A-Za-z0-9][\w.\-]*(?:\s+[A-Z0-9][\w.\-]*){0,3})[\"”'’]?"
 _EN_PROJECT_RES = (
+    # "It's for Ember, my weekend project that tracks hikes": the name, then what it is to the user.
+    re.compile(
+        r"(?P<name>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?),\s+(?i:my|our)\s+"
+        r"(?i:(?:[\w\-]+\s+){0,2}?(?:project|side\s+thing|app|tool|library|game|website|site|bot"
+        r"|startup|product|plugin|extension|package))\b"
+    ),
     re.compile(
         # "I've got a hackathon project called Tidepool": had, as well as made.
         r"(?i:\b(?:working\s+on|building|developing|making|writing|creating|maintaining|started"
