@@ -148,7 +148,9 @@ def timed_pass(
     out["state"] = (b0.get("state"), b1.get("state"))
     out["done"] = (b0.get("done"), b1.get("done"), b1.get("total"))
     out["cpu_s"] = {"on": _cpu_s(sem.pid) - cpu0["on"], "off": _cpu_s(off.pid) - cpu0["off"],
-                    "worker": _cpu_s(worker) - cpu0["worker"] if worker else 0.0}  # fmt: skip
+                    # The model's process may have ended in the pass (idle a minute): its CPU
+                    # is then unknown, not negative.
+                    "worker": max(0.0, _cpu_s(worker) - cpu0["worker"]) if worker else 0.0}  # fmt: skip
     return out
 
 
