@@ -83,6 +83,7 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own10.jsonl", 73, 41, 0),
         ("extraction_own11.jsonl", 88, 49, 0),
         ("extraction_own12.jsonl", 70, 36, 0),
+        ("extraction_own13.jsonl", 56, 27, 0),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
