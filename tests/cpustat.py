@@ -149,8 +149,9 @@ def command_kind(argv: list[str], forked: bool = False) -> str:
 def record(argv: Any, cpu: float, forked: bool = False) -> None:
     """Count an ended child's CPU under its command's kind."""
     argv = [os.fsdecode(a) for a in argv] if isinstance(argv, list | tuple) else [str(argv)]
-    kind = "ended: " + command_kind(argv, forked)
-    _ENDED[kind] = _ENDED.get(kind, 0.0) + cpu
+    kind = command_kind(argv, forked)
+    _ENDED["ended: " + kind] = _ENDED.get("ended: " + kind, 0.0) + cpu
+    _ENDED["ended#: " + kind] = _ENDED.get("ended#: " + kind, 0.0) + 1
 
 
 def _install_reaping_counter() -> None:
@@ -249,7 +250,7 @@ def register(config: pytest.Config) -> None:
 
 
 def _cpu(kinds: dict[str, float]) -> float:
-    return sum(v for k, v in kinds.items() if k != "wall" and not k.startswith("ended: "))
+    return sum(v for k, v in kinds.items() if k != "wall" and not k.startswith("ended"))
 
 
 def _sum(folder: Path) -> dict[str, dict[str, float]]:
@@ -268,12 +269,17 @@ def _by_kind(files: dict[str, dict[str, float]], total: float) -> list[str]:
         for k, v in kinds.items():
             if k != "wall":
                 by_kind[k] = by_kind.get(k, 0.0) + v
-    lines = []
-    for title, ended in (("where (the process tree)", False), ("ended children, by command", True)):
-        lines += ["", f"| {title} | CPU-s | share |", "|---|---|---|"]
-        for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
-            if k.startswith("ended: ") == ended:
-                lines.append(f"| {k.removeprefix('ended: ')} | {v:.1f} | {100 * v / total:.1f}% |")
+    lines = ["", "| where (the process tree) | CPU-s | share |", "|---|---|---|"]
+    for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
+        if not k.startswith("ended"):
+            lines.append(f"| {k} | {v:.1f} | {100 * v / total:.1f}% |")
+    lines += ["", "| ended children, by command | CPU-s | share | processes | CPU-s each |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]):
+        if k.startswith("ended: "):
+            n = by_kind.get("ended#: " + k[7:], 0)
+            each = f"{v / n:.2f}" if n else ""
+            lines.append(f"| {k[7:]} | {v:.1f} | {100 * v / total:.1f}% | {n:.0f} | {each} |")
     return lines
 
 
