@@ -8,7 +8,9 @@ and its last test's end: the CPU of the test process's tree (every live descenda
 plus what each has counted of the children it waited for: a daemon forked by the fork server is
 counted, once it has ended, in the server's), plus the PostgreSQL clusters the process started
 (their server is not its descendant: pg_ctl leaves it to init). A session-scoped fixture's
-start (PostgreSQL, Chromium) counts in the file that first uses it.
+start (PostgreSQL, Chromium) counts in the file that first uses it. A process that leaves the
+tree before it ends (its parent ended first, as a daemon left running by a fork server that
+closed) takes its CPU so far with it: such a file counts less, even below zero.
 
 Each test process writes `cpu-<pid>.json` into the folder at its end; `python -m tests.cpustat
 FOLDER` sums them by file and by kind of process. Off unless the variable is set.

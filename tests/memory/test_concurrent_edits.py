@@ -27,7 +27,12 @@ import pytest
 
 from tests.utils import DaemonProcess, wait_for
 
-pytestmark = pytest.mark.slow  # each test runs for MEMD_STRESS_S seconds: their own step
+pytestmark = [
+    pytest.mark.slow,  # each test runs for MEMD_STRESS_S seconds: their own step
+    # Never beside the real assistants' CLIs (one worker runs this group's files in turn): their
+    # node processes took the CPU the acknowledged-writes floor needs (scripts/test).
+    pytest.mark.xdist_group("cpu-floors"),
+]
 
 SECONDS = float(os.environ.get("MEMD_STRESS_S", "10"))
 HAND_ITEMS = 200
