@@ -113,16 +113,21 @@ def close_enough(
     """Whether a document found by its vector alone is close enough to the query to be shown:
     `VECTOR_SCALE`'s floor, or `SUPPORTED_SD`'s when full text found its session or file."""
     if supported:
-        mu, sd = COSINE_STATS.get((query_script, doc_script), (-1.0, 0.0))
-        return cosine >= mu + SUPPORTED_SD * sd
+        return cosine >= _level(query_script, doc_script, SUPPORTED_SD)
     return cosine >= VECTOR_SCALE.get((query_script, doc_script), DEFAULT_SCALE)[0]
 
 
 def bridge_too_far(query_script: Script, doc_script: Script, cosine: float) -> bool:
     """Whether a document full text found only through the query's bridge is further from
     the query in meaning than `BRIDGED_ONLY_SD` allows."""
+    return cosine < _level(query_script, doc_script, BRIDGED_ONLY_SD)
+
+
+def _level(query_script: Script, doc_script: Script, sds: float) -> float:
+    """The cosine `sds` standard deviations around the mean of unrelated pairs of these
+    scripts (`COSINE_STATS`; -1 for a pair it does not name)."""
     mu, sd = COSINE_STATS.get((query_script, doc_script), (-1.0, 0.0))
-    return cosine < mu + BRIDGED_ONLY_SD * sd
+    return mu + sds * sd
 
 
 def similarity(query_script: Script, doc_script: Script, cosine: float) -> float:
