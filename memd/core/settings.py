@@ -424,10 +424,6 @@ _ENV_ALIASES = {
 _ENV_BOOLS = {"yes": "true", "on": "true", "no": "false", "off": "false"}
 
 
-def _keys() -> list[str]:
-    return [s.key for s in SETTINGS]
-
-
 def restart_required() -> tuple[str, ...]:
     """The keys only a restart applies (the table's `restart` column)."""
     return tuple(s.key for s in SETTINGS if s.restart)
@@ -517,7 +513,9 @@ def load(
             raise ConfigError(f"{cfg}: not valid TOML: {exc}") from exc
         for key, value in flatten(doc, str(cfg)).items():
             if key not in by_key:
-                raise ConfigError(f"{cfg}: unknown setting {key!r}", hint=suggest(key, _keys()))
+                raise ConfigError(
+                    f"{cfg}: unknown setting {key!r}", hint=suggest(key, list(by_key))
+                )
             values[key] = _coerce(by_key[key], value, str(cfg))
     for var, key in _ENV_ALIASES.items():
         if env.get(var):
@@ -527,7 +525,7 @@ def load(
             values[s.key] = _from_env(s, env[s.env], s.env)
     for key, value in (overrides or {}).items():
         if key not in by_key:
-            raise ConfigError(f"unknown setting {key!r}", hint=suggest(key, _keys()))
+            raise ConfigError(f"unknown setting {key!r}", hint=suggest(key, list(by_key)))
         values[key] = _coerce(by_key[key], value, "override")
     kwargs = {_BY_KEY[k].name: v for k, v in values.items()}
     settings = Settings(paths=paths, source=str(cfg) if text is not None else "", **kwargs)
