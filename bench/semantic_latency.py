@@ -154,27 +154,33 @@ def timed_pass(
     return out
 
 
-def _settled(d: Daemon, timeout: float = 300) -> dict[str, Any]:
-    """The backfill's progress once it has looked at the stored vectors (on a home reused
-    with every vector stored it goes from not started to idle without backfilling)."""
+def _until(
+    d: Daemon, ok: Callable[[dict[str, Any]], bool], timeout: float
+) -> dict[str, Any] | None:
+    """The backfill's progress once `ok` says so (polled every 0.5 s), None after `timeout`."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         b = _backfill(d)
-        if b.get("state") in ("idle", "backfilling") and b.get("total"):
+        if ok(b):
             return b
         time.sleep(0.5)
-    return _backfill(d)
+    return None
+
+
+def _settled(d: Daemon, timeout: float = 300) -> dict[str, Any]:
+    """The backfill's progress once it has looked at the stored vectors (on a home reused
+    with every vector stored it goes from not started to idle without backfilling)."""
+    b = _until(d, lambda b: b.get("state") in ("idle", "backfilling") and bool(b.get("total")),
+               timeout)  # fmt: skip
+    return b if b is not None else _backfill(d)
 
 
 def wait_backfilling(d: Daemon, timeout: float = 600) -> dict[str, Any]:
     """Until the daemon's backfill is embedding."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        b = _backfill(d)
-        if b.get("state") == "backfilling":
-            return b
-        time.sleep(0.5)
-    raise RuntimeError(f"the backfill did not start within {timeout:.0f} s: {_backfill(d)}")
+    b = _until(d, lambda b: b.get("state") == "backfilling", timeout)
+    if b is None:
+        raise RuntimeError(f"the backfill did not start within {timeout:.0f} s: {_backfill(d)}")
+    return b
 
 
 def renice_backfill(d: Daemon, nice: int) -> int:
@@ -204,12 +210,8 @@ def renice_backfill(d: Daemon, nice: int) -> int:
 def wait_embedding(d: Daemon, texts: int, timeout: float = 900) -> None:
     """Until the backfill has embedded `texts` more texts (it is really running)."""
     start = int(_backfill(d).get("embedded", 0))
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if int(_backfill(d).get("embedded", 0)) - start >= texts:
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"the backfill embedded nothing in {timeout:.0f} s: {_backfill(d)}")
+    if _until(d, lambda b: int(b.get("embedded", 0)) - start >= texts, timeout) is None:
+        raise RuntimeError(f"the backfill embedded nothing in {timeout:.0f} s: {_backfill(d)}")
 
 
 def wait_idle(d: Daemon, timeout: float, hurry: bool) -> float | None:
