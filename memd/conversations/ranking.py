@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 import msgspec
 
 from memd.conversations.repo import EVERY_TURN, TurnScope
-from memd.conversations.turn_search import TurnHit, find_turns
+from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
 from memd.core.models import Hit, HitSource
 from memd.core.text import cjk_bigrams, expand_cjk, plain_text, short_id, snippet, terms
 from memd.db import Connection
 from memd.memory.parse import split_item
-from memd.memory.search import FusedSection, find_sections
+from memd.memory.search import FusedSection, find_sections, section_lists
 from memd.semantic.fusion import Script, dominant_script
 from memd.semantic.recipe import VECTOR, Plan, similarity
 from memd.semantic.service import SemanticRecall
@@ -495,16 +495,26 @@ def gather(
     turns: TurnScope = EVERY_TURN,
     semantic: SemanticRecall | None = None,
 ) -> Found:
-    """Ask both rankers for `depth` hits each (one of them with `scope`)."""
+    """Ask both rankers for `depth` hits each (one of them with `scope`).
+
+    With recall by meaning, both rankers' full-text searches run first, while the query is
+    embedded: the wait for its vector (at most `semantic.query_wait_ms` from the ask) then
+    leaves only vector search and fusion behind it, not the second ranker's full text."""
     p = semantic.plan(query) if semantic is not None else None
+    memory, talk = scope != "conversations", scope != "memory"
     sections: list[FusedSection] = []
     found: list[TurnHit] = []
     st: list[str] = []
     tt: list[str] = []
-    if scope != "conversations":
-        sections, st = find_sections(conn, query, limit=depth, semantic=semantic)
-    if scope != "memory":
-        found, tt = find_turns(conn, query, limit=depth, scope=turns, semantic=semantic)
+    said = heard = None
+    if semantic is not None and p is not None:
+        said = section_lists(conn, p, semantic) if memory else None
+        heard = turn_texts(conn, p, semantic, scope=turns) if talk else None
+    if memory:
+        sections, st = find_sections(conn, query, limit=depth, semantic=semantic, text=said)
+    if talk:
+        found, tt = find_turns(conn, query, limit=depth, scope=turns, semantic=semantic,
+                               text=heard)  # fmt: skip
     return Found(Query.of(query, p), sections, st, found, tt)
 
 

@@ -274,17 +274,27 @@ class TurnLists:
     cosines: dict[int, float]
 
 
-def turn_lists(
+@dataclass(frozen=True, slots=True)
+class TurnTexts:
+    """The half of `turn_lists` that needs no vector: the full-text rankings of one query over
+    turns (as typed and bridged) and the turns they found."""
+
+    hits: dict[int, TurnHit]
+    lists: dict[str, Ranked[int]]
+
+
+def turn_texts(
     conn: Connection,
     p: Plan,
     semantic: SemanticRecall,
     *,
     scope: TurnScope = EVERY_TURN,
     now: float | None = None,
-) -> TurnLists:
+) -> TurnTexts:
     """`search_turns` with the query as typed and bridged (`DEPTH` each, its date and speaker
-    boosts inside its own scores) and the nearest turn vectors of the same scope."""
-    semantic.prefetch(p)  # the query is embedded while full-text search runs
+    boosts inside its own scores), the query's vector asked for first so that it is embedded
+    meanwhile."""
+    semantic.prefetch(p)
     hits: dict[int, TurnHit] = {}
     lists: dict[str, Ranked[int]] = {}
     for name, text in p.full_text.items():
@@ -292,6 +302,24 @@ def turn_lists(
         for h in found:
             hits.setdefault(h.rowid, h)
         lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
+    return TurnTexts(hits, lists)
+
+
+def turn_lists(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    scope: TurnScope = EVERY_TURN,
+    now: float | None = None,
+    text: TurnTexts | None = None,
+) -> TurnLists:
+    """`turn_texts` (or `text` when the caller ran it already with the same scope) and the
+    nearest turn vectors of the same scope."""
+    if text is None:
+        text = turn_texts(conn, p, semantic, scope=scope, now=now)
+    hits = dict(text.hits)
+    lists = dict(text.lists)
     near = semantic.turns(p, session_id=scope.session_id, project=scope.project,
                           agent_id=scope.agent_id, exclude_session=scope.exclude_session,
                           source=scope.source)  # fmt: skip
@@ -388,9 +416,10 @@ def fused_turns(
     scope: TurnScope = EVERY_TURN,
     now: float | None = None,
     gate: bool = True,
+    text: TurnTexts | None = None,
 ) -> list[TurnHit]:
     """The recipe over turns: `turn_lists` fused by `fuse_turns`."""
-    t = turn_lists(conn, p, semantic, scope=scope, now=now)
+    t = turn_lists(conn, p, semantic, scope=scope, now=now, text=text)
     return fuse_turns(p, t, semantic, limit=limit, gate=gate)
 
 
@@ -417,13 +446,14 @@ def find_turns(
     limit: int,
     scope: TurnScope = EVERY_TURN,
     semantic: SemanticRecall | None = None,
+    text: TurnTexts | None = None,
 ) -> tuple[list[TurnHit], list[str]]:
     """Turns matching `query`, best first, and the terms they were matched on (the query's,
     and with recall by meaning its bridge's): `fused_turns` when recall by meaning is on (a
     turn found by its vector alone only when it is close enough), else `search_turns`."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
-        hits = fused_turns(conn, p, semantic, limit=limit, scope=scope)
+        hits = fused_turns(conn, p, semantic, limit=limit, scope=scope, text=text)
         return hits, topic_terms(" ".join(p.full_text.values()))
     qt = topic_terms(query)
     hits = search_turns(conn, query, limit=limit, query_terms=qt, scope=scope)

@@ -49,14 +49,17 @@ def find_sections(
     owner: str | None = None,
     mode: str = "auto",
     semantic: SemanticRecall | None = None,
+    text: SectionLists | None = None,
 ) -> tuple[list[FusedSection], list[str]]:
     """Sections matching `query`, best first, and the terms they were matched on (the query's,
     and with recall by meaning its bridge's). With recall by meaning on, the recipe's fusion
-    (`fused_sections`), a section found by its vector alone only when it is close enough."""
+    (`fused_sections`, from `text` when its full-text half was run already), a section found
+    by its vector alone only when it is close enough."""
     p = semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         found = fused_sections(conn, p, semantic, limit=limit, kinds=kinds,
-                               exclude_kinds=exclude_kinds, owner=owner, mode=mode, gate=True)  # fmt: skip
+                               exclude_kinds=exclude_kinds, owner=owner, mode=mode, gate=True,
+                               text=text)  # fmt: skip
         return found, terms(" ".join(p.full_text.values()))
     rows = search_rows(
         conn, query, limit=limit, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner, mode=mode
@@ -127,6 +130,38 @@ def judged_script(section_script: Script, item: str) -> Script:
     return dominant_script(item) if item else section_script
 
 
+@dataclass(frozen=True, slots=True)
+class SectionLists:
+    """The half of `fused_sections` that needs no vector: the full-text rankings of one query
+    over sections (as typed and bridged) and the rows they found."""
+
+    rows: dict[int, SectionRow]
+    lists: dict[str, Ranked[int]]
+
+
+def section_lists(
+    conn: Connection,
+    p: Plan,
+    semantic: SemanticRecall,
+    *,
+    kinds: Sequence[str] = (),
+    exclude_kinds: Sequence[str] = (),
+    owner: str | None = None,
+    mode: str = "auto",
+) -> SectionLists:
+    """Full text with the query as typed and bridged (`DEPTH` each), the query's vector asked
+    for first so that it is embedded meanwhile."""
+    semantic.prefetch(p)
+    rows: dict[int, SectionRow] = {}
+    lists: dict[str, Ranked[int]] = {}
+    for name, text in p.full_text.items():
+        found = search_rows(conn, text, limit=DEPTH, kinds=kinds, exclude_kinds=exclude_kinds,
+                            owner=owner, mode=mode)  # fmt: skip
+        rows.update((r.id, r) for r in found if r.id not in rows)
+        lists[name] = Ranked([r.id for r in found], monotone([-float(r.rank) for r in found]))
+    return SectionLists(rows, lists)
+
+
 def fused_sections(
     conn: Connection,
     p: Plan,
@@ -140,19 +175,18 @@ def fused_sections(
     mode: str = "auto",
     z: bool = False,
     gate: bool = False,
+    text: SectionLists | None = None,
 ) -> list[FusedSection]:
-    """The recipe over sections: full text with the query as typed and bridged (`DEPTH` each),
-    the nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`). With
+    """The recipe over sections: full text with the query as typed and bridged
+    (`section_lists`, or `text` when the caller ran it already with the same scope), the
+    nearest section vectors of the same scope, fused (`memd.semantic.recipe.fuse`). With
     `gate`, a section found by its vector alone is kept only when its cosine reaches the
     calibrated floor (`memd.semantic.recipe.close_enough`)."""
-    semantic.prefetch(p)  # the query is embedded while full-text search runs
-    rows: dict[int, SectionRow] = {}
-    lists: dict[str, Ranked[int]] = {}
-    for name, text in p.full_text.items():
-        found = search_rows(conn, text, limit=DEPTH, kinds=kinds, exclude_kinds=exclude_kinds,
-                            owner=owner, mode=mode)  # fmt: skip
-        rows.update((r.id, r) for r in found if r.id not in rows)
-        lists[name] = Ranked([r.id for r in found], monotone([-float(r.rank) for r in found]))
+    if text is None:
+        text = section_lists(conn, p, semantic, kinds=kinds, exclude_kinds=exclude_kinds,
+                             owner=owner, mode=mode)  # fmt: skip
+    rows = dict(text.rows)
+    lists = dict(text.lists)
     near = semantic.sections(p, kinds=kinds, exclude_kinds=exclude_kinds, owner=owner,
                              agent_id=agent_id, z=z)  # fmt: skip
     if near.docs:
