@@ -25,18 +25,18 @@ if TYPE_CHECKING:
 
 pytest.importorskip("numpy")
 
-from memd.conversations.ingest import write_turns  # noqa: E402
-from memd.conversations.ranking import search  # noqa: E402
-from memd.core.models import Turn  # noqa: E402
-from memd.db import Store  # noqa: E402
-from memd.memory.indexer import Indexer, Root  # noqa: E402
-from memd.semantic.backfill import Backfill  # noqa: E402
-from memd.semantic.base import Embedder, Kind  # noqa: E402
-from memd.semantic.cache import CachedEmbedder  # noqa: E402
-from memd.semantic.index import VectorIndex  # noqa: E402
-from memd.semantic.remote import HttpEmbedder  # noqa: E402
-from memd.semantic.service import SemanticRecall  # noqa: E402
-from tests.semantic.fake_embeddings import FakeEmbeddings  # noqa: E402
+from memd.conversations.ingest import write_turns
+from memd.conversations.ranking import search
+from memd.core.models import Turn
+from memd.db import Store
+from memd.memory.indexer import Indexer, Root
+from memd.semantic.backfill import Backfill
+from memd.semantic.base import Embedder, Kind
+from memd.semantic.cache import CachedEmbedder
+from memd.semantic.index import VectorIndex
+from memd.semantic.remote import HttpEmbedder
+from memd.semantic.service import SemanticRecall
+from tests.semantic.fake_embeddings import FakeEmbeddings
 
 DELAY_S = 0.3
 
