@@ -55,7 +55,9 @@ def run_doctor(home: Path, *args: str, **env: str) -> tuple[int, dict[str, Any],
 
 
 def load(home: Path, **env: str) -> settings_mod.Settings:
-    return settings_mod.load(env={"MEMD_HOME": str(home), **env})
+    # Recall by meaning off unless asked, as the suite's (at its default the doctor's checks
+    # loaded the model).
+    return settings_mod.load(env={"MEMD_HOME": str(home), "MEMD_SEMANTIC_KIND": "off", **env})
 
 
 @pytest.fixture

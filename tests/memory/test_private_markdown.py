@@ -135,7 +135,8 @@ def test_the_relationship_answer_holds_no_secret_and_no_private_text(home: Path)
 def test_an_index_written_before_keeps_nothing_of_them(tmp_path: Path) -> None:
     """An index made by an older memd held the file as written: on upgrade those rows go, and
     the next reconcile indexes the file redacted."""
-    settings = load(env={"MEMD_HOME": str(tmp_path / "h")})
+    # Recall by meaning off, as the suite's (an environment of its own left it on).
+    settings = load(env={"MEMD_HOME": str(tmp_path / "h"), "MEMD_SEMANTIC_KIND": "off"})
     create_tree(settings.memory_dir)
     _plant(settings.memory_dir)
     store = Store.open(settings.db_path)

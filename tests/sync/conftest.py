@@ -32,7 +32,10 @@ class Device:
 
     def __init__(self, home: Path, **overrides: Any) -> None:
         self.home = home
-        self.settings: Settings = load(env={"MEMD_HOME": str(home)}, overrides=overrides)
+        # Recall by meaning off, as for every test that does not ask for it (an environment
+        # of its own left it at its default, on: each device loaded the model for nothing).
+        env = {"MEMD_HOME": str(home), "MEMD_SEMANTIC_KIND": "off"}
+        self.settings: Settings = load(env=env, overrides=overrides)
         create_tree(self.settings.memory_dir)
         self.store = Store.open(self.settings.db_path)
         self.engine = Engine(self.settings, self.store)
