@@ -122,6 +122,10 @@ def test_what_a_fork_cannot_stand_for_is_exec(
 
 
 def test_other_interpreter_settings_are_exec(home: Path) -> None:
+    # The test process's server is started by its first call, with that call's interpreter
+    # settings: as the first test of its process, this test's call would have started one of
+    # its own (and been forked from it). The usual server first, as any other test's call makes.
+    assert forkserver.Server.for_env(_env(home)) is not None
     with forkserver.popen(PROBE, env=_env(home, PYTHONHASHSEED="7"), stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL) as p:  # fmt: skip
         assert type(p) is subprocess.Popen
