@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forkserver
 from tests.ui.uihelp import UiProcess
 from tests.utils import ROOT, memd_env
 
 
 def run(home: Path, *args: str, code: str = "") -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "memd", *args]
-    return subprocess.run(argv, env=memd_env(home), capture_output=True, text=True, timeout=60)
+    return forkserver.run(argv, env=memd_env(home), capture_output=True, text=True, timeout=60)
 
 
 def test_ui_is_a_memd_command(home: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memd.core.errors import DaemonNotRunning
+from tests import forkserver
 from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 # Read at import: the autouse fixture clears MEMD_* variables before each test.
@@ -43,7 +44,7 @@ class OlderDaemon(DaemonProcess):
     def start(self, timeout: float = 20.0) -> DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         logf = open(self.log, "ab")  # noqa: SIM115 - owned by the process for its lifetime
-        self.proc = subprocess.Popen(
+        self.proc = forkserver.popen(
             [sys.executable, "-m", "tests.ui.older_daemon"],
             env=memd_env(self.home, **self.extra_env),
             stdout=logf,
@@ -76,7 +77,8 @@ class UiProcess:
 
     def start(self, timeout: float = 20.0) -> UiProcess:
         errf = open(self.stderr, "w")  # noqa: SIM115 - owned by the process for its lifetime
-        self.proc = subprocess.Popen(
+        # Forked from the test process's fork server, as the tests' daemons (tests/forkserver.py).
+        self.proc = forkserver.popen(
             [sys.executable, "-m", "memd", "ui", *self.args],
             env=memd_env(self.home, **self.env),
             stdout=subprocess.PIPE,
