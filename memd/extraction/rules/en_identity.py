@@ -283,11 +283,22 @@ def _org(raw: str | None) -> str:
     return org
 
 
+# A degree or a quality is no role: "my job is really stressful", "my job is boring".
+_QUALITY_RE = re.compile(
+    r"^(?:(?:really|very|so|too|quite|pretty|super|kind\s+of|kinda|a\s+bit|a\s+lot|extremely"
+    r"|incredibly|fairly|rather|somewhat|way|honestly|totally|absolutely|not|mostly|more|less"
+    r"|much|insanely|crazy|seriously)\b|[a-z]+(?:ful|ing|ous|ive|ible|able|less|y)$)",
+    re.I,
+)
+
+
 def _role(raw: str | None) -> str:
     if not raw:
         return ""
     role = re.sub(r"^(?:only|sole|one)\s+", "", clean(raw), flags=re.I)
     if not role or PRONOUN_START_RE.match(role) or len(role.split()) > 6:
+        return ""
+    if _QUALITY_RE.match(role):
         return ""
     return role
 

@@ -49,6 +49,7 @@ from memd.extraction.rules.en_tools import (
 )
 from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
+from memd.extraction.rules.life import en_life, zh_life
 from memd.extraction.rules.mentions import (
     en_dropped,
     en_labelled,
@@ -318,7 +319,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             # The general reader is the floor: it reads only a sentence no rule read.
             read: list[ExtractedMemory] = []  # every reading, repeats of earlier ones too
             floor = _floor(sentence, ctx, read)
-            for memory in itertools.chain(_extract_sentence(sentence, ctx), later, floor):
+            life = (zh_life if CJK_RE.search(sentence) else en_life)(sentence, ctx)
+            for memory in itertools.chain(life, _extract_sentence(sentence, ctx), later, floor):
                 memory = _as_held(memory, session)
                 read.append(memory)
                 key = memory.content.casefold()

@@ -495,7 +495,11 @@ def _zh_places(text: str) -> str:
     for size in (4, 3, 2):
         for i in range(len(text) - size + 1):
             part = text[i : i + size]
-            if re.fullmatch(r"[\u4e00-\u9fff]+", part) and is_place(part) and part != "老家":
+            if (
+                re.fullmatch(r"[\u4e00-\u9fff]+", part)
+                and is_place(part, cities=False)
+                and part != "老家"
+            ):
                 return part
     return ""
 

@@ -44,6 +44,7 @@ from memd.extraction.rules.common import (
     is_question,
 )
 from memd.extraction.rules.general import head_key
+from memd.extraction.rules.life import life_value
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
@@ -66,7 +67,9 @@ class Holds:
 
 # -- classes ------------------------------------------------------------------------------------
 # Keys whose values are the user's own settings: a preference, not a skill.
-_PREFERENCE_KEYS = frozenset({"editor", "os", "tool:shell", "tool:terminal", "browser", "phone"})
+_PREFERENCE_KEYS = frozenset(
+    {"editor", "os", "tool:shell", "tool:terminal", "browser", "phone", "computer", "tablet"}
+)
 
 
 _JS_RUNTIMES = frozenset({"node.js", "deno", "bun"})
@@ -168,12 +171,34 @@ _NOT_VALUES = frozenset({"I", "I'm", "I've", "First", "Second", "Third", "Now", 
 # Head nouns of a thing one has one of at a time (not a team, a role or a pastime).
 _THING_KEYS = frozenset(
     {"tool:terminal", "tool:shell", "editor", "os", "phone", "browser", "tool:ci",
-     "tool:database", "tool:hosting", "city"}
+     "tool:database", "tool:hosting", "city", "computer", "tablet"}
 )  # fmt: skip
+
+
+# "fish has been my login shell since Tuesday": the subject of "is/has been my <thing>" is its
+# value, whatever its case.
+_EN_IS_MY_RE = re.compile(
+    r"^(?P<v>(?!(?:it|this|that|what|which|there|he|she|they)\b)[\w.+#!\-]+(?:\s+[\w.+#!\-]+)?)"
+    r"\s+(?:has\s+been|'s\s+been|is|became|has\s+become)\s+(?:my|our)\s+(?:[\w\-]+\s+)?"
+    r"(?P<head>[\w\-]+)\b",
+    re.I,
+)
+# A day, a month or a season names when, never what.
+_WHEN_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may"
+    " june july august september october november december jan feb mar apr jun jul aug sep sept"
+    " oct nov dec spring summer autumn winter christmas easter".split()
+)
 
 
 def _en_value(clause: str) -> tuple[str, str]:
     """The value a clause names and the key of its class (see the module), or ("", "")."""
+    value, key = life_value(clause, zh=False)
+    if value:
+        return value, key
+    mine = _EN_IS_MY_RE.match(clause.strip())
+    if mine is not None and (key := head_key(mine.group("head"), zh=False)) in _THING_KEYS:
+        return mine.group("v"), key
     clouds = [n for n in _EN_NAME_RE.findall(clause) if n.casefold() in PLATFORM_GROUPS["cloud"]]
     for name in [*techs_in(clause, english=True), *clouds]:
         key = tech_class(name)
@@ -188,7 +213,8 @@ def _en_value(clause: str) -> tuple[str, str]:
     clock = _EN_CLOCK_RE.search(clause)
     if clock is not None:
         return (clock.group("v") or clock.group("w")).strip(), "schedule"
-    names = [n for n in _EN_NAME_RE.findall(clause) if n not in _NOT_VALUES]
+    names = [n for n in _EN_NAME_RE.findall(clause)
+             if n not in _NOT_VALUES and n.casefold() not in _WHEN_WORDS]  # fmt: skip
     spoken = [n for n in names if n.casefold() in SPOKEN_LANGUAGES]
     if spoken:
         return spoken[0], "spoken-language"
@@ -232,6 +258,8 @@ def _en_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
                        subject=key)  # fmt: skip
     if key == "spoken-language":
         return ctx.mem(f"User speaks {value}", "personal", IMP_SKILL, subject=key)
+    if key == "commute":
+        return ctx.mem(f"User commutes: {clause.strip()}", "personal", IMP_SKILL, subject=key)
     type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
     return ctx.mem(f"User uses {value}", type_, IMP_SKILL, subject=key)
 
@@ -280,6 +308,9 @@ def _zh_org(name: str) -> bool:
 
 
 def _zh_value(clause: str) -> tuple[str, str]:
+    value, key = life_value(clause, zh=True)
+    if value:
+        return value, key
     for name in techs_in(clause, english=False):
         key = tech_class(name)
         if key:
@@ -296,9 +327,9 @@ def _zh_value(clause: str) -> tuple[str, str]:
     if org is not None and _zh_org(org.group("v")):
         return org.group("v"), "employer"
     # the thing named before its value: "手机现在是 iPhone 15", "现在流水线全在云效上跑"
-    value = _ZH_THING_VALUE_RE.search(clause)
+    thing = _ZH_THING_VALUE_RE.search(clause)
     names = _LATIN_RE.findall(clause)
-    name = names[-1].strip() if names else value.group("v") if value else ""
+    name = names[-1].strip() if names else thing.group("v") if thing else ""
     before = clause[: clause.find(name)] if name else ""
     keys = [k for rx, k in _ZH_THING_HEADS if rx.search(before)]
     if name and keys:
@@ -333,6 +364,8 @@ def _zh_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
     if key == "schedule":
         said = clause[1:] if clause.startswith("我") else clause
         return ctx.mem(f"用户{said}", "personal", IMP_SCHEDULE, subject=key)
+    if key == "commute":
+        return ctx.mem(f"用户{clause.removeprefix('我')}", "personal", IMP_SKILL, subject=key)
     type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
     return ctx.mem(f"用户使用{value}", type_, IMP_SKILL, subject=key)
 

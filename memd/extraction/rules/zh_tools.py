@@ -15,6 +15,7 @@ from memd.extraction.rules.common import (
     join_zh,
     topic_slug,
 )
+from memd.extraction.rules.life import is_device
 from memd.extraction.rules.tech import tech_items, tool_memories
 from memd.extraction.rules.zh_clauses import ZH_OTHER_WORDS
 
@@ -53,7 +54,8 @@ _ZH_ITEM_SPLIT_RE = re.compile(r"\s*(?:[、,，/]|(?<!\+)\+(?!\+)|和|与|跟|�
 
 
 def _zh_items(raw: str) -> list[str]:
-    return tech_items(", ".join(p for p in _ZH_ITEM_SPLIT_RE.split(raw) if p.strip()))
+    items = tech_items(", ".join(p for p in _ZH_ITEM_SPLIT_RE.split(raw) if p.strip()))
+    return [i for i in items if not is_device(i)]  # a phone is not a tool one works with
 
 
 # "帮我把这段代码改成 Kotlin", "老板让我们都用 Teams": asked of someone, not what the user uses.

@@ -1,0 +1,220 @@
+"""First statements of the user's life read by structure: a first-person subject, a copular,
+possessive or habitual predicate and a value of a known class — how they get to work, a device
+they carry, a routine, a condition, children, a place, a degree, an age in words, a role in
+Chinese. Each is keyed by its class, so a later value of the class supersedes it; someone else's,
+a question, a negation or a plan gives none. A time or a degree is never a value: "since
+Tuesday", "for two years", "really stressful", 最近, 很累.
+
+The messages are made up for these tests, not taken from any extraction set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.extraction.session import extract
+
+
+def _keys(text: str) -> dict[str, str]:
+    return {m.subject: m.content for m in extract(text) if m.subject}
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "word"),
+    [
+        # how the user gets to work
+        ("I drive to work.", "commute", "drive"),
+        ("I cycle to the office most days.", "commute", "cycle"),
+        ("I take the train into work.", "commute", "train"),
+        ("Most days I walk to work, it's twenty minutes.", "commute", "walk"),
+        ("I get the bus to the office every morning.", "commute", "bus"),
+        ("我开车上班。", "commute", "开车"),
+        ("我每天坐地铁上班。", "commute", "地铁"),
+        ("平时我骑电动车去公司。", "commute", "骑电动车"),
+        ("我一般走路上班，十分钟。", "commute", "走路"),
+        ("我每天坐公交去单位。", "commute", "公交"),
+        # a device the user carries or works on
+        ("I'm on a ThinkPad X1 Carbon.", "computer", "ThinkPad"),
+        ("My daily driver is a Pixel 7.", "phone", "Pixel"),
+        ("I carry an iPhone 13 mini.", "phone", "iPhone"),
+        ("I do all my work on a MacBook Air.", "computer", "MacBook"),
+        ("Work gave me a Galaxy S23.", "phone", "Galaxy"),
+        ("我用的是华为 Mate 60。", "phone", "Mate"),
+        ("我手机是小米 14。", "phone", "小米"),
+        ("我的电脑是 ThinkPad T14。", "computer", "ThinkPad"),
+        ("我平时用 MacBook Pro 写代码。", "computer", "MacBook"),
+        ("我拿的是 iPhone 15。", "phone", "iPhone"),
+        # a routine: an activity of the user's done over and over
+        ("I'm on call every other week.", "routine:on-call", "on call"),
+        ("I go to the gym every morning before work.", "routine:gym", "gym"),
+        ("I swim three times a week.", "routine:swimming", "swim"),
+        ("I do yoga on Tuesday and Thursday evenings.", "routine:yoga", "yoga"),
+        ("Weekends I'm usually out bouldering.", "routine:climbing", "bouldering"),
+        ("我下班常去攀岩馆。", "routine:climbing", "攀岩"),
+        ("我每周二晚上踢球。", "routine:football", "踢球"),
+        ("我周末一般去爬山。", "routine:hiking", "爬山"),
+        ("我每隔一周要值一周班。", "routine:on-call", "值"),
+        ("我每天早上跑五公里。", "routine:running", "跑"),
+        # a condition of the body
+        ("Gluten makes me properly ill.", "condition:gluten", "Gluten"),
+        ("I have type 2 diabetes.", "condition:diabetes", "diabetes"),
+        ("I've had asthma since I was a kid.", "condition:asthma", "asthma"),
+        ("Shellfish gives me hives.", "condition:shellfish", "Shellfish"),
+        ("I have coeliac disease.", "condition:coeliac", "coeliac"),
+        ("我有高血压。", "condition:高血压", "高血压"),
+        ("我乳糖不耐受。", "condition:乳糖", "乳糖"),
+        ("我一吃海鲜就过敏。", "condition:海鲜", "海鲜"),
+        ("我有轻度哮喘。", "condition:哮喘", "哮喘"),
+        ("我是糖尿病患者。", "condition:糖尿病", "糖尿病"),
+        # children
+        ("I have two kids.", "family:children", "two kids"),
+        ("We've got three kids under ten at home.", "family:children", "three kids"),
+        ("I'm a dad of two.", "family:children", "dad of two"),
+        ("我有两个孩子。", "family:children", "两个孩子"),
+        ("我是两个孩子的妈妈。", "family:children", "两个孩子"),
+        ("我家有三个娃。", "family:children", "三个娃"),
+        # a place by a gazetteer of cities, after a verb of being somewhere
+        ("I'm out in Halifax.", "city", "Halifax"),
+        ("I'm in Kraków these days.", "city", "Kraków"),
+        ("Home for me is Lisbon.", "city", "Lisbon"),
+        ("I'm based in Rotterdam.", "city", "Rotterdam"),
+        ("我现在一个人在大理。", "city", "大理"),
+        ("我人在遵义。", "city", "遵义"),
+        ("我在洛阳住。", "city", "洛阳"),
+        # what the user studied
+        ("I studied accounting.", "education", "accounting"),
+        ("My degree is in economics.", "education", "economics"),
+        ("I did a master's in statistics.", "education", "statistics"),
+        ("我本科学的是会计。", "education", "会计"),
+        ("我硕士读的是统计。", "education", "统计"),
+        ("我大学学的计算机。", "education", "计算机"),
+        # an age in words
+        ("I'm fifty.", "age", "50"),
+        ("I'm thirty-four.", "age", "34"),
+        ("Being 27, I don't worry about pensions yet.", "age", "27"),
+        ("我今年二十七。", "age", "27"),
+        ("我快四十了。", "age", "40"),
+        # a role said with 是
+        ("我是护士。", "role", "护士"),
+        ("我是一名产品经理。", "role", "产品经理"),
+        ("我是做测试的。", "role", "测试"),
+        ("I'm a paramedic.", "role", "paramedic"),
+        ("I work as a welder.", "role", "welder"),
+    ],
+)
+def test_a_first_statement_is_keyed_by_its_class(text: str, key: str, word: str) -> None:
+    keys = _keys(text)
+    assert key in keys, extract(text)
+    assert word.casefold() in keys[key].casefold(), keys
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # someone else's, a question, a negation, a plan, a hypothetical
+        "My husband drives to work.",
+        "Should I take the train to work?",
+        "I don't drive to work.",
+        "I'm going to cycle to work from next week.",
+        "我老公开车上班。",
+        "我不开车上班。",
+        "要不要坐地铁上班？",
+        "My wife uses an iPhone.",
+        "Is the Pixel 8 any good?",
+        "I'm thinking about buying a MacBook Air.",
+        "我老婆用华为。",
+        "我不用 iPhone。",
+        "My sister goes to the gym every morning.",
+        "How often should I go to the gym?",
+        "我老婆每周二晚上踢球。",
+        "我不怎么去健身房。",
+        "My brother has asthma.",
+        "Does gluten make you sick?",
+        "If I had diabetes, what would change?",
+        "我妈有高血压。",
+        "我没有糖尿病。",
+        "My sister has two kids.",
+        "Do you have kids?",
+        "我同事有两个孩子。",
+        "我没有孩子。",
+        "I'm in a meeting.",
+        "I'm in Slack all day.",
+        "My sister lives in Halifax.",
+        "我在开会。",
+        "My daughter studied accounting.",
+        "I studied the docs.",
+        "我女儿学的是会计。",
+        "I'm fifty minutes away.",
+        "My son is fifty.",
+        "我是说明天。",
+        "我是不是太啰嗦了？",
+        # a quality, a time: no value
+        "My job is really stressful.",
+        "My commute is pretty long.",
+        "我的工作最近很累。",
+        "我最近挺忙。",
+        "我这周很累。",
+    ],
+)
+def test_what_is_not_the_users_first_statement_gives_no_key(text: str) -> None:
+    keys = _keys(text)
+    assert not set(keys) & {
+        "commute", "phone", "computer", "condition", "family:children", "city", "education",
+        "age", "role",
+    } and not [k for k in keys if k.startswith(("routine:", "condition:"))], keys  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        ("I drive to work.", "It's the tram to work every day now.", "drive", "tram"),
+        ("I cycle to the office.", "These days I take the bus to the office.", "cycle", "bus"),
+        ("我开车上班。", "现在改成坐地铁上班了。", "开车", "地铁"),
+        ("我每天骑车上班。", "最近开始走路上班了。", "骑车", "走路"),
+        ("My daily driver is a Galaxy S22.", "I'm on a Pixel 8 now.", "Galaxy", "Pixel"),
+        ("I'm on a ThinkPad X1 Carbon.", "I've switched to a MacBook Pro.", "ThinkPad", "MacBook"),
+        ("我手机是小米 14。", "手机现在换成 iPhone 15 了。", "小米", "iPhone"),
+        ("我用的是华为 Mate 60。", "现在用 iPhone 16 了。", "Mate", "iPhone"),
+        ("I'm out in Halifax.", "I've since moved to Lisbon.", "Halifax", "Lisbon"),
+        ("我现在一个人在大理。", "现在搬到遵义了。", "大理", "遵义"),
+    ],
+)
+def test_a_later_value_of_the_class_supersedes_the_first(
+    first: str, later: str, old: str, new: str
+) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
+    assert olds and news, memories
+    assert olds[-1].subject and olds[-1].subject == news[-1].subject, memories
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "word", "not_word"),
+    [
+        # a time adverbial after the value is not the value
+        ("fish has been my login shell since Tuesday.", "tool:shell", "fish", "Tuesday"),
+        ("Zed has been my editor for two years.", "editor", "Zed", "years"),
+        ("Helix is my editor these days.", "editor", "Helix", "days"),
+        ("我的 shell 上周起换成 fish 了。", "tool:shell", "fish", "上周"),
+        ("我最近用 Neovim 写代码。", "editor", "Neovim", "最近"),
+    ],
+)
+def test_a_time_is_never_the_value(text: str, key: str, word: str, not_word: str) -> None:
+    keys = _keys(text)
+    assert key in keys, extract(text)
+    assert word in keys[key] and not_word not in keys[key].replace(text, ""), keys
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "word"),
+    [
+        # a name of the technology lexicon written in Chinese script
+        ("现在数据库全是达梦。", "tool:database", "达梦"),
+        ("我们的库用的是人大金仓。", "tool:database", "人大金仓"),
+        ("我们生产库是达梦，测试库也是。", "tool:database", "达梦"),
+    ],
+)
+def test_a_chinese_name_of_the_lexicon_is_looked_for(text: str, key: str, word: str) -> None:
+    keys = _keys(text)
+    assert key in keys and word in keys[key], extract(text)
