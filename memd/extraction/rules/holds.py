@@ -50,6 +50,7 @@ from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import PLATFORM_GROUPS, names_value
 from memd.extraction.rules.tech import lookup_tech, primary_key, split_version, stack_side
+from memd.extraction.rules.units import cut, without_lead
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 IMP_SCHEDULE = 5
@@ -127,11 +128,6 @@ _EN_NOW_RE = re.compile(
     r"|settled\s+on|consolidated\s+on|(?:first|second|third|fourth|\d+(?:st|nd|rd|th))\s+"
     r"(?:day|week|month)s?\s+(?:at|with|in|on)|(?:moved|switched|migrated|cut\s+over|ported"
     r"|transitioned|went\s+over)\b[^,;]*?\b(?:to|onto))\b",
-    re.I,
-)
-_EN_CUT_RE = re.compile(
-    r"\s*(?:[,;:]|\s[—–-]\s|—|–)\s*|\s+(?:and\s+then|but|so)\s+"
-    r"|\s+and\s+(?=(?:I|I'm|I've|we|we're|we've|my|our)\b)",
     re.I,
 )
 # A sentence about what might be: nothing in it holds.
@@ -232,7 +228,7 @@ def _en_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
     if not text or is_question(text) or _EN_IF_RE.search(text) or _EN_ORDER_RE.match(text):
         return
     previous = "none"
-    for clause in (c for c in _EN_CUT_RE.split(text) if c and c.strip()):
+    for clause in (without_lead(c) for c in cut(text, zh=False)):
         whose = subject_of(clause)
         whose = previous if whose == "none" else whose
         previous = whose
@@ -280,7 +276,6 @@ _ZH_NOW_RE = re.compile(
     r"现在|如今|目前|已经|改成|换成|换到|转到|改用|换用|开始|入职|定居|这阵子|最近|现已|迁到|迁移到|切到"
     r"|切换到|升级到|升到|用上了"
 )
-_ZH_CUT_RE = re.compile(r"[，,；;：]|:(?![A-Za-z0-9/])")
 _ZH_UNSURE_RE = re.compile(
     r"如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|应该|希望|计划|下周|下个月|明年|以后|将来|听说|据说"
     r"|不|没|别|吗|呢|把|帮|请|麻烦|你|也|还"
@@ -341,7 +336,7 @@ def _zh_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
     text = sentence.strip().rstrip("。！!；;")
     if not text or is_question(text):
         return
-    texts = [c.strip() for c in _ZH_CUT_RE.split(text) if c.strip()]
+    texts = cut(text, zh=True)
     # "最近改成早起了，早上六点起来写": the time after a change of habit is the one that holds now
     changed = False
     for clause in zh_clauses(texts, carried=ctx.session.spoke):

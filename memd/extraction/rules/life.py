@@ -36,6 +36,7 @@ from memd.extraction.rules.clauses import en_clauses
 from memd.extraction.rules.common import IMP_AGE, IMP_FAMILY, IMP_ROLE, Ctx, is_question
 from memd.extraction.rules.dates import cn_number
 from memd.extraction.rules.places import is_place
+from memd.extraction.rules.units import cut
 from memd.extraction.rules.zh_clauses import zh_clauses
 
 IMP_LIFE = 6
@@ -436,7 +437,6 @@ _ZH_NOT_RE = re.compile(
     r"(?<!不耐)不(?!耐受)|没|别|吗|呢|如果|假如|要是|万一|打算|准备|考虑|想|希望|可能|也许|计划|听说|据说"
     r"|以后|将来|下周|下个月|明年|帮|请|麻烦|你|曾经|以前|之前|原来"
 )
-_ZH_CUT_RE = re.compile(r"[，,；;：]|:(?![A-Za-z0-9/])")
 # 我 after a lead of time ("周末我一般去游泳"): the user, said where the lead stays first.
 _ZH_SELF_RE = re.compile(r"^(?P<lead>[^我，,]{0,4})我(?!们)")
 _ZH_LEAD_RE = re.compile(r"^(?:平时|平常|一般|通常|现在|目前|如今)+")
@@ -482,7 +482,7 @@ def zh_life(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = sentence.strip().rstrip("。！!；;")
     if not text or is_question(text):
         return
-    texts = [c.strip() for c in _ZH_CUT_RE.split(text) if c.strip()]
+    texts = cut(text, zh=True)
     for clause in zh_clauses(texts, carried=ctx.session.spoke):
         if clause.subject not in ("I", "we") or _ZH_NOT_RE.search(clause.text):
             continue

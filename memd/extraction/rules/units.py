@@ -26,13 +26,32 @@ from dataclasses import dataclass
 
 from memd.extraction.rules.common import CJK_RE, ZH_QUESTION_RE
 
-# Where an English sentence's clauses meet: punctuation, or a connective that opens a new one.
+# Where an English sentence's clauses meet: punctuation, a connective that opens a new one, or
+# "and" before a new subject of the user's ("…, and I need …", "… and we moved …"). The
+# connective stays with the clause it opens.
 _EN_CUT_RE = re.compile(
-    r"\s*(?:,|;|:|\s[—–-]\s|—|–)\s*|\s+(?=(?:so|but|and\s+then|anyway|btw)\s)", re.I
+    r"\s*(?:,|;|:|\s[—–-]\s|—|–)\s*|\s+(?=(?:so|but|and\s+then|anyway|btw)\s)"
+    r"|\s+(?=and\s+(?:I|I'm|I've|we|we're|we've|my|our)\b)",
+    re.I,
 )
 _ZH_CUT_RE = re.compile(
     r"\s*(?:[，,；;：]|:(?![A-Za-z0-9/]))\s*|(?<=[\u3400-\u9fff])(?=(?:然后|不过|所以|但是)[\u3400-\u9fff])"
 )
+
+
+def cut(text: str, *, zh: bool) -> list[str]:
+    """The clauses of a sentence, in order, as every clause-by-clause reader cuts them: at
+    punctuation (commas, semicolons, colons, dashes; ，；：) and before a connective that opens a
+    new clause ("so", "but", "and then", "anyway", "btw", "and I/we/my/our"; 然后, 不过, 所以,
+    但是), which stays with its clause."""
+    return [c.strip() for c in (_ZH_CUT_RE if zh else _EN_CUT_RE).split(text) if c and c.strip()]
+
+
+def without_lead(clause: str) -> str:
+    """An English clause without the connectives it opens with ("so", "but", "and" …)."""
+    return _EN_LEAD_RE.sub("", clause.strip())
+
+
 _EN_LEAD_RE = re.compile(
     r"^(?:(?:so|but|and|then|also|anyway|btw|oh|ok|okay|well|now|just|quick\s+question)\b[\s,]*)+",
     re.I,
