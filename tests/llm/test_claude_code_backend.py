@@ -152,8 +152,11 @@ def test_a_timeout_stops_claude_code_and_retries_later(home: Path, server: FakeA
     before = {p.pid for p in psutil.process_iter()}
     with pytest.raises(LLMRetryable, match="no answer within 8 s"):
         backend(home, server, timeout=8.0).extract(TURNS)
-    left = [p for p in psutil.process_iter(["name", "cmdline"])
-            if p.pid not in before and "claude" in " ".join(p.info["cmdline"] or [])]  # fmt: skip
+    # This test's: the other test processes of a run start Claude Code too (the live
+    # assistants' tests, the daemon's LLM backends), each with a HOME of its own.
+    left = [p for p in psutil.process_iter(["name", "cmdline", "environ"])
+            if p.pid not in before and "claude" in " ".join(p.info["cmdline"] or [])
+            and (p.info["environ"] or {}).get("HOME") == str(home)]  # fmt: skip
     assert left == []
 
 
