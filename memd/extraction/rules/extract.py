@@ -49,6 +49,7 @@ from memd.extraction.rules.en_tools import (
 )
 from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
+from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
 from memd.extraction.rules.life import en_life, zh_life
 from memd.extraction.rules.mentions import (
     en_dropped,
@@ -319,7 +320,11 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             # The general reader is the floor: it reads only a sentence no rule read.
             read: list[ExtractedMemory] = []  # every reading, repeats of earlier ones too
             floor = _floor(sentence, ctx, read)
-            life = (zh_life if CJK_RE.search(sentence) else en_life)(sentence, ctx)
+            zh = bool(CJK_RE.search(sentence))
+            life = itertools.chain(
+                (zh_life if zh else en_life)(sentence, ctx),
+                (zh_kin if zh else en_kin)(sentence, ctx),
+            )
             for memory in itertools.chain(life, _extract_sentence(sentence, ctx), later, floor):
                 memory = _as_held(memory, session)
                 read.append(memory)
@@ -358,7 +363,8 @@ def _floor(sentence: str, ctx: Ctx, read: list[ExtractedMemory]) -> Iterator[Ext
     moves = list((zh_moves if zh else en_moves)(sentence, ctx))
     requests = list((zh_standing if zh else en_standing)(sentence, ctx))
     statements = (zh_general if zh else en_general)(sentence, ctx)
-    for clause, memory in itertools.chain(moves, requests, statements):
+    children = (zh_children if zh else en_children)(sentence, ctx)
+    for clause, memory in itertools.chain(moves, requests, children, statements):
         if not covered(clause, read):
             read.append(memory)  # a clause read as a request is not read again as a statement
             yield memory

@@ -44,7 +44,7 @@ from memd.extraction.rules.common import (
     is_question,
 )
 from memd.extraction.rules.general import head_key
-from memd.extraction.rules.life import life_value
+from memd.extraction.rules.life import held_only, life_value, routine_value
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
@@ -220,7 +220,7 @@ def _en_value(clause: str) -> tuple[str, str]:
     heads = [k for k in heads if k in _THING_KEYS]
     if names and heads:
         return names[-1], heads[0]
-    return "", ""
+    return routine_value(clause, zh=False)
 
 
 def _en_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
@@ -329,7 +329,7 @@ def _zh_value(clause: str) -> tuple[str, str]:
     keys = [k for rx, k in _ZH_THING_HEADS if rx.search(before)]
     if name and keys:
         return name, keys[0]
-    return "", ""
+    return routine_value(clause, zh=True)
 
 
 def _zh_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
@@ -423,7 +423,7 @@ def apply_holds(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
             continue
         held = _held(out, start, holds.key, holds.value)
         bare = _VERSION_RE.sub("", holds.value) or holds.value  # "Pixel 8" said as "Pixel" too
-        if held is None and not holds.own_subject:
+        if held is None and (not holds.own_subject or held_only(holds.key)):
             continue
         said = _said(out, start, holds.value, holds.key)
         if said is None and bare != holds.value:

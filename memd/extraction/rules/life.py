@@ -19,7 +19,6 @@ known class:
   常, 周末 …);
 - `condition:<what>`: a condition or what sets one off ("X makes me ill", "I have asthma",
   我有高血压, 乳糖不耐受, 一吃海鲜就过敏);
-- `family:children`: how many children the user has;
 - `education`: what they studied; `age`: an age in words; `role`: 我是 + a noun of a job.
 
 `life_value(clause, zh)` gives the class of a value a clause names for the readers of new values
@@ -70,17 +69,36 @@ _ZH_MODE_RE = re.compile(
 )
 
 
-def _en_commute(text: str) -> str:
-    if not _EN_WHERE_TO_RE.search(text):
-        return ""
-    m = _EN_MODE_RE.search(text)
-    if m is None:
-        return ""
-    return next(g for g in m.groups() if g).casefold()
+# "I drive in": "in" is into work.
+_EN_IN_RE = re.compile(
+    r"\b(?P<verb>drive|drives|cycle|cycles|bike|bikes|walk|walks)\s+in\b(?!\s+(?:a|an|the|my|our"
+    r"|from|circles|\w+ing)\b)",
+    re.I,
+)
+# A vehicle the user goes by, said without where to: only a change of a commute held reads it.
+_EN_BARE_MODE_RE = re.compile(
+    r"\b(?:it's|it\s+is|by|take|takes|taking|on)\s+(?:the\s+|a\s+)?(?P<v>bus|train|tram|subway|metro"
+    r"|tube|ferry|bike|e-bike|scooter)\b",
+    re.I,
+)
+_ZH_BARE_MODE_RE = re.compile(
+    r"(?P<v>开车|自驾|骑(?:自行)?车|骑(?:电动车|电瓶车|摩托|单车)|坐(?:地铁|公交车?|班车|轻轨)|搭(?:地铁|公交车?)"
+    r"|打车)"
+)
 
 
-def _zh_commute(text: str) -> str:
-    m = _ZH_MODE_RE.search(text)
+def _en_commute(text: str, *, bare: bool = False) -> str:
+    m = _EN_IN_RE.search(text)
+    if m is not None:
+        return m.group("verb").casefold()
+    m = _EN_MODE_RE.search(text) if _EN_WHERE_TO_RE.search(text) else None
+    if m is None and bare:
+        m = _EN_BARE_MODE_RE.search(text)
+    return next(g for g in m.groups() if g).casefold() if m else ""
+
+
+def _zh_commute(text: str, *, bare: bool = False) -> str:
+    m = _ZH_MODE_RE.search(text) or (_ZH_BARE_MODE_RE.search(text) if bare else None)
     return m.group("v") if m else ""
 
 
@@ -130,16 +148,19 @@ def is_device(name: str) -> bool:
 
 # -- routines -----------------------------------------------------------------------------------
 _EN_ACTIVITIES = (
-    ("on-call", r"on[\s-]call"), ("gym", r"gym|work(?:ing)?\s+out|lift(?:ing)?\s+weights|crossfit"),
-    ("running", r"running|jogging|go\s+(?:for\s+)?(?:a\s+)?run|run\s+\d+\s*(?:k|km|miles?)"),
-    ("swimming", r"swim|swims|swimming"), ("yoga", r"yoga"), ("pilates", r"pilates"),
-    ("climbing", r"climb|climbs|climbing|bouldering"), ("football", r"football|soccer|five-a-side"),
-    ("basketball", r"basketball"), ("tennis", r"tennis"), ("badminton", r"badminton"),
-    ("hiking", r"hike|hikes|hiking"), ("cycling", r"road\s+cycling|cycling|ride\s+my\s+bike"),
-    ("dancing", r"dance|dancing|salsa"), ("choir", r"choir"), ("martial-arts", r"karate|judo"
-     r"|jiu[\s-]?jitsu|bjj|boxing|kickboxing|taekwondo"), ("chess", r"chess"),
-    ("night-shift", r"night\s+shifts?"), ("school-run", r"school\s+run|pick\s+up\s+the\s+kids"
-     r"|drop\s+(?:off\s+)?the\s+kids"),
+    ("on-call", r"on[\s-]call"),
+    ("school-run", r"school\s+run|pick(?:s|ing)?\s+up\s+(?:my|the|our)\s+(?:kids?|son|daughter"
+     r"|children|child|little\s+ones?)|drop(?:s|ping)?\s+(?:off\s+)?(?:my|the|our)\s+(?:kids?|son"
+     r"|daughter|children)"),
+    ("night-shift", r"night\s+shifts?"), ("choir", r"choir"), ("chess", r"chess"),
+    # sports and exercise: one is given up for another ("switched to rowing")
+    ("exercise", r"gym|work(?:ing)?\s+out|lift(?:ing)?\s+weights|crossfit|jogging"
+     r"|running(?!\s+(?:on|in|at|with|tests?|the|a|an|our|my|it|them|everything|jobs?|services?)\b)"
+     r"|go\s+(?:for\s+)?(?:a\s+)?run|run\s+\d+\s*(?:k|km|miles?)|swim|swims|swimming|yoga"
+     r"|pilates|climb|climbs|climbing|bouldering|football|soccer|five-a-side|basketball|tennis"
+     r"|badminton|squash|hike|hikes|hiking|road\s+cycling|cycling|ride\s+my\s+bike|dance|dancing"
+     r"|salsa|karate|judo|jiu[\s-]?jitsu|bjj|boxing|kickboxing|taekwondo|rowing|surfing|skiing"
+     r"|spin\s+class(?:es)?|spinning|volleyball|netball|rugby|cricket|golf|skating"),
 )  # fmt: skip
 _EN_ACTIVITY_RES = tuple((k, re.compile(r"\b(?:" + p + r")\b", re.I)) for k, p in _EN_ACTIVITIES)
 _EN_AGAIN_RE = re.compile(
@@ -149,12 +170,12 @@ _EN_AGAIN_RE = re.compile(
     re.I,
 )
 _ZH_ACTIVITIES = (
-    ("on-call", r"值班|值.{0,3}班|on\s*call|oncall"), ("gym", r"健身|撸铁|练器械"),
-    ("running", r"跑步|夜跑|晨跑|慢跑|跑[\d一二两三四五六七八九十半]+公里"), ("swimming", r"游泳|游[\d一二两三]+公里"),
-    ("yoga", r"瑜伽"), ("climbing", r"攀岩|抱石"), ("football", r"踢球|踢足球|足球"),
-    ("basketball", r"篮球"), ("badminton", r"羽毛球"), ("tennis", r"网球"), ("hiking", r"爬山|徒步"),
-    ("fishing", r"钓鱼"), ("cycling", r"骑行"), ("dancing", r"跳舞|广场舞"),
-    ("school-run", r"接孩子|送孩子|接娃|送娃|接小孩|送小孩"),
+    ("on-call", r"值班|值.{0,3}班|on\s*call|oncall"),
+    ("school-run", r"接孩子|送孩子|接娃|送娃|接小孩|送小孩|接送|要?去[接送](?![\u4e00-\u9fff])"),
+    ("exercise", r"健身|撸铁|练器械|跑步|夜跑|晨跑|慢跑|跑[\d一二两三四五六七八九十半]+公里|游泳"
+     r"|游[\d一二两三]+公里|瑜伽|攀岩|抱石|踢球|踢足球|足球|篮球|羽毛球|网球|爬山|徒步|骑行|跳舞"
+     r"|广场舞|划船|滑雪|冲浪|拳击|普拉提|乒乓球|排球|高尔夫"),
+    ("fishing", r"钓鱼"),
 )  # fmt: skip
 _ZH_ACTIVITY_RES = tuple((k, re.compile(p)) for k, p in _ZH_ACTIVITIES)
 _ZH_AGAIN_RE = re.compile(
@@ -163,14 +184,19 @@ _ZH_AGAIN_RE = re.compile(
 )
 
 
-def _routine(text: str, zh: bool) -> tuple[str, str]:
-    """The activity a clause says the user does again and again, and its key, or ("", "")."""
-    if not (_ZH_AGAIN_RE if zh else _EN_AGAIN_RE).search(text):
+# A routine said beside another one has: it adds, it does not replace.
+_ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|on\s+top)\b|还|也|另外", re.I)
+
+
+def _routine(text: str, zh: bool, *, again: bool = True) -> tuple[str, str]:
+    """The activity a clause says the user does again and again, and its key ("" when it adds
+    to another), or ("", ""); `again=False`: without a word that it recurs (a change of one)."""
+    if again and not (_ZH_AGAIN_RE if zh else _EN_AGAIN_RE).search(text):
         return "", ""
     for key, rx in _ZH_ACTIVITY_RES if zh else _EN_ACTIVITY_RES:
         m = rx.search(text)
         if m is not None:
-            return m.group(0), f"routine:{key}"
+            return m.group(0), "" if _ADDED_RE.search(text) else f"routine:{key}"
     return "", ""
 
 
@@ -186,6 +212,10 @@ _EN_ILL = (
     r"(?:sick|ill|unwell|poorly|bloated|nauseous|queasy|migraines?|headaches?|hives|a\s+rash"
     r"|rashes|stomach\s+aches?|cramps|break\s+out|itchy|wheezy)"
 )
+_PARTS = (
+    r"knees?|back|hips?|shoulders?|wrists?|ankles?|neck|elbows?|spine|eyes?|heart|acl|hands?"
+    r"|achilles|meniscus"
+)
 _EN_CONDITION_RES = (
     re.compile(
         r"^(?P<what>[A-Za-z][\w\-]*(?:\s+[\w\-]+)?)\s+(?:makes|make|gives|give|leaves|leave)\s+me"
@@ -196,6 +226,14 @@ _EN_CONDITION_RES = (
         r"\bI(?:'ve|\s+have)?\s+(?:have|got|had|live\s+with|suffer\s+from|been\s+diagnosed\s+with"
         r"|was\s+diagnosed\s+with)\s+(?:(?:mild|severe|chronic|bad|really\s+bad)\s+)?"
         r"(?P<cond>" + _EN_CONDITIONS + r")\b",
+        re.I,
+    ),
+    # a part of the body operated on or hurt: "Ever since the knee surgery I …"
+    re.compile(
+        r"\b(?:since|after)\s+(?:my|the)\s+(?P<part>" + _PARTS + r")\s+(?:surgery|operation|op"
+        r"|injury|replacement)|\bI(?:'ve|\s+have)?\s+(?:had|hurt|injured|broke|tore|did|wrecked)\s+"
+        r"(?:a\s+|an\s+|my\s+)?(?P<part2>" + _PARTS + r")(?:\s+(?:surgery|operation|injury"
+        r"|replacement))?\b",
         re.I,
     ),
     re.compile(
@@ -221,6 +259,10 @@ _ZH_CONDITION_RES = (
         r"我一(?:吃|喝|碰|闻到?)(?P<c>[\u4e00-\u9fff]{1,4}?)就(?:会)?(?:过敏|拉肚子|不舒服|胃疼|头疼"
         r"|起疹子|难受|犯病|发作)"
     ),
+    re.compile(
+        r"我(?:的)?(?P<c>腰椎|腰|膝盖|颈椎|肩膀|手腕|脚踝|眼睛|心脏|胃|后背|脊椎)(?:做过|动过|开过|受过|有)"
+        r"(?:手术|刀|伤|旧伤)|我(?:的)?(?P<c2>腰椎|腰|膝盖|颈椎|肩膀|手腕|脚踝)(?:不好|伤过|有旧伤)"
+    ),
 )
 _ZH_NOT_CONDITION_RE = re.compile(r"^(?:有点|有些|特别|很|比较|都|也|还|就)$")
 
@@ -244,31 +286,6 @@ def _condition_slug(what: str) -> str:
     word = {"celiac": "coeliac", "diabetic": "diabetes", "asthmatic": "asthma",
             "epileptic": "epilepsy", "crohns": "crohn's"}.get(word, word)  # fmt: skip
     return word
-
-
-# -- children -----------------------------------------------------------------------------------
-_COUNT = r"(?:a|an|one|two|three|four|five|six|\d)"
-_EN_CHILDREN_RES = (
-    re.compile(
-        r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:got|have|has)\s+(?P<n>"
-        + _COUNT
-        + r"\s+(?:(?:young|little"
-        r"|small|grown(?:-up)?|teenage|wonderful|lovely)\s+)?(?:kids?|children|child|sons?|daughters?"
-        r"|boys|girls|toddlers?|teenagers?|teens))\b",
-        re.I,
-    ),
-    re.compile(
-        r"\bI(?:'m|\s+am)\s+an?\s+(?:(?:single|working|stay-at-home|proud|busy)\s+)?(?P<n>(?:mum|mom"
-        r"|dad|father|mother|parent)\s+(?:of|to)\s+" + _COUNT + r")\b",
-        re.I,
-    ),
-)
-_ZH_CHILDREN_RES = (
-    re.compile(
-        r"^我(?:家|们家)?(?:有|养了?)(?P<n>[一两二三四五六\d]个(?:孩子|娃|小孩|儿子|女儿|闺女))"
-    ),
-    re.compile(r"^我是(?P<n>[一两二三四五六\d]个(?:孩子|娃|小孩)的(?:妈妈|爸爸|妈|爸|母亲|父亲))"),
-)
 
 
 # -- what the user studied -------------------------------------------------------------------------
@@ -307,10 +324,31 @@ _ZH_IN_PLACE_RE = re.compile(
 )
 
 
+# "Ottawa is where I live these days", "The data team at Spotify is where I spend my days".
+_EN_WHERE_I_RE = re.compile(
+    r"^(?P<v>.{2,60}?)\s+is\s+where\s+(?:I|we)\s+(?:live|'m\s+based|am\s+based|work|spend\s+my"
+    r"\s+days|call\s+home|am|'m|'ve\s+settled|settled)\b",
+    re.I,
+)
+_EN_AT_ORG_RE = re.compile(r"\bat\s+(?P<org>(?-i:[A-Z])[\w&.\-]*(?:\s+(?-i:[A-Z])[\w&.\-]*)?)")
+
+
 def _place(text: str, zh: bool) -> str:
     m = (_ZH_IN_PLACE_RE if zh else _EN_IN_PLACE_RE).search(text)
     place = (m.group("p") or m.groupdict().get("h") or "") if m else ""
     return place if place and is_place(place) else ""
+
+
+def where_i_am(text: str) -> tuple[str, str]:
+    """ "X is where I live/work": the place (`city`) or the organisation (`employer`) X names."""
+    m = _EN_WHERE_I_RE.match(text.strip())
+    if m is None:
+        return "", ""
+    what = m.group("v").strip()
+    if is_place(what):
+        return what, "city"
+    at = _EN_AT_ORG_RE.search(what)
+    return (at.group("org"), "employer") if at is not None else ("", "")
 
 
 # -- age in words -------------------------------------------------------------------------------
@@ -322,7 +360,7 @@ _EN_NUMBER = (
 )
 _EN_AGE_RES = (
     re.compile(r"\bI(?:'m|\s+am)\s+(?:now\s+|almost\s+|nearly\s+)?(?P<n>" + _EN_NUMBER + r"|\d{2})"
-               r"(?:\s+(?:years?\s+old|this\s+year|now))?$", re.I),
+               r"(?:\s+(?:years?\s+old|this\s+year|now))?(?=$|\s+(?:and|but|so)\b)", re.I),
     re.compile(r"^being\s+(?P<n>" + _EN_NUMBER + r"|\d{2})$", re.I),
     re.compile(r"\bI\s+(?:just\s+)?turned\s+(?P<n>" + _EN_NUMBER + r")\b", re.I),
 )  # fmt: skip
@@ -344,6 +382,12 @@ _ZH_ROLE_RE = re.compile(
     r"^我(?:现在|目前)?是(?:一名|一个|一位|个|名)?(?P<r>[\u4e00-\u9fffA-Za-z]{0,6}?(?:工程师|设计师|分析师"
     r"|架构师|程序员|护士|医生|大夫|老师|教师|律师|会计|经理|总监|主管|编辑|记者|研究生|博士生|学生|教授"
     r"|创始人|司机|厨师|警察|军人|工人|店主|主播|翻译|销售|运营|产品|前端|后端|全栈|测试|运维|药师|师|员))$"
+)
+# "我这个 CTO 还得写前端", "我是一个干了十年测试的人": a role in other words.
+_ZH_ROLE_MORE_RE = re.compile(
+    r"^我这个\s*(?P<r>[A-Za-z]{2,5}|[\u4e00-\u9fff]{0,4}?(?:经理|总监|主管|负责人|组长|老师|老板|工程师))"
+    r"|^我是(?:一个|一名)?(?P<v>干|做|搞|写)了?(?:[一二两三四五六七八九十\d]+年)?(?P<w>[\u4e00-\u9fff]{2,6}?)"
+    r"的(?:人)?$"
 )
 _EN_ROLE_RE = re.compile(
     r"\bI\s+work\s+as\s+(?:an?\s+)?(?P<r>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)(?=\s*$|\s+(?:at|for"
@@ -398,10 +442,13 @@ def _first(rxs: tuple[re.Pattern[str], ...], text: str) -> re.Match[str] | None:
 
 def _en_who(text: str) -> Iterator[tuple[str, str, str, str]]:
     """Children, a place, what the user studied, an age, a role."""
-    if m := _first(_EN_CHILDREN_RES, text):
-        yield "family:children", m.group("n"), "personal", f"User has children: {text}"
     if place := _place(text, zh=False):
         yield "city", place, "personal", f"User lives in {place}"
+    value, key = where_i_am(text)
+    if key == "city":
+        yield key, value, "personal", f"User lives in {value}"
+    elif key == "employer":
+        yield key, value, "personal", f"User works at {value}"
     if m := _first(_EN_STUDIED_RES, text):
         yield "education", m.group("what"), "personal", f"User studied {m.group('what')}"
     if (m := _first(_EN_AGE_RES, text)) and 10 <= (age := _en_number(m.group("n"))) <= 110:
@@ -462,8 +509,6 @@ def _zh_reads(text: str) -> Iterator[tuple[str, str, str, str]]:
 
 def _zh_who(text: str, said: str) -> Iterator[tuple[str, str, str, str]]:
     """Children, a place, what the user studied, an age, a role."""
-    if m := _first(_ZH_CHILDREN_RES, text):
-        yield "family:children", m.group("n"), "personal", f"用户{said}"
     if place := _place(text, zh=True):
         yield "city", place, "personal", f"用户住在{place}"
     if m := _first(_ZH_STUDIED_RES, text):
@@ -472,6 +517,9 @@ def _zh_who(text: str, said: str) -> Iterator[tuple[str, str, str, str]]:
         yield "age", str(age), "personal", f"用户今年{age}岁"
     if m := _ZH_ROLE_RE.search(text):
         yield "role", m.group("r"), "personal", f"用户是{m.group('r')}"
+    elif m := _ZH_ROLE_MORE_RE.search(text):
+        role = m.group("r") or m.group("v") + m.group("w")
+        yield "role", role, "personal", f"用户是{role}" + ("的" if m.group("w") else "")
 
 
 _ZH_KEY_NAMES = {"phone": "手机", "computer": "电脑", "tablet": "平板"}
@@ -494,11 +542,24 @@ def zh_life(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
 
 
 def life_value(clause: str, zh: bool) -> tuple[str, str]:
-    """The value of a class of this module a clause names, and its key, or ("", "")."""
-    mode = _zh_commute(clause) if zh else _en_commute(clause)
+    """The value of a class of this module a clause names, and its key, or ("", ""): a commute
+    or a routine only when a held one is changed (see `HELD_ONLY`)."""
+    mode = _zh_commute(clause, bare=True) if zh else _en_commute(clause, bare=True)
     if mode:
         return mode, "commute"
     device, key = _device(clause, zh)
     if device:
         return device, key
-    return "", ""
+    return ("", "") if zh else where_i_am(clause)
+
+
+def routine_value(clause: str, zh: bool) -> tuple[str, str]:
+    """A sport or routine a clause names, with its key, for a change of the one held
+    ("switched to rowing", 现在改成夜跑了); read after every other class."""
+    return _routine(clause, zh, again=False)
+
+
+def held_only(key: str) -> bool:
+    """Whether a new value of `key` counts only as a change of a value the session holds: a
+    vehicle or a sport named alone says too little of a commute or a routine."""
+    return key == "commute" or key.startswith("routine:")

@@ -42,7 +42,7 @@ _EN_UNSURE_RE = re.compile(
 )
 _EN_STARTED_AT_RE = re.compile(r"\b(?:starting|started)\s+(?:at|with)\s+(?P<org>" + _NAME + r")")
 _EN_MADE_ME_RE = re.compile(
-    r"\b(?:(?:made|promoted|named|appointed)\s+me|(?:moved|switched|transferred)\s+me\s+"
+    r"\b(?:(?:made|promoted|named|appointed|bumped)\s+me(?:\s+up)?|(?:moved|switched|transferred)\s+me\s+"
     r"(?:over\s+|across\s+)?to)\s+(?:the\s+|a\s+|an\s+|to\s+)?"
     r"(?P<role>[a-z][a-z\- ]{2,40}?)(?=\s+(?:last|this|in|at|on|as\s+of|yesterday|today)\b|[,.;]|$)",
     re.I,
@@ -50,6 +50,13 @@ _EN_MADE_ME_RE = re.compile(
 _EN_NOW_ON_RE = re.compile(
     r"\bI'm\s+(?:now\s+)?on\s+(?:the\s+)?(?P<team>[a-z][a-z\- ]{2,30}?)(?:\s+(?:team|squad))?"
     r"(?:\s+now)?(?=[,.;]|$)",
+    re.I,
+)
+# "I transferred to the identity squad": a team the user moved to, whatever the session holds.
+_EN_MOVED_TO_TEAM_RE = re.compile(
+    r"\bI(?:'ve|\s+have|\s+just|\s+recently)?\s+(?:transferred|moved|switched|rotated|been\s+moved"
+    r"|got\s+moved)\s+(?:over\s+|across\s+)?to\s+(?:the\s+)?(?P<team>[a-z][a-z\- ]{1,30}?)\s+"
+    r"(?P<unit>team|squad|group|pod|tribe)\b",
     re.I,
 )
 _EN_AND_NOW_RE = re.compile(
@@ -72,6 +79,10 @@ def en_moves(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]]:
         role = m.group("role").strip()
         yield m.group(0), ctx.mem(f"User works as {article(role)} {role}", "personal", IMP_ROLE,
                                   subject="role")  # fmt: skip
+    m = _EN_MOVED_TO_TEAM_RE.search(text)
+    if m is not None:
+        team = f"{m.group('team').strip()} {m.group('unit').lower()}"
+        yield m.group(0), ctx.mem(f"User is on the {team}", "personal", IMP_ROLE, subject="team")
     m = _EN_NOW_ON_RE.search(text)
     if m is not None and "team" in held:
         team = m.group("team").strip()

@@ -93,6 +93,14 @@ _EN_AS_RE = re.compile(
     r"|as\s+someone\s+who(?P<has>'s|\s+has|\s+is)?\s+(?P<did>[^,]+))(?=,)",
     re.I,
 )
+# "As a lifelong Vim user I don't want …": the same lead without its comma, up to the "I".
+_EN_AS_BARE_RE = re.compile(
+    r"^as\s+(?P<a>an?\s+)(?P<what>(?!matter\b|result\b|reminder\b|side\b|rule\b|heads\b)"
+    r"(?:[\w\-]+\s+){0,3}?(?:user|developer|dev|engineer|programmer|admin|fan|nerd|person|coder"
+    r"|maintainer|designer|manager|parent|mum|mom|dad|teacher|student|nurse|doctor))"
+    r"(?=\s+(?:I|I'm|I've|I'd|we|we're)\b)",
+    re.I,
+)
 _ZH_AS_RE = re.compile(r"^作为(?P<what>(?:一[个名位])?[^，,]{1,20})(?=[，,])")
 
 
@@ -104,6 +112,8 @@ def restate_lead(sentence: str) -> str:
         m = _ZH_AS_RE.match(text)
         return "我是" + m.group("what") + text[m.end() :] if m else sentence
     m = _EN_AS_RE.match(text)
+    if m is None and (bare := _EN_AS_BARE_RE.match(text)) is not None:
+        return f"I'm {bare.group('a')}{bare.group('what')},{text[bare.end() :]}"
     if m is None:
         return sentence
     if m.group("what"):
