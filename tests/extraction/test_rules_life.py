@@ -339,3 +339,92 @@ def test_what_adds_or_is_someone_elses_supersedes_nothing(first: str, later: str
     memories = extract(first, later)
     keys = {m.subject for m in memories if m.source_turn_ids == ("t0",)} - {""}
     assert not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject in keys]
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        # a deadline said with "is due" / "has to be done by", moved later
+        ("The beta for Lantern is due on June 12.", "Lantern's beta slipped to June 26.",
+         "06-12", "06-26"),
+        ("The Orchard migration has to be done by March 3.",
+         "March 3 is off, the Orchard cutover moved to March 17.", "03-03", "03-17"),
+        ("Our tax filing is due April 30.", "The tax filing got pushed to May 15.", "04-30",
+         "05-15"),
+        # a bare version after an upgrade of the one held
+        ("Our scripts all run on Python 3.8.", "We're on 3.12 now.", "3.8", "3.12"),
+        ("脚本都跑在 Python 3.8 上。", "已经升到 3.12 了。", "3.8", "3.12"),
+        # a commute changed with 通勤 before the mode
+        ("我每天坐地铁上班。", "现在平时通勤骑车了。", "地铁", "骑车"),
+        # an employer said as "我们X这边", then "来Y三个月了"
+        ("我们华为这边流程特别多。", "来小米三个月了，流程少一半。", "华为", "小米"),
+        ("我们公司是网易。", "入职米哈游快一个月了。", "网易", "米哈游"),
+    ],
+)  # fmt: skip
+def test_a_later_value_in_more_shapes_supersedes(
+    first: str, later: str, old: str, new: str
+) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content + m.due]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content + m.due]
+    assert olds and news, memories
+    assert olds[-1].subject and olds[-1].subject == news[-1].subject, memories
+
+
+def test_a_move_of_another_event_keeps_the_deadline() -> None:
+    memories = extract(
+        "The beta for Lantern is due on June 12.", "My dentist visit moved to June 20."
+    )
+    keys = {m.subject for m in memories if m.source_turn_ids == ("t0",)} - {""}
+    assert keys and not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject in keys]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "word"),
+    [
+        # the languages the user speaks, with how well
+        ("At home it's Tagalog and Cebuano, English is for work.", "spoken-language", "Tagalog"),
+        ("我英语一般，日语还行。", "spoken-language", "日语"),
+        ("我粤语说得很流利。", "spoken-language", "粤语"),
+        # a result of a check-up
+        ("体检查出来血脂有点高。", "condition:血脂", "血脂"),
+        ("我血压偏高。", "condition:血压", "血压"),
+        ("My cholesterol came back high at the last check-up.", "condition:cholesterol",
+         "cholesterol"),
+        # pets counted and named
+        ("家里养了两只布偶猫，一只叫汤圆一只叫年糕。", "pets", "汤圆"),
+        ("We have two cats, Miso and Tofu.", "pet", "Miso"),
+        # a child the user looks after
+        ("周末要陪女儿上钢琴课。", "kin:女儿", "女儿"),
+        ("I take my son to swimming on Saturdays.", "kin:son", "son"),
+        # what the user trained in, said with 出身
+        ("我是学医出身的。", "education", "学医"),
+        ("我是学会计出身。", "education", "会计"),
+        # an employer said as 我们X这边 / 我们公司是X
+        ("我们华为这边流程特别多。", "employer", "华为"),
+        ("我们公司是网易。", "employer", "网易"),
+    ],
+)  # fmt: skip
+def test_more_first_statements_are_keyed(text: str, key: str, word: str) -> None:
+    keys = _keys(text)
+    assert key in keys, extract(text)
+    assert word.casefold() in keys[key].casefold(), keys
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My sister's English is better than mine.",
+        "我老婆日语还行。",
+        "我妈血压偏高。",
+        "My dad's cholesterol came back high.",
+        "我同事家里养了两只猫。",
+        "周末要陪客户吃饭。",
+        "他是学医出身的。",
+        "我们这边流程特别多。",
+    ],
+)
+def test_no_such_first_statement_of_someone_else(text: str) -> None:
+    keys = _keys(text)
+    assert not {"spoken-language", "pet", "education", "employer"} & set(keys), keys
+    assert not [k for k in keys if k.startswith(("condition:", "kin:"))], keys

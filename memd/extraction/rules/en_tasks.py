@@ -141,6 +141,9 @@ def en_task(
         if m is None:
             continue
         found = find_date(sentence, ctx.today)
+        after = find_date(sentence[m.end() :], ctx.today) if kind == "when" else None
+        if after is not None:  # "March 3 is off, the cutover moved to March 17": the new date
+            found = after[0], (after[1][0] + m.end(), after[1][1] + m.end())
         own_date = found is not None
         if found is None and context and (not another or kind in _BORROWING):
             found = find_date(context, ctx.today)
@@ -171,11 +174,14 @@ def en_task(
             verb = " ".join(m.group("verb").lower().split())
             modal = " ".join(m.group("modal").lower().split())
             content = f"{_owned(act)} {modal} {verb}{suffix}"
+            subject = f"date:{topic_slug(_OWNER_RE.sub('', act))}" if found is not None else ""
         elif kind == "have":
             content = f"User has {act}{suffix}"
         elif kind == "due":
             thing = _OWNER_RE.sub("", act)
             content = f"User's {thing} is due{suffix}"
+            # one date per deadline: "the beta slipped to June 26" replaces it
+            subject = f"date:{topic_slug(thing)}" if found is not None else ""
         elif kind == "remind":
             content = f"User wants to be reminded to {act}{suffix}"
         else:

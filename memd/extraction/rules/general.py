@@ -41,7 +41,7 @@ from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import PLATFORM_GROUPS
 from memd.extraction.rules.standing import topic_of
 from memd.extraction.rules.style import style_topic
-from memd.extraction.rules.tech import lookup_tech
+from memd.extraction.rules.tech import lookup_tech, split_version
 from memd.extraction.rules.zh_clauses import ZH_OTHER_RE
 
 IMP_GENERAL = 5
@@ -142,6 +142,9 @@ def _value_key(names: list[str]) -> tuple[str, str]:
     skill or preference), a place (`city`), a spoken language; ("", "") for none."""
     for name in names:
         tech = lookup_tech(name)
+        base, version = split_version(name)
+        if tech is not None and version and tech.category in ("language", "os", "platform"):
+            return f"version:{base.casefold()}", "skill"  # "Python 3.8": one version at a time
         if tech is not None and tech.category != "app":
             kind = "preference" if tech.subject in _PREFERENCE_KEYS else "skill"
             return tech.subject, kind

@@ -238,10 +238,24 @@ def _en_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
         # the value said after "now", else anywhere in the clause
         value, key = _en_value(clause[now.start() :])
         if not value:
-            value, key = _en_value(clause)
+            value, key = _en_value(clause) if _en_value(clause)[0] else _bare_version(clause, ctx)
         if value:
             own = whose in ("I", "we", "project") and bool(_EN_OWN_RE.search(text))
             yield Holds(value, key, _en_memory(clause, value, key, ctx), own)
+
+
+_BARE_VERSION_RE = re.compile(r"(?<![\w.])(?P<v>\d+\.\d+(?:\.\d+)?)(?![\w.%])")
+
+
+def _bare_version(clause: str, ctx: Ctx) -> tuple[str, str]:
+    """ "We're on 3.12 now", "已经升到 3.12 了": a bare version is one of the technology whose
+    version the session holds, when it holds one only."""
+    m = _BARE_VERSION_RE.search(clause)
+    keys = [k for k in ctx.session.values if k.startswith("version:")]
+    if m is None or len(keys) != 1:
+        return "", ""
+    tech = lookup_tech(keys[0].removeprefix("version:"))
+    return (f"{tech.name} {m.group('v')}", keys[0]) if tech is not None else ("", "")
 
 
 def _en_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
@@ -273,7 +287,7 @@ _ZH_THING_HEADS = tuple(
 
 # -- Chinese ------------------------------------------------------------------------------------
 _ZH_NOW_RE = re.compile(
-    r"现在|如今|目前|已经|改成|换成|换到|转到|改用|换用|开始|入职|定居|这阵子|最近|现已|迁到|迁移到|切到"
+    r"^来[^，,]{2,6}?(?:快|已经|都)?[一二两三四五六七八九十半几\d]+个?(?:月|年|周|星期)了|现在|如今|目前|已经|改成|换成|换到|转到|改用|换用|开始|入职|定居|这阵子|最近|现已|迁到|迁移到|切到"
     r"|切换到|升级到|升到|用上了"
 )
 _ZH_UNSURE_RE = re.compile(
@@ -283,8 +297,8 @@ _ZH_UNSURE_RE = re.compile(
     r"|删|卸|停用|停了|下线|淘汰|弃用|废弃|戒|坏了|过期|退了"
 )
 _ZH_ORG_RE = re.compile(
-    r"(?:(?<![现正实存所])在|去了|到了|入职了?|加入了?)\s*(?P<v>[A-Za-z][\w&.\-]*|[\u4e00-\u9fff]{2,6}?)"
-    r"(?=了|上班|工作|做|干|$)"
+    r"(?:(?<![现正实存所])在|去了|到了|入职了?|加入了?|^来)\s*(?P<v>[A-Za-z][\w&.\-]*|[\u4e00-\u9fff]{2,6}?)"
+    r"(?=了|上班|工作|做|干|$|(?:快|已经|都)?[一二两三四五六七八九十半几\d]+个?(?:月|年|周|星期)了)"
 )
 _ZH_PLACE_RE = re.compile(
     r"(?:在|到|去|搬到|回到|定居)\s*(?P<v>[\u4e00-\u9fff]{2,4}?)(?=了|定居|生活|住|上班|工作|$)"
@@ -345,6 +359,8 @@ def _zh_holds(sentence: str, ctx: Ctx) -> Iterator[Holds]:
             changed = changed or now
             continue
         value, key = _zh_value(clause.text) if now or changed else ("", "")
+        if now and not value:
+            value, key = _bare_version(clause.text, ctx)
         changed = changed or now
         if value and (now or key == "schedule"):
             own = clause.subject in ("I", "we") and not clause.implied
@@ -412,12 +428,17 @@ def _said(out: Sequence[ExtractedMemory], start: int, value: str, key: str) -> i
     return None
 
 
+def _keyed(memory: ExtractedMemory) -> bool:
+    """Whether a memory has a key of a class (the general reader's `about:<head>` is none)."""
+    return bool(memory.subject) and not memory.subject.startswith("about:")
+
+
 def apply_holds(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """Key the turn's new values (`out[start:]`) to the session's earlier memories of the same
     class (see the module); `out` is changed in place."""
     for holds in holds_in(text, ctx):
         if any(names_value(m.content, holds.value) and (m.type in ("task", "decision") or
-               m.subject and memory_class(m) != holds.key) for m in out[start:]):  # fmt: skip
+               _keyed(m) and memory_class(m) != holds.key) for m in out[start:]):  # fmt: skip
             # a decision revised ("the formatter is now Ruff") is the decisions' to read; a value
             # a change already keyed ("dropped yarn, it's all Bun now") is the change's
             continue

@@ -72,6 +72,15 @@ _ZH_MY_CHILD_RE = re.compile(
     r"^(?:我|我的|我家|我们家|家里)(?:那个|的)?(?P<who>女儿|儿子|闺女|孩子|娃|小孩|大宝|二宝)"
     r"|^(?P<who2>孩子|女儿|儿子|闺女)(?=刚|今年|在|上|已经|才)"
 )
+# A child the user looks after, as the object of the verb: no rule reads it as a family fact.
+_ZH_CARE_RE = re.compile(
+    r"^(?:我)?(?:[^，,我他她]{0,4})(?:要|得)?(?:陪|接|送|带|哄)(?:我)?(?P<who>女儿|儿子|孩子|闺女|娃)"
+)
+_EN_CARE_RE = re.compile(
+    r"\bI\s+(?:(?:usually|always|often|have\s+to|need\s+to)\s+)?(?:take|pick\s+up|drop\s+off|drive"
+    r"|walk|bring)\s+(?:my|our)\s+(?P<who>daughters?|sons?|kids?|children|twins)\b",
+    re.I,
+)
 _EN_PET_NAMED_RE = re.compile(
     r"\b(?:my|our)\s+(?P<pet>(?:[\w\-]+\s+)?" + ANIMALS + r"),\s+(?-i:(?P<name>[A-Z][\w'\-]+)),",
     re.I,
@@ -81,9 +90,23 @@ _ZH_PET_NAMED_RE = re.compile(
     r"(?:家里|我家|我的|我们家)(?:的)?(?:那|这)?(?:只|条|头)?(?P<pet>" + _ZH_ANIMALS + r")"
     r"(?:叫|名叫|名字叫)(?P<name>[\u4e00-\u9fffA-Za-z]{1,4})"
 )
+# "家里养了两只布偶猫，一只叫汤圆一只叫年糕": pets counted, then named (two pets: no key).
+_ZH_PETS_RE = re.compile(
+    r"(?:^|(?<=[，,]))(?:家里|我家|我们家|我)(?:养了|有)(?:[两二三四\d])只"
+    + _ZH_ANIMALS
+    + r"[^。]*?叫"
+)
 _LANGUAGE_WORD_RE = re.compile(r"[A-Z][a-z]+")
 _EN_NTH_LANGUAGE_RE = re.compile(
-    r"\bis\s+my\s+(?:first|second|third|fourth|native|home|mother)\s+(?:language|tongue)\b", re.I
+    r"\bis\s+my\s+(?:first|second|third|fourth|native|home|mother)\s+(?:language|tongue)\b"
+    r"|^at\s+home\s+(?:it's|it\s+is|we\s+speak)\b",
+    re.I,
+)
+# "我英语一般，日语还行": a language and how well the user speaks it.
+_ZH_LANGUAGES = r"英语|日语|韩语|法语|德语|西班牙语|俄语|粤语|普通话|闽南语|上海话|四川话|客家话|意大利语|葡萄牙语"
+_ZH_SPEAKS_RE = re.compile(
+    r"^(?:我的?)?(?P<l>" + _ZH_LANGUAGES + r")(?:说得|讲得|水平)?(?:很|还|挺|比较|特别|非常)?"
+    r"(?:一般|还行|不错|流利|很好|熟练|凑合|是母语|母语|可以|好)"
 )
 _ZH_HOMETOWN_RE = re.compile(r"回(?:到)?(?P<p>[\u4e00-\u9fff]{2,6}?)老家")
 _EN_HOMETOWN_RE = re.compile(
@@ -104,6 +127,9 @@ def en_kin(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if count is not None:
         yield ctx.mem(f"User has {count.group('n')}", "personal", IMP_FAMILY,
                       subject="family:children")  # fmt: skip
+    if (m := _EN_CARE_RE.search(text)) and count is None:
+        who = m.group("who").casefold()
+        yield ctx.mem(f"User: {text}", "personal", IMP_FAMILY, subject=f"kin:{who.rstrip('s')}")
     if m := _EN_PET_NAMED_RE.search(text):
         yield ctx.mem(f"User has a pet: {m.group('pet')} called {m.group('name')}", "personal",
                       IMP_FAMILY, subject="pet")  # fmt: skip
@@ -129,6 +155,16 @@ def zh_kin(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if m := _ZH_PET_NAMED_RE.search(text):
         yield ctx.mem(f"用户养了{m.group('pet')}，叫{m.group('name')}", "personal", IMP_FAMILY,
                       subject="pet")  # fmt: skip
+    spoken = [m.group("l") for c in _zh_clauses(text) if (m := _ZH_SPEAKS_RE.match(c))]
+    if spoken and _ZH_SPEAKS_RE.match(_zh_clauses(text)[0]) and text.startswith("我"):
+        yield ctx.mem(f"用户会说{'、'.join(spoken)}：{text}", "personal", IMP_FAMILY,
+                      subject="spoken-language")  # fmt: skip
+    if m := _ZH_PETS_RE.search(text):
+        yield ctx.mem(f"用户{text[m.start() :]}", "personal", IMP_FAMILY, subject="pets")
+    for clause in _zh_clauses(text):
+        if m := _ZH_CARE_RE.search(clause):
+            yield ctx.mem(f"用户{clause}", "personal", IMP_FAMILY, subject=f"kin:{m.group('who')}")
+            break
     m = _ZH_HOMETOWN_RE.search(text)
     if m is not None and _zh_has_place(m.group("p")):
         yield ctx.mem(f"用户老家在{m.group('p')}", "personal", IMP_HOMETOWN, subject="hometown")

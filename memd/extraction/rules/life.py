@@ -17,8 +17,7 @@ known class:
 - `routine:<activity>`: an activity of a known kind (the gym, swimming, climbing, being on call;
   健身, 攀岩, 踢球, 值班 …) with a word that says it recurs (every, usually, on Tuesdays; 每天,
   常, 周末 …);
-- `condition:<what>`: a condition or what sets one off ("X makes me ill", "I have asthma",
-  我有高血压, 乳糖不耐受, 一吃海鲜就过敏);
+- `condition:<what>`: a condition of the body (`health`);
 - `education`: what they studied; `age`: an age in words; `role`: 我是 + a noun of a job.
 
 `life_value(clause, zh)` gives the class of a value a clause names for the readers of new values
@@ -34,6 +33,8 @@ from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import en_clauses
 from memd.extraction.rules.common import IMP_AGE, IMP_FAMILY, IMP_ROLE, Ctx, is_question
 from memd.extraction.rules.dates import cn_number
+from memd.extraction.rules.health import condition_of
+from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.units import cut
 from memd.extraction.rules.zh_clauses import zh_clauses
@@ -200,94 +201,6 @@ def _routine(text: str, zh: bool, *, again: bool = True) -> tuple[str, str]:
     return "", ""
 
 
-# -- conditions -----------------------------------------------------------------------------------
-_EN_CONDITIONS = (
-    r"(?:type\s+[12]\s+)?diabetes|asthma|co?eliac(?:\s+disease)?|crohn'?s(?:\s+disease)?|ibs"
-    r"|migraines|eczema|psoriasis|epilepsy|arthritis|hypertension|high\s+blood\s+pressure|gout"
-    r"|sleep\s+apn(?:o)?ea|insomnia|anxiety|depression|tinnitus|lupus|endometriosis|pcos"
-    r"|long\s+covid|hay\s+fever|a\s+bad\s+back|a\s+heart\s+condition|an?\s+\w+\s+allergy"
-    r"|(?:a\s+)?(?:\w+\s+)?intolerance|chronic\s+fatigue|fibromyalgia|ulcerative\s+colitis"
-)
-_EN_ILL = (
-    r"(?:sick|ill|unwell|poorly|bloated|nauseous|queasy|migraines?|headaches?|hives|a\s+rash"
-    r"|rashes|stomach\s+aches?|cramps|break\s+out|itchy|wheezy)"
-)
-_PARTS = (
-    r"knees?|back|hips?|shoulders?|wrists?|ankles?|neck|elbows?|spine|eyes?|heart|acl|hands?"
-    r"|achilles|meniscus"
-)
-_EN_CONDITION_RES = (
-    re.compile(
-        r"^(?P<what>[A-Za-z][\w\-]*(?:\s+[\w\-]+)?)\s+(?:makes|make|gives|give|leaves|leave)\s+me"
-        r"\s+(?:(?:really|properly|so|very|quite|pretty|badly|violently)\s+)?" + _EN_ILL + r"\b",
-        re.I,
-    ),
-    re.compile(
-        r"\bI(?:'ve|\s+have)?\s+(?:have|got|had|live\s+with|suffer\s+from|been\s+diagnosed\s+with"
-        r"|was\s+diagnosed\s+with)\s+(?:(?:mild|severe|chronic|bad|really\s+bad)\s+)?"
-        r"(?P<cond>" + _EN_CONDITIONS + r")\b",
-        re.I,
-    ),
-    # a part of the body operated on or hurt: "Ever since the knee surgery I …"
-    re.compile(
-        r"\b(?:since|after)\s+(?:my|the)\s+(?P<part>" + _PARTS + r")\s+(?:surgery|operation|op"
-        r"|injury|replacement)|\bI(?:'ve|\s+have)?\s+(?:had|hurt|injured|broke|tore|did|wrecked)\s+"
-        r"(?:a\s+|an\s+|my\s+)?(?P<part2>" + _PARTS + r")(?:\s+(?:surgery|operation|injury"
-        r"|replacement))?\b",
-        re.I,
-    ),
-    re.compile(
-        r"\bI(?:'m|\s+am)\s+(?:(?:a|type\s+[12]|also|mildly|severely)\s+)*(?P<adj>diabetic|asthmatic"
-        r"|co?eliac|epileptic|anaemic|anemic|pre-?diabetic|gluten[- ]intolerant|hypertensive)\b",
-        re.I,
-    ),
-)
-_ZH_CONDITIONS = (
-    r"高血压|糖尿病|哮喘|胃病|胃炎|颈椎病|腰椎间盘突出|腰间盘突出|偏头痛|抑郁症|焦虑症|湿疹|过敏性鼻炎|鼻炎"
-    r"|痛风|失眠|心脏病|甲亢|甲减|贫血|乙肝|肠易激|痛经|腱鞘炎|干眼症|荨麻疹|癫痫|关节炎"
-)
-_ZH_CONDITION_RES = (
-    re.compile(
-        r"我(?:有|患有|得了|查出|查出了)(?:点|些|轻度|轻微的?|严重的?|慢性)?(?P<c>"
-        + _ZH_CONDITIONS
-        + ")"
-    ),
-    re.compile(r"我(?:是)?(?:一[个名])?(?P<c>" + _ZH_CONDITIONS + r")患者"),
-    re.compile(r"我(?:也|还)?(?:有点|有些)?(?:对)?(?P<c>[\u4e00-\u9fff]{1,4}?)不耐受"),
-    re.compile(r"我(?:也|还)?(?:对)?(?P<c>[\u4e00-\u9fff]{1,4}?)过敏"),
-    re.compile(
-        r"我一(?:吃|喝|碰|闻到?)(?P<c>[\u4e00-\u9fff]{1,4}?)就(?:会)?(?:过敏|拉肚子|不舒服|胃疼|头疼"
-        r"|起疹子|难受|犯病|发作)"
-    ),
-    re.compile(
-        r"我(?:的)?(?P<c>腰椎|腰|膝盖|颈椎|肩膀|手腕|脚踝|眼睛|心脏|胃|后背|脊椎)(?:做过|动过|开过|受过|有)"
-        r"(?:手术|刀|伤|旧伤)|我(?:的)?(?P<c2>腰椎|腰|膝盖|颈椎|肩膀|手腕|脚踝)(?:不好|伤过|有旧伤)"
-    ),
-)
-_ZH_NOT_CONDITION_RE = re.compile(r"^(?:有点|有些|特别|很|比较|都|也|还|就)$")
-
-
-def _condition(text: str, zh: bool) -> str:
-    """What a condition of the user's body is, or sets it off ("gluten", "diabetes", "乳糖")."""
-    for rx in _ZH_CONDITION_RES if zh else _EN_CONDITION_RES:
-        m = rx.search(text)
-        if m is None:
-            continue
-        what = next(g for g in m.groups() if g)
-        if zh:
-            return "" if _ZH_NOT_CONDITION_RE.match(what) else what
-        return _condition_slug(what)
-    return ""
-
-
-def _condition_slug(what: str) -> str:
-    words = re.sub(r"^(?:type\s+[12]\s+|an?\s+)", "", what.casefold()).split()
-    word = words[0] if words else ""
-    word = {"celiac": "coeliac", "diabetic": "diabetes", "asthmatic": "asthma",
-            "epileptic": "epilepsy", "crohns": "crohn's"}.get(word, word)  # fmt: skip
-    return word
-
-
 # -- what the user studied -------------------------------------------------------------------------
 _EN_FIELD = (
     r"(?P<what>(?!the\b|a\b|an\b|my\b|this\b|that\b|it\b|some\b|your\b|how\b|for\b)"
@@ -307,6 +220,7 @@ _ZH_STUDIED_RES = (
         r"(?P<what>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:专业)?(?:的|出身)?$"
     ),
     re.compile(r"^我是(?P<what>[\u4e00-\u9fff]{2,6}?)专业(?:毕业)?的$"),
+    re.compile(r"^我是(?P<what>学[\u4e00-\u9fff]{1,4}?)出身的?$"),
 )
 
 
@@ -383,6 +297,10 @@ _ZH_ROLE_RE = re.compile(
     r"|架构师|程序员|护士|医生|大夫|老师|教师|律师|会计|经理|总监|主管|编辑|记者|研究生|博士生|学生|教授"
     r"|创始人|司机|厨师|警察|军人|工人|店主|主播|翻译|销售|运营|产品|前端|后端|全栈|测试|运维|药师|师|员))$"
 )
+# "我们华为这边流程特别多", "我们公司是网易": the organisation the user's "we" is.
+_ZH_OUR_ORG_RE = re.compile(
+    r"^我们(?:公司|单位|司)?(?:是|在)?(?P<org>[A-Za-z][\w&.\-]*|[\u4e00-\u9fff]{2,4}?)(?:这边|那边|这里|$)"
+)
 # "我这个 CTO 还得写前端", "我是一个干了十年测试的人": a role in other words.
 _ZH_ROLE_MORE_RE = re.compile(
     r"^我这个\s*(?P<r>[A-Za-z]{2,5}|[\u4e00-\u9fff]{0,4}?(?:经理|总监|主管|负责人|组长|老师|老板|工程师))"
@@ -431,7 +349,7 @@ def _en_things(text: str) -> Iterator[tuple[str, str, str, str]]:
     activity, key = _routine(text, zh=False)
     if activity and not mode:
         yield key, activity, "personal", f"User's routine: {text}"
-    condition = _condition(text, zh=False)
+    condition = condition_of(text, zh=False)
     if condition:
         yield f"condition:{condition}", condition, "personal", f"User's health: {text}"
 
@@ -481,7 +399,7 @@ def _importance(key: str) -> int:
 
 
 _ZH_NOT_RE = re.compile(
-    r"(?<!不耐)不(?!耐受)|没|别|吗|呢|如果|假如|要是|万一|打算|准备|考虑|想|希望|可能|也许|计划|听说|据说"
+    r"(?<!不耐)不(?!耐受)|没|(?<![特分区级类告识])别|吗|呢|如果|假如|要是|万一|打算|准备|考虑|想|希望|可能|也许|计划|听说|据说"
     r"|以后|将来|下周|下个月|明年|帮|请|麻烦|你|曾经|以前|之前|原来"
 )
 # 我 after a lead of time ("周末我一般去游泳"): the user, said where the lead stays first.
@@ -501,7 +419,7 @@ def _zh_reads(text: str) -> Iterator[tuple[str, str, str, str]]:
     activity, key = _routine(text, zh=True)
     if activity and not mode:
         yield key, activity, "personal", f"用户{said}"
-    condition = _condition(text, zh=True)
+    condition = condition_of(text, zh=True)
     if condition:
         yield f"condition:{condition}", condition, "personal", f"用户{said}"
     yield from _zh_who(text, said)
@@ -515,6 +433,12 @@ def _zh_who(text: str, said: str) -> Iterator[tuple[str, str, str, str]]:
         yield "education", m.group("what"), "personal", f"用户学的是{m.group('what')}"
     if (m := _ZH_AGE_RE.search(text)) and 10 <= (age := cn_number(m.group("n"))) <= 110:
         yield "age", str(age), "personal", f"用户今年{age}岁"
+    if (
+        (m := _ZH_OUR_ORG_RE.match(text))
+        and is_org(m.group("org"))
+        and not is_place(m.group("org"))
+    ):
+        yield "employer", m.group("org"), "personal", f"用户在{m.group('org')}工作"
     if m := _ZH_ROLE_RE.search(text):
         yield "role", m.group("r"), "personal", f"用户是{m.group('r')}"
     elif m := _ZH_ROLE_MORE_RE.search(text):
@@ -535,7 +459,7 @@ def zh_life(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if clause.subject not in ("I", "we") or _ZH_NOT_RE.search(clause.text):
             continue
         body = _ZH_LEAD_RE.sub("", clause.text)
-        body = body if _ZH_SELF_RE.match(body) else "我" + body
+        body = body if body.startswith("我") or _ZH_SELF_RE.match(body) else "我" + body
         for key, _value, type_, content in _zh_reads(body):
             importance = IMP_DEVICE if type_ == "preference" else _importance(key)
             yield ctx.mem(content, type_, importance, subject=key)

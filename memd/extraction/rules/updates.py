@@ -69,6 +69,27 @@ def schedule(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | N
                    subject="schedule")  # fmt: skip
 
 
+_EVENT_WORD_RE = re.compile(r"[a-z][a-z\-]{3,}|[\u4e00-\u9fff]{2,}")
+_NOT_EVENT_WORDS = frozenset("the for with from that this done ready".split())
+# A move said of "it" or with no event at all ("it slipped to June 2", "推迟到下周五了").
+_BARE_MOVE_RE = re.compile(
+    r"^(?:it|that|this|which|and|but|so)?\b|^(?:推迟|延期|延后|改到|挪到)", re.I
+)
+
+
+def _names_part(event: str, text: str) -> bool:
+    """Whether `text` names a word of the event ("Lantern's beta slipped" for "beta for
+    lantern"), or names none at all and only says something moved."""
+    words = {w for w in _EVENT_WORD_RE.findall(event.casefold()) if w not in _NOT_EVENT_WORDS}
+    low = text.casefold()
+    if any(w in low for w in words):
+        return True
+    head = re.split(r"\s+(?:slipped|slips|pushed|postponed|delayed|moved|rescheduled|got|was|is)\b",
+                    text.strip(), maxsplit=1, flags=re.I)[0]  # fmt: skip
+    return bool(re.fullmatch(r"(?:it|that|this|which|the\s+date|the\s+deadline)?", head.strip(),
+                             re.I)) or bool(CJK_RE.search(text) and _BARE_MOVE_RE.match(text))  # fmt: skip
+
+
 # -- the date of an event -------------------------------------------------------------------------
 _MOVED_RE = re.compile(
     r"\b(?:slipped|slips|pushed|postponed|delayed|moved|rescheduled|bumped|shifted|brought"
@@ -80,11 +101,15 @@ _MOVED_RE = re.compile(
 def dated(text: str, known: ExtractedMemory, ctx: Ctx) -> ExtractedMemory | None:
     """A sentence that names the event of a `date:<event>` key (or says it moved) and a new date."""
     event = known.subject.removeprefix("date:").replace("-", " ")
-    found = find_date(text, ctx.today)
+    moved = _MOVED_RE.search(text)
+    # "March 3 is off, the cutover moved to March 17": the date after the move is the new one
+    found = (find_date(text[moved.end() :], ctx.today) if moved else None) or find_date(
+        text, ctx.today
+    )
     if found is None or not event:
         return None
     names = event.casefold() in text.casefold()
-    if not (names or _MOVED_RE.search(text)):
+    if not (names or moved and _names_part(event, text)):
         return None
     when = found[0]
     if when.isoformat() in known.content:

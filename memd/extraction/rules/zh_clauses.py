@@ -58,7 +58,7 @@ _ASK_RE = re.compile(
 _SELF_REPORT_RE = re.compile(
     r"^(?:平时|平常|日常|主要|一般|通常|经常|偶尔|一直|现在|目前|最近|近来|这[两几]年|这半年|这段时间|这阵子|之前|以前"
     r"|刚刚?|已经|去年|今年|前年|上个?月|上周|这个?月|这周|本来|原来|后来|老家|家里|家在|工作上|上班|下班"
-    r"|业余|周末)"
+    r"|业余|周末|体检)"
 )
 # A clause that opens with a verb asks for something: "用 Python 写一个快排", "改成异步的".
 _ORDER_RE = re.compile(
