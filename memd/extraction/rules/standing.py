@@ -91,11 +91,15 @@ _EN_ADDRESSED_RE = re.compile(
     r"|default|switch|go|stay|put|show|send|treat|make|avoid|skip|drop|include)\b"
     r"|\bI'd\s+(?:like|prefer|rather)\s+(?:your|you\s+to|it|them|the)\b"
     r"|\bI\s+(?:want|need)\s+(?:your|you\s+to)\b"
-    r"|^(?:any|all|every)\s+(?:[\w\-]+\s+){0,2}?(?:you|the\s+assistant)\s+\w+",
+    r"|^(?:any|all|every)\s+(?:[\w\-]+\s+){0,2}?(?:you|the\s+assistant)\s+\w+"
+    # "Replies in plain text please", "Short, scannable answers help me a lot", "No markdown …"
+    r"|\bplease$|\bhelps?\s+me\b|\bwork(?:s)?\s+(?:best|better)\s+for\s+me\b|^no\s+\w+"
+    r"|^go\s+easy\s+on\b",
     re.I,
 )
 _EN_NOT_STANDING_RE = re.compile(
-    r"\b(?:if|suppose|imagine|pretend|this|these|here|above|below|today|just\s+this|for\s+now"
+    r"\b(?:if|suppose|imagine|pretend|this(?!\s+(?:repo|project|codebase)\b)|these|here|above|below"
+    r"|today|just\s+this|for\s+now"
     r"|the\s+(?:\w+\s+)?(?:table|column|field|file|function|class|test|model|repo|branch|PR))\b"
     r"|\b(?:he|she|they|my\s+(?:boss|manager|team|colleague|friend|partner|wife|husband))\b|[\"“”`]",
     re.I,
@@ -122,7 +126,7 @@ def en_standing(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]
         )  # "two or three sentences per answer from now on": the request without its verb
         if not addressed or not (key or _EN_STRONG_RE.search(clause)):
             continue
-        if not (lasting or key in _LASTING_KEYS):
+        if not (lasting or _lasts(clause, key, zh=False)):
             continue
         content = "User asks: " + clause[:1].lower() + clause[1:]
         yield clause, ctx.mem(content, type_ or "preference", IMP_PREFERENCE, subject=key)
@@ -142,12 +146,25 @@ _EN_STRONG_RE = re.compile(
 )
 
 
-# Topics that last by nature: a reply language, a time zone, a script.
-_LASTING_KEYS = frozenset({"reply-language", "timezone", "style:script"})
+# Topics that last by nature: a reply language, a time zone, a script, the conventions of the
+# user's code and of the answers' markup.
+_LASTING_KEYS = frozenset(
+    {"reply-language", "timezone", "style:script", "style:naming", "style:comments", "style:markup"}
+)
+
+
+def _lasts(clause: str, key: str, zh: bool) -> bool:
+    """Whether a request lasts by its topic: a convention, or the length of answers in general
+    ("回答尽量简短", "Keep answers brief"; not "this answer")."""
+    if key in _LASTING_KEYS:
+        return True
+    general = not re.search(r"\bthis\b|\bthat\b|这|那", clause, re.I)
+    return key == "style:length" and general and bool(_REPLIES_RE.search(clause))
+
 
 # -- Chinese ------------------------------------------------------------------------------------
 _ZH_LASTING_RE = re.compile(r"以后|今后|每次|一律|统一|默认|总是|一直|都|的时候|就行|就好")
-_ZH_ADDRESSED_RE = re.compile(r"回答|回复|回我|给我|贴给|发给|写给|你|按|用|只给|别|不要")
+_ZH_ADDRESSED_RE = re.compile(r"回答|回复|回我|给我|贴给|发给|写给|你|按|用|只给|别|不要|尽量|请")
 _ZH_NOT_STANDING_RE = re.compile(
     r"^(?:把|帮|请帮|麻烦)|这段|这个|这里|下面|上面|一下|如果|假如|要是|[“”\"'「」]|吗|呢|？|\?"
 )
@@ -167,7 +184,9 @@ def zh_standing(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]
         if not (_ZH_ADDRESSED_RE.search(clause) or strong):
             continue
         key, type_ = topic_of(clause)
-        if not (key or strong) or not (_ZH_LASTING_RE.search(clause) or key in _LASTING_KEYS):
+        if not (key or strong) or not (
+            _ZH_LASTING_RE.search(clause) or _lasts(clause, key, zh=True)
+        ):
             continue
         memory = ctx.mem("用户要求：" + clause, type_ or "preference", IMP_PREFERENCE, subject=key)
         yield clause, memory

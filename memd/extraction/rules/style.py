@@ -48,6 +48,16 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         "style:commits",
     ),
     (re.compile(r"\b(?:tabs|spaces)\b|\bindent|缩进|制表符|空格", re.I), "style:indent"),
+    # the conventions of the user's code: naming, how much to comment
+    (
+        re.compile(
+            r"\b(?:snake_case|snake\s+case|camel\s*case|camelCase|PascalCase|pascal\s+case"
+            r"|kebab[\s-]case|variable\s+names?|naming)\b|驼峰|下划线|命名",
+            re.I,
+        ),
+        "style:naming",
+    ),
+    (re.compile(r"\b(?:code\s+)?comments?\b|\bcommenting\b|注释", re.I), "style:comments"),
     (
         re.compile(
             r"\b(?:British|American|US|UK|Canadian|Australian)\s+(?:English|spelling)\b|\bspelling\b",
@@ -70,6 +80,12 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
             + r"\b|\bkeep\s+(?:it|them|things|answers?)\s+"
             + _LENGTH_WORDS
             + r"|\bmore\s+(?:detail|details|detailed|concise|brief)\b"
+            + r"|\b"
+            + _LENGTH_WORDS
+            + r",\s+\w+\s+"
+            + _ANSWER
+            + r"\b"
+            + r"|[\d一二两三四五六七八九十]+\s*行以内|不超过[\d一二两三四五六七八九十]+\s*行"
             + r"|\b(?:a\s+(?:couple|few)\s+(?:of\s+)?|one\s+|two\s+|three\s+|\d+\s+)(?:sentences?|lines?"
             + r"|paragraphs?|words|bullets?)\b"
             + r"|\bless\s+(?:verbose|wordy)\b"
@@ -84,6 +100,15 @@ STYLE_TOPICS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"\bbullet(?:\s+points?|s)\b|\bparagraphs\b|\btables?\b|列表|表格|分点", re.I),
         "style:format",
     ),  # fmt: skip
+    # how answers are marked up: Markdown, headers, plain text, code blocks
+    (
+        re.compile(
+            r"\bmarkdown\b|\bheaders?\b|\bheadings?\b|\bplain\s+text\b|\bcode\s+blocks?\b"
+            r"|\bsyntax\s+highlighting\b|代码块|高亮|纯文本|标题",
+            re.I,
+        ),
+        "style:markup",
+    ),
     (
         re.compile(
             r"\bjargon\b|\bplain\s+(?:English|language|words)\b|\bsimple\s+(?:terms|words|language)\b"
