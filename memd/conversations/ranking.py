@@ -36,7 +36,15 @@ import msgspec
 from memd.conversations.repo import EVERY_TURN, TurnScope
 from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
 from memd.core.models import Hit, HitSource
-from memd.core.text import cjk_bigrams, expand_cjk, plain_text, short_id, snippet, terms
+from memd.core.text import (
+    cjk_bigrams,
+    expand_cjk,
+    file_words,
+    plain_text,
+    short_id,
+    snippet,
+    terms,
+)
 from memd.db import Connection
 from memd.memory.parse import split_item
 from memd.memory.search import FusedSection, find_sections, section_lists
@@ -241,7 +249,9 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     tier = (
         CURATED if r.kind in _CURATED_KINDS else JOURNAL if r.kind == JOURNAL else ARCHIVE
     )  # fmt: skip
-    head = f"{r.title} {r.stem} {r.heading}"
+    # What names the section: its file's title and path words (as full text indexes them)
+    # and its heading.
+    head = f"{file_words(r.title, r.rel, r.owner)} {r.heading}"
     # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
     head_words = text_words(head)
     alone = q.match(head_words)

@@ -70,6 +70,23 @@ def index_text(text: str) -> str:
     return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_bigrams(m.group())) + " ", text)
 
 
+def file_words(title: str, rel: str, owner: str = "") -> str:
+    """What names a file, as every section of it is indexed and matched by: the words of its
+    title, of its path inside its root without the extension (``projects/blog/context.md``:
+    "projects blog context") and its owner (a project's slug, for the files of the project's
+    own folder), each word once: a name in both the title and the path counts as one match,
+    not two."""
+    path = rel.replace("\\", "/")
+    name = path.rsplit("/", 1)[-1]
+    if "." in name.lstrip("."):
+        path = path[: path.rfind(".")]
+    words: dict[str, str] = {}
+    for w in (*title.split(), *path.replace("/", " ").split(), owner):
+        if w:
+            words.setdefault(w.lower(), w)
+    return " ".join(words.values())
+
+
 def terms(query: str, *, drop_stopwords: bool = True) -> list[str]:
     """Search terms of a free-text query (words and CJK runs), lower-cased, de-duplicated."""
     seen: dict[str, None] = {}

@@ -16,7 +16,7 @@ from typing import TypeAlias
 
 from memd.core.errors import StoreError
 from memd.core.fsio import PRIVATE_FILE, make_private_dir, tighten
-from memd.core.text import index_text
+from memd.core.text import file_words, index_text
 
 Connection: TypeAlias = sqlite3.Connection
 Row: TypeAlias = sqlite3.Row
@@ -27,6 +27,12 @@ BUSY_TIMEOUT_MS = 5000
 
 def _register(conn: sqlite3.Connection) -> None:
     conn.create_function("memd_index_text", 1, lambda s: index_text(s or ""), deterministic=True)
+    conn.create_function(
+        "memd_file_text",
+        3,
+        lambda title, rel, owner: index_text(file_words(title or "", rel or "", owner or "")),
+        deterministic=True,
+    )
 
 
 READER_CACHE_KIB = 2000

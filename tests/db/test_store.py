@@ -18,6 +18,7 @@ from tests.utils import wait_for
 def test_migrations_apply_once_and_refuse_a_newer_schema(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
     conn.create_function("memd_index_text", 1, lambda s: s)
+    conn.create_function("memd_file_text", 3, lambda *words: " ".join(words))
     assert migrate(conn) == [m.__name__ for m in MIGRATIONS]
     assert migrate(conn) == []
     conn.execute("INSERT INTO _memd_migrations VALUES ('m999_future', 0)")

@@ -201,7 +201,8 @@ def test_a_paraphrase_finds_the_section_it_shares_no_word_with(
     ("query", "heading"),
     [
         ("where does my sister live?", "妹妹"),  # 3.47 standard deviations
-        ("which pet did we get from the rescue?", "Our cat"),  # 1.60
+        # 1.62 ("pet" would name its file, pets.md, which full text finds by its name).
+        ("which kitten did we get from the rescue?", "Our cat"),
         ("switching the storage engine behind our product records", "Database migration"),  # 0.60
     ],
 )

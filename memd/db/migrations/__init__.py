@@ -32,6 +32,7 @@ from memd.db.migrations.versions.m085_markdown_redacted import m085_markdown_red
 from memd.db.migrations.versions.m090_llm_runs_backend import m090_llm_runs_backend
 from memd.db.migrations.versions.m095_log_files_mtime import m095_log_files_mtime
 from memd.db.migrations.versions.m100_vectors_int8 import m100_vectors_int8
+from memd.db.migrations.versions.m110_sections_fts_file import m110_sections_fts_file
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -51,6 +52,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m090_llm_runs_backend,
     m095_log_files_mtime,
     m100_vectors_int8,
+    m110_sections_fts_file,
 )
 
 

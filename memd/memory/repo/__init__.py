@@ -56,8 +56,12 @@ from memd.memory.repo.items import (
     tree_items as tree_items,
 )
 
-# Heading matches weigh twice as much as body matches.
-BM25_WEIGHTS = (2.0, 1.0)
+BM25_WEIGHTS = (2.0, 1.0, 0.75)
+"""bm25 weights of the sections' full-text columns: heading, body and file (its file's title
+and path words, `memd.core.text.file_words`). A heading match weighs twice a body match. The
+file's weight is below the body's, so that a section saying a word outranks a section of a
+file named by it (at the same lengths), and of such weights it is the one doing best on fold A
+of the ranking set (`bench/ranking.py --file-weights A`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +386,7 @@ def search_sql(
         "SELECT s.id, f.path, f.rel, f.kind, f.owner, f.stem, f.title, f.expires, s.heading,"
         " s.ordinal, s.start_line, s.end_line, s.text, s.tokens, top.rank FROM ("
         " SELECT sections_fts.rowid AS sid,"
-        f" bm25(sections_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank"
+        f" bm25(sections_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank"
         " FROM sections_fts"
         + (
             " JOIN sections s2 ON s2.id = sections_fts.rowid JOIN files f2 ON f2.id = s2.file_id"
