@@ -199,7 +199,12 @@ def prepare(home: Path, env: dict[str, str], convs: Conversations) -> None:
 
 def wait_settled(d: Daemon, convs: Conversations, semantic: bool, timeout: float = 1800) -> float:
     """Until every turn is in, the journal holds every session and is indexed, and (with the
-    extra) every section, memory and turn has its vector in the served index."""
+    extra) every section, memory and turn has its vector in the served index.
+
+    The index has caught up when no file event came for 3 s (many times the watcher's
+    debounce), not when `lag_s` is 0: an event the watcher sees after memd indexed its own
+    write directly (a loaded machine delivers it late) changes nothing to index, and the lag
+    status shows then stays until the next change."""
     t0 = time.perf_counter()
     journal = d.home / "memory" / "journal"
     last: tuple[Any, ...] = ()
@@ -210,14 +215,15 @@ def wait_settled(d: Daemon, convs: Conversations, semantic: bool, timeout: float
         ix = st["index"]
         files = sum(1 for p in (d.home / "memory").rglob("*.md") if p.name != "README.md")
         ready = (st["logs"]["turns"] >= convs.turns and heads >= len(convs.sessions)
-                 and ix["files"] >= files and not ix["lag_s"])  # fmt: skip
+                 and ix["files"] >= files)  # fmt: skip
         if ready and semantic:
             sem = st.get("semantic", {})
             b = sem.get("backfill", {})
             rows = sum(v.get("rows", 0) for v in sem.get("index", {}).values())
             ready = (b.get("state") == "idle" and not b.get("pending") and b.get("done", 0) > 0
                      and rows == sum(sem.get("vectors", {}).values()))  # fmt: skip
-        now = (ix["files"], ix["sections"], ix["items"], st["logs"]["turns"], heads)
+        now = (ix["files"], ix["sections"], ix["items"], st["logs"]["turns"], heads,
+               ix["last_change_at"], ix["last_indexed_at"])  # fmt: skip
         if ready and now == last:
             if time.perf_counter() - stable_since >= 3.0:
                 return time.perf_counter() - t0
@@ -512,6 +518,39 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
             "stats": {f"{a}/{b}": v for (a, b), v in stats.items()}}  # fmt: skip
 
 
+FILE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+"""The bm25 weight of a section's file column (its file's title and path words) tried by
+`--file-weights`, the heading's and the body's kept (`memd.memory.repo.BM25_WEIGHTS`)."""
+
+
+def file_weights(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[str, Any]:
+    """`fold`'s top-1 and top-3 for each weight of the file column, both daemons' indexes
+    asked in-process with the ranking's constants as they are. The chosen weight is below the
+    body's (a section saying a word outranks a section of a file named by it) and, of those,
+    does best on the mean of top-1 and top-3 (the smallest of several as good)."""
+    from memd.conversations import ranking
+    from memd.memory import repo
+
+    qs = [q for q in qs if q.fold == fold]
+    saved = repo.BM25_WEIGHTS
+    figures: dict[float, dict[str, dict[str, float]]] = {}
+    try:
+        for w in FILE_WEIGHTS:
+            repo.BM25_WEIGHTS = (*saved[:2], w)
+            figures[w] = {k: evaluate(qs, gathered(homes, k, qs), convs, dict(ranking.PRIORS),
+                                      dict(ranking.OWN_MATCH)) for k in ("off", "packaged")}  # fmt: skip
+    finally:
+        repo.BM25_WEIGHTS = saved
+
+    def objective(w: float) -> float:
+        return statistics.fmean(r["top1"] + r["top3"] for r in figures[w].values())
+
+    below = [w for w in FILE_WEIGHTS if w < saved[1]]
+    top = max(map(objective, below))
+    return {"fold": fold, "chosen": min(w for w in below if objective(w) >= top - 1e-9),
+            "figures": {str(w): f for w, f in figures.items()}}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -528,6 +567,9 @@ def main(argv: list[str] | None = None) -> int:
         help="grid-search the ranking's constants on this"
         " fold, in-process over the homes --keep wrote (give that folder as --home)",
     )
+    ap.add_argument("--file-weights", choices=FOLDS, help="top-1/top-3 of this fold for each"
+                    " bm25 weight of the file column, in-process over the homes --keep wrote"
+                    " (give that folder as --home)")  # fmt: skip
     ap.add_argument(
         "--home", type=Path, help="with --tune: the folder --keep wrote (its packaged home)"
     )
@@ -535,10 +577,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
     qs, convs = load_set()
-    if args.tune:
+    if args.tune or args.file_weights:
         if args.home is None:
             ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")
-        print(json.dumps(tune(args.home, args.tune, qs, convs), indent=1))
+        if args.tune:
+            print(json.dumps(tune(args.home, args.tune, qs, convs), indent=1))
+        else:
+            print(json.dumps(file_weights(args.home, args.file_weights, qs, convs), indent=1))
         return 0
     folds = FOLDS if args.folds == "all" else (args.folds,)
     qs = [q for q in qs if q.fold in folds]
