@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
@@ -25,6 +26,8 @@ from memd.history.models import (
 )
 
 _FORMAT = "--format=%x1e%H%x1f%ct%x1f%an%x1f%B%x1f"
+# An id with no character a basic regular expression reads specially.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _change(sha: str, at: str, author: str, body: str, files: list[FileChange]) -> Change:
@@ -91,17 +94,22 @@ def log_changes(
     args.append(rev)
     if path:
         args += ["--", path]
-    return with_undone(_parse_log(git.run(*args).stdout), undone(git))
+    changes = _parse_log(git.run(*args).stdout)
+    # An undo comes after what it reverses: the undos after the oldest change listed are all
+    # that can mark one (a list of the last 50 need not read the whole history).
+    return with_undone(changes, undone(git, after=changes[-1].commit) if changes else {})
 
 
-def undone(git: Git) -> dict[str, str]:
+def undone(git: Git, *, after: str = "") -> dict[str, str]:
     """Change id -> the id of the undo that reversed it, for every change an undo in effect
-    reversed (an undo that was itself undone gives its changes back)."""
+    reversed (an undo that was itself undone gives its changes back). With `after` (a commit),
+    only the undos recorded after it are read: right for that change and every later one."""
     if git.head() is None:
         return {}
+    rev = f"{after}..{BRANCH}" if after else BRANCH
     raw = git.run(
         "log", "--first-parent", "--reverse", "--format=%x1e%B", "--fixed-strings",
-        f"--grep={UNDOES_TRAILER}: ", BRANCH,
+        f"--grep={UNDOES_TRAILER}: ", rev,
     ).stdout  # fmt: skip
     by: dict[str, str] = {}
     for body in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
@@ -126,10 +134,15 @@ def resolve(git: Git, change: str) -> Change:
     # A NUL byte is in no change id (and no command line can carry it to git).
     if not key or "\0" in key or git.head() is None:
         raise NotFound(f"no change {change!r} in the history")
+    if _PLAIN_ID.fullmatch(key):
+        # The trailer's whole line, and the newest change with it: git stops there instead of
+        # reading the whole history (change ids are unique).
+        grep = ["--max-count=1", f"--grep=^{CHANGE_TRAILER}: {key}$"]
+    else:
+        grep = ["--fixed-strings", f"--grep={CHANGE_TRAILER}: {key}"]
     raw = git.run(
-        "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT,
-        "--fixed-strings", f"--grep={CHANGE_TRAILER}: {key}", BRANCH,
-    ).stdout  # fmt: skip
+        "log", "--first-parent", "--no-renames", "--name-status", "-z", _FORMAT, *grep, BRANCH
+    ).stdout
     found = [c for c in _parse_log(raw) if c.id == key]
     if found:
         return found[0]
@@ -180,7 +193,8 @@ def _decode(data: bytes | None) -> str | None:
 def show_change(git: Git, change: str) -> ChangeDetail:
     """A change's metadata (with the undo that reversed it, if one did) and a unified diff per
     file."""
-    (c,) = with_undone([resolve(git, change)], undone(git))
+    found = resolve(git, change)
+    (c,) = with_undone([found], undone(git, after=found.commit))
     diffs = []
     versions = file_versions(git, c)
     for f in c.files:

@@ -261,3 +261,28 @@ def test_undo_a_run_recorded_in_several_changes(hist: History, tree: Path) -> No
     assert not (tree / "topics/go.md").exists()
     undo = hist.log()[0]
     assert undo.undoes == ",".join(c.id for c in changes)
+
+
+def test_changes_are_marked_undone_by_the_undos_after_them(
+    hist: History, tree: Path, notes: Path
+) -> None:
+    # `show` and `log` read only the undos recorded after the change (or the oldest listed):
+    # the marks are those of the whole history, through an undo of an undo.
+    a = _record(hist, tree, "_core/notes.md", NOTES + "- a\n", Cause.REMEMBER, "a")
+    b = _record(hist, tree, "_core/notes.md", NOTES + "- a\n- b\n", Cause.REMEMBER, "b")
+    _undo(hist, a)
+    u1 = hist.log()[0].id
+    _undo(hist, u1)  # a is back
+    u2 = hist.log()[0].id
+    _undo(hist, b)
+    u3 = hist.log()[0].id
+    marks = {a: "", b: u3, u1: u2, u2: "", u3: ""}
+    assert {c.id: c.undone_by for c in hist.log(limit=0) if c.id in marks} == marks
+    for change, by in marks.items():
+        assert hist.show(change).change.undone_by == by
+        assert hist.get(change).id == change
+    for n in range(1, 6):  # the oldest listed is each change in turn
+        assert {c.id: c.undone_by for c in hist.log(limit=n)} == {
+            c: marks[c] for c in [u3, u2, u1, b, a][:n]
+        }
+    assert hist.show(hist.show(b).change.commit[:10]).change.undone_by == u3  # by commit id
