@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 if __name__ == "__main__" and "--measure" in sys.argv:  # run by its path in another tree
@@ -69,7 +70,7 @@ def measure(root: Path) -> dict[str, float]:
     h = History(root / "tree", root / "h.git")
     try:
         ids = [c.id for c in h.log(limit=0)]
-        cases = {
+        cases: dict[str, Callable[[], object]] = {
             "log, the last 50 changes": lambda: h.log(limit=50),
             "show the newest change": lambda: h.show(ids[0]),
             "show the 10th newest": lambda: h.show(ids[9]),
