@@ -428,3 +428,30 @@ def test_no_such_first_statement_of_someone_else(text: str) -> None:
     keys = _keys(text)
     assert not {"spoken-language", "pet", "education", "employer"} & set(keys), keys
     assert not [k for k in keys if k.startswith(("condition:", "kin:"))], keys
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        # a spelling corrected: the held word closest to the new one
+        ("I'm Marten, nice to meet you.", "Typo on my side: Maarten, with two a's.", "Marten",
+         "Maarten"),
+        ("My cat is called Mochi.", "Sorry, misspelled that, it's Mocchi.", "Mochi", "Mocchi"),
+        # "I meant X" after "scratch that"
+        ("Alacritty is the terminal I keep open.", "Scratch that, I meant kitty.", "Alacritty",
+         "kitty"),
+        ("My editor is Vim.", "Oops, I meant Helix.", "Vim", "Helix"),
+        # a number corrected in Chinese numerals
+        ("我二十六岁，刚工作三年。", "不对，应该是二十七，我老是记错。", "26", "27"),
+        ("我今年三十一岁。", "说错了，是三十二。", "31", "32"),
+        # "不是X，是Y" with the user's own earlier words
+        ("我在支付中台组。", "不是支付中台，是清结算组，之前说的是我去年的组。", "支付中台",
+         "清结算"),
+    ],
+)  # fmt: skip
+def test_a_correction_in_more_shapes_supersedes(first: str, later: str, old: str, new: str) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
+    assert olds and news, memories
+    assert olds[-1].subject and olds[-1].subject == news[-1].subject, memories

@@ -26,12 +26,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, Ctx
+from memd.extraction.rules.dates import cn_number
 from memd.extraction.rules.general import head_key
 from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import apply_pair, key_of_old, names_value, usable
+from memd.extraction.rules.tech import lookup_tech
 
 _V = r"[A-Za-z0-9](?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?(?:\s+(?-i:[A-Z0-9])(?:[A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#])?){0,2}"
 # A lowercase value of one or two words ("tree nuts"), for the bare English correction.
@@ -55,9 +58,12 @@ _EN_BOTH = tuple(
     )
 )
 _EN_BARE = re.compile(
-    r"\b(?:I\s+misspoke|I\s+misspoke|scratch\s+that|correction|I\s+was\s+wrong|my\s+mistake"
-    r"|my\s+bad|got\s+that\s+wrong|that's\s+wrong|I\s+mixed\s+(?:that\s+)?up)\b[^.]*?"
-    r"\b(?:it's|it\s+is|its)\s+(?P<new>" + _LOOSE + r"|" + _V + r")",
+    r"\b(?:I\s+misspoke|scratch\s+that|correction|I\s+was\s+wrong|my\s+mistake"
+    r"|my\s+bad|got\s+that\s+wrong|that's\s+wrong|I\s+mixed\s+(?:that\s+)?up|typo|misspelled"
+    r"|mistyped|oops|sorry)\b[^.]*?"
+    # the right value after "it's", "I meant", "should be", or a colon ("Typo on my side: Maarten")
+    r"(?:\b(?:it's|it\s+is|its|I\s+meant|I\s+mean|should\s+be)\s+"
+    r"|:\s*(?!(?:it|it's|I|I'm|I've|that|this|we|the|my)\b))(?P<new>" + _LOOSE + r"|" + _V + r")",
     re.I,
 )
 _ZH_BOTH = tuple(
@@ -116,7 +122,9 @@ _EN_NOW_RE = re.compile(
 
 # The user's words about their own earlier words: "I said fish", "我老是说反" are no reported speech.
 _OWN_WORDS_RE = re.compile(
-    r"\bI\s+(?:said|meant|misspoke)\b|(?:我|老是|又)?(?:说错了?|说反了?|记错了?|搞错了?|口误)", re.I
+    r"\bI\s+(?:said|meant|misspoke)\b|(?:我|老是|又)?(?:说错了?|说反了?|记错了?|搞错了?|口误)"
+    r"|(?:之前|刚才|上面|我)说的(?:是)?",
+    re.I,
 )
 
 
@@ -135,6 +143,8 @@ def apply_corrections(text: str, ctx: Ctx, out: list[ExtractedMemory], start: in
     bare = (_ZH_BARE if zh else _EN_BARE).search(joined)
     if bare is not None:
         new = bare.group("new").strip()
+        if _ZH_NUMBER_RE.fullmatch(new):
+            new = str(cn_number(new))  # "不对，应该是二十七": a number like the one it corrects
         end = re.search(r"[,，。;；]|$", joined[bare.end("new") :])
         cut = (bare.start(), bare.end("new") + (end.start() if end else 0))
         old = _wrong_value(joined, cut, new, out, start)
@@ -210,6 +220,7 @@ def _correct(old: str, new: str, ctx: Ctx, out: list[ExtractedMemory], start: in
 
 
 _NUM_RE = re.compile(r"\d+(?:\.\d+)?")
+_ZH_NUMBER_RE = re.compile(r"[一二两三四五六七八九十]{1,4}")
 _LATIN_RE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_+#]")
 _FILLER = frozenset("user user's is are a an the to of at in on with and".split())
 
@@ -236,12 +247,41 @@ def _wrong_value(
     kind = _NUM_RE if _NUM_RE.fullmatch(new) else _LATIN_RE if _LATIN_RE.fullmatch(new) else None
     if kind is None:
         return ""
+    if kind is _LATIN_RE and (spelt := _spelt_like(new, last) or _same_kind(new, last)):
+        return spelt  # "Typo on my side: Maarten" after "I'm Marten"; kitty for Alacritty
     for content in last:
         found: list[str] = [
             w for w in kind.findall(content) if w.casefold() not in _FILLER | {"user"}
         ]
         if len(found) == 1:
             return found[0]
+    return ""
+
+
+def _spelt_like(new: str, contents: Sequence[str]) -> str:
+    """The word of `contents` the new one respells (a letter or two apart), or ""."""
+    for content in contents:
+        for word in _LATIN_RE.findall(content):
+            low, other = new.casefold(), word.casefold()
+            if (
+                low != other
+                and len(other) >= 3
+                and SequenceMatcher(None, low, other).ratio() >= 0.8
+            ):
+                return str(word)
+    return ""
+
+
+def _same_kind(new: str, contents: Sequence[str]) -> str:
+    """The technology of `contents` of the kind the new one is (a terminal for a terminal)."""
+    tech = lookup_tech(new)
+    if tech is None or not tech.subject:
+        return ""
+    for content in contents:
+        for word in _LATIN_RE.findall(content):
+            other = lookup_tech(word)
+            if other is not None and other.subject == tech.subject and other.name != tech.name:
+                return str(word)
     return ""
 
 
