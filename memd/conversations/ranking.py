@@ -244,16 +244,21 @@ def _items_saying(text: str, start_line: int, spelled: Sequence[str]) -> list[It
     return None
 
 
+# Cached: the same sections come back query after query.
+@functools.lru_cache(maxsize=1 << 12)
+def _head_words(title: str, rel: str, owner: str, heading: str) -> frozenset[str]:
+    """The words naming a section: its file's title and path words (as full text indexes them,
+    `file_words`) and its heading. With an item's, the same as `text_words` of the two joined by
+    a space: no word or CJK run crosses it."""
+    return text_words(f"{file_words(title, rel, owner)} {heading}")
+
+
 def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candidate:
     r = f.row
     tier = (
         CURATED if r.kind in _CURATED_KINDS else JOURNAL if r.kind == JOURNAL else ARCHIVE
     )  # fmt: skip
-    # What names the section: its file's title and path words (as full text indexes them)
-    # and its heading.
-    head = f"{file_words(r.title, r.rel, r.owner)} {r.heading}"
-    # The same as text_words(f"{head} {it.text}"): no word or CJK run crosses the space.
-    head_words = text_words(head)
+    head_words = _head_words(r.title, r.rel, r.owner, r.heading)
     alone = q.match(head_words)
     by_item = bool(f.item) and f.found_by == (VECTOR,)
     if alone or by_item:
