@@ -11,10 +11,11 @@ so a setting is measured exactly as the daemon would answer with it. The setting
 recipe's fusion weights, the vector floors (in standard deviations above the mean cosine of
 unrelated pairs: `memd.semantic.recipe.FLOOR_SD` alone, `SUPPORTED_SD` next to full-text
 evidence), how much of a turn's score is
-its own match (`memd.conversations.ranking.OWN_MATCH`), and what a named speaker and a turn's
-session, a turn's neighbours and a "when" question add after fusion
-(`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`, `SESSION_WEIGHT`,
-`FUSED_NEIGHBOUR_WEIGHT`, `WHEN_BOOST`).
+its own match (`memd.conversations.ranking.OWN_MATCH`), what a named speaker and a turn's
+session, a turn's neighbours, a "when" question and a date the question names add after
+fusion (`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`, `SESSION_WEIGHT`,
+`FUSED_NEIGHBOUR_WEIGHT`, `WHEN_BOOST`, `FUSED_DATE_BOOST`), and how the bridged list's
+weight shrinks with the number of words the bridge translated (`BRIDGED_WORDS_DECAY`).
 
 Each fold's training conversations choose every constant (fold A trains on 0-2, fold B on
 3-4; a coordinate search from the shipped constants); "agreed" takes a constant's value where
@@ -66,6 +67,8 @@ class Setting:
     session: float
     neighbour: float
     when: float
+    date: float
+    bridged_decay: float
 
 
 GRID = {
@@ -79,6 +82,8 @@ GRID = {
     "session": (0.0, 0.5, 1.0, 1.5, 2.0),
     "neighbour": (0.0, 0.1, 0.2, 0.3, 0.5),
     "when": (0.0, 0.25, 0.5, 1.0, 2.0),
+    "date": (0.0, 0.5, 1.0, 2.0, 4.0),
+    "bridged_decay": (0.0, 0.25, 0.5, 1.0),
 }
 
 
@@ -131,7 +136,7 @@ def ranker(found: dict[Any, Any], stats: dict[Any, tuple[float, float]]) -> Call
         recipe.SUPPORTED_SD = s.supported_k
         p, t = found[(lang, ci, q)]
         w = recipe.Weights(vector=s.vector, cross_vector=s.cross_vector, bridged=s.bridged)
-        after = AfterFusion(s.speaker, s.session, s.neighbour, s.when)
+        after = AfterFusion(s.speaker, s.session, s.neighbour, s.when, s.date, s.bridged_decay)
         turns = fuse_turns(p, t, sem, limit=40, weights=w, after=after)
         f = ranking.Found(ranking.Query.of(q, p), [], [], turns, [])
         own = {**ranking.OWN_MATCH, "turn": s.own_turn}
@@ -259,7 +264,8 @@ def shipped_setting() -> Setting:
     return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
                    recipe.FLOOR_SD, recipe.SUPPORTED_SD, ranking.OWN_MATCH["turn"],
                    turn_search.FUSED_SPEAKER_BOOST, turn_search.SESSION_WEIGHT,
-                   turn_search.FUSED_NEIGHBOUR_WEIGHT, turn_search.WHEN_BOOST)  # fmt: skip
+                   turn_search.FUSED_NEIGHBOUR_WEIGHT, turn_search.WHEN_BOOST,
+                   turn_search.FUSED_DATE_BOOST, turn_search.BRIDGED_WORDS_DECAY)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -159,6 +159,15 @@ FUSED_NEIGHBOUR_WEIGHT = 0.0
 WHEN_BOOST = 2.0
 """For a question asking when (`dates.asks_when`), a turn that places what it tells in time
 (`dates.says_when`) gains this share of its score."""
+FUSED_DATE_BOOST = 0.0
+"""For a question naming a date ("on 13 October 2023", "2023年10月13日"), a turn of that time
+(`dates.date_windows`) gains this share of its fused score: full text boosts the turns it
+finds itself (`DATE_BOOST`), but a Chinese question's own words find no English turn, and
+the vector and bridged lists know nothing of dates."""
+BRIDGED_WORDS_DECAY = 0.0
+"""The bridged list's weight is divided by the number of words the bridge translated to this
+power: every translated word brings all its senses ("参加": participate, take, part), so a
+long question's bridged search matches on more stray senses than a short one's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +178,9 @@ class AfterFusion:
     session: float = SESSION_WEIGHT
     neighbour: float = FUSED_NEIGHBOUR_WEIGHT
     when: float = WHEN_BOOST
+    date: float = FUSED_DATE_BOOST
+    bridged_decay: float = BRIDGED_WORDS_DECAY
+    """Not put on the fused scores but on the bridged list before fusion (`bridged_share`)."""
 
 
 def _name_in(name: str, low_query: str) -> bool:
@@ -342,30 +354,49 @@ def fuse_turns(
     gate: bool = True,
     weights: Weights | None = None,
     after: AfterFusion | None = None,
+    now: float | None = None,
 ) -> list[TurnHit]:
-    """The recipe's fusion of `turn_lists` (`memd.semantic.recipe.fuse`), each hit naming the
-    rankings that found it; with `gate`, a turn found by its vector alone only when its cosine
-    reaches the calibrated floor (`memd.semantic.recipe.close_enough`). Then the evidence of
-    `after` (`AfterFusion`, `_after_fusion`)."""
-    fused = semantic.fuse(p, t.lists, t.scripts, None, weights)
+    """The recipe's fusion of `turn_lists` (`memd.semantic.recipe.fuse`, the bridged list's
+    weight shared out by `bridged_share`), each hit naming the rankings that found it; with
+    `gate`, a turn found by its vector alone only when its cosine reaches the calibrated
+    floor (`memd.semantic.recipe.close_enough`). Then the evidence of `after` (`AfterFusion`,
+    `_after_fusion`; `now` places the dates a query names)."""
+    a = after or AfterFusion()
+    w = weights or Weights()
+    w = dataclasses.replace(w, bridged=w.bridged * bridged_share(p, a.bridged_decay))
+    fused = semantic.fuse(p, t.lists, t.scripts, None, w)
     said = {t.hits[h.key].session_id for h in fused.hits if h.found_by != (VECTOR,)}
     kept = [h for h in fused.hits if not gate or semantic.kept(
         p, h.found_by, t.cosines.get(h.key), t.scripts[h.key], t.hits[h.key].session_id in said)]  # fmt: skip
     hits = [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
                                 cosine=t.cosines.get(h.key)) for h in kept]  # fmt: skip
-    return _after_fusion(hits, p.query, after or AfterFusion())[:limit]
+    return _after_fusion(hits, p.query, a, now)[:limit]
 
 
-def _after_fusion(hits: list[TurnHit], query: str, a: AfterFusion) -> list[TurnHit]:
+def bridged_share(p: Plan, decay: float) -> float:
+    """What the bridged list's weight is multiplied by for `p`: 1 over the number of words
+    its bridge translated, to the power `decay` (1 without a bridge or a decay)."""
+    n = len(p.bridged.words) if p.bridged is not None else 0
+    return 1.0 if n <= 1 or decay <= 0 else float(n) ** -decay
+
+
+def _after_fusion(
+    hits: list[TurnHit], query: str, a: AfterFusion, now: float | None = None
+) -> list[TurnHit]:
     """The evidence the vector list cannot carry, put on the fused scores: a turn whose speaker
-    the query names gains `a.speaker` of its score; then a turn gains `a.neighbour` of the
+    the query names gains `a.speaker` of its score, and one in a time the query names (`now`
+    placing "last week") `a.date` of it; then a turn gains `a.neighbour` of the
     better of its two neighbours' scores in its session (a reply's answer is often the turn
     next to the one the query's words are in); for a question asking when, a turn that says
     when gains `a.when` of its score; last every turn gains `a.session` times its session's
     share of the scores (relative to the best session's)."""
-    if not hits or not (a.speaker > 0 or a.session > 0 or a.neighbour > 0 or a.when > 0):
+    if not hits or not (
+        a.speaker > 0 or a.session > 0 or a.neighbour > 0 or a.when > 0 or a.date > 0
+    ):
         return hits
     scores = _named_speaker(hits, query, a.speaker) if a.speaker > 0 else [h.score for h in hits]
+    if a.date > 0:
+        scores = _in_named_time(hits, scores, query, a.date, now)
     if a.neighbour > 0:
         scores = _with_neighbours(hits, scores, a.neighbour)
     if a.when > 0 and asks_when(query):
@@ -395,6 +426,18 @@ def _named_speaker(hits: list[TurnHit], query: str, boost: float) -> list[float]
     return out
 
 
+def _in_named_time(
+    hits: list[TurnHit], scores: list[float], query: str, boost: float, now: float | None
+) -> list[float]:
+    """The scores, each times ``1 + boost`` when its turn falls in a time window the query
+    names (`dates.date_windows`)."""
+    windows = date_windows(query, now=time.time() if now is None else now)
+    if not windows:
+        return scores
+    return [sc * (1 + boost) if any(lo <= h.ts < hi for lo, hi in windows) else sc
+            for h, sc in zip(hits, scores, strict=True)]  # fmt: skip
+
+
 def _with_neighbours(hits: list[TurnHit], scores: list[float], weight: float) -> list[float]:
     """Each score plus `weight` times the better of its turn's neighbours' (the turns just
     before and after it in its session, when they are hits too; their scores before this)."""
@@ -420,7 +463,7 @@ def fused_turns(
 ) -> list[TurnHit]:
     """The recipe over turns: `turn_lists` fused by `fuse_turns`."""
     t = turn_lists(conn, p, semantic, scope=scope, now=now, text=text)
-    return fuse_turns(p, t, semantic, limit=limit, gate=gate)
+    return fuse_turns(p, t, semantic, limit=limit, gate=gate, now=now)
 
 
 def ranked_turns(

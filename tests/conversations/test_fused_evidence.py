@@ -1,12 +1,18 @@
-"""What a turn's fused score gains after fusion: a named speaker, its neighbours, and for a
-question asking when, saying when (`memd.conversations.turn_search._after_fusion`)."""
+"""What a turn's fused score gains after fusion: a named speaker, its neighbours, for a
+question asking when, saying when, and a date the question names
+(`memd.conversations.turn_search._after_fusion`); and the bridged list's share before it."""
 
 from __future__ import annotations
+
+import dataclasses
+import datetime as dt
 
 import pytest
 
 from memd.conversations.dates import asks_when, says_when
-from memd.conversations.turn_search import AfterFusion, TurnHit, _after_fusion
+from memd.conversations.turn_search import AfterFusion, TurnHit, _after_fusion, bridged_share
+from memd.semantic.bridge import Bridged
+from memd.semantic.recipe import Plan
 
 
 def _hit(rowid: int, text: str, score: float, session: str = "s1", speaker: str = "") -> TurnHit:
@@ -81,3 +87,30 @@ def test_a_named_speaker_still_counts_after_fusion() -> None:
     got = _after_fusion(hits, "What has Melanie painted?", AfterFusion(neighbour=0.0, when=0.0))
     assert [h.rowid for h in got] == [9, 1]
     assert got[0].score == pytest.approx(1.0 * (1 + AfterFusion().speaker))
+
+
+def test_a_turn_of_the_date_a_question_names_gains_after_fusion() -> None:
+    # A Chinese question's own words find no English turn, so its date is seen only here.
+    may = dt.datetime(2023, 5, 23, 14, 0).timestamp()
+    hits = [_hit(1, "I went to a job fair.", 1.0),
+            dataclasses.replace(_hit(7, "I just got accepted for an internship!", 0.8), ts=may)]  # fmt: skip
+    after = AfterFusion(speaker=0.0, when=0.0, date=1.0)
+    got = _after_fusion(hits, "Gina在2023年5月23日被录取获得了什么样的职业经历？", after, now=may)
+    assert [h.rowid for h in got] == [7, 1]
+    assert got[0].score == pytest.approx(0.8 * 2)
+    # A question naming no date keeps the fused order.
+    got = _after_fusion(hits, "Gina被录取获得了什么样的职业经历？", after, now=may)
+    assert [h.rowid for h in got] == [1, 7]
+
+
+def test_the_bridged_lists_weight_shrinks_with_the_words_the_bridge_translated() -> None:
+    def plan_of(n: int) -> Plan:
+        words = tuple((f"词{i}", (f"w{i}", f"v{i}")) for i in range(n))
+        b = Bridged("cjk", "latin", tuple(t for _, ts in words for t in ts), words)
+        return Plan("问题", "cjk", b, {"fts": "问题", "fts:bridged": b.text}, "问题")
+
+    assert bridged_share(plan_of(1), 0.5) == 1.0
+    assert bridged_share(plan_of(4), 0.5) == pytest.approx(0.5)
+    assert bridged_share(plan_of(4), 1.0) == pytest.approx(0.25)
+    assert bridged_share(plan_of(4), 0.0) == 1.0
+    assert bridged_share(Plan("q", "latin", None, {"fts": "q"}, "q"), 1.0) == 1.0
