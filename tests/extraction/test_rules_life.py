@@ -455,3 +455,47 @@ def test_a_correction_in_more_shapes_supersedes(first: str, later: str, old: str
     news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
     assert olds and news, memories
     assert olds[-1].subject and olds[-1].subject == news[-1].subject, memories
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        # a sport changed keeps the held statement's type
+        ("我下班常去攀岩馆。", "攀岩馆关了，现在改成夜跑了。", "攀岩", "夜跑"),
+        # a device "got replaced by" another
+        ("I test on my own Galaxy S22.", "The Galaxy got replaced by a Pixel 8 last week.",
+         "Galaxy", "Pixel"),
+        # CI "搬到" another service, after a first statement with a Latin head noun
+        ("CI 用的是自己搭的 Jenkins。", "Jenkins 那台机器停了，CI 全搬到 GitLab CI 上了。", "Jenkins",
+         "GitLab CI"),
+        ("DB 用的是 MySQL。", "DB 已经搬到 PostgreSQL 上了。", "MySQL", "PostgreSQL"),
+    ],
+)  # fmt: skip
+def test_a_change_keeps_its_kind(first: str, later: str, old: str, new: str) -> None:
+    memories = extract(first, later)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids == ("t1",) and new in m.content]
+    assert olds and news, memories
+    assert olds[-1].subject and olds[-1].subject == news[-1].subject, memories
+    assert olds[-1].type == news[-1].type, memories
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "word"),
+    [
+        # a name of the lexicon in Chinese script after a head noun of the setup
+        ("数据库这块我们用的是达梦，国产化要求。", "tool:database", "达梦"),
+        ("数据库我们用的是人大金仓。", "tool:database", "人大金仓"),
+        # an editor of the lexicon
+        ("Most days I'm in Qt Creator for the C++ work.", "editor", "Qt Creator"),
+    ],
+)
+def test_a_setup_named_in_other_words_is_keyed(text: str, key: str, word: str) -> None:
+    keys = _keys(text)
+    assert key in keys and word in keys[key], extract(text)
+
+
+def test_a_pet_at_home_is_read_before_a_question() -> None:
+    said = extract("家里养了两只布偶猫，一只叫汤圆一只叫年糕，Mac 上怎么清理 Docker 占的磁盘？")
+    assert [m for m in said if "汤圆" in m.content], said
+    assert extract("家里网不好，Mac 上怎么清理 Docker 占的磁盘？") == []

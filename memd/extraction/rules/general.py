@@ -41,7 +41,7 @@ from memd.extraction.rules.places import is_place
 from memd.extraction.rules.replaced import PLATFORM_GROUPS
 from memd.extraction.rules.standing import topic_of
 from memd.extraction.rules.style import style_topic
-from memd.extraction.rules.tech import lookup_tech, split_version
+from memd.extraction.rules.tech import cjk_tech_names, lookup_tech, split_version
 from memd.extraction.rules.zh_clauses import ZH_OTHER_RE
 
 IMP_GENERAL = 5
@@ -433,7 +433,7 @@ _ZH_REPORT_RE = re.compile(
 _ZH_TAKE_UP_RE = re.compile(r"迷上|爱上|喜欢上|入坑|开始玩|开始学")
 # A noun of the user's own setup before a verb of use: "业务数据都放在…", "打包发布靠的是…".
 _ZH_SETUP_RE = re.compile(
-    r"^(?P<head>[\u4e00-\u9fff]{2,6}?)(?:都|全|全部|一直|基本|主要)*"
+    r"^(?P<head>[\u4e00-\u9fff]{2,6}?|[A-Za-z]{2,5}\s*)(?:这块|这边)?(?:我们|咱们)?(?:都|全|全部|一直|基本|主要)*"
     r"(?:放在|跑在|部署在|托管在|存在|靠的?是|靠|用的是|全是|都是|开着|装的是|跑的是)"
 )
 _ZH_VERB_OF_USE_RE = re.compile(r"用|跑在|放在|部署|托管|靠|装的是|开着|写")
@@ -473,6 +473,7 @@ def _zh_clause(text: str, ctx: Ctx, first: bool) -> ExtractedMemory | None:
         return None
     # A name that is itself a head noun ("CI") names no value.
     names = [n for n in _LATIN_NAME_RE.findall(text) if _head_key(n, _ZH_HEAD_RES) is None]
+    names += [n for n, _ in cjk_tech_names(text)]  # "达梦", written in Chinese script
     key, kind = _value_key(names)
     head_m = _ZH_HEAD_RE.match(text)
     head = setup.group("head") if setup else head_m.group("head") if head_m else text

@@ -127,7 +127,7 @@ _EN_NOW_RE = re.compile(
     r"|spring|summer|autumn|fall|winter|moving|joining|starting)"
     r"|settled\s+on|consolidated\s+on|(?:first|second|third|fourth|\d+(?:st|nd|rd|th))\s+"
     r"(?:day|week|month)s?\s+(?:at|with|in|on)|(?:moved|switched|migrated|cut\s+over|ported"
-    r"|transitioned|went\s+over)\b[^,;]*?\b(?:to|onto))\b",
+    r"|transitioned|went\s+over)\b[^,;]*?\b(?:to|onto)|(?:got\s+|was\s+|been\s+)?replaced\s+(?:by|with))\b",
     re.I,
 )
 # A sentence about what might be: nothing in it holds.
@@ -268,8 +268,8 @@ def _en_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
                        subject=key)  # fmt: skip
     if key == "spoken-language":
         return ctx.mem(f"User speaks {value}", "personal", IMP_SKILL, subject=key)
-    if key == "commute":
-        return ctx.mem(f"User commutes: {clause.strip()}", "personal", IMP_SKILL, subject=key)
+    if key == "commute" or held_only(key):
+        return ctx.mem(f"User: {clause.strip()}", "personal", IMP_SKILL, subject=key)
     type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
     return ctx.mem(f"User uses {value}", type_, IMP_SKILL, subject=key)
 
@@ -288,7 +288,7 @@ _ZH_THING_HEADS = tuple(
 # -- Chinese ------------------------------------------------------------------------------------
 _ZH_NOW_RE = re.compile(
     r"^来[^，,]{2,6}?(?:快|已经|都)?[一二两三四五六七八九十半几\d]+个?(?:月|年|周|星期)了|现在|如今|目前|已经|改成|换成|换到|转到|改用|换用|开始|入职|定居|这阵子|最近|现已|迁到|迁移到|切到"
-    r"|切换到|升级到|升到|用上了"
+    r"|切换到|升级到|升到|用上了|搬到"
 )
 _ZH_UNSURE_RE = re.compile(
     r"如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|应该|希望|计划|下周|下个月|明年|以后|将来|听说|据说"
@@ -375,7 +375,7 @@ def _zh_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
     if key == "schedule":
         said = clause[1:] if clause.startswith("我") else clause
         return ctx.mem(f"用户{said}", "personal", IMP_SCHEDULE, subject=key)
-    if key == "commute":
+    if key == "commute" or held_only(key):
         return ctx.mem(f"用户{clause.removeprefix('我')}", "personal", IMP_SKILL, subject=key)
     type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
     return ctx.mem(f"用户使用{value}", type_, IMP_SKILL, subject=key)
@@ -458,7 +458,7 @@ def apply_holds(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
             old = out[held]
             key = old.subject or new.subject or key
             out[held] = replace(old, subject=key)
-            if new.type != old.type and {new.type, old.type} <= _TOOL_TYPES:
+            if new.type != old.type and ({new.type, old.type} <= _TOOL_TYPES or held_only(key)):
                 new = replace(new, type=old.type)
         out[said] = replace(new, subject=key)
         ctx.session.values[key] = out[said]

@@ -22,14 +22,12 @@ structure of `clauses` instead, so a new phrasing of a known shape still counts:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Sequence
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import before_instead, en_clauses
 from memd.extraction.rules.common import (
-    CJK_RE,
     IMP_PREFERENCE,
     IMP_PROJECT_DETAIL,
     Ctx,
@@ -40,7 +38,7 @@ from memd.extraction.rules.common import (
     topic_slug,
 )
 from memd.extraction.rules.tech import (
-    TECH,
+    cjk_tech_names,
     is_language,
     lookup_tech,
     mentioned_tech,
@@ -62,21 +60,14 @@ _STOPPED_RE = re.compile(
 )
 
 
-@functools.cache
-def _cjk_names_re() -> re.Pattern[str]:
-    """The lexicon's names written in Chinese script, longest first."""
-    names = sorted((n for n in TECH if CJK_RE.search(n)), key=len, reverse=True)
-    return re.compile("|".join(re.escape(n) for n in names) or r"(?!)")
-
-
 def techs_in(text: str, *, english: bool = True) -> list[str]:
     """The technologies `text` names, in order, once each, by their names (one to three words:
     "VS Code", "GitHub Actions"). In English running text "go" and "make" are verbs."""
     words = [(m.group(0), m.start()) for m in _WORD_RE.finditer(text)]
     if not english:
         # names written in Chinese script ("达梦", "人大金仓") are words of their own
-        words = sorted(words + [(m.group(0), m.start()) for m in _cjk_names_re().finditer(text)],
-                       key=lambda w: w[1])  # fmt: skip
+        words = sorted(words + cjk_tech_names(text), key=lambda w: w[1])
+
     found: list[str] = []
     i = 0
     while i < len(words):

@@ -147,7 +147,8 @@ TECH: dict[str, _Tech] = {
         "editor",
         "editor",
         "Eclipse|NetBeans|RubyMine|CLion|Rider|PhpStorm|DataGrip|Fleet|Lapce|Kakoune|Notepad++"
-        "|Geany|BBEdit|TextMate|Atom|Spyder|RStudio|DataSpell|Thonny|HBuilderX",
+        "|Geany|BBEdit|TextMate|Atom|Spyder|RStudio|DataSpell|Thonny|HBuilderX|Qt Creator|QtCreator"
+        "|KDevelop|Code::Blocks|CodeLite",
     ),
     **_techs("tool", "tool:terminal", "Terminator|Tilix|Termius|MobaXterm|Xshell"),
     **_techs("tool", "browser", "Vivaldi|Opera|Chromium|LibreWolf|Tor Browser|Zen Browser"),
@@ -264,6 +265,17 @@ def split_version(item: str) -> tuple[str, str]:
     if m is None or _lookup(item) is not None or _lookup(m.group("name")) is None:
         return item, ""
     return m.group("name"), m.group("v")
+
+
+@functools.cache
+def _cjk_names_re() -> re.Pattern[str]:
+    names = sorted((n for n in TECH if re.search(r"[\u3400-\u9fff]", n)), key=len, reverse=True)
+    return re.compile("|".join(re.escape(n) for n in names) or r"(?!)")
+
+
+def cjk_tech_names(text: str) -> list[tuple[str, int]]:
+    """The lexicon's names written in Chinese script ("达梦", "人大金仓") in `text`, with where."""
+    return [(m.group(0), m.start()) for m in _cjk_names_re().finditer(text)]
 
 
 def lookup_tech(item: str) -> _Tech | None:

@@ -163,7 +163,7 @@ def _asks(clause: str, zh: bool, question: bool) -> bool:
 # A clause that states something of the writer names them: "Give me detailed, long answers" is a
 # request whose parts state nothing.
 _EN_SELF_RE = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|we|we're|we've|our|us)\b", re.I)
-_ZH_SELF_RE = re.compile(r"我|咱们")
+_ZH_SELF_RE = re.compile(r"我|咱们|家里")
 
 
 _EN_RELEVANCE_RE = re.compile(
