@@ -201,10 +201,9 @@ def wait_settled(d: Daemon, convs: Conversations, semantic: bool, timeout: float
     """Until every turn is in, the journal holds every session and is indexed, and (with the
     extra) every section, memory and turn has its vector in the served index.
 
-    The index has caught up when no file event came for 3 s (many times the watcher's
-    debounce), not when `lag_s` is 0: an event the watcher sees after memd indexed its own
-    write directly (a loaded machine delivers it late) changes nothing to index, and the lag
-    status shows then stays until the next change."""
+    The index has caught up when no file event came and nothing was indexed for 3 s (many
+    times the watcher's debounce): what a run waits on does not hang on how `status` reports
+    the watcher's lag (it once kept the lag of an event that had nothing to index)."""
     t0 = time.perf_counter()
     journal = d.home / "memory" / "journal"
     last: tuple[Any, ...] = ()

@@ -112,6 +112,9 @@ class Watcher:
         self.poller: BaseObserver | None = None
         self.fallbacks: dict[str, str] = {}
         self.last_event_at = 0.0
+        # When every event seen so far had been handed on and handled: an event that changed
+        # nothing to index (a file saved unchanged) leaves no lag behind it.
+        self.handled_at = 0.0
         self._dirty: dict[str, float] = {}
         self._cond = threading.Condition()
         self._stop = False
@@ -303,11 +306,20 @@ class Watcher:
                 ready = [p for p, t in self._dirty.items() if t + self.debounce_s <= now]
                 for p in ready:
                     del self._dirty[p]
-            try:
-                self.on_change(sorted(ready))
-            except Exception:
-                # One bad batch must not kill the watcher; the next reconcile retries it.
-                log.exception("%s: handling %d changed paths failed", self.name, len(ready))
+            self._hand_on(ready)
+
+    def _hand_on(self, ready: list[str]) -> None:
+        """Give `ready` to the handler; when no event came meanwhile, every one seen so far is
+        handled (`handled_at`)."""
+        try:
+            self.on_change(sorted(ready))
+        except Exception:
+            # One bad batch must not kill the watcher; the next reconcile retries it.
+            log.exception("%s: handling %d changed paths failed", self.name, len(ready))
+            return
+        with self._cond:
+            if not self._dirty:
+                self.handled_at = time.time()
 
 
 def _nearest_dir(path: Path) -> Path:

@@ -275,6 +275,9 @@ class MemoryFeature:
         w = self.watcher
         last_event = w.last_event_at if w else 0.0
         last_indexed = self.indexer.last_indexed_at
+        # Behind only while an event is not handled yet: one handled that changed nothing to
+        # index (a file saved unchanged) moves no index time but is caught up with.
+        behind = last_event > last_indexed and not (w and w.handled_at >= last_event)
         out.enabled = self.ops.enabled()
         out.memory_root = str(self.host.settings.memory_dir)
         out.roots = [msg.RootStatus(path=str(r.path), project=r.project_slug)
@@ -285,7 +288,7 @@ class MemoryFeature:
             problems=n["problems"], last_change_at=last_event or None,
             last_indexed_at=last_indexed or None,
             # Freshness: a change seen by the watcher but not yet applied shows as lag.
-            lag_s=round(max(0.0, last_event - last_indexed), 3) if last_event > last_indexed else 0.0,
+            lag_s=round(last_event - last_indexed, 3) if behind else 0.0,
             pending_writes=self.store.writer.pending() if self.store.writer else 0,
         )  # fmt: skip
         out.watcher = msg.WatcherStatus(mode=w.mode if w else "not running")

@@ -61,6 +61,25 @@ def test_create_edit_rename_move_delete_are_seen(daemon: DaemonProcess) -> None:
     assert not daemon.search_paths("swapfile")
 
 
+def test_a_file_saved_unchanged_leaves_no_lag(daemon: DaemonProcess) -> None:
+    """`status`'s lag is a change the watcher saw and the index has not applied: a save that
+    changed nothing (an editor's save, memd's own write seen late) is applied by indexing
+    nothing, and must not show as a lag for ever (`doctor` warns after a minute of it)."""
+    note = daemon.memory / "topics" / "garden.md"
+    text = "# Garden\n\n## Plants\n- tomatoes need sun\n"
+    note.write_text(text)
+    wait_for(lambda: str(note) in daemon.search_paths("tomatoes"), LIMIT)
+    before = daemon.call("status")["index"]
+    note.write_text(text)  # the same bytes again
+
+    def seen_and_caught_up() -> bool:
+        ix = daemon.call("status")["index"]
+        return bool(ix["last_change_at"] > before["last_change_at"] and ix["lag_s"] == 0.0)
+
+    wait_for(seen_and_caught_up, LIMIT)
+    assert daemon.call("status")["index"]["last_indexed_at"] == before["last_indexed_at"]
+
+
 def test_changes_while_stopped_are_found_on_start(daemon: DaemonProcess) -> None:
     topics = daemon.memory / "topics"
     a, b, c = (topics / f"{n}.md" for n in ("alpha", "beta", "gamma"))
