@@ -151,8 +151,24 @@ def run_demo(home: Path | None = None, serve: bool = False) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(10)
+        stop_daemon(proc)
         if throwaway:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def stop_daemon(proc: subprocess.Popen[bytes], wait_s: float | None = None) -> None:
+    """Stop the demo's daemon: SIGTERM, then wait as long as a daemon's stop may take (it ends
+    on its own within `STOP_DEADLINE_S`), then SIGKILL. A shorter wait (it was 10 s) raised
+    on a loaded machine, leaving the daemon running and the throwaway home on disk."""
+    if proc.poll() is not None:
+        return
+    if wait_s is None:
+        from memd.daemon.process import STOP_DEADLINE_S
+
+        wait_s = STOP_DEADLINE_S + 5
+    proc.terminate()
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

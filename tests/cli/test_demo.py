@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -91,3 +92,50 @@ def test_the_demo_environment_keeps_nothing_of_the_users_memd(tmp_path: Path) ->
     assert "MEMD_CONFIG" not in env and "MEMD_SYNC_BACKEND" not in env
     assert "LISTEN_FDS" not in env and "NOTIFY_SOCKET" not in env
     assert env["MEMD_LOGS_CLAUDE_CODE"] == "false"
+
+
+# A process that takes `seconds` to end after SIGTERM (a daemon finishing its work), saying
+# "ready" once its handler is in place.
+SLOW_TO_STOP = (
+    "import signal, sys, time\n"
+    "def stop(*_):\n"
+    "    time.sleep(float(sys.argv[1]))\n"
+    "    raise SystemExit(0)\n"
+    "signal.signal(signal.SIGTERM, stop)\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def _slow_to_stop(seconds: float) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_TO_STOP, str(seconds)],
+                            stdout=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    return proc
+
+
+def test_the_demo_waits_for_a_daemon_slow_to_stop() -> None:
+    """The demo waited 10 s for its daemon to stop, which may take up to its stop deadline
+    (15 s): on a loaded machine the wait raised, the demo failed with a traceback, and its
+    daemon and throwaway home were left behind."""
+    from memd.cli.demo import stop_daemon
+
+    proc = _slow_to_stop(11)
+    try:
+        stop_daemon(proc)
+        assert proc.returncode == 0  # it ended on its own: waited for, not killed
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_demo_kills_a_daemon_that_does_not_stop() -> None:
+    from memd.cli.demo import stop_daemon
+
+    proc = _slow_to_stop(60)
+    try:
+        stop_daemon(proc, wait_s=0.5)
+        assert proc.returncode == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
