@@ -499,3 +499,18 @@ def test_a_pet_at_home_is_read_before_a_question() -> None:
     said = extract("家里养了两只布偶猫，一只叫汤圆一只叫年糕，Mac 上怎么清理 Docker 占的磁盘？")
     assert [m for m in said if "汤圆" in m.content], said
     assert extract("家里网不好，Mac 上怎么清理 Docker 占的磁盘？") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a stay or a trip that does not last: no home, no commute
+        "I'm in Paris for a conference this week, any tips for the metro?",
+        "I'm in Berlin until Friday.",
+        "我今天坐地铁去公司，路上看了本书。",
+        "I drove to work today because of the rain.",
+        "我明天开车上班。",
+    ],
+)
+def test_what_holds_for_a_day_is_no_first_statement(text: str) -> None:
+    assert not {"city", "commute"} & set(_keys(text)), extract(text)

@@ -177,6 +177,8 @@ _EN_NOT_FACT_RE = re.compile(
     r"|would|could|might|may|maybe|perhaps|probably|if|unless|when|whenever|once|until|hope"
     r"|hoping|wish|want|wanna|plan|planning|thinking|considering|trying|try|let's|please"
     r"|today|tonight|yesterday|tomorrow|right\s+now|this\s+morning|just|again|anymore|any\s+more"
+    r"|this\s+week(?:end)?|until|till|on\s+(?:holiday|vacation|a\s+trip|business)"
+    r"|for\s+a\s+(?:conference|trip|visit|wedding|funeral|week|weekend)"
     r"|no\s+longer|used\s+to|not|never|don't|doesn't|didn't|isn't|aren't|can't|won't|no"
     r"|says|said|told|tells|heard|read|according|seems|looks\s+like|example|sample|pretend"
     r"|imagine|suppose|like\s+this|thanks|thank|sorry|lol|haha|telling|saying|asking|asked|asks"

@@ -326,7 +326,11 @@ _EN_ME_RE = re.compile(r"\b(?:I|I'm|I've|me|my|we|we've|our)\b", re.I)
 _EN_BEING_RE = re.compile(r"^being\s+\w+$", re.I)
 _EN_NOT_RE = re.compile(
     r"\b(?:not|never|don't|doesn't|didn't|no|without|used\s+to|if|would|could|might|should|will"
-    r"|going\s+to|gonna|plan|planning|thinking|considering|want|wanna|hope|maybe|wish|whether)\b"
+    r"|going\s+to|gonna|plan|planning|thinking|considering|want|wanna|hope|maybe|wish|whether"
+    # what holds for a day or a trip: "I'm in Paris for a conference this week"
+    r"|today|tonight|yesterday|tomorrow|this\s+(?:morning|afternoon|evening|week)|until|till"
+    r"|for\s+(?:a|the)\s+(?:conference|trip|week|weekend|meeting|visit|holiday|wedding|funeral)"
+    r"|on\s+(?:holiday|vacation|a\s+trip|business)|visiting)\b"
     r"|n't\b|'ll\b",
     re.I,
 )
@@ -400,7 +404,7 @@ def _importance(key: str) -> int:
 
 _ZH_NOT_RE = re.compile(
     r"(?<!不耐)不(?!耐受)|没|(?<![特分区级类告识])别|吗|呢|如果|假如|要是|万一|打算|准备|考虑|想|希望|可能|也许|计划|听说|据说"
-    r"|以后|将来|下周|下个月|明年|帮|请|麻烦|你|曾经|以前|之前|原来"
+    r"|以后|将来|下周|下个月|明年|帮|请|麻烦|你|曾经|以前|之前|原来|今天|昨天|明天|今早|刚才|出差"
 )
 # 我 after a lead of time ("周末我一般去游泳"): the user, said where the lead stays first.
 _ZH_SELF_RE = re.compile(r"^(?P<lead>[^我，,]{0,4})我(?!们)")
