@@ -514,3 +514,17 @@ def test_a_pet_at_home_is_read_before_a_question() -> None:
 )
 def test_what_holds_for_a_day_is_no_first_statement(text: str) -> None:
     assert not {"city", "commute"} & set(_keys(text)), extract(text)
+
+
+@pytest.mark.parametrize(
+    ("first", "later"),
+    [
+        # a city's name said as a person's or a product's is no new home
+        ("I live in Leeds.", "I'm on Victoria's team."),
+        ("I live in Leeds.", "I'm using Jackson for JSON in our services."),
+        ("I live in Leeds.", "We ship the Mobile app every Friday."),
+    ],
+)
+def test_a_city_name_not_said_as_a_place_keeps_the_home(first: str, later: str) -> None:
+    memories = extract(first, later)
+    assert not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject == "city"]

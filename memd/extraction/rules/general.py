@@ -313,6 +313,8 @@ def _en_value_key(text: str, names: list[str]) -> tuple[str, str, bool]:
     """The key and type of what a clause names, and whether its shape alone says what it is
     about (a home, a time zone, a liked style); `names` gets a home's place."""
     key, kind = _value_key(names)
+    if key == "city" and not any(_said_as_place(n, text) for n in names if is_place(n)):
+        key, kind = "", ""  # "I'm on Victoria's team": a person's name, not a city
     at = _EN_AT_ORG_RE.search(text)
     if not key and at is not None and is_org(at.group("org")):
         key, kind = "employer", "personal"  # "I write checkout services at Klarna"
@@ -326,6 +328,18 @@ def _en_value_key(text: str, names: list[str]) -> tuple[str, str, bool]:
     if topic in ("timezone", "reply-language") or (topic.startswith("style:") and _liking(text)):
         return topic, topic_type, True  # "I'm on Mountain time", "thorough explanations suit me"
     return key, kind, False
+
+
+def _said_as_place(name: str, text: str) -> bool:
+    """Whether `text` names `name` where a place goes: after in/to/from/near … and not as
+    someone's ("Victoria's team")."""
+    return bool(
+        re.search(
+            r"\b(?:in|to|from|near|around|outside|of|based|live|living|moved|home)\s+(?:\w+\s+)?"
+            + re.escape(name) + r"\b(?!'s)",
+            text,
+        )
+    )  # fmt: skip
 
 
 _EN_SPEAK_RE = re.compile(
