@@ -422,6 +422,7 @@ def test_more_first_statements_are_keyed(text: str, key: str, word: str) -> None
         "周末要陪客户吃饭。",
         "他是学医出身的。",
         "我们这边流程特别多。",
+        "我们公司是做电商的。",
     ],
 )
 def test_no_such_first_statement_of_someone_else(text: str) -> None:

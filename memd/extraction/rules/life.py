@@ -301,6 +301,16 @@ _ZH_ROLE_RE = re.compile(
 _ZH_OUR_ORG_RE = re.compile(
     r"^我们(?:公司|单位|司)?(?:是|在)?(?P<org>[A-Za-z][\w&.\-]*|[\u4e00-\u9fff]{2,4}?)(?:这边|那边|这里|$)"
 )
+
+
+def _zh_org(name: str) -> bool:
+    """Whether `name` after 我们公司是 names an organisation ("网易"), not what it does ("做电商的")
+    nor a place."""
+    return (
+        is_org(name) and not is_place(name) and not re.search(r"^(?:做|搞|干|一|个|家)|的$", name)
+    )
+
+
 # "我这个 CTO 还得写前端", "我是一个干了十年测试的人": a role in other words.
 _ZH_ROLE_MORE_RE = re.compile(
     r"^我这个\s*(?P<r>[A-Za-z]{2,5}|[\u4e00-\u9fff]{0,4}?(?:经理|总监|主管|负责人|组长|老师|老板|工程师))"
@@ -437,11 +447,7 @@ def _zh_who(text: str, said: str) -> Iterator[tuple[str, str, str, str]]:
         yield "education", m.group("what"), "personal", f"用户学的是{m.group('what')}"
     if (m := _ZH_AGE_RE.search(text)) and 10 <= (age := cn_number(m.group("n"))) <= 110:
         yield "age", str(age), "personal", f"用户今年{age}岁"
-    if (
-        (m := _ZH_OUR_ORG_RE.match(text))
-        and is_org(m.group("org"))
-        and not is_place(m.group("org"))
-    ):
+    if (m := _ZH_OUR_ORG_RE.match(text)) and _zh_org(m.group("org")):
         yield "employer", m.group("org"), "personal", f"用户在{m.group('org')}工作"
     if m := _ZH_ROLE_RE.search(text):
         yield "role", m.group("r"), "personal", f"用户是{m.group('r')}"
