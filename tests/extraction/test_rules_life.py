@@ -529,3 +529,32 @@ def test_what_holds_for_a_day_is_no_first_statement(text: str) -> None:
 def test_a_city_name_not_said_as_a_place_keeps_the_home(first: str, later: str) -> None:
     memories = extract(first, later)
     assert not [m for m in memories if m.source_turn_ids == ("t1",) and m.subject == "city"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # a project named in apposition after what it is to the user
+        ("The thing I'm building, Driftwood, is a self-hosted photo index.", "Driftwood"),
+        ("The app we're making, Tallyho, tracks board game scores.", "Tallyho"),
+        ("My side project, Lumen, is a tiny RSS reader.", "Lumen"),
+        # 项目叫X
+        ("我们这个项目叫“青鸟”，是个内部审批系统。", "青鸟"),
+        ("我的小程序叫「早睡打卡」，用户不多。", "早睡打卡"),
+    ],
+)
+def test_a_project_named_in_apposition(text: str, name: str) -> None:
+    said = extract(text)
+    assert [m for m in said if m.type == "project" and name in m.content], said
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The thing my brother is building, Crumbs, is a recipe app.",
+        "我同事的项目叫“蓝鲸”。",
+        "What should the project be called?",
+    ],
+)
+def test_someone_elses_project_is_not_the_users(text: str) -> None:
+    assert not [m for m in extract(text) if m.type == "project"]

@@ -280,6 +280,14 @@ _EN_PROJECT_RES = (
         r"|system)\b|right\s+now|at\s+the\s+moment|currently)[^.;!?]{0,60}?"
         r"(?:it's|it\s+is|is|which\s+is)?\s*(?:called|named))\s+" + _PNAME
     ),
+    # "The thing I'm building, Driftwood, is …", "My side project, Lumen, is …": the name in
+    # apposition after what it is to the user.
+    re.compile(
+        r"(?i:\b(?:the|my|our)\s+(?:side\s+)?(?:project|app|application|tool|thing|startup|product"
+        r"|library|game|site|website|service|bot|plugin|extension)(?:\s+(?:I'm|I\s+am|we're|we\s+are)"
+        r"\s+(?:working\s+on|building|making|developing|writing))?\s*,)\s*"
+        r"(?P<name>(?-i:[A-Z])[\w.\-]*(?:\s+(?-i:[A-Z])[\w.\-]*){0,2})\s*,"
+    ),
     # "the app I'm working on is a fitness tracker called Stride".
     re.compile(
         r"(?i:\b(?:the|my|our)\s+(?:side\s+)?(?:project|app|application|tool|thing|startup|product"

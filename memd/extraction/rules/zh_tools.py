@@ -134,6 +134,11 @@ _ZH_PROJECT_QUOTED_RE = re.compile(
 )
 
 
+# "我们这个项目叫“青鸟”", "我的小程序叫「早睡打卡」": the user's own thing and its name.
+_ZH_PROJECT_NAMED_RE = re.compile(
+    r"^(?:我们|我)(?:这个|的|那个)?(?P<kind>项目|产品|应用|App|app|APP|系统|工具|小程序|游戏|网站|插件|平台)"
+    r"(?:名字)?(?:叫做|叫|名叫|名为)\s*[“「《\"](?P<name>[^，,。\"”」》]{1,30}?)[\"”」》]"
+)
 _RELATION_RE = re.compile(r"^(?:我的?|我们的?)(?:" + ZH_OTHER_WORDS + r")")
 
 
@@ -142,6 +147,7 @@ def zh_project(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         _ZH_PROJECT_RE.search(sentence)
         or _ZH_PROJECT_THEN_NAME_RE.search(sentence)
         or _ZH_PROJECT_QUOTED_RE.search(sentence)
+        or _ZH_PROJECT_NAMED_RE.search(sentence)
     )
     if m is None or _RELATION_RE.match(m.group(0)):
         return  # "我朋友在做一个游戏，叫「星海」" is the friend's
