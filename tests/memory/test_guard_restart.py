@@ -31,28 +31,6 @@ def _start(home: Path) -> tuple[DaemonProcess, Path]:
     return d, notes
 
 
-def _stop(d: DaemonProcess, sig: int = signal.SIGTERM) -> None:
-    """Stop the daemon, then wait until nothing holds its instance lock. A git child it was
-    starting when it was killed holds a copy of its descriptors (the lock's and the listening
-    socket's) until that child's exec: a daemon started meanwhile finds the lock held and the
-    socket answering, and exits "already running" (seen at load ~10)."""
-    d.stop(sig)
-    wait_for(lambda: _lock_free(d.home / "data" / "memd.lock"), 10)
-
-
-def _lock_free(path: Path) -> bool:
-    import fcntl
-
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)  # lets go of the lock, if taken
-    return True
-
-
 def _save_by_rename(path: Path, data: bytes, mtime: float | None = None) -> None:
     tmp = path.with_name(f"{path.name}.1.tmp")
     tmp.write_bytes(data)
@@ -67,7 +45,7 @@ def test_an_older_copy_saved_while_memd_is_down_gets_the_item_back(home: Path, s
     try:
         old = notes.read_bytes()  # the editor's buffer, read before the remember
         item = d.call("remember", {"text": "the deploy key lives in the vault"})["id"]
-        _stop(d, sig)
+        d.stop(sig)
         _save_by_rename(notes, old + b"- my own line, saved over memd's\n")
         assert item not in notes.read_text()
         d.start()
@@ -103,7 +81,7 @@ def test_an_editor_saving_its_older_copy_again_after_the_window_while_memd_is_do
     try:
         old = notes.read_bytes()
         item = d.call("remember", {"text": "the deploy key lives in the vault"})["id"]
-        _stop(d, signal.SIGKILL)
+        d.stop(signal.SIGKILL)
         _save_by_rename(notes, old + b"- typed first\n")
         time.sleep(WINDOW_S + 0.5)
         _save_by_rename(notes, notes.read_bytes() + b"- typed again\n")
@@ -131,7 +109,7 @@ def test_an_older_copy_saved_after_the_window_stays_as_written(home: Path) -> No
     try:
         old = notes.read_bytes()
         item = d.call("remember", {"text": "the deploy key lives in the vault"})["id"]
-        _stop(d, signal.SIGKILL)
+        d.stop(signal.SIGKILL)
         # Saved more than a minute after the window (even with an old modification time, as a
         # rename of a temp file written earlier has): a person who removed the item. The
         # minute is made by dating memd's change earlier, not by waiting.
