@@ -83,6 +83,40 @@ def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
     assert p.read_text() == "<!-- top -->\n# Notes\n- one\n- typed by hand\n"
 
 
+def test_a_save_written_into_memds_version_while_it_was_in_place_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editor saves just before memd's swap (so memd puts the editor's version back), and
+    # saves again in place while memd's version is at the path for that moment: that save went
+    # into memd's own file. It is the newest and must stay; nothing the person saved is deleted.
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n- one\n")
+    files = MemoryFiles([tmp_path])
+    real = files.renamer.exchange
+    calls: list[int] = []
+
+    def exchange(a: Path, b: Path) -> bool:
+        calls.append(1)
+        if len(calls) == 1:  # first save, by rename, just before memd's swap
+            tmp = tmp_path / "notes.md.tmp"
+            tmp.write_text("# Notes\n- one\n- first save\n")
+            os.replace(tmp, p)
+        elif len(calls) == 2:  # second save, in place, into what is at the path: memd's file
+            with open(p, "r+") as fh:
+                text = fh.read()
+                fh.seek(0)
+                fh.write(text + "- second save\n")
+        return real(a, b)
+
+    monkeypatch.setattr(files.renamer, "exchange", exchange)
+    edit_file(p, put_first("<!-- top -->"), files=files)
+    text = p.read_text()
+    kept = [q.read_text() for q in tmp_path.iterdir() if ".kept-" in q.name]
+    everything = text + "".join(kept)
+    assert "- first save" in everything and "- second save" in everything, (text, kept)
+    assert text.startswith("<!-- top -->\n") and "- second save" in text  # the newest, edited
+
+
 def test_an_in_place_save_half_done_is_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

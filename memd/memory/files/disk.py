@@ -166,21 +166,23 @@ def swap(
         old = peek(tmp)  # what was at `path` the instant before the swap
         if old is not None and old.ident == snap.ident and old.data == snap.data:
             return "swap", ours
-        put_back(path, tmp, ours, renamer)
+        put_back(path, tmp, ours, new, renamer)
         raise Changed
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
 
 
-def put_back(path: Path, tmp: Path, ours: Ident, renamer: Renamer) -> None:
+def put_back(path: Path, tmp: Path, ours: Ident, new: bytes, renamer: Renamer) -> None:
     """An editor saved between memd's check and its swap: put the editor's version back."""
     renamer.exchange(tmp, path)
     back = peek(tmp)
-    if back is not None and back.ident is not None and back.ident[:2] == ours[:2]:
-        return  # `tmp` holds memd's version again; the caller removes it
-    # Yet another save landed at `path` meanwhile: it is the newest, keep it there, and keep
-    # the version it replaced beside it rather than delete a file memd has not read.
+    if back is not None and back.ident == ours and back.data == new:
+        return  # `tmp` holds memd's version again, untouched; the caller removes it
+    # Yet another save landed at `path` meanwhile — by rename, or written into memd's own
+    # version while it was at `path` (the same file, other bytes): it is the newest, keep it
+    # there, and keep the version it replaced beside it rather than delete a file memd has not
+    # read.
     renamer.exchange(tmp, path)
     kept = path.with_name(f"{path.stem}.kept-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
     with contextlib.suppress(OSError):
