@@ -288,9 +288,10 @@ class TurnLists:
 
 @dataclass(frozen=True, slots=True)
 class TurnTexts:
-    """The half of `turn_lists` that needs no vector: the full-text rankings of one query over
-    turns (as typed and bridged) and the turns they found."""
+    """The half of `turn_lists` that needs no vector: the full-text rankings of one query's plan
+    over turns (as typed and bridged) and the turns they found."""
 
+    plan: Plan
     hits: dict[int, TurnHit]
     lists: dict[str, Ranked[int]]
 
@@ -314,7 +315,7 @@ def turn_texts(
         for h in found:
             hits.setdefault(h.rowid, h)
         lists[name] = Ranked([h.rowid for h in found], [h.score for h in found])
-    return TurnTexts(hits, lists)
+    return TurnTexts(p, hits, lists)
 
 
 def turn_lists(
@@ -494,7 +495,7 @@ def find_turns(
     """Turns matching `query`, best first, and the terms they were matched on (the query's,
     and with recall by meaning its bridge's): `fused_turns` when recall by meaning is on (a
     turn found by its vector alone only when it is close enough), else `search_turns`."""
-    p = semantic.plan(query) if semantic is not None else None
+    p = text.plan if text is not None else semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         hits = fused_turns(conn, p, semantic, limit=limit, scope=scope, text=text)
         return hits, topic_terms(" ".join(p.full_text.values()))

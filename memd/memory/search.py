@@ -55,7 +55,7 @@ def find_sections(
     and with recall by meaning its bridge's). With recall by meaning on, the recipe's fusion
     (`fused_sections`, from `text` when its full-text half was run already), a section found
     by its vector alone only when it is close enough."""
-    p = semantic.plan(query) if semantic is not None else None
+    p = text.plan if text is not None else semantic.plan(query) if semantic is not None else None
     if semantic is not None and p is not None:
         found = fused_sections(conn, p, semantic, limit=limit, kinds=kinds,
                                exclude_kinds=exclude_kinds, owner=owner, mode=mode, gate=True,
@@ -132,9 +132,10 @@ def judged_script(section_script: Script, item: str) -> Script:
 
 @dataclass(frozen=True, slots=True)
 class SectionLists:
-    """The half of `fused_sections` that needs no vector: the full-text rankings of one query
-    over sections (as typed and bridged) and the rows they found."""
+    """The half of `fused_sections` that needs no vector: the full-text rankings of one query's
+    plan over sections (as typed and bridged) and the rows they found."""
 
+    plan: Plan
     rows: dict[int, SectionRow]
     lists: dict[str, Ranked[int]]
 
@@ -159,7 +160,7 @@ def section_lists(
                             owner=owner, mode=mode)  # fmt: skip
         rows.update((r.id, r) for r in found if r.id not in rows)
         lists[name] = Ranked([r.id for r in found], monotone([-float(r.rank) for r in found]))
-    return SectionLists(rows, lists)
+    return SectionLists(p, rows, lists)
 
 
 def fused_sections(
