@@ -61,24 +61,40 @@ def test_an_append_keeps_the_file_and_a_rewrite_swaps_it(tmp_path: Path) -> None
     assert os.listdir(folder) == ["notes.md"]  # no temp file left
 
 
+def saves_before_swaps(
+    monkeypatch: pytest.MonkeyPatch, files: MemoryFiles, *saves: Callable[[], None]
+) -> None:
+    """An editor's saves landing on purpose: the n-th of `saves` runs just before the door's
+    n-th atomic swap (its check done, the swap not yet)."""
+    real = files.renamer.exchange
+    done: list[int] = []
+
+    def exchange(a: Path, b: Path) -> bool:
+        if len(done) < len(saves):
+            saves[len(done)]()
+            done.append(1)
+        return real(a, b)
+
+    monkeypatch.setattr(files.renamer, "exchange", exchange)
+
+
+def save_by_rename(path: Path, text: str) -> Callable[[], None]:
+    def save() -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+    return save
+
+
 def test_a_save_landing_at_the_swap_is_put_back_and_the_edit_applied_on_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
     files = MemoryFiles([tmp_path])
-    real = files.renamer.exchange
-    saved: list[int] = []
-
-    def exchange_after_a_save(a: Path, b: Path) -> bool:
-        if not saved:  # an editor saves by rename just before memd's swap
-            tmp = tmp_path / "notes.md.tmp"
-            tmp.write_text("# Notes\n- one\n- typed by hand\n")
-            os.replace(tmp, p)
-            saved.append(1)
-        return real(a, b)
-
-    monkeypatch.setattr(files.renamer, "exchange", exchange_after_a_save)
+    # An editor saves by rename just before memd's swap.
+    saves_before_swaps(monkeypatch, files, save_by_rename(p, "# Notes\n- one\n- typed by hand\n"))
     edit_file(p, put_first("<!-- top -->"), files=files)
     assert p.read_text() == "<!-- top -->\n# Notes\n- one\n- typed by hand\n"
 
@@ -92,23 +108,17 @@ def test_a_save_written_into_memds_version_while_it_was_in_place_is_kept(
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
     files = MemoryFiles([tmp_path])
-    real = files.renamer.exchange
-    calls: list[int] = []
 
-    def exchange(a: Path, b: Path) -> bool:
-        calls.append(1)
-        if len(calls) == 1:  # first save, by rename, just before memd's swap
-            tmp = tmp_path / "notes.md.tmp"
-            tmp.write_text("# Notes\n- one\n- first save\n")
-            os.replace(tmp, p)
-        elif len(calls) == 2:  # second save, in place, into what is at the path: memd's file
-            with open(p, "r+") as fh:
-                text = fh.read()
-                fh.seek(0)
-                fh.write(text + "- second save\n")
-        return real(a, b)
+    def in_place() -> None:  # into what is at the path: memd's file, swapped in a moment ago
+        with open(p, "r+") as fh:
+            text = fh.read()
+            fh.seek(0)
+            fh.write(text + "- second save\n")
 
-    monkeypatch.setattr(files.renamer, "exchange", exchange)
+    # The first save, by rename, just before memd's swap; the second in place, just before
+    # memd's swap that puts the first back.
+    saves_before_swaps(monkeypatch, files, save_by_rename(p, "# Notes\n- one\n- first save\n"),
+                       in_place)  # fmt: skip
     edit_file(p, put_first("<!-- top -->"), files=files)
     text = p.read_text()
     kept = [q.read_text() for q in tmp_path.iterdir() if ".kept-" in q.name]
