@@ -37,6 +37,7 @@ WRITE_PATH = [
     "memd/core/fsio.py",
     "memd/core/rename.py",
     "memd/core/writers.py",
+    "memd/core/lease.py",
 ]
 _IMMUTABLE_CALLS = {
     "compile", "TypeVar", "frozenset", "tuple", "getLogger", "Path", "PurePosixPath",
