@@ -406,6 +406,13 @@ SUPPORTED_K = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 # How far below the mean cosine of unrelated pairs a hit full text found only through the
 # bridge may be (`memd.semantic.recipe.BRIDGED_ONLY_SD`); -inf: no such limit.
 BRIDGED_K = (float("-inf"), -1.5, -1.0, -0.75, -0.5, -0.25, 0.0, 0.5, 1.0)
+# A hit full text found only by common words (`memd.semantic.recipe.COMMON_SD`, how close its
+# vector must be; inf: never shown) and what makes a word common
+# (`memd.semantic.common_words.COMMON_GLOSSES`, the dictionary's headwords using it; the
+# largest: no word is).
+COMMON_K = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, float("inf"))
+COMMON_GLOSSES = (75, 100, 150, 200, 300, 10**9)
+GRIDS = ("priors", "own", "scale", "supported", "bridged", "common")
 
 
 def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
@@ -417,8 +424,9 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
     from memd.semantic import recipe
 
     st = settings.load(env=bench_env(home, MEMD_SEMANTIC_KIND=kind))
-    saved = recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD
-    recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD = {}, -1e9, float("-inf")
+    saved = recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD, recipe.COMMON_SD
+    recipe.VECTOR_SCALE, recipe.SUPPORTED_SD = {}, -1e9
+    recipe.BRIDGED_ONLY_SD = recipe.COMMON_SD = float("-inf")
     try:
         with readonly_engine(st) as eng:
             sem = eng.semantic.recall if kind != "off" else None
@@ -426,7 +434,7 @@ def gathered(home: Path, kind: str, qs: list[Query]) -> list[Any]:
             conn = eng.store.read()
             return [ranking.gather(conn, q.text, depth=depth, semantic=sem) for q in qs]
     finally:
-        recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD = saved
+        recipe.VECTOR_SCALE, recipe.SUPPORTED_SD, recipe.BRIDGED_ONLY_SD, recipe.COMMON_SD = saved
 
 
 def cosine_stats(home: Path, qs: list[Query]) -> dict[tuple[Script, Script], tuple[float, float]]:
@@ -474,20 +482,28 @@ def steadiest(grid: list[dict[str, Any]], objective: Callable[[dict[str, Any]], 
     return tied[len(tied) // 2]
 
 
-def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[str, Any]:
+def tune(
+    homes: Path, fold: str, qs: list[Query], convs: Conversations, only: tuple[str, ...] = GRIDS
+) -> dict[str, Any]:
     """The ranking's constants that do best on `fold` (the mean of top-1 and top-3 over both
     daemons), by coordinate search — the tier priors on a grid with the rest fixed, then how
     much of a hit's score is its own match, then the vector scale, then how far from the query
-    a hit found only through the bridge may be, twice over; the other fold is never read."""
+    a hit found only through the bridge may be, then how close one found only by common words
+    must be and which words are common, twice over; the other fold is never read. With `only`
+    (some of `GRIDS`), just those, from the shipped constants (`COSINE_STATS` as shipped)."""
     from memd.conversations import ranking
-    from memd.semantic import recipe
+    from memd.semantic import common_words, recipe
 
     qs = [q for q in qs if q.fold == fold]
-    stats = cosine_stats(homes, qs)
+    every = set(only) == set(GRIDS)
+    stats = cosine_stats(homes, qs) if every else dict(recipe.COSINE_STATS)
     found = {k: gathered(homes, k, qs) for k in ("off", "packaged")}
     cfg: dict[str, Any] = {"priors": dict(ranking.PRIORS), "own": dict(ranking.OWN_MATCH),
-                           "floor_k": 2.5, "full_k": 4.5, "supported_k": recipe.SUPPORTED_SD,
-                           "bridged_k": recipe.BRIDGED_ONLY_SD}  # fmt: skip
+                           "floor_k": 2.5 if every else recipe.FLOOR_SD,
+                           "full_k": 4.5 if every else recipe.FULL_SD,
+                           "supported_k": recipe.SUPPORTED_SD, "bridged_k": recipe.BRIDGED_ONLY_SD,
+                           "common_k": recipe.COMMON_SD,
+                           "common_glosses": common_words.COMMON_GLOSSES}  # fmt: skip
 
     def objective(c: dict[str, Any]) -> float:
         recipe.VECTOR_SCALE = {
@@ -495,21 +511,26 @@ def tune(homes: Path, fold: str, qs: list[Query], convs: Conversations) -> dict[
         }
         recipe.SUPPORTED_SD = c["supported_k"]
         recipe.BRIDGED_ONLY_SD = c["bridged_k"]
+        recipe.COMMON_SD = c["common_k"]
+        common_words.COMMON_GLOSSES = c["common_glosses"]
         res = {k: evaluate(qs, f, convs, c["priors"], c["own"]) for k, f in found.items()}
         return statistics.fmean(r["top1"] + r["top3"] for r in res.values())
 
-    def options() -> Iterator[list[dict[str, Any]]]:
-        yield [{**cfg, "priors": {**cfg["priors"], **dict(zip(PRIOR_GRID, c, strict=True))}}
-               for c in itertools.product(*PRIOR_GRID.values())]  # fmt: skip
-        yield [{**cfg, "own": dict(zip(OWN_MATCH_GRID, c, strict=True))}
-               for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
-        yield [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
-        yield [{**cfg, "supported_k": k} for k in SUPPORTED_K]
-        yield [{**cfg, "bridged_k": k} for k in BRIDGED_K]
+    def options() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        yield "priors", [{**cfg, "priors": {**cfg["priors"], **dict(zip(PRIOR_GRID, c, strict=True))}}
+                         for c in itertools.product(*PRIOR_GRID.values())]  # fmt: skip
+        yield "own", [{**cfg, "own": dict(zip(OWN_MATCH_GRID, c, strict=True))}
+                      for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
+        yield "scale", [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
+        yield "supported", [{**cfg, "supported_k": k} for k in SUPPORTED_K]
+        yield "bridged", [{**cfg, "bridged_k": k} for k in BRIDGED_K]
+        yield "common", [{**cfg, "common_k": k, "common_glosses": g}
+                         for g in COMMON_GLOSSES for k in COMMON_K]  # fmt: skip
 
     for _ in range(2):
-        for grid in options():
-            cfg = steadiest(grid, objective)
+        for name, grid in options():
+            if name in only:
+                cfg = steadiest(grid, objective)
     obj = objective(cfg)
     figures = {k: evaluate(qs, f, convs, cfg["priors"], cfg["own"]) for k, f in found.items()}
     scale = {f"{a}/{b}": v for (a, b), v in recipe.VECTOR_SCALE.items()}
@@ -569,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file-weights", choices=FOLDS, help="top-1/top-3 of this fold for each"
                     " bm25 weight of the file column, in-process over the homes --keep wrote"
                     " (give that folder as --home)")  # fmt: skip
+    ap.add_argument("--only", help="with --tune: a comma-separated few of " + ",".join(GRIDS)
+                    + " to search, the rest kept as shipped")  # fmt: skip
     ap.add_argument(
         "--home", type=Path, help="with --tune: the folder --keep wrote (its packaged home)"
     )
@@ -580,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.home is None:
             ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")
         if args.tune:
-            print(json.dumps(tune(args.home, args.tune, qs, convs), indent=1))
+            only = tuple(args.only.split(",")) if args.only else GRIDS
+            print(json.dumps(tune(args.home, args.tune, qs, convs, only), indent=1))
         else:
             print(json.dumps(file_weights(args.home, args.file_weights, qs, convs), indent=1))
         return 0

@@ -35,6 +35,7 @@ import msgspec
 
 from memd.conversations.repo import EVERY_TURN, TurnScope
 from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
+from memd.conversations.turn_search import searched_text as turn_text
 from memd.core.models import Hit, HitSource
 from memd.core.text import (
     cjk_bigrams,
@@ -48,8 +49,9 @@ from memd.core.text import (
 from memd.db import Connection
 from memd.memory.parse import split_item
 from memd.memory.search import FusedSection, find_sections, section_lists
+from memd.memory.search import searched_text as section_text
 from memd.semantic.fusion import Script, dominant_script
-from memd.semantic.recipe import VECTOR, Plan, similarity
+from memd.semantic.recipe import VECTOR, Plan, rests_on_common, similarity
 from memd.semantic.service import SemanticRecall
 
 CURATED = "curated"
@@ -203,12 +205,20 @@ class Query:
         return self.match(head) if head_match is None else head_match
 
     def shown(
-        self, found_by: Sequence[str], cosine: float | None, script: Script, supported: bool
+        self,
+        found_by: Sequence[str],
+        cosine: float | None,
+        script: Script,
+        supported: bool,
+        searched: str = "",
     ) -> bool:
-        """Whether a hit may be shown: found by full text, or close enough by its vector."""
+        """Whether a hit may be shown: found by full text (by more than common words, or close
+        enough by its vector), or close enough by its vector alone (`SemanticRecall.kept`;
+        `searched`: what full text searched of it, `rests_on_common`)."""
         if self.plan is None:
             return True
-        return SemanticRecall.kept(self.plan, found_by, cosine, script, supported)
+        common = rests_on_common(self.plan, found_by, searched)
+        return SemanticRecall.kept(self.plan, found_by, cosine, script, supported, common)
 
     def closeness(self, cosine: float | None, script: Script) -> float:
         if cosine is None or self.plan is None:
@@ -544,9 +554,11 @@ def rank(
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
-             if q.plan is None or q.shown(f.found_by, f.cosine, f.cosine_script, f.row.path in files)]  # fmt: skip
+             if q.plan is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
+                                          f.row.path in files, section_text(f.row))]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
-              if q.plan is None or q.shown(t.found_by, t.cosine, dominant_script(t.text), t.session_id in sessions)]  # fmt: skip
+              if q.plan is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
+                                           t.session_id in sessions, turn_text(t))]  # fmt: skip
     place(cands, priors, own_match)
     return page(cands, limit)
 

@@ -26,7 +26,7 @@ from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, snippet, terms
 from memd.db import Connection
 from memd.semantic.fusion import Ranked, Script
-from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights
+from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights, rests_on_common
 from memd.semantic.service import SemanticRecall
 
 # Words that ask for a recall but say nothing about its topic.
@@ -82,6 +82,12 @@ class TurnHit:
     speaker: str = ""
     found_by: tuple[str, ...] = ()  # with recall by meaning on: the rankings that found it
     cosine: float | None = None  # and its vector's cosine with the query's, when ranked by it
+    bound: float | None = None  # the vector list's last cosine (a bound where it did not reach)
+
+    @property
+    def judged_cosine(self) -> float | None:
+        """Its cosine, or for a turn the vector list did not reach, the list's last."""
+        return self.cosine if self.cosine is not None else self.bound
 
     def to_hit(self, query_terms: list[str]) -> Hit:
         return Hit(
@@ -367,11 +373,20 @@ def fuse_turns(
     w = dataclasses.replace(w, bridged=w.bridged * bridged_share(p, a.bridged_decay))
     fused = semantic.fuse(p, t.lists, t.scripts, None, w)
     said = {t.hits[h.key].session_id for h in fused.hits if h.found_by != (VECTOR,)}
+    # A turn a full vector list did not reach is no closer than the list's last one.
+    bound = min(t.cosines.values()) if len(t.cosines) >= DEPTH else None
     kept = [h for h in fused.hits if not gate or semantic.kept(
-        p, h.found_by, t.cosines.get(h.key), t.scripts[h.key], t.hits[h.key].session_id in said)]  # fmt: skip
+        p, h.found_by, t.cosines.get(h.key, bound), t.scripts[h.key],
+        t.hits[h.key].session_id in said,
+        rests_on_common(p, h.found_by, searched_text(t.hits[h.key])))]  # fmt: skip
     hits = [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
-                                cosine=t.cosines.get(h.key)) for h in kept]  # fmt: skip
+                                cosine=t.cosines.get(h.key), bound=bound) for h in kept]  # fmt: skip
     return _after_fusion(hits, p.query, a, now)[:limit]
+
+
+def searched_text(h: TurnHit) -> str:
+    """What full text searches of a turn: its speaker and text."""
+    return f"{h.speaker} {h.text}"
 
 
 def bridged_share(p: Plan, decay: float) -> float:

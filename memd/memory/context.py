@@ -34,9 +34,9 @@ from memd.memory.repo import (
     owned_sections,
     search_rows,
 )
-from memd.memory.search import fused_sections
+from memd.memory.search import fused_sections, searched_text
 from memd.memory.tree import slugify
-from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan
+from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan, rests_on_common
 from memd.semantic.service import SemanticRecall
 
 FENCE_OPEN = (
@@ -272,7 +272,9 @@ def _fused_topics(
     conn: Connection, req: ContextRequest, p: Plan, seen: set[int], limit: int
 ) -> list[Candidate]:
     """Topic sections by the recipe's fusion (full text as typed and bridged, vectors); a
-    section found by its vector alone only when it is close in meaning (`is_close`)."""
+    section found by its vector alone only when it is close in meaning (`is_close`), one found
+    by full text as `search` shows it (`SemanticRecall.kept`: not through the bridge alone when
+    its vector is unlike the query, not by common words alone unless its vector is close)."""
     assert req.semantic is not None
     out: list[Candidate] = []
     found = fused_sections(conn, p, req.semantic, limit=limit, kinds=("topic", "note", "agent"),
@@ -281,9 +283,11 @@ def _fused_topics(
         row = f.row
         if row.id in seen or not _file_live(row, req.today):
             continue
-        if not (FTS in f.found_by or FTS_BRIDGED in f.found_by) and not req.semantic.is_close(
-            p, f.z, f.script
-        ):
+        if FTS in f.found_by or FTS_BRIDGED in f.found_by:
+            common = rests_on_common(p, f.found_by, searched_text(row))
+            if not req.semantic.kept(p, f.found_by, f.judged_cosine, f.cosine_script, True, common):
+                continue
+        elif not req.semantic.is_close(p, f.z, f.script):
             continue
         seen.add(row.id)
         why = ("matches the query" if FTS in f.found_by else

@@ -18,7 +18,7 @@ from memd.db import Connection
 from memd.memory.parse import split_item
 from memd.memory.repo import SectionRow, search_rows, sections_by_id
 from memd.semantic.fusion import Ranked, Script, dominant_script
-from memd.semantic.recipe import DEPTH, VECTOR, Plan
+from memd.semantic.recipe import DEPTH, VECTOR, Plan, rests_on_common
 from memd.semantic.service import SemanticRecall, monotone
 
 
@@ -116,6 +116,13 @@ class FusedSection:
     z: float | None = None
     item: str = ""
     cosine: float | None = None
+    bound: float | None = None
+    """The last cosine of the vector list: an upper bound of a cosine the list did not reach."""
+
+    @property
+    def judged_cosine(self) -> float | None:
+        """Its cosine, or for a section the vector list did not reach, the list's last."""
+        return self.cosine if self.cosine is not None else self.bound
 
     @property
     def cosine_script(self) -> Script:
@@ -204,9 +211,18 @@ def fused_sections(
     either: dict[int, Script] = {k: "" if _mixed(rows[k].text) else s for k, s in scripts.items()}
     fused = semantic.fuse(p, lists, either, None if gate else limit)
     said = {rows[h.key].path for h in fused.hits if h.found_by != (VECTOR,)}
+    # A section a full vector list did not reach is no closer than the list's last one.
+    bound = min(near.cosines) if len(near.cosines) >= DEPTH else None
     hits = [h for h in fused.hits if not gate or semantic.kept(
-        p, h.found_by, cos.get(h.key), judged_script(scripts[h.key], near.items.get(h.key, "")),
-        rows[h.key].path in said)]  # fmt: skip
+        p, h.found_by, cos.get(h.key, bound),
+        judged_script(scripts[h.key], near.items.get(h.key, "")), rows[h.key].path in said,
+        rests_on_common(p, h.found_by, searched_text(rows[h.key])))]  # fmt: skip
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
     return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
-                         near.items.get(h.key, ""), cos.get(h.key)) for h in hits[:limit]]  # fmt: skip
+                         near.items.get(h.key, ""), cos.get(h.key), bound)
+            for h in hits[:limit]]  # fmt: skip
+
+
+def searched_text(r: SectionRow) -> str:
+    """What full text searches of a section: its file's title and path, heading and body."""
+    return f"{r.title} {r.rel} {r.heading} {r.text}"

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from memd.core.text import estimate_tokens, shorten
+from memd.core.text import terms as text_terms
 from memd.semantic.bridge import Bridged, Dictionary, bridge
+from memd.semantic.common_words import only_common
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script, fuse_lists
 from memd.semantic.passages import Turn, turn_passages
 
@@ -92,6 +94,14 @@ carries every sense of a word ("天": day, sky), so one sense matched is weak ev
 vector, which read the whole question, says the text is less like it than an unrelated one is.
 Chosen on the ranking set's fold A (`bench/ranking.py --tune A`, the middle of the values
 that do best there); LoCoMo's conversations 0-2 checked: the same recall@10 as without it."""
+COMMON_SD = 3.5
+"""A document that full text found only by common words (`memd.semantic.common_words`: every
+word of the query as typed, or of its bridge, that it holds is one the dictionary uses in the
+senses of many headwords, "day", "time", "keep", "use") is shown by `search` and `recall` only
+when its vector's cosine stands this many standard deviations above the mean of unrelated
+pairs: those words match notes on every subject. Chosen on the ranking set's fold A with
+`common_words.COMMON_GLOSSES` (`bench/ranking.py --tune A`, the middle of the settings that do
+best there)."""
 VECTOR_SCALE: Mapping[tuple[Script, Script], tuple[float, float]] = {
     pair: (mu + FLOOR_SD * sd, mu + FULL_SD * sd) for pair, (mu, sd) in COSINE_STATS.items()
 }
@@ -122,6 +132,30 @@ def bridge_too_far(query_script: Script, doc_script: Script, cosine: float) -> b
     """Whether a document full text found only through the query's bridge is further from
     the query in meaning than `BRIDGED_ONLY_SD` allows."""
     return cosine < _level(query_script, doc_script, BRIDGED_ONLY_SD)
+
+
+def common_too_far(query_script: Script, doc_script: Script, cosine: float) -> bool:
+    """Whether a document full text found only by common words is further from the query in
+    meaning than `COMMON_SD` allows."""
+    return cosine < _level(query_script, doc_script, COMMON_SD)
+
+
+def rests_on_common(p: Plan, found_by: Sequence[str], text: str) -> bool:
+    """Whether the full-text lists that found a document (`found_by`) matched it only by
+    common English words (`memd.semantic.common_words.only_common`), judged on `text` (what
+    full text searched of it: a section's file title, path, heading and body; a turn's
+    speaker and text). A list of Chinese terms (a Chinese query as typed, an English query's
+    bridge) is never common: the table holds English words only."""
+    terms: list[str] = []
+    if FTS in found_by:
+        if p.script != "latin":
+            return False
+        terms += [t for t in text_terms(p.query) if t.isascii()]
+    if FTS_BRIDGED in found_by and p.bridged is not None:
+        if p.bridged.target != "latin":
+            return False
+        terms += [t.lower() for t in p.bridged.terms]
+    return bool(terms) and only_common(terms, text)
 
 
 def _level(query_script: Script, doc_script: Script, sds: float) -> float:

