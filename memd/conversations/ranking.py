@@ -185,15 +185,24 @@ class Query:
     plan: Plan | None
     # Every word of both with how a text spells it (`_spelled`), worked out once per query.
     spelled: tuple[tuple[str, str], ...] = ()
+    # The bridge's words by the query's word they translate (a name it kept: alone).
+    senses: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, text: str, plan: Plan | None) -> Query:
         bridged = plan.full_text.get("fts:bridged", "") if plan is not None else ""
         words, also = query_words(text), query_words(bridged)
-        return cls(words, also, plan, tuple((w, _spelled(w)) for w in (*words, *also)))
+        senses = _senses(plan) if plan is not None else ()
+        return cls(words, also, plan, tuple((w, _spelled(w)) for w in (*words, *also)), senses)
 
     def match(self, held: frozenset[str]) -> float:
-        return max(coverage(self.words, held), coverage(self.bridged, held))
+        """The share of the query's words a text holds: of the words as typed, or of the words
+        its bridge translated (one held sense of a word is the word held: a word of five
+        senses is not five words), whichever is more."""
+        if not self.senses:
+            return max(coverage(self.words, held), coverage(self.bridged, held))
+        found = sum(any(map(held.__contains__, ws)) for ws in self.senses)
+        return max(coverage(self.words, held), found / len(self.senses))
 
     def match_with(self, head: frozenset[str], text: str, head_match: float | None = None) -> float:
         """`match(head | text_words(text))`, the text's words read only when one of the query's
@@ -224,6 +233,21 @@ class Query:
         if cosine is None or self.plan is None:
             return 0.0
         return similarity(self.plan.script, script, cosine)
+
+
+def _senses(plan: Plan) -> tuple[tuple[str, ...], ...]:
+    """The bridge's words (as `query_words` spells them) grouped by the query's word they
+    translate; each term it kept untranslated (a name) a group of its own."""
+    b = plan.bridged
+    if b is None:
+        return ()
+    out: list[tuple[str, ...]] = []
+    translated: set[str] = set()
+    for _, ts in b.words:
+        translated.update(ts)
+        out.append(tuple(dict.fromkeys(w for t in ts for w in query_words(t))))
+    out += [tuple(query_words(t)) for t in b.terms if t not in translated]
+    return tuple(g for g in out if g)
 
 
 def section_items(text: str, start_line: int) -> list[Item]:

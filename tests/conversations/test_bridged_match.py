@@ -1,0 +1,37 @@
+"""On `search`'s page a hit's match with a Chinese query bridged into English counts the
+query's words it holds, not the dictionary senses: holding one sense of a word is holding the
+word, and a word of five senses does not weigh five times one of one sense."""
+
+from __future__ import annotations
+
+from memd.conversations.ranking import Query, text_words
+from memd.semantic.bridge import Bridged
+from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan
+
+# "Docker 镜像太大怎么办" (the Docker image is too big: what to do?): 镜像 mirror/image,
+# 太大 too big (four senses' words), and the name Docker kept as typed.
+WORDS = {"镜像": ("mirror", "image"), "太大": ("highest", "greatest", "big", "large")}
+TERMS = ("Docker", *(t for ts in WORDS.values() for t in ts))
+PLAN = Plan(
+    "Docker 镜像太大怎么办",
+    "cjk",
+    Bridged("cjk", "latin", TERMS, tuple(WORDS.items())),
+    {FTS: "Docker 镜像太大怎么办", FTS_BRIDGED: " ".join(TERMS)},
+    "Docker 镜像太大怎么办",
+)
+Q = Query.of(PLAN.query, PLAN)
+
+
+def test_a_text_holding_one_sense_of_each_of_two_words_holds_two_of_three() -> None:
+    held = text_words("The image is also 1.2 GB in the Docker registry.")
+    assert abs(Q.match(held) - 2 / 3) < 1e-9
+
+
+def test_a_text_holding_only_the_name_holds_one_of_three() -> None:
+    held = text_words("pytest with a real Postgres in Docker; no mocks of the database.")
+    assert abs(Q.match(held) - 1 / 3) < 1e-9
+
+
+def test_a_query_without_a_bridge_matches_by_its_own_words() -> None:
+    q = Query.of("docker image size", None)
+    assert abs(q.match(text_words("the docker image")) - 2 / 3) < 1e-9
