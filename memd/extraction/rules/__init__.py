@@ -55,7 +55,11 @@ topic), `corrections` (a correction or a value left behind in a shape no change 
 "不是X，是Y", "我记错了，是Y", "it's Y, not X", "X is history", "X 我早就不用了"), `holds` (a new value read by
 its structure: a clause about the user saying a state now holds — "First week at Mollie", "it's
 NixOS now", "组里已经转到 Go 了" — keyed by its value's class, replacing the session's earlier value of
-that class), `general` (the
+that class), `links` (one key per subject: a later change said in other words than its first
+statement — "home is York now" after "I live in Leeds", "生酮停了，现在改成轻断食" — lands on that
+statement's key, read by the class of its value: a diet, a sport or pastime, the language,
+length, form or tone of answers, a technology's kind, a place, an organisation; a first statement
+of those classes no reader read is kept under its class), `general` (the
 floor under them all: a first-person statement no rule read, kept as it stands, keyed by its
 structure — the head noun after "my"/"我的", the class of the value it names), `points` and
 `signals`; `sameness` (`same_fact(a, b)`:

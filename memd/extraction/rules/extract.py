@@ -51,6 +51,7 @@ from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
 from memd.extraction.rules.life import en_life, zh_life
+from memd.extraction.rules.links import apply_links, first_statements
 from memd.extraction.rules.mentions import (
     en_dropped,
     en_labelled,
@@ -352,6 +353,9 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             apply_corrections(words, ctx, out, start)
         # A value the turn says now holds replaces the session's earlier one of its class.
         apply_holds(words, ctx, out, start)
+        # A change said in other words than its first statement lands on that statement's key.
+        first_statements(words, ctx, out, start)
+        apply_links(words, ctx, out, start)
         seen.update(m.content.casefold() for m in out[start:])
     return out
 
