@@ -3,8 +3,9 @@ boosts, and its fusion with turn vectors when recall by meaning is on.
 
 `search_turns` is the full-text path (FTS5 bm25 over turns, plus part of the neighbours'
 scores, boosted by the dates and speakers a query names); `fused_turns` runs it on the query as
-typed and bridged and fuses the lists with the nearest turn vectors; `find_turns` is what
-`memd.conversations.ranking` puts on `search`'s page.
+typed and bridged and fuses the lists with the nearest turn vectors, then searches again with
+the words of the best turns of that fusion (`feedback_terms`, `with_feedback`) and fuses once
+more; `find_turns` is what `memd.conversations.ranking` puts on `search`'s page.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from memd.conversations.repo import EVERY_TURN, TurnScope
 from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, snippet, terms
 from memd.db import Connection
-from memd.semantic.fusion import Ranked, Script
-from memd.semantic.recipe import DEPTH, VECTOR, Plan, Weights, rests_on_common
+from memd.semantic.fusion import Ranked, Script, dominant_script
+from memd.semantic.recipe import DEPTH, FTS_FEEDBACK, VECTOR, Plan, Weights, rests_on_common
 from memd.semantic.service import SemanticRecall
 
 # Words that ask for a recall but say nothing about its topic.
@@ -479,7 +480,67 @@ def fused_turns(
 ) -> list[TurnHit]:
     """The recipe over turns: `turn_lists` fused by `fuse_turns`."""
     t = turn_lists(conn, p, semantic, scope=scope, now=now, text=text)
+    hits = fuse_turns(p, t, semantic, limit=limit, gate=gate, now=now)
+    if Weights().feedback <= 0 or not hits:
+        return hits
+    t = with_feedback(conn, t, feedback_terms(p, hits), scope=scope, now=now)
     return fuse_turns(p, t, semantic, limit=limit, gate=gate, now=now)
+
+
+FEEDBACK_TURNS = 3
+"""The best turns of the first fusion whose words make the feedback search."""
+FEEDBACK_WORDS = 20
+"""At most this many of their words (beside the query's own) are searched."""
+
+
+def feedback_terms(
+    p: Plan, hits: Sequence[TurnHit], turns: int = FEEDBACK_TURNS, most: int = FEEDBACK_WORDS
+) -> list[str]:
+    """The terms of the feedback search (pseudo-relevance feedback): the query's own terms,
+    as typed and bridged, in a script the best `turns` hits are written in, then up to `most`
+    of those hits' words the query does not hold, by the number of them that hold the word,
+    then by the rank of the first. The evidence of a question spread over several turns
+    shares words with the turns that answer it best more often than with the question ("What
+    do Melanie's kids like?" ← the dinosaur exhibit, then the dinosaurs at the museum), and a
+    Chinese question's best turns, found by their vectors, say in English what it asks.
+    Speakers' names are left out: every turn of a conversation is one of its speakers'."""
+    top = list(hits[:turns])
+    own = topic_terms(" ".join(p.full_text.values()))
+    scripts = {dominant_script(h.text) for h in top}
+    names = {h.speaker.lower() for h in hits if h.speaker}
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for rank, h in enumerate(top):
+        for w in dict.fromkeys(topic_terms(h.text)):
+            if w in own or w in names or len(w) < 3 or w.isdigit():
+                continue
+            counts[w] = counts.get(w, 0) + 1
+            first.setdefault(w, rank)
+    more = sorted(counts, key=lambda w: (-counts[w], first[w]))[:most]
+    return [w for w in own if dominant_script(w) in scripts] + more
+
+
+def with_feedback(
+    conn: Connection,
+    t: TurnLists,
+    words: Sequence[str],
+    *,
+    scope: TurnScope = EVERY_TURN,
+    now: float | None = None,
+) -> TurnLists:
+    """`t` with the feedback list (``fts:feedback``): `search_turns` over `words`, `DEPTH`
+    deep, in the same scope; the turns it adds come with their scripts."""
+    if not words:
+        return t
+    found = search_turns(conn, " ".join(words), limit=DEPTH, scope=scope, now=now,
+                         query_terms=list(words))  # fmt: skip
+    hits, scripts = dict(t.hits), dict(t.scripts)
+    for h in found:
+        if h.rowid not in hits:
+            hits[h.rowid] = h
+            scripts[h.rowid] = dominant_script(h.text)
+    lists = {**t.lists, FTS_FEEDBACK: Ranked([h.rowid for h in found], [h.score for h in found])}
+    return TurnLists(hits, lists, scripts, t.cosines)
 
 
 def ranked_turns(

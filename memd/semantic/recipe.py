@@ -14,6 +14,10 @@ variant measured and the figures). For one query:
    query's script (a Chinese query's own words can only match a Chinese memory by the Latin
    names it carries, and its English bridge only an English one). Every hit names the
    lists that found it.
+3. Over conversation turns, a second full-text search with the words of the best turns of
+   that fusion (``fts:feedback``, `memd.conversations.turn_search.with_feedback`) is fused
+   with the others once more: evidence spread over several turns shares words with the turns
+   that answer best more often than with the question.
 
 Stored per turn: the vector of `passage_texts` (the turn after the turn before it, in its
 session) under the model id; per document its `dominant_script`, for the rule.
@@ -38,6 +42,7 @@ K = TypeVar("K", bound=Hashable)
 
 FTS = "fts"
 FTS_BRIDGED = "fts:bridged"
+FTS_FEEDBACK = "fts:feedback"
 VECTOR = "vector"
 
 # -- what is embedded ---------------------------------------------------------------------------
@@ -60,6 +65,9 @@ CROSS_VECTOR_WEIGHT = 0.75
 """Weight of the vector list for documents in another script than the query's (a Chinese
 question over an English memory): only the bridge and the vectors can find those. Chosen on
 Chinese questions over LoCoMo dev conversations 0-2 (0.75) and 3-4 (1.0); on all five, 0.75."""
+FEEDBACK_WEIGHT = 0.0
+"""Weight of the feedback list (``fts:feedback``: full-text search with the words of the best
+turns of the first fusion, `memd.conversations.turn_search.feedback_terms`)."""
 DEPTH = 50
 """Entries read from each list."""
 COSINE_STATS: Mapping[tuple[Script, Script], tuple[float, float]] = {
@@ -222,6 +230,7 @@ class Weights:
     bridged: float = BRIDGED_WEIGHT
     cross_vector: float = CROSS_VECTOR_WEIGHT
     depth: int = DEPTH
+    feedback: float = FEEDBACK_WEIGHT
 
 
 class _Rule(Generic[K]):
@@ -259,8 +268,8 @@ def fuse(
     rule then never applies to it).
     """
     w = weights or Weights()
-    list_weights = {FTS: 1.0, FTS_BRIDGED: w.bridged, VECTOR: w.vector}
-    present = {n: lists[n] for n in (FTS, FTS_BRIDGED, VECTOR) if n in lists}
+    list_weights = {FTS: 1.0, FTS_BRIDGED: w.bridged, VECTOR: w.vector, FTS_FEEDBACK: w.feedback}
+    present = {n: lists[n] for n in (FTS, FTS_BRIDGED, VECTOR, FTS_FEEDBACK) if n in lists}
     return fuse_lists(
         present,
         weights=list_weights,
