@@ -16,7 +16,7 @@ from memd.history import Cause
 from memd.memory.files import FileBusy, MemoryFiles, TextEdit, Written
 from memd.memory.files import door as door_module
 from memd.memory.files.guard import WriteGuard
-from tests.doors import append_item, door, remove_items, update_items
+from tests.doors import append_item, door, editor_acts, remove_items, update_items
 
 Edit = Callable[[str | None], tuple[str | None, None]]
 
@@ -63,19 +63,21 @@ def test_an_append_keeps_the_file_and_a_rewrite_swaps_it(tmp_path: Path) -> None
 
 def saves_before_swaps(
     monkeypatch: pytest.MonkeyPatch, files: MemoryFiles, *saves: Callable[[], None]
-) -> None:
+) -> list[threading.Thread]:
     """An editor's saves landing on purpose: the n-th of `saves` runs just before the door's
-    n-th atomic swap (its check done, the swap not yet)."""
+    n-th atomic swap (its check done, the swap not yet), in a thread of its own that the swap
+    waits for until it is done or waits for a lease the door holds (`editor_acts`). Returns
+    the saves' threads (join them once the edit is done)."""
     real = files.renamer.exchange
-    done: list[int] = []
+    done: list[threading.Thread] = []
 
     def exchange(a: Path, b: Path) -> bool:
         if len(done) < len(saves):
-            saves[len(done)]()
-            done.append(1)
+            done.append(editor_acts(saves[len(done)]))
         return real(a, b)
 
     monkeypatch.setattr(files.renamer, "exchange", exchange)
+    return done
 
 
 def save_by_rename(path: Path, text: str) -> Callable[[], None]:
@@ -117,9 +119,11 @@ def test_a_save_written_into_memds_version_while_it_was_in_place_is_kept(
 
     # The first save, by rename, just before memd's swap; the second in place, just before
     # memd's swap that puts the first back.
-    saves_before_swaps(monkeypatch, files, save_by_rename(p, "# Notes\n- one\n- first save\n"),
-                       in_place)  # fmt: skip
+    first = save_by_rename(p, "# Notes\n- one\n- first save\n")
+    editor = saves_before_swaps(monkeypatch, files, first, in_place)
     edit_file(p, put_first("<!-- top -->"), files=files)
+    for t in editor:
+        t.join(10)
     text = p.read_text()
     kept = [q.read_text() for q in tmp_path.iterdir() if ".kept-" in q.name]
     everything = text + "".join(kept)

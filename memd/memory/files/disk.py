@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from memd.core import lease
 from memd.core.errors import PathError
 from memd.core.fsio import TEMP_SUFFIX, inside_any, make_private_dir, resolve_inside
 from memd.core.rename import Renamer
@@ -153,6 +154,10 @@ def swap(
     try:
         still_inside(tmp, roots)  # where the new version really is, before it takes the name
         ours = ident_of(os.stat(tmp))
+        if renamer.exchange_ok:
+            done = leased_swap(path, tmp, snap, ours, renamer)
+            if done is not None:
+                return done
         now = peek(path)
         if now is None or now.ident != snap.ident or now.data != snap.data:
             raise Changed
@@ -173,6 +178,138 @@ def swap(
             os.unlink(tmp)
 
 
+def leased_swap(
+    path: Path, tmp: Path, snap: Snapshot, ours: Ident, renamer: Renamer
+) -> tuple[str, Ident] | None:
+    """`swap` under write leases on both files (`core.lease`); None when leases are not to be
+    had here, or only readers have the file open: the caller swaps without them."""
+    fd_new = os.open(tmp, os.O_RDWR | NOFOLLOW | CLOEXEC)
+    try:
+        try:
+            # O_NONBLOCK: a lease another memd process holds on it is not waited for.
+            fd_old = os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW | CLOEXEC)
+        except OSError as exc:  # gone, a link put in its place, or mid-swap by another memd
+            if exc.errno in (errno.ENOENT, errno.ELOOP, errno.EWOULDBLOCK):
+                raise Changed from None
+            raise
+        try:
+            return _under_leases(path, tmp, snap, ours, (fd_old, fd_new), renamer)
+        finally:
+            os.close(fd_old)
+    except _Opened as opened:
+        left = opened.left
+    finally:
+        os.close(fd_new)  # before waiting for a writer: memd's own descriptor counts as one
+    _after_a_writer(path, tmp, left, renamer)
+    raise Changed
+
+
+class _Opened(Exception):
+    """A program opened memd's version for writing while it stood at the path; memd put the
+    version before it back, and its version now holds `left` (identity, bytes)."""
+
+    def __init__(self, left: tuple[Ident, bytes]) -> None:
+        super().__init__("opened for writing")
+        self.left = left
+
+
+def _under_leases(
+    path: Path, tmp: Path, snap: Snapshot, ours: Ident, fds: tuple[int, int], renamer: Renamer
+) -> tuple[str, Ident] | None:
+    """The swap with the file read (`fds[0]`) and memd's new version (`fds[1]`) leased: an
+    open of either by anyone waits until memd lets go, and shows (module docstring)."""
+    fd_old, fd_new = fds
+    mine = lease.take(fd_new, lease.F_WRLCK)
+    if not mine.taken:
+        return None
+    theirs = lease.take(fd_old, lease.F_WRLCK)
+    if not theirs.taken:
+        mine.release()
+        _refused(fd_old, theirs)
+        return None
+    opened: int | None = None  # how memd's version was opened while it stood at `path`
+    stands = b""  # what it holds then
+    try:
+        st = os.fstat(fd_old)
+        if ident_of(st) != snap.ident or os.pread(fd_old, st.st_size + 1, 0) != snap.data:
+            raise Changed
+        if not _names(path, st):
+            raise Changed  # saved by rename since it was opened
+        try:
+            if not renamer.exchange(tmp, path):
+                return None
+        except FileNotFoundError:
+            raise Changed from None
+        # Nobody can have written the file read since the check (an open for writing waits,
+        # and shows); a save by rename in between put another file where the old one went.
+        if _names(tmp, st) and theirs.state() != lease.F_UNLCK:
+            return "swap", ours  # readers waiting for either file read a version that stood
+        renamer.exchange(tmp, path)  # put back: whatever stood at `path` is there again
+        if not mine.intact():
+            # Someone opened memd's version in the moment it stood at `path`: it holds what
+            # stands there now instead, never the version memd takes back.
+            opened = mine.state()
+            stands = (snap.data if _names(path, st) else _bytes_at(path)) or b""
+            os.pwrite(fd_new, stands, 0)
+            os.ftruncate(fd_new, len(stands))
+            ours = ident_of(os.fstat(fd_new))
+    finally:
+        theirs.release()
+        mine.release()
+    if opened == lease.F_UNLCK:  # opened for writing: what it writes there is kept
+        raise _Opened((ours, stands))
+    raise Changed
+
+
+def _refused(fd_old: int, theirs: lease.Lease) -> None:
+    """No write lease on the file read: `Changed` when someone has it open for writing (an
+    editor mid-save: the door reads it again once saved); else (readers, or no leases here)
+    the swap goes on without them."""
+    if theirs.busy:
+        reading = lease.take(fd_old, lease.F_RDLCK)
+        reading.release()
+        if reading.busy:
+            raise Changed
+
+
+def _names(path: Path, st: os.stat_result) -> bool:
+    """Whether `path` is the file `st` was taken of (no open: memd holds leases on it)."""
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _bytes_at(path: Path) -> bytes | None:
+    """What stands at `path` (a file memd holds no lease on)."""
+    now = peek(path)
+    return None if now is None else now.data
+
+
+# How long memd waits for a program that opened its version for writing, in the moment it
+# stood at the path, to write and close it (it then holds that program's save).
+WRITER_WAIT_S = 5.0
+
+
+def _after_a_writer(
+    path: Path, tmp: Path, left: tuple[Ident, bytes], renamer: Renamer
+) -> None:
+    """A program opened memd's version for writing while it stood at `path`; memd put the
+    version before it back. Once the program closed it: untouched, it goes (the caller removes
+    it); written, that save is the newest and goes to `path`, the version it displaces is kept
+    beside it; still open after WRITER_WAIT_S, it is kept beside `path`, never deleted."""
+    deadline = time.monotonic() + WRITER_WAIT_S
+    while lease.nobody_writing(tmp) is False and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if lease.nobody_writing(tmp) is not False:
+        back = peek(tmp)
+        if back is not None and (back.ident, back.data) == left:
+            return
+        renamer.exchange(tmp, path)
+    keep_beside(path, tmp, renamer)
+
+
 def put_back(path: Path, tmp: Path, ours: Ident, new: bytes, renamer: Renamer) -> None:
     """An editor saved between memd's check and its swap: put the editor's version back."""
     renamer.exchange(tmp, path)
@@ -184,6 +321,11 @@ def put_back(path: Path, tmp: Path, ours: Ident, new: bytes, renamer: Renamer) -
     # there, and keep the version it replaced beside it rather than delete a file memd has not
     # read.
     renamer.exchange(tmp, path)
+    keep_beside(path, tmp, renamer)
+
+
+def keep_beside(path: Path, tmp: Path, renamer: Renamer) -> None:
+    """The file at `tmp` is a save memd has not read: kept beside `path`, never deleted."""
     kept = path.with_name(f"{path.stem}.kept-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
     with contextlib.suppress(OSError):
         renamer.create(tmp, kept)
