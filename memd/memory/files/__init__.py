@@ -4,11 +4,12 @@ The door (`door.py`: `MemoryFiles`, which also keeps the per-file locks and what
 each file) is built on parts no other feature imports (a contract in pyproject.toml says so):
 `settle` (reading a file once an editor's save is done), `disk` (one checked replacement of a
 file), `guard` (memd's recent item changes, re-applied over an editor's older copy) and
-`operation` (what one operation wrote, recorded as one change of the history).
+`operation` (the text edits one operation makes, and what it wrote, recorded as one change
+of the history).
 """
 
-from memd.memory.files.door import FileBusy, MemoryFiles, TextEdit, Written
-from memd.memory.files.operation import Operation
+from memd.memory.files.door import FileBusy, MemoryFiles, Written
+from memd.memory.files.operation import Operation, TextEdit
 from memd.memory.files.settle import Snapshot, decode, encode
 
 __all__ = [

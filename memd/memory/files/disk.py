@@ -11,6 +11,28 @@
 - where neither exists, the check is followed by a plain rename: a save landing in the
   microseconds between the check and the rename can be overwritten.
 
+On Linux the swap runs under write leases (`core.lease`) on the file read and on memd's new
+version (`leased_swap`), taken before the check: while memd holds them, anyone's open of either
+file waits, and shows. So:
+
+- an in-place save cannot land between the check and the swap: its open waits; memd sees it
+  after the exchange and swaps back before that open goes on (the save then lands at the path);
+  a program that only opened the old file to read gets it as it stood;
+- a save by rename in that moment is not seen by a lease (a rename does not open the file); it
+  is found after the exchange (another file at the temp name) and swapped back. memd's version
+  stood at the path for that moment: a program that opened it then waits, and gets, in memd's
+  file, the bytes of the version put back (memd writes them in before it lets go); one that
+  opened it to write writes its save there, and memd, once it is closed, moves that save to the
+  path and keeps the version it displaced beside it (never deletes what it has not read);
+- what is left: an open whose path lookup happened just before the exchange and whose lease
+  check just after it (both inside one `open` call) is not seen; memd's own threads wait
+  for the lease like anyone (for microseconds).
+
+Leases need the file's owner (or CAP_LEASE) and are refused by some file systems (NFS, some
+overlays): there, and when only readers hold the file, the swap is the one above without
+them, with memd's version visible at the path between the exchange and a put-back. When
+someone holds the file open for writing, `Changed`: the door waits for the save and reads again.
+
 Any of these raises `Changed` when the file is not the version read: the caller (the door)
 reads it again. Where the file really is is checked against the memory roots again right
 before it is replaced and on the temp file the new version is in, so a folder moved away and
@@ -244,7 +266,7 @@ def _under_leases(
         # and shows); a save by rename in between put another file where the old one went.
         if _names(tmp, st) and theirs.state() != lease.F_UNLCK:
             return "swap", ours  # readers waiting for either file read a version that stood
-        renamer.exchange(tmp, path)  # put back: whatever stood at `path` is there again
+        swap_back(path, tmp, renamer)  # whatever stood at `path` is there again
         if not mine.intact():
             # Someone opened memd's version in the moment it stood at `path`: it holds what
             # stands there now instead, never the version memd takes back.
@@ -259,6 +281,18 @@ def _under_leases(
     if opened == lease.F_UNLCK:  # opened for writing: what it writes there is kept
         raise _Opened((ours, stands))
     raise Changed
+
+
+def swap_back(path: Path, tmp: Path, renamer: Renamer) -> None:
+    """Put what is at `tmp` back at `path` (memd's version goes to `tmp`); if `path` was
+    renamed away meanwhile, `tmp` takes the name, or, taken again, is kept beside it."""
+    try:
+        renamer.exchange(tmp, path)
+    except FileNotFoundError:
+        try:
+            renamer.create(tmp, path)
+        except FileExistsError:
+            keep_beside(path, tmp, renamer)
 
 
 def _refused(fd_old: int, theirs: lease.Lease) -> None:
@@ -292,9 +326,7 @@ def _bytes_at(path: Path) -> bytes | None:
 WRITER_WAIT_S = 5.0
 
 
-def _after_a_writer(
-    path: Path, tmp: Path, left: tuple[Ident, bytes], renamer: Renamer
-) -> None:
+def _after_a_writer(path: Path, tmp: Path, left: tuple[Ident, bytes], renamer: Renamer) -> None:
     """A program opened memd's version for writing while it stood at `path`; memd put the
     version before it back. Once the program closed it: untouched, it goes (the caller removes
     it); written, that save is the newest and goes to `path`, the version it displaces is kept
@@ -304,8 +336,8 @@ def _after_a_writer(
         time.sleep(0.01)
     if lease.nobody_writing(tmp) is not False:
         back = peek(tmp)
-        if back is not None and (back.ident, back.data) == left:
-            return
+        if back is None or (back.ident, back.data) == left:
+            return  # untouched (or not there: it took the name back, `swap_back`)
         renamer.exchange(tmp, path)
     keep_beside(path, tmp, renamer)
 

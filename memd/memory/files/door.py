@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from memd.core.errors import EditConflict, MemdError, SourceError
 from memd.core.fsio import (
-    PRIVATE_FILE,
     inside_any,
     is_regular,
     make_private_dir,
@@ -56,12 +55,13 @@ from memd.core.writers import writers
 from memd.history import Cause
 from memd.memory.files import disk
 from memd.memory.files.guard import Op, WriteGuard, reapply
-from memd.memory.files.operation import Operation, texts
+from memd.memory.files.operation import NEW_FILE_MODE, Operation, TextEdit, texts
 from memd.memory.files.operation import Written as Wrote
 from memd.memory.files.settle import (
     Ident,
     Snapshot,
     encode,
+    ident_now,
     ident_of,
     read_settled,
     read_snapshot,
@@ -74,7 +74,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ATTEMPTS = 25
-NEW_FILE_MODE = PRIVATE_FILE
 # The detail of a change putting back memd's recent items an editor's older copy wrote over.
 REAPPLIED = "applied again after an older copy was saved"
 # The longest memd waits for another program that holds a file open for writing (an editor in
@@ -87,22 +86,6 @@ IndexedSize = Callable[[str], int | None]
 
 class FileBusy(EditConflict):
     """A file kept changing while memd tried to edit it; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class TextEdit(Generic[T]):
-    """What memd does to one file's text.
-
-    `apply(current text or None) -> (new text or None for "no change", result)` must be a
-    pure function of its argument: it may run several times, each time on newer content.
-    `guarded(result)` names the item changes the write guard keeps; without it the guard is
-    not told (journal lines, status lines, whole files), and `apply` gets the file as it is:
-    memd's recent items an older copy wrote over are applied again on top of its result.
-    """
-
-    apply: Callable[[str | None], tuple[str | None, T]]
-    guarded: Callable[[T], list[Op]] | None = None
-    new_mode: int = NEW_FILE_MODE
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +282,9 @@ class MemoryFiles:
         memd waits while any does (an editor between its truncate and its last write) and then
         takes the file as it is: whole. A file missing although memd knew it (a save by rename
         in progress) is waited for as `read` does. Elsewhere `read`'s waits are all there is.
-        A file as memd last left it is taken at once: nobody wrote it since. `FileBusy` after
-        WRITERS_MAX_S of writers.
+        A file as memd last left it is taken at once: nobody wrote it since. A file written
+        between the read and that check is read again (what was read may be the first part of
+        a save that ended meanwhile). `FileBusy` after WRITERS_MAX_S of writers.
         """
         deadline = time.monotonic() + WRITERS_MAX_S
         while True:
@@ -314,9 +298,12 @@ class MemoryFiles:
             if who is None:
                 return self.read(path, inside=roots, first=snap)
             if not who and snap.ident is not None:
-                # Nobody holds it open for writing: whole, unless it looks cut by a save made
-                # of several opens (empty or shorter than memd knew it, just now).
-                return self.read(path, inside=roots, first=snap, recent=False)
+                # Nobody holds it open for writing: whole, unless it looks cut (`read`) or was
+                # written since it was read (a save ended in between: read it again).
+                if ident_now(path) == snap.ident:
+                    return self.read(path, inside=roots, first=snap, recent=False)
+                if time.monotonic() <= deadline:
+                    continue
             if time.monotonic() > deadline:
                 raise FileBusy(
                     f"{path} is being saved by {', '.join(who) or 'another program'};"

@@ -1,5 +1,7 @@
 """One operation of memd on the memory files: everything it writes is one change of the history.
 
+Each of its writes is a `TextEdit` of one file's text, handed to the door.
+
 An operation (a remember, an extraction batch, an archival run, an undo ...) is opened with
 `MemoryFiles.operation(cause)` and handed to every write it makes; the door notes in it each
 file written, what the file held before and what memd left in it. When it ends, the door
@@ -10,11 +12,17 @@ Part of `memd.memory.files`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
+from memd.core.fsio import PRIVATE_FILE
 from memd.history import Cause
+from memd.memory.files.guard import Op
+
+T = TypeVar("T")
+NEW_FILE_MODE = PRIVATE_FILE
 
 
 @dataclass(slots=True)
@@ -47,3 +55,19 @@ class Operation:
 def texts(wrote: Mapping[str, Written]) -> dict[str | Path, tuple[str | None, str | None]]:
     """Each file's text before and after, as the history records a change."""
     return {p: (w.before, w.after) for p, w in wrote.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit(Generic[T]):
+    """What memd does to one file's text.
+
+    `apply(current text or None) -> (new text or None for "no change", result)` must be a
+    pure function of its argument: it may run several times, each time on newer content.
+    `guarded(result)` names the item changes the write guard keeps; without it the guard is
+    not told (journal lines, status lines, whole files), and `apply` gets the file as it is:
+    memd's recent items an older copy wrote over are applied again on top of its result.
+    """
+
+    apply: Callable[[str | None], tuple[str | None, T]]
+    guarded: Callable[[T], list[Op]] | None = None
+    new_mode: int = NEW_FILE_MODE

@@ -28,6 +28,14 @@ def ident_of(st: os.stat_result) -> Ident:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def ident_now(path: Path) -> Ident | None:
+    """The identity of what is at `path` now (never through a link; None: nothing there)."""
+    try:
+        return ident_of(os.stat(path, follow_symlinks=False))
+    except OSError:
+        return None
+
+
 # A file changed by someone else this recently may still be being written.
 QUIET_S = 0.05
 # An empty or cut file changed less than this long ago may be half-way through a save (one
