@@ -5,6 +5,7 @@ door's own check for programs writing the file (`door.writers`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,3 +96,32 @@ def test_a_forget_holds_when_the_save_finishes_between_the_read_and_the_writers_
     text = p.read_text()
     assert "m_00000001" not in text and "m_00000002" not in text, text
     assert "- hand line 19\n" in text
+
+
+def test_a_save_paused_longer_than_memd_waits_for_a_cut_file_is_still_waited_for(
+    notes: tuple[MemoryFiles, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a loaded machine an editor's pause between its writes can outlast the time after which
+    # memd believes a file cut short is simply short: the index then read the cut, and every
+    # item after it was gone from the index for a moment (a forget by id of one: "no memory").
+    from memd.memory.files import settle
+
+    files, p = notes
+    append_item(p, "Notes", "first item", {"id": "m_00000001"}, files=files)
+    full = p.read_bytes()
+    editor = Editor(p, full, full.index(b"- hand line 10"))
+    past = os.stat(p).st_mtime - 1.0  # cut, and still for longer than memd waits
+    os.utime(p, (past, past))
+    real = writers_module.writers
+
+    def writers(path: Path) -> list[str] | None:
+        who = real(path)  # the editor holds it: memd keeps waiting ...
+        editor.finish()  # ... and the save ends
+        return who
+
+    monkeypatch.setattr(settle, "writers", writers, raising=False)
+    try:
+        snap = files.read(p, indexed=len(full))  # as the indexer reads a file
+    finally:
+        editor.finish()
+    assert snap.data == full

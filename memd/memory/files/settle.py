@@ -2,7 +2,11 @@
 
 An editor saving in place truncates the file and then writes it; one saving by rename leaves
 the name missing for a moment. `read_settled` waits (bounded) until a file that looks
-mid-save is whole again before memd bases an edit on it. What memd knows of the file (its own
+mid-save is whole again before memd bases an edit on it (or the index reads it). A file cut
+short that has stayed so for SUSPECT_QUIET_S is believed to be simply short — unless another
+program holds it open for writing (`core.writers`, a few microseconds when nobody does): on a
+loaded machine the pause between an editor's writes can last longer, and the index would
+forget, for a moment, every item after the cut. What memd knows of the file (its own
 last write, the index's size) is given by the door, so its own last write is never mistaken
 for someone else's. Part of `memd.memory.files`: other features use the door.
 """
@@ -18,6 +22,7 @@ from pathlib import Path
 
 from memd.core.errors import SourceError
 from memd.core.fsio import open_regular
+from memd.core.writers import writers
 
 log = logging.getLogger(__name__)
 
@@ -115,14 +120,18 @@ def peek(path: Path) -> Snapshot | None:
         return None
 
 
-def _suspect(snap: Snapshot, expected: int | None) -> bool:
+def _suspect(snap: Snapshot, expected: int | None, path: Path | None = None) -> bool:
     """Whether a file looks mid-save: missing although memd knew it, or empty or cut short
-    and changed in the last moments (an old empty or short file is simply that)."""
+    and changed in the last moments (an old empty or short file is simply that) or held open
+    for writing by another program (`path` given: its save goes on — on a loaded machine the
+    pause between an editor's writes can outlast SUSPECT_QUIET_S)."""
     if snap.data is None:
         return expected is not None
     if snap.data and (expected is None or len(snap.data) >= expected):
         return False
-    return snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9
+    if snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9:
+        return True
+    return path is not None and bool(writers(path))
 
 
 def _recent_foreign(mine: Ident | None, snap: Snapshot) -> bool:
@@ -160,12 +169,12 @@ def read_settled(
     roots = list(inside) if inside is not None else None
     snap = first if first is not None else read_snapshot(path, roots)
     quiet_s = QUIET_S if recent else 0.0
-    if not _suspect(snap, expected) and not (recent and _recent_foreign(mine, snap)):
+    if not _suspect(snap, expected, path) and not (recent and _recent_foreign(mine, snap)):
         return snap
     start = still_since = time.monotonic()
     best, best_for = snap, -1.0  # the whole state that stayed unchanged longest
     while True:
-        suspect = _suspect(snap, expected)
+        suspect = _suspect(snap, expected, path)
         now = time.monotonic()
         if now - start >= (SETTLE_MAX_S if suspect else RECENT_MAX_S):
             break
@@ -180,9 +189,9 @@ def read_settled(
         if snap.data is None:
             if now - still_since >= MISSING_WAIT_S:
                 return snap  # gone: deleted (or moved) by someone else
-        elif not _suspect(snap, expected) and now - still_since >= quiet_s:
+        elif not _suspect(snap, expected, path) and now - still_since >= quiet_s:
             return snap
-    if snap.ident is not None and not _suspect(snap, expected):
+    if snap.ident is not None and not _suspect(snap, expected, path):
         return snap  # whole as far as can be told: the newest state
     log.debug("%s kept changing; using the whole state it stayed in longest", path)
     return best
