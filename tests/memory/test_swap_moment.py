@@ -116,3 +116,31 @@ def test_a_reader_in_that_moment_gets_the_version_put_back(
     assert [q.name for q in tmp_path.iterdir() if q.name.startswith((".notes", "notes"))] == [
         "notes.md"
     ]
+
+
+def test_a_save_by_rename_in_that_moment_stays_and_the_one_before_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two saves by rename: one right after memd's check (memd must put it back), the next in
+    # the moment memd's version stands at the path. The newest stays at the path (memd's edit
+    # applied on it), the one before is kept beside it: neither is deleted.
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    p = folder / "notes.md"
+    p.write_text("# Notes\n- one\n")
+    files = MemoryFiles([folder])
+
+    def save_by_rename(text: str) -> Callable[[], None]:
+        def save() -> None:
+            tmp = p.with_name(".notes.md.editor")
+            tmp.write_text(text)
+            os.replace(tmp, p)
+
+        return save
+
+    first, second = "# Notes\n- one\n- first save\n", "# Notes\n- one\n- second save\n"
+    around_first_swap(monkeypatch, files, save_by_rename(first), save_by_rename(second))
+    files.edit(p, TextEdit(put_first("<!-- top -->")), Cause.EDIT)
+    assert p.read_text() == "<!-- top -->\n" + second
+    kept = [q.read_text() for q in folder.iterdir() if ".kept-" in q.name]
+    assert kept == [first]

@@ -266,15 +266,9 @@ def _under_leases(
         # and shows); a save by rename in between put another file where the old one went.
         if _names(tmp, st) and theirs.state() != lease.F_UNLCK:
             return "swap", ours  # readers waiting for either file read a version that stood
-        swap_back(path, tmp, renamer)  # whatever stood at `path` is there again
-        if not mine.intact():
-            # Someone opened memd's version in the moment it stood at `path`: it holds what
-            # stands there now instead, never the version memd takes back.
-            opened = mine.state()
-            stands = (snap.data if _names(path, st) else _bytes_at(path)) or b""
-            os.pwrite(fd_new, stands, 0)
-            os.ftruncate(fd_new, len(stands))
-            ours = ident_of(os.fstat(fd_new))
+        opened, stands, ours = _put_back_leased(
+            path, tmp, (st, snap), (fd_new, mine), ours, renamer
+        )
     finally:
         theirs.release()
         mine.release()
@@ -293,6 +287,34 @@ def swap_back(path: Path, tmp: Path, renamer: Renamer) -> None:
             renamer.create(tmp, path)
         except FileExistsError:
             keep_beside(path, tmp, renamer)
+
+
+def _put_back_leased(
+    path: Path,
+    tmp: Path,
+    read: tuple[os.stat_result, Snapshot],
+    new: tuple[int, lease.Lease],
+    ours: Ident,
+    renamer: Renamer,
+) -> tuple[int | None, bytes, Ident]:
+    """Put back what stood at `path` before memd's version (`read`: the file read, `new`:
+    memd's version, leased). If someone opened memd's version meanwhile, it holds what stands
+    at `path` then, never the version memd takes back: (how it was opened, those bytes, its
+    identity now); else (None, b"", `ours`)."""
+    st, snap = read
+    fd_new, mine = new
+    swap_back(path, tmp, renamer)  # whatever stood at `path` is there again
+    if not _names(tmp, os.fstat(fd_new)):
+        # Yet another save, by rename, took the path while memd's version stood there (it is
+        # at `tmp` now): it is the newest, it goes back, the one before is kept beside it.
+        swap_back(path, tmp, renamer)
+        keep_beside(path, tmp, renamer)
+    if mine.intact():
+        return None, b"", ours
+    stands = (snap.data if _names(path, st) else _bytes_at(path)) or b""
+    os.pwrite(fd_new, stands, 0)
+    os.ftruncate(fd_new, len(stands))
+    return mine.state(), stands, ident_of(os.fstat(fd_new))
 
 
 def _refused(fd_old: int, theirs: lease.Lease) -> None:
