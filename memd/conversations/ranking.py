@@ -169,6 +169,15 @@ class Candidate:
     entries: list[Item] = field(default_factory=list)  # matching journal entries
     sources: list[Candidate] = field(default_factory=list)
     score: float = 0.0
+    excerpt: str = ""  # a section's snippet is made of it and `terms` once it is shown
+    terms: list[str] = field(default_factory=list)
+
+    def late(self) -> dict[str, object]:
+        """A section's snippet and matching items as text, made once it is shown."""
+        if self.hit.kind != "section":
+            return {}
+        items = [plain_text(it.text) for it in self.items[:ITEMS_SHOWN]]
+        return {"snippet": snippet(self.excerpt, self.terms), "items": items}
 
     @property
     def key(self) -> tuple[int, int, str, str]:
@@ -278,13 +287,13 @@ def _items_saying(text: str, start_line: int, spelled: Sequence[str]) -> list[It
     return None
 
 
-# Cached: the same sections come back query after query.
+# Cached apart (joined by a space they are `text_words` of both: no word or CJK run crosses it).
 @functools.lru_cache(maxsize=1 << 12)
-def _head_words(title: str, rel: str, owner: str, heading: str) -> frozenset[str]:
-    """The words naming a section: its file's title and path words (as full text indexes them,
-    `file_words`) and its heading. With an item's, the same as `text_words` of the two joined by
-    a space: no word or CJK run crosses it."""
-    return text_words(f"{file_words(title, rel, owner)} {heading}")
+def _file_head(title: str, rel: str, owner: str) -> frozenset[str]:
+    return text_words(file_words(title, rel, owner))
+
+
+_heading_words = functools.lru_cache(maxsize=1 << 12)(text_words)
 
 
 def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candidate:
@@ -292,7 +301,7 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     tier = (
         CURATED if r.kind in _CURATED_KINDS else JOURNAL if r.kind == JOURNAL else ARCHIVE
     )  # fmt: skip
-    head_words = _head_words(r.title, r.rel, r.owner, r.heading)
+    head_words = _file_head(r.title, r.rel, r.owner) | _heading_words(r.heading)
     alone = q.match(head_words)
     by_item = bool(f.item) and f.found_by == (VECTOR,)
     if alone or by_item:
@@ -316,12 +325,11 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
     hit = Hit(
         kind="section", path=r.path, heading=r.heading, start_line=r.start_line,
         end_line=r.end_line, score=0.0, text=r.text, file_kind=r.kind,
-        archived=r.kind == "archive", found_by=list(f.found_by),
-        snippet=snippet(matching[0].text if matching else r.text or r.heading, qt),
-        items=list(plain_text(it.text) for it in matching[:ITEMS_SHOWN]),
+        archived=r.kind == "archive", found_by=list(f.found_by), snippet="",
     )  # fmt: skip
     return Candidate(hit, tier, position, f.score, match, frozenset(), matching,
-                     matching if tier == JOURNAL else [])  # fmt: skip
+                     matching if tier == JOURNAL else [],
+                     excerpt=matching[0].text if matching else r.text or r.heading, terms=qt)  # fmt: skip
 
 
 def _turn(t: TurnHit, position: int, q: Query, qt: list[str]) -> Candidate:
@@ -493,7 +501,8 @@ def _source(c: Candidate) -> HitSource:
     return HitSource(
         kind="journal" if c.tier == JOURNAL else h.kind, path=h.path, heading=h.heading,
         start_line=h.start_line, session_id=h.session_id, turn_id=h.turn_id, ts=h.ts,
-        role=h.role, snippet=h.snippet, source=h.source,
+        role=h.role, snippet=snippet(c.excerpt, c.terms) if h.kind == "section" else h.snippet,
+        source=h.source,
     )  # fmt: skip
 
 
@@ -504,7 +513,8 @@ def page(cands: list[Candidate], limit: int) -> list[Hit]:
     # list): no evidence, not shown.
     for c in [c for c in collapse(cands) if c.score > 0][:limit]:
         sources = [_source(s) for s in sorted(c.sources, key=lambda s: (-s.score, s.key))]
-        out.append(msgspec.structs.replace(c.hit, score=round(c.score, 4), sources=sources))
+        changes = {"score": round(c.score, 4), "sources": sources, **c.late()}
+        out.append(msgspec.structs.replace(c.hit, **changes))
     return out
 
 

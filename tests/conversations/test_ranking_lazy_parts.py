@@ -1,0 +1,72 @@
+"""The parts of `search`'s page that are worked out apart or late, for speed, give what the whole
+did: a section's head words read as its file's and its heading's, and a snippet made only for
+the hits shown (on the page or as a source)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memd.conversations import ranking
+from memd.conversations.ranking import Candidate, Found, Item, Query, rank
+from memd.core.models import Hit
+from memd.core.text import file_words, snippet, terms
+from memd.memory.repo import SectionRow
+from memd.memory.search import FusedSection
+
+# Letters of several scripts and the marks the word patterns treat apart (', ’, -, digits,
+# the Greek capital sigma whose lower case depends on what follows it).
+_TEXT = st.text(
+    alphabet=st.sampled_from(list("abcXYZ ΣσΑ'’-_/.0123 数据库迁移的了 İ\t")), max_size=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(title=_TEXT, rel=_TEXT, owner=_TEXT, heading=_TEXT)
+def test_head_words_read_apart_are_the_words_of_the_whole(
+    title: str, rel: str, owner: str, heading: str
+) -> None:
+    whole = ranking.text_words(f"{file_words(title, rel, owner)} {heading}")
+    assert ranking._file_head(title, rel, owner) | ranking._heading_words(heading) == whole
+
+
+def _row(i: int, kind: str, text: str, heading: str = "Notes") -> SectionRow:
+    path = f"/m/{'journal' if kind == 'journal' else 'topics'}/f{i}.md"
+    rel = path.removeprefix("/m/")
+    return SectionRow(i, path, rel, kind, "", f"f{i}", f"F{i}", None, heading, 0, 1,
+                      1 + text.count("\n"), text, 10, -1.0 - i)  # fmt: skip
+
+
+def test_shown_sections_and_sources_have_the_snippet_and_items_of_their_match() -> None:
+    """A curated note and the journal line repeating it: the note is shown with the journal
+    line as its source; each has the snippet of its matching item, as made before late."""
+    long_tail = " and ".join(f"padding word {n}" for n in range(30))
+    note = _row(1, "topic", f"- always use vitest for unit tests, {long_tail}\n- tabs please")
+    journal = _row(2, "journal", f"- **Q:** always use vitest for unit tests, {long_tail}")
+    query = "vitest unit tests"
+    found = Found(Query.of(query, None),
+                  [FusedSection(note, 2.0, (), ""), FusedSection(journal, 1.0, (), "")],
+                  terms(query), [], [])  # fmt: skip
+    hits = rank(found, 10)
+    assert [h.path for h in hits] == [note.path]
+    first = ranking.section_items(note.text, note.start_line)[0]
+    assert hits[0].snippet == snippet(first.text, terms(query))
+    assert hits[0].items == [first.text]
+    [source] = hits[0].sources
+    entry = ranking.section_items(journal.text, journal.start_line)[0]
+    assert (source.kind, source.snippet) == ("journal", snippet(entry.text, terms(query)))
+    assert source.snippet.startswith("Q: always use vitest")
+
+
+def test_only_a_sections_snippet_and_items_are_made_late() -> None:
+    hit = Hit(kind="turn", path="p", heading="s", start_line=1, end_line=1, score=0.0,
+              snippet="made with the turn")  # fmt: skip
+    c = Candidate(hit, ranking.TURN, 0, 1.0, 1.0, frozenset())
+    assert c.late() == {}  # its snippet was made with it
+    item = Item(1, "x", {})
+    section = Candidate(
+        Hit(kind="section", path="p", heading="h", start_line=1, end_line=2, score=0.0,
+            snippet=""), ranking.CURATED, 0, 1.0, 1.0, frozenset(), [item],
+        excerpt="an excerpt about vitest", terms=["vitest"],
+    )  # fmt: skip
+    assert section.late() == {"snippet": "an excerpt about vitest", "items": ["x"]}
