@@ -26,6 +26,77 @@ def _linked(first: str, later: str, old: str, new: str) -> None:
 @pytest.mark.parametrize(
     ("first", "later", "old", "new"),
     [
+        # a team: "I'm on the X team" → "moved to the Y squad"
+        (
+            "I'm on the payments team, mostly webhooks.",
+            "Reorg: I'm on the search team now.",
+            "payments",
+            "search",
+        ),
+        (
+            "I work on the mobile squad.",
+            "They moved me to the platform squad last week.",
+            "mobile",
+            "platform",
+        ),
+        (
+            "I'm in the data platform team.",
+            "I joined the billing team this month.",
+            "data platform",
+            "billing",
+        ),
+        ("我在支付组写后端。", "组织调整，我现在调到了搜索组。", "支付组", "搜索组"),
+        ("我在增长团队做实验平台。", "上周转到了风控团队。", "增长团队", "风控团队"),
+        # the leaving clause is no new value; the new one comes after it
+        (
+            "I run three mornings a week.",
+            "The injury ended the running; I swim laps at lunch instead.",
+            "run",
+            "swim",
+        ),
+        ("我每周跑步三次。", "膝盖伤了，跑步停了，现在每天游泳。", "跑步", "游泳"),
+        # a clause of the turn that is a plan does not stop the change beside it
+        ("跟我说话用中文。", "从今天起请全部用日语回复，我在准备日语考试。", "中文", "日语"),
+        ("回答控制在三五行以内就好。", "三五行太少了，以后可以写详细点。", "三五行", "详细"),
+        (
+            "Reply in English, please.",
+            "From now on answer in Polish; I'm planning to move to Krakow.",
+            "English",
+            "Polish",
+        ),
+    ],
+)
+def test_a_change_of_team_or_after_a_leaving_clause_lands_on_the_first_key(
+    first: str, later: str, old: str, new: str
+) -> None:
+    _linked(first, later, old, new)
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new", "kind"),
+    [
+        # a tool the user sets up (an editor, a terminal) left behind by name: a preference
+        ("我现在写代码都开 Cursor，PyCharm 已经卸了。", "PyCharm", "Cursor", "preference"),
+        (
+            "I write everything in Zed now; Sublime Text is uninstalled.",
+            "Sublime",
+            "Zed",
+            "preference",
+        ),
+        ("I manage Node with fnm now; nvm is uninstalled.", "nvm", "fnm", "skill"),
+    ],
+)
+def test_a_left_tool_keeps_the_type_of_its_kind(text: str, old: str, new: str, kind: str) -> None:
+    memories = extract(text)
+    olds = [m for m in memories if old in m.content and new not in m.content]
+    news = [m for m in memories if new in m.content]
+    assert olds and news and olds[0].subject == news[-1].subject, memories
+    assert news[-1].type == kind, memories
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
         # a programming language: "most of my code is X" → "these days I mostly write Y"
         (
             "Most of what I write at work is Kotlin.",
@@ -201,6 +272,8 @@ def test_a_change_of_how_to_answer_lands_on_its_key(
         ("我平时主要写 Java。", "Go 现在流行吗？"),
         ("业余时间在学钢琴。", "我女儿钢琴放弃了，改学小提琴了。"),
         ("跟我说话用中文。", "打算以后学学英语。"),
+        ("I'm on the payments team.", "My brother is on the search team now."),
+        ("我在支付组写后端。", "我同事现在调到了搜索组。"),
     ],
 )
 def test_what_is_not_the_users_change_lands_on_no_key(first: str, later: str) -> None:

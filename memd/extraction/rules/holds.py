@@ -68,7 +68,7 @@ class Holds:
 
 # -- classes ------------------------------------------------------------------------------------
 # Keys whose values are the user's own settings: a preference, not a skill.
-_PREFERENCE_KEYS = frozenset(
+PREFERENCE_KEYS = frozenset(
     {"editor", "os", "tool:shell", "tool:terminal", "browser", "phone", "computer", "tablet"}
 )
 
@@ -270,7 +270,7 @@ def _en_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
         return ctx.mem(f"User speaks {value}", "personal", IMP_SKILL, subject=key)
     if key == "commute" or held_only(key):
         return ctx.mem(f"User: {clause.strip()}", "personal", IMP_SKILL, subject=key)
-    type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
+    type_ = "preference" if key in PREFERENCE_KEYS else "skill"
     return ctx.mem(f"User uses {value}", type_, IMP_SKILL, subject=key)
 
 
@@ -377,7 +377,7 @@ def _zh_memory(clause: str, value: str, key: str, ctx: Ctx) -> ExtractedMemory:
         return ctx.mem(f"用户{said}", "personal", IMP_SCHEDULE, subject=key)
     if key == "commute" or held_only(key):
         return ctx.mem(f"用户{clause.removeprefix('我')}", "personal", IMP_SKILL, subject=key)
-    type_ = "preference" if key in _PREFERENCE_KEYS else "skill"
+    type_ = "preference" if key in PREFERENCE_KEYS else "skill"
     return ctx.mem(f"用户使用{value}", type_, IMP_SKILL, subject=key)
 
 

@@ -29,7 +29,7 @@ from dataclasses import replace
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import CJK_RE, SENTENCE_RE, SPOKEN_LANGUAGES, Ctx, is_question
-from memd.extraction.rules.holds import memory_class, tech_class
+from memd.extraction.rules.holds import PREFERENCE_KEYS, memory_class, tech_class
 from memd.extraction.rules.mentions import techs_in
 from memd.extraction.rules.moves import is_org
 from memd.extraction.rules.places import is_place
@@ -96,12 +96,14 @@ _ANSWERS_RE = re.compile(
 _ANSWER_NOUN_RE = re.compile(
     r"\b(?:repl(?:y|ies)|answers?|responses?|explanations?|reviews?)\b|回复|回答|解释|说话", re.I
 )
+_ANSWER_LATER_RE = re.compile(r"^(?:以后|之后|往后|今后|从今天起|从现在起)?(?:都)?(?:可以|就)")
 # A clause that says something changed, or corrects what was said.
 _EN_CHANGE_RE = re.compile(
     r"\b(?:now|no\s+longer|any\s*more|instead|switch(?:ed)?|mov(?:ed|ing)|relocated|changed"
     r"|these\s+days|since|take\s+that\s+back|second\s+thought|actually|scratch\s+that"
     r"|gave\s+up|given\s+up|stopped|ended|dropped|quit|left|gone|from\s+now\s+on|reversed"
-    r"|went|become|became|retitled|rather)\b|\b(?:day|week|month)\s+(?:\w+\s+)?(?:at|with)\b",
+    r"|went|become|became|retitled|rather|joined|joining|uninstalled|removed|retired"
+    r"|decommissioned)\b|\b(?:day|week|month)\s+(?:\w+\s+)?(?:at|with)\b",
     re.I,
 )
 _ZH_CHANGE_RE = re.compile(
@@ -123,6 +125,18 @@ _ZH_PLACE_RE = re.compile(
 )
 
 
+# A team the user is on: "the search team", "the platform squad", 搜索组, 风控团队.
+_EN_TEAM_RE = re.compile(
+    r"\b(?:on|in|to|joined)\s+(?:the\s+)?(?P<v>(?:(?!(?:my|our|a|an|this|that|same|whole|new)\b)"
+    r"[A-Za-z][\w\-]*\s+){1,2}(?:team|squad|pod|tribe|group))\b",
+    re.I,
+)
+_ZH_TEAM_RE = re.compile(
+    r"(?:在|到|去了?|加入了?|转到了?|调到了?|进了?)\s*(?P<v>(?!我们|他们|你们|这个|那个)[\u4e00-\u9fffA-Za-z]{2,4}?"
+    r"(?:组|团队|小组|部门))"
+)
+
+
 def lexicon_classes(text: str) -> list[tuple[str, str, int]]:
     """The (class, value, position) of the values of a person's statement `text` names."""
     zh = bool(CJK_RE.search(text))
@@ -132,6 +146,8 @@ def lexicon_classes(text: str) -> list[tuple[str, str, int]]:
     if _ANSWERS_RE.search(text):
         rx = _ZH_LANGUAGE_RE if zh else _EN_LANGUAGE_RE
         found += [("reply-language", m.group(0), m.start()) for m in rx.finditer(text)]
+    team = _ZH_TEAM_RE if zh else _EN_TEAM_RE
+    found += [("team", m.group("v"), m.start()) for m in team.finditer(text)]
     return found
 
 
@@ -194,13 +210,43 @@ def _changes(text: str) -> Iterator[tuple[str, str, str]]:
     change."""
     for sentence in (s for s in SENTENCE_RE.findall(text) if s.strip()):
         zh = bool(CJK_RE.search(sentence))
-        if not usable(sentence) or not (_ZH_CHANGE_RE if zh else _EN_CHANGE_RE).search(sentence):
+        if not _own(sentence, zh) or not (_ZH_CHANGE_RE if zh else _EN_CHANGE_RE).search(sentence):
             continue
+        whole = usable(sentence) or bool(_MOVED_ME_RE.search(sentence))
         for clause in cut(sentence, zh=zh):
-            if _ADDED_RE.search(clause):
+            # one clause that plans or wonders ("我在准备 N2 考试") leaves the others standing
+            if _ADDED_RE.search(clause) or not _usable_clause(clause, whole, zh):
                 continue
             for key, value, _ in _named_values(clause):
                 yield key, value, clause
+
+
+# Someone moved the user: "they moved me to the platform squad", "management made me a lead".
+_MOVED_ME_RE = re.compile(
+    r"\b(?:they|they've|management|my\s+(?:boss|manager))\s+(?:\w+\s+)?me\b", re.I
+)
+
+
+def _own(sentence: str, zh: bool) -> bool:
+    """Whether a sentence is a statement of the user's own: no question, no one else's."""
+    if is_question(sentence):
+        return False
+    if zh:
+        return not RELATION_RE.match(sentence.strip())
+    return not someone_else(sentence) or bool(_MOVED_ME_RE.search(sentence))
+
+
+def _usable_clause(clause: str, whole: bool, zh: bool) -> bool:
+    """Whether a clause of a sentence about the user states a change made (`whole`: the sentence
+    as a whole does)."""
+    if usable(clause) or _zh_ask(clause, zh):
+        return True
+    return whole and not (_ZH_UNSURE_RE if zh else _EN_UNSURE_RE).search(clause)
+
+
+def _zh_ask(clause: str, zh: bool) -> bool:
+    """ "以后可以写详细点": a request of how to answer from now on, said with 可以."""
+    return zh and bool(_ANSWER_LATER_RE.search(clause)) and not _ZH_UNSURE_RE.search(clause)
 
 
 def _loosely_named(content: str, value: str) -> bool:
@@ -221,8 +267,8 @@ def apply_links(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
     done: set[str] = set()
     changes = list(_changes(text))
     for key, value, clause in changes:
-        if key in done:
-            continue
+        if key in done or _LEAVING_RE.search(clause):
+            continue  # a value left behind is no new value
         held = _held(out, start, key, value)
         if held is None:
             held = _left(changes, key, value, ctx, out, start)
@@ -251,11 +297,18 @@ def _left(
         if names_value(clause, value):
             continue
         zh = bool(CJK_RE.search(clause))
-        kind = "personal" if key in _PERSONAL or key in ("employer", "city") else "skill"
+        kind = _kind(key)
         content = ("用户：" if zh else "User: ") + clause.strip(" ，,。.;；")
         out.insert(start, ctx.mem(content, kind, 6))
         return start
     return None
+
+
+def _kind(key: str) -> str:
+    """The type a statement of class `key` has when no reader gave it one."""
+    if key in _PERSONAL or key in ("employer", "city", "team"):
+        return "personal"
+    return "preference" if key in PREFERENCE_KEYS or key in _ASKED else "skill"
 
 
 def _link(
@@ -273,8 +326,10 @@ def _link(
     new = out[said]
     subject = old.subject if _keyed(old) else new.subject if _keyed(new) else key
     out[held] = replace(old, subject=subject)
+    # a person's statement stays one; a tool keeps the type the held statement gave it
+    kind = "personal" if _kind(key) == "personal" else old.type
     out[said] = replace(
-        new, subject=subject, type=old.type, importance=max(old.importance, new.importance)
+        new, subject=subject, type=kind, importance=max(old.importance, new.importance)
     )
     ctx.session.values[subject] = out[said]
 
@@ -293,7 +348,8 @@ _OTHER_RE = re.compile(
     r"我(?:的)?(?:爸|妈|老婆|老公|女朋友|男朋友|同事|朋友|儿子|女儿|孩子|哥|姐|弟|妹|室友|师兄|师姐)"
 )
 _LEAVING_RE = re.compile(
-    r"\b(?:no\s+longer|stopped|ended|gave\s+up|given\s+up|quit|dropped|used\s+to|anymore|not|n't|never)\b"
+    r"\b(?:no\s+longer|stopped|ended|gave\s+up|given\s+up|quit|dropped|used\s+to|anymore|not|n't|never"
+    r"|uninstalled|removed|retired|decommissioned)\b"
     r"|\bleft\b|停了|放弃|不再|不[\u4e00-\u9fff]了|以前|之前|没|别|不要|不用|离职|辞职|卸了|下线|不碰",
     re.I,
 )
@@ -337,6 +393,8 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
         if len(main) == 1:
             return main[0]
     for key, value, _ in lexicon_classes(clause):
+        if key == "team":
+            continue  # the identity readers read a team ("User is on the identity team")
         answers = bool(_ANSWER_NOUN_RE.search(clause))
         if key.startswith("style:") and not answers:
             continue
@@ -344,6 +402,21 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
             continue
         return key, value
     return "", ""
+
+
+def _words(content: str) -> set[str]:
+    return {w for w in re.findall(r"\w{4,}", content.casefold()) if w != "user"}
+
+
+def _free(out: Sequence[ExtractedMemory], start: int, j: int) -> bool:
+    """Whether the turn's memory `j` can take a class's key: it has none, is no task or decision,
+    and no keyed memory of the turn says part of it ("User works at Atlassian" beside "User: I
+    work at Atlassian on the Jira team" already keys that statement)."""
+    m = out[j]
+    if _keyed(m) or m.type in ("task", "decision"):
+        return False
+    words = _words(m.content)
+    return not any(_keyed(o) and words & _words(o.content) for o in out[start:] if o is not m)
 
 
 def first_statements(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
@@ -361,13 +434,15 @@ def first_statements(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int
             said = [j for j in range(start, len(out)) if _loosely_named(out[j].content, value)]
             if said:
                 j = said[0]
-                if not _keyed(out[j]) and out[j].type not in ("task", "decision"):
+                if _free(out, start, j):
                     out[j] = replace(
                         out[j], subject=key
                     )  # the general reader's, keyed by its class
                 continue
             if any(key in classes_of(m) for m in out[start:]):
                 continue
-            kind = "personal" if key in _PERSONAL else "preference" if key in _ASKED else "skill"
+            if any(_keyed(m) and _words(clause) & _words(m.content) for m in out[start:]):
+                continue  # the clause is read already ("User works at Atlassian")
+            kind = _kind(key)
             content = ("用户：" if zh else "User: ") + clause.strip(" ，,。.;；")
             out.append(ctx.mem(content, kind, 6 if kind == "personal" else 5, subject=key))
