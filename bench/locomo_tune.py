@@ -16,7 +16,7 @@ session, a turn's neighbours, a "when" question and a date the question names ad
 fusion (`memd.conversations.turn_search.FUSED_SPEAKER_BOOST`, `SESSION_WEIGHT`,
 `FUSED_NEIGHBOUR_WEIGHT`, `WHEN_BOOST`, `FUSED_DATE_BOOST`), and how the bridged list's
 weight shrinks with the number of words the bridge translated (`BRIDGED_WORDS_DECAY`), and
-the weight of the feedback list (`memd.semantic.recipe.FEEDBACK_WEIGHT`: full-text search with
+the weight of the feedback list (`TURN_WEIGHTS.feedback`: full-text search with
 the words of the first fusion's best turns, computed once per question under the shipped
 constants, as the daemon's first fusion runs).
 
@@ -333,12 +333,13 @@ def shipped_setting() -> Setting:
     from memd.conversations import ranking, turn_search
     from memd.semantic import recipe
 
-    return Setting(recipe.VECTOR_WEIGHT, recipe.CROSS_VECTOR_WEIGHT, recipe.BRIDGED_WEIGHT,
+    w = turn_search.TURN_WEIGHTS
+    return Setting(w.vector, w.cross_vector, w.bridged,
                    recipe.FLOOR_SD, recipe.SUPPORTED_SD, ranking.OWN_MATCH["turn"],
                    turn_search.FUSED_SPEAKER_BOOST, turn_search.SESSION_WEIGHT,
                    turn_search.FUSED_NEIGHBOUR_WEIGHT, turn_search.WHEN_BOOST,
                    turn_search.FUSED_DATE_BOOST, turn_search.BRIDGED_WORDS_DECAY,
-                   recipe.FEEDBACK_WEIGHT)  # fmt: skip
+                   w.feedback)  # fmt: skip
 
 
 if __name__ == "__main__":
