@@ -337,3 +337,43 @@ def test_a_value_left_behind_that_was_never_stored_is_replaced(
     assert olds and news and olds[0].subject, memories
     assert olds[0].subject == news[-1].subject, memories
     assert memories.index(olds[0]) < memories.index(news[-1])
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "key"),
+    [
+        # a first statement of the tool of a kind the user sets up for themselves (an editor, a
+        # terminal, a browser): a preference under its kind's key, in whatever words
+        ("写 Python 用的是 Spyder，读研时留下的习惯。", "Spyder", "editor"),
+        ("在 Windows 下面我一般开 Windows Terminal 敲命令。", "Windows Terminal", "tool:terminal"),
+        ("平时浏览器我一直开 Firefox。", "Firefox", "browser"),
+        (
+            "On Windows I usually open Windows Terminal for commands.",
+            "Windows Terminal",
+            "tool:terminal",
+        ),
+        ("For notebooks I mostly live in Spyder.", "Spyder", "editor"),
+    ],
+)
+def test_a_first_statement_of_a_tool_of_a_kind_is_kept_under_its_key(
+    text: str, value: str, key: str
+) -> None:
+    assert any(m.subject == key and value in m.content for m in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Spyder 里怎么连远程的 Jupyter kernel？",
+        "我同事用 Spyder 写 Python。",
+        "Should I use Windows Terminal?",
+        "If I opened Firefox instead, would it work?",
+    ],
+)
+def test_a_tool_named_in_a_question_or_by_someone_else_is_not_kept(text: str) -> None:
+    assert not [m for m in extract(text) if m.subject in ("editor", "tool:terminal", "browser")]
+
+
+def test_a_chinese_first_statement_of_a_team_is_kept_and_corrected() -> None:
+    _linked("我在数据平台组。", "不是数据平台组，是风控组。", "数据平台组", "风控组")
+    _linked("我在支付组。", "组织调整，现在调到搜索组了。", "支付组", "搜索组")

@@ -343,6 +343,7 @@ _EN_REQUEST_RE = re.compile(
 )
 _ZH_OWN_RE = re.compile(
     r"^(?:我|请|跟我|给我|和我|回答|回复)|^(?:平时|业余|每天|每周|一直|最近|工作|日常|天天|写|用)"
+    r"|我(?:一般|平时|都|常|习惯|一直)?(?:用|开)"
 )
 _OTHER_RE = re.compile(
     r"我(?:的)?(?:爸|妈|老婆|老公|女朋友|男朋友|同事|朋友|儿子|女儿|孩子|哥|姐|弟|妹|室友|师兄|师姐)"
@@ -386,6 +387,15 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
     )
     if not own:
         return "", ""
+    names = techs_in(clause, english=not zh)
+    # "在 Windows 下面我一般开 Windows Terminal": the longer name is the one said as the tool
+    names = [n for n in names if not any(o != n and o.startswith(n) for o in names)]
+    tools = [(tech_class(n), n) for n in names]
+    mine = [(k, n) for k, n in tools if k in PREFERENCE_KEYS]
+    if len(mine) == 1:
+        return mine[
+            0
+        ]  # "写 Python 用的是 Spyder": the editor, the terminal, the browser of the user
     if _PRIMARY_RE.search(clause):
         # "工作里写得最多的是 Ruby", "most of my code is Kotlin": the main one of its kind
         classes = [(tech_class(n), n) for n in techs_in(clause, english=not zh)]
@@ -393,8 +403,8 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
         if len(main) == 1:
             return main[0]
     for key, value, _ in lexicon_classes(clause):
-        if key == "team":
-            continue  # the identity readers read a team ("User is on the identity team")
+        if key == "team" and not zh:
+            continue  # the English identity readers read a team ("User is on the identity team")
         answers = bool(_ANSWER_NOUN_RE.search(clause))
         if key.startswith("style:") and not answers:
             continue
