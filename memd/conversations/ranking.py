@@ -51,7 +51,7 @@ from memd.memory.parse import split_item
 from memd.memory.search import FusedSection, find_sections, section_lists
 from memd.memory.search import searched_text as section_text
 from memd.semantic.fusion import Script, dominant_script
-from memd.semantic.recipe import VECTOR, Plan, rests_on_common, similarity
+from memd.semantic.recipe import VECTOR, Plan, all_on_common, similarity
 from memd.semantic.service import SemanticRecall
 
 CURATED = "curated"
@@ -228,14 +228,14 @@ class Query:
         cosine: float | None,
         script: Script,
         supported: bool,
-        searched: str = "",
+        common: bool = False,
     ) -> bool:
-        """Whether a hit may be shown: found by full text (by more than common words, or close
-        enough by its vector), or close enough by its vector alone (`SemanticRecall.kept`;
-        `searched`: what full text searched of it, `rests_on_common`)."""
+        """Whether a hit may be shown: found by full text, or close enough by its vector
+        (`SemanticRecall.kept`; `common`: full text found its kind of hit for this query only by
+        common words, `memd.semantic.recipe.all_on_common`)."""
         if self.plan is None:
             return True
-        common = rests_on_common(self.plan, found_by, searched)
+        common = common and found_by != (VECTOR,)
         return SemanticRecall.kept(self.plan, found_by, cosine, script, supported, common)
 
     def closeness(self, cosine: float | None, script: Script) -> float:
@@ -587,12 +587,17 @@ def rank(
     q = found.query
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
+    p = q.plan
+    said = p is not None and all_on_common(
+        p, ((f.found_by, section_text(f.row)) for f in found.sections)
+    )
+    told = p is not None and all_on_common(p, ((t.found_by, turn_text(t)) for t in found.turns))
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
-             if q.plan is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
-                                          f.row.path in files, section_text(f.row))]  # fmt: skip
+             if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
+                                     f.row.path in files, said)]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
-              if q.plan is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
-                                           t.session_id in sessions, turn_text(t))]  # fmt: skip
+              if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
+                                      t.session_id in sessions, told)]  # fmt: skip
     place(cands, priors, own_match)
     return page(cands, limit)
 

@@ -27,7 +27,7 @@ from memd.core.models import Hit
 from memd.core.text import cjk_bigrams, snippet, terms
 from memd.db import Connection
 from memd.semantic.fusion import Ranked, Script, dominant_script
-from memd.semantic.recipe import DEPTH, FTS_FEEDBACK, VECTOR, Plan, Weights, rests_on_common
+from memd.semantic.recipe import DEPTH, FTS_FEEDBACK, VECTOR, Plan, Weights, all_on_common
 from memd.semantic.service import SemanticRecall
 
 # Words that ask for a recall but say nothing about its topic.
@@ -386,10 +386,12 @@ def fuse_turns(
     said = {t.hits[h.key].session_id for h in fused.hits if h.found_by != (VECTOR,)}
     # A turn a full vector list did not reach is no closer than the list's last one.
     bound = min(t.cosines.values()) if len(t.cosines) >= DEPTH else None
+    common = gate and all_on_common(
+        p, ((h.found_by, searched_text(t.hits[h.key])) for h in fused.hits)
+    )
     kept = [h for h in fused.hits if not gate or semantic.kept(
         p, h.found_by, t.cosines.get(h.key, bound), t.scripts[h.key],
-        t.hits[h.key].session_id in said,
-        rests_on_common(p, h.found_by, searched_text(t.hits[h.key])))]  # fmt: skip
+        t.hits[h.key].session_id in said, common and h.found_by != (VECTOR,))]  # fmt: skip
     hits = [dataclasses.replace(t.hits[h.key], score=h.score, found_by=h.found_by,
                                 cosine=t.cosines.get(h.key), bound=bound) for h in kept]  # fmt: skip
     return _after_fusion(hits, p.query, a, now)[:limit]

@@ -36,7 +36,7 @@ from memd.memory.repo import (
 )
 from memd.memory.search import fused_sections, searched_text
 from memd.memory.tree import slugify
-from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan, rests_on_common
+from memd.semantic.recipe import FTS, FTS_BRIDGED, Plan, all_on_common
 from memd.semantic.service import SemanticRecall
 
 FENCE_OPEN = (
@@ -279,12 +279,12 @@ def _fused_topics(
     out: list[Candidate] = []
     found = fused_sections(conn, p, req.semantic, limit=limit, kinds=("topic", "note", "agent"),
                            agent_id=req.agent_id, mode="or", z=True)  # fmt: skip
+    common = all_on_common(p, ((f.found_by, searched_text(f.row)) for f in found))
     for f in found:
         row = f.row
         if row.id in seen or not _file_live(row, req.today):
             continue
         if FTS in f.found_by or FTS_BRIDGED in f.found_by:
-            common = rests_on_common(p, f.found_by, searched_text(row))
             if not req.semantic.kept(p, f.found_by, f.judged_cosine, f.cosine_script, True, common):
                 continue
         elif not req.semantic.is_close(p, f.z, f.script):

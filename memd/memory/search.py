@@ -18,7 +18,7 @@ from memd.db import Connection
 from memd.memory.parse import split_item
 from memd.memory.repo import SectionRow, search_rows, sections_by_id
 from memd.semantic.fusion import Ranked, Script, dominant_script
-from memd.semantic.recipe import DEPTH, VECTOR, Plan, rests_on_common
+from memd.semantic.recipe import DEPTH, VECTOR, Plan, all_on_common
 from memd.semantic.service import SemanticRecall, monotone
 
 
@@ -213,10 +213,13 @@ def fused_sections(
     said = {rows[h.key].path for h in fused.hits if h.found_by != (VECTOR,)}
     # A section a full vector list did not reach is no closer than the list's last one.
     bound = min(near.cosines) if len(near.cosines) >= DEPTH else None
+    common = gate and all_on_common(
+        p, ((h.found_by, searched_text(rows[h.key])) for h in fused.hits)
+    )
     hits = [h for h in fused.hits if not gate or semantic.kept(
         p, h.found_by, cos.get(h.key, bound),
         judged_script(scripts[h.key], near.items.get(h.key, "")), rows[h.key].path in said,
-        rests_on_common(p, h.found_by, searched_text(rows[h.key])))]  # fmt: skip
+        common and h.found_by != (VECTOR,))]  # fmt: skip
     zs = dict(zip(near.docs, near.z, strict=True)) if z else {}
     return [FusedSection(rows[h.key], h.score, h.found_by, scripts[h.key], zs.get(h.key),
                          near.items.get(h.key, ""), cos.get(h.key), bound)

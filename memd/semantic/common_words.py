@@ -4,8 +4,9 @@ A hit that full text found only by words like "day", "time", "keep" or "use" say
 the query: a Chinese question bridged into English carries such words from the frame of the
 question ("哪天": which day, "上次": last time) or from a sense of several words ("保养": keep
 in good repair), and an English question about something the memory never mentions still
-shares them with many notes. `search` and `recall` show such a hit only when its vector says
-it is close enough to the query (`memd.semantic.recipe.COMMON_SD`).
+shares them with many notes. When full text found nothing for a query but by such words,
+`search`, `recall` and `context` show what it found only when its vector says it is close
+enough to the query (`memd.semantic.recipe.all_on_common`, `COMMON_SD`).
 
 How common a word is comes from the dictionary the bridge uses: the number of CC-CEDICT
 headwords with a sense that uses the word, lower-case (so a name such as "Chinese", which many
@@ -113,9 +114,10 @@ GLOSSES: dict[str, int] = {w: int(n) for w, _, n in (tok.rpartition(":") for tok
 
 
 def is_common(word: str, least: int | None = None) -> bool:
-    """Whether `word` (lower-case) is used in the senses of at least `least` headwords
-    (`COMMON_GLOSSES` when not given)."""
-    return GLOSSES.get(word, 0) >= (COMMON_GLOSSES if least is None else least)
+    """Whether `word` (lower-case), or its singular, is used in the senses of at least `least`
+    headwords (`COMMON_GLOSSES` when not given)."""
+    n = max(GLOSSES.get(word, 0), GLOSSES.get(word[:-1], 0) if word.endswith("s") else 0)
+    return n >= (COMMON_GLOSSES if least is None else least)
 
 
 def count_glosses(lines: Iterable[str]) -> Counter[str]:
@@ -143,20 +145,37 @@ def count_glosses(lines: Iterable[str]) -> Counter[str]:
     return out
 
 
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def root(term: str) -> str:
+    """`term` without one English ending ("migrations" → "migration", "keeps" → "keep"), as
+    full text's stemmer would find it in another form of the word; three letters at least."""
+    for suf in _SUFFIXES:
+        if term.endswith(suf) and len(term) - len(suf) >= 3:
+            return term[: -len(suf)]
+    return term
+
+
 @lru_cache(maxsize=256)
-def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+def _pattern(roots: tuple[str, ...]) -> re.Pattern[str]:
     # Longest first, so that "times" is read as itself and not as "time".
-    alts = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    alts = "|".join(re.escape(r) for r in sorted(roots, key=len, reverse=True))
     return re.compile(rf"(?<![\w'’])(?:{alts})")
 
 
 def matched(terms: Iterable[str], text: str) -> set[str]:
-    """The `terms` (lower-case) that start a word of `text`: what full text, which stems
-    words, could have matched it by ("connect" in "connections")."""
-    ts = tuple(sorted({t for t in terms if t}))
-    if not ts:
+    """The `terms` (lower-case) whose root (`root`) starts a word of `text`: what full text,
+    which stems words, could have matched it by ("connect" in "connections", "migrations" in
+    "migration")."""
+    by_root: dict[str, list[str]] = {}
+    for t in terms:
+        if t:
+            by_root.setdefault(root(t), []).append(t)
+    if not by_root:
         return set()
-    return set(_pattern(ts).findall(text.lower()))
+    found = set(_pattern(tuple(sorted(by_root))).findall(text.lower()))
+    return {t for r in found for t in by_root[r]}
 
 
 def only_common(terms: Iterable[str], text: str, least: int | None = None) -> bool:

@@ -27,14 +27,14 @@ Pure Python: numpy is needed only where the vectors are searched.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from memd.core.text import estimate_tokens, shorten
 from memd.core.text import terms as text_terms
 from memd.semantic.bridge import Bridged, Dictionary, bridge
-from memd.semantic.common_words import only_common
+from memd.semantic.common_words import is_common, matched, only_common
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script, fuse_lists
 from memd.semantic.passages import Turn, turn_passages
 
@@ -102,14 +102,15 @@ carries every sense of a word ("天": day, sky), so one sense matched is weak ev
 vector, which read the whole question, says the text is less like it than an unrelated one is.
 Chosen on the ranking set's fold A (`bench/ranking.py --tune A`, the middle of the values
 that do best there); LoCoMo's conversations 0-2 checked: the same recall@10 as without it."""
-COMMON_SD = 3.5
-"""A document that full text found only by common words (`memd.semantic.common_words`: every
-word of the query as typed, or of its bridge, that it holds is one the dictionary uses in the
-senses of many headwords, "day", "time", "keep", "use") is shown by `search` and `recall` only
-when its vector's cosine stands this many standard deviations above the mean of unrelated
-pairs: those words match notes on every subject. Chosen on the ranking set's fold A with
-`common_words.COMMON_GLOSSES` (`bench/ranking.py --tune A`, the middle of the settings that do
-best there)."""
+COMMON_SD = 3.0
+"""When full text found documents for a query only by common words (`all_on_common`: of the
+words of the query as typed, or of its bridge, every one any of them holds is one the
+dictionary uses in the senses of many headwords, `memd.semantic.common_words`: "day", "time",
+"keep", "use"), `search`, `recall` and `context` show one of them only when its vector's
+cosine stands this many standard deviations above the mean of unrelated pairs: those words
+match notes on every subject, and the query's other words found nothing. Chosen on the ranking
+set's fold A with `common_words.COMMON_GLOSSES` (`bench/ranking.py --tune A --only common`,
+the middle of the settings that do best there); LoCoMo checked (`bench/locomo.py --semantic`)."""
 VECTOR_SCALE: Mapping[tuple[Script, Script], tuple[float, float]] = {
     pair: (mu + FLOOR_SD * sd, mu + FULL_SD * sd) for pair, (mu, sd) in COSINE_STATS.items()
 }
@@ -154,16 +155,45 @@ def rests_on_common(p: Plan, found_by: Sequence[str], text: str) -> bool:
     full text searched of it: a section's file title, path, heading and body; a turn's
     speaker and text). A list of Chinese terms (a Chinese query as typed, an English query's
     bridge) is never common: the table holds English words only."""
+    terms = _latin_terms(p, found_by)
+    return bool(terms) and only_common(terms or (), text)
+
+
+def all_on_common(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
+    """Whether full text found documents for `p` (`found`: each one's `found_by` and what full
+    text searched of it) and none of them holds a word of the query that is not common: the
+    query's words that say what it is about found nothing (a document holding none of the
+    query's words, as a turn found through its session's, says nothing either way). When one
+    did, a document that holds only the query's common words is shown as before: the question
+    is one the memory speaks of, and such a document may hold its answer ("what did she do last
+    week?"). Chinese terms are never common (`rests_on_common`)."""
+    seen = False
+    for found_by, text in found:
+        if FTS not in found_by and FTS_BRIDGED not in found_by:
+            continue
+        terms = _latin_terms(p, found_by)
+        if terms is None:
+            return False
+        held = matched(terms, text)
+        if not all(is_common(t) for t in held):
+            return False
+        seen = seen or bool(held)
+    return seen
+
+
+def _latin_terms(p: Plan, found_by: Sequence[str]) -> list[str] | None:
+    """The English terms of the full-text lists that found a document, or None when one of
+    them searched with Chinese terms."""
     terms: list[str] = []
     if FTS in found_by:
         if p.script != "latin":
-            return False
+            return None
         terms += [t for t in text_terms(p.query) if t.isascii()]
     if FTS_BRIDGED in found_by and p.bridged is not None:
         if p.bridged.target != "latin":
-            return False
+            return None
         terms += [t.lower() for t in p.bridged.terms]
-    return bool(terms) and only_common(terms, text)
+    return terms
 
 
 def _level(query_script: Script, doc_script: Script, sds: float) -> float:

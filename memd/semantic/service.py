@@ -376,9 +376,9 @@ class SemanticRecall:
         `memd.semantic.recipe.BRIDGED_ONLY_SD` (`bridge_too_far`), one found by its vector
         alone when its cosine reaches the calibrated floor for the query's script and its own
         (`memd.semantic.recipe.close_enough`; a lower one when full text found its session or
-        file: `supported`). One that full text found only by common words (`common`:
-        `memd.semantic.recipe.rests_on_common`) only when its cosine is known and reaches
-        `memd.semantic.recipe.COMMON_SD` (`common_too_far`). `cosine` may be an upper bound:
+        file: `supported`). With `common` (full text found this query's documents only by
+        common words: `memd.semantic.recipe.all_on_common`) one full text found only when its
+        cosine, where known, reaches `memd.semantic.recipe.COMMON_SD` (`common_too_far`). `cosine` may be an upper bound:
         the last cosine of the vector list, for a document the list did not reach."""
         if common and cosine is not None and common_too_far(p.script, script, cosine):
             return False

@@ -10,7 +10,15 @@ import pytest
 
 from memd.semantic import common_words, recipe
 from memd.semantic.bridge import Bridged
-from memd.semantic.recipe import FTS, FTS_BRIDGED, VECTOR, Plan, plan, rests_on_common
+from memd.semantic.recipe import (
+    FTS,
+    FTS_BRIDGED,
+    VECTOR,
+    Plan,
+    all_on_common,
+    plan,
+    rests_on_common,
+)
 from memd.semantic.service import SemanticRecall
 
 
@@ -92,3 +100,31 @@ def test_the_table_is_what_the_installed_dictionary_counts() -> None:
     counts = common_words.count_glosses(_lines(_cedict_data()))
     table = {w: n for w, n in counts.items() if n >= common_words.TABLE_MIN}
     assert table == common_words.GLOSSES
+
+
+def test_a_question_whose_own_words_found_something_keeps_its_common_word_hits() -> None:
+    # "What did Caroline do last week?": the turns naming Caroline say what it is about, and a
+    # turn saying only "last" may be its answer: the rule is for questions whose words of
+    # substance found nothing at all.
+    q = plan("What did Caroline do last week?")
+    turns = [
+        ((FTS, VECTOR), "Caroline: I went to a support group"),
+        ((FTS,), "That was the last time"),
+    ]
+    assert not all_on_common(q, turns)
+    assert all_on_common(q, turns[1:])
+
+
+def test_a_hit_holding_none_of_the_query_words_says_nothing_either_way() -> None:
+    # A turn full text found through its session's other turns holds none of the words.
+    q = plan("Kafka consumer group lag")
+    assert all_on_common(q, [((FTS,), "GROUP BY 1, 2"), ((FTS,), "It's slow on production.")])
+    assert not all_on_common(q, [((FTS,), "It's slow on production.")])  # nothing held at all
+
+
+def test_another_form_of_a_word_is_the_word() -> None:
+    # Full text stems: "migrations" finds "migration", and that is not a common word.
+    q = plan("what are our rules for migrations?")
+    assert not all_on_common(q, [((FTS,), "One alembic migration per PR")])
+    assert common_words.matched(["connect"], "too many connections") == {"connect"}
+    assert common_words.is_common("days")  # "day"
