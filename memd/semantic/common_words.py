@@ -24,6 +24,8 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
+from memd.core.text import STOPWORDS
+
 COMMON_GLOSSES = 100
 """A word used in the senses of at least this many headwords is common (chosen on the ranking
 set's fold A with `COMMON_SD`: `bench/ranking.py --tune A`)."""
@@ -124,7 +126,6 @@ def count_glosses(lines: Iterable[str]) -> Counter[str]:
     """For each lower-case English word, the number of CC-CEDICT headword lines with a
     translating sense that uses it (the bridge's reading of a sense: descriptions such as
     "variant of …" skipped, parentheses dropped, memd's and the glosses' stopwords left out)."""
-    from memd.core.text import STOPWORDS
     from memd.semantic.bridge import _CEDICT_LINE, _GLOSS_STOP, _GLOSS_WORD, _META_SENSE, _PAREN
 
     out: Counter[str] = Counter()
@@ -149,8 +150,10 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 
 
 def root(term: str) -> str:
-    """`term` without one English ending ("migrations" → "migration", "keeps" → "keep"), as
-    full text's stemmer would find it in another form of the word; three letters at least."""
+    """`term` without a possessive and one English ending ("Maria's" → "maria", "migrations" →
+    "migration", "keeps" → "keep"), as full text's tokenizer and stemmer would find it in
+    another form of the word; three letters at least."""
+    term = term.replace("’", "'").removesuffix("'s").rstrip("'")
     for suf in _SUFFIXES:
         if term.endswith(suf) and len(term) - len(suf) >= 3:
             return term[: -len(suf)]
@@ -170,8 +173,9 @@ def matched(terms: Iterable[str], text: str) -> set[str]:
     "migration")."""
     by_root: dict[str, list[str]] = {}
     for t in terms:
-        if t:
-            by_root.setdefault(root(t), []).append(t)
+        r = root(t)
+        if r and r not in STOPWORDS:  # "what's" is "what"
+            by_root.setdefault(r, []).append(t)
     if not by_root:
         return set()
     found = set(_pattern(tuple(sorted(by_root))).findall(text.lower()))

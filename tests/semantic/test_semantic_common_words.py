@@ -128,3 +128,11 @@ def test_another_form_of_a_word_is_the_word() -> None:
     assert not all_on_common(q, [((FTS,), "One alembic migration per PR")])
     assert common_words.matched(["connect"], "too many connections") == {"connect"}
     assert common_words.is_common("days")  # "day"
+
+
+def test_a_name_in_the_possessive_is_the_name() -> None:
+    # "What do Melanie's family give her?": the turns Melanie said hold her name.
+    q = plan("What do Melanie's family give her?")
+    assert not all_on_common(q, [((FTS,), "Melanie: my family gave me a card")])
+    # "What's my dog's name?": "what's" says nothing; "name" is all the note holds.
+    assert all_on_common(plan("What's my dog's name?"), [((FTS,), "Name: Lin Wei; what a name")])
