@@ -222,14 +222,8 @@ class Query:
             return self.match(head | text_words(text))
         return self.match(head) if head_match is None else head_match
 
-    def shown(
-        self,
-        found_by: Sequence[str],
-        cosine: float | None,
-        script: Script,
-        supported: bool,
-        common: bool = False,
-    ) -> bool:
+    def shown(self, found_by: Sequence[str], cosine: float | None, script: Script,
+              supported: bool, common: bool = False) -> bool:  # fmt: skip
         """Whether a hit may be shown: found by full text, or close enough by its vector
         (`SemanticRecall.kept`; `common`: full text found its kind of hit for this query only by
         common words, `memd.semantic.recipe.all_on_common`)."""
@@ -588,9 +582,7 @@ def rank(
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     p = q.plan
-    said = p is not None and all_on_common(
-        p, ((f.found_by, section_text(f.row)) for f in found.sections)
-    )
+    said = p is not None and all_on_common(p, [(f.found_by, section_text(f.row)) for f in found.sections])  # fmt: skip
     told = p is not None and all_on_common(p, ((t.found_by, turn_text(t)) for t in found.turns))
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
              if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
