@@ -172,12 +172,15 @@ class Candidate:
     excerpt: str = ""  # a section's snippet is made of it and `terms` once it is shown
     terms: list[str] = field(default_factory=list)
 
-    def late(self) -> dict[str, object]:
-        """A section's snippet and matching items as text, made once it is shown."""
+    def shown(self, sources: list[HitSource]) -> Hit:
+        """The hit as a page shows it: its score and sources, and a section's snippet and
+        matching items as text, made only now (most candidates are never shown)."""
+        score = round(self.score, 4)
         if self.hit.kind != "section":
-            return {}
+            return msgspec.structs.replace(self.hit, score=score, sources=sources)
         items = [plain_text(it.text) for it in self.items[:ITEMS_SHOWN]]
-        return {"snippet": snippet(self.excerpt, self.terms), "items": items}
+        return msgspec.structs.replace(self.hit, score=score, sources=sources, items=items,
+                                       snippet=snippet(self.excerpt, self.terms))  # fmt: skip
 
     @property
     def key(self) -> tuple[int, int, str, str]:
@@ -507,8 +510,7 @@ def page(cands: list[Candidate], limit: int) -> list[Hit]:
     # list): no evidence, not shown.
     for c in [c for c in collapse(cands) if c.score > 0][:limit]:
         sources = [_source(s) for s in sorted(c.sources, key=lambda s: (-s.score, s.key))]
-        changes = {"score": round(c.score, 4), "sources": sources, **c.late()}
-        out.append(msgspec.structs.replace(c.hit, **changes))
+        out.append(c.shown(sources))
     return out
 
 

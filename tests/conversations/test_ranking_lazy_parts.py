@@ -62,11 +62,13 @@ def test_only_a_sections_snippet_and_items_are_made_late() -> None:
     hit = Hit(kind="turn", path="p", heading="s", start_line=1, end_line=1, score=0.0,
               snippet="made with the turn")  # fmt: skip
     c = Candidate(hit, ranking.TURN, 0, 1.0, 1.0, frozenset())
-    assert c.late() == {}  # its snippet was made with it
+    shown = c.shown([])
+    assert (shown.snippet, shown.items, shown.score) == ("made with the turn", [], 0.0)
     item = Item(1, "x", {})
     section = Candidate(
         Hit(kind="section", path="p", heading="h", start_line=1, end_line=2, score=0.0,
             snippet=""), ranking.CURATED, 0, 1.0, 1.0, frozenset(), [item],
         excerpt="an excerpt about vitest", terms=["vitest"],
     )  # fmt: skip
-    assert section.late() == {"snippet": "an excerpt about vitest", "items": ["x"]}
+    shown = section.shown([])
+    assert (shown.snippet, shown.items, shown.score) == ("an excerpt about vitest", ["x"], 0.0)
