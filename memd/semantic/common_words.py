@@ -180,9 +180,3 @@ def matched(terms: Iterable[str], text: str) -> set[str]:
         return set()
     found = set(_pattern(tuple(sorted(by_root))).findall(text.lower()))
     return {t for r in found for t in by_root[r]}
-
-
-def only_common(terms: Iterable[str], text: str, least: int | None = None) -> bool:
-    """Whether `text` holds some of `terms` and every one it holds is common."""
-    found = matched(terms, text)
-    return bool(found) and all(is_common(t, least) for t in found)

@@ -34,7 +34,7 @@ from typing import Generic, TypeVar
 from memd.core.text import estimate_tokens, shorten
 from memd.core.text import terms as text_terms
 from memd.semantic.bridge import Bridged, Dictionary, bridge
-from memd.semantic.common_words import is_common, matched, only_common
+from memd.semantic.common_words import is_common, matched
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script, fuse_lists
 from memd.semantic.passages import Turn, turn_passages
 
@@ -149,16 +149,6 @@ def common_too_far(query_script: Script, doc_script: Script, cosine: float) -> b
     return cosine < _level(query_script, doc_script, COMMON_SD)
 
 
-def rests_on_common(p: Plan, found_by: Sequence[str], text: str) -> bool:
-    """Whether the full-text lists that found a document (`found_by`) matched it only by
-    common English words (`memd.semantic.common_words.only_common`), judged on `text` (what
-    full text searched of it: a section's file title, path, heading and body; a turn's
-    speaker and text). A list of Chinese terms (a Chinese query as typed, an English query's
-    bridge) is never common: the table holds English words only."""
-    terms = _latin_terms(p, found_by)
-    return bool(terms) and only_common(terms or (), text)
-
-
 def all_on_common(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
     """Whether full text found documents for `p` (`found`: each one's `found_by` and what full
     text searched of it) and none of them holds a word of the query that is not common: the
@@ -166,7 +156,8 @@ def all_on_common(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
     query's words, as a turn found through its session's, says nothing either way). When one
     did, a document that holds only the query's common words is shown as before: the question
     is one the memory speaks of, and such a document may hold its answer ("what did she do last
-    week?"). Chinese terms are never common (`rests_on_common`)."""
+    week?"). A list of Chinese terms (a Chinese query as typed, an English query's bridge) is
+    never common: the table holds English words only."""
     seen = False
     for found_by, text in found:
         if FTS not in found_by and FTS_BRIDGED not in found_by:

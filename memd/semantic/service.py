@@ -378,8 +378,9 @@ class SemanticRecall:
         (`memd.semantic.recipe.close_enough`; a lower one when full text found its session or
         file: `supported`). With `common` (full text found this query's documents only by
         common words: `memd.semantic.recipe.all_on_common`) one full text found only when its
-        cosine, where known, reaches `memd.semantic.recipe.COMMON_SD` (`common_too_far`). `cosine` may be an upper bound:
-        the last cosine of the vector list, for a document the list did not reach."""
+        cosine, where known, reaches `memd.semantic.recipe.COMMON_SD` (`common_too_far`).
+        `cosine` may be an upper bound: the last cosine of the vector list, for a document the
+        list did not reach."""
         if common and cosine is not None and common_too_far(p.script, script, cosine):
             return False
         if any(name not in (VECTOR, FTS_BRIDGED) for name in found_by):

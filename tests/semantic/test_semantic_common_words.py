@@ -17,7 +17,6 @@ from memd.semantic.recipe import (
     Plan,
     all_on_common,
     plan,
-    rests_on_common,
 )
 from memd.semantic.service import SemanticRecall
 
@@ -40,6 +39,11 @@ CONNECTIONS = bridged(
 )
 EN_MEAN, EN_SD = recipe.COSINE_STATS[("latin", "latin")]
 ZH_EN_MEAN, ZH_EN_SD = recipe.COSINE_STATS[("cjk", "latin")]
+
+
+def rests_on_common(p: Plan, found_by: tuple[str, ...], text: str) -> bool:
+    """`all_on_common` of one document: full text found it (`found_by`) only by common words."""
+    return all_on_common(p, [(found_by, text)])
 
 
 def test_the_words_of_every_sense_are_common_and_a_thing_is_not() -> None:
