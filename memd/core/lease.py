@@ -30,6 +30,7 @@ import errno
 import fcntl
 import os
 import signal
+import stat
 import sys
 from dataclasses import dataclass
 
@@ -98,11 +99,15 @@ def nobody_writing(path: str | os.PathLike[str]) -> bool | None:
     if not _LINUX:
         return None
     try:
-        # O_NONBLOCK: a write lease someone holds on it is not waited for (EWOULDBLOCK).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        # O_NONBLOCK: a write lease someone holds on it is not waited for (EWOULDBLOCK), nor a
+        # FIFO's writer; O_NOFOLLOW: what a link points at is not opened (a device, a file
+        # outside the memory roots).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         lease = take(fd, F_RDLCK)
         granted = lease.taken
         lease.release()

@@ -99,3 +99,16 @@ def test_a_write_lease_shows_an_open_waiting_and_signals_nobody(notes: Path) -> 
         assert out.strip() == "in"
     finally:
         os.close(fd)
+
+
+def test_a_link_or_a_fifo_is_not_opened_to_ask(tmp_path: Path) -> None:
+    # Asking must not open what a link in a memory folder points at (a device, a file outside
+    # the roots) nor wait on a FIFO: leases do not say there, and the caller scans instead.
+    target = tmp_path / "outside.md"
+    target.write_text("# Outside\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    assert lease.nobody_writing(link) is None
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    assert lease.nobody_writing(fifo) is None
