@@ -144,6 +144,12 @@ class Watcher:
     def start(self) -> None:
         self.observer.start()
         self._flusher.start()
+        # The observer adds the watches scheduled before it started only now: a folder on the
+        # way to a root waited for that appeared between `watch_when_present` and here made no
+        # event any watch saw (`advance` looked before a watch existed). Look again.
+        with self._pending_lock:
+            for key in list(self._pending):
+                self.advance(Path(key))
 
     def watch(self, root: Path, *, recursive: bool = True) -> None:
         """Watch `root` (recursively, unless not `recursive`: its own entries only); fall back

@@ -114,3 +114,20 @@ def test_two_roots_waiting_in_one_folder_each_keep_their_watch(
     wait_for(lambda: seen.appeared == [first])
     second.mkdir()
     wait_for(lambda: seen.appeared == [first, second])
+
+
+def test_a_folder_made_between_the_wait_and_the_start_is_watched(
+    tmp_path: Path, seen: Seen, watcher: Watcher
+) -> None:
+    """A root waited for before `start()` whose folders appear before it (an assistant's first
+    run while the daemon starts): the folder's own watch and `on_present`, not only a poll."""
+    root = tmp_path / ".claude" / "projects"
+    watcher.watch_when_present(root, on_present=seen.appeared.append)
+    os.makedirs(root / "-tmp-proj")
+    watcher.start()
+    wait_for(lambda: seen.appeared == [root], timeout=10)
+    assert watcher.waiting_for == [] and str(root) in watcher.watched_roots
+    (root / "-tmp-other").mkdir()
+    log = root / "-tmp-other" / "s.jsonl"
+    log.write_text("{}\n")
+    wait_for(lambda: seen.has(log), timeout=10)
