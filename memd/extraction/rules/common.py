@@ -126,6 +126,9 @@ class Session:
     # The last memory of each subject key ("age", "employer", "tool:ci" …): a later turn that
     # names only a new value of one of them replaces it (`carried`).
     values: dict[str, ExtractedMemory] = field(default_factory=dict)
+    # (turn id, sentence) of the user's earlier statements: a later turn that ends a value one of
+    # them names shows it was a statement of the user's (`named`).
+    sentences: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,7 @@ from memd.extraction.rules.mentions import (
 )
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.moves import en_moves, zh_moves
+from memd.extraction.rules.named import apply_named
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.standing import en_standing, zh_standing
@@ -356,6 +357,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         # A change said in other words than its first statement lands on that statement's key.
         first_statements(words, ctx, out, start)
         apply_links(words, ctx, out, start)
+        # A change that names the value it ends replaces the user's earlier statement of it.
+        apply_named(words, ctx, out, start)
         seen.update(m.content.casefold() for m in out[start:])
     return out
 

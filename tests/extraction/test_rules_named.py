@@ -1,0 +1,194 @@
+"""A change that names the value it ends replaces the user's earlier statement of that value,
+whatever shape the first statement had: a later turn leaves the value by name (ditched, went away,
+renamed, reversed, is done, put an end to, misspoke; 下掉, 不干了, 卖了, 否了, 给…了, 说错) and says
+what holds now, so the earlier turn's statement is kept (when no reader kept it) and both land on
+one key. A turn that names the earlier value without leaving it, someone else's change, a question
+or a hypothetical changes nothing; an earlier question is no statement to replace.
+
+The messages are made up for these tests, not taken from any extraction set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memd.core.models import ExtractedMemory
+from tests.extraction.session import extract
+
+
+def _pair(
+    memories: list[ExtractedMemory], old: str, new: str
+) -> tuple[list[ExtractedMemory], list[ExtractedMemory]]:
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    news = [m for m in memories if m.source_turn_ids[0] != "t0" and new in m.content]
+    return olds, news
+
+
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        # a tool or a service said in passing, ended by name
+        (
+            (
+                "Pulumi provisions all of our cloud stuff.",
+                "We dumped Pulumi after the licence change; Terraform runs the infra now.",
+            ),
+            "Pulumi",
+            "Terraform",
+        ),
+        (
+            (
+                "Sentry catches the errors in the mobile app, mostly crashes on startup.",
+                "Sentry got too pricey so we ditched it, Bugsnag does the crash reports now.",
+            ),
+            "Sentry",
+            "Bugsnag",
+        ),
+        (
+            ("订单数据都放在 MongoDB 里。", "MongoDB 上个月就下掉了，现在全换成 PostgreSQL 了。"),
+            "MongoDB",
+            "PostgreSQL",
+        ),
+        (
+            ("监控是 Zabbix 搭的，告警发到钉钉。", "Zabbix 已经淘汰了，现在用 Prometheus 做监控。"),
+            "Zabbix",
+            "Prometheus",
+        ),
+        # a role, a title, a pastime said in passing
+        (
+            (
+                "As the only designer on the team, I do every mockup in Figma.",
+                "I misspoke earlier: design was my job until March. I'm a product manager now.",
+            ),
+            "designer",
+            "product manager",
+        ),
+        (
+            ("我现在是后端组长，管三个人。", "组长我不干了，回去写代码，当个普通开发。"),
+            "组长",
+            "开发",
+        ),
+        (
+            (
+                "Sundays are for sailing on the lake.",
+                "The boat got sold, which put an end to sailing; Sundays are pottery classes now.",
+            ),
+            "sailing",
+            "pottery",
+        ),
+        (
+            ("周末喜欢去郊区骑马。", "马术课全停了，骑马也卖了会员卡，现在周末都在家做木工。"),
+            "骑马",
+            "木工",
+        ),
+        # a project's name, changed
+        (
+            (
+                "The project is called Bluebird, a booking tool for the clinic.",
+                "Legal made us rename Bluebird; it's Kingfisher from now on.",
+            ),
+            "Bluebird",
+            "Kingfisher",
+        ),
+        (
+            (
+                "项目代号叫「青松」，是个内部报销系统。",
+                "「青松」这个名字被领导否了，项目改叫「白桦」。",
+            ),
+            "青松",
+            "白桦",
+        ),
+        # a device handed on
+        (
+            ("我手机用的是小米 13，调试都靠它。", "小米那台给我爸了，现在手上是 Pixel 8。"),
+            "小米",
+            "Pixel",
+        ),
+        # both stored, under different keys: the one named replaces
+        (
+            (
+                "Sorry for the slow replies, my Leeds flat has no heating.",
+                "Scratch the bit about Leeds, old habit: I've been renting in York since May.",
+            ),
+            "Leeds",
+            "York",
+        ),
+        (
+            (
+                "We agreed to use Flask for the admin backend.",
+                "We reversed the Flask call at the review; it's going to be FastAPI.",
+            ),
+            "Flask",
+            "FastAPI",
+        ),
+    ],
+)
+def test_a_change_naming_the_old_value_replaces_its_first_statement(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert olds[-1].subject, memories
+    assert olds[-1].subject in {m.subject for m in news}, memories
+
+
+@pytest.mark.parametrize(
+    ("turns", "old"),
+    [
+        # the earlier value named again, not left
+        (
+            (
+                "Pulumi provisions all of our cloud stuff.",
+                "Pulumi is great, Terraform is next for me to learn.",
+            ),
+            "Pulumi",
+        ),
+        (("订单数据都放在 MongoDB 里。", "MongoDB 的聚合管道真好用，现在全靠它。"), "MongoDB"),
+        # someone else's change
+        (
+            ("Sentry catches our errors.", "My brother ditched Sentry; he uses Bugsnag now."),
+            "Sentry",
+        ),
+        (("监控是 Zabbix 搭的。", "我同事那边 Zabbix 已经淘汰了，现在用 Prometheus。"), "Zabbix"),
+        # a question or a hypothetical
+        (("Pulumi provisions our cloud.", "Should we ditch Pulumi for Terraform now?"), "Pulumi"),
+        (("监控是 Zabbix 搭的。", "如果 Zabbix 下掉了，现在用什么好？"), "Zabbix"),
+    ],
+)
+def test_no_change_without_the_user_leaving_the_value(turns: tuple[str, str], old: str) -> None:
+    memories = extract(*turns)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",) and old in m.content]
+    later = {
+        m.subject
+        for m in memories
+        if m.source_turn_ids == ("t1",) and m.subject and old not in m.content
+    }
+    assert not any(o.subject and o.subject in later for o in olds), memories
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        (
+            "How do I pin a provider version in Pulumi?",
+            "We ditched Pulumi; Terraform runs the infra now.",
+        ),
+        ("MongoDB 的索引怎么建比较好？", "MongoDB 已经下掉了，现在全换成 PostgreSQL 了。"),
+    ],
+)
+def test_an_earlier_question_is_no_statement_to_replace(turns: tuple[str, str]) -> None:
+    memories = extract(*turns)
+    assert not [m for m in memories if m.source_turn_ids == ("t0",)], memories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We ditched Pulumi; Terraform runs the infra now.",
+        "MongoDB 上个月就下掉了，现在全换成 PostgreSQL 了。",
+    ],
+)
+def test_one_turn_alone_records_no_earlier_statement(text: str) -> None:
+    memories = extract("Morning! Long day ahead.", text)
+    assert not [m for m in memories if m.source_turn_ids == ("t0",)], memories
