@@ -192,3 +192,103 @@ def test_an_earlier_question_is_no_statement_to_replace(turns: tuple[str, str]) 
 def test_one_turn_alone_records_no_earlier_statement(text: str) -> None:
     memories = extract("Morning! Long day ahead.", text)
     assert not [m for m in memories if m.source_turn_ids == ("t0",)], memories
+
+
+# A change by the class of its value, when the first statement of that class was in a shape no
+# reader keeps: the user's earlier sentence naming another value of the class is that statement.
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        (
+            (
+                "Tabby came with the laptop, it's open all day for the SSH sessions.",
+                "Now I'm on WezTerm, the config is just Lua.",
+            ),
+            "Tabby",
+            "WezTerm",
+        ),
+        (
+            (
+                "Tabby 是公司统一装的，我每天开着它连服务器。",
+                "现在改用 WezTerm 了，配置就是一个 Lua 文件。",
+            ),
+            "Tabby",
+            "WezTerm",
+        ),
+        (
+            (
+                "Every push goes through Jenkins before review.",
+                "These days CircleCI runs the checks instead.",
+            ),
+            "Jenkins",
+            "CircleCI",
+        ),
+        (
+            ("每次合并都要等 Jenkins 跑完。", "流水线现在换到 GitLab CI 了。"),
+            "Jenkins",
+            "GitLab CI",
+        ),
+        (
+            (
+                "The staging boxes all live on Heroku, free tier mostly.",
+                "Staging moved to Fly.io last month.",
+            ),
+            "Heroku",
+            "Fly.io",
+        ),
+        (
+            ("测试环境都放在 Heroku 上，基本是免费档。", "测试环境现在迁到 Fly.io 了。"),
+            "Heroku",
+            "Fly.io",
+        ),
+        # a change said by when it holds from: "as of this month", "这个月起"
+        (
+            (
+                "I'm at Shopify on the payments side.",
+                "As of this month I'm with Stripe, same kind of work.",
+            ),
+            "Shopify",
+            "Stripe",
+        ),
+        (
+            ("我在阿里巴巴做推荐算法。", "这个月起我去了网易，还是做推荐。"),
+            "阿里巴巴",
+            "网易",
+        ),
+        (
+            ("我住在杭州，离公司很近。", "下个月起我搬去成都，房子已经租好了。"),
+            "杭州",
+            "成都",
+        ),
+    ],
+)
+def test_a_change_by_class_replaces_an_earlier_sentence_of_that_class(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert olds[-1].subject, memories
+    assert olds[-1].subject in {m.subject for m in news}, memories
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        # no change said: two values of one class side by side
+        ("Tabby came with the laptop.", "WezTerm looks nice, what do you think of it?"),
+        ("每次合并都要等 Jenkins 跑完。", "GitLab CI 的缓存怎么配？"),
+        # the earlier sentence is a question, not a statement
+        ("Is Heroku still free for hobby apps?", "Staging moved to Fly.io last month."),
+        # the earlier sentence is someone else's
+        ("My teammate swears by Jenkins.", "These days CircleCI runs our checks instead."),
+        ("我同事一直用 Tabby。", "现在我改用 WezTerm 了。"),
+        # the earlier sentence says it is not theirs
+        ("I never liked Jenkins.", "These days CircleCI runs our checks instead."),
+    ],
+)
+def test_no_earlier_sentence_kept_without_a_statement_and_a_change(turns: tuple[str, str]) -> None:
+    memories = extract(*turns)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
+    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
+    assert not any(o.subject and o.subject in later for o in olds), memories

@@ -108,7 +108,7 @@ _EN_CHANGE_RE = re.compile(
 )
 _ZH_CHANGE_RE = re.compile(
     r"现在|如今|目前|改|换|不再|其实|说错|更正|停了|放弃|已经|以后|从今天起|从现在起|离职|搬到|跳槽"
-    r"|不[\u4e00-\u9fff]{1,2}了|太[少多长短]了|入职"
+    r"|不[\u4e00-\u9fff]{1,2}了|太[少多长短]了|入职|(?:月|周|年|天|号|日)起"
 )
 # A value said as an addition replaces nothing: "I also swim", "我还在学吉他".
 _ADDED_RE = re.compile(r"\b(?:also|too|as\s+well|another|on\s+top)\b|还(?!是)|也", re.I)
@@ -272,6 +272,8 @@ def apply_links(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
         held = _held(out, start, key, value)
         if held is None:
             held = _left(changes, key, value, ctx, out, start)
+        if held is None:
+            held = _earlier(key, value, ctx, out, start)
         if held is None or _linked(out, start, out[held]):
             continue
         _link(held, key, value, clause, ctx, out, start)
@@ -301,6 +303,25 @@ def _left(
         content = ("用户：" if zh else "User: ") + clause.strip(" ，,。.;；")
         out.insert(start, ctx.mem(content, kind, 6))
         return start
+    return None
+
+
+def _earlier(key: str, value: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> int | None:
+    """When the session holds no statement of class `key`, the user's earlier statement that names
+    another value of it in a shape no reader kept ("Xshell 是公司采购的" before "现在改用 Termius
+    了"): recorded from its turn as its clause said it, so the new value replaces it."""
+    if key.startswith("style:") or any(key in classes_of(m) for m in out[:start]):
+        return None
+    for turn, sentence in reversed(ctx.session.sentences):
+        zh = bool(CJK_RE.search(sentence))
+        for clause in cut(sentence.strip(), zh=zh):
+            if _LEAVING_RE.search(clause) or _ADDED_RE.search(clause) or names_value(clause, value):
+                continue
+            if any(k == key for k, _, _ in _named_values(clause)):
+                content = ("用户：" if zh else "User: ") + clause.strip(" ，,。.;；!！")
+                memory = ctx.mem(content, _kind(key), 6)
+                out.insert(start, replace(memory, source_turn_ids=(turn,)))
+                return start
     return None
 
 
