@@ -62,6 +62,7 @@ from memd.extraction.rules.mentions import (
 from memd.extraction.rules.message import normalise_chat, own_words
 from memd.extraction.rules.moves import en_moves, zh_moves
 from memd.extraction.rules.named import apply_named
+from memd.extraction.rules.passing import en_passing, zh_passing
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
 from memd.extraction.rules.standing import en_standing, zh_standing
@@ -326,6 +327,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             life = itertools.chain(
                 (zh_life if zh else en_life)(sentence, ctx),
                 (zh_kin if zh else en_kin)(sentence, ctx),
+                (zh_passing if zh else en_passing)(sentence, ctx),
             )
             for memory in itertools.chain(life, _extract_sentence(sentence, ctx), later, floor):
                 memory = _as_held(memory, session)

@@ -101,6 +101,17 @@ _EN_AS_BARE_RE = re.compile(
     r"(?=\s+(?:I|I'm|I've|I'd|we|we're)\b)",
     re.I,
 )
+# "As the only QA engineer here, …", "As tech lead I review …": a role noun after "as" with "the" or
+# no article, up to its comma or the "I" after it.
+_EN_AS_ROLE_RE = re.compile(
+    r"^as\s+(?P<a>the\s+(?:only\s+|sole\s+|lone\s+|resident\s+|new\s+)?)?"
+    r"(?P<what>(?:[\w\-]+\s+){0,3}?(?:engineer|developer|dev|programmer|designer|manager|lead"
+    r"|architect|analyst|scientist|admin|maintainer|founder|owner|tester|qa|sre|intern|cto|ceo"
+    r"|teacher|student|nurse|doctor|researcher|consultant|contractor|freelancer|director|head"
+    r"(?:\s+of\s+[\w\-]+)?)(?:\s+(?:here|on\s+(?:the|my|our)\s+team|on\s+[\w\-]+))?)"
+    r"(?=\s*,|\s+(?:I|I'm|I've|I'd|we|we're)\b)",
+    re.I,
+)
 _ZH_AS_RE = re.compile(r"^作为(?P<what>(?:一[个名位])?[^，,]{1,20})(?=[，,])")
 
 
@@ -114,6 +125,10 @@ def restate_lead(sentence: str) -> str:
     m = _EN_AS_RE.match(text)
     if m is None and (bare := _EN_AS_BARE_RE.match(text)) is not None:
         return f"I'm {bare.group('a')}{bare.group('what')},{text[bare.end() :]}"
+    if m is None and (role := _EN_AS_ROLE_RE.match(text)) is not None:
+        rest = text[role.end() :]
+        a = role.group("a") or "a "
+        return f"I'm {a}{role.group('what')}{rest if rest.startswith(',') else ',' + rest}"
     if m is None:
         return sentence
     if m.group("what"):

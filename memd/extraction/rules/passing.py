@@ -1,0 +1,105 @@
+"""Statements said in passing, in shapes the other readers do not take: a project's name ("The
+tool is called Hearth", 项目代号叫「长风」, 排班系统「晨曦」), a native language said with the language
+first (粤语是我的母语), and years spent at a line of work (干嵌入式十年了, "I've been doing embedded
+work for ten years").
+
+Each is read only in a clause that states (no question, no hypothesis) and is not about someone
+else ("my friend's app is called …", 我同事干前端十年了); a project's name is a capitalised word or a
+name in 「」 after a word for a thing one makes (project, app, tool, service, site, game, bot,
+library; 项目, 系统, 工具, 平台, 小程序, 产品), not a file, a function or a variable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import someone_else
+from memd.extraction.rules.common import IMP_PROJECT, IMP_ROLE, Ctx, is_question
+from memd.extraction.rules.units import cut
+
+IMP_LANGUAGE = 6
+
+_EN_THING = (
+    r"(?:project|app|application|tool|service|site|website|game|bot|library|plugin|extension"
+    r"|product|startup|platform|engine|package|cli)"
+)
+# "The tool is called Hearth", "our app is named Lantern", "we named the service Osprey".
+_EN_CALLED_RE = re.compile(
+    r"^(?:(?:and|so|but)\s+)?(?:the|our|my)\s+(?:(?:new|little|side|internal|pet|current|main)\s+)*"
+    + _EN_THING
+    + r"(?:'s\s+name)?\s+(?:is|was|'s)\s+(?:now\s+)?(?:called|named|codenamed)\s+"
+    r"(?P<name>(?-i:[A-Z])[\w\-]*(?:\s+(?-i:[A-Z])[\w\-]*)?)"
+    r"|\bwe\s+(?:named|called|codenamed)\s+(?:the|our|my|it)\s*(?:" + _EN_THING + r")?\s+"
+    r"(?P<name2>(?-i:[A-Z])[\w\-]*)",
+    re.I,
+)
+_ZH_THING = r"(?:项目|系统|工具|平台|小程序|产品|应用|App|APP|app|网站|插件|游戏|机器人|服务)"
+# "项目代号叫「长风」", "工具名叫「灯塔」", "给养老院做的排班系统「晨曦」".
+_ZH_CALLED_RE = re.compile(
+    _ZH_THING
+    + r"(?:的)?(?:代号|名字|名称|名)?(?:叫做?|是|为)\s*[「“\"](?P<name>[^」”\"]{1,12})[」”\"]"
+    r"|" + _ZH_THING + r"\s*[「“\"](?P<name2>[^」”\"]{1,12})[」”\"]"
+)
+_ZH_NOT_MINE_RE = re.compile(
+    r"^(?:我的?)?(?:爸|妈|老婆|老公|女朋友|男朋友|同事|朋友|儿子|女儿|孩子|哥|姐|弟|妹|室友|领导|老板|他|她|他们|她们)"
+    r"|如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|听说|据说|别人|人家"
+)
+# "粤语是我的母语", "Cantonese is my mother tongue".
+_ZH_NATIVE_RE = re.compile(r"^(?P<lang>[\u4e00-\u9fff]{1,4}(?:语|话))是我的?母语")
+# "干嵌入式十年了", "做运维五年了", "写 Java 八年多了", "搞算法三年了".
+_ZH_YEARS_RE = re.compile(
+    r"^(?:我)?(?:已经)?(?:干|做|搞|写)(?P<field>[\u4e00-\u9fffA-Za-z+#.\s]{1,8}?)"
+    r"(?:也|都|已经)?(?P<n>[一二两三四五六七八九十\d]{1,3})(?:多)?年(?:多)?了"
+)
+_EN_YEARS_RE = re.compile(
+    r"\bI(?:'ve|\s+have)\s+been\s+(?:doing|working\s+(?:in|on))\s+(?P<field>[\w\-+#]+(?:\s+[\w\-+#]+)?)"
+    r"(?:\s+work)?\s+for\s+(?P<n>\w+(?:\s+\w+)?)\s+years\b",
+    re.I,
+)
+_EN_UNSURE_RE = re.compile(
+    r"^(?:if|suppose|imagine|assuming|what\s+if)\b|\b(?:might|maybe)\b", re.I
+)
+
+
+def en_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """A project's name and years at a line of work said in an English sentence's clauses."""
+    text = sentence.strip()
+    if not text or is_question(text) or _EN_UNSURE_RE.search(text):
+        return
+    for clause in cut(text.rstrip(".!"), zh=False):
+        if someone_else(clause):
+            continue
+        m = _EN_CALLED_RE.search(clause)
+        if m is not None:
+            name = m.group("name") or m.group("name2")
+            yield ctx.mem(f"User's project is called {name}", "project", IMP_PROJECT)
+        m = _EN_YEARS_RE.search(clause)
+        if m is not None:
+            field = m.group("field").strip()
+            content = f"User has been doing {field} for {m.group('n')} years"
+            yield ctx.mem(content, "personal", IMP_ROLE)
+
+
+def zh_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """A project's name, a native language said first and years at a line of work in a Chinese
+    sentence's clauses."""
+    text = sentence.strip()
+    if not text or is_question(text):
+        return
+    for clause in cut(text.rstrip("。！!"), zh=True):
+        if _ZH_NOT_MINE_RE.search(clause):
+            continue
+        m = _ZH_CALLED_RE.search(clause)
+        if m is not None:
+            name = m.group("name") or m.group("name2")
+            yield ctx.mem(f"用户的项目叫「{name}」", "project", IMP_PROJECT)
+        m = _ZH_NATIVE_RE.search(clause)
+        if m is not None:
+            content = f"用户的母语是{m.group('lang')}"
+            yield ctx.mem(content, "personal", IMP_LANGUAGE, subject="spoken-language")
+        m = _ZH_YEARS_RE.search(clause)
+        if m is not None:
+            field = m.group("field").strip()
+            yield ctx.mem(f"用户做{field}{m.group('n')}年了", "personal", IMP_ROLE)

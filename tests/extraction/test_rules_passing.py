@@ -1,0 +1,103 @@
+"""Statements said in passing, in shapes the other readers do not take: a project's name, a native
+language said with the language first, years at a line of work. Not in a question, a hypothesis or
+about someone else; a project's name is not a file's, a function's or a variable's.
+
+The messages are made up for these tests, not taken from any extraction set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.extraction.session import extract
+
+
+@pytest.mark.parametrize(
+    ("text", "type_", "word"),
+    [
+        # a project's name
+        (
+            "The app is called Lantern, a habit tracker for my kids. How do I add a widget?",
+            "project",
+            "Lantern",
+        ),
+        ("Our internal tool is named Ledgerly; it reconciles invoices.", "project", "Ledgerly"),
+        ("We named the service Osprey after the old one got retired.", "project", "Osprey"),
+        ("So the game is called Moth Lamp, it's a tiny platformer.", "project", "Moth Lamp"),
+        ("My side project is called Pebble, a note app.", "project", "Pebble"),
+        ("项目代号叫「青松」，是个内部报销系统。", "project", "青松"),
+        ("工具名叫「灯塔」，用来巡检机器。", "project", "灯塔"),
+        ("给学校做的选课系统「白杨」下周上线，帮我列个检查清单。", "project", "白杨"),
+        ("这个小程序叫「小满」，给社区团购用的。", "project", "小满"),
+        ("平台的名字是“鲸落”，做日志分析。", "project", "鲸落"),
+        # a native language said with the language first
+        ("日语是我的母语，帮我把这段改成敬语。", "personal", "日语"),
+        ("闽南话是我母语，所以普通话有口音。", "personal", "闽南话"),
+        ("粤语是我的母语。", "personal", "粤语"),
+        ("客家话是我的母语，但我很少说了。", "personal", "客家话"),
+        ("韩语是我的母语，英语是后来学的。", "personal", "韩语"),
+        # years at a line of work
+        ("干前端八年了，CSS 的基础不用讲。", "personal", "前端"),
+        ("做运维五年了，脚本不用解释太细。", "personal", "运维"),
+        ("搞算法三年多了，推导可以跳过。", "personal", "算法"),
+        (
+            "I've been doing embedded work for ten years, so skip the register basics.",
+            "personal",
+            "embedded",
+        ),
+        ("I have been working in fintech for six years.", "personal", "fintech"),
+    ],
+)
+def test_a_statement_said_in_passing_is_kept(text: str, type_: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == type_ and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("The function is called parseDate, can you rename it?", "parseDate"),
+        ("What's the app called again?", "called"),
+        ("My friend's app is called Lantern.", "Lantern"),
+        ("If the tool is called Hearth, will the trademark clash?", "Hearth"),
+        ("The file is called config.yaml.", "config"),
+        ("我同事干前端八年了。", "前端"),
+        ("我朋友的项目叫「青松」。", "青松"),
+        ("项目叫「青松」吗？", "青松"),
+        ("英语是他的母语。", "英语"),
+        ("如果干运维五年了，还要学什么？", "运维"),
+    ],
+)
+def test_no_statement_from_a_question_someone_else_or_a_name_of_code(text: str, word: str) -> None:
+    memories = extract(text)
+    assert not any(word in m.content for m in memories if m.type in ("project", "personal")), (
+        memories
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("As tech lead I sign off every release, and it's a lot.", "tech lead"),
+        ("As the only backend developer here, I own the whole API.", "backend developer"),
+        ("As the sole maintainer I triage every issue myself.", "maintainer"),
+        ("As the on-call engineer, I get paged at night.", "on-call engineer"),
+        ("As team lead on payments I run the standups.", "team lead"),
+    ],
+)
+def test_a_role_said_as_a_lead_is_kept(text: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == "personal" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "As the docs say, the cache is per process.",
+        "As the lead said, we freeze on Friday.",
+        "As expected, the build failed again.",
+    ],
+)
+def test_as_without_a_role_of_the_user_is_no_role(text: str) -> None:
+    memories = extract(text)
+    assert not any(m.subject == "role" for m in memories), memories
