@@ -292,3 +292,58 @@ def test_no_earlier_sentence_kept_without_a_statement_and_a_change(turns: tuple[
     olds = [m for m in memories if m.source_turn_ids == ("t0",)]
     later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
     assert not any(o.subject and o.subject in later for o in olds), memories
+
+
+# The classes of the systems one runs: a message broker, a cache, a job queue, a host, an OS said
+# short; a move from one to another of its class is a change of one key.
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        (
+            ("Our events all go through RabbitMQ.", "We moved the events to Kafka last month."),
+            "RabbitMQ",
+            "Kafka",
+        ),
+        (("消息队列用的是 RocketMQ。", "现在消息队列换成 Kafka 了。"), "RocketMQ", "Kafka"),
+        (
+            ("Sessions sit in Memcached for now.", "We switched the sessions to Valkey."),
+            "Memcached",
+            "Valkey",
+        ),
+        (("缓存放在 Hazelcast 里。", "缓存现在改成 Memcached 了。"), "Hazelcast", "Memcached"),
+        (
+            ("Background jobs run on Resque.", "The jobs moved to Sidekiq this sprint."),
+            "Resque",
+            "Sidekiq",
+        ),
+        (
+            ("服务器都在 Linode 上。", "上个月全部迁到 Hetzner 了，现在账单便宜一半。"),
+            "Linode",
+            "Hetzner",
+        ),
+        (("开发机装的是 Win10。", "现在开发机换成 Ubuntu 了。"), "Win10", "Ubuntu"),
+    ],
+)
+def test_a_move_within_a_class_of_systems_replaces_the_first(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert olds[-1].subject, memories
+    assert olds[-1].subject in {m.subject for m in news}, memories
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        ("Our events all go through RabbitMQ.", "Is Kafka worth learning?"),
+        ("服务器都在 Linode 上。", "我同事他们公司上个月迁到 Hetzner 了。"),
+        ("Sessions sit in Memcached.", "We also keep a Valkey instance for rate limits."),
+    ],
+)
+def test_no_move_within_a_class_without_a_change_of_the_users(turns: tuple[str, str]) -> None:
+    memories = extract(*turns)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
+    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
+    assert not any(o.subject and o.subject in later for o in olds), memories

@@ -152,6 +152,27 @@ TECH: dict[str, _Tech] = {
     ),
     **_techs("tool", "tool:terminal", "Terminator|Tilix|Termius|MobaXterm|Xshell"),
     **_techs("tool", "browser", "Vivaldi|Opera|Chromium|LibreWolf|Tor Browser|Zen Browser"),
+    # Message brokers, caches, background-job queues and hosts: one of each per system, so a
+    # move to another replaces it ("the events go through Kafka" → "we're on NATS now").
+    **_techs(
+        "platform",
+        "tool:queue",
+        "Kafka|Apache Kafka|RabbitMQ|NATS|ActiveMQ|Apache Pulsar|RocketMQ|ZeroMQ|Amazon SQS|SQS"
+        "|Google Pub/Sub|NSQ|Kinesis|Amazon MQ|Beanstalkd|Redpanda|EMQX|Mosquitto",
+    ),
+    **_techs(
+        "platform", "tool:cache", "Memcached|Hazelcast|Varnish|KeyDB|Valkey|Ehcache|Aerospike"
+    ),
+    **_techs(
+        "framework", "tool:job-queue", "Celery|Dramatiq|Sidekiq|Resque|BullMQ|Hangfire|Oban|Faktory"
+    ),
+    **_techs(
+        "platform",
+        "tool:hosting",
+        "Hetzner|DigitalOcean|Linode|Vultr|OVH|OVHcloud|Scaleway|Contabo|Koyeb|Northflank"
+        "|Alibaba Cloud|Aliyun|Tencent Cloud|Huawei Cloud|Oracle Cloud",
+    ),
+    **_techs("os", "os", "Win7|Win10|Win11"),
     # Apps people are "in" all day: never a place or an employer.
     **_techs("app", "", "Slack|Zoom|Teams|Jira|Notion|Figma|Linear|Discord|Excel"),
 }
@@ -180,6 +201,8 @@ _ALIASES = {
     "cockroach": "CockroachDB",
     "mint": "Linux Mint",
     "suse": "openSUSE",
+    "jdk": "Java",
+    "openjdk": "Java",
 }
 _PREFERENCE_CATEGORIES = frozenset({"editor", "os", "shell"})
 # Tools one picks for oneself, like an editor: the terminal, the browser.
