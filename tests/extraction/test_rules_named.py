@@ -347,3 +347,15 @@ def test_no_move_within_a_class_without_a_change_of_the_users(turns: tuple[str, 
     olds = [m for m in memories if m.source_turn_ids == ("t0",)]
     later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
     assert not any(o.subject and o.subject in later for o in olds), memories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We'll probably move everything to Heroku next year.",
+        "We'll likely put the events on Kafka at some point.",
+        "I'd probably host it on Hetzner.",
+    ],
+)
+def test_a_hedged_plan_names_no_tool_of_the_users(text: str) -> None:
+    assert extract(text) == []

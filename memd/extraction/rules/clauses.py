@@ -113,7 +113,7 @@ _NEGATED_RE = re.compile(
 _UNSURE_RE = re.compile(
     # what someone else said or wrote ("I read that Deno supports npm") is not the user's
     r"\b(?:read|heard|saw|noticed|says|said|claims|apparently|according"
-    r"|if|whether|would|could|might|maybe|perhaps|should|thinking\s+(?:about|of)|think"
+    r"|if|whether|would|could|might|maybe|perhaps|probably|likely|should|thinking\s+(?:about|of)|think"
     r"|considering|consider|wonder|wondering|curious|plan|planning|want|wants|wanted|wanna"
     r"|hope|hoping|try|trying|tried|evaluat\w*|looking\s+(?:into|at)|heard|read\s+about"
     r"|recommend\w*|suggest\w*|(?-i:[Vv]s)(?!\s+Code\b)|versus|or|learn|learning|dream|wish|someday|eventually"
