@@ -101,3 +101,55 @@ def test_a_role_said_as_a_lead_is_kept(text: str, word: str) -> None:
 def test_as_without_a_role_of_the_user_is_no_role(text: str) -> None:
     memories = extract(text)
     assert not any(m.subject == "role" for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # "Being X, …": what the writer is
+        ("Being vegan, I need the planner to skip dairy too.", "vegan"),
+        ("Being diabetic myself, I track every carb.", "diabetic"),
+        ("Being vegetarian, I skip the meat recipes.", "vegetarian"),
+        # what the user is saving for
+        ("I'm saving for a deposit on a house, so every expense goes in a sheet.", "deposit"),
+        ("I am saving up for a new bike, which is why I'm counting pennies.", "bike"),
+        ("我在攒钱买房，记账脚本帮我加个按月汇总。", "买房"),
+        ("最近在攒钱换车，开销都记着。", "换车"),
+        ("一直在攒钱出国读书。", "出国"),
+        # a business the user runs
+        ("I run a small bakery on weekends alongside the day job.", "bakery"),
+        ("I also own a food truck, so weekends are busy.", "food truck"),
+        ("I run a podcast about databases.", "podcast"),
+        # a trip to a known place
+        ("I'll be in Lisbon for a conference next week, so replies will lag.", "Lisbon"),
+        ("I will be in Toronto from Monday to Thursday.", "Toronto"),
+        ("下个月去东京出差一周，消息可能回得慢。", "东京"),
+        ("下周去成都开会，帮我把脚本先写完。", "成都"),
+        ("月底到上海培训三天。", "上海"),
+        # a native language said after 母语
+        ("我母语是藏语，汉语是后来学的。", "藏语"),
+        ("我的母语是壮语。", "壮语"),
+    ],
+)
+def test_a_life_statement_said_in_passing_is_kept(text: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == "personal" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("Being honest, the build is a mess.", "honest"),
+        ("My sister is saving for a deposit.", "deposit"),
+        ("Should I be saving for a house?", "house"),
+        ("My dad runs a small bakery.", "bakery"),
+        ("If I run a podcast, what mic should I get?", "podcast"),
+        ("I'll be in touch next week.", "touch"),
+        ("我同事下周去成都出差。", "成都"),
+        ("如果去东京出差，要带什么？", "东京"),
+        ("我妈在攒钱买房。", "买房"),
+    ],
+)
+def test_no_life_statement_from_someone_else_a_question_or_a_phrase(text: str, word: str) -> None:
+    memories = extract(text)
+    assert not any(m.type == "personal" and word in m.content for m in memories), memories

@@ -1,7 +1,9 @@
 """Statements said in passing, in shapes the other readers do not take: a project's name ("The
-tool is called Hearth", 项目代号叫「长风」, 排班系统「晨曦」), a native language said with the language
-first (粤语是我的母语), and years spent at a line of work (干嵌入式十年了, "I've been doing embedded
-work for ten years").
+tool is called Hearth", 项目代号叫「长风」, 排班系统「晨曦」), a native language (粤语是我的母语,
+我母语是藏语), years spent at a line of work (干嵌入式十年了, "I've been doing embedded work for
+ten years"), what the user is saving for ("I'm saving for a deposit", 在攒钱买房), a business they
+run ("I run a small bakery on weekends") and a trip to a known place ("I'll be in Nairobi for a
+conference", 下个月去东京出差).
 
 Each is read only in a clause that states (no question, no hypothesis) and is not about someone
 else ("my friend's app is called …", 我同事干前端十年了); a project's name is a capitalised word or a
@@ -17,9 +19,11 @@ from collections.abc import Iterator
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import IMP_PROJECT, IMP_ROLE, Ctx, is_question
+from memd.extraction.rules.places import is_place
 from memd.extraction.rules.units import cut
 
 IMP_LANGUAGE = 6
+IMP_LIFE = 5
 
 _EN_THING = (
     r"(?:project|app|application|tool|service|site|website|game|bot|library|plugin|extension"
@@ -58,6 +62,33 @@ _EN_YEARS_RE = re.compile(
     r"(?:\s+work)?\s+for\s+(?P<n>\w+(?:\s+\w+)?)\s+years\b",
     re.I,
 )
+# "I'm saving for a deposit on a flat", 我在攒钱买房.
+_EN_SAVING_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?:currently\s+|still\s+)?saving\s+(?:up\s+)?(?:for|to\s+buy)\s+"
+    r"(?P<goal>[^,.;!]+?)(?=\s*(?:[,.;!]|$|\s+so\b|\s+which\b))",
+    re.I,
+)
+_ZH_SAVING_RE = re.compile(
+    r"(?:在|正在|一直在)?攒钱(?P<goal>(?:买|换|装修|付|还|结婚|留学|旅游|出国)[\u4e00-\u9fff]{0,6})"
+)
+# "I run a small bakery on weekends", "I own a food truck".
+_EN_BUSINESS_RE = re.compile(
+    r"\bI\s+(?:also\s+)?(?:run|own)\s+(?:a|an|my\s+own)\s+(?:(?:small|little|tiny|local)\s+)?"
+    r"(?P<what>bakery|caf[eé]|coffee\s+shop|shop|store|restaurant|bar|pub|business|company|farm"
+    r"|studio|agency|consultancy|food\s+truck|bookshop|bookstore|salon|gym|podcast|newsletter"
+    r"|youtube\s+channel|blog|etsy\s+shop|meetup|online\s+shop|side\s+business)\b",
+    re.I,
+)
+# "I'll be in Nairobi for a conference", 下个月去东京出差.
+_EN_TRIP_RE = re.compile(
+    r"\bI(?:'ll|\s+will)\s+be\s+(?:in|at)\s+(?P<place>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?)"
+    r"\s+(?:for|from|until|till|next|this|on|over|all)\b",
+    re.I,
+)
+_ZH_TRIP_RE = re.compile(
+    r"(?:去|到)(?P<place>[\u4e00-\u9fff]{2,4}?)(?:出差|旅游|开会|参会|度假|培训|交流)"
+)
+_ZH_NATIVE_AFTER_RE = re.compile(r"我的?母语是(?P<lang>[\u4e00-\u9fff]{1,5}?(?:语|话|文))")
 _EN_UNSURE_RE = re.compile(
     r"^(?:if|suppose|imagine|assuming|what\s+if)\b|\b(?:might|maybe)\b", re.I
 )
@@ -80,6 +111,17 @@ def en_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
             field = m.group("field").strip()
             content = f"User has been doing {field} for {m.group('n')} years"
             yield ctx.mem(content, "personal", IMP_ROLE)
+        yield from _en_life(clause, ctx)
+
+
+def _en_life(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """What the user is saving for, the business they run, a trip they will make."""
+    if m := _EN_SAVING_RE.search(clause):
+        yield ctx.mem(f"User is saving for {m.group('goal').strip()}", "personal", IMP_LIFE)
+    if m := _EN_BUSINESS_RE.search(clause):
+        yield ctx.mem(f"User runs a {m.group('what').lower()}", "personal", IMP_LIFE)
+    if (m := _EN_TRIP_RE.search(clause)) and is_place(m.group("place")):
+        yield ctx.mem(f"User will be in {m.group('place')}", "personal", IMP_LIFE)
 
 
 def zh_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -103,3 +145,15 @@ def zh_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         if m is not None:
             field = m.group("field").strip()
             yield ctx.mem(f"用户做{field}{m.group('n')}年了", "personal", IMP_ROLE)
+        yield from _zh_life(clause, ctx)
+
+
+def _zh_life(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
+    """A native language said after 母语, what the user is saving for, a trip they will make."""
+    if m := _ZH_NATIVE_AFTER_RE.search(clause):
+        content = f"用户的母语是{m.group('lang')}"
+        yield ctx.mem(content, "personal", IMP_LANGUAGE, subject="spoken-language")
+    if m := _ZH_SAVING_RE.search(clause):
+        yield ctx.mem(f"用户在攒钱{m.group('goal')}", "personal", IMP_LIFE)
+    if (m := _ZH_TRIP_RE.search(clause)) and is_place(m.group("place")):
+        yield ctx.mem("用户：" + clause.strip(" ，,。"), "personal", IMP_LIFE)

@@ -112,6 +112,10 @@ _EN_AS_ROLE_RE = re.compile(
     r"(?=\s*,|\s+(?:I|I'm|I've|I'd|we|we're)\b)",
     re.I,
 )
+# "Being coeliac, I …", "Being a night owl myself, …": a lead that says what the writer is.
+_EN_BEING_RE = re.compile(
+    r"^being\s+(?P<what>(?:an?\s+)?[\w\-]+(?:\s+[\w\-]+){0,2}?)(?:\s+myself)?(?=,)", re.I
+)
 _ZH_AS_RE = re.compile(r"^作为(?P<what>(?:一[个名位])?[^，,]{1,20})(?=[，,])")
 
 
@@ -125,6 +129,8 @@ def restate_lead(sentence: str) -> str:
     m = _EN_AS_RE.match(text)
     if m is None and (bare := _EN_AS_BARE_RE.match(text)) is not None:
         return f"I'm {bare.group('a')}{bare.group('what')},{text[bare.end() :]}"
+    if m is None and (being := _EN_BEING_RE.match(text)) is not None:
+        return f"I'm {being.group('what')}{text[being.end() :]}"
     if m is None and (role := _EN_AS_ROLE_RE.match(text)) is not None:
         rest = text[role.end() :]
         a = role.group("a") or "a "
