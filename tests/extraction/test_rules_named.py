@@ -359,3 +359,20 @@ def test_no_move_within_a_class_without_a_change_of_the_users(turns: tuple[str, 
 )
 def test_a_hedged_plan_names_no_tool_of_the_users(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("We reversed the Flask call at the review.", "Flask"),
+        ("We scrapped the Kafka plan after the load tests.", "Kafka"),
+        ("Memcached went away in the spring.", "Memcached"),
+        ("We retired the Jenkins box last week.", "Jenkins"),
+        ("We decommissioned the old Heroku apps.", "Heroku"),
+    ],
+)
+def test_a_value_taken_back_or_retired_is_not_the_users_tool(text: str, word: str) -> None:
+    memories = extract(text)
+    assert not any(word in m.content and m.type in ("skill", "decision") for m in memories), (
+        memories
+    )

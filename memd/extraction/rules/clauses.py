@@ -107,7 +107,9 @@ _NEGATED_RE = re.compile(
     r"|aren't|wasn't|without|hate|hates|dislike|dislikes|avoid|avoids|stopped|quit|dropped|ditched"
     r"|ripped\s+out|got\s+rid\s+of|moved\s+(?:off|away\s+from)|(?:gave|given)\s+up|used\s+to|left|no"
     # a thing that broke is no longer used: "my MacBook died"
-    r"|died|broke|is\s+dead|got\s+stolen)\b",
+    r"|died|broke|is\s+dead|got\s+stolen"
+    # a choice taken back or a thing retired: "we reversed the Celery call", "ClickHouse went away"
+    r"|reversed|scrapped|went\s+away|retired|decommissioned|sunset)\b",
     re.I,
 )
 _UNSURE_RE = re.compile(
