@@ -376,3 +376,47 @@ def test_a_value_taken_back_or_retired_is_not_the_users_tool(text: str, word: st
     assert not any(word in m.content and m.type in ("skill", "decision") for m in memories), (
         memories
     )
+
+
+# A correction that gives the right value and takes the wrong one back by name: "*44, not 41",
+# "我是项目经理，不是产品经理".
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        (("I'm 41, so vi is in my fingers.", "*44, not 41. Fat fingers."), "41", "44"),
+        (("I'm 29 and new to Go.", "Sorry, 31, not 29."), "29", "31"),
+        (
+            ("目前的工作是产品经理，写代码的机会不多。", "说错了，我是项目经理，不是产品经理。"),
+            "产品经理",
+            "项目经理",
+        ),
+        (("我在杭州住了三年。", "我是说苏州，不是杭州。"), "杭州", "苏州"),
+        (("我在字节做推荐。", "打错了，是快手，不是字节。"), "字节", "快手"),
+        (("Our deploys run on Jenkins.", "I meant CircleCI, not Jenkins."), "Jenkins", "CircleCI"),
+    ],
+)
+def test_a_correction_naming_the_wrong_value_replaces_it(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert olds[-1].subject, memories
+    assert olds[-1].subject in {m.subject for m in news}, memories
+
+
+@pytest.mark.parametrize(
+    "turns",
+    [
+        # "not X" about something else than the earlier value
+        ("I'm 41 and still on vi.", "Use tabs, not spaces."),
+        ("我在杭州住了三年。", "这个接口是 POST，不是 GET。"),
+        # someone else's correction
+        ("I'm 41.", "My brother is 44, not 41."),
+    ],
+)
+def test_no_correction_without_the_earlier_value_taken_back(turns: tuple[str, str]) -> None:
+    memories = extract(*turns)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
+    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
+    assert not any(o.subject and o.subject in later for o in olds), memories

@@ -42,12 +42,16 @@ _EN_LEAVE_RE = re.compile(
     r"\b(?:ditch(?:ed)?|went\s+away|gone|go(?:t|ne)?\s+rid\s+of|renam(?:e|ed)|reversed|revers(?:e|ing)"
     r"|scrap(?:ped)?|dropp(?:ed)|dumped|retired|killed|sunset|replaced|is\s+done|are\s+done"
     r"|was\s+(?:my|our)\b.*\buntil|put\s+an\s+end\s+to|ended|gave\s+up|no\s+longer|misspoke"
-    r"|scratch(?:\s+the\s+bit)?|take\s+(?:that|it)\s+back|not\s+\w+\s+anymore|used\s+to)\b",
+    r"|scratch(?:\s+the\s+bit)?|take\s+(?:that|it)\s+back|not\s+\w+\s+anymore|used\s+to)\b"
+    # a correction's "…, not 41": the value it takes back
+    r"|^\*?\s*not\s+(?=\S+$)",
     re.I,
 )
 _ZH_LEAVE_RE = re.compile(
     r"不再|不[\u4e00-\u9fff]{1,2}了|停了|放弃|下掉|下线|卖了|否了|弃了|淘汰|退了|离职|辞职|换掉|删了|卸了"
     r"|记岔|说串|说错|打错|给[\u4e00-\u9fff]{1,3}了|没了|不用了|砍了|黄了"
+    # a correction's "不是产品经理": the value it takes back
+    r"|^(?:而)?不是"
 )
 # A clause that says what holds now.
 _EN_NOW_RE = re.compile(
@@ -79,6 +83,9 @@ _EN_PLAIN = frozenset(
     "user users from these days instead nowadays going forward with that this there then have "
     "been since onwards anymore just really also work works".split()
 )
+# A clause that gives the corrected value before the one it takes back.
+_CORRECTED_RE = re.compile(r"^\*|^(?:我)?是|^(?:I\s+meant|it's|I'm)\b", re.I)
+_NUMBER_RE = re.compile(r"(?<![\d.:])\d{2,}(?![\d]|[.:]\d)")
 _ENDS_RE = re.compile(r"[。.!！?？]\s*$")
 _EN_IT_RE = re.compile(r"\b(?:it|them|that\s+one)\b|它|那个", re.I)
 _EN_NAME_RE = re.compile(r"\b(?-i:[A-Z][\w\-]*[A-Za-z0-9]|[A-Z]{2,})\b")
@@ -127,6 +134,7 @@ def _names(clause: str) -> list[str]:
             for w in (m.group("v") or m.group("o")).split()
             if len(w) >= 4 and w.casefold() not in _EN_COMMON
         ]
+    found += _NUMBER_RE.findall(clause)
     if _zh(clause):
         found += _LATIN_RE.findall(clause)
         found += [r for r in _ZH_STOP.split(clause) if len(r) >= 2 and CJK_RE.search(r)]
@@ -173,8 +181,9 @@ def _old_value(
 
 
 def _new_clause(clauses: Sequence[str], leaving: int, value: str) -> str:
-    """The clauses of the turn that say what holds now: the first that says "now" (else the first
-    after the leaving one that names something), with the rest of its sentence that leaves nothing
+    """The clauses of the turn that say what holds now: the first that says "now", else the one a
+    correction gives before the value it takes back ("*44, not 41"), else the first after the
+    leaving one that names something; with the rest of its sentence that leaves nothing
     ("回去写代码，当个普通开发")."""
     others = {
         i: c
@@ -187,7 +196,13 @@ def _new_clause(clauses: Sequence[str], leaving: int, value: str) -> str:
     }
     now = [i for i, c in others.items() if (_ZH_NOW_RE if _zh(c) else _EN_NOW_RE).search(c)]
     named = [i for i, c in others.items() if i > leaving and _names(c)]
-    first = next((i for i in (*now, *named) if _words(others[i])), None)
+    # "我是项目经理，不是产品经理", "*44, not 41": the correction says its value before
+    before = [
+        i
+        for i in sorted(others, reverse=True)
+        if i < leaving and (i == leaving - 1 or _CORRECTED_RE.search(clauses[i]))
+    ]
+    first = next((i for i in (*now, *before, *named) if _words(others[i])), None)
     if first is None:
         return ""
     said = [others[first]]
@@ -228,9 +243,19 @@ def _new_memories(out: Sequence[ExtractedMemory], start: int, value: str, new: s
 def _words(text: str) -> set[str]:
     """The words of a text that can say its value: its Chinese runs and longer words."""
     found = {w for w in re.findall(r"[a-z][\w\-]{3,}", text.casefold()) if w not in _EN_PLAIN}
+    found.update(_NUMBER_RE.findall(text))
     found.update(r for r in _ZH_STOP.split(text) if len(r) >= 2 and CJK_RE.fullmatch(r[0]))
     found.update(n.casefold() for n in _LATIN_RE.findall(text) if len(n) >= 2 and n[0].isupper())
     return found
+
+
+def _swapped(held: str, value: str, new: str) -> str:
+    """The new value's statement: the held statement with the value swapped when the clause says
+    only the value ("*44" for "User is 41 years old"), else the clause."""
+    core = new.strip(" *，,。.;；!！")
+    if len(core.split()) == 1 and not _zh(core) and names_value(held, value):
+        return re.sub(re.escape(value), core, held, count=1)
+    return _said(new)
 
 
 def _said(text: str) -> str:
@@ -290,7 +315,7 @@ def _link_turn(clauses: Sequence[str], ctx: Ctx, out: list[ExtractedMemory], sta
     if said:
         j = said[0]
     else:
-        out.append(ctx.mem(_said(new_text), old.type, old.importance))
+        out.append(ctx.mem(_swapped(old.content, value, new_text), old.type, old.importance))
         j = len(out) - 1
     new = out[j]
     subject = next((m.subject for m in (old, new) if _keyed(m)), f"named:{value.casefold()}")
