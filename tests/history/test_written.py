@@ -228,7 +228,9 @@ def test_an_undo_planned_on_an_older_copy_takes_back_its_line_and_keeps_memds_ne
     """An editor writes back its older copy over memd's newest item, and an undo of an earlier
     item is planned on the file as it is, before the watcher looked at the save. The undo
     removes its own line only; the newer item is put back as a change of its own (before, the
-    undo's write let the write guard go of it, and it was lost)."""
+    undo's write let the write guard go of it, and it was lost), recorded with the cause of
+    the change that made it: a change the history names an undo takes back, never adds (it was
+    recorded as an undo adding the item, which an undo of that "undo" would have taken away)."""
     from memd.memory.edit import add_item
     from memd.memory.files import MemoryFiles
 
@@ -259,7 +261,7 @@ def test_an_undo_planned_on_an_older_copy_takes_back_its_line_and_keeps_memds_ne
     log = list(reversed(hist.log()))
     diffs = [(c.cause, c.detail, *_diff(hist, c.id)) for c in log[2:]]  # after baseline, NOTES
     assert [(cause, added, removed) for cause, _, added, removed in diffs[-2:]] == [
-        ("undo", [m2], []),
+        ("remember", [m2], []),
         ("undo", [], [m1]),
     ], diffs
     assert diffs[-2][1] == "applied again after an older copy was saved", diffs

@@ -140,7 +140,7 @@ def test_the_kept_changes_come_back_in_a_new_guard_and_a_bad_file_is_ignored(
     second.active = True
     assert second.kept() == [str(p)]
     second.resume(p, old.encode(), time.time())  # an older copy saved meanwhile
-    assert "- first <!-- memd id=m_1 -->" in reapply(old, second.missing(p, old.encode(), old))
+    assert "- first <!-- memd id=m_1 -->" in reapply(old, second.missing(p, old.encode(), old).ops)
     for bad in ("{not json", '{"files": {"x": {"last": "zz", "entries": 3}}}', "\x00\xff"):
         state.write_text(bad, errors="surrogateescape")
         g = WriteGuard(state=state)  # a warning, nothing kept, never an error
@@ -242,7 +242,7 @@ def test_every_kind_of_guard_change_reads_back_the_same_after_a_restart(
             g.written(p, texts[p].encode(), [op], "remember")
         elif kind < 0.7:
             older = "# T\n\n## Notes\n\n- by hand\n- an editor's line\n"
-            texts[p] = reapply(older, g.missing(p, older.encode(), older, wall[0]))
+            texts[p] = reapply(older, g.missing(p, older.encode(), older, wall[0]).ops)
         elif kind < 0.8:
             texts[p] = "# T\n\n## Notes\n\n- rewritten whole\n"
             g.rewritten(p, texts[p].encode(), texts[p])

@@ -271,7 +271,7 @@ def _check_history(run: Run, h: History) -> None:
             continue
         added, removed = diffs[c.id]
         if c.cause == "undo" and (added or any("<!-- memd id=" not in r for r in removed)):
-            problems.append(f"undo {c.id} holds other lines: +{added} -{removed}")
+            problems.append(f"undo {c.id} ({c.detail[:60]}) holds other lines: +{added} -{removed}")
         acked = [a for a in added if (m := ITEM.match(a)) and m.group(2) in run.acked]
         if c.cause == "hand" and acked:
             problems.append(f"hand change {c.id} ({c.detail}) adds memd's lines: {acked[:2]}")

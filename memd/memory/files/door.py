@@ -185,8 +185,11 @@ class MemoryFiles:
         write and after its last), not the files as they are now; it lets go of the holds."""
         if self.history is None or op.coalesce or not (op.files or op.held):
             return
-        if op.reapplied:  # first, and keeping the holds: the operation's change follows
-            self.history.record_written(texts(op.reapplied), op.cause, REAPPLIED, held=[])
+        # First, and keeping the holds (the operation's change follows): memd's items put back,
+        # with the cause of the changes that made them (an undo's change takes back, never adds).
+        for why in dict.fromkeys(why for why, _ in op.reapplied.values()):
+            put_back = {k: w for k, (c, w) in op.reapplied.items() if c == why}
+            self.history.record_written(texts(put_back), why, REAPPLIED, held=[])
         for key, part in op.split:
             self.history.record_written(
                 texts({key: part}), op.cause, op.detail, trailers=op.trailers, held=[]
@@ -215,17 +218,19 @@ class MemoryFiles:
         *,
         stands: bool = False,
         restored: str | None = None,
+        restored_why: Cause = Cause.EDIT,
     ) -> None:
         """`op` wrote `path` from `before` to `after`; `stands`: the operation had not written
         the file before this edit, whose earlier attempts (if any) were written over, so the
         operation's change of the file starts from this write's `before`, or from `restored`
-        (`before` with memd's items the guard applied again: a change of their own)."""
+        (`before` with memd's items the guard applied again: a change of their own, with the
+        cause of the changes that made them, `restored_why`)."""
         key = os.path.abspath(path)
         seen = op.files.get(key)
         if stands:
             op.reapplied.pop(key, None)
             if restored is not None and restored != before:
-                op.reapplied[key] = Wrote(before, restored)
+                op.reapplied[key] = (restored_why, Wrote(before, restored))
                 before = restored
         if seen is not None and not stands and before != seen.after:
             # Saved by someone between this operation's writes: what it wrote until then is a
@@ -343,7 +348,7 @@ class MemoryFiles:
             for _ in range(ATTEMPTS):
                 disk.still_inside(path, roots)
                 snap = self._read_for_write(path, roots)
-                base, new, result = self._compute(path, snap, change)
+                base, new, result, why = self._compute(path, snap, change)
                 if new == snap.text or new is None:
                     if snap.ident is not None:
                         self._left(path, snap.ident)
@@ -367,7 +372,9 @@ class MemoryFiles:
                 # An attempt whose bytes went in but were written over (an editor's save at
                 # that moment) left no state of its own: this write, on the editor's version,
                 # is memd's change; the editor's lines are the person's.
-                self._wrote(op, path, snap.text, new, stands=not earlier, restored=base)
+                self._wrote(
+                    op, path, snap.text, new, stands=not earlier, restored=base, restored_why=why
+                )
                 return Written(path, result, snap.text, new, how, ident)
         raise FileBusy(
             f"{path} kept changing while memd tried to edit it; nothing was written",
@@ -376,10 +383,11 @@ class MemoryFiles:
 
     def _compute(
         self, path: Path, snap: Snapshot, change: TextEdit[T]
-    ) -> tuple[str | None, str | None, T]:
+    ) -> tuple[str | None, str | None, T, Cause]:
         """(the text the edit's change starts from: the file with memd's items an older copy
-        wrote over applied again; the new text; the edit's result)."""
-        todo = self.guard.missing(path, snap.data, snap.text, disk.changed_at(path))
+        wrote over applied again; the new text; the edit's result; the cause of those items)."""
+        missing = self.guard.missing(path, snap.data, snap.text, disk.changed_at(path))
+        todo = missing.ops
         base = reapply(snap.text, todo) if todo else snap.text
         if change.guarded is not None:
             new, result = change.apply(base)
@@ -390,7 +398,7 @@ class MemoryFiles:
             new, result = change.apply(snap.text)
             if todo and new is not None:
                 new = reapply(new, todo)
-        return base, base if new is None else new, result
+        return base, base if new is None else new, result, cause_of(missing.cause)
 
     def delete(self, path: Path, expected: str | None, cause: Cause_) -> bool:
         """Delete `path` only if it holds `expected` (its text when memd decided to delete it;
@@ -560,9 +568,8 @@ class MemoryFiles:
         cause = self.guard.watched(path, disk.changed_at(path))
         if cause is None:
             return False
-        why = Cause(cause) if cause in {c.value for c in Cause} else Cause.EDIT
         try:
-            with self.operation(why, REAPPLIED) as op:
+            with self.operation(cause_of(cause), REAPPLIED) as op:
                 w = self._edit(path, TextEdit(_unchanged, _no_items), op)
         except Exception as exc:  # the watcher must go on; the next write retries
             log.warning("could not apply memd's changes to %s again: %s", path, exc)
@@ -572,6 +579,12 @@ class MemoryFiles:
     def peek(self, path: Path) -> Snapshot:
         """The file as it is this instant (no waiting), never through a link: for checks only."""
         return read_snapshot(path)
+
+
+def cause_of(recorded: str) -> Cause:
+    """The history's cause for a cause the write guard recorded (kept across restarts as text:
+    one this version does not know is an edit)."""
+    return Cause(recorded) if recorded in {c.value for c in Cause} else Cause.EDIT
 
 
 def _unchanged(current: str | None) -> tuple[str | None, None]:

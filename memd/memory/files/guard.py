@@ -130,6 +130,15 @@ class SetOp:
 Op = AddOp | RemoveOp | SetOp
 
 
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """memd's recent changes an older copy wrote over (`ops`, to be applied again) and the
+    cause of the latest of them: the cause the change putting them back is recorded with."""
+
+    ops: list[Op] = field(default_factory=list)
+    cause: str = ""
+
+
 def reapply(text: str | None, ops: list[Op]) -> str:
     """PURE: `text` with `ops` applied again (removals and changes in place, additions at the
     end of their sections, in the order memd first made them)."""
@@ -254,7 +263,7 @@ class WriteGuard:
         data: bytes | None,
         text: str | None,
         changed_at: float | None = None,
-    ) -> list[Op]:
+    ) -> Missing:
         """memd's recent changes an older copy wrote over in `text` (the file as just read:
         `data`, last changed at `changed_at` as time.time(), None for now), to be applied again
         (`reapply`) by whatever memd writes to the file next; counted as applied again."""
@@ -262,22 +271,22 @@ class WriteGuard:
         with self._lock:
             st = self._files.get(key)
             if st is None or not self.active:
-                return []
+                return Missing()
             st.entries = self._seen(st.entries)
             if not st.entries or data is None:
                 # Nothing recent, or the file was deleted: a deletion is the person's.
                 del self._files[key]
                 self._save(key)
-                return []
+                return Missing()
             digest = _digest(data)
             if digest == st.last:
-                return []
+                return Missing()
             # Written over memd's last write: within the window of which changes?
             st.entries = self._within(st.entries, changed_at)
             if not st.entries:  # saved after the window of every change: as the person left it
                 del self._files[key]
                 self._save(key)
-                return []
+                return Missing()
             view = _View.of(text or "")
             missing = [e for e in st.entries if any(not op.holds(view) for op in e.ops)]
             if not missing or missing[-1] is not st.entries[-1]:
@@ -285,7 +294,7 @@ class WriteGuard:
                 # were undone on purpose.
                 st.accept(digest, view)
                 self._save(key)
-                return []
+                return Missing()
             todo = [op for e in missing for op in e.ops if not op.holds(view)]
             for e in missing:
                 e.at, e.wall = self.clock(), self.wall()
@@ -293,7 +302,7 @@ class WriteGuard:
             self._save(key)
         log.info("%s: an older copy was written over memd's recent changes; applying %d again",
                  key, len(todo))  # fmt: skip
-        return todo
+        return Missing(todo, missing[-1].cause or "edit")
 
     def written(self, path: Path | str, data: bytes, ops: list[Op] | None, cause: str = "") -> None:
         """memd wrote `data` to `path`, making `ops` (None: a whole-file write, not guarded)."""

@@ -46,7 +46,7 @@ class Operation:
     held: set[str] = field(default_factory=set)  # files whose hand edits wait for this change
     # memd's recent items the write guard applied again over an editor's older copy, by file
     # (the editor's copy, and it with them): a change of memd's own, recorded before this one.
-    reapplied: dict[str, Written] = field(default_factory=dict)
+    reapplied: dict[str, tuple[Cause, Written]] = field(default_factory=dict)
     # What the operation wrote to a file before someone else saved it and the operation wrote
     # it again: a change of memd's own, recorded before this one (the save between is theirs).
     split: list[tuple[str, Written]] = field(default_factory=list)
