@@ -160,6 +160,48 @@ def test_an_in_place_save_half_done_is_waited_for(
     assert text.startswith(full) and text.endswith("- memd was here\n- and again\n")
 
 
+def test_an_editor_saving_an_older_copy_again_and_again_does_not_stall_memds_write(
+    tmp_path: Path,
+) -> None:
+    """An editor holding a copy from before memd's item writes it back in place every 50 ms
+    (shorter than memd's last write, and changed a moment ago at every look: what a save cut
+    short looks like). Two saves in a row wrote the same bytes: that is the editor's text, not
+    a cut. memd's next write puts its item back and adds its own within a moment. Before, every
+    read waited out SETTLE_MAX_S (2 s) for the file to look whole, then took the first copy it
+    had seen, which the next save had replaced: the swap's check failed, and so on for every
+    attempt (about a minute, holding every other write of the daemon back, then `FileBusy`)."""
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n\n## Notes\n\n" + "".join(f"- by hand {i}\n" for i in range(200)))
+    older = p.read_bytes()  # the editor's buffer
+    files = door(tmp_path)
+    append_item(p, "Notes", "first", {"id": "m_00000001"}, files=files)
+    stop = threading.Event()
+
+    def editor() -> None:
+        while not stop.wait(0.05):
+            with open(p, "r+b") as fh:
+                fh.truncate(0)
+                fh.write(older)
+
+    t = threading.Thread(target=editor, daemon=True)
+    t.start()
+    done: list[object] = []
+    try:
+        time.sleep(0.2)  # its older copy is in place, saved again and again
+        w = threading.Thread(target=lambda: done.append(
+            append_item(p, "Notes", "second", {"id": "m_00000002"}, files=files)
+        ), daemon=True)  # fmt: skip
+        w.start()
+        w.join(20)  # before: ~25 attempts of 2 s each
+        assert done, "memd's write did not finish within 20 s"
+    finally:
+        stop.set()
+        t.join(5)
+    nothing(files, p)  # what the watcher does after the editor's last save
+    text = p.read_text()
+    assert "m_00000001" in text and "m_00000002" in text and "- by hand 199" in text, text[-300:]
+
+
 def test_a_file_renamed_away_during_a_save_is_waited_for(tmp_path: Path) -> None:
     p = tmp_path / "notes.md"
     p.write_text("# Notes\n- one\n")
@@ -194,6 +236,29 @@ def test_a_file_that_never_settles_is_refused_with_nothing_written(
     with pytest.raises(FileBusy):
         edit_file(p, busy)
     assert p.read_text() == "# Notes\n- saved by hand 3\n"
+
+
+def test_a_file_that_keeps_changing_is_given_up_within_the_writes_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All attempts of one write together are bounded by EDIT_MAX_S, not only their number:
+    operations run one at a time, so a write that kept trying for a minute (25 attempts each
+    waiting up to 2 s for a file that looks mid-save) held every other write back as long."""
+    p = tmp_path / "notes.md"
+    p.write_text("# Notes\n")
+    monkeypatch.setattr(door_module, "EDIT_MAX_S", 1.0)
+    n = [0]
+
+    def slow_and_busy(current: str | None) -> tuple[str | None, None]:
+        n[0] += 1
+        time.sleep(0.25)  # each attempt takes a while (before: a wait for the file to settle)
+        p.write_text(f"# Notes\n- saved by hand {n[0]}\n")
+        return "replaced\n", None
+
+    with pytest.raises(FileBusy):
+        edit_file(p, slow_and_busy)
+    assert 2 <= n[0] <= 6, n  # before: all 25 attempts (over 6 s)
+    assert p.read_text() == f"# Notes\n- saved by hand {n[0]}\n"
 
 
 def test_write_if_refuses_a_changed_file(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ from memd.core.writers import writers
 from memd.history import Cause
 from memd.memory.files import disk
 from memd.memory.files.guard import Op, WriteGuard, reapply
-from memd.memory.files.operation import NEW_FILE_MODE, Operation, TextEdit, texts
+from memd.memory.files.operation import NEW_FILE_MODE, Operation, TextEdit, cause_of, texts
 from memd.memory.files.operation import Written as Wrote
 from memd.memory.files.settle import (
     Ident,
@@ -76,9 +76,10 @@ T = TypeVar("T")
 ATTEMPTS = 25
 # The detail of a change putting back memd's recent items an editor's older copy wrote over.
 REAPPLIED = "applied again after an older copy was saved"
-# The longest memd waits for another program that holds a file open for writing (an editor in
-# the middle of a slow save) before it gives up with nothing written.
-WRITERS_MAX_S = 10.0
+# The longest memd waits for another program holding a file open for writing (an editor in a
+# slow save), and (EDIT_MAX_S) all attempts of one write together: a file that keeps changing is
+# given up with nothing written rather than hold back every other write (one at a time).
+WRITERS_MAX_S, EDIT_MAX_S = 10.0, 15.0
 RootsGiven = Sequence[Path] | Callable[[], Sequence[Path]]
 # How long the index says a file is (None: not indexed), for files memd has not written.
 IndexedSize = Callable[[str], int | None]
@@ -185,8 +186,8 @@ class MemoryFiles:
         write and after its last), not the files as they are now; it lets go of the holds."""
         if self.history is None or op.coalesce or not (op.files or op.held):
             return
-        # First, and keeping the holds (the operation's change follows): memd's items put back,
-        # with the cause of the changes that made them (an undo's change takes back, never adds).
+        # First, keeping the holds: memd's items put back, with the cause of the changes that
+        # made them (an undo's change takes back, never adds); the operation's change follows.
         for why in dict.fromkeys(why for why, _ in op.reapplied.values()):
             put_back = {k: w for k, (c, w) in op.reapplied.items() if c == why}
             self.history.record_written(texts(put_back), why, REAPPLIED, held=[])
@@ -217,21 +218,20 @@ class MemoryFiles:
         after: str | None,
         *,
         stands: bool = False,
-        restored: str | None = None,
-        restored_why: Cause = Cause.EDIT,
+        restored: tuple[str | None, Cause] | None = None,
     ) -> None:
         """`op` wrote `path` from `before` to `after`; `stands`: the operation had not written
         the file before this edit, whose earlier attempts (if any) were written over, so the
         operation's change of the file starts from this write's `before`, or from `restored`
-        (`before` with memd's items the guard applied again: a change of their own, with the
-        cause of the changes that made them, `restored_why`)."""
+        (`before` with memd's items the guard applied again, and the cause of the changes that
+        made them: a change of their own)."""
         key = os.path.abspath(path)
         seen = op.files.get(key)
         if stands:
             op.reapplied.pop(key, None)
-            if restored is not None and restored != before:
-                op.reapplied[key] = (restored_why, Wrote(before, restored))
-                before = restored
+            if restored is not None and restored[0] != before:
+                op.reapplied[key] = (restored[1], Wrote(before, restored[0]))
+                before = restored[0]
         if seen is not None and not stands and before != seen.after:
             # Saved by someone between this operation's writes: what it wrote until then is a
             # change of its own, so this one starts from their save and never holds their lines.
@@ -280,7 +280,9 @@ class MemoryFiles:
         roots = self.roots()
         return self.read(disk.placed(path, roots), inside=roots).text
 
-    def _read_for_write(self, path: Path, roots: Sequence[Path]) -> Snapshot:
+    def _read_for_write(
+        self, path: Path, roots: Sequence[Path], until: float | None = None
+    ) -> Snapshot:
         """The file as an edit may be based on: never in the middle of someone else's save.
 
         Where the system says which programs hold a file open for writing (`core.writers`),
@@ -289,9 +291,11 @@ class MemoryFiles:
         in progress) is waited for as `read` does. Elsewhere `read`'s waits are all there is.
         A file as memd last left it is taken at once: nobody wrote it since. A file written
         between the read and that check is read again (what was read may be the first part of
-        a save that ended meanwhile). `FileBusy` after WRITERS_MAX_S of writers.
+        a save that ended meanwhile). `FileBusy` after WRITERS_MAX_S of writers (or at
+        `until`, the write's own deadline, if sooner).
         """
         deadline = time.monotonic() + WRITERS_MAX_S
+        deadline = deadline if until is None else min(deadline, until)
         while True:
             snap = read_snapshot(path, roots)
             mine = self._mine.get(os.path.abspath(path))
@@ -345,9 +349,12 @@ class MemoryFiles:
         earlier = os.path.abspath(path) in op.files
         with self._lock(path):
             delay = 0.002
+            until = time.monotonic() + EDIT_MAX_S
             for _ in range(ATTEMPTS):
+                if time.monotonic() > until:
+                    break
                 disk.still_inside(path, roots)
-                snap = self._read_for_write(path, roots)
+                snap = self._read_for_write(path, roots, until)
                 base, new, result, why = self._compute(path, snap, change)
                 if new == snap.text or new is None:
                     if snap.ident is not None:
@@ -372,9 +379,7 @@ class MemoryFiles:
                 # An attempt whose bytes went in but were written over (an editor's save at
                 # that moment) left no state of its own: this write, on the editor's version,
                 # is memd's change; the editor's lines are the person's.
-                self._wrote(
-                    op, path, snap.text, new, stands=not earlier, restored=base, restored_why=why
-                )
+                self._wrote(op, path, snap.text, new, stands=not earlier, restored=(base, why))
                 return Written(path, result, snap.text, new, how, ident)
         raise FileBusy(
             f"{path} kept changing while memd tried to edit it; nothing was written",
@@ -579,12 +584,6 @@ class MemoryFiles:
     def peek(self, path: Path) -> Snapshot:
         """The file as it is this instant (no waiting), never through a link: for checks only."""
         return read_snapshot(path)
-
-
-def cause_of(recorded: str) -> Cause:
-    """The history's cause for a cause the write guard recorded (kept across restarts as text:
-    one this version does not know is an edit)."""
-    return Cause(recorded) if recorded in {c.value for c in Cause} else Cause.EDIT
 
 
 def _unchanged(current: str | None) -> tuple[str | None, None]:

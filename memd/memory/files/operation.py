@@ -71,3 +71,9 @@ class TextEdit(Generic[T]):
     apply: Callable[[str | None], tuple[str | None, T]]
     guarded: Callable[[T], list[Op]] | None = None
     new_mode: int = NEW_FILE_MODE
+
+
+def cause_of(recorded: str) -> Cause:
+    """The history's cause for a cause the write guard recorded (kept across restarts as text:
+    one this version does not know is an edit)."""
+    return Cause(recorded) if recorded in {c.value for c in Cause} else Cause.EDIT

@@ -143,6 +143,32 @@ def _recent_foreign(mine: Ident | None, snap: Snapshot) -> bool:
     return time.time_ns() - snap.ident[3] < QUIET_S * 1e9
 
 
+def _whole_longest(
+    best: Snapshot, best_for: float, snap: Snapshot, suspect: bool, still_for: float
+) -> tuple[Snapshot, float]:
+    """The whole state the file stayed in longest so far: `best`, or `snap` (which it stayed in
+    for `still_for` seconds) if that is whole and longer."""
+    if snap.ident is not None and not suspect and still_for > best_for:
+        return snap, still_for
+    return best, best_for
+
+
+def _saved_again(before: Snapshot, now: Snapshot, path: Path) -> bool:
+    """Whether `now` is another save of exactly the bytes of `before` (each read whole, not
+    empty) and nobody holds the file open for writing: a program writing the same text again
+    and again (an editor's older copy, shorter than memd's last write, saved every moment). A
+    save cut short is not written again byte for byte by the next save: the next one is
+    whole, or longer."""
+    return (
+        before.ident is not None
+        and now.ident is not None
+        and now.ident != before.ident
+        and bool(now.data)
+        and now.data == before.data
+        and not writers(path)
+    )
+
+
 def read_settled(
     path: Path,
     *,
@@ -157,7 +183,9 @@ def read_settled(
     A file that looks mid-save (empty or cut short, and changed less than SUSPECT_QUIET_S
     ago) is waited for until it grows back or has been still that long, at most SETTLE_MAX_S;
     a missing file memd knew, MISSING_WAIT_S; one someone else just changed, up to
-    RECENT_MAX_S. A file
+    RECENT_MAX_S. A file saved again with exactly the same bytes, nobody holding it open for
+    writing, is taken as it is (`_saved_again`: an editor writing its copy again and again is
+    not in the middle of a save, however short its copy). A file
     that never stops changing is used as it is now if it looks whole, else in the whole state
     it stayed in longest. `expected` is how long memd last knew the file (its own last write,
     else the index); `mine`, the identity memd's last write left it with; `inside`, roots the
@@ -182,8 +210,9 @@ def read_settled(
         again = read_snapshot(path, roots)
         now = time.monotonic()
         if again.ident != snap.ident or again.data != snap.data:
-            if snap.ident is not None and not suspect and now - still_since > best_for:
-                best, best_for = snap, now - still_since
+            best, best_for = _whole_longest(best, best_for, snap, suspect, now - still_since)
+            if _saved_again(snap, again, path):
+                return again
             snap, still_since = again, now
             continue
         if snap.data is None:
