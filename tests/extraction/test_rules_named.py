@@ -420,3 +420,54 @@ def test_no_correction_without_the_earlier_value_taken_back(turns: tuple[str, st
     olds = [m for m in memories if m.source_turn_ids == ("t0",)]
     later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
     assert not any(o.subject and o.subject in later for o in olds), memories
+
+
+# A pet, a device or a thing handed on: "X lives with my aunt now", 送到爸妈那儿, 回老家了, "traded it in".
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        (
+            ("家里有只柯基，每天早晚都要遛。", "柯基送到我爸妈那儿养了，现在家里只有一只布偶猫。"),
+            "柯基",
+            "布偶猫",
+        ),
+        (
+            ("家里养了一只金毛，叫豆豆。", "豆豆跟我妈回老家了，现在我养了一只橘猫。"),
+            "豆豆",
+            "橘猫",
+        ),
+        (("我的平板是 iPad Air。", "iPad Air 送人了，现在用的是小米平板。"), "iPad", "小米平板"),
+        (
+            (
+                "We have a beagle called Rufus who sleeps under my desk.",
+                "Rufus got rehomed last spring, so it's just our cat Miso at home.",
+            ),
+            "Rufus",
+            "Miso",
+        ),
+        (
+            (
+                "My e-reader is a Kobo Clara.",
+                "Gave the Kobo away last month; I read on a Kindle now.",
+            ),
+            "Kobo",
+            "Kindle",
+        ),
+        (
+            (
+                "Everything user-facing sits on MySQL 8.",
+                "Correction: it was MySQL until spring, we're on MariaDB now.",
+            ),
+            "MySQL",
+            "MariaDB",
+        ),
+    ],
+)
+def test_a_thing_handed_on_is_replaced_by_the_one_that_holds_now(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    # one of the statements naming the old value is replaced (a reader may key two of them)
+    assert any(o.subject and o.subject in {m.subject for m in news} for o in olds), memories

@@ -41,7 +41,8 @@ from memd.extraction.rules.zh_clauses import RELATION_RE
 _EN_LEAVE_RE = re.compile(
     r"\b(?:ditch(?:ed)?|went\s+away|gone|go(?:t|ne)?\s+rid\s+of|renam(?:e|ed)|reversed|revers(?:e|ing)"
     r"|scrap(?:ped)?|dropp(?:ed)|dumped|retired|killed|sunset|replaced|is\s+done|are\s+done"
-    r"|was\s+(?:my|our)\b.*\buntil|put\s+an\s+end\s+to|ended|gave\s+up|no\s+longer|misspoke"
+    r"|was\b.*\buntil|put\s+an\s+end\s+to|ended|gave\s+up|no\s+longer|misspoke"
+    r"|(?:lives|stays)\s+with\s+(?:my|our|a)|rehomed|gave\s+(?:\w+\s+){0,3}away|traded\s+(?:\w+\s+){0,3}in"
     r"|scratch(?:\s+the\s+bit)?|take\s+(?:that|it)\s+back|not\s+\w+\s+anymore|used\s+to)\b"
     # a correction's "…, not 41": the value it takes back
     r"|^\*?\s*not\s+(?=\S+$)",
@@ -51,7 +52,7 @@ _ZH_LEAVE_RE = re.compile(
     r"不再|不[\u4e00-\u9fff]{1,2}了|停了|放弃|下掉|下线|卖了|否了|弃了|淘汰|退了|离职|辞职|换掉|删了|卸了"
     r"|记岔|说串|说错|打错|给[\u4e00-\u9fff]{1,3}了|没了|不用了|砍了|黄了"
     # a correction's "不是产品经理": the value it takes back
-    r"|^(?:而)?不是"
+    r"|不是|送(?:到|给|人|走)|回老家"
 )
 # A clause that says what holds now.
 _EN_NOW_RE = re.compile(
@@ -83,6 +84,7 @@ _EN_PLAIN = frozenset(
     "user users from these days instead nowadays going forward with that this there then have "
     "been since onwards anymore just really also work works".split()
 )
+_NOT_RE = re.compile(r"不是|^\*?\s*not\s+", re.I)
 # A clause that gives the corrected value before the one it takes back.
 _CORRECTED_RE = re.compile(r"^\*|^(?:我)?是|^(?:I\s+meant|it's|I'm)\b", re.I)
 _NUMBER_RE = re.compile(r"(?<![\d.:])\d{2,}(?![\d]|[.:]\d)")
@@ -166,7 +168,9 @@ def _old_value(
     for i, clause in enumerate(clauses):
         if not _leaves(clause):
             continue
-        names = _names(clause)
+        # "团子不是柯基": what a correction takes back is what follows its "not"
+        taken = _NOT_RE.split(clause, maxsplit=1)
+        names = _names(taken[-1])
         it = i - 1 if i and _EN_IT_RE.search(clause) else i
         names += _names(clauses[it]) if it != i else []  # "Sentry got too pricey so we ditched it"
         # "Java 8 的镜像下线了" beside "现在全是 Java 21": a name the turn still says is not ended
