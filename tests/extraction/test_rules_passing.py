@@ -25,6 +25,12 @@ from tests.extraction.session import extract
         ("We named the service Osprey after the old one got retired.", "project", "Osprey"),
         ("So the game is called Moth Lamp, it's a tiny platformer.", "project", "Moth Lamp"),
         ("My side project is called Pebble, a note app.", "project", "Pebble"),
+        (
+            "The project I'm on is called Meridian, a search UI for contracts.",
+            "project",
+            "Meridian",
+        ),
+        ("The app we're building is called Tally.", "project", "Tally"),
         ("项目代号叫「青松」，是个内部报销系统。", "project", "青松"),
         ("工具名叫「灯塔」，用来巡检机器。", "project", "灯塔"),
         ("给学校做的选课系统「白杨」下周上线，帮我列个检查清单。", "project", "白杨"),
@@ -153,3 +159,35 @@ def test_a_life_statement_said_in_passing_is_kept(text: str, word: str) -> None:
 def test_no_life_statement_from_someone_else_a_question_or_a_phrase(text: str, word: str) -> None:
     memories = extract(text)
     assert not any(m.type == "personal" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # how the assistant is to answer, said without naming answers
+        ("One-liners are plenty for me.", "One-liners"),
+        ("You can be blunt with me, skip the small talk.", "blunt"),
+        ("Feel free to be direct with me.", "direct"),
+        ("Be patient with me, I'm new to Rust.", "patient"),
+        ("Be gentle with me today.", "gentle"),
+        ("解释得越详细越好，我是新手。", "详细"),
+        ("讲得简洁点就行。", "简洁"),
+    ],
+)
+def test_a_first_statement_of_how_to_answer_me_is_kept(text: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == "preference" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is a long story for me.",
+        "The meeting was long for me.",
+        "The film felt harsh to me.",
+        "My manager is very direct with me.",
+    ],
+)
+def test_a_length_or_tone_word_about_something_else_is_no_answer_style(text: str) -> None:
+    memories = extract(text)
+    assert not any(m.subject.startswith("style:") for m in memories), memories

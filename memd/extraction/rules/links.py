@@ -63,6 +63,7 @@ _LEXICON: tuple[tuple[str, str, str], ...] = (
     (
         "style:length",
         r"short|shorter|brief|briefer|concise|terse|long|longer|detailed|in[\s-]depth|lengthy"
+        r"|one[\s-]liners?"
         r"|(?:one|two|three|four|five|a\s+few)\s+(?:or\s+\w+\s+)?lines|walk\s+me\s+through",
         r"简短|简洁|简单点|详细|长篇|展开|[一二两三四五]{1,2}行|几行|一两句|一句话",
     ),
@@ -74,8 +75,9 @@ _LEXICON: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "style:tone",
-        r"blunt|direct|harsh|gentle|gently|soft|diplomatic|kind|polite|formal|casual",
-        r"直接|直白|犀利|委婉|温和|客气|正式|随意|严厉",
+        r"blunt|direct|harsh|gentle|gently|soft|diplomatic|kind|polite|formal|casual|friendly"
+        r"|encouraging|patient|supportive",
+        r"直接|直白|犀利|委婉|温和|客气|正式|随意|严厉|耐心|友好|鼓励",
     ),
 )
 _EN_CLASS_RES = tuple((k, re.compile(r"\b(?:" + en + r")\b", re.I)) for k, en, _ in _LEXICON)
@@ -360,10 +362,14 @@ _PERSONAL = frozenset({"diet", "routine:exercise"})
 _ASKED = frozenset({"reply-language", "style:length", "style:format", "style:tone"})
 _EN_OWN_RE = re.compile(r"^(?:I|I'm|I've|I'd|my|me)\b|\b(?:I|I'm|I've|my)\b", re.I)
 _EN_REQUEST_RE = re.compile(
-    r"^(?:please\s+)?(?:keep|write|give|make|reply|answer|respond|be|use)\b", re.I
+    r"^(?:please\s+)?(?:keep|write|give|make|reply|answer|respond|be|use)\b"
+    r"|^(?:you\s+can|feel\s+free\s+to|just)\s+be\b",
+    re.I,
 )
+# How the assistant is to treat the user: "blunt with me", "one-liners are plenty for me".
+_EN_TO_ME_RE = re.compile(r"\b(?:with|for|to)\s+me\b", re.I)
 _ZH_OWN_RE = re.compile(
-    r"^(?:我|请|跟我|给我|和我|回答|回复)|^(?:平时|业余|每天|每周|一直|最近|工作|日常|天天|写|用)"
+    r"^(?:我|请|跟我|给我|和我|回答|回复|解释|讲)|^(?:平时|业余|每天|每周|一直|最近|工作|日常|天天|写|用)"
     r"|我(?:一般|平时|都|常|习惯|一直)?(?:用|开)"
 )
 _OTHER_RE = re.compile(
@@ -403,7 +409,9 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
     own = (
         _ZH_OWN_RE.search(clause) and not (_OTHER_RE.search(clause) or RELATION_RE.match(clause))
         if zh
-        else (_EN_OWN_RE.search(clause) or _EN_REQUEST_RE.match(clause))
+        else (
+            _EN_OWN_RE.search(clause) or _EN_REQUEST_RE.match(clause) or _EN_TO_ME_RE.search(clause)
+        )
         and not someone_else(clause)
     )
     if not own:
@@ -426,13 +434,24 @@ def _first_value(clause: str, zh: bool) -> tuple[str, str]:
     for key, value, _ in lexicon_classes(clause):
         if key == "team" and not zh:
             continue  # the English identity readers read a team ("User is on the identity team")
-        answers = bool(_ANSWER_NOUN_RE.search(clause))
+        answers = bool(_ANSWER_NOUN_RE.search(clause)) or _to_me(clause, value, zh)
         if key.startswith("style:") and not answers:
             continue
         if key == "routine:exercise" and not (_ZH_AGAIN_RE if zh else _EN_AGAIN_RE).search(clause):
             continue
         return key, value
     return "", ""
+
+
+def _to_me(clause: str, value: str, zh: bool) -> bool:
+    """Whether a clause says how the assistant is to answer the user without naming answers: a
+    request ("You can be blunt with me", "Be gentle with me") or the value as its subject
+    ("One-liners are plenty for me"); 解释得越详细越好."""
+    if zh:
+        return bool(re.match(r"^(?:解释|讲)", clause))
+    if not _EN_TO_ME_RE.search(clause):
+        return False
+    return bool(_EN_REQUEST_RE.match(clause)) or clause.casefold().startswith(value.casefold())
 
 
 def _words(content: str) -> set[str]:

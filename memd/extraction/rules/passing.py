@@ -33,6 +33,8 @@ _EN_THING = (
 _EN_CALLED_RE = re.compile(
     r"^(?:(?:and|so|but)\s+)?(?:the|our|my)\s+(?:(?:new|little|side|internal|pet|current|main)\s+)*"
     + _EN_THING
+    # "the project I'm on", "the app we're building": the one the user works on
+    + r"(?:\s+(?:I|we)(?:'m|'re|\s+am|\s+are)?\s+(?:on|building|making|writing|working\s+on|maintain))?"
     + r"(?:'s\s+name)?\s+(?:is|was|'s)\s+(?:now\s+)?(?:called|named|codenamed)\s+"
     r"(?P<name>(?-i:[A-Z])[\w\-]*(?:\s+(?-i:[A-Z])[\w\-]*)?)"
     r"|\bwe\s+(?:named|called|codenamed)\s+(?:the|our|my|it)\s*(?:" + _EN_THING + r")?\s+"
