@@ -73,7 +73,8 @@ BACKOFF_S = (30.0, 600.0)
 BATTERY_CHECK_S = 60.0
 CALL_TOKENS = 2048
 """Estimated tokens embedded per call at most (a text longer than that goes alone): the
-engine's activation buffers take ~18 KB per token, so a call stays within ~40 MB."""
+engine's activation buffers take ~18 KB per token, so a call stays within ~40 MB. The packaged
+model cuts a call further for its engine (`memd.semantic.packaged.CALL_TOKENS`)."""
 
 
 @dataclass
