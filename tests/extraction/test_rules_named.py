@@ -471,3 +471,42 @@ def test_a_thing_handed_on_is_replaced_by_the_one_that_holds_now(
     assert olds and news, memories
     # one of the statements naming the old value is replaced (a reader may key two of them)
     assert any(o.subject and o.subject in {m.subject for m in news} for o in olds), memories
+
+
+# A team said as the people one sits with ("the billing folks"), changed "as of" a day.
+@pytest.mark.parametrize(
+    ("turns", "old", "new"),
+    [
+        (
+            (
+                "I sit with the billing folks; invoices are our whole life.",
+                "As of this week I'm on the search team.",
+            ),
+            "billing",
+            "search",
+        ),
+        (
+            (
+                "Most days I'm with the infra crew, mostly Terraform.",
+                "We got reshuffled, so I'm on the mobile team as of Monday.",
+            ),
+            "infra",
+            "mobile",
+        ),
+        (("我在支付组写后端。", "从这周起我在搜索组了。"), "支付组", "搜索组"),
+    ],
+)
+def test_a_team_said_as_the_people_one_sits_with_is_replaced(
+    turns: tuple[str, str], old: str, new: str
+) -> None:
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert any(o.subject and o.subject in {m.subject for m in news} for o in olds), memories
+
+
+def test_with_the_folks_of_someone_else_is_no_team_of_the_users() -> None:
+    memories = extract(
+        "My brother sits with the billing folks.", "As of this week I'm on the search team."
+    )
+    assert not [m for m in memories if m.source_turn_ids == ("t0",)], memories

@@ -104,7 +104,7 @@ _EN_CHANGE_RE = re.compile(
     r"\b(?:now|no\s+longer|any\s*more|instead|switch(?:ed)?|mov(?:ed|ing)|relocated|changed"
     r"|these\s+days|since|take\s+that\s+back|second\s+thought|actually|scratch\s+that"
     r"|gave\s+up|given\s+up|stopped|ended|dropped|quit|left|gone|from\s+now\s+on|reversed"
-    r"|went|become|became|retitled|rather|joined|joining|uninstalled|removed|retired"
+    r"|went|become|became|retitled|rather|joined|joining|uninstalled|removed|retired|as\s+of"
     r"|decommissioned)\b|\b(?:day|week|month)\s+(?:\w+\s+)?(?:at|with)\b",
     re.I,
 )
@@ -129,8 +129,8 @@ _ZH_PLACE_RE = re.compile(
 
 # A team the user is on: "the search team", "the platform squad", 搜索组, 风控团队.
 _EN_TEAM_RE = re.compile(
-    r"\b(?:on|in|to|joined)\s+(?:the\s+)?(?P<v>(?:(?!(?:my|our|a|an|this|that|same|whole|new)\b)"
-    r"[A-Za-z][\w\-]*\s+){1,2}(?:team|squad|pod|tribe|group))\b",
+    r"\b(?:on|in|to|joined|with)\s+(?:the\s+)?(?P<v>(?:(?!(?:my|our|a|an|this|that|same|whole|new)\b)"
+    r"[A-Za-z][\w\-]*\s+){1,2}(?:team|squad|pod|tribe|group|folks|crew|department))\b",
     re.I,
 )
 _ZH_TEAM_RE = re.compile(
