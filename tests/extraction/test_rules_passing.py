@@ -191,3 +191,54 @@ def test_a_first_statement_of_how_to_answer_me_is_kept(text: str, word: str) -> 
 def test_a_length_or_tone_word_about_something_else_is_no_answer_style(text: str) -> None:
     memories = extract(text)
     assert not any(m.subject.startswith("style:") for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # a project named before the thing it is
+        ("业余在折腾一个叫「潮汐表」的海钓查询网站。", "潮汐表"),
+        ("我一个人在做一款叫「小满」的记账 App。", "小满"),
+    ],
+)
+def test_a_project_named_before_the_thing_is_kept(text: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == "project" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        # studies under way
+        ("我在读在职研究生，周末要上课。", "研究生"),
+        ("正在读博士，论文压力很大。", "博士"),
+        ("I'm doing a part-time master's in the evenings.", "master's"),
+        ("I am finishing my PhD this year.", "PhD"),
+        ("I'm taking a bootcamp on weekends.", "bootcamp"),
+        # a life event just past
+        ("刚领证，下个月要请婚假。", "领证"),
+        ("上个月刚生了二胎，睡眠严重不足。", "二胎"),
+        ("My wife and I just had our first baby, so replies may be slow.", "baby"),
+        ("We just got married, so I'm off next week.", "married"),
+        ("Oh, and I just became a dad.", "dad"),
+    ],
+)
+def test_studies_and_life_events_are_kept(text: str, word: str) -> None:
+    memories = extract(text)
+    assert any(m.type == "personal" and word in m.content for m in memories), memories
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("我同事刚领证。", "领证"),
+        ("如果在读研究生，能实习吗？", "研究生"),
+        ("Should I do a master's?", "master's"),
+        ("My sister just got married.", "User got married"),
+        ("我朋友在读博士。", "博士"),
+        ("我爸今年六十五了，刚退休。", "退休"),
+    ],
+)
+def test_no_study_or_event_of_someone_else_or_asked(text: str, word: str) -> None:
+    memories = extract(text)
+    assert not any(m.type == "personal" and word in m.content for m in memories), memories

@@ -47,10 +47,14 @@ _ZH_CALLED_RE = re.compile(
     _ZH_THING
     + r"(?:的)?(?:代号|名字|名称|名)?(?:叫做?|是|为)\s*[「“\"](?P<name>[^」”\"]{1,12})[」”\"]"
     r"|" + _ZH_THING + r"\s*[「“\"](?P<name2>[^」”\"]{1,12})[」”\"]"
+    # "一个叫「潮汐表」的查询网站", "一款叫「小满」的 App": the name said before the thing
+    r"|叫做?\s*[「“\"](?P<name3>[^」”\"]{1,12})[」”\"]\s*的[^，,。]{0,12}?" + _ZH_THING
 )
+_ZH_THEIRS = r"^(?:我的?)?(?:爸|妈|老婆|老公|女朋友|男朋友|同事|朋友|儿子|女儿|孩子|哥|姐|弟|妹|室友|领导|老板|他|她|他们|她们)"
+# A sentence about someone else: its clauses without a subject are theirs ("我爸六十五了，刚退休").
+_ZH_THEIRS_RE = re.compile(_ZH_THEIRS)
 _ZH_NOT_MINE_RE = re.compile(
-    r"^(?:我的?)?(?:爸|妈|老婆|老公|女朋友|男朋友|同事|朋友|儿子|女儿|孩子|哥|姐|弟|妹|室友|领导|老板|他|她|他们|她们)"
-    r"|如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|听说|据说|别人|人家"
+    _ZH_THEIRS + r"|如果|假如|要是|万一|打算|准备|考虑|想|可能|也许|听说|据说|别人|人家"
 )
 # "粤语是我的母语", "Cantonese is my mother tongue".
 _ZH_NATIVE_RE = re.compile(r"^(?P<lang>[\u4e00-\u9fff]{1,4}(?:语|话))是我的?母语")
@@ -90,6 +94,25 @@ _EN_TRIP_RE = re.compile(
 _ZH_TRIP_RE = re.compile(
     r"(?:去|到)(?P<place>[\u4e00-\u9fff]{2,4}?)(?:出差|旅游|开会|参会|度假|培训|交流)"
 )
+# Studies under way and a life event just past: 在读在职研究生, 刚领证, "we just had our first baby".
+_ZH_STUDY_RE = re.compile(
+    r"(?:在读|正在读|在念|读)(?P<what>在职研究生|研究生|博士|硕士|MBA|本科|大[一二三四]|研[一二三])"
+)
+_EN_STUDY_RE = re.compile(
+    r"\bI(?:'m|\s+am)\s+(?:doing|studying\s+for|working\s+on|finishing|taking)\s+(?:a|an|my)\s+"
+    r"(?:(?:part-time|evening|online|night)\s+)?(?P<what>master's|masters|MBA|PhD|degree|bootcamp)\b",
+    re.I,
+)
+_ZH_EVENT_RE = re.compile(
+    r"(?:刚|刚刚|上个月|上周|今年)(?P<what>领证|结婚|订婚|生了?(?:孩子|宝宝|娃|儿子|女儿|二胎)"
+    r"|当了?(?:爸爸|妈妈|爸|妈)|退休)"
+)
+_EN_EVENT_RE = re.compile(
+    r"(?:^|(?<=[,;:]\s))(?:and\s+)?(?:(?:my\s+\w+\s+and\s+)?I|we)\s+(?:just\s+|recently\s+)?(?:had\s+(?:our|my|a)\s+"
+    r"(?:first\s+|second\s+|third\s+)?(?P<kid>baby|son|daughter|kid|child)"
+    r"|got\s+(?P<got>married|engaged)|became\s+a\s+(?P<became>dad|mum|mom|parent|grandparent))\b",
+    re.I,
+)
 _ZH_NATIVE_AFTER_RE = re.compile(r"我的?母语是(?P<lang>[\u4e00-\u9fff]{1,5}?(?:语|话|文))")
 _EN_UNSURE_RE = re.compile(
     r"^(?:if|suppose|imagine|assuming|what\s+if)\b|\b(?:might|maybe)\b", re.I
@@ -101,6 +124,10 @@ def en_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = sentence.strip()
     if not text or is_question(text) or _EN_UNSURE_RE.search(text):
         return
+    if m := _EN_EVENT_RE.search(text):
+        # "My wife and I just had our first baby": theirs and the user's
+        what = m.group("kid") or m.group("got") or m.group("became")
+        yield ctx.mem(_event(what), "personal", IMP_LIFE)
     for clause in cut(text.rstrip(".!"), zh=False):
         if someone_else(clause):
             continue
@@ -124,6 +151,17 @@ def _en_life(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         yield ctx.mem(f"User runs a {m.group('what').lower()}", "personal", IMP_LIFE)
     if (m := _EN_TRIP_RE.search(clause)) and is_place(m.group("place")):
         yield ctx.mem(f"User will be in {m.group('place')}", "personal", IMP_LIFE)
+    if m := _EN_STUDY_RE.search(clause):
+        yield ctx.mem(f"User is doing a {m.group('what')}", "personal", IMP_LIFE)
+
+
+def _event(what: str) -> str:
+    word = what.lower()
+    if word in ("married", "engaged"):
+        return f"User got {word}"
+    if word in ("dad", "mum", "mom", "parent", "grandparent"):
+        return f"User became a {word}"
+    return f"User just had a {word}"
 
 
 def zh_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -132,12 +170,14 @@ def zh_passing(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     text = sentence.strip()
     if not text or is_question(text):
         return
+    if _ZH_THEIRS_RE.search(text):
+        return
     for clause in cut(text.rstrip("。！!"), zh=True):
         if _ZH_NOT_MINE_RE.search(clause):
             continue
         m = _ZH_CALLED_RE.search(clause)
         if m is not None:
-            name = m.group("name") or m.group("name2")
+            name = m.group("name") or m.group("name2") or m.group("name3")
             yield ctx.mem(f"用户的项目叫「{name}」", "project", IMP_PROJECT)
         m = _ZH_NATIVE_RE.search(clause)
         if m is not None:
@@ -158,4 +198,8 @@ def _zh_life(clause: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
     if m := _ZH_SAVING_RE.search(clause):
         yield ctx.mem(f"用户在攒钱{m.group('goal')}", "personal", IMP_LIFE)
     if (m := _ZH_TRIP_RE.search(clause)) and is_place(m.group("place")):
+        yield ctx.mem("用户：" + clause.strip(" ，,。"), "personal", IMP_LIFE)
+    if m := _ZH_STUDY_RE.search(clause):
+        yield ctx.mem(f"用户在读{m.group('what')}", "personal", IMP_LIFE)
+    if m := _ZH_EVENT_RE.search(clause):
         yield ctx.mem("用户：" + clause.strip(" ，,。"), "personal", IMP_LIFE)
