@@ -159,6 +159,10 @@ def seed(d: DaemonProcess) -> dict[str, Any]:
     (d.memory / "topics" / "vue.md").write_text(VUE, encoding="utf-8")
     wait_for(lambda: d.search_paths("vitest"), 5)
     now = time.time()
+    # The page counts sessions per local day: the last one is today's even in the first minutes
+    # after midnight (at now - 600 it fell on yesterday's bar then, leaving two bars of three).
+    midnight = time.mktime((*time.localtime(now)[:3], 0, 0, 0, 0, 0, -1))
+    recent = max(now - 600, midnight + 1)
     d.call(
         "ingest",
         {
@@ -172,7 +176,7 @@ def seed(d: DaemonProcess) -> dict[str, Any]:
                 {"session_id": "s-vue", "id": "t2", "role": "assistant",
                  "content": "Pinia: it is the official store now.", "ts": now - 86400 + 5},
                 {"session_id": "s-globex", "id": "t1", "role": "user",
-                 "content": "I now work at Globex as a staff engineer", "ts": now - 600},
+                 "content": "I now work at Globex as a staff engineer", "ts": recent},
             ]
         },
     )  # fmt: skip
