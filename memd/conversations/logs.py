@@ -83,6 +83,9 @@ class LogIngestor:
         self.own_files_lock = own_files_lock or threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()  # a source folder appeared: scan now
+        # Set when a folder appeared; cleared by the scan that starts after it. A scan already
+        # running then listed the folder before it was there.
+        self._asked = threading.Event()
         self._poller: threading.Thread | None = None
         self._last_scan = 0.0
         self.problems: dict[str, str] = {}  # path → why it cannot be read now
@@ -108,7 +111,7 @@ class LogIngestor:
 
     def _appeared(self, root: Path) -> None:
         log.info("log folder %s appeared: watching it", root)
-        self._last_scan = 0.0
+        self._asked.set()
         self._wake.set()
 
     def stop(self) -> None:
@@ -140,7 +143,8 @@ class LogIngestor:
         while not self._stop.is_set():
             try:
                 now = time.monotonic()
-                if self._needs_scan(now):
+                if self._asked.is_set() or self._needs_scan(now):
+                    self._asked.clear()
                     # Idle CPU grows with the number of transcripts scanned, so a folder the
                     # watcher already reports on is rescanned only every few minutes.
                     self.scan(quick=True, sources=[s for s in self.sources if s.watched])

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
+from memd.conversations.logs import LogIngestor, LogSource
+from memd.db import Store
+from tests.conversations.helpers import rows
 from tests.utils import DaemonProcess, wait_for
 
 
@@ -94,3 +100,38 @@ def test_recall_takes_the_short_session_id_the_journal_prints(daemon: DaemonProc
     assert session["session_id"] == sid and len(session["turns"]) == 2
     within = json.loads(daemon.cli("recall", "fish", "--session", short, "--json").stdout)
     assert within["mode"] == "within" and within["sessions"][0]["turns"]
+
+
+def _scanning(thread: threading.Thread) -> bool:
+    """Whether `thread` is inside `LogIngestor.ingest_files` (a scan reading what it listed)."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == "ingest_files":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_a_folder_that_appears_while_a_scan_runs_is_read(store: Store, tmp_path: Path) -> None:
+    """The folder appears (with a log already in it: moved into place) while the first scan,
+    which listed no file there, is still reading: that scan must not count as the one the
+    folder's appearing asked for."""
+    root = tmp_path / "later" / "logs"
+    root.parent.mkdir()
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    line = {"session_id": "mid-scan", "role": "user", "content": "skuas steal", "ts": time.time()}
+    (ready / "chat.jsonl").write_text(json.dumps(line) + "\n")
+    ing = LogIngestor(store, [LogSource(root, "jsonl")], poll_s=60, debounce_s=0.02)
+    with ing._lock:  # the first scan waits here, after listing the folder (not there yet)
+        ing.start()
+        poller, watcher = ing._poller, ing.watcher
+        assert poller is not None and watcher is not None
+        wait_for(lambda: _scanning(poller))
+        os.rename(ready, root)
+        wait_for(lambda: str(root) in watcher.watched_roots)
+    try:
+        wait_for(lambda: rows(store, "SELECT text FROM turns"), 10)
+    finally:
+        ing.stop()
+    assert rows(store, "SELECT text FROM turns") == [("skuas steal",)]
