@@ -266,6 +266,25 @@ def _semantic_status(d: Any) -> dict[str, Any]:
     return st
 
 
+def _model_processes(pid: int) -> list[Any]:
+    """The daemon's model process (`memd.semantic.worker`), not its other children (the one
+    that parses the dictionary)."""
+    import psutil
+
+    out = []
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    for k in kids:
+        try:
+            if "memd.semantic.worker" in k.cmdline():
+                out.append(k)
+        except psutil.Error:
+            pass
+    return out
+
+
 class DaemonRss:
     """A daemon's RSS sampled every 2 s while a phase runs: its mean and maximum."""
 
@@ -287,11 +306,7 @@ class DaemonRss:
 
         while not self._stop.wait(2.0):
             self.samples.append(proc_mem(self.pid)["rss_mb"])
-            try:
-                kids = psutil.Process(self.pid).children(recursive=True)
-            except psutil.Error:
-                continue
-            for k in kids:  # the model's process (memd.semantic.worker)
+            for k in _model_processes(self.pid):
                 try:
                     t = k.cpu_times()
                     self.child_cpu[k.pid] = float(t.user + t.system)
@@ -302,11 +317,7 @@ class DaemonRss:
     def __enter__(self) -> DaemonRss:
         import psutil
 
-        try:
-            kids = psutil.Process(self.pid).children(recursive=True)
-        except psutil.Error:
-            kids = []
-        for k in kids:
+        for k in _model_processes(self.pid):
             try:
                 t = k.cpu_times()
                 self.child_cpu0[k.pid] = float(t.user + t.system)
