@@ -24,6 +24,23 @@ def _pair(
     return olds, news
 
 
+def _replaces(turns: tuple[str, ...], old: str, new: str) -> None:
+    """The later turn's value is stored under the key of the first turn's, which it replaces."""
+    memories = extract(*turns)
+    olds, news = _pair(memories, old, new)
+    assert olds and news, memories
+    assert olds[-1].subject, memories
+    assert olds[-1].subject in {m.subject for m in news}, memories
+
+
+def _links_nothing(turns: tuple[str, ...]) -> None:
+    """Nothing the first turn stored shares a key with what the second one stored."""
+    memories = extract(*turns)
+    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
+    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
+    assert not any(o.subject and o.subject in later for o in olds), memories
+
+
 @pytest.mark.parametrize(
     ("turns", "old", "new"),
     [
@@ -126,11 +143,7 @@ def _pair(
 def test_a_change_naming_the_old_value_replaces_its_first_statement(
     turns: tuple[str, str], old: str, new: str
 ) -> None:
-    memories = extract(*turns)
-    olds, news = _pair(memories, old, new)
-    assert olds and news, memories
-    assert olds[-1].subject, memories
-    assert olds[-1].subject in {m.subject for m in news}, memories
+    _replaces(turns, old, new)
 
 
 @pytest.mark.parametrize(
@@ -265,11 +278,7 @@ def test_one_turn_alone_records_no_earlier_statement(text: str) -> None:
 def test_a_change_by_class_replaces_an_earlier_sentence_of_that_class(
     turns: tuple[str, str], old: str, new: str
 ) -> None:
-    memories = extract(*turns)
-    olds, news = _pair(memories, old, new)
-    assert olds and news, memories
-    assert olds[-1].subject, memories
-    assert olds[-1].subject in {m.subject for m in news}, memories
+    _replaces(turns, old, new)
 
 
 @pytest.mark.parametrize(
@@ -288,10 +297,7 @@ def test_a_change_by_class_replaces_an_earlier_sentence_of_that_class(
     ],
 )
 def test_no_earlier_sentence_kept_without_a_statement_and_a_change(turns: tuple[str, str]) -> None:
-    memories = extract(*turns)
-    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
-    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
-    assert not any(o.subject and o.subject in later for o in olds), memories
+    _links_nothing(turns)
 
 
 # The classes of the systems one runs: a message broker, a cache, a job queue, a host, an OS said
@@ -327,11 +333,7 @@ def test_no_earlier_sentence_kept_without_a_statement_and_a_change(turns: tuple[
 def test_a_move_within_a_class_of_systems_replaces_the_first(
     turns: tuple[str, str], old: str, new: str
 ) -> None:
-    memories = extract(*turns)
-    olds, news = _pair(memories, old, new)
-    assert olds and news, memories
-    assert olds[-1].subject, memories
-    assert olds[-1].subject in {m.subject for m in news}, memories
+    _replaces(turns, old, new)
 
 
 @pytest.mark.parametrize(
@@ -343,10 +345,7 @@ def test_a_move_within_a_class_of_systems_replaces_the_first(
     ],
 )
 def test_no_move_within_a_class_without_a_change_of_the_users(turns: tuple[str, str]) -> None:
-    memories = extract(*turns)
-    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
-    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
-    assert not any(o.subject and o.subject in later for o in olds), memories
+    _links_nothing(turns)
 
 
 @pytest.mark.parametrize(
@@ -398,11 +397,7 @@ def test_a_value_taken_back_or_retired_is_not_the_users_tool(text: str, word: st
 def test_a_correction_naming_the_wrong_value_replaces_it(
     turns: tuple[str, str], old: str, new: str
 ) -> None:
-    memories = extract(*turns)
-    olds, news = _pair(memories, old, new)
-    assert olds and news, memories
-    assert olds[-1].subject, memories
-    assert olds[-1].subject in {m.subject for m in news}, memories
+    _replaces(turns, old, new)
 
 
 @pytest.mark.parametrize(
@@ -416,10 +411,7 @@ def test_a_correction_naming_the_wrong_value_replaces_it(
     ],
 )
 def test_no_correction_without_the_earlier_value_taken_back(turns: tuple[str, str]) -> None:
-    memories = extract(*turns)
-    olds = [m for m in memories if m.source_turn_ids == ("t0",)]
-    later = {m.subject for m in memories if m.source_turn_ids == ("t1",) and m.subject}
-    assert not any(o.subject and o.subject in later for o in olds), memories
+    _links_nothing(turns)
 
 
 # A pet, a device or a thing handed on: "X lives with my aunt now", 送到爸妈那儿, 回老家了, "traded it in".
