@@ -15,7 +15,7 @@ from memd.core.errors import PathError
 from memd.history import Cause
 from memd.memory.files import FileBusy, MemoryFiles, TextEdit, Written
 from memd.memory.files import door as door_module
-from memd.memory.files.guard import WriteGuard
+from memd.memory.files.guard import WriteGuard, reapply
 from tests.doors import append_item, door, editor_acts, remove_items, update_items
 
 Edit = Callable[[str | None], tuple[str | None, None]]
@@ -383,6 +383,29 @@ def test_a_write_taken_back_leaves_memds_other_recent_items_guarded(tmp_path: Pa
     text = p.read_text()
     assert "- typed in the editor" in text and "- first <!-- memd id=m_00000001 -->" in text
     assert "second" not in text
+
+
+def test_an_older_copy_saved_again_while_memd_was_held_back_is_judged_by_its_first_save(
+    tmp_path: Path,
+) -> None:
+    """An editor writes its older copy over memd's item 1 s after memd's change (the watcher
+    sees it), and saves the same copy again every moment while memd is held back (a slow write
+    of another file, a loaded machine); memd gets to the file 8 s after its change, the file's
+    change time then that of the last save, 7 s after. The first save came within the window:
+    the item is applied again (before, the last save's time was all the guard looked at, the
+    item was taken as deleted by the person, and an acknowledged remember was lost)."""
+    from memd.memory.files.guard import AddOp
+
+    now = [1000.0]
+    g = WriteGuard(clock=lambda: now[0], wall=lambda: now[0])
+    g.active = True
+    p = tmp_path / "notes.md"
+    old = "# Notes\n\n## Notes\n\n- by hand\n"
+    new = old + "- first <!-- memd id=m_1 -->\n"
+    g.written(p, new.encode(), [AddOp("Notes", "first <!-- memd id=m_1 -->", "m_1", "Notes")])
+    assert g.watched(p, 1001.0) is not None  # the editor's first save, seen by the watcher
+    now[0] = 1008.0  # memd looks again only now; the editor saved the same copy at 1007
+    assert "m_1" in reapply(old, g.missing(p, old.encode(), old, 1007.0).ops)
 
 
 def test_the_guard_forgets_after_its_window(tmp_path: Path) -> None:

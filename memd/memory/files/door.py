@@ -294,8 +294,7 @@ class MemoryFiles:
         a save that ended meanwhile). `FileBusy` after WRITERS_MAX_S of writers (or at
         `until`, the write's own deadline, if sooner).
         """
-        deadline = time.monotonic() + WRITERS_MAX_S
-        deadline = deadline if until is None else min(deadline, until)
+        deadline = min(time.monotonic() + WRITERS_MAX_S, until or float("inf"))
         while True:
             snap = read_snapshot(path, roots)
             mine = self._mine.get(os.path.abspath(path))
@@ -569,8 +568,10 @@ class MemoryFiles:
     def saved_by_someone(self, path: Path) -> bool:
         """The watcher saw `path` change: if an editor wrote an older copy over memd's recent
         changes, they are applied again (one change with the cause of the changes). True when
-        something was written; never raises (the next write retries)."""
-        cause = self.guard.watched(path, disk.changed_at(path))
+        something was written; never raises (the next write retries). A file as memd's own
+        last write left it is nobody else's save."""
+        mine = ident_now(path) == self._mine.get(os.path.abspath(path))
+        cause = None if mine else self.guard.watched(path, disk.changed_at(path))
         if cause is None:
             return False
         try:

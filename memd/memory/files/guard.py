@@ -180,6 +180,10 @@ class _Entry:
 class _File:
     last: bytes | None = None  # the digest of what memd last wrote (or accepted as it is)
     entries: list[_Entry] = field(default_factory=list)
+    # When the watcher first saw someone else's save since then (time.time()): an editor may
+    # save the same older copy again before memd gets to the file, and the file keeps only the
+    # last save's time.
+    saved_at: float | None = None
 
     def add(self, entry: _Entry) -> None:
         """A new change: a newer change of the same item replaces the older one."""
@@ -196,6 +200,12 @@ class _File:
             e.ops = [op for op in e.ops if op.holds(view)]
         self.entries = [e for e in self.entries if e.ops]
         self.last = digest
+        self.saved_at = None
+
+
+def _first(seen: float | None, at: float | None) -> float | None:
+    """The earlier of two save times (None: not known)."""
+    return at if seen is None else seen if at is None else min(seen, at)
 
 
 def _digest(data: bytes) -> bytes:
@@ -281,8 +291,9 @@ class WriteGuard:
             digest = _digest(data)
             if digest == st.last:
                 return Missing()
-            # Written over memd's last write: within the window of which changes?
-            st.entries = self._within(st.entries, changed_at)
+            # Written over memd's last write: within the window of which changes? Judged by the
+            # first save the watcher saw since, if it saw one.
+            st.entries = self._within(st.entries, _first(st.saved_at, changed_at))
             if not st.entries:  # saved after the window of every change: as the person left it
                 del self._files[key]
                 self._save(key)
@@ -318,6 +329,7 @@ class WriteGuard:
                     return
                 st = self._files[key] = _File()
             st.last = _digest(data)
+            st.saved_at = None
             entry = _Entry(list(ops), self.clock(), cause, self.wall()) if ops else None
             if entry is not None:
                 st.add(entry)
@@ -516,7 +528,8 @@ class WriteGuard:
             st = self._files.get(key)
             if st is None:
                 return None
-            live = self._within(self._seen(st.entries), changed_at)
+            st.saved_at = _first(st.saved_at, self.wall() if changed_at is None else changed_at)
+            live = self._within(self._seen(st.entries), st.saved_at)
             return (live[-1].cause or "edit") if live else None
 
     def _seen(self, entries: list[_Entry]) -> list[_Entry]:
