@@ -522,7 +522,9 @@ class WriteGuard:
 
     def watched(self, path: Path | str, changed_at: float | None = None) -> str | None:
         """The cause of the guarded changes of `path` a save at `changed_at` (time.time(); None
-        for now) falls within the window of (None when none)."""
+        for now) falls within the window of (None when none). The first such save since memd's
+        last write of the file is noted: `missing` judges the window by it, not by a later save
+        of the same older copy."""
         key = os.path.abspath(path)
         with self._lock:
             st = self._files.get(key)
