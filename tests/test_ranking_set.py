@@ -1,0 +1,56 @@
+"""bench/ranking_set/queries.json names only answers that exist, and fold C stays held out.
+
+A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
+`turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
+be matched, and a query expecting it would count as a miss whatever `search` did. Fold C was
+written after the ranking was tuned: `--tune` and `--file-weights` can only choose from FOLDS,
+which must not hold it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from bench.ranking import FOLDS, FRESH, SET, load_set
+
+HEADING = re.compile(r"^#{2,6} (.+?)\s*$", re.M)
+
+
+def _keys() -> set[str]:
+    """Every key a query may expect: each section heading of the tree and each turn label."""
+    keys = set()
+    tree = SET / "tree"
+    for path in tree.rglob("*.md"):
+        rel = path.relative_to(tree).as_posix()
+        keys |= {f"{rel}#{h}" for h in HEADING.findall(path.read_text(encoding="utf-8"))}
+    convs = json.loads((SET / "conversations.json").read_text(encoding="utf-8"))
+    keys |= {f"turn:{t['label']}" for c in convs for t in c["turns"]}
+    return keys
+
+
+def test_every_expected_key_names_a_section_or_a_turn() -> None:
+    qs, _ = load_set()
+    keys = _keys()
+    missing = {(q.id, k) for q in qs for slot in q.expect for k in slot if k not in keys}
+    assert not missing
+
+
+def test_fold_c_is_fresh_and_well_formed() -> None:
+    qs, _ = load_set()
+    assert FRESH == "C" and FRESH not in FOLDS
+    assert len({q.id for q in qs}) == len(qs)
+    fresh = [q for q in qs if q.fold == FRESH]
+    assert len(fresh) >= 64
+    for q in fresh:
+        assert re.fullmatch(rf"c-{q.lang}\d\d", q.id) and q.lang in ("en", "zh"), q.id
+        assert q.text.strip() and len(q.expect) <= 3, q.id
+        assert all(q.expect) and (q.kind == "negative") == (q.expect == []), q.id
+    for lang in ("en", "zh"):
+        assert sum(q.lang == lang for q in fresh) >= len(fresh) * 2 // 5, lang
+
+
+def test_the_key_check_reads_headings_and_labels() -> None:
+    keys = _keys()
+    assert "topics/travel.md#Kyoto, spring 2027" in keys and "turn:cl4-a2" in keys
+    assert "topics/travel.md#Kyoto" not in keys and "turn:cl4-a3" not in keys
