@@ -1,6 +1,6 @@
 """The ranking set: does `search` put first what a person would want first?
 
-    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|all] [--dump FILE.json]
+    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|C|all] [--dump FILE.json]
         [--out docs/benchmarks.md] [--no-write]
 
 The set (`bench/ranking_set/`, written before any ranking change it measures) is a memory tree
@@ -12,7 +12,8 @@ logs), which the daemon ingests and journals itself. `queries.json` holds the qu
 and Chinese, each with its expected first answers: `expect` is a list of up to three slots,
 each slot the keys that are right there (`<file>#<heading>` for a section, `turn:<label>` for
 a turn); a query with no slot is one the memory has no answer to (nothing should come back).
-Every query belongs to fold A or B (alternating within its language and kind).
+Every query belongs to fold A or B (alternating within its language and kind), or to fold C,
+written later by someone who never read the ranking, asked only by `--folds C` or `all`.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -58,6 +59,9 @@ LIMIT = 10
 FOLDS = ("A", "B")
 TUNED = "A"
 """The fold the ranking's constants were chosen on (`--tune A`): the other one is held out."""
+FRESH = "C"
+"""A held-out fold written after the ranking was tuned, measured once at the end: asked only by
+`--folds C` or `--folds all`, never a choice of `--tune` or `--file-weights` (not in FOLDS)."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.
@@ -381,7 +385,7 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
 def _fold_name(group: str) -> str:
     """A group of `summary` ("A", "B en") named with its fold marked tuned or held out."""
     fold, _, lang = group.partition(" ")
-    mark = "tuned" if fold == TUNED else "held out"
+    mark = "tuned" if fold == TUNED else "held out (fresh)" if fold == FRESH else "held out"
     return f"{fold} ({mark}){', ' + lang if lang else ''}"
 
 
@@ -576,8 +580,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--semantic", choices=("off", "packaged", "both"), default="both")
-    ap.add_argument("--folds", choices=("A", "B", "all"), default="all",
-                    help="which fold's queries to ask (tune on one, report the other)")  # fmt: skip
+    ap.add_argument("--folds", choices=("A", "B", FRESH, "all"),
+                    help="which fold's queries to ask (tune on one, report the other; without it"
+                    f" A and B, with all also the fresh {FRESH})")  # fmt: skip
     ap.add_argument("--threads", type=int, default=2, help="model threads")
     ap.add_argument("--dump", type=Path, help="write every query's hits to this JSON file")
     ap.add_argument("--keep", type=Path, help="copy each measured MEMD_HOME under this folder")
@@ -608,7 +613,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(json.dumps(file_weights(args.home, args.file_weights, qs, convs), indent=1))
         return 0
-    folds = FOLDS if args.folds == "all" else (args.folds,)
+    folds = (
+        FOLDS if args.folds is None else (*FOLDS, FRESH) if args.folds == "all" else (args.folds,)
+    )
     qs = [q for q in qs if q.fold in folds]
     kinds = ("off", "packaged") if args.semantic == "both" else (args.semantic,)
     res = {k: run_one(k, qs, convs, args.threads, args.keep) for k in kinds}
