@@ -200,7 +200,10 @@ def test_a_paraphrase_finds_the_section_it_shares_no_word_with(
 @pytest.mark.parametrize(
     ("query", "heading"),
     [
-        ("where does my sister live?", "妹妹"),  # 3.47 standard deviations
+        # 2.59 standard deviations. Not "where does my sister live?": it stands at the floor
+        # itself (3.47 on one machine, 3.50 on another: the engine's kernels differ by CPU,
+        # moving every cosine by a few hundredths of a deviation; docs/retrieval.md).
+        ("what does my sister do for a living?", "妹妹"),
         # 1.62 ("pet" would name its file, pets.md, which full text finds by its name).
         ("which kitten did we get from the rescue?", "Our cat"),
         ("switching the storage engine behind our product records", "Database migration"),  # 0.60
