@@ -9,7 +9,9 @@ editors do while memd writes the same file through the socket:
   never reloads).
 
 Afterwards every hand-written line and every acknowledged memd write must be in the file.
-`MEMD_STRESS_S` sets how long each run lasts (default 10 s).
+`MEMD_STRESS_S` sets how long each run lasts (default 10 s); memd keeps writing past it until
+it has made `MIN_ACKED` acknowledged writes (a loaded machine makes each write slower: on a
+shared machine at load 8-13 fewer than 50 fitted in 10 s), for at most six times as long.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ pytestmark = [
 ]
 
 SECONDS = float(os.environ.get("MEMD_STRESS_S", "10"))
+MIN_ACKED = 50  # acknowledged remembers a run needs to prove anything
+LONGEST_S = 6 * SECONDS  # how long the writes may go on while fewer have been acknowledged
 HAND_ITEMS = 200
 SETTLE_S = 20.0  # how long memd may take to repair after the editor stops (polled, not timed)
 
@@ -111,13 +115,19 @@ class Writes:
 
     acked: dict[str, str] = field(default_factory=dict)  # id -> text
     errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # how long the writes went on
 
 
 def remember_loop(d: DaemonProcess, seconds: float, every: float = 0.01) -> Writes:
+    """Remember one fact after another for `seconds`, then on until `MIN_ACKED` writes have
+    been acknowledged or `LONGEST_S` has passed: the run is as long as before on an idle
+    machine, and the writes it asserts on do not depend on the machine's load."""
     out = Writes()
-    end = time.monotonic() + seconds
+    start = time.monotonic()
     i = 0
-    while time.monotonic() < end:
+    while (elapsed := time.monotonic() - start) < seconds or (
+        len(out.acked) < MIN_ACKED and elapsed < LONGEST_S
+    ):
         i += 1
         text = f"remembered fact number {i:05d}"
         try:
@@ -127,6 +137,7 @@ def remember_loop(d: DaemonProcess, seconds: float, every: float = 0.01) -> Writ
         else:
             out.acked[r["id"]] = text
         time.sleep(every)
+    out.seconds = time.monotonic() - start
     return out
 
 
@@ -173,10 +184,12 @@ def notes(daemon: DaemonProcess) -> Iterator[Path]:
 
 
 def check_memd_and_hand(
-    d: DaemonProcess, path: Path, editor: Editor, writes: Writes, min_acked: int = 50
+    d: DaemonProcess, path: Path, editor: Editor, writes: Writes, min_acked: int = MIN_ACKED
 ) -> None:
     assert editor.saves >= 5, "the editor hardly saved: the run proves nothing"
-    assert len(writes.acked) >= min_acked, f"too few acknowledged writes: {writes.errors[:3]}"
+    assert len(writes.acked) >= min_acked, (
+        f"too few acknowledged writes in {writes.seconds:.0f} s: {writes.errors[:3]}"
+    )
     settled(
         hand_written_items=lambda: missing(path, hand_lines()),
         hand_edits_made_in_the_editor=lambda: missing(path, editor.hand_edits),
