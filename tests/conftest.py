@@ -139,12 +139,39 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def _check_marked_files(items: list[pytest.Item]) -> None:
     for item in items:
-        for marker in _FILE_MARKERS:
+        for marker in (*_FILE_MARKERS, _SPREAD):
             if item.get_closest_marker(marker) and not _names(item.path, marker):
                 raise pytest.UsageError(
                     f"{item.nodeid} is marked {marker} but its file does not name the marker:"
-                    f" scripts/test's {marker} step (--files-naming) would not collect it"
+                    f" scripts/test would not see the marker where it looks for it"
                 )
+
+
+# -- a file of long tests, spread over the workers -----------------------------------------
+# scripts/test's parallel step hands each worker a whole test file at a time (--dist loadfile:
+# a file's module-scoped daemon starts once). A file whose tests each run for many seconds and
+# share nothing (the extraction sets' floors: 16 sets, ~300 s on one worker) would end the run
+# alone on one worker: the tests of a file that names `mark.spread` go to the workers one by one
+# instead. The scheduler runs in pytest-xdist's controller, which collects nothing: it sees only
+# the tests' ids, so it reads the file's text, as --files-naming does (and every run checks that
+# no test marked `spread` is in a file that does not name it).
+_SPREAD = "spread"
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]
+
+    root = config.rootpath
+
+    class FilesOrTheirTests(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            file = _file_of(nodeid)
+            return nodeid if _names(root / file, _SPREAD) else file
+
+    return FilesOrTheirTests(config, log)
 
 
 # -- longest test files first --------------------------------------------------------------

@@ -68,6 +68,8 @@ def test_the_eval_scores_the_llm_extractor_too(
     assert case.turns[0] in str(server.requests[0].body)
 
 
+# Each set runs for seconds: scripts/test hands these to its workers one by one (tests/conftest).
+@pytest.mark.spread
 @pytest.mark.parametrize(
     ("name", "facts", "supersessions", "false_positives"),
     [
