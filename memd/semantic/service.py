@@ -223,13 +223,16 @@ class SemanticRecall:
         emb = self.embedder
         if emb is None or time.time() < self.paused_until:
             return None
+        cached = getattr(emb, "has", None)
+        # A vector in the cache is read on this thread, even while the call that stored it has
+        # not returned yet (its future not done): waiting for that future would answer late.
+        in_cache = cached is not None and cached(p.embed)
         with self._inflight_lock:
-            asked = self._inflight.get(p.embed)
-        if asked is None and self.wait_s is not None:
+            asked = None if in_cache else self._inflight.get(p.embed)
+        if asked is None and not in_cache and self.wait_s is not None:
             self.prefetch(p)  # on the embedding thread, waited for below at most `wait_s`
             with self._inflight_lock:
                 asked = self._inflight.get(p.embed)
-            cached = getattr(emb, "has", None)
             if asked is None and not (cached is not None and cached(p.embed)):
                 return None  # paused meanwhile: never embedded on this thread
         try:
@@ -247,6 +250,11 @@ class SemanticRecall:
             vec: npt.NDArray[np.float32] = asked.future.result(left)
             return vec
         except FutureTimeout:
+            cached = getattr(self.embedder, "has", None)
+            if self.embedder is not None and cached is not None and cached(p.embed):
+                # Stored while we waited, its call not returned yet: the cache answers.
+                cache_hit: npt.NDArray[np.float32] = self.embedder.embed([p.embed], kind="query")[0]
+                return cache_hit
             if not self.late_pauses:
                 # Left to finish on the embedding thread: the query cache keeps the vector
                 # for the next time this query is asked.

@@ -140,3 +140,39 @@ def test_the_settings_choose_the_wait() -> None:
     assert query_wait(http, standalone=False) == (http.semantic_query_timeout_s, True)
     with pytest.raises(ConfigError, match="semantic.query_wait_ms must be 0"):
         settings.load(env={"MEMD_SEMANTIC_QUERY_WAIT_MS": "-5"})
+
+
+class HeldCache(CachedEmbedder):
+    """A query cache whose embedding call holds on once the vector is stored, before it returns:
+    the moment a busy machine can leave between the cache holding a vector and the embedding
+    thread's future being done."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__(model)
+        self.stored = threading.Event()
+        self.release = threading.Event()
+
+    def embed(self, texts: Sequence[str], *, kind: Kind = "passage") -> npt.NDArray[_np.float32]:
+        out = super().embed(texts, kind=kind)
+        if not self.stored.is_set():  # the call that embedded; a cache hit returns at once
+            self.stored.set()
+            self.release.wait(5)
+        return out
+
+
+def test_a_vector_in_the_cache_serves_before_its_embedding_call_has_returned() -> None:
+    model = SlowModel(0.0)
+    cache = HeldCache(model)
+    r = SemanticRecall()
+    r.attach(cache, cast(Any, None), "test", wait_s=0.03, late_pauses=False)
+    r.prefetch(plan("what is our cat called"))
+    try:
+        assert cache.stored.wait(5)
+        time.sleep(0.05)  # longer than a request waits: only the cache can answer in time
+        again = plan("what is our cat called")  # the next request asking the same
+        r.prefetch(again)
+        vec = r.query_vector(again)
+        assert vec is not None and r.late == 0
+    finally:
+        cache.release.set()
+    assert model.calls == ["what is our cat called"]  # embedded once
