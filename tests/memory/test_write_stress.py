@@ -12,6 +12,11 @@ A real daemon; over `MEMD_STRESS_MIX_S` seconds (default 60):
 - `undo` of one of memd's remembers about every second;
 - the daemon killed with SIGKILL every ~12 s and started again at once.
 
+The run goes on past those seconds until it has done enough to prove anything (`MIN_ACKED`
+acknowledged remembers, `MIN_KILLS` kills, `MIN_SAVES` saves by each editor), for at most three
+times as long: on a machine loaded by others each write takes longer (at load ~10, 187
+acknowledged remembers in 60 s).
+
 Then (after a clean stop, which commits what waits): every hand line is in its file, every
 acknowledged remember not undone is in its file exactly once and whole, every acknowledged
 remember has one change of its own adding exactly its line, every undo removes exactly the
@@ -45,6 +50,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SECONDS = float(os.environ.get("MEMD_STRESS_MIX_S", "60"))
 KILL_EVERY_S = 12.0
+MIN_ACKED, MIN_KILLS, MIN_SAVES = 200, 2, 20  # what a run must have done to prove anything
+LONGEST_S = 3 * SECONDS  # how long it may go on while it has not
 ITEM = re.compile(r"^- (.+?) <!-- memd id=(m_[0-9a-f]+)[^>]*-->$")
 
 
@@ -193,14 +200,12 @@ def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> 
     ]
     for t in threads:
         t.start()
-    time.sleep(SECONDS)
+    _until_enough(run)
     run.stop.set()
     for t in threads:
         t.join(90)
     try:
-        assert run.kills >= 2 and len(run.acked) >= 200 and min(run.saves.values()) >= 20, (
-            run.kills, len(run.acked), run.saves,
-        )  # fmt: skip
+        assert _enough(run), (run.kills, len(run.acked), run.saves)
         files = {"notes.md": notes, "preferences.md": prefs}
         # The guard applies memd's changes again after an editor's save: wait for it to settle.
         end = time.monotonic() + 30
@@ -215,6 +220,20 @@ def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> 
     finally:
         if d.proc and d.proc.poll() is None:
             d.stop()
+
+
+def _enough(run: Run) -> bool:
+    with run.lock:
+        saves = [run.saves.get(name, 0) for name in ("notes.md", "preferences.md")]
+        return run.kills >= MIN_KILLS and len(run.acked) >= MIN_ACKED and min(saves) >= MIN_SAVES
+
+
+def _until_enough(run: Run) -> None:
+    """`SECONDS`, then on until the run has done enough, or `LONGEST_S` in all."""
+    start = time.monotonic()
+    time.sleep(SECONDS)
+    while not _enough(run) and time.monotonic() - start < LONGEST_S:
+        time.sleep(0.5)
 
 
 def _lost(run: Run, files: dict[str, Path]) -> list[str]:
