@@ -23,9 +23,9 @@ from tests.clis import cli
 from tests.fakes.assistant_apis import AssistantAPIs, Call
 from tests.utils import DaemonProcess, wait_for
 
-# The CLIs' node processes take most of a core: one worker runs them and the concurrent-edit
-# floors (tests/memory/test_concurrent_edits.py) in turn, never side by side (scripts/test).
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("cpu-floors")]
+# The CLIs' node processes take most of a core: one worker runs them in turn, never two side by
+# side (scripts/test).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("node-clis")]
 
 MEMORY = "My cat is named Tofu and she is afraid of vacuum cleaners"
 SAID = "Remember that the build server is called pelican"

@@ -29,12 +29,8 @@ import pytest
 
 from tests.utils import DaemonProcess, wait_for
 
-pytestmark = [
-    pytest.mark.slow,  # each test runs for MEMD_STRESS_S seconds: their own step
-    # Never beside the real assistants' CLIs (one worker runs this group's files in turn): their
-    # node processes took the CPU the acknowledged-writes floor needs (scripts/test).
-    pytest.mark.xdist_group("cpu-floors"),
-]
+# Each test runs for MEMD_STRESS_S seconds or more: their own step (scripts/test).
+pytestmark = pytest.mark.slow
 
 SECONDS = float(os.environ.get("MEMD_STRESS_S", "10"))
 MIN_ACKED = 50  # acknowledged remembers a run needs to prove anything
