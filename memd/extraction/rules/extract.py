@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -50,6 +51,7 @@ from memd.extraction.rules.en_tools import (
 from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
+from memd.extraction.rules.learned import apply_generic, learned_statements, shares_value
 from memd.extraction.rules.life import en_life, zh_life
 from memd.extraction.rules.links import apply_links, first_statements
 from memd.extraction.rules.mentions import (
@@ -306,6 +308,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
     out: list[ExtractedMemory] = []
     seen: set[str] = set()
     session = Session()
+    gated: set[str] = set()  # the memories the learned gate kept
     for turn in turns:
         if turn.role != "user" or is_trivial(turn.text):
             continue
@@ -314,7 +317,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         start = len(out)
         words = own_words(redact(turn.text))
         # A sentence that states and asks is read part by part: its statements alone.
-        parts = (u.text for s in SENTENCE_RE.findall(words) if s.strip() for u in units(s))
+        parts = [u.text for s in SENTENCE_RE.findall(words) if s.strip() for u in units(s)]
+        unread: list[str] = []  # the sentences no reader read
         for sentence in parts:
             said: list[ExtractedMemory] = []
             # The sentence's own readings first; then, with what they gave in `said`, the new
@@ -323,6 +327,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             # The general reader is the floor: it reads only a sentence no rule read.
             read: list[ExtractedMemory] = []  # every reading, repeats of earlier ones too
             floor = _floor(sentence, ctx, read)
+            unread.append(sentence)
             zh = bool(CJK_RE.search(sentence))
             life = itertools.chain(
                 (zh_life if zh else en_life)(sentence, ctx),
@@ -348,6 +353,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                         session.named = memory.content
                 if memory.type == "decision" and memory.subject:
                     session.decided.add(memory.subject)
+            if read:
+                unread.pop()
             if not CJK_RE.search(sentence):
                 out += _role_stack(sentence, said, ctx, seen)
         # A change names its old and new values: the new one's memory replaces the old one's.
@@ -361,8 +368,26 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         apply_links(words, ctx, out, start)
         # A change that names the value it ends replaces the user's earlier statement of it.
         apply_named(words, ctx, out, start)
+        # Behind them all, the learned gate: in a sentence no reader read, a clause none of the
+        # turn's memories covers.
+        held = {m.content.casefold() for m in out[start:]}
+        for sentence in unread:
+            for memory in learned_statements(
+                sentence, ctx, functools.partial(_covered_by, out[start:])
+            ):
+                if memory.content.casefold() not in seen | held:
+                    held.add(memory.content.casefold())
+                    out.append(memory)
+                    gated.add(memory.content)
+        # A change no reader linked, one side of it kept by the gate: the most alike earlier
+        # memory of its type is replaced.
+        apply_generic(words, out, start, gated)
         seen.update(m.content.casefold() for m in out[start:])
     return out
+
+
+def _covered_by(read: Sequence[ExtractedMemory], clause: str) -> bool:
+    return covered(clause, read) or shares_value(clause, read)
 
 
 def _floor(sentence: str, ctx: Ctx, read: list[ExtractedMemory]) -> Iterator[ExtractedMemory]:

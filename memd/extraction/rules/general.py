@@ -576,3 +576,22 @@ def covered(clause: str, said: Sequence[ExtractedMemory]) -> bool:
         if len(terms & held) * 3 >= len(terms) or names & held:
             return True
     return False
+
+
+def someone_else_in(text: str) -> bool:
+    """Whether a text names someone other than the user (a relation, he/she/they, you)."""
+    if CJK_RE.search(text):
+        return bool(ZH_OTHER_RE.search(text) or "你" in text)
+    return bool(_EN_OTHERS_RE.search(text))
+
+
+def not_a_statement(clause: str) -> bool:
+    """Whether a clause has a shape no statement of the user's has, by this reader's lists: a
+    plan, a wish, a possibility, a command, something going on now or said by someone, someone
+    else in it, a question word, a negation (the learned gate, `learned.py`, reads no such
+    clause)."""
+    if CJK_RE.search(clause):
+        return bool(_ZH_NOT_FACT_RE.search(clause) or ZH_OTHER_RE.search(clause) or "你" in clause)
+    return bool(
+        _EN_OTHERS_RE.search(clause) or _EN_ORDER_RE.match(clause) or _EN_NOT_FACT_RE.search(clause)
+    )

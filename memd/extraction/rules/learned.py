@@ -1,0 +1,528 @@
+"""The learned layer behind the readers: a clause gate, a type classifier, a generic supersession.
+
+The readers read the shapes they were written for. A clause of the user's none of them read is
+looked at once more here:
+
+- **the gate** (`statement_score`): a linear model over the clause's words and word pairs
+  (Chinese: its characters and character pairs), first-person markers, its place in the
+  sentence and its punctuation, giving the probability that the clause is a lasting statement
+  of the user about themselves, their work, their preferences or their plans — not a question,
+  a hypothesis, someone else's fact, a quote, small talk or a one-off request;
+- **the type** (`clause_type`): a second linear model, one weight vector per type (personal,
+  skill, preference, project, task, decision), on the same features;
+- a clause above the gate's threshold is kept as said, cleaned the way the general reader keeps
+  one ("User: …", "User's …", "用户…"), with the type the classifier gives; an English clause
+  that does not name the user ("Production is pinned to Node 16") needs a higher threshold
+  (`bare`) than one that does;
+- **generic supersession** (`apply_generic`): a clause of a later turn that says a change
+  ("now", "switched", "no longer", "instead", "actually", 现在, 改成, 换成, 不再, 其实 …)
+  replaces the user's earlier memory of the same type whose words, the values left out, it
+  shares most — one more when the turn names the earlier memory's value and none of its
+  memories keeps it, `alone` more when each is the only memory of its type on its side — when
+  that score reaches `overlap`: both get one key, so placement marks the earlier one
+  superseded; nothing is deleted.
+
+The weights are data (`data/clause_model.json.gz`), written by `bench/clause_model.py` from the
+labelled development sets; its README gives the command. They are read once, on first use; the
+model is pure Python at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
+from importlib.resources import files
+from pathlib import Path
+
+from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import someone_else, strip_lead
+from memd.extraction.rules.common import (
+    CJK_RE,
+    IMP_DECISION,
+    IMP_PREFERENCE,
+    IMP_PROJECT,
+    IMP_SKILL,
+    Ctx,
+    is_question,
+)
+from memd.extraction.rules.general import not_a_statement, someone_else_in
+from memd.extraction.rules.zh_clauses import RELATION_RE, ZH_OTHER_RE
+
+MODEL_PATH = Path(__file__).with_name("data") / "clause_model.json.gz"
+TYPES = ("personal", "skill", "preference", "project", "task", "decision")
+_IMPORTANCE = {
+    "personal": 6,
+    "skill": IMP_SKILL,
+    "preference": IMP_PREFERENCE,
+    "project": IMP_PROJECT,
+    "task": 3,
+    "decision": IMP_DECISION,
+}
+
+# -- clauses -------------------------------------------------------------------------------------
+_EN_CUT_RE = re.compile(
+    r"\s*(?:[;:—–]|\s-\s|\.\.\.|\(|\))\s*"
+    r"|,\s+"
+    r"|\s+(?:and|but|so|because|since|though|although|while|plus|which)\s+"
+    r"(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our|it|it's|that's|please|pls)\b)",
+    re.I,
+)
+_ZH_CUT_RE = re.compile(r"[，,；;：（）()]|:(?![A-Za-z0-9/])|\s+-\s+|——")
+
+
+def cut(sentence: str) -> list[str]:
+    """The clauses of one sentence, end punctuation and opening connectives left out."""
+    body = sentence.strip().rstrip(".!?。！？；;~～ ")
+    parts = (_ZH_CUT_RE if CJK_RE.search(body) else _EN_CUT_RE).split(body)
+    return [c for c in (strip_lead(p or "") for p in parts) if c]
+
+
+# -- features ------------------------------------------------------------------------------------
+_EN_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,:]\d+)*|[^\sA-Za-z\d]")
+_MIXED_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+#\-]*|\d+|[\u3400-\u9fff]")
+_EN_FIRST = frozenset("i i'm i've i'd i'll im me my mine myself we we're we've our ours us".split())
+_EN_OTHER = frozenset(
+    "you you're your he she his her him they them their it's friend wife husband son daughter "
+    "manager boss colleague coworker mom dad brother sister".split()
+)
+
+
+def _shape(token: str) -> str:
+    if token[0].isdigit():
+        return "<num>"
+    return token.casefold()
+
+
+def features(clause: str, position: int, count: int, question: bool, lead: str = "") -> list[str]:
+    """The features of a clause: its `position` of `count` in its sentence, whether the sentence
+    asks, the word its sentence opens with (`lead`, when the clause is not the first)."""
+    out = ["bias", f"pos:{min(position, 2)}", f"last:{position == count - 1}", f"q:{question}"]
+    if position and lead:
+        out.append(f"lead:{lead}")
+    zh = bool(CJK_RE.search(clause))
+    out.append(f"lang:{'zh' if zh else 'en'}")
+    if zh:
+        tokens = [_shape(t) for t in _MIXED_TOKEN_RE.findall(clause)]
+        out += [f"c:{t}" for t in tokens]
+        out += [f"c2:{a}{b}" for a, b in zip(tokens, tokens[1:], strict=False)]
+        if tokens:
+            out.append(f"f:{tokens[0]}")
+            out.append(f"f2:{''.join(tokens[:2])}")
+        out.append(f"latin:{any(t.isascii() and t.isalpha() for t in tokens)}")
+    else:
+        raw = _EN_TOKEN_RE.findall(clause)
+        tokens = [_shape(t) for t in raw]
+        out += [f"w:{t}" for t in tokens]
+        out += [f"b:{a}_{b}" for a, b in zip(tokens, tokens[1:], strict=False)]
+        if tokens:
+            out.append(f"f:{tokens[0]}")
+            out.append(f"f2:{'_'.join(tokens[:2])}")
+        out.append(f"first:{any(t in _EN_FIRST for t in tokens)}")
+        out.append(f"other:{any(t in _EN_OTHER for t in tokens)}")
+        out.append(f"cap:{any(t[:1].isupper() and t != 'I' for t in raw[1:])}")
+        out.append(f"len:{min(len(tokens) // 4, 5)}")
+    out.append(f"num:{bool(re.search(r'[0-9]', clause))}")
+    return out
+
+
+# -- the model -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Model:
+    gate: dict[str, float]
+    types: dict[str, dict[str, float]]
+    threshold: float  # the gate's, for a clause that names the user
+    bare: float  # the gate's, for a clause that does not (`own`)
+    overlap: float  # the least score of a pair generic supersession links
+    alone: float  # what a pair scores when each is the only memory of its type on its side
+
+
+@functools.cache
+def model() -> Model | None:
+    """The shipped weights, or None when the data file is missing (the layer then does nothing)."""
+    try:
+        raw = (files("memd.extraction.rules") / "data" / MODEL_PATH.name).read_bytes()
+    except FileNotFoundError:
+        return None
+    data = json.loads(gzip.decompress(raw).decode("utf-8"))
+    return Model(
+        gate=data["gate"],
+        types=data["types"],
+        threshold=float(data["threshold"]),
+        bare=float(data["bare"]),
+        overlap=float(data["overlap"]),
+        alone=float(data["alone"]),
+    )
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
+def gate_probability(weights: dict[str, float], feats: Sequence[str]) -> float:
+    return _sigmoid(sum(weights.get(f, 0.0) for f in feats))
+
+
+def type_scores(weights: dict[str, dict[str, float]], feats: Sequence[str]) -> dict[str, float]:
+    return {t: sum(w.get(f, 0.0) for f in feats) for t, w in weights.items()}
+
+
+def statement_score(
+    clause: str, position: int = 0, count: int = 1, question: bool = False
+) -> float:
+    """The gate: how likely `clause` is a lasting statement of the user's (0 without a model)."""
+    m = model()
+    if m is None:
+        return 0.0
+    return gate_probability(m.gate, features(clause, position, count, question))
+
+
+def clause_type(clause: str, position: int = 0, count: int = 1, question: bool = False) -> str:
+    """The type of memory `clause` states, by the classifier ("personal" without a model)."""
+    m = model()
+    if m is None:
+        return "personal"
+    scores = type_scores(m.types, features(clause, position, count, question))
+    return max(TYPES, key=lambda t: scores.get(t, -math.inf))
+
+
+# -- kept clauses --------------------------------------------------------------------------------
+_EN_POSSESSIVE_RE = re.compile(r"^(?:my|our)\s+", re.I)
+# Shapes the gate never keeps, whatever its score: an order to the assistant about this one
+# answer, a hypothesis, reported speech.
+_EN_NEVER_RE = re.compile(
+    r"^(?:can|could|would|will|should|please|pls|let's|let\s+me|if|what\s+if|suppose|imagine"
+    r"|assuming|how|why|what|when|where|who|which|do|does|did|is|are|put|rename|remove|delete"
+    r"|send|run|open|paste|make|write|give|show|tell|add|fix|set)\b"
+    r"|\b(?:said|says|told\s+me|asked\s+me|I\s+think|I\s+thought|I'd|I\s+would|I\s+guess"
+    r"|I\s+suppose|I\s+feel\s+like|I\s+wonder|maybe|probably|perhaps)\b",
+    re.I,
+)
+_ZH_NEVER_RE = re.compile(
+    r"^(?:如果|假如|假设|要是|万一|帮我|请|麻烦|能不能|可不可以|你)|吗$|呢$|说过|听说|据说|觉得|认为|可能|也许"
+    r"|(?:^|顺便|主要是)把|媳妇|老婆|老公"
+)
+# Someone else as the subject: a person named by their relation to the user ("my nephew is 9").
+_EN_PERSON_RE = re.compile(
+    r"^(?:my|our)\s+(?:\w+\s+)?(?:nephew|niece|grand\w+|in-laws?|wife|husband|partner|son|daughter"
+    r"|kids?|children|brother|sister|mom|mum|dad|mother|father|parents?|cousin|uncle|aunt|friend"
+    r"|boss|manager|colleague|coworker|teammate|neighbou?r|roommate|flatmate|girlfriend"
+    r"|boyfriend|fianc\w*|baby|toddler|team\s*lead|lead|cto|ceo|client|customer)s?\b",
+    re.I,
+)
+
+
+# A negated clause states no current fact of what it names ("I don't use Ruby anymore").
+# A clause that leaves a thing ("we ditched conda", "I sold the cello") does not say it holds.
+_EN_NOT_RE = re.compile(
+    r"\b(?:not|never|no\s+longer|don't|doesn't|didn't|isn't|aren't|wasn't|haven't|hasn't|won't"
+    r"|can't|cannot|nobody|nothing)\b|n't\b",
+    re.I,
+)
+_ZH_NOT_RE = re.compile(r"不|没|别|无法|未")
+# Quoted words are someone else's.
+_QUOTE_RE = re.compile(r"[“”\"「」『』]")
+# An English clause says something of the user when it names them or opens with what they do
+# ("Living in Leeds means …").
+_EN_SELF_RE = re.compile(
+    r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I
+)
+_EN_GERUND_RE = re.compile(r"^[A-Za-z]+ing\b")
+# A sentence that orders a text made ("Write a short bio: a sysadmin from Lagos who …"): what
+# follows is the text's, not the user's.
+_EN_ORDER_RE = re.compile(
+    r"^(?:write|draft|generate|create|make|give|compose|translate|rewrite|summari[sz]e|describe"
+    r"|explain|show|tell|list|set|add|fix|convert|format|build|design|help|suggest|pretend"
+    r"|act|roleplay|imagine|consider|review|check|proofread)\b",
+    re.I,
+)
+
+
+# A state of the moment ("our CI is broken", "I'm 5 minutes late", "我在写代码").
+_TRANSIENT_RE = re.compile(
+    r"\b(?:broken|down|slow|late|busy|tired|stuck|failing|flaky|crashing|crashed|offline|sick"
+    r"|bored|confused|lost)\b|在写|在看|在弄|在改|在调|在跑|挂了|卡了|坏了",
+    re.I,
+)
+# What the readers own by its key: a name, an age ("My name is on the list" is none).
+_OWNED_RE = re.compile(r"\b(?:my|our)\s+names?\b|\bI'm\s+\d+\b|名字|叫什么", re.I)
+# A question word in a Chinese clause with no question mark: "为啥 Vue 这么慢".
+_ZH_ASKS_RE = re.compile(r"为啥|为什么|怎么|什么|哪|多少|几[个点岁]|是否")
+# What the team did once ("We moved the standup to Thursday", "We retired the Jenkins box").
+_EN_WE_DID_RE = re.compile(r"^(?:we|our\s+team)\s+(?:\w+ly\s+)?[a-z]+ed\b", re.I)
+# A clause whose object is a pronoun names nothing ("I like it").
+_EN_PRONOUN_END_RE = re.compile(r"\b(?:it|this|that|them|these|those)$", re.I)
+
+
+def content_of(clause: str) -> str:
+    """The clause as the memory says it."""
+    text = clause.strip().rstrip(".,;:，。；：")
+    if CJK_RE.search(text):
+        if text.startswith(("我们", "咱们")):
+            return "用户的团队" + text[2:]
+        if text.startswith("我"):
+            return "用户" + text[1:]
+        return "用户：" + text
+    if _EN_POSSESSIVE_RE.match(text):
+        return "User's " + _EN_POSSESSIVE_RE.sub("", text, count=1)
+    return "User: " + text
+
+
+def kept(clause: str) -> bool:
+    """Whether a clause may be kept at all (before its score): long enough, not a shape never
+    kept — a question or request, a hypothesis, reported speech, a negation, someone else's."""
+    if not_a_statement(clause) or _TRANSIENT_RE.search(clause) or _OWNED_RE.search(clause):
+        return False
+    if _LEAVING_RE.search(clause):
+        return False  # what ended is no statement of what holds
+    zh = bool(CJK_RE.search(clause))
+    if zh:
+        return (
+            len(clause) >= 6
+            and not _ZH_ASKS_RE.search(clause)
+            and not _QUOTE_RE.search(clause)
+            and not _ZH_NEVER_RE.search(clause)
+            and not _ZH_NOT_RE.search(clause)
+            and not RELATION_RE.match(clause)
+            and not ZH_OTHER_RE.search(clause)
+        )
+    return (
+        len(clause.split()) >= 5
+        and not _EN_WE_DID_RE.match(clause)
+        and not _EN_PRONOUN_END_RE.search(clause)
+        and not _QUOTE_RE.search(clause)
+        and not _EN_NEVER_RE.search(clause)
+        and not _EN_NOT_RE.search(clause)
+        and not someone_else(clause)
+        and not _EN_PERSON_RE.match(clause)
+    )
+
+
+def own(clause: str) -> bool:
+    """Whether a clause names the user (I, my, we …; 我, 咱, 家里) or opens with what they do
+    ("Living in Leeds means …"): a clause that does not is kept only above a higher threshold
+    ("Production is pinned to Node 16")."""
+    if CJK_RE.search(clause):
+        return True
+    text = re.sub(r"^User(?:'s)?:?\s*", "", clause)
+    return bool(
+        _EN_SELF_RE.search(text) or _EN_GERUND_RE.match(text) or clause.startswith("User's")
+    )
+
+
+def lead_of(sentence: str) -> str:
+    """The word a sentence opens with, as a feature names it."""
+    tokens = (_MIXED_TOKEN_RE if CJK_RE.search(sentence) else _EN_TOKEN_RE).findall(
+        strip_lead(sentence)
+    )
+    return _shape(tokens[0]) if tokens else ""
+
+
+def scored_statements(
+    sentence: str, ctx: Ctx, covered: Callable[[str], bool]
+) -> Iterator[tuple[float, ExtractedMemory]]:
+    """Every clause of `sentence` no reader read (`covered` tells) that may be kept, as the
+    memory it would give and the gate's probability for it."""
+    m = model()
+    if m is None:
+        return
+    if _EN_ORDER_RE.match(strip_lead(sentence)) or is_question(sentence):
+        return
+    clauses = cut(sentence)
+    question = is_question(sentence)
+    lead = lead_of(sentence)
+    for i, clause in enumerate(clauses):
+        if not kept(clause) or covered(clause):
+            continue
+        feats = features(clause, i, len(clauses), question, lead)
+        scores = type_scores(m.types, feats)
+        type_ = max(TYPES, key=lambda t: scores.get(t, -math.inf))
+        memory = ctx.mem(content_of(clause), type_, _IMPORTANCE[type_])
+        yield gate_probability(m.gate, feats), memory
+
+
+def learned_statements(
+    sentence: str, ctx: Ctx, covered: Callable[[str], bool]
+) -> Iterator[ExtractedMemory]:
+    """The clauses of `sentence` no reader read that the gate keeps, typed by the classifier."""
+    m = model()
+    if m is None:
+        return
+    for p, memory in scored_statements(sentence, ctx, covered):
+        if p >= (m.threshold if own(memory.content) else m.bare):
+            yield memory
+
+
+# -- generic supersession -------------------------------------------------------------------------
+_EN_CHANGE_RE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|going\s+forward|from\s+now\s+on|switch\w*|mov(?:ed|ing)"
+    r"|chang\w*|no\s+longer|any\s*more|instead|actually|since|lately|recently|replac\w*"
+    r"|swapped|upgraded|downgraded|bumped|new|newly|turned|became|become|dropped|ditched|quit"
+    r"|sold|stopped|gave\s+up|left|joined|took|migrat\w*|convert\w*|update|updated|typo"
+    r"|scratch\s+that|correction|i\s+mean|meant|rather|wrong|mistake|reorg|promoted|finished)\b",
+    re.I,
+)
+_ZH_CHANGE_RE = re.compile(
+    r"现在|改成|改用|换成|换到|换了|转到|搬|挪|不再|其实|已经|如今|最近|目前|改为|变成|调到|升|"
+    r"不用|不是|说错|更正|应该是|后来|开始|作废|到期|改主意|更新|转岗|重装|新买|还是|以后|不对|"
+    r"结婚|离职|入职|停了|戒了|卖了|没了"
+)
+# A memory that says what ended ("I quit the orchestra and sold the cello", "荣耀那台摔坏了") is no
+# new value.
+_LEAVING_RE = re.compile(
+    r"\b(?:quit|sold|stopped|ditched|dropped|gave\s+up|got\s+rid\s+of|left|retired|no\s+longer"
+    r"|any\s*more|broke|died|ended|cancell?ed|went\s+away|gone|decommissioned|scrapped|reversed"
+    r"|shut\s+down|killed|removed)\b"
+    r"|卖了|摔坏|坏了|停更|不用|不再|退了|辞职|离职|没了|作废|到期|戒了|停了|弃了|淘汰|下掉|砍了",
+    re.I,
+)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*|[\u3400-\u9fff]")
+_VALUE_RE = re.compile(r"[A-Z][\w.+#\-]*[\w+#]|[a-z]+[A-Z0-9][\w.+#\-]*|\d+(?:\.\d+)*")
+_STOP = frozenset(
+    "user user's i i'm my me we our the a an is are was to of in on at for and with as it it's "
+    "all now so but just that this asks".split()
+    + list("用户我们的了是在有一个现")
+)
+# Types one value can move between: the readers' types of a tool, and a decision on one.
+_HELD_TYPES = frozenset({"skill", "preference", "project", "decision"})
+
+
+def shape_words(content: str) -> set[str]:
+    """The words of a memory that carry its shape (Chinese: character pairs), fillers and values
+    — capitalised names, numbers — left out."""
+    words = _WORD_RE.findall(content)
+    latin = {w.casefold() for w in words if w.isascii() and not w[:1].isupper()}
+    latin -= _STOP
+    cjk = [w for w in words if not w.isascii()]
+    pairs = {a + b for a, b in zip(cjk, cjk[1:], strict=False) if not {a, b} <= _STOP}
+    return latin | pairs
+
+
+def similarity(a: str, b: str) -> float:
+    """The share of the shorter memory's shape words the other has too."""
+    wa, wb = shape_words(a), shape_words(b)
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
+
+
+def values(content: str) -> set[str]:
+    """The values a memory names: names in Latin script and numbers (not "User"), and its runs
+    of two Chinese characters that are no filler."""
+    out = {v.casefold() for v in _VALUE_RE.findall(content) if v not in ("User", "User's")}
+    out = {v for v in out if v not in _STOP and (len(v) > 1 or v.isdigit())}
+    cjk = [w for w in _WORD_RE.findall(content) if not w.isascii()]
+    out |= {a + b for a, b in zip(cjk, cjk[1:], strict=False) if not {a, b} & _STOP}
+    return out
+
+
+_SUPPOSE_RE = re.compile(r"^(?:if|suppose|imagine|what\s+if)\b|如果|假如|假设|要是|万一", re.I)
+
+
+def shares_value(clause: str, memories: Sequence[ExtractedMemory]) -> bool:
+    """Whether a memory names a value the clause names (a reader read it in other words)."""
+    own_values = values(clause)
+    return any(own_values & values(m.content) for m in memories)
+
+
+def says_change(text: str) -> bool:
+    """Whether a text says something changed (see the module)."""
+    return bool((_ZH_CHANGE_RE if CJK_RE.search(text) else _EN_CHANGE_RE).search(text))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w\u3400-\u9fff]+", "-", text.casefold()).strip("-")[:40]
+
+
+def _compatible(old: str, new: str) -> bool:
+    return old == new or {old, new} <= _HELD_TYPES
+
+
+def apply_generic(
+    text: str, out: list[ExtractedMemory], start: int, gated: Collection[str] | None = None
+) -> None:
+    """A turn (`text`, its memories `out[start:]`) that says a change replaces the session's
+    earlier memory it is most like: of the same type (or of two types a tool moves between), the
+    most alike in words other than values, more so when the turn names the earlier one's value
+    and none of the turn's memories keeps it. Both get one key; the new one the earlier one's
+    type. A keyed earlier memory (the readers'), a memory a reader already keyed like an earlier
+    one, and an earlier one already replaced, are left; with `gated` (the contents of the
+    memories the gate kept), a pair of which the gate kept neither is the readers' and is left
+    too. Someone else's change, a question and a hypothesis replace nothing."""
+    m = model()
+    if m is None or start == 0 or not says_change(text):
+        return
+    if someone_else_in(text) or is_question(text) or _SUPPOSE_RE.search(text):
+        return
+    done_old: set[int] = set()
+    done_new: set[int] = set()
+    for score, i, j in sorted(_pairs(text, out, start, gated, m.alone), reverse=True):
+        if score < m.overlap or i in done_old or j in done_new:
+            continue
+        old, new = out[i], out[j]
+        key = old.subject or new.subject or f"changed:{_slug(old.content)}"
+        out[i] = replace(old, subject=key)
+        out[j] = replace(new, subject=key, type=old.type)
+        done_old.add(i)
+        done_new.add(j)
+
+
+def _pairs(
+    text: str,
+    out: Sequence[ExtractedMemory],
+    start: int,
+    gated: Collection[str] | None,
+    alone_score: float,
+) -> list[tuple[float, int, int]]:
+    """(score, earlier memory, the turn's memory) of every pair `apply_generic` may link."""
+    said = text.casefold()
+    keys_before = {e.subject for e in out[:start] if e.subject}
+    replaced = _replaced(out)
+    turn = range(start, len(out))
+    leaving = {j for j in turn if _LEAVING_RE.search(out[j].content)}
+    kept_now = " ".join(out[j].content for j in turn if j not in leaving).casefold()
+    # One earlier memory of a type and one of the turn's: alike by being alone.
+    alone = Counter(out[i].type for i in range(start) if i not in replaced)
+    fresh = Counter(out[j].type for j in turn if j not in leaving)
+    olds = [
+        i
+        for i in range(start)
+        if i not in replaced and out[i].type != "task" and not out[i].subject
+    ]
+    news = [
+        j
+        for j in turn
+        if j not in leaving and not (out[j].subject and out[j].subject in keys_before)
+    ]
+    pairs: list[tuple[float, int, int]] = []
+    for i in olds:
+        old = out[i]
+        # The turn names the old value and none of its memories keeps it: it is left behind.
+        left = any(v in said and v not in kept_now for v in values(old.content))
+        for j in news:
+            new = out[j]
+            if not _compatible(old.type, new.type) or new.content == old.content:
+                continue
+            if gated is not None and old.content not in gated and new.content not in gated:
+                continue  # the readers' own pairs are theirs
+            only = alone[old.type] == 1 and fresh[new.type] == 1
+            score = similarity(old.content, new.content) + left + alone_score * only
+            pairs.append((score, i, j))
+    return pairs
+
+
+def _replaced(memories: Sequence[ExtractedMemory]) -> set[int]:
+    """The indexes of memories a later memory shares a key with (a reader replaced them)."""
+    last: dict[str, int] = {}
+    out: set[int] = set()
+    for i, m in enumerate(memories):
+        if m.subject:
+            if m.subject in last:
+                out.add(last[m.subject])
+            last[m.subject] = i
+    return out
