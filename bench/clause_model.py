@@ -48,7 +48,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from bench.extraction_eval import (
@@ -253,7 +252,6 @@ def _write(model: Model, n_samples: int, path: Path) -> None:
         "overlap": model.overlap,
         "alone": model.alone,
         "trained_on": n_samples,
-        "made": datetime.now().strftime("%Y-%m-%d"),
     }
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     path.write_bytes(gzip.compress(raw.encode("utf-8"), mtime=0))

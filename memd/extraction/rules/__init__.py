@@ -64,7 +64,11 @@ floor under them all: a first-person statement no rule read, kept as it stands, 
 structure — the head noun after "my"/"我的", the class of the value it names), `points` and
 `signals`; `sameness` (`same_fact(a, b)`:
 two statements of one fact in other words or another language, which placement's dedupe and
-the driver's one-memory-per-fact both use).
+the driver's one-memory-per-fact both use); `learned` (the learned layer behind every reader: in
+a sentence no reader read, a clause a linear gate scores as a lasting statement of the user's is
+kept as said, typed by a linear classifier — weights in `data/clause_model.json.gz`, trained by
+`bench/clause_model.py` — and a later turn that says a change replaces the earlier unkeyed
+memory most like it).
 """
 
 from memd.conversations.trivial import is_trivial
