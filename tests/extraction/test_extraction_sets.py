@@ -83,13 +83,14 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own8.jsonl", 63, 44, 0),
         ("extraction_own9.jsonl", 72, 40, 0),
         ("extraction_own10.jsonl", 75, 41, 0),
-        ("extraction_own11.jsonl", 94, 53, 0),
-        ("extraction_own12.jsonl", 87, 43, 0),
+        ("extraction_own11.jsonl", 96, 54, 0),
+        ("extraction_own12.jsonl", 89, 44, 0),
         ("extraction_own13.jsonl", 94, 50, 0),
-        ("extraction_own14.jsonl", 90, 43, 3),
-        ("extraction_own15.jsonl", 96, 48, 1),
-        # held out in round 16: measured once, after the rules were frozen
-        ("extraction_own16.jsonl", 64, 30, 2),
+        ("extraction_own14.jsonl", 95, 46, 3),
+        ("extraction_own15.jsonl", 98, 49, 1),
+        ("extraction_own16.jsonl", 77, 36, 2),
+        # held out in round 17: measured once, after the learned layer was frozen
+        ("extraction_own17.jsonl", 67, 22, 1),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
