@@ -84,21 +84,29 @@ ITEMS_SHOWN = 3
 # -- words -----------------------------------------------------------------------------------
 _LATIN = re.compile(r"[^\W\d_][\w'’]*|\d+(?:[.,:/]\d+)*", re.UNICODE)
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_SUFFIXES = ("ingly", "edly", "ing", "ed", "es", "s", "ly")
+_SUFFIXES = ("ingly", "edly", "ions", "ion", "ing", "ed", "es", "s", "ly")
+_ES_AFTER = ("s", "x", "z", "ch", "sh")
 
 
 # Cached: a page of hits asks for the same few thousand words hundreds of thousands of times
 # (every section's items, every turn, every pair `collapse` compares).
 @functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light English stem, enough to see "retries", "retry" and "retried" as one word."""
+    """A light English stem, enough to see "retries", "retry" and "retried" as one word, and
+    "connection", "connect"; "database", "databases"; "migrate", "migration" (a final "e" goes,
+    as full text's Porter stemmer drops it: every stem is the start of the word it came from,
+    which `_spelled` relies on)."""
     w = word.lower().replace("’", "'").removesuffix("'s")
     for suf in _SUFFIXES:
         if w.endswith(suf) and len(w) - len(suf) >= 3:
+            if suf == "es" and not w[:-2].endswith(_ES_AFTER):
+                suf = "s"  # "notes" -> "note", as "fixes" -> "fix"
             w = w[: -len(suf)]
             if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2]:
                 w = w[:-1]  # "running" -> "run"
             break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]  # "database" -> "databas", as "databases"
     return w[:-1] + "i" if w.endswith("y") and len(w) > 3 else w
 
 

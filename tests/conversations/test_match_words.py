@@ -1,0 +1,31 @@
+"""How `search`'s page reads a query's words in a hit: a word and its inflections are one word
+(a bridged "connect" is held by a heading "Connection pooling", "database" by "databases")."""
+
+from __future__ import annotations
+
+from memd.conversations.ranking import Query, query_words, stem, text_words
+
+
+def test_a_word_and_the_noun_made_of_it_are_one_word() -> None:
+    assert stem("connect") == stem("connection") == stem("connections") == stem("connected")
+    assert stem("migrate") == stem("migration") == stem("migrations")
+
+
+def test_a_final_e_does_not_part_a_word_from_its_plural() -> None:
+    assert stem("database") == stem("databases")
+    assert stem("note") == stem("notes")
+    assert stem("change") == stem("changes")
+    assert stem("cache") == stem("caches")
+    assert stem("fix") == stem("fixes")
+    assert stem("retry") == stem("retries") == stem("retried")
+
+
+def test_every_stem_is_the_start_of_its_word_but_for_a_final_y() -> None:
+    for w in ("connection", "database", "migrations", "changes", "running", "notes", "fixes"):
+        assert w.startswith(stem(w)), w
+
+
+def test_a_heading_naming_the_query_word_in_another_form_matches_it() -> None:
+    q = Query.of("database connection", None)
+    assert q.match(text_words("Connection pooling for every database")) == 1.0
+    assert set(query_words("databases connect")) <= text_words("a database connection")
