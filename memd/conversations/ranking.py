@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from memd.conversations.repo import EVERY_TURN, TurnScope
+from memd.conversations.repo import EVERY_TURN, TurnScope, exchange_partners
 from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
 from memd.conversations.turn_search import searched_text as turn_text
 from memd.core.models import Hit, HitSource
@@ -179,6 +179,7 @@ class Candidate:
     score: float = 0.0
     excerpt: str = ""  # a section's snippet is made of it and `terms` once it is shown
     terms: list[str] = field(default_factory=list)
+    partner: str = ""  # a turn's: the other turn of its exchange (`Found.partners`)
 
     def shown(self, sources: list[HitSource]) -> Hit:
         """The hit as a page shows it: its score and sources, and a section's snippet and
@@ -337,12 +338,12 @@ def _section(f: FusedSection, position: int, q: Query, qt: list[str]) -> Candida
                      excerpt=matching[0].text if matching else r.text or r.heading, terms=qt)  # fmt: skip
 
 
-def _turn(t: TurnHit, position: int, q: Query, qt: list[str]) -> Candidate:
+def _turn(t: TurnHit, position: int, q: Query, qt: list[str], partner: str = "") -> Candidate:
     words = text_words(f"{t.speaker} {t.text}")
     match = q.match(words)
     if t.cosine is not None:  # the script of a turn's text is read only to place its cosine
         match = max(match, q.closeness(t.cosine, dominant_script(t.text)))
-    return Candidate(t.to_hit(qt), TURN, position, t.score, match, words)
+    return Candidate(t.to_hit(qt), TURN, position, t.score, match, words, partner=partner)
 
 
 # -- one scale ---------------------------------------------------------------------------------
@@ -446,7 +447,27 @@ def collapse(cands: list[Candidate]) -> list[Candidate]:
                 _fold(low, c)
                 gone.add(id(low))
                 break
+    _fold_exchanges([c for c in lows if id(c) not in gone], [c for c, _ in curated], gone)
     return sorted((c for c in cands if id(c) not in gone), key=lambda c: (-c.score, c.key))
+
+
+def _fold_exchanges(turns: list[Candidate], curated: list[Candidate], gone: set[int]) -> None:
+    """Fold a user's turn into the memory its answer was folded into: the question asked for
+    what the answer, and the memory, say. (Not the other way round: a reply to a turn that
+    repeats a memory is shown by its own words, which may say more; a memory's `src` naming
+    either turn of an exchange folds both, `_Said.repeats`.)"""
+    home = {
+        (s.hit.session_id, s.hit.turn_id): c
+        for c in curated
+        for s in c.sources
+        if s.tier == TURN and s.hit.role == "assistant"
+    }
+    for t in turns:
+        asks = t.tier == TURN and t.partner and t.hit.role == "user"
+        c = home.get((t.hit.session_id, t.partner)) if asks else None
+        if c is not None:
+            _fold(t, c)
+            gone.add(id(t))
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,8 +497,9 @@ class _Said:
 
     @classmethod
     def of(cls, low: Candidate) -> _Said:
-        if low.tier == TURN:
-            return cls(low, _norm(low.hit.text), low.words, frozenset())
+        if low.tier == TURN:  # the turn of its exchange a memory's `src` names is the turn's
+            partner = frozenset((low.partner,)) if low.partner else frozenset()
+            return cls(low, _norm(low.hit.text), low.words, partner)
         text = " ".join(e.text for e in low.entries)
         return cls(
             low, _norm(text), text_words(text), frozenset(_entry_turn(e) for e in low.entries)
@@ -547,6 +569,9 @@ class Found:
     section_terms: list[str]
     turns: list[TurnHit]
     turn_terms: list[str]
+    partners: Mapping[int, str] = field(default_factory=dict)
+    """The other turn of each found turn's exchange, by the found turn's row id
+    (`memd.conversations.repo.exchange_partners`)."""
 
 
 def gather(
@@ -578,7 +603,8 @@ def gather(
     if talk:
         found, tt = find_turns(conn, query, limit=depth, scope=turns, semantic=semantic,
                                text=heard)  # fmt: skip
-    return Found(Query.of(query, p), sections, st, found, tt)
+    partners = exchange_partners(conn, [t.rowid for t in found]) if found and sections else {}
+    return Found(Query.of(query, p), sections, st, found, tt, partners)
 
 
 def rank(
@@ -597,7 +623,8 @@ def rank(
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
              if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
                                      f.row.path in files, said)]  # fmt: skip
-    cands += [_turn(t, i, q, found.turn_terms) for i, t in enumerate(found.turns)
+    cands += [_turn(t, i, q, found.turn_terms, found.partners.get(t.rowid, ""))
+              for i, t in enumerate(found.turns)
               if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
                                       t.session_id in sessions, told)]  # fmt: skip
     place(cands, priors, own_match)

@@ -99,3 +99,64 @@ def test_a_chinese_query_finds_a_chinese_memory_by_its_words(daemon: DaemonProce
     hits = wait_for(lambda: search(daemon, "我每天早上几点跑步", scope="memory"), 10)
     assert hits[0]["path"].endswith("_core/notes.md")
     assert hits[0]["items"] == ["我每天早上六点半去西湖边跑步，大概五公里"]
+
+
+CLUSTER = """# Kubernetes
+
+## Homelab cluster
+- Certificates: cert-manager with Let's Encrypt, DNS-01 through Cloudflare <!-- memd id=m_c3e1 src=s3#a3 -->
+"""
+# The journal line memd writes for the exchange the memory came from.
+CLUSTER_JOURNAL = """# 2026-11-08
+
+## k3s cluster · s3
+
+- 12:13 **Q:** How do I renew the Traefik certificates automatically? **A:** Install cert-manager… <!-- memd turn=a3 -->
+"""
+
+
+def test_the_question_a_memory_answers_is_one_of_its_sources(daemon: DaemonProcess) -> None:
+    """The memory records the answer (its `src` names the assistant's turn); the user's turn
+    that asked for it matches the query better, word for word, but says what the memory says:
+    it and the exchange's journal line are listed with the memory, not as hits of their own."""
+    (daemon.memory / "topics" / "kubernetes.md").write_text(CLUSTER)
+    (daemon.memory / "journal" / "2026-11-08.md").write_text(CLUSTER_JOURNAL)
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s3", "id": "u3", "role": "user", "ts": 1762603980,
+         "content": "How do I renew the Traefik certificates automatically?"},
+        {"session_id": "s3", "id": "a3", "role": "assistant", "ts": 1762604040,
+         "content": "Install cert-manager with a ClusterIssuer for Let's Encrypt; the DNS-01"
+                    " challenge uses your Cloudflare API token."},
+    ]})  # fmt: skip
+    query = "renew traefik certificates automatically"
+    found(daemon, query, "topics/kubernetes.md", "journal/2026-11-08.md")
+    wait_for(lambda: search(daemon, query, scope="conversations"), 10)
+    hits = search(daemon, query)
+    assert hits[0]["path"].endswith("topics/kubernetes.md"), hits
+    assert not any(h["kind"] == "turn" and h["turn_id"] == "u3" for h in hits), hits
+    assert ("turn", "u3") in [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]]
+
+
+def test_the_answer_to_a_question_a_memory_names_is_one_of_its_sources(
+    daemon: DaemonProcess,
+) -> None:
+    """The memory's `src` names the user's turn that decided it; the assistant's reply to that
+    turn, which says it was done, is the same exchange."""
+    (daemon.memory / "projects" / "api").mkdir(parents=True)
+    (daemon.memory / "projects" / "api" / "context.md").write_text(
+        "# Project api\n\n## Decisions\n- The webhook sender retries 3 times (timeout 10 s)"
+        " <!-- memd id=m_9c8d src=s4#u2 -->\n"
+    )
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s4", "id": "u2", "role": "user", "ts": 1763370000,
+         "content": "把超时也从 30 秒改成 10 秒。"},
+        {"session_id": "s4", "id": "a2", "role": "assistant", "ts": 1763370060,
+         "content": "Done: the webhook timeout is now 10 seconds (WEBHOOK_TIMEOUT_S in settings)."},
+    ]})  # fmt: skip
+    query = "webhook timeout seconds"
+    found(daemon, query, "projects/api/context.md")
+    wait_for(lambda: search(daemon, query, scope="conversations"), 10)
+    hits = search(daemon, query)
+    assert hits[0]["path"].endswith("projects/api/context.md"), hits
+    assert not any(h["kind"] == "turn" and h["turn_id"] == "a2" for h in hits), hits
+    assert ("turn", "a2") in [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]]

@@ -336,6 +336,40 @@ def turn_refs(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, TurnRef
     return {r[0]: make(r) for r in cur.fetchall()}
 
 
+def exchange_partners(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
+    """The other turn of each given turn's exchange, by the given turn's id: for a user's turn
+    the turn right after it in its session, for an assistant's the turn right before it (in
+    time, then storage order), when that turn is of the other role. Turns of other roles, and
+    those with no such neighbour, are left out."""
+    ids = tuple(ids)
+    if not ids:
+        return {}
+    nxt = (
+        "SELECT n.turn_id || char(31) || n.role FROM turns n WHERE n.session_id = t.session_id"
+        " AND (n.ts > t.ts OR (n.ts = t.ts AND n.id > t.id)) ORDER BY n.ts, n.id LIMIT 1"
+    )
+    prev = (
+        "SELECT n.turn_id || char(31) || n.role FROM turns n WHERE n.session_id = t.session_id"
+        " AND (n.ts < t.ts OR (n.ts = t.ts AND n.id < t.id)) ORDER BY n.ts DESC, n.id DESC"
+        " LIMIT 1"
+    )
+    cur = conn.cursor()
+    cur.row_factory = None
+    cur.execute(
+        f"SELECT t.id, t.role, CASE t.role WHEN 'user' THEN ({nxt}) WHEN 'assistant' THEN"
+        f" ({prev}) END FROM turns t WHERE t.id IN ({','.join('?' * len(ids))})",
+        ids,
+    )
+    out: dict[int, str] = {}
+    for rowid, role, other in cur.fetchall():
+        if other is None:
+            continue
+        turn_id, _, other_role = str(other).rpartition("\x1f")
+        if {role, other_role} == {"user", "assistant"}:
+            out[rowid] = turn_id
+    return out
+
+
 def found_turns(conn: sqlite3.Connection, ids: Iterable[int]) -> list[FoundTurn]:
     """The given turns with their session's title (in no particular order)."""
     ids = tuple(ids)
