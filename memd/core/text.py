@@ -41,7 +41,10 @@ def item_dates(meta: Mapping[str, str]) -> str:
 
 
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
-_WORD = re.compile(rf"[{_CJK_RANGES}]+|[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+# A word ends where a CJK run starts ("Go的错误" is "Go" and "的错误"), as in the index.
+_WORD = re.compile(
+    rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+(?:['’-][^\W_{_CJK_RANGES}]+)*", re.UNICODE
+)
 
 STOPWORDS = frozenset(
     """
@@ -88,14 +91,26 @@ def file_words(title: str, rel: str, owner: str = "") -> str:
 
 
 def terms(query: str, *, drop_stopwords: bool = True) -> list[str]:
-    """Search terms of a free-text query (words and CJK runs), lower-cased, de-duplicated."""
+    """Search terms of a free-text query (words and CJK runs), lower-cased, de-duplicated.
+
+    In a query written mostly in Chinese (Japanese, Korean) the Latin words are names ("Go 的
+    错误处理"): none of them is dropped as a stopword, only the CJK ones are."""
     seen: dict[str, None] = {}
-    for tok in _WORD.findall(query):
+    toks = _WORD.findall(query)
+    names = drop_stopwords and not query.isascii() and _mostly_cjk(toks)
+    for tok in toks:
         low = tok.lower()
-        if drop_stopwords and low in STOPWORDS:
+        if drop_stopwords and low in STOPWORDS and not (names and low.isascii()):
             continue
         seen.setdefault(low, None)
     return list(seen)
+
+
+def _mostly_cjk(toks: list[str]) -> bool:
+    """Whether a query's tokens (`_WORD`'s) hold more CJK characters than other words (a CJK
+    character carries about what a Latin word does)."""
+    cjk = sum(len(t) for t in toks if _CJK_CHAR.match(t))
+    return cjk > sum(1 for t in toks if not _CJK_CHAR.match(t))
 
 
 def fts_term(term: str) -> str:

@@ -38,6 +38,21 @@ def test_terms_drop_stopwords_and_dedupe() -> None:
     assert terms("How should I test this Vue vue component?") == ["test", "vue", "component"]
 
 
+def test_a_latin_word_ends_where_a_cjk_run_starts() -> None:
+    """ "Go的错误处理" is the name Go and a Chinese run, as the index holds them (`index_text`),
+    not one token nothing holds."""
+    assert terms("webhook超时改成多少秒了") == ["webhook", "超时改成多少秒了"]
+    assert fts_query("Traefik的证书") == '"traefik" OR "的证 证书"'
+
+
+def test_the_latin_words_of_a_chinese_query_are_names_not_stopwords() -> None:
+    assert terms("Go 的错误处理习惯") == ["go", "的错误处理习惯"]
+    assert terms("Go的错误处理习惯") == ["go", "的错误处理习惯"]
+    # In an English query the same word is still a stopword, and so are CJK stopwords.
+    assert terms("where do I go for 午饭") == ["午饭"]
+    assert terms("Go 的 错误") == ["go", "错误"]
+
+
 @pytest.mark.parametrize(
     ("text", "at_least"),
     [("hello world " * 50, 600 / 4), ("记忆系统的性能" * 20, 140), ("mixed 中文 text " * 30, 0)],
