@@ -90,6 +90,23 @@ def test_a_hit_resting_on_common_words_needs_its_vector_close() -> None:
     assert SemanticRecall.kept(q, (FTS, VECTOR), far, "latin", common=False)
 
 
+def test_a_question_about_a_thing_named_by_a_common_word_keeps_a_close_hit() -> None:
+    """The question "最近在读什么书" (what am I reading these days?): 书 is "book", a word of every subject,
+    and the note about books holds only that word of the bridge; its vector stands 2.6
+    standard deviations above unrelated pairs (the ranking set's reading note: 2.8), where
+    the no-answer questions' hits resting on common words stand below 2.4: it is shown."""
+    books = bridged(
+        "最近在读什么书",
+        {"最近": ("recently", "soon"), "在读": ("studying",), "书": ("book", "letter")},
+    )
+    assert rests_on_common(books, (FTS_BRIDGED, VECTOR), "topics/reading.md Reading Books")
+    close = ZH_EN_MEAN + 2.6 * ZH_EN_SD
+    assert SemanticRecall.kept(books, (FTS_BRIDGED, VECTOR), close, "latin", common=True)
+    assert not SemanticRecall.kept(
+        books, (FTS_BRIDGED, VECTOR), ZH_EN_MEAN + 2.4 * ZH_EN_SD, "latin", common=True
+    )
+
+
 def test_without_any_vector_a_hit_resting_on_common_words_stands() -> None:
     # No cosine at all (the vectors not written yet): full text's word stands, as before.
     assert SemanticRecall.kept(PARTY, (FTS_BRIDGED,), None, "latin", common=True)
