@@ -131,13 +131,18 @@ CJK_PHRASE_MAX = 4
 
 
 def expand_cjk(ts: list[str]) -> list[str]:
-    """Replace sentence-like CJK runs by their content bigrams; keep words and short runs."""
+    """Replace sentence-like CJK runs by their content bigrams; keep words and short runs.
+
+    A content bigram holds no function character; a run with none (a name holding one, "京都",
+    asked about in function words: "京都住在哪里") keeps the bigrams that are not two function
+    characters, rather than nothing."""
     out: dict[str, None] = {}
     for t in ts:
         if _CJK_RUN.fullmatch(t) and len(t) > CJK_PHRASE_MAX:
-            for bg in cjk_bigrams(t):
-                if not (set(bg) & _CJK_FUNCTION_CHARS):
-                    out.setdefault(bg, None)
+            grams = cjk_bigrams(t)
+            content = [bg for bg in grams if not (set(bg) & _CJK_FUNCTION_CHARS)]
+            for bg in content or [bg for bg in grams if not set(bg) <= _CJK_FUNCTION_CHARS]:
+                out.setdefault(bg, None)
         else:
             out.setdefault(t, None)
     return list(out)

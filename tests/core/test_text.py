@@ -45,6 +45,17 @@ def test_a_latin_word_ends_where_a_cjk_run_starts() -> None:
     assert fts_query("Traefik的证书") == '"traefik" OR "的证 证书"'
 
 
+def test_a_question_of_function_words_about_a_name_keeps_the_name() -> None:
+    """ "京都住在哪里" (where do I stay in Kyoto?): every bigram holds a function character (都 of
+    京都 among them); the name is searched rather than nothing."""
+    assert fts_query("京都住在哪里") == '"京都" OR "都住" OR "住在" OR "哪里"'
+    # A run with content bigrams keeps only those, as before.
+    assert (
+        fts_query("我每天早上几点跑步")
+        == '"每天" OR "天早" OR "早上" OR "上几" OR "几点" OR "点跑" OR "跑步"'
+    )
+
+
 def test_the_latin_words_of_a_chinese_query_are_names_not_stopwords() -> None:
     assert terms("Go 的错误处理习惯") == ["go", "的错误处理习惯"]
     assert terms("Go的错误处理习惯") == ["go", "的错误处理习惯"]
