@@ -15,7 +15,9 @@ puts them on one page:
   `memd.semantic.recipe` — so a note's 0.8 and a turn's 0.6 mean the same thing.
 - **Duplicates collapse.** A journal line whose exchange is among the turn hits is folded into
   that turn; a turn or journal line that repeats a curated memory (its source by the memory's
-  `src`, or the memory's words said again) is folded into it. What was folded is listed as the
+  `src`, or the memory's words said again) is folded into it, and so is the other turn of that
+  turn's exchange where it says the same in other words: the question whose answer repeats the
+  memory, either turn of an exchange the memory's `src` names. What was folded is listed as the
   hit's `sources`, and the hit keeps the better score of the group.
 - **The matching items.** A section hit names the list items that matched (`items`), shown
   instead of the whole section.
