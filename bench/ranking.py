@@ -390,7 +390,7 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
 def _fold_name(group: str) -> str:
     """A group of `summary` ("A", "B en") named with its fold marked tuned, dev or held out."""
     fold, _, lang = group.partition(" ")
-    mark = {TUNED: "tuned", DEV: "dev", FRESH: "held out (fresh)"}.get(fold, "held out")
+    mark = {TUNED: "tuned", DEV: "dev", FRESH: "fresh, held out"}.get(fold, "held out")
     return f"{fold} ({mark}){', ' + lang if lang else ''}"
 
 
