@@ -35,18 +35,16 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from memd.conversations.match_words import coverage, query_words, spelled, text_words
 from memd.conversations.repo import EVERY_TURN, TurnScope, exchange_partners
 from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
 from memd.conversations.turn_search import searched_text as turn_text
 from memd.core.models import Hit, HitSource
 from memd.core.text import (
-    cjk_bigrams,
-    expand_cjk,
     file_words,
     plain_text,
     short_id,
     snippet,
-    terms,
 )
 from memd.db import Connection
 from memd.memory.parse import split_item
@@ -81,78 +79,6 @@ REPEAT_SHARE = 0.8
 """A turn or journal line repeats a memory when it holds this share of the memory's words (two
 words at least), or the memory's whole text."""
 ITEMS_SHOWN = 3
-
-
-# -- words -----------------------------------------------------------------------------------
-_LATIN = re.compile(r"[^\W\d_][\w'’]*|\d+(?:[.,:/]\d+)*", re.UNICODE)
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_SUFFIXES = ("ingly", "edly", "ions", "ion", "ing", "ed", "es", "s", "ly")
-_ES_AFTER = ("s", "x", "z", "ch", "sh")
-
-
-# Cached: a page of hits asks for the same few thousand words hundreds of thousands of times
-# (every section's items, every turn, every pair `collapse` compares).
-@functools.lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    """A light English stem, enough to see "retries", "retry" and "retried" as one word, and
-    "connection", "connect"; "database", "databases"; "migrate", "migration" (a final "e" goes,
-    as full text's Porter stemmer drops it: every stem is the start of the word it came from,
-    which `_spelled` relies on)."""
-    w = word.lower().replace("’", "'").removesuffix("'s")
-    for suf in _SUFFIXES:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            if suf == "es" and not w[:-2].endswith(_ES_AFTER):
-                suf = "s"  # "notes" -> "note", as "fixes" -> "fix"
-            w = w[: -len(suf)]
-            if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2]:
-                w = w[:-1]  # "running" -> "run"
-            break
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]  # "database" -> "databas", as "databases"
-    return w[:-1] + "i" if w.endswith("y") and len(w) > 3 else w
-
-
-def query_words(text: str) -> list[str]:
-    """The words of a query that a hit can hold: stems of its content words, and the content
-    bigrams of its Chinese (Japanese, Korean) runs."""
-    out: dict[str, None] = {}
-    if text.isascii():  # no CJK run: every term is Latin words (and `expand_cjk` keeps them)
-        for t in terms(text):
-            for w in (t,) if t.isalpha() else _LATIN.findall(t):
-                out.setdefault(stem(w), None)
-        return list(out)
-    for t in expand_cjk(terms(text)):
-        if _CJK.fullmatch(t):
-            for g in cjk_bigrams(t):
-                out.setdefault(g, None)
-        else:
-            for w in _LATIN.findall(t):
-                out.setdefault(stem(w), None)
-    return list(out)
-
-
-def text_words(text: str) -> frozenset[str]:
-    """Every word of a text as `query_words` spells them (stems and CJK bigrams)."""
-    low = text.lower()
-    words = {stem(w) for w in _LATIN.findall(low)}
-    if not low.isascii():  # most texts hold no CJK run: no second pass
-        for run in _CJK.findall(low):
-            words.update(cjk_bigrams(run))
-    return frozenset(words)
-
-
-def _spelled(word: str) -> str:
-    """What a text spells wherever `text_words` finds `word` in it: a stem is the start of the
-    word it came from (lower-cased, ’ as '), but for the "i" a final "y" becomes; a CJK bigram
-    is itself."""
-    return word[:-1] if word.endswith("i") else word
-
-
-def coverage(words: Sequence[str], held: frozenset[str]) -> float:
-    """The share of `words` that `held` holds."""
-    if not words:
-        return 0.0
-    return sum(map(held.__contains__, words)) / len(words)
 
 
 # -- candidates ------------------------------------------------------------------------------
@@ -206,7 +132,7 @@ class Query:
     words: list[str]
     bridged: list[str]
     plan: Plan | None
-    # Every word of both with how a text spells it (`_spelled`), worked out once per query.
+    # Every word of both with how a text spells it (`spelled`), worked out once per query.
     spelled: tuple[tuple[str, str], ...] = ()
     # The bridge's words by the query's word they translate (a name it kept: alone).
     senses: tuple[tuple[str, ...], ...] = ()
@@ -216,7 +142,7 @@ class Query:
         bridged = plan.full_text.get("fts:bridged", "") if plan is not None else ""
         words, also = query_words(text), query_words(bridged)
         senses = _senses(plan) if plan is not None else ()
-        return cls(words, also, plan, tuple((w, _spelled(w)) for w in (*words, *also)), senses)
+        return cls(words, also, plan, tuple((w, spelled(w)) for w in (*words, *also)), senses)
 
     def match(self, held: frozenset[str]) -> float:
         """The share of the query's words a text holds: of the words as typed, or of the words
@@ -633,4 +559,15 @@ def rank(
     return page(cands, limit)
 
 
-__all__ = ["PRIORS", "Candidate", "Found", "collapse", "gather", "place", "rank", "search"]
+__all__ = [
+    "PRIORS",
+    "Candidate",
+    "Found",
+    "collapse",
+    "gather",
+    "place",
+    "query_words",
+    "rank",
+    "search",
+    "text_words",
+]

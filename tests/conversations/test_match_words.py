@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from memd.conversations.ranking import Query, query_words, stem, text_words
+from memd.conversations.match_words import query_words, stem, text_words
+from memd.conversations.ranking import Query
 
 
 def test_a_word_and_the_noun_made_of_it_are_one_word() -> None:
