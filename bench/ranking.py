@@ -1,6 +1,6 @@
 """The ranking set: does `search` put first what a person would want first?
 
-    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|C|all] [--dump FILE.json]
+    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|C|D|all] [--dump FILE.json]
         [--out docs/benchmarks.md] [--no-write]
 
 The set (`bench/ranking_set/`, written before any ranking change it measures) is a memory tree
@@ -12,8 +12,9 @@ logs), which the daemon ingests and journals itself. `queries.json` holds the qu
 and Chinese, each with its expected first answers: `expect` is a list of up to three slots,
 each slot the keys that are right there (`<file>#<heading>` for a section, `turn:<label>` for
 a turn); a query with no slot is one the memory has no answer to (nothing should come back).
-Every query belongs to fold A or B (alternating within its language and kind), or to fold C,
-written later by someone who never read the ranking, asked only by `--folds C` or `all`.
+Every query belongs to fold A or B (alternating within its language and kind), to fold C,
+written later by someone who never read the ranking, or to fold D, written after C was measured
+by another such stranger and asked only by `--folds D` or `all`.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -56,15 +57,16 @@ from memd.semantic.fusion import Script
 BLOCK = "ranking"
 SET = REPO / "bench" / "ranking_set"
 LIMIT = 10
-FOLDS = ("A", "B")
+FOLDS = ("A", "B", "C")
 TUNED = "A"
 """The fold the ranking's constants were chosen on (`--tune A`)."""
-DEV = "B"
-"""Held out until issue 28's second ranking round, which read it with fold A as development
-data (its figures had been reported several times): no longer held out."""
-FRESH = "C"
-"""A held-out fold written after the ranking was tuned, measured once at the end: asked only by
-`--folds C` or `--folds all`, never a choice of `--tune` or `--file-weights` (not in FOLDS)."""
+DEV = ("B", "C")
+"""No longer held out: B was read with fold A as development data in issue 28's second ranking
+round (its figures had been reported several times); C was that round's fresh held-out fold,
+measured once at its end, and is development data for the next round."""
+FRESH = "D"
+"""A held-out fold written after fold C was measured, measured once at the end: asked only by
+`--folds D` or `--folds all`, never a choice of `--tune` or `--file-weights` (not in FOLDS)."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.
@@ -357,7 +359,7 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
                 continue
             rows.append([f"`semantic.kind = {kind}`", _fold_name(g), s[g]["n"],
                          f"{s[g]['top1']:.3f}", f"{s[g]['top3']:.3f}", f"{s[g]['set3']:.3f}",
-                         _verdict(s[g]) if g in folds and g not in (TUNED, DEV) else ""])  # fmt: skip
+                         _verdict(s[g]) if g in folds and g not in (TUNED, *DEV) else ""])  # fmt: skip
     kinds: dict[str, int] = defaultdict(int)
     for q in qs:
         kinds[q.kind] += 1
@@ -374,7 +376,7 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
         " set expects first; top-3: one of the first three is; set@3: the share of the"
         " expected slots found in the first three. A query with nothing to find scores 1 when"
         f" nothing comes back. The ranking's constants were chosen on fold {TUNED} (tuned);"
-        f" fold {DEV} was held out until it was read as development data with {TUNED}"
+        f" folds {' and '.join(DEV)} were held out until they were read as development data"
         f" (marked dev); fold {FRESH} was written afterwards by someone who never read the"
         " ranking and is held out. Targets on the held-out fold: top-1"
         f" ≥ {TARGET['top1']}, top-3 ≥ {TARGET['top3']}.",
@@ -390,7 +392,8 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
 def _fold_name(group: str) -> str:
     """A group of `summary` ("A", "B en") named with its fold marked tuned, dev or held out."""
     fold, _, lang = group.partition(" ")
-    mark = {TUNED: "tuned", DEV: "dev", FRESH: "fresh, held out"}.get(fold, "held out")
+    marks = {TUNED: "tuned", **dict.fromkeys(DEV, "dev"), FRESH: "fresh, held out"}
+    mark = marks.get(fold, "held out")
     return f"{fold} ({mark}){', ' + lang if lang else ''}"
 
 
@@ -585,9 +588,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--semantic", choices=("off", "packaged", "both"), default="both")
-    ap.add_argument("--folds", choices=("A", "B", FRESH, "all"),
-                    help="which fold's queries to ask (tune on one, report the other; without it"
-                    f" A and B, with all also the fresh {FRESH})")  # fmt: skip
+    ap.add_argument("--folds", choices=(*FOLDS, FRESH, "all"),
+                    help="which fold's queries to ask (tune on one, report the others; without it"
+                    f" {', '.join(FOLDS)}, with all also the fresh {FRESH})")  # fmt: skip
     ap.add_argument("--threads", type=int, default=2, help="model threads")
     ap.add_argument("--dump", type=Path, help="write every query's hits to this JSON file")
     ap.add_argument("--keep", type=Path, help="copy each measured MEMD_HOME under this folder")
