@@ -203,8 +203,7 @@ class SemanticRecall:
         emb = self.embedder
         if emb is None or time.time() < self.paused_until:
             return
-        cached = getattr(emb, "has", None)
-        if cached is not None and cached(p.embed):
+        if self._in_cache(p.embed):
             return  # `query_vector` reads it on the caller's thread: no hand-off, no wait
         with self._inflight_lock:
             if p.embed in self._inflight:
@@ -223,17 +222,16 @@ class SemanticRecall:
         emb = self.embedder
         if emb is None or time.time() < self.paused_until:
             return None
-        cached = getattr(emb, "has", None)
         # A vector in the cache is read on this thread, even while the call that stored it has
         # not returned yet (its future not done): waiting for that future would answer late.
-        in_cache = cached is not None and cached(p.embed)
+        in_cache = self._in_cache(p.embed)
         with self._inflight_lock:
             asked = None if in_cache else self._inflight.get(p.embed)
         if asked is None and not in_cache and self.wait_s is not None:
             self.prefetch(p)  # on the embedding thread, waited for below at most `wait_s`
             with self._inflight_lock:
                 asked = self._inflight.get(p.embed)
-            if asked is None and not (cached is not None and cached(p.embed)):
+            if asked is None and not self._in_cache(p.embed):
                 return None  # paused meanwhile: never embedded on this thread
         try:
             if asked is not None:
@@ -250,8 +248,7 @@ class SemanticRecall:
             vec: npt.NDArray[np.float32] = asked.future.result(left)
             return vec
         except FutureTimeout:
-            cached = getattr(self.embedder, "has", None)
-            if self.embedder is not None and cached is not None and cached(p.embed):
+            if self.embedder is not None and self._in_cache(p.embed):
                 # Stored while we waited, its call not returned yet: the cache answers.
                 cache_hit: npt.NDArray[np.float32] = self.embedder.embed([p.embed], kind="query")[0]
                 return cache_hit
@@ -269,6 +266,12 @@ class SemanticRecall:
                 with self._inflight_lock:
                     if self._inflight.get(p.embed) is asked:
                         del self._inflight[p.embed]
+
+    def _in_cache(self, text: str) -> bool:
+        """Whether the query cache in front of the model (when there is one) holds `text`'s
+        vector."""
+        has = getattr(self.embedder, "has", None)
+        return has is not None and bool(has(text))
 
     def _failed(self, why: str) -> None:
         self.last_error = why
