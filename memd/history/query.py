@@ -100,6 +100,14 @@ def log_changes(
     return with_undone(changes, undone(git, after=changes[-1].commit) if changes else {})
 
 
+def recent_ids(git: Git, limit: int) -> set[str]:
+    """The ids of the last `limit` changes of the branch (none when it has no commit)."""
+    if git.head() is None:
+        return set()
+    raw = git.run("log", "--first-parent", f"--max-count={limit}", _FORMAT, BRANCH).stdout
+    return {c.id for c in _parse_log(raw)}
+
+
 def undone(git: Git, *, after: str = "") -> dict[str, str]:
     """Change id -> the id of the undo that reversed it, for every change an undo in effect
     reversed (an undo that was itself undone gives its changes back). With `after` (a commit),

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,6 +45,7 @@ from memd.history.git import Git, find_git
 from memd.history.gitdir import HistoryRepo, history_dir
 from memd.history.hand import QUIET_S, HandEdits
 from memd.history.models import (
+    CHANGE_TRAILER,
     Cause,
     Change,
     ChangeDetail,
@@ -52,7 +54,7 @@ from memd.history.models import (
     UndoPlan,
 )
 from memd.history.prune import LOOSE_LIMIT, squash_before
-from memd.history.query import log_changes, resolve, run_changes, show_change
+from memd.history.query import log_changes, recent_ids, resolve, run_changes, show_change
 from memd.history.spool import Spool
 from memd.history.undo import plan_undo
 
@@ -253,6 +255,9 @@ class History:
         process commits before it answers); a spool that cannot be written costs a warning."""
         if not self._opened:
             return
+        # Its change id from now on, not from its commit: a start that replays the spool tells
+        # by it whether a killed memd committed the change already (see `_start_from_tree`).
+        pending.trailers.setdefault(CHANGE_TRAILER, secrets.token_hex(6))
         try:
             self._spool.add(pending)
         except OSError as exc:
@@ -544,12 +549,26 @@ class History:
                 else:
                     failed = None
             self._committed(n if failed is None else failed, 1)
-            self._spool.pending()  # the tree's first record holds what they wrote
+            self._spool.done(self._spool.pending())  # the tree's first record holds them
         else:
-            # memd's changes a crash kept from their commit, before any edit found since.
+            # memd's changes a crash kept from their commit, before any edit found since. A
+            # batch committed just before the kill is in the spool still: its changes are in
+            # the history already, by their ids. (Compared by content instead, a change that a
+            # later one of its batch wrote over would be committed again, after a "hand" edit
+            # going back to its file's state before it.)
             replayed = self._spool.pending()
             if replayed:
-                self._commit(replayed)
+                try:
+                    ids = recent_ids(git, 2 * len(replayed) + 50)
+                except HistoryError as exc:
+                    log.debug("history: reading the last changes failed: %s", exc)
+                    ids = set()
+                todo = [c for c in replayed if c.trailers.get(CHANGE_TRAILER) not in ids]
+                try:
+                    if todo:
+                        self._commit(todo)
+                finally:
+                    self._spool.done(replayed)
             self.catch_up()
 
     def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:

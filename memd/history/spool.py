@@ -82,8 +82,9 @@ class Spool:
                     self._empty()  # nothing waits: start the file afresh
 
     def pending(self) -> list[Captured]:
-        """The changes a previous run recorded and did not commit, oldest first; the file is
-        then emptied (the caller commits them, or they are lost as before)."""
+        """The changes a previous run recorded and did not commit, oldest first. They stay in
+        the file until the caller says they are `done` (committed, or given up): a memd killed
+        again before that replays them at its next start."""
         if self.path.is_symlink():  # not memd's: never read or written through
             log.warning("history: %s is a link, not memd's spool: removed", self.path)
             self.path.unlink()
@@ -103,8 +104,12 @@ class Spool:
                 added[int(rec["n"])] = _captured(rec)
             except (ValueError, KeyError, TypeError, zlib.error) as exc:
                 log.debug("history: an unreadable spool line skipped: %s", exc)
-        with contextlib.suppress(OSError):
-            self._empty()
+        for n, c in added.items():
+            c.spool = n
+        with self._lock:
+            # Numbers go on after the file's: a change recorded meanwhile is appended to it.
+            self._next = max(self._next, *added) if added else self._next
+            self._open.update(added)
         return [added[n] for n in sorted(added)]
 
     def _empty(self) -> None:

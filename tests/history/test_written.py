@@ -10,6 +10,7 @@ import pytest
 
 from memd.core import writers
 from memd.history import Cause, History, capture
+from memd.history.commits import Captured
 from tests.history.conftest import Clock, write
 
 NOTES = "# Notes\n\n## Notes\n\n- by hand\n"
@@ -88,6 +89,98 @@ def test_a_change_spooled_before_a_crash_is_committed_at_the_next_start(
     h3 = History(tree, git_dir)  # a start after a clean one replays nothing
     h3.flush()
     assert len(h3.log()) == 3
+
+
+def test_a_batch_committed_before_a_crash_marked_it_done_is_not_committed_again(
+    tree: Path, tmp_path: Path
+) -> None:
+    """memd killed after a batch's commit and before the spool heard of it: the next start
+    replays the batch. A change of it that a later change of the same batch wrote over is
+    committed already too: it must not be committed a second time, nor the file's state before
+    it recorded as a hand edit (which would add a line memd had taken out: undoing that "hand"
+    edit would delete it again, or seem to be a person's line)."""
+    git_dir = tmp_path / "history.git"
+    old = "- the old host is wren <!-- memd id=m_0 -->\n"
+    notes = write(tree, "_core/notes.md", NOTES + old)
+    h1 = History(tree, git_dir)
+    h1.start()
+    assert h1.wait(30)
+    h1.catch_up()
+    h1._spool.done = lambda items: None  # type: ignore[method-assign]  # the kill comes first
+    with h1._work:  # both changes in one batch, as when they come within a commit's time
+        write(tree, "_core/notes.md", NOTES + old + ITEM)
+        h1.record_written({notes: (NOTES + old, NOTES + old + ITEM)}, Cause.REMEMBER, "id=m_1")
+        write(tree, "_core/notes.md", NOTES + ITEM)
+        h1.record_written({notes: (NOTES + old + ITEM, NOTES + ITEM)}, Cause.UNDO, "m_0")
+    assert h1.wait(30)
+    committed = [c.cause for c in h1.log(limit=0)]
+    assert committed == ["undo", "remember", "baseline"], committed
+    with h1._cond:  # killed: the thread ends, nothing else is written
+        h1._stop = True
+        h1._cond.notify_all()
+    assert h1._thread is not None
+    h1._thread.join(30)
+    h2 = History(tree, git_dir)  # the next start replays the spool
+    h2.flush()
+    log = h2.log(limit=0)
+    assert [c.cause for c in log] == committed, [(c.cause, c.detail) for c in log]
+    assert (git_dir / "memd-spool.jsonl").read_bytes() == b""
+
+
+def test_a_start_killed_while_it_replays_the_spool_leaves_it_for_the_next(
+    tree: Path, tmp_path: Path
+) -> None:
+    """The spool is read at a start and its changes committed; a memd killed in between (a
+    crash loop) must find them again at the following start, not lose them to a hand edit."""
+    git_dir = tmp_path / "history.git"
+    notes = write(tree, "_core/notes.md", NOTES)
+    h1 = History(tree, git_dir)
+    h1.start()
+    assert h1.wait(30)
+    with h1._work:  # killed before the commit thread got to it (as in the test above)
+        write(tree, "_core/notes.md", NOTES + ITEM)
+        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1 kestrel")
+        with h1._cond:
+            h1._queue.clear()
+            h1._stop = True
+            h1._cond.notify_all()
+    assert len(History(tree, git_dir)._spool.pending()) == 1  # a start reads it, then dies
+    h3 = History(tree, git_dir)
+    h3.flush()
+    log = h3.log(limit=0)
+    assert [(c.cause, c.detail) for c in log] == [
+        ("remember", "id=m_1 kestrel"),
+        ("baseline", "the memory tree when history started"),
+    ], [(c.cause, c.detail) for c in log]
+    assert _diff(h3, log[0].id) == ([ITEM.rstrip("\n")], [])
+    assert (git_dir / "memd-spool.jsonl").read_bytes() == b""
+
+
+def test_a_change_recorded_while_the_spool_is_replayed_keeps_its_own_place_in_it(
+    tree: Path, tmp_path: Path
+) -> None:
+    """Numbers in the spool go on after those a previous run left: a change spooled during
+    the replay is neither taken for a replayed one nor marked done with it."""
+    git_dir = tmp_path / "history.git"
+    notes = write(tree, "_core/notes.md", NOTES)
+    h1 = History(tree, git_dir)
+    h1.start()
+    assert h1.wait(30)
+    with h1._work:
+        write(tree, "_core/notes.md", NOTES + ITEM)
+        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1")
+        with h1._cond:
+            h1._queue.clear()
+            h1._stop = True
+            h1._cond.notify_all()
+    spool = History(tree, git_dir)._spool  # the next start's
+    (old,) = spool.pending()
+    later = Captured(Cause.REMEMBER, "id=m_2", {"_core/notes.md": b"x"}, 0.0, "memd")
+    spool.add(later)  # a writer's change, spooled while the replay runs
+    assert later.spool != old.spool
+    spool.done([old])
+    (left,) = History(tree, git_dir)._spool.pending()
+    assert left.detail == "id=m_2"
 
 
 @pytest.mark.parametrize("found_by", ["watcher", "catch-up"])
