@@ -29,6 +29,7 @@ import difflib
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -182,7 +183,9 @@ def _lines(diff: list[str]) -> tuple[list[str], list[str]]:
     return [a for a in added if a.strip()], [r for r in removed if r.strip()]
 
 
-def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> None:
+def test_remembers_editors_undos_and_kills_together_lose_nothing(
+    home: Path, tmp_path: Path
+) -> None:
     d = DaemonProcess(home).start()
     notes = d.memory / "_core" / "notes.md"
     prefs = d.memory / "_core" / "preferences.md"
@@ -217,6 +220,14 @@ def test_remembers_editors_undos_and_kills_together_lose_nothing(home: Path) -> 
         d.start()
         d.stop()
         _check_history(run, History(d.memory, home / "data" / "history.git"))
+    except AssertionError:
+        # The home goes with the test; its tmp_path stays when it fails: what to read it by.
+        for name in ("memory", "data/history.git"):
+            if (home / name).exists():
+                shutil.copytree(home / name, tmp_path / name, symlinks=True)
+        shutil.copy(d.log, tmp_path / "daemon.log")
+        (tmp_path / "run.txt").write_text(f"acked {run.acked}\nundone {run.undone}\n")
+        raise
     finally:
         if d.proc and d.proc.poll() is None:
             d.stop()
