@@ -15,6 +15,7 @@ a turn); a query with no slot is one the memory has no answer to (nothing should
 Every query belongs to fold A or B (alternating within its language and kind), to fold C,
 written later by someone who never read the ranking, or to fold D, written after C was measured
 by another such stranger and asked only by `--folds D` or `all`.
+Fold E (`NEXT`), written by a third stranger for the round after, is asked by no option yet.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -67,6 +68,9 @@ measured once at its end, and is development data for the next round."""
 FRESH = "D"
 """A held-out fold written after fold C was measured, measured once at the end: asked only by
 `--folds D` or `--folds all`, never a choice of `--tune` or `--file-weights` (not in FOLDS)."""
+NEXT = "E"
+"""Written for the next round; asked by no option until it becomes FRESH: not in FOLDS, not FRESH,
+so neither `--folds` (nor `all`) nor `--tune` or `--file-weights` selects it."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.

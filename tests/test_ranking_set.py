@@ -1,10 +1,11 @@
-"""bench/ranking_set/queries.json names only answers that exist, and fold D stays held out.
+"""bench/ranking_set/queries.json names only answers that exist; fold D stays held out, E unasked.
 
 A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
 `turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
 be matched, and a query expecting it would count as a miss whatever `search` did. Fold C was
 written after the ranking was tuned and measured once; fold D was written after that and is
 the fresh one: `--tune` and `--file-weights` can only choose from FOLDS, which must not hold it.
+Fold E was written for the round after by a third stranger: no option of this round asks it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import re
 
 import pytest
 
-from bench.ranking import DEV, FOLDS, FRESH, SET, load_set
+from bench import ranking
+from bench.ranking import DEV, FOLDS, FRESH, NEXT, SET, Query, load_set
 
 HEADING = re.compile(r"^#{2,6} (.+?)\s*$", re.M)
 
@@ -43,7 +45,7 @@ def test_fold_d_is_fresh_and_fold_c_is_dev() -> None:
     assert "C" in DEV and "C" in FOLDS
 
 
-@pytest.mark.parametrize("fold", ["C", "D"])
+@pytest.mark.parametrize("fold", ["C", "D", "E"])
 def test_a_late_fold_is_well_formed(fold: str) -> None:
     qs, _ = load_set()
     assert len({q.id for q in qs}) == len(qs)
@@ -57,6 +59,35 @@ def test_a_late_fold_is_well_formed(fold: str) -> None:
         assert sum(q.lang == lang for q in late) >= len(late) * 2 // 5, lang
     earlier = {q.text.casefold() for q in qs if q.fold < fold}
     assert not [q.id for q in late if q.text.casefold() in earlier]
+
+
+class _Asked(Exception):
+    """Raised in place of a run: the queries `main` would have asked."""
+
+    def __init__(self, qs: list[Query]) -> None:
+        self.qs = qs
+
+
+def _asked(monkeypatch: pytest.MonkeyPatch, *argv: str) -> set[str]:
+    """The folds `main` selects for these options, stopped before anything is run."""
+
+    def stop(kind: str, qs: list[Query], *_: object) -> None:
+        raise _Asked(qs)
+
+    monkeypatch.setattr(ranking, "run_one", stop)
+    with pytest.raises(_Asked) as asked:
+        ranking.main(["--semantic", "off", "--no-write", *argv])
+    return {q.fold for q in asked.value.qs}
+
+
+def test_fold_e_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert NEXT == "E" and NEXT not in (*FOLDS, FRESH, *DEV)
+    qs, _ = load_set()
+    assert any(q.fold == NEXT for q in qs)
+    assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, FRESH}
+    assert _asked(monkeypatch) == set(FOLDS)
+    with pytest.raises(SystemExit):
+        ranking.main(["--folds", NEXT, "--no-write"])
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
