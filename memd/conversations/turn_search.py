@@ -382,7 +382,7 @@ def fuse_turns(
     a = after or AfterFusion()
     w = weights or TURN_WEIGHTS
     w = dataclasses.replace(w, bridged=w.bridged * bridged_share(p, a.bridged_decay))
-    fused = semantic.fuse(p, t.lists, t.scripts, None, w)
+    fused = semantic.fuse(p, t.lists, t.scripts, None, w, lambda k: searched_text(t.hits[k]))
     said = {t.hits[h.key].session_id for h in fused.hits if h.found_by != (VECTOR,)}
     # A turn a full vector list did not reach is no closer than the list's last one.
     bound = min(t.cosines.values()) if len(t.cosines) >= DEPTH else None

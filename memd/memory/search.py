@@ -209,7 +209,8 @@ def fused_sections(
     # A section of memories in both scripts (`remember` puts every memory in one section) is
     # matched by a full-text list of either: its dominant script says nothing of each memory.
     either: dict[int, Script] = {k: "" if _mixed(rows[k].text) else s for k, s in scripts.items()}
-    fused = semantic.fuse(p, lists, either, None if gate else limit)
+    fused = semantic.fuse(p, lists, either, None if gate else limit,
+                          text_of=lambda k: searched_text(rows[k]))  # fmt: skip
     said = {rows[h.key].path for h in fused.hits if h.found_by != (VECTOR,)}
     # A section a full vector list did not reach is no closer than the list's last one.
     bound = min(near.cosines) if len(near.cosines) >= DEPTH else None

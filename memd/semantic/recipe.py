@@ -27,11 +27,11 @@ Pure Python: numpy is needed only where the vectors are searched.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from memd.core.text import estimate_tokens, shorten
+from memd.core.text import estimate_tokens, expand_cjk, shorten
 from memd.core.text import terms as text_terms
 from memd.semantic.bridge import Bridged, Dictionary, bridge
 from memd.semantic.common_words import is_common, matched
@@ -259,13 +259,18 @@ class Weights:
 
 class _Rule(Generic[K]):
     """Per-document list weights: each full-text list counts only for documents in its own
-    query's script; vectors get `cross_vector` for documents in another script than the query's."""
+    query's script, with two exceptions (`_counts`); vectors get
+    `cross_vector` for documents in another script than the query's."""
 
-    def __init__(self, p: Plan, scripts: Mapping[K, Script], w: Weights) -> None:
+    def __init__(
+        self, p: Plan, scripts: Mapping[K, Script], w: Weights, text_of: Callable[[K], str]
+    ) -> None:
         self.scripts = scripts
         self.own = {FTS: p.script, FTS_BRIDGED: p.bridged.target if p.bridged else ""}
         self.query_script = p.script
         self.w = w
+        self.text_of = text_of
+        self.cjk = {name: _cjk_terms(q) for name, q in p.full_text.items()}
 
     def __call__(self, name: str, key: K) -> float:
         doc = self.scripts.get(key, "")
@@ -273,7 +278,29 @@ class _Rule(Generic[K]):
             crossed = bool(doc and self.query_script and doc != self.query_script)
             return self.w.cross_vector / self.w.vector if crossed else 1.0
         want = self.own.get(name, "")
-        return 0.0 if want and doc and doc != want else 1.0
+        if not want or not doc or doc == want:
+            return 1.0
+        return 1.0 if self._counts(name, key, doc) else 0.0
+
+    def _counts(self, name: str, key: K, doc: Script) -> bool:
+        """Whether a full-text list counts for a document of another script: when no list
+        searches the document's script (the query's words as typed, "git rerere" in a Chinese
+        reply, are all the words that can find it), or when the document holds one of the
+        list's Chinese terms as written (a Latin document's "(林薇)" is not a name carried
+        over, which the other list matches)."""
+        if doc not in self.own.values():
+            return True
+        text = self.text_of(key)
+        return bool(text) and any(t in text for t in self.cjk.get(name, ()))
+
+
+def _no_text(key: object) -> str:
+    return ""
+
+
+def _cjk_terms(query: str) -> tuple[str, ...]:
+    """The CJK terms full text searches for `query` (bigrams, or a short run as a phrase)."""
+    return tuple(t for t in expand_cjk(text_terms(query)) if not t.isascii())
 
 
 def fuse(
@@ -283,13 +310,15 @@ def fuse(
     *,
     weights: Weights | None = None,
     limit: int | None = None,
+    text_of: Callable[[K], str] | None = None,
 ) -> ListFusion[K]:
     """Fuse the rankings `p` asked for (missing or empty lists are fine: without vectors the
     result is the full-text order) into one, best first, with each hit's provenance.
 
     Each list needs its scores (higher is better: memd's search score, the cosine); a list
     without them is scored by position. `scripts` maps each document in any list to its `dominant_script` ("" when unknown: the
-    rule then never applies to it).
+    rule then never applies to it); `text_of` gives what full text searched of one (the rule's
+    exceptions, `_Rule._counts`: without it, only the first).
     """
     w = weights or Weights()
     list_weights = {FTS: 1.0, FTS_BRIDGED: w.bridged, VECTOR: w.vector, FTS_FEEDBACK: w.feedback}
@@ -300,5 +329,5 @@ def fuse(
         method="score",
         depth=w.depth,
         limit=limit,
-        doc_weight=_Rule(p, scripts, w),
+        doc_weight=_Rule(p, scripts, w, text_of or _no_text),
     )

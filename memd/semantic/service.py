@@ -423,9 +423,10 @@ class SemanticRecall:
         scripts: Mapping[K, Script],
         limit: int | None,
         weights: Weights | None = None,
+        text_of: Callable[[K], str] | None = None,
     ) -> ListFusion[K]:
         """The recipe's fusion of the lists (`memd.semantic.recipe.fuse`)."""
-        return fuse(p, lists, scripts, limit=limit, weights=weights)
+        return fuse(p, lists, scripts, limit=limit, weights=weights, text_of=text_of)
 
 
 def monotone(scores: Sequence[float]) -> list[float]:

@@ -144,3 +144,28 @@ def test_fuse_uses_the_scores(small: Dictionary) -> None:
     fused = fuse(p, lists, scripts, weights=W)
     assert fused.keys() == ["en2", "en1", "en3"]
     assert [round(h.score, 4) for h in fused.hits] == [1.2389, 1.0, 0.5]
+
+
+def test_a_query_with_no_bridge_counts_as_typed_for_every_script(small: Dictionary) -> None:
+    # "git rerere": nothing the dictionary translates, so no list searches the Chinese reply
+    # that says "rerere"; the query as typed is the only full-text evidence there is for it.
+    p = plan("git rerere", small)
+    assert p.bridged is None
+    fused = fuse(p, {FTS: Ranked(["zh1", "en1"]), VECTOR: Ranked(["en2"])}, SCRIPTS, weights=W)
+    assert {h.key: h.found_by for h in fused.hits}["zh1"] == (FTS,)
+
+
+def test_chinese_words_written_in_an_english_document_count(small: Dictionary) -> None:
+    # "测试框架" in an English document (a name in brackets, a quote) is matched by the
+    # question's own Chinese words, not by a Latin name: the list counts there. An English
+    # document its own words found without holding them (a Latin name) stays left out.
+    texts = {"en1": "Testing: the team's framework (测试框架)", "en2": "pytest"}
+    p = plan("测试框架", small)
+    lists = {FTS: Ranked(["en1", "en2", "zh1"]), FTS_BRIDGED: Ranked(["zh2"])}
+    fused = fuse(p, lists, SCRIPTS, weights=W, text_of=lambda k: texts.get(k, ""))
+    found_by = {h.key: h.found_by for h in fused.hits}
+    assert found_by["en1"] == (FTS,)
+    assert "en2" not in found_by
+    # Without the texts, the rule as before.
+    plain = fuse(p, lists, SCRIPTS, weights=W)
+    assert "en1" not in {h.key for h in plain.hits}
