@@ -337,7 +337,9 @@ def _entry_turn(entry: Item) -> str:
 
 def _journal_into_turns(journal: Candidate, turns: list[Candidate]) -> Candidate | None:
     """The turn hit a journal hit's matching entries all record, if every one of them records
-    a turn on the page (their exchange)."""
+    a turn on the page (their exchange). Of the two turns of an exchange, the one that matches
+    the query better (the answer saying "rerere" rather than the question "how do I avoid
+    it?"), else the better placed."""
     session = journal.hit.heading.rsplit("·", 1)[-1].strip()
     home: Candidate | None = None
     for e in journal.entries or section_items(journal.hit.text, journal.hit.start_line):
@@ -348,8 +350,8 @@ def _journal_into_turns(journal: Candidate, turns: list[Candidate]) -> Candidate
                 continue
             flat = " ".join(t.hit.text.split())
             if t.hit.turn_id == _entry_turn(e) or any(" ".join(s.split()) in flat for s in said):
-                match = t
-                break
+                if match is None or t.match > match.match:
+                    match = t
         if match is None:
             return None
         home = home or match

@@ -72,3 +72,30 @@ def test_only_a_sections_snippet_and_items_are_made_late() -> None:
     )  # fmt: skip
     shown = section.shown([])
     assert (shown.snippet, shown.items, shown.score) == ("an excerpt about vitest", ["x"], 0.0)
+
+
+def _turn(turn_id: str, role: str, text: str, score: float, match: float) -> Candidate:
+    hit = Hit(kind="turn", path="log", heading="", start_line=1, end_line=1, score=0.0,
+              snippet=text, text=text, session_id="s1", turn_id=turn_id, role=role)  # fmt: skip
+    c = Candidate(hit, ranking.TURN, 0, score, match, frozenset())
+    c.score = score
+    return c
+
+
+def test_a_journal_line_folds_into_the_turn_of_its_exchange_that_matches_the_query() -> None:
+    """"git rerere": the journal line of the exchange (question "how do I avoid it?", answer
+    naming rerere) is folded into the answer, which holds the query's words, even when the
+    question is placed above it (found by its vector); before, into the first placed."""
+    ask = _turn("u2", "user", "以后怎么避免？", 0.05, 0.0)
+    answer = _turn("a2", "assistant", "rebase 之前先打一个备份分支；或者打开 rerere。", 0.04, 0.5)
+    entry = Item(3, "02:05 **Q:** 以后怎么避免？ **A:** rebase 之前先打一个备份分支；或者打开 rerere。",
+                 {"turn": "u2"})  # fmt: skip
+    journal = Candidate(
+        Hit(kind="section", path="/m/journal/2026-11-02.md", heading="Git rescue · s1",
+            start_line=3, end_line=3, score=0.0, snippet="", file_kind="journal"),
+        ranking.JOURNAL, 0, 1.0, 0.5, frozenset(), [entry], [entry],
+    )  # fmt: skip
+    journal.score = 0.3
+    page = ranking.collapse([ask, answer, journal])
+    assert [c.hit.turn_id for c in page] == ["a2", "u2"]
+    assert page[0].sources == [journal] and page[0].score == 0.3
