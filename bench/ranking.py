@@ -501,16 +501,17 @@ def steadiest(grid: list[dict[str, Any]], objective: Callable[[dict[str, Any]], 
 def tune(
     homes: Path, fold: str, qs: list[Query], convs: Conversations, only: tuple[str, ...] = GRIDS
 ) -> dict[str, Any]:
-    """The ranking's constants that do best on `fold` (the mean of top-1 and top-3 over both
-    daemons), by coordinate search — the tier priors on a grid with the rest fixed, then how
-    much of a hit's score is its own match, then the vector scale, then how far from the query
-    a hit found only through the bridge may be, then how close one found only by common words
-    must be and which words are common, twice over; the other fold is never read. With `only`
+    """The ranking's constants that do best on `fold` (one fold of `FOLDS`, or several
+    together: "ABC"; the mean of top-1 and top-3 over both daemons), by coordinate search — the
+    tier priors on a grid with the rest fixed, then how much of a hit's score is its own match,
+    then the vector scale, then how far from the query a hit found only through the bridge may
+    be, then how close one found only by common words must be and which words are common,
+    twice over; the other folds are never read. With `only`
     (some of `GRIDS`), just those, from the shipped constants (`COSINE_STATS` as shipped)."""
     from memd.conversations import ranking
     from memd.semantic import common_words, recipe
 
-    qs = [q for q in qs if q.fold == fold]
+    qs = [q for q in qs if q.fold in fold]
     every = set(only) == set(GRIDS)
     stats = cosine_stats(homes, qs) if every else dict(recipe.COSINE_STATS)
     found = {k: gathered(homes, k, qs) for k in ("off", "packaged")}
@@ -587,6 +588,13 @@ def file_weights(homes: Path, fold: str, qs: list[Query], convs: Conversations) 
             "figures": {str(w): f for w, f in figures.items()}}  # fmt: skip
 
 
+def _dev_folds(arg: str) -> str:
+    """`--tune`'s folds: one or more of `FOLDS` (the fresh fold is never tuned on)."""
+    if not arg or any(f not in FOLDS for f in arg):
+        raise argparse.ArgumentTypeError(f"folds to tune on: letters of {''.join(FOLDS)}")
+    return arg
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -600,9 +608,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="copy each measured MEMD_HOME under this folder")
     ap.add_argument(
         "--tune",
-        choices=FOLDS,
+        type=_dev_folds,
         help="grid-search the ranking's constants on this"
-        " fold, in-process over the homes --keep wrote (give that folder as --home)",
+        f' fold, or these folds together ("{"".join(FOLDS)}"; never {FRESH}), in-process over'
+        " the homes --keep wrote (give that folder as --home)",
     )
     ap.add_argument("--file-weights", choices=FOLDS, help="top-1/top-3 of this fold for each"
                     " bm25 weight of the file column, in-process over the homes --keep wrote"
