@@ -348,10 +348,11 @@ def _journal_into_turns(journal: Candidate, turns: list[Candidate]) -> Candidate
         for t in turns:
             if short_id(t.hit.session_id) != session and t.hit.session_id != session:
                 continue
+            if match is not None and t.match <= match.match:
+                continue
             flat = " ".join(t.hit.text.split())
             if t.hit.turn_id == _entry_turn(e) or any(" ".join(s.split()) in flat for s in said):
-                if match is None or t.match > match.match:
-                    match = t
+                match = t
         if match is None:
             return None
         home = home or match

@@ -83,7 +83,7 @@ def _turn(turn_id: str, role: str, text: str, score: float, match: float) -> Can
 
 
 def test_a_journal_line_folds_into_the_turn_of_its_exchange_that_matches_the_query() -> None:
-    """"git rerere": the journal line of the exchange (question "how do I avoid it?", answer
+    """For "git rerere", the journal line of the exchange (question "how do I avoid it?", answer
     naming rerere) is folded into the answer, which holds the query's words, even when the
     question is placed above it (found by its vector); before, into the first placed."""
     ask = _turn("u2", "user", "以后怎么避免？", 0.05, 0.0)
