@@ -51,7 +51,12 @@ from memd.extraction.rules.en_tools import (
 from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
-from memd.extraction.rules.learned import apply_generic, learned_statements, shares_value
+from memd.extraction.rules.learned import (
+    apply_generic,
+    learned_statements,
+    recall_left,
+    shares_value,
+)
 from memd.extraction.rules.life import en_life, zh_life
 from memd.extraction.rules.links import apply_links, first_statements
 from memd.extraction.rules.mentions import (
@@ -379,9 +384,12 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                     held.add(memory.content.casefold())
                     out.append(memory)
                     gated.add(memory.content)
-        # A change no reader linked, one side of it kept by the gate: the most alike earlier
-        # memory of its type is replaced.
+        # A change no reader linked, one side of it kept by the gate or its old value left by
+        # name: the most alike earlier memory is replaced.
         apply_generic(words, out, start, gated)
+        # A name the turn leaves that only an earlier sentence said: that sentence was the user's.
+        earlier = [(t, s) for t, s in session.sentences if t != turn.turn_id]
+        recall_left(words, out, start, earlier)
         seen.update(m.content.casefold() for m in out[start:])
     return out
 

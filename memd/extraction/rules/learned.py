@@ -20,7 +20,12 @@ looked at once more here:
   shares most — one more when the turn names the earlier memory's value and none of its
   memories keeps it, `alone` more when each is the only memory of its type on its side — when
   that score reaches `overlap`: both get one key, so placement marks the earlier one
-  superseded; nothing is deleted.
+  superseded; nothing is deleted. A turn that leaves the earlier value by name links it even
+  when a reader keyed it or kept both sides;
+- **recall** (`recall_left`): a turn that says a change and names a name only an earlier
+  sentence of the user's said, kept by no memory ("Travis is history" after "Each push triggers
+  a Travis CI build"), keeps that sentence's clause now, from its turn, under the key of the
+  turn's new memory most like it.
 
 The weights are data (`data/clause_model.json.gz`), written by `bench/clause_model.py` from the
 labelled development sets; its README gives the command. They are read once, on first use; the
@@ -364,7 +369,8 @@ _EN_CHANGE_RE = re.compile(
     r"|chang\w*|no\s+longer|any\s*more|instead|actually|since|lately|recently|replac\w*"
     r"|swapped|upgraded|downgraded|bumped|new|newly|turned|became|become|dropped|ditched|quit"
     r"|sold|stopped|gave\s+up|left|joined|took|migrat\w*|convert\w*|update|updated|typo"
-    r"|scratch\s+that|correction|i\s+mean|meant|rather|wrong|mistake|reorg|promoted|finished)\b",
+    r"|scratch\s+that|correction|i\s+mean|meant|rather|wrong|mistake|reorg|promoted|finished"
+    r"|port(?:ed|ing)|is\s+history)\b",
     re.I,
 )
 _ZH_CHANGE_RE = re.compile(
@@ -378,7 +384,8 @@ _LEAVING_RE = re.compile(
     r"\b(?:quit|sold|stopped|ditched|dropped|gave\s+up|got\s+rid\s+of|left|retired|no\s+longer"
     r"|any\s*more|broke|died|ended|cancell?ed|went\s+away|gone|decommissioned|scrapped|reversed"
     r"|shut\s+down|killed|removed)\b"
-    r"|卖了|摔坏|坏了|停更|不用|不再|退了|辞职|离职|没了|作废|到期|戒了|停了|弃了|淘汰|下掉|砍了",
+    r"|卖了|摔坏|坏了|停更|不用|不再|退了|辞职|离职|没了|作废|到期|戒了|停了|弃了|淘汰|下掉|砍了"
+    r"|死了|去世",
     re.I,
 )
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*|[\u3400-\u9fff]")
@@ -388,6 +395,8 @@ _STOP = frozenset(
     "all now so but just that this asks".split()
     + list("用户我们的了是在有一个现")
 )
+# How alike a keyed earlier memory and the gate's new one must be for the gate to replace it.
+_ALIKE = 0.6
 # Types one value can move between: the readers' types of a tool, and a decision on one.
 _HELD_TYPES = frozenset({"skill", "preference", "project", "decision"})
 
@@ -432,15 +441,54 @@ def shares_value(clause: str, memories: Sequence[ExtractedMemory]) -> bool:
 
 def says_change(text: str) -> bool:
     """Whether a text says something changed (see the module)."""
-    return bool((_ZH_CHANGE_RE if CJK_RE.search(text) else _EN_CHANGE_RE).search(text))
+    change = _ZH_CHANGE_RE if CJK_RE.search(text) else _EN_CHANGE_RE
+    return bool(change.search(text) or _LEAVING_RE.search(text))
+
+
+_ZH_SELF_RE = re.compile(r"我|咱")
+
+
+def others_change(text: str) -> bool:
+    """Whether the change a turn says is someone else's: a clause that says it names someone
+    else ("My brother ditched Sentry; he uses Bugsnag now", "我同事那边 Zabbix 已经淘汰了，现在用
+    Prometheus") and none that says it names the user alone ("I took the Intercom offer, so the
+    pager is someone else's problem now", "我上个月结婚了，周末得陪老婆")."""
+    changes = [c for c in cut(text) if says_change(c)] or [text]
+    others = [someone_else_in(c) for c in changes]
+    if not any(others):
+        return False
+    return not any(
+        not other and (_ZH_SELF_RE if CJK_RE.search(c) else _EN_SELF_RE).search(c)
+        for c, other in zip(changes, others, strict=True)
+    )
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^\w\u3400-\u9fff]+", "-", text.casefold()).strip("-")[:40]
 
 
-def _compatible(old: str, new: str) -> bool:
-    return old == new or {old, new} <= _HELD_TYPES
+def _compatible(old: str, new: str, left: bool = False) -> bool:
+    """Whether a memory of type `new` can replace one of type `old`: the same type, two types a
+    tool moves between, or — when the turn leaves the old value by name — a thing the user holds
+    and one they prefer (fish as their shell, then Elvish)."""
+    if old == new or {old, new} <= _HELD_TYPES:
+        return True
+    return left and "task" not in (old, new) and "personal" in (old, new)
+
+
+# Words of an English memory too common to be a value it leaves ("been", "since", "every").
+_PLAIN = frozenset(
+    "been being have having does doing done with from into onto over about since every each "
+    "this that these those there their them they then than what when where which while will "
+    "would could should just also only very really much many more most some time times week "
+    "weeks year years days work works working like likes uses using used user user's".split()
+)
+
+
+def _left_words(content: str) -> set[str]:
+    """The longer plain English words of a memory, a value a turn can end ("keto", "fish")."""
+    plain = {w.casefold() for w in re.findall(r"\b[a-z][a-z\-]{3,}\b", content)}
+    return plain - _PLAIN - _STOP
 
 
 def apply_generic(
@@ -448,16 +496,23 @@ def apply_generic(
 ) -> None:
     """A turn (`text`, its memories `out[start:]`) that says a change replaces the session's
     earlier memory it is most like: of the same type (or of two types a tool moves between), the
-    most alike in words other than values, more so when the turn names the earlier one's value
-    and none of the turn's memories keeps it. Both get one key; the new one the earlier one's
-    type. A keyed earlier memory (the readers'), a memory a reader already keyed like an earlier
-    one, and an earlier one already replaced, are left; with `gated` (the contents of the
-    memories the gate kept), a pair of which the gate kept neither is the readers' and is left
-    too. Someone else's change, a question and a hypothesis replace nothing."""
+    most alike in words other than values, more so when the turn leaves the earlier one's value
+    — names it (a name, a number, a Chinese pair; a plain English word in a clause that ends or
+    denies it) and none of the turn's memories keeps it. Both get one key (the new memory's when
+    it has one). The gate's new memory takes the earlier one's type, as does one replacing a
+    decision; a reader's keeps its own. Left to the readers unless the turn leaves the earlier
+    value: a keyed earlier memory or a task (the gate's new memory still replaces one whose words
+    it shares most, `_ALIKE`), and, with `gated` (the contents of the memories the gate kept), a
+    pair of which the gate kept neither. When the turn leaves the earlier value, a thing the user
+    holds and a preference can replace one another. A memory a reader already keyed like an
+    earlier one and an earlier one already replaced are left. Someone else's change
+    (`others_change`), a question and a hypothesis replace nothing."""
     m = model()
     if m is None or start == 0 or not says_change(text):
         return
-    if someone_else_in(text) or is_question(text) or _SUPPOSE_RE.search(text):
+    if is_question(text) or _SUPPOSE_RE.search(text):
+        return
+    if others_change(text):
         return
     done_old: set[int] = set()
     done_new: set[int] = set()
@@ -465,9 +520,17 @@ def apply_generic(
         if score < m.overlap or i in done_old or j in done_new:
             continue
         old, new = out[i], out[j]
-        key = old.subject or new.subject or f"changed:{_slug(old.content)}"
+        key = new.subject or old.subject or f"changed:{_slug(old.content)}"
+        # The gate's new memory takes the old one's type, and a changed decision is a decision;
+        # a reader's new memory keeps the type the reader gave it.
+        if _compatible(old.type, new.type) and (
+            gated is None or new.content in gated or old.type == "decision"
+        ):
+            typed = old.type
+        else:
+            typed = new.type
         out[i] = replace(old, subject=key)
-        out[j] = replace(new, subject=key, type=old.type)
+        out[j] = replace(new, subject=key, type=typed)
         done_old.add(i)
         done_new.add(j)
 
@@ -486,14 +549,17 @@ def _pairs(
     turn = range(start, len(out))
     leaving = {j for j in turn if _LEAVING_RE.search(out[j].content)}
     kept_now = " ".join(out[j].content for j in turn if j not in leaving).casefold()
+    # The plain words of the turn's clauses that end or deny something ("Keto didn't stick").
+    ended = {
+        w.casefold()
+        for c in cut(text)
+        if _LEAVING_RE.search(c) or (_ZH_NOT_RE if CJK_RE.search(c) else _EN_NOT_RE).search(c)
+        for w in re.findall(r"[A-Za-z][A-Za-z\-]{3,}", c)
+    }
     # One earlier memory of a type and one of the turn's: alike by being alone.
     alone = Counter(out[i].type for i in range(start) if i not in replaced)
     fresh = Counter(out[j].type for j in turn if j not in leaving)
-    olds = [
-        i
-        for i in range(start)
-        if i not in replaced and out[i].type != "task" and not out[i].subject
-    ]
+    olds = [i for i in range(start) if i not in replaced]
     news = [
         j
         for j in turn
@@ -503,13 +569,28 @@ def _pairs(
     for i in olds:
         old = out[i]
         # The turn names the old value and none of its memories keeps it: it is left behind.
-        left = any(v in said and v not in kept_now for v in values(old.content))
+        left = any(v in said and v not in kept_now for v in values(old.content)) or any(
+            v not in kept_now for v in _left_words(old.content) & ended
+        )
+        # A keyed memory or a task is the readers', unless the turn leaves it or the gate kept
+        # a new memory most like it ("the evidence package is now due October 23").
+        theirs = not left and (old.type == "task" or bool(old.subject))
         for j in news:
             new = out[j]
-            if not _compatible(old.type, new.type) or new.content == old.content:
+            if theirs and not (
+                gated is not None
+                and new.content in gated
+                and new.type == old.type
+                and similarity(old.content, new.content) >= _ALIKE
+            ):
                 continue
-            if gated is not None and old.content not in gated and new.content not in gated:
-                continue  # the readers' own pairs are theirs
+            if not _compatible(old.type, new.type, left) or new.content == old.content:
+                continue
+            if old.subject and new.subject == old.subject:
+                continue
+            readers = gated is not None and old.content not in gated and new.content not in gated
+            if readers and not left:
+                continue  # the readers' own pairs are theirs, unless the turn leaves one
             only = alone[old.type] == 1 and fresh[new.type] == 1
             score = similarity(old.content, new.content) + left + alone_score * only
             pairs.append((score, i, j))
@@ -526,3 +607,64 @@ def _replaced(memories: Sequence[ExtractedMemory]) -> set[int]:
                 out.add(last[m.subject])
             last[m.subject] = i
     return out
+
+
+# A name in a sentence: a capitalised word not at its start, or one with a capital or a digit
+# inside ("GitHub", "MySQL", "Go 1.19" → "1.19" is no name).
+_NAME_RE = re.compile(r"(?<=[^\s.!?。！？:：]\s)[A-Z][\w.+#\-]*[\w+#]|\b[a-z]+[A-Z][\w.+#\-]*")
+
+
+def names_in(sentence: str) -> set[str]:
+    """The names a sentence says (casefolded): its capitalised words but the first."""
+    return {n.casefold() for n in _NAME_RE.findall(sentence.strip())} - {"i", "i'm", "user"}
+
+
+def recall_left(
+    text: str,
+    out: list[ExtractedMemory],
+    start: int,
+    earlier: Sequence[tuple[str, str]],
+) -> None:
+    """A turn that says a change and names a name an earlier sentence of the user's says ("Travis
+    is history: we ported the build to GitHub Actions" after "Each push triggers a Travis CI
+    build"), kept by none of the session's memories: the earlier clause that says it was a
+    statement of the user's the readers never kept. It is kept now, from its turn, with the key
+    of the turn's new memory most like it (its type too), so placement marks it replaced.
+    `earlier` is (turn id, sentence) of the user's statements in the turns before."""
+    if model() is None or not earlier or not says_change(text):
+        return
+    if is_question(text) or _SUPPOSE_RE.search(text):
+        return
+    said = text.casefold()
+    kept_now = " ".join(m.content for m in out).casefold()
+    keys_before = {m.subject for m in out[:start] if m.subject}
+    news = [
+        j
+        for j in range(start, len(out))
+        if out[j].type != "task"
+        and not _LEAVING_RE.search(out[j].content)
+        and not (out[j].subject and out[j].subject in keys_before)
+    ]
+    if not news:
+        return
+    if others_change(text):
+        return
+    for turn_id, sentence in reversed(earlier):
+        for name in sorted(names_in(sentence)):
+            if not _said_word(name, said) or name in kept_now:
+                continue
+            clause = next((c for c in cut(sentence) if name in c.casefold()), "")
+            if not clause or not kept(clause):
+                continue
+            content = content_of(clause)
+            j = max(news, key=lambda k: similarity(content, out[k].content))
+            new = out[j]
+            key = new.subject or f"changed:{_slug(content)}"
+            old = replace(new, content=content, source_turn_ids=(turn_id,), subject=key, due="")
+            out[j] = replace(new, subject=key)
+            out.insert(start, old)
+            return
+
+
+def _said_word(word: str, text: str) -> bool:
+    return re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", text) is not None
