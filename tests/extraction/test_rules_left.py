@@ -10,11 +10,18 @@ The messages are made up for these tests, not taken from any extraction set.
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from memd.core.models import ExtractedMemory
+from memd.extraction.rules import learned
+from memd.extraction.rules.common import Ctx
 from memd.extraction.rules.learned import (
+    TYPES,
+    Model,
     apply_generic,
+    learned_statements,
     names_in,
     others_change,
     recall_left,
@@ -205,9 +212,54 @@ def test_no_earlier_sentence_is_kept_without_a_change_that_leaves_its_name(
 
 def test_extraction_keeps_the_earlier_sentence_a_change_leaves() -> None:
     memories = extract(
-        "CI for the side projects is Drone.",
-        "Scratch that, Drone was years ago. Every repo builds on Woodpecker these days.",
+        "Each push triggers a Drone build that takes ten minutes.",
+        "Drone is history: this week we ported every build to Woodpecker.",
     )
     [old] = [m for m in memories if "Drone" in m.content]
     [new] = [m for m in memories if "Woodpecker" in m.content]
     assert old.subject and new.subject == old.subject
+
+
+# -- one statement, two keys ------------------------------------------------------------------------
+def test_a_statement_given_twice_is_kept_once_with_the_key_that_replaces() -> None:
+    from memd.extraction.rules.extract import _one_of_each
+
+    old = _mem("User: I've been doing paleo since January", subject="diet")
+    twice = [
+        _mem("User: I eat a plain Nordic-style diet now", subject="about:nordic-style"),
+        _mem("User: I eat a plain Nordic-style diet now", subject="diet"),
+        _mem("User: I cook on Sundays"),
+    ]
+    out = [old, *twice]
+    _one_of_each(out, 1)
+    assert [m.subject for m in out] == ["diet", "diet", ""]
+    # two different statements, or none keyed like an earlier one: all kept, the first of a pair
+    out = [old, twice[0], twice[0], twice[2]]
+    _one_of_each(out, 1)
+    assert [m.subject for m in out] == ["diet", "about:nordic-style", ""]
+
+
+# -- the new value of a later turn ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("sentence", "later", "kept"),
+    [
+        # a clause that does not name the user, says a change and names a value: the user's
+        ("Scratch that, the nightly jobs actually run under Deno.", True, True),
+        ("Update: the wiki moved to Outline last spring.", True, True),
+        # the same in the session's first turn, without a change, without a value: not sure enough
+        ("Scratch that, the nightly jobs actually run under Deno.", False, False),
+        ("The nightly jobs run under Deno.", True, False),
+        ("Scratch that, the nightly jobs actually run faster.", True, False),
+        # a Chinese clause is the user's whatever the turn
+        ("其实夜间任务跑在 Deno 上。", False, True),
+    ],
+)
+def test_a_later_turns_change_with_a_value_is_kept_at_the_users_threshold(
+    monkeypatch: pytest.MonkeyPatch, sentence: str, later: bool, kept: bool
+) -> None:
+    # every clause scores 0.73: over the threshold of a clause naming the user, under the bare one
+    fixed = Model({"bias": 1.0}, {t: {} for t in TYPES}, 0.5, 0.99, 0.5, 0.5)
+    monkeypatch.setattr(learned, "model", lambda: fixed)
+    ctx = Ctx(turn_id="t1", today=date(2026, 3, 2))
+    found = list(learned_statements(sentence, ctx, lambda _c: False, later=later))
+    assert bool(found) is kept, found

@@ -378,7 +378,7 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         held = {m.content.casefold() for m in out[start:]}
         for sentence in unread:
             for memory in learned_statements(
-                sentence, ctx, functools.partial(_covered_by, out[start:])
+                sentence, ctx, functools.partial(_covered_by, out[start:]), later=start > 0
             ):
                 if memory.content.casefold() not in seen | held:
                     held.add(memory.content.casefold())
@@ -390,8 +390,27 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         # A name the turn leaves that only an earlier sentence said: that sentence was the user's.
         earlier = [(t, s) for t, s in session.sentences if t != turn.turn_id]
         recall_left(words, out, start, earlier)
+        _one_of_each(out, start)
         seen.update(m.content.casefold() for m in out[start:])
     return out
+
+
+def _one_of_each(out: list[ExtractedMemory], start: int) -> None:
+    """A statement the turn gave twice under two keys (a reader's and a change's) is kept once:
+    with the key an earlier memory has, so the change still replaces it (placement would keep
+    the first of the two and drop the other's key)."""
+    before = {m.subject for m in out[:start] if m.subject}
+    by_text: dict[str, list[int]] = {}
+    for j in range(start, len(out)):
+        by_text.setdefault(out[j].content.casefold(), []).append(j)
+    drop: set[int] = set()
+    for group in by_text.values():
+        if len(group) < 2:
+            continue
+        keep = next((j for j in group if out[j].subject in before), group[0])
+        drop.update(j for j in group if j != keep)
+    if drop:
+        out[start:] = [m for j, m in enumerate(out[start:], start) if j not in drop]
 
 
 def _covered_by(read: Sequence[ExtractedMemory], clause: str) -> bool:

@@ -352,15 +352,25 @@ def scored_statements(
 
 
 def learned_statements(
-    sentence: str, ctx: Ctx, covered: Callable[[str], bool]
+    sentence: str, ctx: Ctx, covered: Callable[[str], bool], later: bool = False
 ) -> Iterator[ExtractedMemory]:
-    """The clauses of `sentence` no reader read that the gate keeps, typed by the classifier."""
+    """The clauses of `sentence` no reader read that the gate keeps, typed by the classifier. In
+    a `later` turn of the session, a clause that says a change and names a value ("Scratch that,
+    the batch jobs actually run under PyPy") is the user's new value: the threshold of a clause
+    that names the user holds for it."""
     m = model()
     if m is None:
         return
     for p, memory in scored_statements(sentence, ctx, covered):
-        if p >= (m.threshold if own(memory.content) else m.bare):
+        sure = own(memory.content) or (later and _new_value(memory.content))
+        if p >= (m.threshold if sure else m.bare):
             yield memory
+
+
+def _new_value(content: str) -> bool:
+    """Whether a memory says a change and names a value (a name, a number)."""
+    text = re.sub(r"^User(?:'s)?:?\s*", "", content)
+    return says_change(text) and bool(_VALUE_RE.search(text))
 
 
 # -- generic supersession -------------------------------------------------------------------------
