@@ -92,8 +92,15 @@ def test_a_readers_new_memory_keeps_its_type_the_gates_takes_the_old_one() -> No
     old = _mem("User: tcsh's completion has spoiled me for other shells")
     new = _mem("User works with Nushell", "preference")
     out = [old, new]
-    apply_generic("Don't bother with tcsh, I no longer use it. Nushell is my shell now.", out, 1)
+    turn = "Don't bother with tcsh, I no longer use it. Nushell is my shell now."
+    apply_generic(turn, out, 1, gated={old.content})
     assert out[1].subject == out[0].subject and out[1].type == "preference"
+    # the gate's new memory takes the old one's type, across types too
+    old = _mem("用户的博客放在腾讯云的一台服务器上", "skill")
+    new = _mem("用户：博客现在挂在华为云上")
+    out = [old, new]
+    apply_generic("腾讯云那台到期没续，博客现在挂在华为云上。", out, 1, gated={new.content})
+    assert out[1].subject == out[0].subject and out[1].type == "skill"
     # a reader's skill replacing a decision of the gate's: a changed decision is a decision
     old = _mem("用户：消息队列我们定了 NATS", "decision")
     new = _mem("用户换成了RabbitMQ", "skill")
@@ -263,3 +270,29 @@ def test_a_later_turns_change_with_a_value_is_kept_at_the_users_threshold(
     ctx = Ctx(turn_id="t1", today=date(2026, 3, 2))
     found = list(learned_statements(sentence, ctx, lambda _c: False, later=later))
     assert bool(found) is kept, found
+
+
+@pytest.mark.parametrize(
+    ("old", "ended", "new", "turn"),
+    [
+        ("用户一直使用Emacs", "用户：Emacs 我早就不用了", "用户：上个月起写 Go 都在 Zed 里",
+         "Emacs 我早就不用了，上个月起写 Go 都在 Zed 里。"),
+        ("User uses Emacs", "User: I quit Emacs", "User: these days I write Go in Zed",
+         "I quit Emacs; these days I write Go in Zed."),
+    ],
+)  # fmt: skip
+def test_a_memory_replaced_by_what_ended_waits_for_its_new_value(
+    old: str, ended: str, new: str, turn: str
+) -> None:
+    out = [
+        _mem(old, "preference", "editor"),
+        _mem(ended, "preference", "editor"),
+        _mem(new, "skill"),
+    ]
+    apply_generic(turn, out, 1, gated={new})
+    assert out[2].subject == "editor" and out[2].type == "preference", out
+    # replaced by a statement of what holds: the readers' pair, the gate's memory left alone
+    holds = _mem("User uses Helix now", "preference", "editor")
+    out = [_mem(old, "preference", "editor"), holds, _mem(new, "skill")]
+    apply_generic("Helix now; these days I write Go in Zed.", out, 1, gated={new})
+    assert out[2].subject != "editor"

@@ -533,12 +533,9 @@ def apply_generic(
         key = new.subject or old.subject or f"changed:{_slug(old.content)}"
         # The gate's new memory takes the old one's type, and a changed decision is a decision;
         # a reader's new memory keeps the type the reader gave it.
-        if _compatible(old.type, new.type) and (
-            gated is None or new.content in gated or old.type == "decision"
-        ):
-            typed = old.type
-        else:
-            typed = new.type
+        gates = gated is None or new.content in gated
+        decided = old.type == "decision" and _compatible(old.type, new.type)
+        typed = old.type if gates or decided else new.type
         out[i] = replace(old, subject=key)
         out[j] = replace(new, subject=key, type=typed)
         done_old.add(i)
@@ -555,9 +552,11 @@ def _pairs(
     """(score, earlier memory, the turn's memory) of every pair `apply_generic` may link."""
     said = text.casefold()
     keys_before = {e.subject for e in out[:start] if e.subject}
-    replaced = _replaced(out)
     turn = range(start, len(out))
     leaving = {j for j in turn if _LEAVING_RE.search(out[j].content)}
+    # A memory a reader replaced by the turn's statement of what ended ("IDEA 我早就不用了") still
+    # waits for its new value.
+    replaced = _replaced([replace(m, subject="") if k in leaving else m for k, m in enumerate(out)])
     kept_now = " ".join(out[j].content for j in turn if j not in leaving).casefold()
     # The plain words of the turn's clauses that end or deny something ("Keto didn't stick").
     ended = {
