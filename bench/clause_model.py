@@ -7,7 +7,8 @@ The labelled cases are those of the development sets: ../shared/bench-data/extra
 and every own set, tests/extraction/extraction_own*.jsonl (a set in
 `bench.extraction_eval.HELD_OUT_SETS` is never read here). The shipped data file was trained
 on every development set, own set 17 included since its measurement (1,903 clauses), while own
-set 18 was held out. Every user turn is cut into clauses as the extractor cuts them (its own words,
+set 18 was held out; since its measurement own set 18 is development data too, so `--write` now
+trains on it as well and gives other weights. Every user turn is cut into clauses as the extractor cuts them (its own words,
 sentences, `units`, `learned.cut`); a clause is labelled:
 
 - a statement of the type of the expected fact whose keyword it holds (the old value of a

@@ -87,10 +87,12 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own12.jsonl", 89, 44, 0),
         ("extraction_own13.jsonl", 94, 50, 0),
         ("extraction_own14.jsonl", 95, 46, 3),
-        ("extraction_own15.jsonl", 98, 49, 1),
-        ("extraction_own16.jsonl", 77, 36, 2),
+        ("extraction_own15.jsonl", 98, 50, 1),
+        ("extraction_own16.jsonl", 78, 42, 2),
         # held out in round 17: measured once, after the learned layer was frozen
-        ("extraction_own17.jsonl", 67, 22, 1),
+        ("extraction_own17.jsonl", 73, 31, 0),
+        # held out in round 18: measured once, after the layer's round-18 changes were frozen
+        ("extraction_own18.jsonl", 67, 23, 4),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
