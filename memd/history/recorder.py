@@ -54,7 +54,7 @@ from memd.history.models import (
     UndoPlan,
 )
 from memd.history.prune import LOOSE_LIMIT, squash_before
-from memd.history.query import log_changes, recent_ids, resolve, run_changes, show_change
+from memd.history.query import log_changes, resolve, run_changes, show_change
 from memd.history.spool import Spool
 from memd.history.undo import plan_undo
 
@@ -551,24 +551,8 @@ class History:
             self._committed(n if failed is None else failed, 1)
             self._spool.done(self._spool.pending())  # the tree's first record holds them
         else:
-            # memd's changes a crash kept from their commit, before any edit found since. A
-            # batch committed just before the kill is in the spool still: its changes are in
-            # the history already, by their ids. (Compared by content instead, a change that a
-            # later one of its batch wrote over would be committed again, after a "hand" edit
-            # going back to its file's state before it.)
-            replayed = self._spool.pending()
-            if replayed:
-                try:
-                    ids = recent_ids(git, 2 * len(replayed) + 50)
-                except HistoryError as exc:
-                    log.debug("history: reading the last changes failed: %s", exc)
-                    ids = set()
-                todo = [c for c in replayed if c.trailers.get(CHANGE_TRAILER) not in ids]
-                try:
-                    if todo:
-                        self._commit(todo)
-                finally:
-                    self._spool.done(replayed)
+            # memd's changes a crash kept from their commit, before any edit found since.
+            self._spool.replay(git, self._commit)
             self.catch_up()
 
     def _commit(self, items: list[Captured], *, allow_empty: bool = False) -> int:

@@ -20,10 +20,14 @@ import logging
 import os
 import threading
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
+from memd.core.errors import HistoryError
 from memd.history.commits import Captured
-from memd.history.models import Cause
+from memd.history.git import Git
+from memd.history.models import CHANGE_TRAILER, Cause
+from memd.history.query import recent_ids
 
 log = logging.getLogger(__name__)
 NAME = "memd-spool.jsonl"
@@ -111,6 +115,27 @@ class Spool:
             self._next = max(self._next, *added) if added else self._next
             self._open.update(added)
         return [added[n] for n in sorted(added)]
+
+    def replay(self, git: Git, commit: Callable[[list[Captured]], object]) -> None:
+        """At a start: `commit` the changes a previous run recorded and did not commit (oldest
+        first), then mark them done. A batch committed just before a kill is still here: its
+        changes are in the history already, told by their ids. (Told by content instead, a
+        change that a later one of its batch wrote over would be committed again, after a
+        "hand" edit going back to its file's state before it.)"""
+        replayed = self.pending()
+        if not replayed:
+            return
+        try:
+            ids = recent_ids(git, 2 * len(replayed) + 50)
+        except HistoryError as exc:
+            log.debug("history: reading the last changes failed: %s", exc)
+            ids = set()
+        try:
+            todo = [c for c in replayed if c.trailers.get(CHANGE_TRAILER) not in ids]
+            if todo:
+                commit(todo)
+        finally:
+            self.done(replayed)
 
     def _empty(self) -> None:
         fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
