@@ -11,7 +11,6 @@ this is a no-op.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import gc
 import sys
@@ -25,7 +24,9 @@ def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The running program's own symbols hold the C library's (dlopen of NULL):
+        # `find_library("c")` ran `ldconfig -p` in a child process at every daemon start.
+        return ctypes.CDLL(None)
     except OSError:
         return None
 

@@ -21,6 +21,28 @@ def test_glibc_trim_is_found_and_runs() -> None:
     assert trim.give_memory_back(collect=False) is True
 
 
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="malloc_trim is glibc's",
+)
+def test_glibc_is_found_without_starting_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the C library starts no child process: every daemon start looks it up (ctypes'
+    `find_library` ran `ldconfig -p` for it, as it did for memd/core/rename.py's Renamer)."""
+
+    def no_process(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a process was started: {args}")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    trim._libc.cache_clear()
+    trim.malloc_trim.cache_clear()
+    try:
+        assert trim.malloc_trim() is not None
+        assert getattr(trim._libc(), "mallopt", None) is not None  # limit_arenas's
+    finally:
+        trim._libc.cache_clear()
+        trim.malloc_trim.cache_clear()
+
+
 def test_without_malloc_trim_nothing_happens(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(trim, "malloc_trim", lambda: None)
     assert trim.give_memory_back() is False
