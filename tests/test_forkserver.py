@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests import forkserver
-from tests.utils import DaemonProcess, memd_env, run_memd, wait_for
+from tests.utils import ROOT, DaemonProcess, memd_env, run_memd, wait_for
 
 PROBE = [sys.executable, "-m", "tests.fixtures.fork.probe"]
 
@@ -60,6 +60,40 @@ def test_a_forked_process_is_given_what_an_exec_one_is(home: Path, tmp_path: Pat
     assert forked["tz"] == ["JST", "JST"] and forked["tmp"] == str(home)
     assert forked["fds"] == ["0", "1", "2", "3"] and forked["threads"] == forked["tasks"] == 1
     assert forked["stdin"] == "fed on stdin\n"
+
+
+@pytest.mark.parametrize(
+    "how", [["return"], ["code", "3"], ["code", "0"], ["message", "said on the way out"],
+            ["raise", "uncaught"]],
+)  # fmt: skip
+def test_a_forked_process_ends_as_an_exec_one_does(
+    home: Path, tmp_path: Path, how: list[str]
+) -> None:
+    """Its threads, atexit handlers (the preload's too), streams, status and message; the
+    fork server's child skips only the interpreter's teardown of its objects."""
+    argv, env = [sys.executable, "-m", "tests.fixtures.fork.ending", *how], memd_env(home)
+    ended = []
+    for forked in (True, False):
+        if forked:
+            with forkserver.popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) as p:  # fmt: skip
+                assert isinstance(p, forkserver.ForkedPopen)
+                out, err = p.communicate(timeout=60)
+            ended.append((p.returncode, out, err))
+        else:
+            r = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+            ended.append((r.returncode, r.stdout, r.stderr))
+    # A traceback names the frames it went through: the fork server's too.
+    last_line = [(code, out, err.splitlines()[-1:]) for code, out, err in ended]
+    assert last_line[0] == last_line[1]
+    code, out, err = ended[0]
+    assert out == (
+        "unflushed; a thread that was not a daemon finished; second atexit handler; "
+        "first atexit handler; held until logging's exit\n"
+    )
+    assert code == (int(how[1]) if how[0] == "code" else 0 if how[0] == "return" else 1)
+    assert ("said on the way out" in err) == (how[0] == "message")
+    assert ("ValueError: uncaught" in err) == (how[0] == "raise")
 
 
 def test_each_forked_process_draws_its_own_random_numbers(home: Path, tmp_path: Path) -> None:

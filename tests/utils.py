@@ -56,7 +56,7 @@ PRIVATE_ENV = (
 # Kept for the test process: where `scripts/install-clis` put the assistants' CLIs (tests/clis.py),
 # whether its memd processes are forked from a fork server (tests/forkserver.py), and where
 # it writes its files' CPU (tests/cpustat.py).
-KEPT_ENV = ("MEMD_CLIS_DIR", forkserver.SWITCH, "MEMD_TEST_CPU")
+KEPT_ENV = ("MEMD_CLIS_DIR", forkserver.SWITCH, forkserver.PROFILE, "MEMD_TEST_CPU")
 
 # The HOME the running test was given by conftest (`_isolate_env`); None outside a test's own
 # set-up (a module- or session-scoped fixture), where a daemon gets a HOME of its own.
