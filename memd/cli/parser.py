@@ -24,8 +24,29 @@ LIMIT = bounded(1, 1000)
 MAX_BUDGET = 200_000
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command but the delegated ones (`DELEGATED`)."""
+class _Unbuilt(argparse.ArgumentParser):
+    """The parser of a command the command line does not name (`build_parser`'s `only`): what
+    is added to it goes nowhere. Building all ~30 commands' parsers took ~11 ms of CPU, most
+    of a `memd status` that finds no daemon, to parse the words of one."""
+
+    def __init__(self, common: argparse.ArgumentParser) -> None:  # an ArgumentParser's set-up
+        self._common = common  # is what it saves
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        return argparse.Action([], "unbuilt")
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        # A command's parser holds the options of every command (`common`) as the same
+        # objects, not copies (argparse's `parents`): a default it sets for one of them is set
+        # for every command, built or not (import's and export's 600 s `--timeout`).
+        for action in self._common._actions:
+            if action.dest in kwargs:
+                action.default = kwargs[action.dest]
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command but the delegated ones (`DELEGATED`); given `only`, of that
+    command alone (none when it names no command): what parsing its words needs."""
     from memd.cli.commands import conversations, daemon, history, memory, transfer
 
     common = argparse.ArgumentParser(add_help=False)
@@ -37,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, fn: Command, help: str) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return _Unbuilt(common)
         sp = sub.add_parser(name, parents=[common], help=help, description=help)
         sp.set_defaults(func=fn)
         return sp
@@ -187,14 +210,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("action", choices=["list", "add", "remove"])
     sp.add_argument("path", nargs="?", help="the folder (add, remove)")
-    sub.add_parser("hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)")
-    sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
-    sub.add_parser(
-        "integrate",
-        help="wire an assistant to memd: integrate claude-code|codex|gemini|opencode|cline|roo|"
-        "continue|aider [--dry-run] [--undo], or --list",
-    )
-    sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
+    if only is None:  # listed in `memd --help`; `main` hands them off before parsing
+        sub.add_parser(
+            "hook", help="Claude Code hooks: hook session-start|user-prompt (stdin JSON)"
+        )
+        sub.add_parser("mcp", help="stdio MCP server forwarding to the daemon")
+        sub.add_parser(
+            "integrate",
+            help="wire an assistant to memd: integrate claude-code|codex|gemini|opencode|cline|"
+            "roo|continue|aider [--dry-run] [--undo], or --list",
+        )
+        sub.add_parser("ui", help="open the memory page in a browser [--no-browser] [--port N]")
     sp = add(
         "service",
         daemon.cmd_service,
@@ -288,10 +314,11 @@ def main(argv: list[str] | None = None) -> int:
         given, rest = cl.hoist_globals(words)
         if rest and rest[0] in DELEGATED:
             return _delegate(rest, given)
-        parser = build_parser()
+        named = rest[0] if rest and not rest[0].startswith("-") else None
+        parser = build_parser(only=named)
         commands = cl.command_parsers(parser)
-        if rest and not rest[0].startswith("-") and rest[0] not in commands:
-            raise cl.unknown_command(rest[0], list(commands))
+        if named is not None and named not in commands:
+            raise cl.unknown_command(named, list(cl.command_parsers(build_parser())))
         args, extras = parser.parse_known_args(rest[:1] + given + rest[1:])
         parser = commands.get(getattr(args, "command", None) or "", parser)
         if extras:

@@ -94,3 +94,54 @@ def test_a_param_error_from_the_socket_names_the_flag() -> None:
     assert flag_names(said, context) == "--budget: expected int >= 0"
     assert flag_names("param 'session_id': too long", context) == "--session: too long"
     assert flag_names("param 'other': x", context) == "param 'other': x"
+
+
+def _parsed(parser: object, words: list[str]) -> object:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    try:
+        return vars(parser.parse_known_args(words)[0])
+    except SystemExit as e:  # a required argument missing, a choice refused
+        return ("exit", e.code)
+
+
+def test_each_command_parsed_alone_is_parsed_as_among_all() -> None:
+    """`main` builds the parser of the command it was given only (`build_parser(only=…)`):
+    each command's help, usage and defaults are those it has among all the others."""
+    from memd.cli.argv import command_parsers
+    from memd.cli.parser import DELEGATED, build_parser
+
+    every = command_parsers(build_parser())
+    assert len(every) > 25
+    for name, parser in every.items():
+        if name in DELEGATED:
+            assert command_parsers(build_parser(only=name)) == {}
+            continue
+        [(alone_name, alone)] = command_parsers(build_parser(only=name)).items()
+        assert alone_name == name
+        assert alone.format_help() == parser.format_help()
+        for words in ([], ["--json"], ["x"], ["x", "y"]):  # what it sets without being told
+            assert _parsed(alone, words) == _parsed(parser, words), (name, words)
+    assert command_parsers(build_parser(only="serch")) == {}
+
+
+def test_a_command_builds_the_parser_of_that_command_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building every command's parser took ~11 ms of CPU, most of a `memd status` that finds
+    no daemon (each hook and command line an assistant runs)."""
+    import argparse
+
+    built: list[str] = []
+    init = argparse.ArgumentParser.__init__
+
+    def counting(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        built.append(str(kwargs.get("prog") or ""))
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(argparse.ArgumentParser, "__init__", counting)
+    monkeypatch.setenv("MEMD_HOME", str(tmp_path))
+    assert main(["--timeout", "1", "status"]) == 1  # no daemon
+    assert len(built) <= 3, built  # memd's, the common options', the command's
+    assert "daemon" in capsys.readouterr().err
