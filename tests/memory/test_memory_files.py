@@ -328,6 +328,50 @@ def test_the_guard_removes_again_what_an_old_copy_brought_back(tmp_path: Path) -
     assert "gone" not in p.read_text() and "kept" in p.read_text()
 
 
+def test_an_older_copy_read_half_saved_does_not_let_memds_older_forget_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memd forgets one item, then another; an editor writes back its older copy in place, in
+    two writes with a long pause between them (a loaded machine). memd reads the file after the
+    first half, and asks who holds it open only after the editor wrote the rest and closed it:
+    the half read must not be taken for the file. (It was: in the half, the item forgotten
+    first is back and the one forgotten last is not, so the guard took the first forget as
+    undone on purpose and let it go, and the forgotten item stayed.)"""
+    from memd.core import writers
+    from memd.memory.files import settle
+
+    files = door(tmp_path)
+    p = tmp_path / "notes.md"
+    hand = "".join(f"- hand line {i:03d}\n" for i in range(40))
+    first = "- forget me first <!-- memd id=m_00000001 -->\n"
+    last = "- forget me last <!-- memd id=m_00000002 -->\n"
+    p.write_text("# Notes\n\n## Notes\n\n" + first + hand + last + hand.replace("hand", "more"))
+    old = p.read_bytes()  # the editor's copy, read before memd's forgets
+    remove_items(p, lambda t, m: m.get("id") == "m_00000001", files=files)
+    remove_items(p, lambda t, m: m.get("id") == "m_00000002", files=files)
+    half = old.index(b"- forget me last")  # the first forget's item is in the first half
+    editor = open(p, "wb")  # noqa: SIM115 (closed by the check below)
+    editor.write(old[:half])
+    editor.flush()
+    past = time.time() - 1  # the pause outlasted SUSPECT_QUIET_S
+    os.utime(p, (past, past))
+    real = writers.writers
+
+    def late_check(path: Path) -> list[str] | None:
+        if not editor.closed:  # the scan of the processes reaches the editor after its close
+            editor.write(old[half:])
+            editor.close()
+        return real(path)
+
+    monkeypatch.setattr(settle, "writers", late_check)
+    nothing(files, p)  # the watcher saw the save
+    assert editor.closed
+    nothing(files, p)  # and sees memd's own write, or the editor's, again
+    text = p.read_text()
+    assert "forget me first" not in text and "forget me last" not in text, text
+    assert hand in text
+
+
 def test_a_whole_file_write_keeps_memds_other_recent_items_guarded(tmp_path: Path) -> None:
     files = door(tmp_path)
     p = tmp_path / "notes.md"

@@ -131,7 +131,9 @@ def _suspect(snap: Snapshot, expected: int | None, path: Path | None = None) -> 
         return False
     if snap.ident is None or time.time_ns() - snap.ident[3] < SUSPECT_QUIET_S * 1e9:
         return True
-    return path is not None and bool(writers(path))
+    # Asked after the read: a save that ended in between leaves nobody holding the file, and
+    # the read was its first part. Read again whatever is there now.
+    return path is not None and (bool(writers(path)) or ident_now(path) != snap.ident)
 
 
 def _recent_foreign(mine: Ident | None, snap: Snapshot) -> bool:
