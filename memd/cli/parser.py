@@ -36,12 +36,7 @@ class _Unbuilt(argparse.ArgumentParser):
         return argparse.Action([], "unbuilt")
 
     def set_defaults(self, **kwargs: Any) -> None:
-        # A command's parser holds the options of every command (`common`) as the same
-        # objects, not copies (argparse's `parents`): a default it sets for one of them is set
-        # for every command, built or not (import's and export's 600 s `--timeout`).
-        for action in self._common._actions:
-            if action.dest in kwargs:
-                action.default = kwargs[action.dest]
+        pass
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -61,7 +56,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             return _Unbuilt(common)
         sp = sub.add_parser(name, parents=[common], help=help, description=help)
-        sp.set_defaults(func=fn)
+        # Its own default, not the option's: a command's parser holds the options of every
+        # command (`common`) as the same objects (argparse's `parents`), so a default set on
+        # one of them is every command's.
+        sp.set_defaults(func=fn, default_timeout=LONG_TIMEOUT_S if name in LONG else TIMEOUT_S)
         return sp
 
     add("serve", daemon.cmd_serve, "run the daemon in the foreground")
@@ -106,7 +104,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sp.add_argument("path")
     sp.add_argument("--format", choices=["memd", "chatgpt", "claude-code", "jsonl", "openai"])
-    sp.set_defaults(timeout=600.0)
     sp = add(
         "export",
         transfer.cmd_export,
@@ -117,7 +114,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--no-tree", action="store_true", help="leave the Markdown files out (memories are kept)"
     )
     sp.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
-    sp.set_defaults(timeout=600.0)
     sp = add("context", memory.cmd_context, "the memory block an assistant should get now")
     sp.add_argument("query", nargs="?", default="")
     sp.add_argument("--budget", dest="budget_tokens", metavar="TOKENS", type=bounded(0, MAX_BUDGET),
@@ -249,10 +245,20 @@ def _common_options(
     unset: dict[str, Any] = {"default": argparse.SUPPRESS} if top else {}
     p.add_argument("--config", help="settings file (default: the platform config dir)", **unset)
     p.add_argument("--json", action="store_true", help="print JSON", **unset)
-    p.add_argument("--timeout", type=float, help="socket timeout in seconds (default 30)",
-                   **(unset or {"default": 30.0}))  # fmt: skip
+    p.add_argument("--timeout", type=float, help=f"socket timeout in seconds (default"
+                   f" {TIMEOUT_S:g}; {LONG_TIMEOUT_S:g} for {', '.join(sorted(LONG))})",
+                   **(unset or {"default": None}))  # fmt: skip
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING or ERROR", **unset)
 
+
+# How long a command waits for the daemon's answer, unless `--timeout` says; the commands
+# whose work can take minutes (a whole import or export, a rebuilt index, a job run now, a
+# long stdin) wait longer.
+TIMEOUT_S = 30.0
+LONG_TIMEOUT_S = 600.0
+LONG = frozenset(
+    {"import", "export", "reindex", "extract", "summarize", "archive", "sync", "ingest"}
+)
 
 # Commands with their own argument parsing, dispatched before argparse so hooks start fast.
 DELEGATED = {
@@ -301,6 +307,12 @@ def _globals_for(cmd: str, given: list[str]) -> list[str]:
     return []
 
 
+def _run(args: argparse.Namespace) -> int:
+    if args.timeout is None:  # not given: the command's own (`TIMEOUT_S`, `LONG`)
+        args.timeout = args.default_timeout
+    return int(args.func(args))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `memd ARGV` (default: the process's arguments) and return its exit code."""
     from memd.cli import argv as cl
@@ -326,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        return int(args.func(args))
+        return _run(args)
     except cl.UsageError as exc:
         print(f"{exc.usage}{exc.prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -145,3 +145,31 @@ def test_a_command_builds_the_parser_of_that_command_only(
     assert main(["--timeout", "1", "status"]) == 1  # no daemon
     assert len(built) <= 3, built  # memd's, the common options', the command's
     assert "daemon" in capsys.readouterr().err
+
+
+def test_each_command_waits_for_the_daemon_as_long_as_its_help_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """30 s unless `--timeout`; 600 s for the commands whose work can take minutes. (Import's
+    and export's 600 s were set on the option object every command shares: `memd search`
+    waited ten minutes for a daemon that had stopped answering.)"""
+    from memd.cli.commands import daemon, memory, transfer
+
+    waits: list[tuple[str, float]] = []
+
+    def record(args: object) -> int:
+        waits.append((getattr(args, "command", ""), getattr(args, "timeout", 0.0)))
+        return 0
+
+    for module, name in ((daemon, "cmd_status"), (memory, "cmd_search"),
+                         (transfer, "cmd_import"), (transfer, "cmd_export"),
+                         (daemon, "cmd_reindex"), (daemon, "cmd_job")):  # fmt: skip
+        monkeypatch.setattr(module, name, record)
+    for argv in (["status"], ["search", "x"], ["import", "f"], ["export", "f"], ["reindex"],
+                 ["extract", "--now"], ["--timeout", "5", "export", "f"],
+                 ["status", "--timeout", "7"]):  # fmt: skip
+        assert main(argv) == 0
+    assert waits == [("status", 30.0), ("search", 30.0), ("import", 600.0), ("export", 600.0),
+                     ("reindex", 600.0), ("extract", 600.0), ("export", 5.0), ("status", 7.0)]  # fmt: skip
+    shown = " ".join(run(capsys, "status", "--help")[1].split())
+    assert "socket timeout in seconds (default 30; 600 for archive, export, extract," in shown
