@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import math
 import random
@@ -214,28 +215,29 @@ def _memories(found: Sequence[ExtractedMemory]) -> list[Memory]:
 
 
 def evaluate(
-    cases: Sequence[Case], model: Model, thresholds: Sequence[float], overlaps: Sequence[float]
-) -> dict[tuple[float, float], tuple[int, int, int, int, int]]:
-    """(threshold, overlap) → (facts, all facts, negatives with FP, FP, supersessions)."""
+    cases: Sequence[Case],
+    model: Model,
+    thresholds: Sequence[float],
+    overlaps: Sequence[float],
+    retypes: Sequence[float] = (1.01,),
+) -> dict[tuple[float, float, float], tuple[int, int, int, int, int]]:
+    """(threshold, overlap, retype) → (facts, all facts, negatives with FP, FP, supersessions)."""
     out = {}
-    for overlap in overlaps:
-        for threshold in thresholds:
-            trial = Model(model.gate, model.types, threshold, model.bare, overlap, model.alone)
-            learned.model = _constant(trial)  # type: ignore[assignment]
-            try:
-                scores = [
-                    score(c, _memories(extract.extract_rules(_turns(c), tz=None))) for c in cases
-                ]
-            finally:
-                learned.model = _MODEL_FN
-            t = totals(scores)
-            out[(threshold, overlap)] = (
-                t.facts_matched,
-                t.facts,
-                t.negatives_with_fp,
-                t.false_positives,
-                t.passed_by_kind["supersession"],
-            )
+    for overlap, threshold, retype in itertools.product(overlaps, thresholds, retypes):
+        trial = Model(model.gate, model.types, threshold, model.bare, overlap, model.alone, retype)
+        learned.model = _constant(trial)  # type: ignore[assignment]
+        try:
+            scores = [score(c, _memories(extract.extract_rules(_turns(c), tz=None))) for c in cases]
+        finally:
+            learned.model = _MODEL_FN
+        t = totals(scores)
+        out[(threshold, overlap, retype)] = (
+            t.facts_matched,
+            t.facts,
+            t.negatives_with_fp,
+            t.false_positives,
+            t.passed_by_kind["supersession"],
+        )
     return out
 
 
@@ -255,6 +257,7 @@ def _write(model: Model, n_samples: int, path: Path) -> None:
         "bare": model.bare,
         "overlap": model.overlap,
         "alone": model.alone,
+        "retype": model.retype,
         "trained_on": n_samples,
     }
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -269,13 +272,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--bare", type=float, default=0.99, help="the gate's, for another clause")
     ap.add_argument("--overlap", type=float, default=0.5, help="supersession's least score")
     ap.add_argument("--alone", type=float, default=0.5, help="supersession's score when alone")
+    ap.add_argument("--retype", type=float, default=1.01, help="the classifier's, over a reader")
     ap.add_argument("--grid", default="0.4,0.5,0.6,0.7,0.8,0.9,1.01")
+    ap.add_argument("--retypes", default="1.01", help="--retype values to score")
     ap.add_argument("--overlaps", default="0.5")
     ap.add_argument("--leave-out", default="", help="an id prefix: train on the rest, score it")
     args = ap.parse_args(argv)
     cases = dev_cases()
     grid = [float(x) for x in args.grid.split(",")]
     overlaps = [float(x) for x in args.overlaps.split(",")]
+    retypes = [float(x) for x in args.retypes.split(",")]
     if args.select:
         for train_folds, test_fold in (("AB", "C"), ("AC", "B")):
             data = samples(c for c in cases if c.fold in train_folds)
@@ -286,10 +292,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"train {train_folds} ({len(data)} clauses), test fold {test_fold}: "
                   f"{len(test)} cases, {negs} negatives, {sup} supersessions")  # fmt: skip
             res = evaluate(
-                test, Model(gate, types, 0.0, args.bare, 0.0, args.alone), grid, overlaps
+                test, Model(gate, types, 0.0, args.bare, 0.0, args.alone), grid, overlaps, retypes
             )
-            for (th, ov), (f, fa, nfp, fp, s) in sorted(res.items()):
-                print(f"  threshold {th:.2f} overlap {ov:.2f}: facts {f}/{fa} ({f / fa:.1%}), "
+            for (th, ov, rt), (f, fa, nfp, fp, s) in sorted(res.items()):
+                print(f"  threshold {th:.2f} overlap {ov:.2f} retype {rt:.2f}: facts {f}/{fa} ({f / fa:.1%}), "
                       f"negatives with FP {nfp}/{negs}, FP {fp}, supersessions {s}/{sup}")  # fmt: skip
     if args.leave_out:
         train_cases = [c for c in cases if not c.id.startswith(args.leave_out)]
@@ -300,14 +306,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         sup = sum(bool(c.superseded) for c in test)
         print(f"train all but {args.leave_out} ({len(data)} clauses): {len(test)} cases, "
               f"{negs} negatives, {sup} supersessions")  # fmt: skip
-        res = evaluate(test, Model(gate, types, 0.0, args.bare, 0.0, args.alone), grid, overlaps)
-        for (th, ov), (f, fa, nfp, fp, s) in sorted(res.items()):
-            print(f"  threshold {th:.2f} overlap {ov:.2f}: facts {f}/{fa} ({f / fa:.1%}), "
+        res = evaluate(
+            test, Model(gate, types, 0.0, args.bare, 0.0, args.alone), grid, overlaps, retypes
+        )
+        for (th, ov, rt), (f, fa, nfp, fp, s) in sorted(res.items()):
+            print(f"  threshold {th:.2f} overlap {ov:.2f} retype {rt:.2f}: facts {f}/{fa} ({f / fa:.1%}), "
                   f"negatives with FP {nfp}/{negs}, FP {fp}, supersessions {s}/{sup}")  # fmt: skip
     if args.write:
         data = samples(cases)
         gate, types = train(data)
-        model = Model(gate, types, args.threshold, args.bare, args.overlap, args.alone)
+        model = Model(gate, types, args.threshold, args.bare, args.overlap, args.alone, args.retype)
         _write(model, len(data), learned.MODEL_PATH)
         size = learned.MODEL_PATH.stat().st_size
         print(f"wrote {learned.MODEL_PATH.relative_to(REPO)}: {len(data)} clauses, "

@@ -26,6 +26,7 @@ from memd.extraction.rules.common import (
     IMP_DECISION,
     IMP_SKILL,
     SENTENCE_RE,
+    SPOKEN_LANGUAGES,
     Ctx,
     Rule,
     Session,
@@ -52,8 +53,10 @@ from memd.extraction.rules.general import covered, en_general, zh_general
 from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
 from memd.extraction.rules.learned import (
+    IMPORTANCE,
     apply_generic,
     learned_statements,
+    reader_type,
     recall_left,
     shares_value,
 )
@@ -72,7 +75,7 @@ from memd.extraction.rules.named import apply_named
 from memd.extraction.rules.passing import en_passing, zh_passing
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
-from memd.extraction.rules.standing import en_standing, zh_standing
+from memd.extraction.rules.standing import en_standing, one_off, zh_standing
 from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
 from memd.extraction.rules.traits import account, en_condition, zh_condition
@@ -322,9 +325,12 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         start = len(out)
         words = own_words(redact(turn.text))
         # A sentence that states and asks is read part by part: its statements alone.
-        parts = [u.text for s in SENTENCE_RE.findall(words) if s.strip() for u in units(s)]
+        parts = [(u.text, s) for s in SENTENCE_RE.findall(words) if s.strip() for u in units(s)]
         unread: list[str] = []  # the sentences no reader read
-        for sentence in parts:
+        once: set[str] = set()  # those whose whole sentence asks for this once ("this time")
+        for sentence, whole in parts:
+            if one_off(whole):
+                once.add(sentence)
             said: list[ExtractedMemory] = []
             # The sentence's own readings first; then, with what they gave in `said`, the new
             # values it states for keys the session holds (read lazily, once they are known).
@@ -340,6 +346,12 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
                 (zh_passing if zh else en_passing)(sentence, ctx),
             )
             for memory in itertools.chain(life, _extract_sentence(sentence, ctx), later, floor):
+                if memory.type == "preference" and sentence in once:
+                    continue  # asked for this once: no lasting preference
+                learned = _learned_language(memory, whole)
+                retyped = "skill" if learned else reader_type(memory, sentence)
+                if retyped != memory.type:
+                    memory = replace(memory, type=retyped, importance=IMPORTANCE[retyped])
                 memory = _as_held(memory, session)
                 read.append(memory)
                 key = memory.content.casefold()
@@ -380,6 +392,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
             for memory in learned_statements(
                 sentence, ctx, functools.partial(_covered_by, out[start:]), later=start > 0
             ):
+                if memory.type == "preference" and sentence in once:
+                    continue  # asked for this once ("这次回答用表格的形式")
                 if memory.content.casefold() not in seen | held:
                     held.add(memory.content.casefold())
                     out.append(memory)
@@ -391,8 +405,51 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         earlier = [(t, s) for t, s in session.sentences if t != turn.turn_id]
         recall_left(words, out, start, earlier)
         _one_of_each(out, start)
+        if once:
+            # A clause kept as said by a pass after the readers, from a request for this once.
+            asked = [s.casefold() for s in once]
+            out[start:] = [
+                m
+                for m in out[start:]
+                if m.type != "preference"
+                or not any(_AS_SAID_RE.sub("", m.content).casefold() in a for a in asked)
+            ]
         seen.update(m.content.casefold() for m in out[start:])
     return out
+
+
+# A spoken language the user learned to a level ("I'm fluent in Portuguese", "我日语过了 N1", "I'm
+# learning German") is a skill; one they were born to ("I speak Dutch at home", 粤语是我的母语)
+# is who they are.
+_LANGUAGE_NAME_RE = re.compile(
+    r"\b(?:" + "|".join(sorted(SPOKEN_LANGUAGES)) + r")\b"
+    r"|(?:粤|英|日|韩|法|德|俄|意大利|西班牙|葡萄牙|阿拉伯)语|日文|法文|德文|英文",
+    re.I,
+)
+_LEVEL_RE = re.compile(
+    r"\b(?:fluent|fluently|proficient|conversational|learning|studying|intermediate|advanced"
+    r"|beginner|certified|passed|JLPT|HSK|TOEFL|IELTS|DELF|DELE|[ABC][12]|N[1-5])\b"
+    r"|过了|考了|考过|在学|学了|学过|熟练|流利|专[四八]|[四六]级",
+    re.I,
+)
+_NATIVE_RE = re.compile(
+    r"\b(?:native|natively|mother\s+tongue|first\s+language|at\s+home|grew\s+up|growing\s+up)\b"
+    r"|母语|老家|在家|从小",
+    re.I,
+)
+
+
+def _learned_language(memory: ExtractedMemory, sentence: str) -> bool:
+    """Whether a personal memory names a spoken language the sentence says the user learned."""
+    return (
+        memory.type == "personal"
+        and _LANGUAGE_NAME_RE.search(memory.content) is not None
+        and _LEVEL_RE.search(sentence) is not None
+        and not _NATIVE_RE.search(sentence)
+    )
+
+
+_AS_SAID_RE = re.compile(r"^(?:User(?:'s)?:?\s*|用户：)")
 
 
 def _one_of_each(out: list[ExtractedMemory], start: int) -> None:

@@ -61,7 +61,7 @@ from memd.extraction.rules.zh_clauses import RELATION_RE, ZH_OTHER_RE
 
 MODEL_PATH = Path(__file__).with_name("data") / "clause_model.json.gz"
 TYPES = ("personal", "skill", "preference", "project", "task", "decision")
-_IMPORTANCE = {
+IMPORTANCE = {
     "personal": 6,
     "skill": IMP_SKILL,
     "preference": IMP_PREFERENCE,
@@ -133,7 +133,42 @@ def features(clause: str, position: int, count: int, question: bool, lead: str =
         out.append(f"cap:{any(t[:1].isupper() and t != 'I' for t in raw[1:])}")
         out.append(f"len:{min(len(tokens) // 4, 5)}")
     out.append(f"num:{bool(re.search(r'[0-9]', clause))}")
+    out.append(f"subj:{subject_class(clause)}")
+    out.append(f"decides:{bool(_DECIDES_RE.search(clause))}")
     return out
+
+
+# Who a clause's subject is: the user ("I", 我), their team or project ("we", "our team", "the
+# project", 我们, 团队, 项目), someone else, or nobody named.
+_EN_TEAM_RE = re.compile(
+    r"^(?:\w+\s+)?(?:we|we're|we've|we'd|our|us|the\s+(?:team|project|company|app|backend"
+    r"|frontend|service|codebase|repo))\b",
+    re.I,
+)
+_EN_I_RE = re.compile(r"^(?:\w+\s+)?(?:i|i'm|i've|i'd|i'll|my|me)\b", re.I)
+_ZH_TEAM_RE = re.compile(r"^.{0,4}?(?:我们|咱们|团队|项目|公司|组里|部门)")
+# A choice made: "decided", "went with", "chose", 定了, 决定, 选了.
+_DECIDES_RE = re.compile(
+    r"\b(?:decided|decision|went\s+with|go(?:ing)?\s+with|chose|chosen|picked|settled\s+on"
+    r"|opted|agreed\s+on)\b|定了|决定|选了|选定|拍板|敲定",
+    re.I,
+)
+
+
+def subject_class(clause: str) -> str:
+    """Whose the clause's statement is, by its opening words: "team", "self", "other", "none"."""
+    text = clause.strip()
+    if CJK_RE.search(text):
+        if _ZH_TEAM_RE.match(text):
+            return "team"
+        if ZH_OTHER_RE.search(text) or RELATION_RE.match(text):
+            return "other"
+        return "self" if "我" in text[:4] else "none"
+    if _EN_TEAM_RE.match(text):
+        return "team"
+    if _EN_I_RE.match(text):
+        return "self"
+    return "other" if someone_else(text) else "none"
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -145,6 +180,7 @@ class Model:
     bare: float  # the gate's, for a clause that does not (`own`)
     overlap: float  # the least score of a pair generic supersession links
     alone: float  # what a pair scores when each is the only memory of its type on its side
+    retype: float = 1.01  # the classifier's least probability to change a reader's type
 
 
 @functools.cache
@@ -162,6 +198,7 @@ def model() -> Model | None:
         bare=float(data["bare"]),
         overlap=float(data["overlap"]),
         alone=float(data["alone"]),
+        retype=float(data.get("retype", 1.01)),
     )
 
 
@@ -194,6 +231,36 @@ def clause_type(clause: str, position: int = 0, count: int = 1, question: bool =
         return "personal"
     scores = type_scores(m.types, features(clause, position, count, question))
     return max(TYPES, key=lambda t: scores.get(t, -math.inf))
+
+
+# The readers' types of a tool the classifier may make a decision ("We went with gRPC …"): not
+# a personal fact ("go with Olek" is a name) nor a task.
+_RETYPED = frozenset({"skill", "preference", "project"})
+
+
+def reader_type(memory: ExtractedMemory, sentence: str) -> str:
+    """The type of a reader's memory of a tool, "decision" instead when the classifier is sure of
+    it (its probability at least the model's `retype`) on the clause of `sentence` that names the
+    memory's value: a choice made ("we went with", "decided", 定了, 选了) is a decision, whichever
+    reader read it. Only a decision: on the development folds, the classifier's other types over
+    a reader's lost more facts than they gained at every threshold."""
+    m = model()
+    if m is None or m.retype > 1.0 or memory.type not in _RETYPED:
+        return memory.type
+    clauses = cut(sentence)
+    wanted = values(memory.content)
+    named = [i for i, c in enumerate(clauses) if wanted & values(c)]
+    if not named:
+        return memory.type
+    i = named[0]
+    feats = features(clauses[i], i, len(clauses), is_question(sentence), lead_of(sentence))
+    scores = type_scores(m.types, feats)
+    top = max(TYPES, key=lambda t: scores.get(t, -math.inf))
+    if top == memory.type or top != "decision":
+        return memory.type
+    peak = scores[top]
+    p = 1.0 / sum(math.exp(v - peak) for v in scores.values())
+    return top if p >= m.retype else memory.type
 
 
 # -- kept clauses --------------------------------------------------------------------------------
@@ -347,7 +414,7 @@ def scored_statements(
         feats = features(clause, i, len(clauses), question, lead)
         scores = type_scores(m.types, feats)
         type_ = max(TYPES, key=lambda t: scores.get(t, -math.inf))
-        memory = ctx.mem(content_of(clause), type_, _IMPORTANCE[type_])
+        memory = ctx.mem(content_of(clause), type_, IMPORTANCE[type_])
         yield gate_probability(m.gate, feats), memory
 
 

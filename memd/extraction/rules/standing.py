@@ -115,21 +115,57 @@ def en_standing(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]
     text = sentence.strip().rstrip(".!")
     if not text or is_question(text):
         return
+    # A sentence that opens with its scope ("Going forward, …", "Whenever you show me SQL, …")
+    # gives it to the requests that follow.
+    scoped = False
     for clause in re.split(r"[,;:]\s+|\s+[—–]\s+", text):
         clause = _EN_LEAD_RE.sub("", clause.strip())
+        if _EN_SCOPE_RE.match(clause):
+            scoped = True
+            continue
         if not clause or _EN_NOT_STANDING_RE.search(clause) or _EN_ONE_THING_RE.match(clause):
             continue
         key, type_ = topic_of(clause)
-        lasting = bool(_EN_LASTING_RE.search(clause))
+        lasting = scoped or bool(_EN_LASTING_RE.search(clause))
         addressed = _EN_ADDRESSED_RE.search(clause) or (
             lasting and not _EN_SUBJECT_RE.match(clause) and key.startswith("style:")
         )  # "two or three sentences per answer from now on": the request without its verb
-        if not addressed or not (key or _EN_STRONG_RE.search(clause)):
+        if not addressed or not (key or scoped or _EN_STRONG_RE.search(clause)):
             continue
         if not (lasting or _lasts(clause, key, zh=False)):
             continue
         content = "User asks: " + clause[:1].lower() + clause[1:]
         yield clause, ctx.mem(content, type_ or "preference", IMP_PREFERENCE, subject=key)
+
+
+# A clause that is the scope of the requests after it: "Going forward", "From now on", "Whenever
+# you give me shell commands", "Every time you write a test".
+_EN_SCOPE_RE = re.compile(
+    r"^(?:from\s+now\s+on|from\s+here\s+on(?:\s+out)?|going\s+forward|by\s+default"
+    r"|(?:whenever|every\s+time|any\s+time)\s+(?:you|I)\b.*)$",
+    re.I,
+)
+# The scope of an order for this once: "Just for this reply", "For this answer only", "this
+# time", 这次回答, 这个回答, 本次.
+_ONE_OFF_RE = re.compile(
+    r"\b(?:(?:just|only)\s+)?for\s+(?:this|the\s+next)\s+(?:one|reply|answer|response|message"
+    r"|question|time)\b|\b(?:this|that)\s+(?:time|once)\b|\b(?:in|for)\s+this\s+(?:reply|answer"
+    r"|response)\b|\bjust\s+this\s+once\b"
+    r"|这次|这回|本次|这一次|此次|这个回答|这条回答|这条回复|这个回复",
+    re.I,
+)
+_LASTING_SCOPE_RE = re.compile(
+    r"\b(?:from\s+now\s+on|from\s+here\s+on|going\s+forward|by\s+default|always|whenever"
+    r"|every\s+time|any\s+time)\b|以后|今后|往后|每次|总是|一律|默认|一直",
+    re.I,
+)
+
+
+def one_off(sentence: str) -> bool:
+    """Whether a sentence scopes what it asks to this once ("Just for this reply, skip the
+    explanation", 这次回答用表格) and says nothing lasting: a request for one answer, no preference
+    to keep."""
+    return bool(_ONE_OFF_RE.search(sentence)) and not _LASTING_SCOPE_RE.search(sentence)
 
 
 # "Write the summary in Spanish": one thing asked for now (not "the answers" in general).
