@@ -42,3 +42,16 @@ def test_a_language_born_to_stays_personal() -> None:
     assert any(t == "personal" and "韩语" in c for t, c in korean)
     fluent_native = _typed("I speak Portuguese natively and I'm fluent in it at work too.")
     assert all(t != "skill" for t, c in fluent_native if "Portuguese" in c)
+
+
+def test_whose_statement_a_clause_is() -> None:
+    from memd.extraction.rules.learned import subject_class
+
+    assert subject_class("Our backend is a Rails 7 monolith") == "system"
+    assert subject_class("我们项目数据库是 PostgreSQL 14") == "system"
+    assert subject_class("we run everything on Kubernetes") == "team"
+    assert subject_class("我们组定了") == "team"
+    assert subject_class("I write Go at work") == "self"
+    assert subject_class("我在阿里做运维") == "self"
+    assert subject_class("我表哥在阿里做运维") == "other"
+    assert subject_class("my brother uses Vim") == "other"

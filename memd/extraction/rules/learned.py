@@ -147,6 +147,16 @@ _EN_TEAM_RE = re.compile(
 )
 _EN_I_RE = re.compile(r"^(?:\w+\s+)?(?:i|i'm|i've|i'd|i'll|my|me)\b", re.I)
 _ZH_TEAM_RE = re.compile(r"^.{0,4}?(?:我们|咱们|团队|项目|公司|组里|部门)")
+# A system of the user's or their team's as the subject: "Our backend is a Rails 7 monolith",
+# "the API has been on Node 22", 我们项目数据库是 PostgreSQL 14, 我的博客是用 Hugo 搭的.
+_EN_SYSTEM_RE = re.compile(
+    r"^(?:the|our|my)\s+(?:[\w\-]+\s+)?(?:backend|frontend|app|project|blog|server|site|website"
+    r"|service|repo|codebase|api|stack|monolith|pipeline|ci|cluster)s?\b",
+    re.I,
+)
+_ZH_SYSTEM_RE = re.compile(
+    r"^(?:我们|我的|我们的|咱们)?(?:的)?(?:项目|博客|仓库|后端|前端|网站|服务|接口|系统|小程序|集群)"
+)
 # A choice made: "decided", "went with", "chose", 定了, 决定, 选了.
 _DECIDES_RE = re.compile(
     r"\b(?:decided|decision|went\s+with|go(?:ing)?\s+with|chose|chosen|picked|settled\s+on"
@@ -156,19 +166,24 @@ _DECIDES_RE = re.compile(
 
 
 def subject_class(clause: str) -> str:
-    """Whose the clause's statement is, by its opening words: "team", "self", "other", "none"."""
+    """Whose the clause's statement is, by its opening words: "system" (a system of the user's or
+    their team's), "team", "self", "other", "none"."""
     text = clause.strip()
     if CJK_RE.search(text):
+        if _ZH_SYSTEM_RE.match(text):
+            return "system"
         if _ZH_TEAM_RE.match(text):
             return "team"
         if ZH_OTHER_RE.search(text) or RELATION_RE.match(text):
             return "other"
         return "self" if "我" in text[:4] else "none"
+    if someone_else(text):
+        return "other"  # "my brother uses Vim", "our manager wants …"
+    if _EN_SYSTEM_RE.match(text):
+        return "system"
     if _EN_TEAM_RE.match(text):
         return "team"
-    if _EN_I_RE.match(text):
-        return "self"
-    return "other" if someone_else(text) else "none"
+    return "self" if _EN_I_RE.match(text) else "none"
 
 
 # -- the model -----------------------------------------------------------------------------------
@@ -243,7 +258,8 @@ def reader_type(memory: ExtractedMemory, sentence: str) -> str:
     it (its probability at least the model's `retype`) on the clause of `sentence` that names the
     memory's value: a choice made ("we went with", "decided", 定了, 选了) is a decision, whichever
     reader read it. Only a decision: on the development folds, the classifier's other types over
-    a reader's lost more facts than they gained at every threshold."""
+    a reader's lost more facts than they gained at every threshold, and a project's stack said of
+    a system ("Our backend is a Rails 7 monolith") made a project gained none."""
     m = model()
     if m is None or m.retype > 1.0 or memory.type not in _RETYPED:
         return memory.type
