@@ -6,8 +6,8 @@ thresholds on held-out folds.
 The labelled cases are those of the development sets: ../shared/bench-data/extraction-dev.jsonl
 and every own set, tests/extraction/extraction_own*.jsonl (a set in
 `bench.extraction_eval.HELD_OUT_SETS` is never read here). The shipped data file was trained
-on every development set, own set 17 included since its measurement (1,903 clauses), while own
-set 18 was held out; since its measurement own set 18 is development data too, so `--write` now
+on every development set, own set 18 included since its measurement (2,036 clauses), while own
+set 19 was held out; since its measurement own set 19 is development data too, so `--write` now
 trains on it as well and gives other weights. Every user turn is cut into clauses as the extractor cuts them (its own words,
 sentences, `units`, `learned.cut`); a clause is labelled:
 
@@ -20,10 +20,12 @@ The gate is a logistic regression and the type classifier a softmax regression o
 `learned.features`, trained by AdaGrad with L2 (pure Python, a few seconds). Features seen in
 fewer than `MIN_COUNT` training clauses are dropped.
 
-The data file also holds four numbers: the gate's threshold for a clause that names the user
+The data file also holds five numbers: the gate's threshold for a clause that names the user
 (`--threshold`), the one for a clause that does not (`--bare`), the least score of a pair the
-generic supersession links (`--overlap`) and what a pair scores when each is the only memory of
-its type on its side of the change (`--alone`). They were chosen by this rule: the most facts on
+generic supersession links (`--overlap`), what a pair scores when each is the only memory of
+its type on its side of the change (`--alone`) and the classifier's least probability of
+"decision" to make a reader's memory of a tool a decision (`--retype`, 0.9: the same facts from
+0.8 to 0.95 on folds C and B; above 1 it never does; `--retypes` scores several). They were chosen by this rule: the most facts on
 fold C (then the most supersessions, then the fewest false positives) among the settings whose
 false positives stay at or under 1 in 10 negatives on fold C, on fold B (trained on A and C) and
 on own set 17 (trained on every other set: `--leave-out own17-`), which the readers were never
@@ -37,7 +39,7 @@ given; then the same with folds A and C against fold B, as a cross-check. The fi
 with a false positive, false positives and supersessions, as extraction-dev.md scores them on
 the extractor's output (placement's deduplication is not applied: bench/extraction_eval.py gives
 the real figures). `--write` retrains on every development case and writes
-memd/extraction/rules/data/clause_model.json.gz with the four numbers given.
+memd/extraction/rules/data/clause_model.json.gz with the five numbers given.
 """
 
 from __future__ import annotations
