@@ -13,8 +13,8 @@ import pytest
 
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules import learned
+from memd.extraction.rules.generic import apply_generic
 from memd.extraction.rules.learned import (
-    apply_generic,
     clause_type,
     cut,
     kept,

@@ -17,14 +17,11 @@ import pytest
 from memd.core.models import ExtractedMemory
 from memd.extraction.rules import learned
 from memd.extraction.rules.common import Ctx
+from memd.extraction.rules.generic import apply_generic, names_in, others_change, recall_left
 from memd.extraction.rules.learned import (
     TYPES,
     Model,
-    apply_generic,
     learned_statements,
-    names_in,
-    others_change,
-    recall_left,
     says_change,
 )
 from tests.extraction.session import extract

@@ -50,14 +50,13 @@ from memd.extraction.rules.en_tools import (
     en_tools,
 )
 from memd.extraction.rules.general import covered, en_general, zh_general
+from memd.extraction.rules.generic import apply_generic, recall_left
 from memd.extraction.rules.holds import apply_holds
 from memd.extraction.rules.kin import en_children, en_kin, zh_children, zh_kin
 from memd.extraction.rules.learned import (
     IMPORTANCE,
-    apply_generic,
     learned_statements,
     reader_type,
-    recall_left,
     shares_value,
 )
 from memd.extraction.rules.life import en_life, zh_life
