@@ -59,25 +59,31 @@ def test_a_held_file_is_not_captured_as_a_hand_edit_before_memds_change(
     assert _diff(hist, hist.log()[0].id) == ([ITEM.rstrip("\n")], [])
 
 
+def _killed_with_a_remember_spooled(tree: Path, git_dir: Path) -> History:
+    """A memd killed after its remember was recorded and before the commit thread committed
+    it: the thread cannot run (it needs `_work`), and what was in memory is gone."""
+    notes = tree / "_core" / "notes.md"
+    h = History(tree, git_dir)
+    h.start()
+    assert h.wait(30)
+    h.catch_up()
+    with h._work:
+        write(tree, "_core/notes.md", NOTES + ITEM)
+        h.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1 kestrel")
+        assert (git_dir / "memd-spool.jsonl").stat().st_size > 0
+        with h._cond:
+            h._queue.clear()
+            h._stop = True
+            h._cond.notify_all()
+    return h
+
+
 def test_a_change_spooled_before_a_crash_is_committed_at_the_next_start(
     tree: Path, tmp_path: Path
 ) -> None:
     git_dir = tmp_path / "history.git"
-    notes = write(tree, "_core/notes.md", NOTES)
-    h1 = History(tree, git_dir)
-    h1.start()
-    assert h1.wait(30)
-    h1.catch_up()
-    # memd is killed after its write was recorded and before the commit thread committed it:
-    # the thread cannot run (it needs this lock), and what was in memory is gone.
-    with h1._work:
-        write(tree, "_core/notes.md", NOTES + ITEM)
-        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1 kestrel")
-        assert (git_dir / "memd-spool.jsonl").stat().st_size > 0
-        with h1._cond:
-            h1._queue.clear()
-            h1._stop = True
-            h1._cond.notify_all()
+    write(tree, "_core/notes.md", NOTES)
+    _killed_with_a_remember_spooled(tree, git_dir)
     write(tree, "_core/notes.md", NOTES + ITEM + "- typed while memd was down\n")
     h2 = History(tree, git_dir)  # the next start
     h2.flush()
@@ -133,17 +139,8 @@ def test_a_start_killed_while_it_replays_the_spool_leaves_it_for_the_next(
     """The spool is read at a start and its changes committed; a memd killed in between (a
     crash loop) must find them again at the following start, not lose them to a hand edit."""
     git_dir = tmp_path / "history.git"
-    notes = write(tree, "_core/notes.md", NOTES)
-    h1 = History(tree, git_dir)
-    h1.start()
-    assert h1.wait(30)
-    with h1._work:  # killed before the commit thread got to it (as in the test above)
-        write(tree, "_core/notes.md", NOTES + ITEM)
-        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1 kestrel")
-        with h1._cond:
-            h1._queue.clear()
-            h1._stop = True
-            h1._cond.notify_all()
+    write(tree, "_core/notes.md", NOTES)
+    _killed_with_a_remember_spooled(tree, git_dir)
     assert len(History(tree, git_dir)._spool.pending()) == 1  # a start reads it, then dies
     h3 = History(tree, git_dir)
     h3.flush()
@@ -162,17 +159,8 @@ def test_a_change_recorded_while_the_spool_is_replayed_keeps_its_own_place_in_it
     """Numbers in the spool go on after those a previous run left: a change spooled during
     the replay is neither taken for a replayed one nor marked done with it."""
     git_dir = tmp_path / "history.git"
-    notes = write(tree, "_core/notes.md", NOTES)
-    h1 = History(tree, git_dir)
-    h1.start()
-    assert h1.wait(30)
-    with h1._work:
-        write(tree, "_core/notes.md", NOTES + ITEM)
-        h1.record_written({notes: (NOTES, NOTES + ITEM)}, Cause.REMEMBER, "id=m_1")
-        with h1._cond:
-            h1._queue.clear()
-            h1._stop = True
-            h1._cond.notify_all()
+    write(tree, "_core/notes.md", NOTES)
+    _killed_with_a_remember_spooled(tree, git_dir)
     spool = History(tree, git_dir)._spool  # the next start's
     (old,) = spool.pending()
     later = Captured(Cause.REMEMBER, "id=m_2", {"_core/notes.md": b"x"}, 0.0, "memd")
