@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -169,6 +170,19 @@ def settled(**checks: Callable[[], list[str]]) -> None:
         lost = "; ".join(f"{len(v)} {k.replace('_', ' ')} lost (e.g. {v[:2]})"
                          for k, v in last.items() if v)  # fmt: skip
         raise AssertionError(lost) from None
+
+
+@pytest.fixture(autouse=True)
+def _kept_on_failure(
+    request: pytest.FixtureRequest, daemon: DaemonProcess, tmp_path: Path
+) -> Iterator[None]:
+    """A failed test's daemon home goes with it; its tmp_path stays: the memory tree and the
+    daemon's log are copied there to read the failure by (it happened only under load)."""
+    yield
+    report = getattr(request.node, "report_call", None)  # tests/memory/conftest.py
+    if report is not None and report.failed:
+        shutil.copytree(daemon.memory, tmp_path / "memory", symlinks=True)
+        shutil.copy(daemon.log, tmp_path / "daemon.log")
 
 
 @pytest.fixture
