@@ -45,7 +45,7 @@ def test_fold_d_is_fresh_and_fold_c_is_dev() -> None:
     assert "C" in DEV and "C" in FOLDS
 
 
-@pytest.mark.parametrize("fold", ["C", "D", "E"])
+@pytest.mark.parametrize("fold", ["C", "D", "E", "F"])
 def test_a_late_fold_is_well_formed(fold: str) -> None:
     qs, _ = load_set()
     assert len({q.id for q in qs}) == len(qs)
