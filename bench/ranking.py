@@ -16,6 +16,8 @@ Every query belongs to fold A or B (alternating within its language and kind), t
 written later by someone who never read the ranking, or to fold D, written after C was measured
 by another such stranger and asked only by `--folds D` or `all`.
 Fold E (`NEXT`), written by a third stranger for the round after, is asked by no option yet.
+Fold F (`LATER`), written by a fourth for the round after that, is asked by none either,
+whatever E has become: `main` drops it before choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -71,6 +73,9 @@ FRESH = "D"
 NEXT = "E"
 """Written for the next round; asked by no option until it becomes FRESH: not in FOLDS, not FRESH,
 so neither `--folds` (nor `all`) nor `--tune` or `--file-weights` selects it."""
+LATER = ("F",)
+"""Written for the round after the next; asked by no option of this round whatever NEXT becomes
+(FRESH, then dev): never in FOLDS, DEV or FRESH, and dropped by `main` before any selection."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.
@@ -625,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
     qs, convs = load_set()
+    qs = [q for q in qs if q.fold not in LATER]
     if args.tune or args.file_weights:
         if args.home is None:
             ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")

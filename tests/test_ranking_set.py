@@ -1,4 +1,4 @@
-"""bench/ranking_set/queries.json names only answers that exist; fold D stays held out, E unasked.
+"""bench/ranking_set/queries.json names only answers that exist; D stays held out, E and F unasked.
 
 A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
 `turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
@@ -6,6 +6,7 @@ be matched, and a query expecting it would count as a miss whatever `search` did
 written after the ranking was tuned and measured once; fold D was written after that and is
 the fresh one: `--tune` and `--file-weights` can only choose from FOLDS, which must not hold it.
 Fold E was written for the round after by a third stranger: no option of this round asks it.
+Fold F was written for the round after that by a fourth: no option asks it whatever E becomes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import pytest
 
 from bench import ranking
-from bench.ranking import DEV, FOLDS, FRESH, NEXT, SET, Query, load_set
+from bench.ranking import DEV, FOLDS, FRESH, LATER, NEXT, SET, TUNED, Query, load_set
 
 HEADING = re.compile(r"^#{2,6} (.+?)\s*$", re.M)
 
@@ -88,6 +89,31 @@ def test_fold_e_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _asked(monkeypatch) == set(FOLDS)
     with pytest.raises(SystemExit):
         ranking.main(["--folds", NEXT, "--no-write"])
+
+
+@pytest.mark.parametrize("fresh", ["D", "E"])
+def test_fold_f_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
+    """F stays out whether E is still NEXT (fresh D) or has become the fresh fold (D dev)."""
+    assert LATER == ("F",) and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
+    assert NEXT in ("E", *LATER)  # F may be named NEXT once E is fresh; it stays unasked
+    qs, _ = load_set()
+    assert any(q.fold == "F" for q in qs)
+    if fresh == "E":
+        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D"))
+        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D"))
+        monkeypatch.setattr(ranking, "FRESH", "E")
+    assert "F" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch)
+    assert _asked(monkeypatch, "--folds", "all") == {*ranking.FOLDS, fresh}
+    for argv in (["--folds", "F"], ["--tune", "F"], ["--file-weights", "F"]):
+        with pytest.raises(SystemExit):
+            ranking.main([*argv, "--no-write"])
+
+
+def test_a_fold_of_later_is_dropped_before_the_selection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a selection that named F (here F made FRESH by mistake) asks none of LATER."""
+    monkeypatch.setattr(ranking, "FRESH", "F")
+    assert _asked(monkeypatch, "--folds", "all") == set(FOLDS)
+    assert _asked(monkeypatch, "--folds", "F") == set()
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
