@@ -13,7 +13,11 @@ tree before it ends (its parent ended first, as a daemon left running by a fork 
 closed) takes its CPU so far with it: such a file counts less, even below zero.
 
 Each test process writes `cpu-<pid>.json` into the folder at its end; `python -m tests.cpustat
-FOLDER` sums them by file and by kind of process. Off unless the variable is set.
+FOLDER` sums them by file and by kind of process. Each test's start, end and the test process's
+own CPU in it are kept too, with the step (its `-m`) and the xdist worker: `--own FOLDER` lists
+the tests and files by the test processes' own CPU, `--idle FOLDER [SECONDS]` each step's
+workers, when they ended, their idle time and what they ran in the step's last seconds. Off
+unless the variable is set.
 """
 
 from __future__ import annotations
@@ -209,6 +213,9 @@ class Recorder:
 
     folder: Path
     files: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Per test: [node id, start and end (epoch seconds), this process's own CPU-s in it (its
+    # set-up and tear-down included: a module fixture's start counts in its file's first test)].
+    tests: list[tuple[str, float, float, float]] = field(default_factory=list)
     _start: dict[str, float] | None = None
     _wall: float = 0.0
 
@@ -219,7 +226,9 @@ class Recorder:
         if self._start is None:
             self._start = snapshot()
             self._wall = time.monotonic()
+        began, cpu = time.time(), time.process_time()
         yield
+        self.tests.append((item.nodeid, began, time.time(), time.process_time() - cpu))
         if nextitem is None or nextitem.path != item.path:
             end = snapshot()
             file = item.nodeid.split("::", 1)[0]
@@ -231,12 +240,15 @@ class Recorder:
             got["wall"] = got.get("wall", 0.0) + time.monotonic() - self._wall
             self._start = None
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.files:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         total = snapshot()
-        out = {"files": self.files, "process": total}
+        # Which step and worker ran them: the timeline (`python -m tests.cpustat FOLDER --idle`).
+        who = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "-"),
+               "step": session.config.getoption("markexpr") or ""}  # fmt: skip
+        out = {"files": self.files, "process": total, "tests": self.tests, **who}
         (self.folder / f"cpu-{os.getpid()}.json").write_text(json.dumps(out))
 
 
@@ -302,5 +314,74 @@ def summary(folder: Path, top: int = 25) -> str:
     return "\n".join(lines + _by_kind(files, total))
 
 
+def _tests(folder: Path) -> list[dict[str, Any]]:
+    """Every test of every process: its id, step, worker, start, end and the test process's CPU."""
+    out = []
+    for path in sorted(folder.glob("cpu-*.json")):
+        got = json.loads(path.read_text())
+        for nodeid, start, end, cpu in got.get("tests", ()):
+            step = got.get("step", "") or "-"
+            out.append({"id": nodeid, "step": step, "worker": got.get("worker", "-"),
+                        "start": start, "end": end, "cpu": cpu})  # fmt: skip
+    return out
+
+
+def own_cpu(folder: Path, top: int = 20) -> str:
+    """The test processes' own CPU (not their children's), by test and by file."""
+    tests = _tests(folder)
+    total = sum(t["cpu"] for t in tests)
+    lines = [f"{len(tests)} tests, {total:.0f} CPU-s of the test processes' own", "",
+             "| test (the test process's own CPU, its set-up included) | CPU-s | wall s |",
+             "|---|---|---|"]  # fmt: skip
+    for t in sorted(tests, key=lambda t: -t["cpu"])[:top]:
+        lines.append(f"| {t['id']} | {t['cpu']:.2f} | {t['end'] - t['start']:.1f} |")
+    by_file: dict[str, list[float]] = {}
+    for t in tests:
+        got = by_file.setdefault(t["id"].split("::", 1)[0], [0.0, 0.0, 0])
+        got[0] += t["cpu"]
+        got[1] += t["end"] - t["start"]
+        got[2] += 1
+    lines += ["", "| file | CPU-s (own) | wall s | tests |", "|---|---|---|---|"]
+    for file, (cpu, wall, n) in sorted(by_file.items(), key=lambda kv: -kv[1][0])[:top]:
+        lines.append(f"| {file} | {cpu:.1f} | {wall:.0f} | {n:.0f} |")
+    return "\n".join(lines)
+
+
+def idle(folder: Path, last: float = 60.0) -> str:
+    """Per step and worker: when it started and ended, its idle seconds between tests and after
+    its last one to the step's end, and the tests it ran in the step's last `last` seconds."""
+    steps: dict[str, list[dict[str, Any]]] = {}
+    for t in _tests(folder):
+        steps.setdefault(t["step"], []).append(t)
+    first = min((t["start"] for ts in steps.values() for t in ts), default=0.0)
+    lines = []
+    for step, tests in sorted(steps.items(), key=lambda kv: min(t["start"] for t in kv[1])):
+        begin, end = min(t["start"] for t in tests), max(t["end"] for t in tests)
+        lines += ["", f"step `{step}`: {begin - first:.0f}-{end - first:.0f} s "
+                  f"(from its first test's start), {len(tests)} tests", "",
+                  "| worker | first test | last test ended | idle between tests | idle at the end |"
+                  f" longest test in the last {last:.0f} s |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        workers: dict[str, list[dict[str, Any]]] = {}
+        for t in tests:
+            workers.setdefault(t["worker"], []).append(t)
+        for worker, ts in sorted(workers.items()):
+            ts.sort(key=lambda t: t["start"])
+            gaps = sum(max(0.0, b["start"] - a["end"]) for a, b in zip(ts, ts[1:], strict=False))
+            tail = [t for t in ts if t["end"] > end - last]
+            longest = max(tail, key=lambda t: t["end"] - min(t["start"], end - last), default=None)
+            said = (f"{longest['id']} ({longest['end'] - longest['start']:.0f} s)"
+                    if longest else "")  # fmt: skip
+            lines.append(f"| {worker} | {ts[0]['start'] - first:.0f} s | {ts[-1]['end'] - first:.0f} s"
+                         f" | {gaps:.1f} s | {end - ts[-1]['end']:.1f} s | {said} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(summary(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 25))
+    args = sys.argv[1:]
+    if args[:1] == ["--own"]:
+        print(own_cpu(Path(args[1]), int(args[2]) if len(args) > 2 else 20))
+    elif args[:1] == ["--idle"]:
+        print(idle(Path(args[1]), float(args[2]) if len(args) > 2 else 60.0))
+    else:
+        print(summary(Path(args[0]), int(args[1]) if len(args) > 1 else 25))
