@@ -189,7 +189,7 @@ def _senses(plan: Plan) -> tuple[tuple[str, ...], ...]:
     for _, ts in b.words:
         translated.update(ts)
         out.append(tuple(dict.fromkeys(w for t in ts for w in query_words(t))))
-    out += [tuple(query_words(t)) for t in b.terms if t not in translated]
+    out += [tuple(query_words(f'"{t}"')) for t in b.terms if t not in translated]
     return tuple(g for g in out if g)
 
 

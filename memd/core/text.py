@@ -93,17 +93,40 @@ def file_words(title: str, rel: str, owner: str = "") -> str:
 def terms(query: str, *, drop_stopwords: bool = True) -> list[str]:
     """Search terms of a free-text query (words and CJK runs), lower-cased, de-duplicated.
 
-    In a query written mostly in Chinese (Japanese, Korean) the Latin words are names ("Go 的
-    错误处理"): none of them is dropped as a stopword, only the CJK ones are."""
+    A stopword the query writes as a name (`names`: "Go" in "errors in Go", any Latin word of
+    "Go 的错误处理") is kept; the others are dropped."""
     seen: dict[str, None] = {}
     toks = _WORD.findall(query)
-    names = drop_stopwords and not query.isascii() and _mostly_cjk(toks)
+    kept = names(query, toks) if drop_stopwords else frozenset()
     for tok in toks:
         low = tok.lower()
-        if drop_stopwords and low in STOPWORDS and not (names and low.isascii()):
+        if drop_stopwords and low in STOPWORDS and low not in kept:
             continue
         seen.setdefault(low, None)
     return list(seen)
+
+
+# A word the query quotes, and one written with a capital inside a sentence (not after its
+# start or a mark that ends one).
+_QUOTED = re.compile(r"[\"“]([^\"“”]+)[\"”]")
+_CAPITALISED_INSIDE = re.compile(r"(?<![.!?:;\"“(]\s)(?<=\s)[A-Z][a-z]*\b")
+
+
+def names(query: str, toks: list[str] | None = None) -> frozenset[str]:
+    """The stopwords `query` writes as names, lower-cased, decided by how it writes them and
+    by its other words, never by a list of names: in a query written mostly in Chinese
+    (Japanese, Korean) every Latin word ("Go 的错误处理"); in any query a word it quotes
+    ('"go" and "just"', as `memd.semantic.bridge` writes the names it carries) and a word
+    written with a capital inside a sentence ("errors in Go"; not "I", not a sentence's first
+    word)."""
+    if toks is None:
+        toks = _WORD.findall(query)
+    if not query.isascii() and _mostly_cjk(toks):
+        out = {t.lower() for t in toks if t.isascii()}
+    else:
+        out = {w.lower() for q in _QUOTED.findall(query) for w in _WORD.findall(q)}
+    out.update(w.lower() for w in _CAPITALISED_INSIDE.findall(query) if w != "I")
+    return frozenset(w for w in out if w in STOPWORDS)
 
 
 def _mostly_cjk(toks: list[str]) -> bool:

@@ -36,7 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
-from memd.core.text import STOPWORDS
+from memd.core.text import STOPWORDS, names
 from memd.semantic.errors import ExtraNotInstalled
 from memd.semantic.fusion import Script, dominant_script
 from memd.semantic.packed import Packed
@@ -302,8 +302,13 @@ class Bridged:
 
     @property
     def text(self) -> str:
-        """The terms as one query string (for full-text search or an embedding)."""
-        return " ".join(self.terms)
+        """The terms as one query string (for full-text search or an embedding); a name it
+        carried that is a stopword too ("Go" of "Go 的错误处理") quoted, which keeps it a term
+        (`memd.core.text.names`)."""
+        named = {t for _, ts in self.words for t in ts}
+        return " ".join(
+            f'"{t}"' if t not in named and t.lower() in STOPWORDS else t for t in self.terms
+        )
 
 
 class Segmenter(Protocol):
@@ -372,8 +377,13 @@ def to_chinese(query: str, dictionary: Dictionary, *, per_word: int = ZH_PER_WOR
     """
     terms: list[str] = []
     words: list[tuple[str, tuple[str, ...]]] = []
+    kept = names(query)
     for w in _latin_words(query):
         low = w.lower()
+        if low in kept:  # a name ("errors in Go"): kept as it is written
+            if w not in terms:
+                terms.append(w)
+            continue
         if low in STOPWORDS:
             continue
         zh = dictionary.chinese_words(low) or dictionary.chinese_words(_singular(low))

@@ -35,3 +35,15 @@ def test_a_text_holding_only_the_name_holds_one_of_three() -> None:
 def test_a_query_without_a_bridge_matches_by_its_own_words() -> None:
     q = Query.of("docker image size", None)
     assert abs(q.match(text_words("the docker image")) - 2 / 3) < 1e-9
+
+
+def test_a_name_that_is_a_stopword_is_one_of_the_query_s_words() -> None:
+    """ "Go 的数据库" (Go's database): the name Go is held by a Go note as the database is;
+    dropped as the English stopword "go", the note held one word of one."""
+    words = {"数据库": ("database",)}
+    bridged = Bridged("cjk", "latin", ("Go", "database"), tuple(words.items()))
+    plan = Plan("Go 的数据库", "cjk", bridged, {FTS: "Go 的数据库", FTS_BRIDGED: bridged.text},
+                "Go 的数据库")  # fmt: skip
+    q = Query.of(plan.query, plan)
+    assert abs(q.match(text_words("Go: pgx as the database driver")) - 1.0) < 1e-9
+    assert abs(q.match(text_words("Postgres is the database")) - 1 / 2) < 1e-9

@@ -64,6 +64,17 @@ def test_the_latin_words_of_a_chinese_query_are_names_not_stopwords() -> None:
     assert terms("Go 的 错误") == ["go", "错误"]
 
 
+def test_a_stopword_written_as_a_name_is_a_term() -> None:
+    """Decided by how the query writes the word, not by a list of names: with a capital
+    inside a sentence, or quoted (as the bridge writes the names it carries)."""
+    assert terms("how do I handle errors in Go?") == ["handle", "errors", "go"]
+    assert terms('"go" sql query') == ["go", "sql", "query"]
+    assert terms("which libraries do I use with Go and Just?") == ["libraries", "use", "go", "just"]
+    # Not the first word of a sentence, not "I", not a word in lower case.
+    assert terms("Go to the gym. Where do I go? Go home") == ["gym", "home"]
+    assert terms("I just go") == []
+
+
 @pytest.mark.parametrize(
     ("text", "at_least"),
     [("hello world " * 50, 600 / 4), ("记忆系统的性能" * 20, 140), ("mixed 中文 text " * 30, 0)],

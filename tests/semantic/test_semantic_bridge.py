@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from memd.core.text import terms
 from memd.semantic.bridge import Dictionary, bridge, to_chinese, to_english
 
 # Real CC-CEDICT lines (format: traditional simplified [pinyin] /sense/sense/).
@@ -123,6 +124,16 @@ def test_to_chinese(small: Dictionary, query: str, terms: list[str]) -> None:
     b = to_chinese(query, small)
     assert list(b.terms) == terms
     assert (b.source, b.target) == ("latin", "cjk")
+
+
+def test_a_name_that_is_a_stopword_stays_a_term_through_the_bridge(small: Dictionary) -> None:
+    """ "Go" of a Chinese query is a name: its bridged query, searched as an English one,
+    keeps it (quoted), and an English query's "Go" is kept as it is written."""
+    b = to_english("Go 的数据库", small, Words({"的数据库": ["的", "数据库"]}))
+    assert list(b.terms) == ["Go", "database"]
+    assert terms(b.text) == ["go", "database"]
+    assert list(to_chinese("which database for Go", small).terms) == ["数据库", "Go"]
+    assert list(to_chinese("go to the database", small).terms) == ["数据库"]
 
 
 def test_bridge_picks_the_direction_by_script(small: Dictionary) -> None:
