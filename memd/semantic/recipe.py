@@ -27,6 +27,7 @@ Pure Python: numpy is needed only where the vectors are searched.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -34,7 +35,7 @@ from typing import Generic, TypeVar
 from memd.core.text import estimate_tokens, expand_cjk, shorten
 from memd.core.text import terms as text_terms
 from memd.semantic.bridge import Bridged, Dictionary, bridge
-from memd.semantic.common_words import is_common, matched
+from memd.semantic.common_words import is_common, matched, root
 from memd.semantic.fusion import ListFusion, Ranked, Script, dominant_script, fuse_lists
 from memd.semantic.passages import Turn, turn_passages
 
@@ -160,7 +161,14 @@ def all_on_common(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
     did, a document that holds only the query's common words is shown as before: the question
     is one the memory speaks of, and such a document may hold its answer ("what did she do last
     week?"). A list of Chinese terms (a Chinese query as typed, an English query's bridge) is
-    never common: the table holds English words only."""
+    never common: the table holds English words only.
+
+    Nor is a query whose names none of them holds (`names_unheard`): what they hold is the
+    query's other words, and the thing it asks about is not there ("RabbitMQ 死信队列怎么配置"
+    over a memory that never names it)."""
+    found = list(found)
+    if names_unheard(p, found):
+        return True
     seen = False
     for found_by, text in found:
         if FTS not in found_by and FTS_BRIDGED not in found_by:
@@ -172,6 +180,46 @@ def all_on_common(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
         if not all(is_common(t) for t in held):
             return False
         seen = seen or bool(held)
+    return seen
+
+
+def query_names(p: Plan) -> list[tuple[str, ...]]:
+    """The names a Chinese query carries — its Latin words, which its bridge keeps as they are
+    written (numbers are not names) — each as the roots of its parts (`common_words.root`;
+    "node-token": node, token). An English query's names are not told from its other words
+    by their script ("ORM", "API" are asked about as things a memory may not name): none."""
+    if p.bridged is None or p.script != "cjk":
+        return []
+    translated = {t for _, ts in p.bridged.words for t in ts}
+    out: dict[tuple[str, ...], None] = {}
+    for t in p.bridged.terms:
+        if t in translated or not t.isascii() or t.isdigit():
+            continue
+        word = t.lower().replace("’", "'").removesuffix("'s")
+        parts = tuple(root(w) for w in _NAME_PART.findall(word))
+        if parts:
+            out.setdefault(parts, None)
+    return list(out)
+
+
+_NAME_PART = re.compile(r"[a-z0-9]+")
+
+
+def names_unheard(p: Plan, found: Iterable[tuple[Sequence[str], str]]) -> bool:
+    """Whether full text found documents for `p` (`found`: each one's `found_by` and what full
+    text searched of it) and none of them holds a name the query carries (`query_names`; a
+    name of several parts when it holds every part, in any of its forms: "tab" in "Tabs")."""
+    names = query_names(p)
+    if not names:
+        return False
+    seen = False
+    for found_by, text in found:
+        if FTS not in found_by and FTS_BRIDGED not in found_by:
+            continue
+        seen = True
+        words = {root(w) for w in _NAME_PART.findall(text.lower())}
+        if any(all(part in words for part in name) for name in names):
+            return False
     return seen
 
 

@@ -157,3 +157,32 @@ def test_a_name_in_the_possessive_is_the_name() -> None:
     assert not all_on_common(q, [((FTS,), "Melanie: my family gave me a card")])
     # "What's my dog's name?": "what's" says nothing; "name" is all the note holds.
     assert all_on_common(plan("What's my dog's name?"), [((FTS,), "Name: Lin Wei; what a name")])
+
+
+def _named(query: str, names: tuple[str, ...], words: dict[str, tuple[str, ...]]) -> Plan:
+    """A Chinese query carrying Latin names, its bridge keeping them as written."""
+    terms = (*names, *(t for ts in words.values() for t in ts))
+    b = Bridged("cjk", "latin", terms, tuple(words.items()))
+    return Plan(query, "cjk", b, {FTS: query, FTS_BRIDGED: b.text}, query)
+
+
+# "How do I configure a RabbitMQ dead-letter queue?": the name and two translated words.
+RABBIT = _named("RabbitMQ 死信队列怎么配置", ("RabbitMQ",),
+                {"队列": ("formation", "alignment"), "配置": ("deploy", "allocate")})  # fmt: skip
+
+
+def test_hits_none_of_which_holds_the_query_s_name_rest_on_its_other_words() -> None:
+    """The name says what is asked about: when full text found nothing holding it, what it
+    found holds the query's other words only ("deploy" of a deploy note), as common words."""
+    deploy = ((FTS_BRIDGED,), "Deploy with fly deploy; the alignment of the queue")
+    assert all_on_common(RABBIT, [deploy])
+    assert not all_on_common(RABBIT, [deploy, ((FTS,), "RabbitMQ runs on the NAS")])
+    # Another form of the name's parts is the name ("tab" in "Tabs"; "node-token" in "node token").
+    tabs = _named("缩进用 tab 还是空格", ("tab",), {"空格": ("space",)})
+    assert not all_on_common(tabs, [((FTS_BRIDGED,), "Tabs in Go, 4 spaces in Python")])
+    token = _named("node-token 在哪", ("node-token",), {})
+    assert not all_on_common(token, [((FTS,), "the node token is in /var/lib")])
+    # An English query's words are not told names by their script.
+    en = Plan("Elasticsearch index", "latin", Bridged("latin", "cjk", ("Elasticsearch", "索引"),
+              (("index", ("索引",)),)), {FTS: "Elasticsearch index"}, "Elasticsearch index")  # fmt: skip
+    assert not all_on_common(en, [((FTS,), "the blog's index page")])
