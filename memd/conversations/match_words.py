@@ -13,6 +13,8 @@ _LATIN = re.compile(r"[^\W\d_][\w'’]*|\d+(?:[.,:/]\d+)*", re.UNICODE)
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _SUFFIXES = ("ingly", "edly", "ions", "ion", "ing", "ed", "es", "s", "ly")
 _ES_AFTER = ("s", "x", "z", "ch", "sh")
+# A stem of three letters, consonant-vowel-consonant, that lost the final "e" of its word.
+_SHORT = re.compile(r"[^aeiou][aeiou][^aeiouwxy]")
 
 
 # Cached: a page of hits asks for the same few thousand words hundreds of thousands of times
@@ -31,6 +33,8 @@ def stem(word: str) -> str:
             w = w[: -len(suf)]
             if suf in ("ing", "ed", "ingly", "edly") and len(w) > 3 and w[-1] == w[-2]:
                 w = w[:-1]  # "running" -> "run"
+            elif suf == "ed" and _SHORT.fullmatch(w):
+                w += "e"  # "named" -> "name" (still the start of the word), as "name"
             break
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]  # "database" -> "databas", as "databases"

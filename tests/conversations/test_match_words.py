@@ -21,8 +21,25 @@ def test_a_final_e_does_not_part_a_word_from_its_plural() -> None:
     assert stem("retry") == stem("retries") == stem("retried")
 
 
+def test_a_short_word_and_its_past_are_one_word() -> None:
+    """ "a cat named Miso" holds the "name" of "what is the cat's name?"."""
+    assert stem("named") == stem("name") == stem("names")
+    assert stem("hoped") == stem("hope") and stem("noted") == stem("note")
+    assert stem("fixed") == stem("fix") and stem("added") == stem("add")
+
+
 def test_every_stem_is_the_start_of_its_word_but_for_a_final_y() -> None:
-    for w in ("connection", "database", "migrations", "changes", "running", "notes", "fixes"):
+    for w in (
+        "connection",
+        "database",
+        "migrations",
+        "changes",
+        "running",
+        "notes",
+        "fixes",
+        "named",
+        "hoped",
+    ):
         assert w.startswith(stem(w)), w
 
 
