@@ -51,7 +51,7 @@ from memd.memory.parse import split_item
 from memd.memory.search import FusedSection, find_sections, section_lists
 from memd.memory.search import searched_text as section_text
 from memd.semantic.fusion import Script, dominant_script
-from memd.semantic.recipe import VECTOR, Plan, all_on_common, similarity
+from memd.semantic.recipe import VECTOR, Plan, all_on_common, one_sense_too_far, similarity
 from memd.semantic.service import SemanticRecall
 
 CURATED = "curated"
@@ -163,14 +163,28 @@ class Query:
         return self.match(head) if head_match is None else head_match
 
     def shown(self, found_by: Sequence[str], cosine: float | None, script: Script,
-              supported: bool, common: bool = False) -> bool:  # fmt: skip
+              supported: bool, common: bool = False, text: str = "") -> bool:  # fmt: skip
         """Whether a hit may be shown: found by full text, or close enough by its vector
         (`SemanticRecall.kept`; `common`: full text found its kind of hit for this query only by
-        common words, `memd.semantic.recipe.all_on_common`)."""
+        common words, `memd.semantic.recipe.all_on_common`); one found only through the bridge
+        that holds (`text`: what full text searched of it) one of several words the bridge
+        translated, only when its vector is close enough (`recipe.one_sense_too_far`)."""
         if self.plan is None:
             return True
         common = common and found_by != (VECTOR,)
-        return SemanticRecall.kept(self.plan, found_by, cosine, script, supported, common)
+        if not SemanticRecall.kept(self.plan, found_by, cosine, script, supported, common):
+            return False
+        return not one_sense_too_far(
+            self.plan, found_by, cosine, script, lambda: self.one_sense(text)
+        )
+
+    def one_sense(self, text: str) -> bool:
+        """Whether `text` holds one (or none) of the query's words its bridge translated, of
+        two or more."""
+        if len(self.senses) < 2:
+            return False
+        held = text_words(text)
+        return sum(any(map(held.__contains__, ws)) for ws in self.senses) <= 1
 
     def closeness(self, cosine: float | None, script: Script) -> float:
         if cosine is None or self.plan is None:
@@ -553,11 +567,11 @@ def rank(
     told = p is not None and all_on_common(p, ((t.found_by, turn_text(t)) for t in found.turns))
     cands = [_section(f, i, q, found.section_terms) for i, f in enumerate(found.sections)
              if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
-                                     f.row.path in files, said)]  # fmt: skip
+                                     f.row.path in files, said, section_text(f.row))]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms, found.partners.get(t.rowid, ""))
               for i, t in enumerate(found.turns)
               if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
-                                      t.session_id in sessions, told)]  # fmt: skip
+                                      t.session_id in sessions, told, turn_text(t))]  # fmt: skip
     place(cands, priors, own_match)
     return page(cands, limit)
 

@@ -103,6 +103,15 @@ carries every sense of a word ("天": day, sky), so one sense matched is weak ev
 vector, which read the whole question, says the text is less like it than an unrelated one is.
 Chosen on the ranking set's fold A (`bench/ranking.py --tune A`, the middle of the values
 that do best there); LoCoMo's conversations 0-2 checked: the same recall@10 as without it."""
+ONE_SENSE_SD = 0.75
+"""A document full text found only through the query's bridge that holds one of the two or
+more words the bridge translated, and no other ("公司的报销流程是怎样的": a turn saying only
+*process*), is shown by `search` only when its vector's cosine stands this many standard
+deviations above the mean of unrelated pairs: a question the memory cannot answer shares one
+word's sense with a memory about something else more often than an answer holds only one of
+its words (`memd.conversations.ranking.Query.shown`). Chosen on the ranking set's folds A-D
+read together as development data (in-process, both daemons' top-1 + top-3: the best value,
+and no fold lower than without the rule; docs/retrieval.md)."""
 COMMON_SD = 2.5
 """When full text found documents for a query only by common words (`all_on_common`: of the
 words of the query as typed, or of its bridge, every one any of them holds is one the
@@ -145,6 +154,22 @@ def bridge_too_far(query_script: Script, doc_script: Script, cosine: float) -> b
     """Whether a document full text found only through the query's bridge is further from
     the query in meaning than `BRIDGED_ONLY_SD` allows."""
     return cosine < _level(query_script, doc_script, BRIDGED_ONLY_SD)
+
+
+def one_sense_too_far(
+    p: Plan,
+    found_by: Sequence[str],
+    cosine: float | None,
+    doc_script: Script,
+    one: Callable[[], bool],
+) -> bool:
+    """Whether a document full text found only through the query's bridge (`found_by`) that
+    holds one of the query's several translated words (`one`, asked only of such a document
+    whose cosine is below the level) is further from the query in meaning than `ONE_SENSE_SD`
+    allows (its cosine known)."""
+    if cosine is None or FTS in found_by or FTS_BRIDGED not in found_by:
+        return False
+    return cosine < _level(p.script, doc_script, ONE_SENSE_SD) and one()
 
 
 def common_too_far(query_script: Script, doc_script: Script, cosine: float) -> bool:

@@ -47,3 +47,18 @@ def test_a_name_that_is_a_stopword_is_one_of_the_query_s_words() -> None:
     q = Query.of(plan.query, plan)
     assert abs(q.match(text_words("Go: pgx as the database driver")) - 1.0) < 1e-9
     assert abs(q.match(text_words("Postgres is the database")) - 1 / 2) < 1e-9
+
+
+def test_a_bridged_hit_holding_one_of_several_words_needs_its_vector_close() -> None:
+    """Found only through the bridge, by one sense of one of the query's words ("image" of
+    镜像) and no other: shown when its vector is `ONE_SENSE_SD` above unrelated pairs."""
+    from memd.semantic import recipe
+
+    mu, sd = recipe.COSINE_STATS[("cjk", "latin")]
+    near, far = mu + (recipe.ONE_SENSE_SD + 0.5) * sd, mu + (recipe.ONE_SENSE_SD - 0.5) * sd
+    one = "Astro's <Image /> converts images to WebP"
+    assert Q.shown((FTS_BRIDGED, "vector"), near, "latin", False, text=one)
+    assert not Q.shown((FTS_BRIDGED, "vector"), far, "latin", False, text=one)
+    # Holding two of the three words, or found by the query as typed, it stands as before.
+    assert Q.shown((FTS_BRIDGED, "vector"), far, "latin", False, text=one + " in Docker")
+    assert Q.shown((FTS, FTS_BRIDGED), far, "latin", False, text=one)
