@@ -47,6 +47,11 @@ _HAN = re.compile(f"[{_CJK}]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’.-]*[A-Za-z0-9]|[A-Za-z]|\d+")
 _CEDICT_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]|\{[^}]*\}")
+# A sense that starts by naming a place or a person in one word: "Suzhou, prefecture-level city
+# in Jiangsu", "Nara, an old capital of Japan", "Ginkaku-ji or Silver Pavilion in Kyoto".
+_NAME_SENSE = re.compile(r"([A-Z][a-z]+(?:-[a-z]+)?)(?=,|$|\s+or\s|\s+\(|\s+[a-z][a-z-]*[\s,])")
+_NAME_MARK = "\x1e"
+"""Leads the headwords of a name in the English → Chinese map (`Dictionary.chinese_name`)."""
 _GLOSS_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]")
 # Senses that describe the word rather than translate it.
 _META_SENSE = re.compile(
@@ -255,27 +260,63 @@ class Dictionary:
         if self._en is None:
             self._en = self._invert()
         words = self._en.get(english.lower())
-        return words.split("\x1d") if words else []
+        return words.removeprefix(_NAME_MARK).split("\x1d") if words else []
 
     def _invert(self) -> Packed:
         found: dict[str, dict[str, int]] = {}
+        named: dict[str, dict[str, int]] = {}
         for word, packed in self._senses.items():
-            if packed[0] == "P" or packed[1] == "T" or not _HAN.search(word):
+            if packed[1] == "T" or not _HAN.search(word):
                 continue
             for rank, sense in enumerate(s for s in packed[2:].split("/") if s):
+                name = _sense_name(sense)
+                if name:
+                    named.setdefault(name, {}).setdefault(word, rank)
                 key = _PAREN.sub(" ", sense).strip().lower()
                 key = key[3:] if key.startswith("to ") else key
-                if key and " " not in key and key not in STOPWORDS:
+                if packed[0] != "P" and key and " " not in key and key not in STOPWORDS:
                     found.setdefault(key, {}).setdefault(word, rank)
+
         # Words before single characters (a character alone is ambiguous), then the headwords
         # whose first sense it is, then the most frequent.
-        return Packed(
-            (
-                key,
-                "\x1d".join(sorted(ws, key=lambda w: (len(w) < 2, ws[w], -self.freq.get(w, 0), w))),
+        def order(ws: dict[str, int]) -> str:
+            return "\x1d".join(
+                sorted(ws, key=lambda w: (len(w) < 2, ws[w], -self.freq.get(w, 0), w))
             )
-            for key, ws in found.items()
-        )
+
+        names = [(k, _NAME_MARK + "\x1d".join(hs)) for k, hs in _names(named, found) if hs]
+        return Packed([*((key, order(ws)) for key, ws in found.items()), *names])
+
+    def chinese_name(self, english: str) -> bool:
+        """Whether `chinese_words(english)` are the headwords a name names (`_invert`): all of
+        them are meant, not the first few."""
+        if self._en is None:
+            self._en = self._invert()
+        words = self._en.get(english.lower())
+        return words is not None and words.startswith(_NAME_MARK)
+
+
+def _sense_name(sense: str) -> str:
+    """The one-word name a sense starts with ("Suzhou, prefecture-level city in Jiangsu":
+    suzhou; "Ginkaku-ji or Silver Pavilion": ginkakuji), lower-case, or ""."""
+    m = _NAME_SENSE.match(sense)
+    if m is None or _META_SENSE.match(sense):
+        return ""
+    return m.group(1).replace("-", "").lower()
+
+
+def _names(
+    named: dict[str, dict[str, int]], found: dict[str, dict[str, int]]
+) -> Iterator[tuple[str, list[str]]]:
+    """Each name no sense translates exactly ("Suzhou") with the headwords naming it first
+    among their senses (宿州 and 苏州 both: with no word frequencies nothing tells which is
+    meant), not one that extends another (苏州市) nor one character."""
+    for key, ws in named.items():
+        if key in found or key in STOPWORDS:
+            continue
+        first = min(ws.values())
+        heads = sorted(w for w, r in ws.items() if r == first and len(w) > 1)
+        yield key, [w for w in heads if not any(w != h and w.startswith(h) for h in heads)]
 
 
 def _content_words(sense: str) -> list[str]:
@@ -387,7 +428,7 @@ def to_chinese(query: str, dictionary: Dictionary, *, per_word: int = ZH_PER_WOR
         if low in STOPWORDS:
             continue
         zh = dictionary.chinese_words(low) or dictionary.chinese_words(_singular(low))
-        zh = zh[:per_word]
+        zh = zh if dictionary.chinese_name(low) else zh[:per_word]
         if zh:
             words.append((w, tuple(zh)))
         for t in zh or [w]:

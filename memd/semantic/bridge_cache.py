@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memd.semantic.bridge import Dictionary
 
 log = logging.getLogger("memd.semantic")
-FORMAT = 1
+FORMAT = 2
 """Bump when the parse or the packing changes what is stored."""
 MAGIC = b"memd-cedict\0"
 _HEAD = struct.Struct("<12sIII")  # magic, format, max_len, bytes of the longest-word table

@@ -136,6 +136,34 @@ def test_a_name_that_is_a_stopword_stays_a_term_through_the_bridge(small: Dictio
     assert list(to_chinese("go to the database", small).terms) == ["数据库"]
 
 
+NAMES = """\
+蘇州 苏州 [Su1 zhou1] /Suzhou, prefecture-level city in Jiangsu/
+蘇州市 苏州市 [Su1 zhou1 shi4] /Suzhou, prefecture-level city in Jiangsu/
+宿州 宿州 [Su4 zhou1] /Suzhou prefecture-level city in Anhui/
+奈良 奈良 [Nai4 liang2] /Nara, an old capital of Japan/
+京都 京都 [Jing1 du1] /Kyoto, Japan/
+京都 京都 [jing1 du1] /capital (of a country)/
+銀閣寺 银阁寺 [Yin2 ge2 si4] /Ginkaku-ji or Silver Pavilion in Kyoto/
+京劇 京剧 [Jing1 ju4] /Beijing opera/
+蘋果 苹果 [ping2 guo3] /apple/
+蘋果公司 苹果公司 [Ping2 guo3 Gong1 si1] /Apple Inc./
+"""
+
+
+def test_a_name_is_carried_to_the_headwords_naming_it() -> None:
+    """A place the dictionary names only in a proper noun's sense ("Suzhou, prefecture-level
+    city in Jiangsu") is carried to every headword naming it first, not to one that extends
+    another (苏州市) nor to a sense merely starting with it ("Beijing opera"); a word a sense
+    translates keeps its translations alone ("apple")."""
+    d = Dictionary.from_lines(NAMES.splitlines())
+    assert sorted(to_chinese("Suzhou", d).terms) == ["宿州", "苏州"]
+    assert list(to_chinese("which day do I go to Nara?", d).terms) == ["day", "奈良"]
+    assert list(to_chinese("Kyoto", d).terms) == ["京都"]
+    assert list(to_chinese("Ginkakuji", d).terms) == ["银阁寺"]
+    assert list(to_chinese("Beijing", d).terms) == ["Beijing"]
+    assert list(to_chinese("apple", d).terms) == ["苹果"]
+
+
 def test_bridge_picks_the_direction_by_script(small: Dictionary) -> None:
     zh = bridge("测试", small, Words({"测试": ["测试"]}))
     assert zh is not None and zh.target == "latin" and zh.terms == ("test",)
