@@ -1,7 +1,7 @@
 """The ranking set: does `search` put first what a person would want first?
 
-    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|C|D|all] [--dump FILE.json]
-        [--out docs/benchmarks.md] [--no-write]
+    python -m bench.ranking [--semantic off|packaged|both] [--folds A|B|C|D|E|all]
+        [--dump FILE.json] [--out docs/benchmarks.md] [--no-write]
 
 The set (`bench/ranking_set/`, written before any ranking change it measures) is a memory tree
 a bilingual developer could have after a month — `_core/` notes, profile and preferences,
@@ -13,11 +13,10 @@ and Chinese, each with its expected first answers: `expect` is a list of up to t
 each slot the keys that are right there (`<file>#<heading>` for a section, `turn:<label>` for
 a turn); a query with no slot is one the memory has no answer to (nothing should come back).
 Every query belongs to fold A or B (alternating within its language and kind), to fold C,
-written later by someone who never read the ranking, or to fold D, written after C was measured
-by another such stranger and asked only by `--folds D` or `all`.
-Fold E (`NEXT`), written by a third stranger for the round after, is asked by no option yet.
-Fold F (`LATER`), written by a fourth for the round after that, is asked by none either,
-whatever E has become: `main` drops it before choosing folds.
+written later by someone who never read the ranking, to fold D, written after C was measured
+by another such stranger, or to fold E, written by a third in the round D was measured and
+asked only by `--folds E` or `all` (the fresh fold). Fold F (`LATER`, also `NEXT`), written by
+a fourth for the round after, is asked by no option: `main` drops it before choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -60,19 +59,20 @@ from memd.semantic.fusion import Script
 BLOCK = "ranking"
 SET = REPO / "bench" / "ranking_set"
 LIMIT = 10
-FOLDS = ("A", "B", "C")
+FOLDS = ("A", "B", "C", "D")
 TUNED = "A"
 """The fold the ranking's constants were chosen on (`--tune A`)."""
-DEV = ("B", "C")
+DEV = ("B", "C", "D")
 """No longer held out: B was read with fold A as development data in issue 28's second ranking
-round (its figures had been reported several times); C was that round's fresh held-out fold,
-measured once at its end, and is development data for the next round."""
-FRESH = "D"
-"""A held-out fold written after fold C was measured, measured once at the end: asked only by
-`--folds D` or `--folds all`, never a choice of `--tune` or `--file-weights` (not in FOLDS)."""
-NEXT = "E"
-"""Written for the next round; asked by no option until it becomes FRESH: not in FOLDS, not FRESH,
-so neither `--folds` (nor `all`) nor `--tune` or `--file-weights` selects it."""
+round (its figures had been reported several times); C and D were the fresh held-out folds of
+the second and third rounds, each measured once at its round's end, and read as development
+data in the round after (D in the fourth)."""
+FRESH = "E"
+"""A held-out fold written in the round fold D was measured, measured once at the end of the
+fourth round, after the ranking was frozen: asked only by `--folds E` or `--folds all`, never a
+choice of `--tune` or `--file-weights` (not in FOLDS)."""
+NEXT = "F"
+"""Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
 LATER = ("F",)
 """Written for the round after the next; asked by no option of this round whatever NEXT becomes
 (FRESH, then dev): never in FOLDS, DEV or FRESH, and dropped by `main` before any selection."""
@@ -385,7 +385,8 @@ def render(res: dict[str, dict[str, Any]], qs: list[Query], convs: Conversations
         " set expects first; top-3: one of the first three is; set@3: the share of the"
         " expected slots found in the first three. A query with nothing to find scores 1 when"
         f" nothing comes back. The ranking's constants were chosen on fold {TUNED} (tuned);"
-        f" folds {' and '.join(DEV)} were held out until they were read as development data"
+        f" folds {', '.join(DEV[:-1])} and {DEV[-1]} were held out until they were read as"
+        " development data"
         f" (marked dev); fold {FRESH} was written afterwards by someone who never read the"
         " ranking and is held out. Targets on the held-out fold: top-1"
         f" ≥ {TARGET['top1']}, top-3 ≥ {TARGET['top3']}.",
