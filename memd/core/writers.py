@@ -8,7 +8,8 @@ writes), and the history does not capture a hand edit then (it would record the 
 Asked first of the kernel (`lease.nobody_writing`: a read lease is refused exactly when some
 open file description has the file open for writing), so the common case, nobody writing,
 costs a few system calls; /proc is scanned only to name who holds a file (this process's own
-descriptors are not counted, as before), and where leases are not to be had.
+descriptors are not counted, as before), and where leases are not to be had. When the kernel
+says someone writes a file and /proc names nobody, someone still does (`held_open`).
 """
 
 from __future__ import annotations
@@ -40,10 +41,44 @@ def held_open(paths: list[Path]) -> dict[Path, list[str]] | None:
     """`writers` of several files in one pass over /proc: the paths held open for writing by
     another program, with who holds them (None where the system does not say). A file the
     kernel says nobody writes (`lease.nobody_writing`) is not looked for in /proc; for many
-    files one scan is cheaper than asking for each (a history's first recording: thousands)."""
+    files one scan is cheaper than asking for each (a history's first recording: thousands).
+
+    A file the kernel says someone writes is held open even when /proc lists nobody (`UNLISTED`):
+    an `open()` with O_TRUNC empties the file before its descriptor is listed, and on a loaded
+    machine it can stay so for a quarter of a second (a reader then sees an empty file that
+    nobody seems to write). Unless this process itself holds it open for writing (its own
+    descriptors do not count) or the kernel, asked again, says the writer has closed it."""
     if len(paths) > ASK_EACH_MAX:
         return scan(paths)
-    return scan([p for p in paths if not nobody_writing(p)])
+    told = {p: nobody_writing(p) for p in paths}
+    found = scan([p for p, nobody in told.items() if not nobody])
+    if found is None:
+        return None
+    for p, nobody in told.items():
+        if (
+            nobody is False
+            and p not in found
+            and not _writing_here(p)
+            and nobody_writing(p) is False
+        ):
+            found[p] = [UNLISTED]
+    return found
+
+
+UNLISTED = "a program not listed yet"
+"""Who holds a file open for writing when the kernel says someone does and /proc lists nobody."""
+
+
+def _writing_here(path: Path) -> bool:
+    """Whether this process holds `path` open for writing (the kernel counts it too)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    pid = str(os.getpid())
+    return any(
+        _opened_for_writing(pid, fd) for _, fd in _fds_on(pid, {(st.st_dev, st.st_ino): path})
+    )
 
 
 def scan(paths: list[Path]) -> dict[Path, list[str]] | None:

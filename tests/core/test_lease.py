@@ -71,6 +71,31 @@ def test_a_writer_is_named_by_the_scan(notes: Path) -> None:
     assert writers.writers(notes) == []
 
 
+def test_a_writer_the_scan_does_not_list_yet_is_someone(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open() with O_TRUNC has emptied the file before its descriptor is listed in /proc:
+    the kernel says someone writes it, and that is the answer (it was "nobody")."""
+    real = writers._fds_on
+    with holding(notes, os.O_WRONLY | os.O_TRUNC) as p:
+        hidden = str(p.pid)
+        monkeypatch.setattr(
+            writers, "_fds_on", lambda pid, keys: [] if pid == hidden else real(pid, keys)
+        )
+        assert writers.writers(notes) == [writers.UNLISTED]
+        assert writers.held_open([notes]) == {notes: [writers.UNLISTED]}
+    assert writers.writers(notes) == []
+
+
+def test_this_process_writing_is_not_someone_else(notes: Path) -> None:
+    fd = os.open(notes, os.O_WRONLY)
+    try:
+        assert lease.nobody_writing(notes) is False  # the kernel counts this process too
+        assert writers.writers(notes) == []
+    finally:
+        os.close(fd)
+
+
 def test_without_leases_the_scan_answers(notes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lease, "_LINUX", False)  # a system without leases
     assert lease.nobody_writing(notes) is None

@@ -176,13 +176,19 @@ def settled(**checks: Callable[[], list[str]]) -> None:
 def _kept_on_failure(
     request: pytest.FixtureRequest, daemon: DaemonProcess, tmp_path: Path
 ) -> Iterator[None]:
-    """A failed test's daemon home goes with it; its tmp_path stays: the memory tree and the
-    daemon's log are copied there to read the failure by (it happened only under load)."""
+    """A failed test's daemon home goes with it; its tmp_path stays: the daemon's home (its
+    memory tree, history and log) is copied there to read the failure by (they happened only
+    under load)."""
     yield
     report = getattr(request.node, "report_call", None)  # tests/memory/conftest.py
     if report is not None and report.failed:
-        shutil.copytree(daemon.memory, tmp_path / "memory", symlinks=True)
-        shutil.copy(daemon.log, tmp_path / "daemon.log")
+        shutil.copytree(
+            daemon.home,
+            tmp_path / "daemon",
+            symlinks=True,
+            ignore_dangling_symlinks=True,
+            ignore=shutil.ignore_patterns("*.sock"),
+        )
 
 
 @pytest.fixture
@@ -249,9 +255,12 @@ def test_forget_under_in_place_saves(daemon: DaemonProcess, notes: Path) -> None
     try:
         for i in ids:
             try:
-                daemon.call("forget", {"id": i})
+                res = daemon.call("forget", {"id": i})
             except Exception as exc:
                 errors.append(f"{i}: {exc}")
+            else:
+                if [r["id"] for r in res["removed"]] != [i]:  # acknowledged, nothing removed
+                    errors.append(f"{i}: removed {res['removed']}")
             time.sleep(SECONDS / len(ids) / 2)
     finally:
         editor.stop()

@@ -611,3 +611,56 @@ def test_the_write_path_keeps_no_state_at_module_level() -> None:
     from bench.mutable_state import write_path_state
 
     assert write_path_state() == []
+
+
+SAVE_IN_PLACE = """import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+print("emptied", flush=True)
+data = sys.stdin.buffer.read()
+os.write(fd, data)
+os.close(fd)
+"""
+
+
+def test_an_edit_waits_for_a_save_whose_descriptor_is_not_listed_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor saves in place: its open() has emptied the file, and on a loaded machine the
+    open had not returned when memd asked who writes the file — the kernel said someone does,
+    and /proc did not list the descriptor yet (the scan is made blind to the editor here; in
+    tests/memory/test_concurrent_edits.py the file stayed empty and unlisted for ~0.23 s at
+    load 12-20). memd must wait for the save. It forgot in the emptied file instead: removed
+    nothing, answered, and the item stayed."""
+    import subprocess
+    import sys
+
+    from memd.core import writers
+
+    files = door(tmp_path)
+    p = tmp_path / "notes.md"
+    hand = "".join(f"- hand line {i:03d}\n" for i in range(40))
+    p.write_text("# Notes\n\n## Notes\n\n" + hand + "- forget me <!-- memd id=m_00000001 -->\n")
+    data = p.read_bytes()
+    editor = subprocess.Popen([sys.executable, "-c", SAVE_IN_PLACE, str(p)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    assert editor.stdout is not None and editor.stdout.readline() == b"emptied\n"
+    past = time.time() - 1  # emptied longer ago than a cut file is suspected for
+    os.utime(p, (past, past))
+    real = writers._fds_on
+    monkeypatch.setattr(
+        writers, "_fds_on", lambda pid, keys: [] if pid == str(editor.pid) else real(pid, keys)
+    )
+
+    def finish() -> None:
+        assert editor.stdin is not None
+        editor.stdin.write(data)
+        editor.stdin.close()
+
+    threading.Timer(0.5, finish).start()
+    try:
+        removed = remove_items(p, lambda t, m: m.get("id") == "m_00000001", files=files)
+    finally:
+        editor.wait(10)
+    assert [r.meta.get("id") for r in removed] == ["m_00000001"]
+    text = p.read_text()
+    assert "forget me" not in text and hand in text, text
