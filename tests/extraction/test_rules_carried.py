@@ -93,7 +93,7 @@ def test_a_new_version_of_the_same_tool() -> None:
         "User upgraded to Debian 12"
     ]
     assert _later("tool:database", "项目用 MySQL 5.6。", "已经升到 5.7 了") == [
-        "用户换成了MySQL 5.7"
+        "用户的项目换成了MySQL 5.7"
     ]
 
 

@@ -187,4 +187,4 @@ def test_an_employer_ends_with_its_capitalised_words() -> None:
         "I started at Figma this week."
     )
     # "不用 GitHub Actions" beside the tool used is no preference
-    assert [t for t, _, _ in _facts("我们用 Buildkite 跑 CI，不用 GitHub Actions。")] == ["skill"]
+    assert [t for t, _, _ in _facts("我们用 Buildkite 跑 CI，不用 GitHub Actions。")] == ["project"]

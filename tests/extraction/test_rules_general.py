@@ -19,8 +19,8 @@ from tests.extraction.session import extract, said_under
         ("My phone is a Galaxy S21.", "preference", "phone", "Galaxy"),
         ("Home base for me is Ghent.", "personal", "city", "Ghent"),
         # a setup's noun as subject, a verb of use: the host, the CI
-        ("Three Linode boxes host everything we ship.", "skill", "tool:hosting", "Linode"),
-        ("Releases go through Buildkite on every tag.", "skill", "tool:ci", "Buildkite"),
+        ("Three Linode boxes host everything we ship.", "project", "tool:hosting", "Linode"),
+        ("Releases go through Buildkite on every tag.", "project", "tool:ci", "Buildkite"),
         # a habit, keyed by when it happens
         ("I play a lot of Catan on weekends.", "personal", "hobby:weekend", "Catan"),
         ("I sit on the growth squad.", "personal", "team", "growth"),
@@ -318,7 +318,7 @@ def test_a_terminal_is_a_setting_of_the_users_and_tmux_is_no_terminal() -> None:
 @pytest.mark.parametrize(
     ("text", "type_", "key", "needle"),
     [
-        ("Dev and prod both live on Google Cloud.", "skill", "tool:hosting", "Google Cloud"),
+        ("Dev and prod both live on Google Cloud.", "project", "tool:hosting", "Google Cloud"),
         ("I speak Dutch natively.", "personal", "spoken-language", "Dutch"),
         ("我说闽南语和普通话。", "personal", "spoken-language", "闽南语"),
         # an allergy is keyed by what sets it off: two allergies are two facts

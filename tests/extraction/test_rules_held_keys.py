@@ -17,8 +17,8 @@ def test_a_new_value_keeps_the_type_of_the_fact_it_changes() -> None:
         ("t0", "preference", "用户希望测试用Vitest")
     ]
     assert said_under("tool:testing", "我们用 Jest 做测试。", "以后测试都用 Vitest 吧。") == [
-        ("t0", "skill", "用户使用Jest"),
-        ("t1", "skill", "用户希望测试用Vitest"),
+        ("t0", "project", "用户使用Jest"),
+        ("t1", "project", "用户希望测试用Vitest"),
     ]
 
 
@@ -29,7 +29,7 @@ def test_one_sentence_states_one_value_of_a_key() -> None:
 
 def test_the_version_of_a_language_one_is_on_is_a_setting_the_language_a_skill() -> None:
     assert said_under("version:ruby", "We're on Ruby 3.1 in production.") == [
-        ("t0", "preference", "User works with Ruby 3.1")
+        ("t0", "project", "User works with Ruby 3.1")
     ]
     assert [m.type for m in extract("I write Ruby every day.")] == ["skill"]
 

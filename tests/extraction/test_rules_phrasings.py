@@ -86,7 +86,7 @@ ENGLISH: list[tuple[str, list[Want]]] = [
     ),
     (
         "we replaced Mocha with Vitest across the monorepo",
-        [("skill", "tool:testing", "Vitest from Mocha")],
+        [("project", "tool:testing", "Vitest from Mocha")],
     ),
     (
         "I'm working on a browser extension for bookmarks — it's called Stash. the backend is Deno",

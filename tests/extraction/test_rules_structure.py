@@ -55,12 +55,12 @@ def test_technologies_named_in_running_text() -> None:
 
 POSITIVE: list[tuple[str, list[Want]]] = [
     ("These days I spend most of my time in Swift.", [("skill", None, "Swift")]),
-    ("Our backend runs on Go services behind Nginx.", [("skill", None, "Go")]),
-    ("At work we ship everything through Buildkite.", [("skill", "tool:ci", "Buildkite")]),
+    ("Our backend runs on Go services behind Nginx.", [("project", None, "Go")]),
+    ("At work we ship everything through Buildkite.", [("project", "tool:ci", "Buildkite")]),
     ("Been a Laravel dev for years, PHP all day.", [("skill", None, "PHP")]),
     ("My go-to database is Postgres.", [("skill", "tool:database", "PostgreSQL")]),
-    ("We moved off Netlify to Render last month.", [("skill", "tool:hosting", "Render")]),
-    ("Ditched Yarn, npm is fine for us now.", [("skill", "tool:package-manager", "npm")]),
+    ("We moved off Netlify to Render last month.", [("project", "tool:hosting", "Render")]),
+    ("Ditched Yarn, npm is fine for us now.", [("project", "tool:package-manager", "npm")]),
     ("Please stop adding docstrings to every function.", [("preference", None, "docstrings")]),
     ("I'm in charge of the data platform at Zalando.", [("personal", "employer", "Zalando")]),
     ("I run a two-person studio in Ghent.", [("personal", "city", "Ghent")]),
@@ -76,7 +76,7 @@ POSITIVE: list[tuple[str, list[Want]]] = [
     ),
     (
         "我们组后端全是 Kotlin，前端用 Svelte。",
-        [("skill", None, "Kotlin"), ("skill", None, "Svelte")],
+        [("project", None, "Kotlin"), ("project", None, "Svelte")],
     ),
     ("团队最后选了 DuckDB 做本地分析，主要是轻。", [("decision", None, "DuckDB")]),
     ("这半年基本改写 Go 了。", [("skill", None, "Go")]),
@@ -146,6 +146,6 @@ def test_a_dropped_tool_is_superseded_by_the_one_taken_up() -> None:
 
 def test_a_tool_stated_is_a_fact_a_tool_asked_for_is_a_preference() -> None:
     [fact] = extract("我们前端用 Svelte。")
-    assert fact.type == "skill"
+    assert fact.type == "project"
     [asked] = extract("formatter 以后一律用 Prettier 就好。")
     assert asked.type == "preference"

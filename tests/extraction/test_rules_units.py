@@ -31,7 +31,7 @@ from tests.extraction.session import extract
         ("我每周三晚上打篮球，有什么护膝推荐吗？", "personal", "篮球"),
         ("我在杭州工作，周末有什么好去处？", "personal", "杭州"),
         ("我对花生过敏，能推荐几个零食吗？", "personal", "花生"),
-        ("我们公司用的是 TiDB，这个慢查询怎么优化？", "skill", "TiDB"),
+        ("我们公司用的是 TiDB，这个慢查询怎么优化？", "project", "TiDB"),
     ],
 )
 def test_a_statement_beside_a_question_yields_its_fact(text: str, type_: str, needle: str) -> None:

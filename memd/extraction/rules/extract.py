@@ -492,7 +492,7 @@ def _as_held(memory: ExtractedMemory, session: Session) -> ExtractedMemory:
     fact's type: "I'm on Python 3.9" then "I meant 3.12", "前端项目用 yarn" then "现在统一用
     pnpm 了" (however each sentence's wording reads alone); a new tool for something decided
     earlier is that decision revised."""
-    if memory.subject in session.decided and memory.type in ("skill", "preference"):
+    if memory.subject in session.decided and memory.type in _HELD_TYPES:
         return replace(memory, type="decision", importance=IMP_DECISION)
     held = session.values.get(memory.subject) if memory.subject else None
     if held is not None and held.type != memory.type and {held.type, memory.type} <= _HELD_TYPES:

@@ -48,6 +48,7 @@ from memd.extraction.rules.common import (
     is_question,
 )
 from memd.extraction.rules.general import not_a_statement
+from memd.extraction.rules.tech import cjk_tech_names, mentioned_tech
 from memd.extraction.rules.zh_clauses import RELATION_RE, ZH_OTHER_RE
 
 MODEL_PATH = Path(__file__).with_name("data") / "clause_model.json.gz"
@@ -242,32 +243,102 @@ def clause_type(clause: str, position: int = 0, count: int = 1, question: bool =
 # The readers' types of a tool the classifier may make a decision ("We went with gRPC …"): not
 # a personal fact ("go with Olek" is a name) nor a task.
 _RETYPED = frozenset({"skill", "preference", "project"})
+# The readers' types of a tool a team's or a system's clause makes the project's.
+_OWN_TOOL = frozenset({"skill", "preference"})
+# The readers' keys of a tool.
+_TOOL_KEYS = ("tool:", "stack:", "version:")
+
+
+@functools.lru_cache(maxsize=64)
+def _sentence_clauses(sentence: str) -> tuple[tuple[str, frozenset[str], str], ...]:
+    """The clauses of a sentence, each with the values it names and whose it is: a clause with no
+    subject of its own ("… and deploy to Fly.io") is its sentence's previous clause's."""
+    out: list[tuple[str, frozenset[str], str]] = []
+    whose = "none"
+    for clause in cut(sentence):
+        own_subject = subject_class(clause)
+        whose = own_subject if own_subject != "none" or not out else whose
+        words = frozenset(w.casefold() for w in _TECH_WORD_RE.findall(clause))
+        words |= {name for name, _ in cjk_tech_names(clause)}
+        out.append((clause, frozenset(values(clause)) | words, whose))
+    return tuple(out)
 
 
 def reader_type(memory: ExtractedMemory, sentence: str) -> str:
-    """The type of a reader's memory of a tool, "decision" instead when the classifier is sure of
-    it (its probability at least the model's `retype`) on the clause of `sentence` that names the
-    memory's value: a choice made ("we went with", "decided", 定了, 选了) is a decision, whichever
-    reader read it. Only a decision: on the development folds, the classifier's other types over
-    a reader's lost more facts than they gained at every threshold, and a project's stack said of
-    a system ("Our backend is a Rails 7 monolith") made a project gained none."""
-    m = model()
-    if m is None or m.retype > 1.0 or memory.type not in _RETYPED:
+    """The type of a reader's memory of a tool by the clause of `sentence` that names the
+    memory's value:
+
+    - "decision" when the classifier is sure of it (its probability at least the model's
+      `retype`): a choice made ("we went with", "decided", 定了, 选了) is a decision, whichever
+      reader read it;
+    - "project" for a skill or preference of a tool whose clause's subject is the user's team
+      or one of their systems ("We use Buildkite for CI", "Our backend is Rails + Sidekiq", 我们组用
+      Jenkins, 项目后端用 Go): what a team or a product runs is the project's; what the user
+      knows, learns or uses themself stays theirs ("I know Go", 我在学 Rust)."""
+    if memory.type not in _RETYPED:
         return memory.type
-    clauses = cut(sentence)
+    clauses = _sentence_clauses(sentence)
     wanted = values(memory.content)
-    named = [i for i, c in enumerate(clauses) if wanted & values(c)]
-    if not named:
+    named = [i for i, (_, names, _) in enumerate(clauses) if wanted & names]
+    if named and _decided(clauses[named[0]][0], named[0], len(clauses), sentence, memory.type):
+        return "decision"
+    if memory.type not in _OWN_TOOL:
         return memory.type
-    i = named[0]
-    feats = features(clauses[i], i, len(clauses), is_question(sentence), lead_of(sentence))
+    tools = _tools_of(memory.content)
+    if not tools and memory.subject.startswith(_TOOL_KEYS):
+        tools = frozenset(wanted)  # a tool the lexicon does not know: 阿里云, a home-grown one
+    whose = {w for _, names, w in clauses if tools & names}
+    if whose & {"team", "system"}:
+        return "project"
+    if "none" in whose and memory.type == "skill" and _nobodys(sentence):
+        return "project"  # "Tests use unittest": nobody's, the system's
+    return memory.type
+
+
+# The user named anywhere in a sentence ("For anything infra-related I reach for Terraform").
+_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b")
+# An English sentence whose subject, the user, is left out: "Been a Laravel dev for years",
+# "Mostly Airflow and dbt these days", "Learning Rust on weekends".
+_ELIDED_RE = re.compile(
+    r"^(?:been|mostly|mainly|largely|just|also|still|currently|usually|always|now|these\s+days"
+    r"|day\s+to\s+day|[a-z]+ing)\b",
+    re.I,
+)
+
+
+def _nobodys(sentence: str) -> bool:
+    """Whether an English sentence names no person, not even the user left out: what it says
+    runs is a system's ("Tests run with Mocha", "Staging and prod both live on Google Cloud").
+    A Chinese sentence without its subject is the user's (平时主要写 Kotlin)."""
+    if CJK_RE.search(sentence) or _PERSON_RE.search(sentence):
+        return False
+    return not _ELIDED_RE.match(strip_lead(sentence))
+
+
+def _decided(clause: str, position: int, count: int, sentence: str, type_: str) -> bool:
+    """Whether the classifier is sure the clause states a choice made (see `reader_type`). Only
+    a decision: on the development folds, the classifier's other types over a reader's lost more
+    facts than they gained at every threshold."""
+    m = model()
+    if m is None or m.retype > 1.0:
+        return False
+    feats = features(clause, position, count, is_question(sentence), lead_of(sentence))
     scores = type_scores(m.types, feats)
     top = max(TYPES, key=lambda t: scores.get(t, -math.inf))
-    if top == memory.type or top != "decision":
-        return memory.type
+    if top == type_ or top != "decision":
+        return False
     peak = scores[top]
-    p = 1.0 / sum(math.exp(v - peak) for v in scores.values())
-    return top if p >= m.retype else memory.type
+    return 1.0 / sum(math.exp(v - peak) for v in scores.values()) >= m.retype
+
+
+def _tools_of(content: str) -> frozenset[str]:
+    """The technologies a memory names, casefolded."""
+    words = _TECH_WORD_RE.findall(content)
+    latin = {w.casefold() for w in words if w != "User" and mentioned_tech(w) is not None}
+    return frozenset(latin | {name for name, _ in cjk_tech_names(content)})
+
+
+_TECH_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+#\-]*[A-Za-z0-9_](?:\+\+|#)?")
 
 
 # -- kept clauses --------------------------------------------------------------------------------

@@ -376,7 +376,7 @@ def _record_old(old: str, new: str, out: list[ExtractedMemory], said: int | None
     memory = out[said]
     key = memory.subject or key_of_old(old)
     if names_value(memory.content, old):
-        if memory.subject or memory.type not in ("skill", "preference"):
+        if memory.subject or memory.type not in _TOOL_TYPES:
             return  # a decision to move ("User is moving to FastAPI from Flask") is not done
         zh = bool(CJK_RE.search(memory.content))
         content = f"用户之前用{old}" if zh else f"User used {old}"
