@@ -54,3 +54,15 @@ def test_a_teams_tool_said_again_later_keeps_the_projects_type() -> None:
     assert [m.type for m in said if "unittest" in m.content][:1] == ["project"]
     said = extract("我们的服务部署在阿里云。", "服务已经全部迁到腾讯云了。")
     assert [m.type for m in said if "腾讯云" in m.content] == ["project"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我是 full-stack，前端 Vue 后端 Node",
+        "I'm full-stack, the frontend is Vue and the backend is Node.",
+    ],
+)
+def test_a_system_beside_the_users_own_part_in_it_is_theirs(text: str) -> None:
+    assert _types(text, "Vue") == ["skill"]
+    assert _types("The frontend is Vue and the backend is Node.", "Vue") == ["project"]

@@ -288,8 +288,8 @@ def reader_type(memory: ExtractedMemory, sentence: str) -> str:
     if not tools and memory.subject.startswith(_TOOL_KEYS):
         tools = frozenset(wanted)  # a tool the lexicon does not know: 阿里云, a home-grown one
     whose = {w for _, names, w in clauses if tools & names}
-    if whose & {"team", "system"}:
-        return "project"
+    if "team" in whose or "system" in whose and all(w != "self" for _, _, w in clauses):
+        return "project"  # not "我是 full-stack，前端 Vue 后端 Node": the user's own part
     if "none" in whose and memory.type == "skill" and _nobodys(sentence):
         return "project"  # "Tests use unittest": nobody's, the system's
     return memory.type
