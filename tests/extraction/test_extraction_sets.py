@@ -69,32 +69,34 @@ def test_the_eval_scores_the_llm_extractor_too(
 
 
 # Each set runs for seconds: scripts/test hands these to its workers one by one (tests/conftest).
+# Own sets 1-17 were relabelled in cd63018 (a team's or a system's tool is the project's): their
+# floors were measured again then, main's rules first and round 20's after (docs/benchmarks.md).
 @pytest.mark.spread
 @pytest.mark.parametrize(
     ("name", "facts", "supersessions", "false_positives"),
     [
-        ("extraction_own.jsonl", 51, 7, 0),
+        ("extraction_own.jsonl", 49, 5, 0),
         ("extraction_own2.jsonl", 42, 5, 0),
         ("extraction_own3.jsonl", 35, 5, 0),
-        ("extraction_own4.jsonl", 77, 9, 0),
+        ("extraction_own4.jsonl", 75, 8, 0),
         ("extraction_own5.jsonl", 69, 13, 0),
-        ("extraction_own6.jsonl", 72, 32, 0),
+        ("extraction_own6.jsonl", 69, 30, 0),
         ("extraction_own7.jsonl", 72, 40, 0),
-        ("extraction_own8.jsonl", 63, 44, 0),
-        ("extraction_own9.jsonl", 72, 40, 0),
+        ("extraction_own8.jsonl", 61, 42, 0),
+        ("extraction_own9.jsonl", 71, 39, 0),
         ("extraction_own10.jsonl", 75, 41, 0),
-        ("extraction_own11.jsonl", 97, 54, 0),
-        ("extraction_own12.jsonl", 91, 44, 0),
-        ("extraction_own13.jsonl", 94, 50, 0),
-        ("extraction_own14.jsonl", 95, 46, 3),
-        ("extraction_own15.jsonl", 98, 50, 1),
-        ("extraction_own16.jsonl", 78, 42, 2),
+        ("extraction_own11.jsonl", 91, 51, 0),
+        ("extraction_own12.jsonl", 89, 43, 0),
+        ("extraction_own13.jsonl", 90, 47, 0),
+        ("extraction_own14.jsonl", 93, 44, 3),
+        ("extraction_own15.jsonl", 94, 46, 1),
+        ("extraction_own16.jsonl", 80, 43, 2),
         # held out in round 17: measured once, after the learned layer was frozen
-        ("extraction_own17.jsonl", 75, 31, 0),
+        ("extraction_own17.jsonl", 71, 28, 0),
         # held out in round 18: measured once, after the layer's round-18 changes were frozen
-        ("extraction_own18.jsonl", 83, 25, 0),
+        ("extraction_own18.jsonl", 90, 28, 0),
         # held out in round 19: measured once, after the round-19 changes were frozen
-        ("extraction_own19.jsonl", 55, 21, 1),
+        ("extraction_own19.jsonl", 73, 24, 1),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
