@@ -7,7 +7,9 @@ The labelled cases are those of the development sets: ../shared/bench-data/extra
 and every own set, tests/extraction/extraction_own*.jsonl (a set in
 `bench.extraction_eval.HELD_OUT_SETS` is never read here). The shipped data file was trained
 on every development set, own set 19 included since its measurement, on the labels of cd63018
-(a team's or a system's tool is the project's: 2,189 clauses); own sets 20 and 21 are held out.
+(a team's or a system's tool is the project's: 2,189 clauses), while own set 20 was held out;
+since its measurement (round 20) own set 20 is development data too, so `--write` now trains on
+it as well and gives other weights.
 Every user turn is cut into clauses as the extractor cuts them (its own words,
 sentences, `units`, `learned.cut`); a clause is labelled:
 

@@ -97,6 +97,8 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own18.jsonl", 90, 28, 0),
         # held out in round 19: measured once, after the round-19 changes were frozen
         ("extraction_own19.jsonl", 73, 24, 1),
+        # held out in round 20: measured once, after the round-20 changes were frozen
+        ("extraction_own20.jsonl", 63, 20, 2),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
