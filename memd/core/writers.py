@@ -44,10 +44,12 @@ def held_open(paths: list[Path]) -> dict[Path, list[str]] | None:
     files one scan is cheaper than asking for each (a history's first recording: thousands).
 
     A file the kernel says someone writes is held open even when /proc lists nobody (`UNLISTED`):
-    an `open()` with O_TRUNC empties the file before its descriptor is listed, and on a loaded
-    machine it can stay so for a quarter of a second (a reader then sees an empty file that
-    nobody seems to write). Unless this process itself holds it open for writing (its own
-    descriptors do not count) or the kernel, asked again, says the writer has closed it."""
+    seen on a loaded machine for a quarter of a second while an editor's in-place save had
+    emptied the file (a reader then saw an empty file that nobody seemed to write). Why /proc
+    missed the descriptor is not known (an `open()` with O_TRUNC empties the file before its
+    descriptor is listed is one way); the kernel's answer wins. Unless this process itself
+    holds it open for writing (its own descriptors do not count) or the kernel, asked again,
+    says the writer has closed it."""
     if len(paths) > ASK_EACH_MAX:
         return scan(paths)
     told = {p: nobody_writing(p) for p in paths}
