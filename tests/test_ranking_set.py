@@ -46,7 +46,7 @@ def test_fold_e_is_fresh_and_fold_d_is_dev() -> None:
     assert {"C", "D"} <= {*DEV} and {"C", "D"} <= {*FOLDS}
 
 
-@pytest.mark.parametrize("fold", ["C", "D", "E", "F"])
+@pytest.mark.parametrize("fold", ["C", "D", "E", "F", "G"])
 def test_a_late_fold_is_well_formed(fold: str) -> None:
     qs, _ = load_set()
     assert len({q.id for q in qs}) == len(qs)
