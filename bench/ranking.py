@@ -16,7 +16,8 @@ Every query belongs to fold A or B (alternating within its language and kind), t
 written later by someone who never read the ranking, to fold D, written after C was measured
 by another such stranger, or to fold E, written by a third in the round D was measured and
 asked only by `--folds E` or `all` (the fresh fold). Fold F (`LATER`, also `NEXT`), written by
-a fourth for the round after, is asked by no option: `main` drops it before choosing folds.
+a fourth for the round after, and fold G (`LATER`), written by a fifth for the round after that,
+are asked by no option: `main` drops them before choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -73,9 +74,10 @@ fourth round, after the ranking was frozen: asked only by `--folds E` or `--fold
 choice of `--tune` or `--file-weights` (not in FOLDS)."""
 NEXT = "F"
 """Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
-LATER = ("F",)
-"""Written for the round after the next; asked by no option of this round whatever NEXT becomes
-(FRESH, then dev): never in FOLDS, DEV or FRESH, and dropped by `main` before any selection."""
+LATER = ("F", "G")
+"""Written for a later round; asked by no option of this round whatever NEXT becomes (FRESH, then
+dev): never in FOLDS, DEV or FRESH, and dropped by `main` before any selection. G was written
+for the round after the one that makes F fresh."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.

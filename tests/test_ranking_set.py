@@ -1,4 +1,4 @@
-"""bench/ranking_set/queries.json names only answers that exist; E stays held out, F unasked.
+"""bench/ranking_set/queries.json names only answers that exist; E stays held out, F and G unasked.
 
 A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
 `turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
@@ -6,7 +6,7 @@ be matched, and a query expecting it would count as a miss whatever `search` did
 were written after the ranking was tuned and each measured once, then read as development
 data; fold E, written by a third stranger, is the fresh one: `--tune` and `--file-weights` can
 only choose from FOLDS, which must not hold it. Fold F was written for the round after by a
-fourth: no option asks it.
+fourth, and fold G for the round after that by a fifth: no option asks either.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_fold_e_is_asked_only_for_itself_or_all(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("fresh", ["D", "E"])
 def test_fold_f_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
     """F stays out whether E is still NEXT (fresh D) or has become the fresh fold (D dev)."""
-    assert LATER == ("F",) and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
+    assert "F" in LATER and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
     assert NEXT in ("E", *LATER)  # F may be named NEXT once E is fresh; it stays unasked
     qs, _ = load_set()
     assert any(q.fold == "F" for q in qs)
@@ -121,6 +121,27 @@ def test_a_fold_of_later_is_dropped_before_the_selection(monkeypatch: pytest.Mon
     monkeypatch.setattr(ranking, "FRESH", "F")
     assert _asked(monkeypatch, "--folds", "all") == set(FOLDS)
     assert _asked(monkeypatch, "--folds", "F") == set()
+
+
+@pytest.mark.parametrize("fresh", ["E", "F"])
+def test_fold_g_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
+    """G is for the round after the one that makes F fresh: `--folds all` leaves it out whether E
+    is still the fresh fold or F has become it (E dev, F no longer in LATER)."""
+    assert "G" in LATER and "G" not in (*FOLDS, *DEV, FRESH, TUNED, NEXT)
+    qs, _ = load_set()
+    assert any(q.fold == "G" for q in qs)
+    for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
+        with pytest.raises(SystemExit):
+            ranking.main([*argv, "--no-write"])
+    if fresh == "F":  # the next round: F fresh, E dev
+        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D", "E"))
+        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D", "E"))
+        monkeypatch.setattr(ranking, "FRESH", "F")
+        monkeypatch.setattr(ranking, "LATER", tuple(f for f in LATER if f != "F"))
+    assert _asked(monkeypatch, "--folds", "all") == {*ranking.FOLDS, fresh}
+    assert "G" not in _asked(monkeypatch)
+    monkeypatch.setattr(ranking, "FRESH", "G")  # named fresh by mistake, still dropped
+    assert "G" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch, "--folds", "G")
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
