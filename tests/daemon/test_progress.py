@@ -4,8 +4,10 @@ socket answers `status` meanwhile), and a progress bar for `reindex --full` on a
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
+import re
 import select
 import struct
 import subprocess
@@ -19,8 +21,9 @@ import msgspec
 import pytest
 
 from memd.api import messages as m
-from memd.cli import render
+from memd.cli import progress, render
 from memd.core.errors import DaemonNotRunning, DaemonStarting
+from tests import forkserver
 from tests.utils import DaemonProcess, call, memd_env, wait_for
 
 FILES = 8000
@@ -49,11 +52,13 @@ def _planned(st: dict[str, Any]) -> bool:
     return bool(st["daemon"].get("starting") and work and work[0]["total"])
 
 
-def test_status_answers_with_progress_during_the_first_index(home: Path) -> None:
+def test_status_answers_with_progress_during_the_first_index(ram_home: Path) -> None:
+    home = ram_home  # 8,000 files: made in memory (conftest)
     _tree(home / "memory")
     d = DaemonProcess(home)
     env = memd_env(home)
-    d.proc = subprocess.Popen([sys.executable, "-m", "memd", "serve"], env=env,
+    # Not DaemonProcess.start, which waits for the first index to end; forked as it would.
+    d.proc = forkserver.popen([sys.executable, "-m", "memd", "serve"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         st = wait_for(lambda: (s := _status(d.sock)) and _planned(s) and s, 30)
@@ -106,20 +111,41 @@ def _on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]
     return proc.wait(30), out, seen.decode(errors="replace")
 
 
-def test_reindex_full_draws_a_bar_on_a_terminal_only(home: Path) -> None:
-    _tree(home / "memory", 6000)
+# The tree `reindex --full` rebuilds: enough files for each of the three rebuilds to outlast the
+# bar's QUIET_S, which each checks from the seconds it reports (a rebuild shorter than that draws
+# no bar anywhere, and its "no bar" would prove nothing). 3,000 files took 1.3-1.7 s a rebuild at
+# load ~5 (6,000 did until 2026-11-28: 5 s a rebuild, ~18 CPU-s for the test).
+REBUILT = 3000
+
+
+def _seconds(out: str) -> float:
+    """The seconds a rebuild took, from its line or its JSON."""
+    if out.lstrip().startswith("{"):
+        return float(json.loads(out)["seconds"])
+    found = re.search(r" in ([0-9.]+)s$", out.strip())
+    assert found, out
+    return float(found[1])
+
+
+def test_reindex_full_draws_a_bar_on_a_terminal_only(ram_home: Path) -> None:
+    home = ram_home  # thousands of files: made in memory (conftest)
+    _tree(home / "memory", REBUILT)
     d = DaemonProcess(home).start(timeout=120)
     try:
         argv = [sys.executable, "-m", "memd", "reindex", "--full"]
         code, out, terminal = _on_a_terminal(argv, memd_env(home))
         assert code == 0 and out.startswith("rebuilt:"), (out, terminal)
         assert "rebuilding the index" in terminal and "files" in terminal, terminal
-        assert "/6" in terminal or "/ 6" in terminal or " 6," in terminal, terminal  # done/total
+        lead = str(REBUILT)[0]  # done/total: total is the tree's files and the templates
+        drawn = (f"/{lead}", f"/ {lead}", f" {lead},")
+        assert any(total in terminal for total in drawn), terminal
 
         piped = d.cli("reindex", "--full")
         assert piped.returncode == 0 and "rebuilding the index" not in piped.stderr
+        assert _seconds(piped.stdout) > progress.QUIET_S, f"too quick to draw: {piped.stdout}"
         code, out, terminal = _on_a_terminal([*argv, "--json"], memd_env(home))
         assert code == 0 and out.lstrip().startswith("{") and "rebuilding" not in terminal
+        assert _seconds(out) > progress.QUIET_S, f"too quick to draw: {out}"
     finally:
         d.stop()
 

@@ -52,7 +52,8 @@ def _indexing(st: dict[str, Any] | None) -> bool:
     return bool(work and work[0]["total"] and work[0]["done"] < work[0]["total"] // 2)
 
 
-def test_sigterm_during_the_first_index_ends_in_order(home: Path) -> None:
+def test_sigterm_during_the_first_index_ends_in_order(ram_home: Path) -> None:
+    home = ram_home  # 8,000 files: made in memory (conftest)
     _tree(home / "memory")
     d = DaemonProcess(home)
     log = open(d.log, "ab")  # noqa: SIM115 - handed to the child
@@ -101,9 +102,10 @@ def test_sigterm_during_the_first_index_ends_in_order(home: Path) -> None:
         assert d.stop() == 0
 
 
-def test_sighup_during_the_first_index_is_applied_once_serving(home: Path) -> None:
+def test_sighup_during_the_first_index_is_applied_once_serving(ram_home: Path) -> None:
     """A reload asked for while the daemon starts (a service manager's `reload` at login) does
     not end it (SIGHUP's default action) and is applied when the start is done."""
+    home = ram_home
     _tree(home / "memory")
     d = DaemonProcess(home)
     log = open(d.log, "ab")  # noqa: SIM115 - handed to the child
