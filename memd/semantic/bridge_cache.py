@@ -169,8 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python -m memd.semantic.bridge_cache FOLDER\n")
         return 2
+    folder = Path(args[0])
+    try:  # before the parse (~2 s of CPU): into a folder that cannot be made it is wasted
+        make_private_dir(folder)
+    except OSError as exc:
+        sys.stderr.write(f"the dictionary cache folder {folder} cannot be made: {exc}\n")
+        return 1
     data = _cedict_data()
-    return 0 if write(path_for(Path(args[0]), data), Dictionary.from_lines(_lines(data))) else 1
+    return 0 if write(path_for(folder, data), Dictionary.from_lines(_lines(data))) else 1
 
 
 if __name__ == "__main__":

@@ -181,3 +181,26 @@ def test_the_packaged_dictionary_is_parsed_in_a_child_process(tmp_path: Path) ->
 def test_building_apart_fails_cleanly_into_an_unusable_folder(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     assert not bridge_cache.build_apart(tmp_path / "file" / "c")
+
+
+@pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
+def test_the_child_parses_nothing_when_its_folder_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m memd.semantic.bridge_cache FOLDER` makes FOLDER before it parses (~2 s of CPU
+    for the whole CC-CEDICT): into a folder that cannot be made it fails without parsing, and
+    its caller parses the dictionary once, not twice."""
+    from memd.semantic import bridge
+
+    parsed: list[int] = []
+
+    def lines(data: bytes) -> list[str]:
+        parsed.append(1)
+        return CEDICT.splitlines()
+
+    monkeypatch.setattr(bridge, "_lines", lines)
+    (tmp_path / "file").write_text("not a folder")
+    assert bridge_cache.main([str(tmp_path / "file" / "c")]) == 1
+    assert parsed == []
+    assert bridge_cache.main([str(tmp_path / "c")]) == 0  # where it can: parsed and written
+    assert parsed == [1] and len(list((tmp_path / "c").glob("cedict-*.bin"))) == 1
