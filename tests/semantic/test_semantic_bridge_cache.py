@@ -133,49 +133,66 @@ def test_a_cache_path_that_is_a_folder_is_not_fatal(tmp_path: Path) -> None:
     assert parse.calls == 1 and answers(d) == answers(parse())
 
 
+# The real dictionary's bridges, in a fresh interpreter (`Dictionary.load` keeps one per
+# process): `Dictionary.load(folder)` from the cache in `folder` (argv[1]; "" parses here).
+# Then its origin, a bridge and the process's peak memory in MB (VmHWM: getrusage's ru_maxrss
+# keeps the peak of the image before exec, here the test worker's own, 338 MB on a loaded CI
+# worker), read after that bridge as before.
+REAL = (
+    "import sys, re, json; from pathlib import Path; from memd.semantic.bridge import *;"
+    "d = Dictionary.load(Path(sys.argv[1]) if sys.argv[1] else None);"
+    "sister = to_english('我姐姐在哪个城市工作', d).terms;"
+    "hwm = re.search(r'VmHWM:\\s+(\\d+)', Path('/proc/self/status').read_text());"
+    "qs = ['我姐姐在哪个城市工作', '陶艺课是什么时候', '跑步'];"
+    "es = ['when are we going to Kyoto', 'database migration test', 'my sister is a nurse'];"
+    "print(json.dumps([to_english(q, d).terms for q in qs] + [to_chinese(q, d).terms for q in es]"
+    " + [type(d.packed_parts()[1]).__name__]));"
+    "print(d.origin, '|', sister, int(hwm[1]) // 1024)"
+)
+
+
+def _real(folder: str) -> tuple[str, str]:
+    """(the bridges' JSON line, the origin line) of `REAL` run on `folder`."""
+    out = subprocess.run([sys.executable, "-c", REAL, folder], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    bridges, origin = out.splitlines()
+    return bridges, origin
+
+
+@pytest.fixture(scope="module")
+def written_apart(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A cache folder with no cache file in it, loaded once by `REAL` (its child process parses
+    the dictionary and writes the file: ~2.5 CPU-s): the folder, the bridges, the origin line.
+    The two tests below ask the same of that first load; each asserts its own part."""
+    folder = tmp_path_factory.mktemp("written") / "c"
+    return (folder, *_real(str(folder)))
+
+
 @pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
-def test_the_real_dictionary_from_its_cache_answers_as_parsed(tmp_path: Path) -> None:
+def test_the_real_dictionary_from_its_cache_answers_as_parsed(
+    written_apart: tuple[Path, str, str],
+) -> None:
     """The whole CC-CEDICT: a cache written by one process, read by another, gives the same
     bridges as parsing it (run in fresh interpreters: `Dictionary.load` keeps one per process)."""
-    code = (
-        "import sys, json; from pathlib import Path; from memd.semantic.bridge import *;"
-        "d = Dictionary.load(Path(sys.argv[1]) if sys.argv[1] else None);"
-        "qs = ['我姐姐在哪个城市工作', '陶艺课是什么时候', '跑步'];"
-        "es = ['when are we going to Kyoto', 'database migration test', 'my sister is a nurse'];"
-        "print(json.dumps([to_english(q, d).terms for q in qs] + [to_chinese(q, d).terms for q in es]"
-        " + [type(d.packed_parts()[1]).__name__]))"
-    )
-
-    def run(folder: str) -> str:
-        return subprocess.run([sys.executable, "-c", code, folder], capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
-
-    parsed = run("")
-    written = run(str(tmp_path))
-    mapped = run(str(tmp_path))
+    folder, written, _ = written_apart
+    parsed, _ = _real("")
+    mapped, _ = _real(str(folder))
     assert parsed.replace("bytearray", "x") == written.replace("memoryview", "x")
     assert written == mapped and "memoryview" in mapped
 
 
 @pytest.mark.skipif(not HAVE_DICTIONARY, reason="the semantic extra is not installed")
-def test_the_packaged_dictionary_is_parsed_in_a_child_process(tmp_path: Path) -> None:
+def test_the_packaged_dictionary_is_parsed_in_a_child_process(
+    written_apart: tuple[Path, str, str],
+) -> None:
     """`Dictionary.load(folder)` with no cache file there has a child process parse and write
     it, and maps what the child wrote: the parse's memory is never the caller's."""
-    # The peak is this process's VmHWM: getrusage's ru_maxrss keeps the peak of the image
-    # before exec, here the test worker's own (338 MB on a loaded CI worker).
-    code = (
-        "import sys, re; from pathlib import Path; from memd.semantic.bridge import *;"
-        "d = Dictionary.load(Path(sys.argv[1]));"
-        "hwm = re.search(r'VmHWM:\\s+(\\d+)', Path('/proc/self/status').read_text());"
-        "print(d.origin, '|', to_english('我姐姐在哪个城市工作', d).terms, int(hwm[1]) // 1024)"
-    )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True,
-                         text=True, check=True).stdout  # fmt: skip
+    folder, _, out = written_apart
     origin, _, rest = out.partition(" | ")
     assert origin == "parsed in a child process, its cache file written"
     assert "'sister'" in rest
     assert int(rest.split()[-1]) < 100, out  # MB at the peak: parsing here peaks at ~190
-    assert len(list((tmp_path / "c").glob("cedict-*.bin"))) == 1
+    assert len(list(folder.glob("cedict-*.bin"))) == 1
 
 
 def test_building_apart_fails_cleanly_into_an_unusable_folder(tmp_path: Path) -> None:
