@@ -74,6 +74,7 @@ from memd.extraction.rules.named import apply_named
 from memd.extraction.rules.passing import en_passing, zh_passing
 from memd.extraction.rules.replaced import apply_changes
 from memd.extraction.rules.sameness import same_fact
+from memd.extraction.rules.slots import apply_slots
 from memd.extraction.rules.standing import en_standing, one_off, zh_standing
 from memd.extraction.rules.subjects import en_subjects, zh_schedule, zh_subjects
 from memd.extraction.rules.tech import mentioned_tech
@@ -400,6 +401,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         # A change no reader linked, one side of it kept by the gate or its old value left by
         # name: the most alike earlier memory is replaced.
         apply_generic(words, out, start, gated)
+        # A new version or date said without what it is of: the slot an earlier turn filled.
+        apply_slots(words, ctx, out, start)
         # A name the turn leaves that only an earlier sentence said: that sentence was the user's.
         earlier = [(t, s) for t, s in session.sentences if t != turn.turn_id]
         recall_left(words, out, start, earlier)

@@ -1,0 +1,99 @@
+"""A later turn's new value said without what it is the value of, tied to the slot an earlier turn
+filled (`rules.slots`): a technology's new version, a task's moved date.
+
+The messages are not from any extraction set.
+"""
+
+from __future__ import annotations
+
+from memd.core.models import ExtractedMemory
+from tests.extraction.session import extract
+
+
+def _replaced(memories: list[ExtractedMemory]) -> list[tuple[str, str, str]]:
+    """(type, earlier content, later content) of each earlier memory a later one shares a key with."""
+    out = []
+    for i, old in enumerate(memories):
+        for new in memories[i + 1 :]:
+            if old.subject and new.subject == old.subject:
+                if new.source_turn_ids != old.source_turn_ids:
+                    out.append((new.type, old.content, new.content))
+                break
+    return out
+
+
+def test_a_new_version_said_without_its_subject_replaces_the_held_one() -> None:
+    said = extract(
+        "The API is pinned to Python 3.8.",
+        "Moved the API to Python 3.11 yesterday, and mypy complains now.",
+    )
+    assert ("project", "User's project uses Python 3.8", "User's project uses Python 3.11") in (
+        _replaced(said)
+    )
+
+
+def test_a_chinese_upgrade_without_its_subject_replaces_the_held_version() -> None:
+    said = extract(
+        "我们项目的后端是用 Django 3.2 写的。",
+        "后端上个月刚升级到 Django 5.0，迁移文件要重新生成吗？",
+    )
+    assert _replaced(said) == [("project", "用户的项目使用Django 3.2", "用户的项目使用Django 5.0")]
+
+
+def test_a_bare_version_after_a_move_is_the_held_tool_s() -> None:
+    said = extract("The mobile app targets Android 12.", "We moved the target to 14 this sprint.")
+    assert ("project", "User's project uses Android 12", "User's project uses Android 14") in (
+        _replaced(said)
+    )
+
+
+def test_a_version_asked_about_denied_or_someone_else_s_replaces_nothing() -> None:
+    for later in (
+        "Should we bump the service to Ruby 3.3?",
+        "We haven't moved the service to Ruby 3.3 yet.",
+        "If we upgraded to Ruby 3.3, would the gems break?",
+        "My friend's team upgraded to Ruby 3.3, he says it's faster.",
+    ):
+        said = extract("The API is pinned to Python 3.8.", later.replace("Ruby 3.3", "Python 3.11"))
+        assert not any("3.11" in new for _, _, new in _replaced(said)), later
+    for later in ("后端要不要升级到 Django 5.0？", "我朋友的公司后端升级到 Django 5.0 了。"):
+        said = extract("我们项目的后端是用 Django 3.2 写的。", later)
+        assert not any("5.0" in new for _, _, new in _replaced(said)), later
+
+
+def test_a_moved_deadline_replaces_the_held_date() -> None:
+    said = extract(
+        "The grant proposal is due on April 8.",
+        "The funder pushed the deadline to April 22, phew. Can you tighten the abstract?",
+    )
+    [(kind, old, new)] = _replaced(said)
+    assert kind == "task" and "April 8" in old and "April 22" in new
+    assert said[-1].due == "2026-04-22"
+
+
+def test_a_chinese_moved_deadline_replaces_the_held_date() -> None:
+    said = extract("结题报告要在5月6号之前交。", "老师说可以晚一点，延到5月20号。帮我排个计划吧。")
+    assert _replaced(said) == [
+        ("task", "用户需要交结题报告（截止 5月6日周三，2026-05-06）",
+         "用户需要交结题报告（截止 5月20日周三，2026-05-20）")
+    ]  # fmt: skip
+
+
+def test_a_move_in_the_next_clause_of_the_sentence() -> None:
+    said = extract(
+        "Code freeze is on Friday, the PR has to be merged before then.",
+        "The PM says the freeze got pulled in, Wednesday is the new deadline.",
+    )
+    [(kind, _, new)] = _replaced(said)
+    assert kind == "task" and "2026-03-04" in new
+
+
+def test_a_date_asked_about_or_supposed_moves_nothing() -> None:
+    for later in (
+        "Could the deadline be pushed to April 22?",
+        "If the funder pushed the deadline to April 22, would that help?",
+        "截止日期能不能延到4月22号？",
+        "My dentist visit moved to April 22.",
+    ):
+        said = extract("The grant proposal is due on April 8.", later)
+        assert _replaced(said) == [], later
