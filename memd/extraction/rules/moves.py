@@ -1,7 +1,7 @@
 """A move of the user's read by its shape: where they went, whatever the words around it.
 
 People tell a new job, place, role or team in shapes the identity rules do not read: a clause
-that opens with "since" ("Since starting at Monzo in September I …"), someone else as the
+that opens with "since" ("Since starting at Monzo in September I …") or a bare "Started at Monzo", "joined Monzo" in a sentence that goes on about "they", someone else as the
 grammatical subject ("they made me head of mobile engineering"), a bare new value after one
 the session holds ("And now Barcelona", "as of this week I'm on fraud detection"), 自从调到合肥
 分公司, 下周一去快手报到, 今年转岗做产品经理了. The destination's class says which key it fills:
@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from memd.core.models import ExtractedMemory
+from memd.extraction.rules.clauses import someone_else
 from memd.extraction.rules.common import (
     IMP_CITY,
     IMP_EMPLOYER,
@@ -40,7 +41,13 @@ _EN_UNSURE_RE = re.compile(
     r"|partner|brother|sister|friend|mom|dad|mum))\b",
     re.I,
 )
-_EN_STARTED_AT_RE = re.compile(r"\b(?:starting|started)\s+(?:at|with)\s+(?P<org>" + _NAME + r")")
+# "Started at Wealthsimple on Monday", "I joined Stripe in May": an organisation the user joined
+# ("joined the SRE team" is a team, not an employer).
+_EN_STARTED_AT_RE = re.compile(
+    r"\b(?:(?:starting|started)\s+(?:at|with)|joined|joining)\s+(?P<org>" + _NAME + r")"
+    r"(?!\s+(?:team|squad|group|org|department|crew|project|channel|call|meeting)\b)",
+    re.I,
+)
 _EN_MADE_ME_RE = re.compile(
     r"\b(?:(?:made|promoted|named|appointed|bumped)\s+me(?:\s+up)?|(?:moved|switched|transferred)\s+me\s+"
     r"(?:over\s+|across\s+)?to)\s+(?:the\s+|a\s+|an\s+|to\s+)?"
@@ -71,7 +78,7 @@ def en_moves(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]]:
         return
     held = ctx.session.values
     m = _EN_STARTED_AT_RE.search(text)
-    if m is not None and is_org(m.group("org")):
+    if m is not None and is_org(m.group("org")) and not _someone_elses(text, m.start()):
         yield m.group(0), ctx.mem(f"User works at {m.group('org')}", "personal", IMP_EMPLOYER,
                                   subject="employer")  # fmt: skip
     m = _EN_MADE_ME_RE.search(text)
@@ -92,6 +99,14 @@ def en_moves(sentence: str, ctx: Ctx) -> Iterator[tuple[str, ExtractedMemory]]:
     if m is not None and "city" in held and is_place(m.group("place")):
         place = m.group("place")
         yield m.group(0), ctx.mem(f"User lives in {place}", "personal", IMP_CITY, subject="city")
+
+
+def _someone_elses(text: str, at: int) -> bool:
+    """Whether the words of a sentence before `at` make someone else its subject ("My girlfriend
+    just joined Spotify", "A former colleague, Rahul, just joined Canva"; not "Started at
+    Wealthsimple on Monday", "Heads up, I joined Stripe")."""
+    before = text[:at].strip()
+    return bool(before) and someone_else(before + " joined")
 
 
 def is_org(name: str) -> bool:
