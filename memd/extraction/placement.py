@@ -8,7 +8,9 @@ The rules (DESIGN.md §3, §5):
   a session with an agent goes to that agent's `agents/<id>/relationship.md` instead.
 - An exact or near duplicate of a live item is not added: the item's `hits` and `seen` date
   are bumped instead. Near means most words shared, or the same fact in other words or
-  another language ("用户喜欢用 Neovim 写代码" after "User uses Neovim": `same_fact`).
+  another language ("用户喜欢用 Neovim 写代码" after "User uses Neovim": `same_fact`) — but not a
+  memory on the item's `subject` that names other numbers: that is its new value, however many
+  words the two share ("…论文初稿（截止 12月12日…）" after "…论文初稿（截止 12月5日…）").
 - A new fact on the same `subject` (employer, city, tool:testing…) as a live item marks that
   item `superseded=<date> by=<new id>`; its text stays. Nothing here ever deletes an item.
 - Hand edits win: a memory memd wrote once (its content hash is known) whose line was deleted
@@ -147,6 +149,13 @@ def near_duplicate(a: str, b: str) -> bool:
     return similarity(a, b) >= NEAR_DUPLICATE
 
 
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)*")
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(_NUMBER_RE.findall(text))
+
+
 def _repeats(item: Existing, text: str, type_: str) -> bool:
     """Whether a live item already says `text`: in most of its words, or as the same fact in
     other words when both are of one type (a tool used is not the employer of the same name)."""
@@ -221,6 +230,12 @@ def plan_memory(
     h = content_hash(text)
     live = [e for e in existing if e.live and e.scope == target.scope]
     for e in live:
+        if (
+            memory.subject
+            and e.meta.get("subject") == memory.subject
+            and _numbers(e.text) != (_numbers(text))
+        ):
+            continue  # the same key with another number: a new value, not a repeat
         if _repeats(e, text, memory.type):
             if not e.meta.get("id"):
                 return Skip(memory, "duplicate")  # a hand-written line: never touched

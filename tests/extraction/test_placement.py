@@ -249,3 +249,16 @@ def test_a_batch_sees_its_own_effects() -> None:
     first, second, third = p.actions
     assert isinstance(first, Add) and isinstance(second, Bump) and second.item.id == "m_a"
     assert isinstance(third, Add) and [e.id for e in third.supersedes] == ["m_a"]
+
+
+def test_another_number_on_the_same_subject_is_a_new_value_however_alike() -> None:
+    due = "date:thesis"
+    old = item("m_1", "用户需要交给导师论文初稿（截止 12月5日周六，2026-12-05）", subject=due)
+    moved = mem("用户需要交给导师论文初稿（截止 12月12日周六，2026-12-12）", "task", subject=due)
+    a = plan(moved, [old], known("m_1", old.text))
+    assert isinstance(a, Add) and a.supersedes == (old,)
+    # The same numbers on the same subject, or another number without a subject, still repeat.
+    again = mem("用户需要交给导师论文初稿（截止 12月5日周六，2026-12-05）。", "task", subject=due)
+    assert isinstance(plan(again, [old], known("m_1", old.text)), Bump)
+    unkeyed = mem("用户需要交给导师论文初稿（截止 12月12日周六，2026-12-12）", "task")
+    assert isinstance(plan(unkeyed, [old], known("m_1", old.text)), Bump)
