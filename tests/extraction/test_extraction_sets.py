@@ -88,7 +88,10 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own11.jsonl", 91, 51, 0),
         ("extraction_own12.jsonl", 89, 43, 0),
         ("extraction_own13.jsonl", 90, 47, 0),
-        ("extraction_own14.jsonl", 93, 44, 3),
+        # 92 (was 93) since round 21: "6 月 18 号" with spaces is a date, so own14-050's launch
+        # ("小程序定在 6 月 18 号上线", then "提前到 6 月 10 号") is kept as a task, replaced by its
+        # new date; the set labels the new date `project`.
+        ("extraction_own14.jsonl", 92, 44, 3),
         ("extraction_own15.jsonl", 94, 46, 1),
         ("extraction_own16.jsonl", 80, 43, 2),
         # held out in round 17: measured once, after the learned layer was frozen

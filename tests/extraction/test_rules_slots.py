@@ -97,3 +97,42 @@ def test_a_date_asked_about_or_supposed_moves_nothing() -> None:
     ):
         said = extract("The grant proposal is due on April 8.", later)
         assert _replaced(said) == [], later
+
+
+def test_a_quantity_s_new_number_replaces_the_held_one() -> None:
+    said = extract("我现在体重 92 公斤。", "现在 86 公斤了，瘦了不少！")
+    assert _replaced(said) == [("personal", "用户现在体重 92 公斤", "用户：现在 86 公斤了")]
+    said = extract(
+        "I take 50 mg of sertraline every morning.",
+        "My GP upped the sertraline to 100 mg this month.",
+    )
+    assert _replaced(said) == [
+        (
+            "personal",
+            "User: I take 50 mg of sertraline every morning",
+            "User's GP upped the sertraline to 100 mg this month",
+        )
+    ]
+    said = extract("We have three cats at home.", "Since the adoption fair it's four cats now.")
+    assert _replaced(said) == [
+        ("personal", "User has a pet: three cats", "User has a pet: four cats")
+    ]
+
+
+def test_another_s_quantity_or_a_wish_replaces_nothing() -> None:
+    for later in ("我老婆现在 60 公斤了。", "如果能减到 80 公斤就好了。", "现在 86 公斤了吗？"):
+        assert _replaced(extract("我现在体重 92 公斤。", later)) == [], later
+    for later in (
+        "My sister takes 100 mg of sertraline now.",
+        "Should I ask for 100 mg instead?",
+        "I'm not going up to 100 mg, whatever the GP says.",
+    ):
+        assert _replaced(extract("I take 50 mg of sertraline every morning.", later)) == [], later
+
+
+def test_a_chinese_date_typed_with_spaces_is_a_date() -> None:
+    said = extract("开题报告 4 月 9 号交。", "导师说可以晚几天，延到 4 月 16 号。")
+    assert said[-1].due == "2026-04-16"
+    assert _replaced(said) == [("task", "用户：开题报告 4 月 9 号交", "用户：开题报告 4月16日交")]
+    # A count of months and days is no date.
+    assert [m.due for m in extract("我已经等了 4 个月 9 天了。")] == [""]

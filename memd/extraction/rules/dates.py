@@ -50,7 +50,8 @@ _DATE_RE = re.compile(
     r"|(?P<endmonth>\b(?:the\s+)?end\s+of\s+(?:the|this)\s+month\b)"
     r"|(?P<in_n>\bin\s+(?P<n>\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?P<unit>days?|weeks?|months?)\b)"
-    r"|(?P<cn_md>" + _CN_NUM_RX + r"月" + _CN_NUM_RX + r"[日号])"
+    # "4月17号", and as typed with spaces between digits and characters: "4 月 17 号".
+    r"|(?P<cn_md>" + _CN_NUM_RX + r"\s?月\s?" + _CN_NUM_RX + r"\s?[日号])"
     r"|(?P<cn_dayafter2>大后天)|(?P<cn_dayafter>后天)"
     r"|(?P<cn_today>今天|今晚|今早|今日)"
     r"|(?P<cn_tomorrow>明天|明早|明晚|明日)"
@@ -167,7 +168,7 @@ def _resolve_date(m: re.Match[str], today: date) -> date | None:
             return today + timedelta(weeks=n)
         return _add_months(today, n)
     if g["cn_md"]:
-        month_txt, _, day_txt = g["cn_md"][:-1].partition("月")
+        month_txt, _, day_txt = g["cn_md"][:-1].replace(" ", "").partition("月")
         return _next_dated(today, cn_number(month_txt), cn_number(day_txt), None)
     if g["en_d"] and not g["the"]:
         return None  # "the 3rd test": no preposition of time before it

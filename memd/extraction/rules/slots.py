@@ -4,8 +4,8 @@ A later turn often gives only the new value and the change, leaving out what it 
 of: "Bumped the app to Node 20 yesterday" after "The app is pinned to Node 16", "前端上周刚升级到
 React 18" after "我们项目的前端是用 React 17 写的", "组里把 Go 升到 1.22 了"; "The organizers pushed
 the slide deadline to March 17" after "The conference talk slides are due on March 3", "导师说可以
-晚一周，初稿改成 4 月 17 号交了". Two slots are read by their value's shape alone, with no list of
-words for the thing they belong to:
+晚一周，初稿改成 4 月 17 号交了", "现在 78 公斤了". Three slots are read by their value's shape alone,
+with no list of words for the thing they belong to:
 
 - **a version** (`new_versions`): an earlier memory names a technology with a version ("Node.js
   16", "PostgreSQL 13"); a stating clause of the turn that says a change names the same
@@ -19,7 +19,12 @@ words for the thing they belong to:
   延到, 改成, 提前) and names the task's words, a deadline, or only "it", with a new date (not
   "My dentist visit moved to June 20" after a beta's due date). The
   turn's task of that date, or else the earlier task with its date replaced, gets the earlier
-  task's key.
+  task's key;
+- **a quantity** (`new_quantities`): an earlier memory names a number with a unit ("85 公斤",
+  "two kids", "20 mg"; not a date, a time, a duration or an age); a stating clause of the turn
+  that says a change (or a raise: upped, lowered, 提到, 降到) gives another number of the same
+  unit. The turn's memory of it, or else the earlier statement with its number replaced (not
+  when the clause names someone else), gets the earlier memory's key.
 
 Placement then marks the earlier memory superseded; nothing is deleted. A question, a
 hypothesis, a negated clause and someone else's change replace nothing.
@@ -40,7 +45,8 @@ from memd.extraction.rules.common import (
     Ctx,
     is_question,
 )
-from memd.extraction.rules.dates import due_en, due_zh, find_date
+from memd.extraction.rules.dates import cn_number, due_en, due_zh, find_date
+from memd.extraction.rules.general import someone_else_in
 from memd.extraction.rules.generic import others_change
 from memd.extraction.rules.learned import _EN_NOT_RE, _ZH_NOT_RE, cut, says_change
 from memd.extraction.rules.tech import mentioned_tech
@@ -230,7 +236,7 @@ def _task_date(m: ExtractedMemory, today: date) -> date | None:
 
 
 def _event_words(content: str) -> set[str]:
-    low = re.sub(r"[(（].*?[)）]", "", content.casefold())
+    low = re.sub(r"[(（].*?[)）]|\d+\s*[月日号]|周[一二三四五六日天]", "", content.casefold())
     words = {w for w in _EVENT_RE.findall(low) if w not in _PLAIN_EVENT}
     if CJK_RE.search(low):
         cjk = re.sub(r"[^\u4e00-\u9fff]", "", low)
@@ -287,8 +293,14 @@ def _date_link(
     ]
     zh = bool(CJK_RE.search(old.content))
     shown, now = (due_zh(old_when), due_zh(when)) if zh else (due_en(old_when), due_en(when))
+    said = find_date(old.content, ctx.today)
     if shown in old.content:
         content = old.content.replace(shown, now)
+    elif said is not None:
+        # "用户：论文初稿 1 月 10 号交": the date as said, replaced by the new one.
+        a, b = said[1]
+        short = f"{when.month}月{when.day}日" if zh else due_en(when).split(",")[0]
+        content = old.content[:a] + short + old.content[b:]
     else:
         content = f"{old.content}（改到 {now}）" if zh else f"{old.content} (moved to {now})"
     if found:
@@ -303,6 +315,90 @@ def _date_link(
     _link(out, i, ctx.mem(content, "task", old.importance, topic=old.topic, due=iso), None, "date")
 
 
+# -- quantities ----------------------------------------------------------------------------------
+_EN_NUMBER = r"\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_EN_QUANTITY_RE = re.compile(r"\b(?P<n>" + _EN_NUMBER + r")[\s\-]?(?P<unit>[a-z]{1,12})\b", re.I)
+_ZH_QUANTITY_RE = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]{1,3})\s*(?P<unit>个?[\u4e00-\u9fff]{1,2})"
+    r"(?=[\u4e00-\u9fff]?(?:[了的，,。\s]|$)|空格|缩进|人|孩子)"
+)
+# Units of time are dates, durations and ages, read by their own readers; words that follow a
+# number without measuring it ("2 of", "3 and").
+_NOT_UNITS = frozenset(
+    "am pm st nd rd th of and or to in on at for the a an is was are by x s years year months month"
+    " weeks week days day hours hour minutes minute min mins h d m y k".split()
+) | frozenset("年 月 日 号 天 周 点 分 秒 岁 次 遍 年级 点钟 个月 小时 分钟 星期 礼拜 号楼".split())
+_EN_WORD_NUMBERS = {w: str(i) for i, w in enumerate(_EN_NUMBER.split("|")[1:], 1)}
+# A quantity changed: raised, lowered, up to, 提到, 降到, 改成 … (besides the change words).
+_RAISED_RE = re.compile(
+    r"\b(?:raised|lowered|increased|reduced|cut|upped|dropped|went|down|up)\b|[升降提减加]|改成|变成",
+    re.I,
+)
+
+
+def _number(n: str) -> str:
+    low = n.casefold()
+    if low in _EN_WORD_NUMBERS:
+        return _EN_WORD_NUMBERS[low]
+    if not n[:1].isdigit():
+        return str(cn_number(n))
+    return n
+
+
+def _unit(unit: str) -> str:
+    u = unit.casefold().removeprefix("个")
+    return u[:-1] if len(u) > 3 and u.endswith("s") else u
+
+
+def _quantities(text: str) -> list[tuple[str, str, str]]:
+    """(number, unit, the words as said) of the measured quantities a text names."""
+    rx = _ZH_QUANTITY_RE if CJK_RE.search(text) else _EN_QUANTITY_RE
+    out = []
+    for m in rx.finditer(text):
+        unit = _unit(m.group("unit"))
+        if unit and unit not in _NOT_UNITS and m.group("unit").casefold() not in _NOT_UNITS:
+            out.append((_number(m.group("n")), unit, m.group(0)))
+    return out
+
+
+def new_quantities(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """A quantity's new number in a later turn: "现在 78 公斤了" after "我体重 85 公斤", "it's three
+    kids now" after "I have two kids", "raised it to 40 mg" after "I take 20 mg": the same unit,
+    another number, in a clause that says a change."""
+    gone = _replaced(out, start)
+    held = [
+        (i, q)
+        for i in range(start)
+        if i not in gone and out[i].type != "task"
+        for q in _quantities(out[i].content)
+    ]
+    if not held:
+        return
+    for clause in (c for clauses in _statements(text) for c in clauses):
+        if not (says_change(clause) or _RAISED_RE.search(clause)):
+            continue
+        for number, unit, said in _quantities(clause):
+            for i, (n, u, words) in held:
+                if u != unit or n == number:
+                    continue
+                old = out[i]
+                found = [
+                    j
+                    for j in range(start, len(out))
+                    if any(q[:2] == (number, unit) for q in _quantities(out[j].content))
+                ]
+                if found:
+                    j = next((k for k in found if out[k].type == old.type), found[0])
+                    if not (out[j].subject and out[j].subject == old.subject):
+                        _link(out, i, out[j], j, "amount")
+                    return
+                if someone_else_in(clause):
+                    return
+                content = old.content.replace(words, said, 1)
+                _link(out, i, ctx.mem(content, old.type, old.importance), None, "amount")
+                return
+
+
 def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """A later turn's new version or date for a slot an earlier turn filled (see the module)."""
     if start == 0:
@@ -311,3 +407,4 @@ def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
     moved_dates(text, ctx, out, start)
     if not others_change(text):
         new_versions(text, ctx, out, start)
+        new_quantities(text, ctx, out, start)
