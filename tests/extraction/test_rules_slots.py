@@ -136,3 +136,38 @@ def test_a_chinese_date_typed_with_spaces_is_a_date() -> None:
     assert _replaced(said) == [("task", "用户：开题报告 4 月 9 号交", "用户：开题报告 4月16日交")]
     # A count of months and days is no date.
     assert [m.due for m in extract("我已经等了 4 个月 9 天了。")] == [""]
+
+
+def test_a_value_left_and_its_new_one_replace_the_memory_naming_it() -> None:
+    said = extract(
+        "我们的静态资源放在七牛云上。", "静态资源已经从七牛云迁到又拍云了，CDN 配置要改哪些？"
+    )
+    assert _replaced(said) == [
+        ("project", "用户的团队的静态资源放在七牛云上", "用户的团队的静态资源放在又拍云上")
+    ]
+    said = extract(
+        "Our on-call alerts go through VictorOps.",
+        "Long story, but we're done with VictorOps: we moved paging to Opsgenie in the spring.",
+    )
+    assert _replaced(said) == [
+        (
+            "project",
+            "User's on-call alerts go through VictorOps",
+            "User's on-call alerts go through Opsgenie",
+        )
+    ]
+
+
+def test_what_was_moved_someone_else_s_move_or_a_question_replaces_nothing() -> None:
+    for later in (
+        "我朋友公司从七牛云迁到又拍云了。",
+        "要不要从七牛云迁到又拍云？",
+        "如果从七牛云迁到又拍云，CDN 要重新配吗？",
+    ):
+        assert _replaced(extract("我们的静态资源放在七牛云上。", later)) == [], later
+    for later in (
+        "We ported the VictorOps runbooks to Notion last week.",
+        "Should we move paging from VictorOps to Opsgenie?",
+        "My friend's team moved paging from VictorOps to Opsgenie.",
+    ):
+        assert _replaced(extract("Our on-call alerts go through VictorOps.", later)) == [], later

@@ -4,8 +4,8 @@ A later turn often gives only the new value and the change, leaving out what it 
 of: "Bumped the app to Node 20 yesterday" after "The app is pinned to Node 16", "前端上周刚升级到
 React 18" after "我们项目的前端是用 React 17 写的", "组里把 Go 升到 1.22 了"; "The organizers pushed
 the slide deadline to March 17" after "The conference talk slides are due on March 3", "导师说可以
-晚一周，初稿改成 4 月 17 号交了", "现在 78 公斤了". Three slots are read by their value's shape alone,
-with no list of words for the thing they belong to:
+晚一周，初稿改成 4 月 17 号交了", "现在 78 公斤了", "服务已经从阿里云迁到腾讯云 TKE 了". Four slots are read by their value's
+shape alone, with no list of words for the thing they belong to:
 
 - **a version** (`new_versions`): an earlier memory names a technology with a version ("Node.js
   16", "PostgreSQL 13"); a stating clause of the turn that says a change names the same
@@ -24,7 +24,13 @@ with no list of words for the thing they belong to:
   "two kids", "20 mg"; not a date, a time, a duration or an age); a stating clause of the turn
   that says a change (or a raise: upped, lowered, 提到, 降到) gives another number of the same
   unit. The turn's memory of it, or else the earlier statement with its number replaced (not
-  when the clause names someone else), gets the earlier memory's key.
+  when the clause names someone else), gets the earlier memory's key;
+- **a named value moved** (`moved_values`): a stating clause says something moved to a new value
+  ("迁到X", "换成X", "moved paging to X", "now it's X") and the sentence leaves a value an earlier
+  memory names (after "from"/从, in a clause that denies or ends it, or a Latin name said
+  anywhere but in what was moved: not "ported the Spark jobs to Kotlin" for a memory of Spark).
+  The turn's memory of the new value, or else the earlier statement with the value replaced,
+  gets the earlier memory's key (the project's type when the clause's subject is the team).
 
 Placement then marks the earlier memory superseded; nothing is deleted. A question, a
 hypothesis, a negated clause and someone else's change replace nothing.
@@ -48,7 +54,7 @@ from memd.extraction.rules.common import (
 from memd.extraction.rules.dates import cn_number, due_en, due_zh, find_date
 from memd.extraction.rules.general import someone_else_in
 from memd.extraction.rules.generic import others_change
-from memd.extraction.rules.learned import _EN_NOT_RE, _ZH_NOT_RE, cut, says_change
+from memd.extraction.rules.learned import _EN_NOT_RE, _LEAVING_RE, _ZH_NOT_RE, cut, says_change
 from memd.extraction.rules.tech import mentioned_tech
 
 _SUPPOSE_RE = re.compile(
@@ -399,6 +405,103 @@ def new_quantities(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) 
                 return
 
 
+# -- a named value moved -------------------------------------------------------------------------
+_NEW = r"[A-Za-z][\w.+#\-]*(?:\s+(?-i:[A-Z0-9])[\w.+#\-]*){0,2}"
+_EN_MOVED_TO_RE = re.compile(
+    r"\b(?:moved|migrated|switched|ported|changed|went|transitioned|swapped)\b[^,;]{0,40}?\bto\s+"
+    r"(?P<x>" + _NEW + r")|\bnow\s+(?:it's|it\s+is|we're\s+on|we\s+use|on)\s+(?P<y>" + _NEW + ")",
+    re.I,
+)
+_ZH_MOVED_TO_RE = re.compile(
+    r"(?:迁到|迁移到|换成|换到|改成|改用|切到|切换到|转到|搬到)了?\s*"
+    r"(?P<x>[A-Za-z\u4e00-\u9fff][\w.+#\-\u4e00-\u9fff ]{0,14}?)\s*(?=了|上|，|,|。|$)"
+)
+
+
+def _names(content: str) -> tuple[list[str], list[str]]:
+    """The values of a memory a turn can name again: its Latin names (not "User"), and the runs
+    of two to six Chinese characters of its words (without 用户), longest first."""
+    latin = [w for w in re.findall(r"[A-Za-z][\w.+#\-]*[\w+#]", content) if w[:1].isupper()]
+    runs = re.findall(r"[\u4e00-\u9fff]{2,}", re.sub(r"用户(?:的)?", " ", content))
+    subs = {
+        r[a:b] for r in runs for a in range(len(r)) for b in range(a + 2, min(len(r), a + 6) + 1)
+    }
+    return [w for w in latin if w not in ("User", "User's")], sorted(subs, key=len, reverse=True)
+
+
+# Where a turn leaves a value: after "from"/从, or in a clause that denies or ends it ("we're not
+# on Opsgenie anymore", "Confluence 的许可证没续").
+_FROM_RE = re.compile(r"\bfrom\s+|从\s*", re.I)
+
+
+def _left_value(content: str, sentence: str, moved: str, new: str) -> str | None:
+    """The value of an earlier memory the sentence leaves: a name said after "from" or in a
+    clause that denies or ends something, or a Latin name said anywhere but in what was moved."""
+    latin, cjk = _names(content)
+    leaving = [
+        c
+        for c in cut(sentence)
+        if (_ZH_NOT_RE if CJK_RE.search(c) else _EN_NOT_RE).search(c) or _LEAVING_RE.search(c)
+    ]
+    froms = [sentence[m.end() : m.end() + 20] for m in _FROM_RE.finditer(sentence)]
+    for n in [*latin, *cjk]:
+        if n in new or n in moved or n not in sentence:
+            continue
+        if any(f.startswith(n) for f in froms) or any(n in c for c in leaving) or n in latin:
+            return n
+    return None
+
+
+def _moves(text: str) -> Iterator[tuple[str, str, str, str]]:
+    """(sentence, clause, new value, what was moved) of each stating clause of a turn that says
+    something moved to a new value ("迁到腾讯云 TKE", "moved paging to PagerDuty", "now it's pytest")."""
+    for sentence in SENTENCE_RE.findall(text):
+        clauses = cut(sentence)
+        if any(_SUPPOSE_RE.search(c) for c in clauses):
+            continue
+        for clause in clauses:
+            zh = bool(CJK_RE.search(clause))
+            if is_question(clause) or _ASKS_RE.search(clause):
+                continue
+            m = (_ZH_MOVED_TO_RE if zh else _EN_MOVED_TO_RE).search(clause)
+            if m is None or (_ZH_NOT_RE if zh else _EN_NOT_RE).search(clause[: m.start()]):
+                continue
+            new = (m.group("x") or m.group("y")).strip()
+            if not zh and not (new[:1].isupper() or mentioned_tech(new)):
+                continue
+            # What was moved is no value left: "ported those Spark jobs to Kotlin", "把 GitHub
+            # 用户名改成 lfzhou".
+            held = clause.find("把")
+            moved = clause[held : m.start()] if zh and 0 <= held < m.start() else m.group(0)
+            yield sentence, clause, new, moved
+
+
+def moved_values(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
+    """A value the turn names and says moved ("服务已经从阿里云迁到腾讯云 TKE 了", "we're not on
+    Opsgenie anymore, we moved paging to PagerDuty", "接口文档我们统一迁到飞书文档了，Confluence 的
+    许可证没续"): the earlier memory that names it takes the new one in its place."""
+    gone = _replaced(out, start)
+    olds = [i for i in range(start) if i not in gone and out[i].type != "task"]
+    for sentence, clause, new, moved in _moves(text) if olds else ():
+        for i in reversed(olds):
+            old = out[i]
+            left = _left_value(old.content, sentence, moved, new)
+            if left is None or new.casefold() in old.content.casefold():
+                continue
+            typed = "project" if _team_clause(clause) and old.type != "decision" else old.type
+            found = [
+                j for j in range(start, len(out)) if new.casefold() in out[j].content.casefold()
+            ]
+            if found:
+                j = next((k for k in found if out[k].type == typed), found[0])
+                if not (out[j].subject and out[j].subject == old.subject):
+                    _link(out, i, replace(out[j], type=typed), j, "moved")
+                return
+            content = old.content.replace(left, new, 1)
+            _link(out, i, ctx.mem(content, typed, old.importance), None, "moved")
+            return
+
+
 def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """A later turn's new version or date for a slot an earlier turn filled (see the module)."""
     if start == 0:
@@ -408,3 +511,4 @@ def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
     if not others_change(text):
         new_versions(text, ctx, out, start)
         new_quantities(text, ctx, out, start)
+        moved_values(text, ctx, out, start)
