@@ -9,6 +9,10 @@ from memd.core.models import ExtractedMemory
 from memd.extraction.rules.common import IMP_TASK, Ctx, clean, third_person, topic_slug
 from memd.extraction.rules.dates import due_en, find_date
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 _EN_TASK_RES = (
     (
         "remind",
@@ -70,7 +74,26 @@ _EN_TASK_RES = (
             r"(?:to|for|until|on)"
             # "The beta ships on October 3", "the release is on June 5": the event's date itself
             r"|(?:ships|ship|lands|launches|goes\s+(?:live|out)|kicks\s+off|is|'s)\s+on"
-            r"(?=\s+(?:\w+\s+)?\d))\b",
+            r"(?=\s+(?:\w+\s+)?\d)"
+            # "the launch is January 15", "the cutover is 3 May": a calendar date as the predicate
+            # of the team's event (not "my birthday is March 3")
+            r"|(?P<copula>is|'s)(?=\s+(?:" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?"
+            r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r")(?:,?\s+\d{4})?"
+            r"\s*(?:$|[,.;!:)—–-]|\s(?:so|and|but|which)\b)))\b",
+            re.I,
+        ),
+    ),
+    (
+        # "I need the audit report finished by December 12", "I still owe finance the Q3 breakdown
+        # by Friday", "my manager wants the runbook finished by Thursday": a thing to deliver by a
+        # date.
+        "deliver",
+        re.compile(
+            r"(?:\bI|^(?=need|owe)|\b(?:my|our|the)\s+(?:[\w\-]+\s+){0,2}?[\w\-]+)\s+(?:still\s+)?"
+            r"(?:need|needs|owe|owes|want|wants|expects?)\s+(?:(?!the|my|our)[\w\-]+\s+)?"
+            r"(?P<act>(?:the|my|our|a|an)\s+(?:[\w\-]+\s+){0,6}?[\w\-]+)\s+"
+            r"(?P<verb>(?:done|finished|ready|completed|submitted|written|reviewed|sent|delivered)\s+)?"
+            r"(?:by|before)\b",
             re.I,
         ),
     ),
@@ -140,6 +163,8 @@ def en_task(
         m = rx.search(sentence)
         if m is None:
             continue
+        if kind == "when" and m.group("copula") and m.group("act").lower().startswith("my"):
+            continue  # "my birthday is March 3": the user's date, left to the other readers
         found = find_date(sentence, ctx.today)
         after = find_date(sentence[m.end() :], ctx.today) if kind == "when" else None
         if after is not None:  # "March 3 is off, the cutover moved to March 17": the new date
@@ -175,6 +200,9 @@ def en_task(
             modal = " ".join(m.group("modal").lower().split())
             content = f"{_owned(act)} {modal} {verb}{suffix}"
             subject = f"date:{topic_slug(_OWNER_RE.sub('', act))}" if found is not None else ""
+        elif kind == "deliver":
+            verb = " ".join((m.group("verb") or "").lower().split())
+            content = f"User has to deliver {' '.join((act, verb)).strip()}{suffix}"
         elif kind == "have":
             content = f"User has {act}{suffix}"
         elif kind == "due":

@@ -22,6 +22,11 @@ _ZH_WHEN_RE = re.compile(
 )
 # "截止日期是3月3号", "上线时间是周五": an event's date named as its 日期/时间.
 _ZH_DATE_IS_RE = re.compile(r"(?P<thing>[\u3400-\u9fff]{1,8}?(?:时间|日期))\s*(?:是|为)\s*$")
+# "发布会是1月15号": an event whose whole predicate is its date, at the end of the sentence (not
+# "我生日是3月3号": the user's; not "deadline 是下周五，我要把…做完": the next clause's).
+_ZH_IS_DATE_RE = re.compile(
+    r"^\s*(?P<thing>(?![我你他她])[\u3400-\u9fffA-Za-z0-9]{2,8}?)\s*(?:是|在)\s*$"
+)
 # "项目下个月5号上线", "新版本3月20号发布": a date, then the event it is the date of.
 _ZH_EVENT_AFTER_RE = re.compile(
     r"\s*(?P<event>上线|发布|发版|交付|截止|开学|面试|考试|答辩|开工|演示|评审)(?:了|吧)?\s*$"
@@ -32,6 +37,14 @@ _ZH_EVENT_TAIL_RE = re.compile(r"(?:的)?(?:时间点?|日期|日子)$")
 _ZH_AFTER_DEADLINE_RE = re.compile(r"\s*(?P<modal>得|必须得?)?\s*(?P<act>[^，,。！!？?]{2,})")
 _ZH_BEFORE_RE = re.compile(r"(?:之前|以前|前)\s*$")
 _ZH_TASK_SUBJECT_RE = re.compile(r"^(?:我们|我|还|也|就|一定|在|\s)+|(?:\s|还|也|就|一定)+$")
+
+
+def _event_before(head: str, rest: str) -> re.Match[str] | None:
+    """The event named before a date (`head`, its clause up to the date; `rest`, what follows)."""
+    wm = _ZH_WHEN_RE.search(head) or _ZH_DATE_IS_RE.search(head)
+    if wm is None and not rest.strip(" 了。！!"):
+        wm = _ZH_IS_DATE_RE.search(head)
+    return wm
 
 
 def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
@@ -45,14 +58,14 @@ def zh_task(sentence: str, ctx: Ctx) -> Iterator[ExtractedMemory]:
         when, span = found
         due = when.isoformat()
         head = sentence[: span[0]].rsplit("，", 1)[-1].rsplit(",", 1)[-1]
-        wm = _ZH_WHEN_RE.search(head) or _ZH_DATE_IS_RE.search(head)
+        clause_end = re.split(r"[，,。；;]", sentence[span[1] :], maxsplit=1)[0]
+        wm = _event_before(head, sentence[span[1] :])
         if wm is not None and (thing := clean(wm.group("thing"))):
             thing = re.sub(r"^(?:我们的|我的|我们|我)", "", thing)
             key = _ZH_EVENT_TAIL_RE.sub("", thing) or thing
             yield ctx.mem(f"{thing}定在{due_zh(when)}", "task", IMP_TASK, due=due,
                           subject=f"date:{topic_slug(key)}")  # fmt: skip
             return
-        clause_end = re.split(r"[，,。；;]", sentence[span[1] :], maxsplit=1)[0]
         em = _ZH_EVENT_AFTER_RE.match(clause_end)
         if em is not None:
             thing = re.sub(r"^(?:我们的|我的|我们|我)", "", clean(head)) + em.group("event")
