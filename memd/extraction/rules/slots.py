@@ -502,8 +502,41 @@ def moved_values(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) ->
             return
 
 
+# "Go 版本是 1.19", "Python version is 3.9": a version said as the technology's attribute.
+_VERSION_OF_RE = re.compile(
+    r"\s*(?:的)?\s*(?:版本|version)\s*(?:是|为|is|:|：)?\s*v?(?P<v>\d+(?:\.\d+)+|\d+)\b", re.I
+)
+
+
+def keep_versions(text: str, out: list[ExtractedMemory], start: int) -> None:
+    """A memory of the turn that names a technology the turn gives a version of ("我们组用的是
+    MySQL 5.7" read as "用户使用MySQL", "我们组的 Go 版本是 1.19") names the version too, so a later
+    turn's new version has one to replace."""
+    said: dict[str, str] = {}
+    for name, version, _ in _versions(text):
+        said.setdefault(name, version)
+    for m in re.finditer(r"[A-Za-z][\w.+#\-]*", text):
+        v = _VERSION_OF_RE.match(text, m.end())
+        name = _tech_name(m.group(0)) if v else ""
+        if v and name:
+            said.setdefault(name, v.group("v"))
+    if not said:
+        return
+    for j in range(start, len(out)):
+        mem = out[j]
+        if mem.type not in ("skill", "preference", "project", "decision") or _versions(mem.content):
+            continue
+        words = re.findall(r"[A-Za-z][\w.+#\-]*[\w+#]|[A-Za-z]", mem.content)
+        named = [w for w in words if _tech_name(w) in said]
+        if len(named) == 1 and mem.content.rstrip().endswith(named[0]):
+            content = f"{mem.content} {said[_tech_name(named[0])]}"
+            if all(o.content != content for o in out[start:]):  # not a second copy of one
+                out[j] = replace(mem, content=content)
+
+
 def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """A later turn's new version or date for a slot an earlier turn filled (see the module)."""
+    keep_versions(text, out, start)
     if start == 0:
         return
     # A date someone else moved is still the user's ("The organizers pushed the deadline").
