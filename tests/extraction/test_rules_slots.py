@@ -188,3 +188,28 @@ def test_a_version_said_as_an_attribute_is_kept_and_replaced_later() -> None:
         "用户使用Node.js 18"
     ]
     assert _replaced(said) == []
+
+
+def test_a_reversed_choice_replaces_the_decision_it_reverses() -> None:
+    said = extract(
+        "For the desktop client we picked Electron.",
+        "The vote went the other way in the end, we're building the client with Tauri.",
+    )
+    assert _replaced(said) == [("decision", "User decided Electron", "User works with Tauri")]
+    said = extract("我们定了移动端用 Flutter。", "开会又改了，移动端改用 React Native，团队更熟。")
+    assert _replaced(said) == [("decision", "用户使用Flutter", "用户换成了React Native")]
+    said = extract(
+        "我们定了服务之间用 Thrift 通信。", "架构评审没通过，服务间通信还是回到 HTTP，Thrift 暂缓。"
+    )
+    assert _replaced(said) == [("decision", "用户使用Thrift", "用户：服务间通信还是回到 HTTP")]
+
+
+def test_someone_else_s_or_an_asked_reversal_replaces_no_decision() -> None:
+    for later in (
+        "My old team went the other way and built their client with Tauri.",
+        "Did the vote go the other way after all?",
+    ):
+        said = extract("For the desktop client we picked Electron.", later)
+        assert _replaced(said) == [], later
+    said = extract("我们定了移动端用 Flutter。", "我同事那边又改了，他们改用 React Native 了。")
+    assert _replaced(said) == []

@@ -64,7 +64,10 @@ floor under them all: a first-person statement no rule read, kept as it stands, 
 structure — the head noun after "my"/"我的", the class of the value it names), `points` and
 `signals`; `sameness` (`same_fact(a, b)`:
 two statements of one fact in other words or another language, which placement's dedupe and
-the driver's one-memory-per-fact both use); `learned` (the learned layer behind every reader: in
+the driver's one-memory-per-fact both use); `slots` (a later turn's new version, moved date or
+new quantity said without what it is of: "Bumped the app to Node 20", "延到12月24号", "现在 78 公斤了"
+— it replaces the earlier memory of that slot) and `moved` (a value the turn leaves by name and
+its new one, "从阿里云迁到腾讯云"; a choice reversed, "went the other way"); `learned` (the learned layer behind every reader: in
 a sentence no reader read, a clause a linear gate scores as a lasting statement of the user's is
 kept as said, typed by a linear classifier — weights in `data/clause_model.json.gz`, trained by
 `bench/clause_model.py` — and a later turn that says a change replaces the earlier unkeyed

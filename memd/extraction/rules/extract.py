@@ -69,6 +69,7 @@ from memd.extraction.rules.mentions import (
     zh_mentions,
 )
 from memd.extraction.rules.message import normalise_chat, own_words
+from memd.extraction.rules.moved import apply_moved
 from memd.extraction.rules.moves import en_moves, zh_moves
 from memd.extraction.rules.named import apply_named
 from memd.extraction.rules.passing import en_passing, zh_passing
@@ -403,6 +404,8 @@ def extract_rules(turns: Sequence[Turn], *, tz: tzinfo | None = None) -> list[Ex
         apply_generic(words, out, start, gated)
         # A new version or date said without what it is of: the slot an earlier turn filled.
         apply_slots(words, ctx, out, start)
+        # A value the turn leaves by name, or a choice it reverses: the memory naming it.
+        apply_moved(words, ctx, out, start)
         # A name the turn leaves that only an earlier sentence said: that sentence was the user's.
         earlier = [(t, s) for t, s in session.sentences if t != turn.turn_id]
         recall_left(words, out, start, earlier)

@@ -4,8 +4,9 @@ A later turn often gives only the new value and the change, leaving out what it 
 of: "Bumped the app to Node 20 yesterday" after "The app is pinned to Node 16", "前端上周刚升级到
 React 18" after "我们项目的前端是用 React 17 写的", "组里把 Go 升到 1.22 了"; "The organizers pushed
 the slide deadline to March 17" after "The conference talk slides are due on March 3", "导师说可以
-晚一周，初稿改成 4 月 17 号交了", "现在 78 公斤了", "服务已经从阿里云迁到腾讯云 TKE 了". Four slots are read by their value's
-shape alone, with no list of words for the thing they belong to:
+晚一周，初稿改成 4 月 17 号交了", "现在 78 公斤了". Three slots are read by their value's
+shape alone, with no list of words for the thing they belong to (`moved` reads a value left by
+name and a reversed choice):
 
 - **a version** (`new_versions`): an earlier memory names a technology with a version ("Node.js
   16", "PostgreSQL 13"); a stating clause of the turn that says a change names the same
@@ -24,13 +25,10 @@ shape alone, with no list of words for the thing they belong to:
   "two kids", "20 mg"; not a date, a time, a duration or an age); a stating clause of the turn
   that says a change (or a raise: upped, lowered, 提到, 降到) gives another number of the same
   unit. The turn's memory of it, or else the earlier statement with its number replaced (not
-  when the clause names someone else), gets the earlier memory's key;
-- **a named value moved** (`moved_values`): a stating clause says something moved to a new value
-  ("迁到X", "换成X", "moved paging to X", "now it's X") and the sentence leaves a value an earlier
-  memory names (after "from"/从, in a clause that denies or ends it, or a Latin name said
-  anywhere but in what was moved: not "ported the Spark jobs to Kotlin" for a memory of Spark).
-  The turn's memory of the new value, or else the earlier statement with the value replaced,
-  gets the earlier memory's key (the project's type when the clause's subject is the team).
+  when the clause names someone else), gets the earlier memory's key.
+
+A version said as a technology's attribute ("Go 版本是 1.19") stays in the turn's memory of that
+technology (`keep_versions`), so a later version has one to replace.
 
 Placement then marks the earlier memory superseded; nothing is deleted. A question, a
 hypothesis, a negated clause and someone else's change replace nothing.
@@ -54,17 +52,22 @@ from memd.extraction.rules.common import (
 from memd.extraction.rules.dates import cn_number, due_en, due_zh, find_date
 from memd.extraction.rules.general import someone_else_in
 from memd.extraction.rules.generic import others_change
-from memd.extraction.rules.learned import _EN_NOT_RE, _LEAVING_RE, _ZH_NOT_RE, cut, says_change
+from memd.extraction.rules.learned import (
+    _EN_NOT_RE,
+    _ZH_NOT_RE,
+    cut,
+    says_change,
+)
 from memd.extraction.rules.tech import mentioned_tech
 
-_SUPPOSE_RE = re.compile(
+SUPPOSE_RE = re.compile(
     r"^(?:if|suppose|imagine|what\s+if|should|could|would|maybe)\b|如果|假如|假设|要是|万一|打算|考虑",
     re.I,
 )
 
 
 # A clause addressed to the assistant asks ("Can you help me …", 帮我 …).
-_ASKS_RE = re.compile(r"\b(?:you|please)\b|^(?:帮我|请|麻烦|能不能)|你", re.I)
+ASKS_RE = re.compile(r"\b(?:you|please)\b|^(?:帮我|请|麻烦|能不能)|你", re.I)
 
 
 def _statements(text: str) -> Iterator[list[str]]:
@@ -72,18 +75,18 @@ def _statements(text: str) -> Iterator[list[str]]:
     supposes."""
     for sentence in SENTENCE_RE.findall(text):
         clauses = cut(sentence)
-        if any(_SUPPOSE_RE.search(c) for c in clauses):
+        if any(SUPPOSE_RE.search(c) for c in clauses):
             continue
         yield [
             c
             for c in clauses
             if not is_question(c)
-            and not _ASKS_RE.search(c)
+            and not ASKS_RE.search(c)
             and not (_ZH_NOT_RE if CJK_RE.search(c) else _EN_NOT_RE).search(c)
         ]
 
 
-def _replaced(out: Sequence[ExtractedMemory], end: int) -> set[int]:
+def replaced_before(out: Sequence[ExtractedMemory], end: int) -> set[int]:
     """The indexes before `end` of memories a later memory shares a key with."""
     last: dict[str, int] = {}
     gone: set[int] = set()
@@ -99,7 +102,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w\u3400-\u9fff]+", "-", text.casefold()).strip("-")[:40]
 
 
-def _link(
+def link(
     out: list[ExtractedMemory], i: int, new: ExtractedMemory, j: int | None, kind: str
 ) -> None:
     """The earlier memory `out[i]` and the new one (at `j`, or added) get one key."""
@@ -141,7 +144,7 @@ def _versions(text: str) -> list[tuple[str, str, str]]:
 
 def new_versions(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """A technology's new version said in a later turn (see the module)."""
-    gone = _replaced(out, start)
+    gone = replaced_before(out, start)
     held = [
         (i, v)
         for i in range(start)
@@ -163,11 +166,11 @@ def new_versions(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) ->
                     new = (name, v, v)
             if new is None:
                 continue
-            _version_link(clause, ctx, out, start, i, words, new)
+            _versionlink(clause, ctx, out, start, i, words, new)
             return
 
 
-def _version_link(
+def _versionlink(
     clause: str,
     ctx: Ctx,
     out: list[ExtractedMemory],
@@ -177,7 +180,7 @@ def _version_link(
     new: tuple[str, str, str],
 ) -> None:
     old = out[i]
-    team = _team_clause(clause)
+    team = team_clause(clause)
     typed = "project" if team or old.type == "project" else old.type
     # The turn's memory naming the new version, or the earlier statement with it.
     found = [
@@ -190,12 +193,12 @@ def _version_link(
         if out[j].subject and out[j].subject == old.subject:
             out[j] = replace(out[j], type=typed)  # linked by a reader: the slot's type
             return
-        _link(out, i, replace(out[j], type=typed), j, "version")
+        link(out, i, replace(out[j], type=typed), j, "version")
         return
     version = _versions(words)[0][1]
     content = old.content.replace(words, words.replace(version, new[1]), 1)
     made = ctx.mem(content, typed, max(old.importance, IMP_PROJECT if typed == "project" else 0))
-    _link(out, i, made, None, "version")
+    link(out, i, made, None, "version")
 
 
 # The clause's subject is the team or one of its systems ("we", "the app", 我们, 组里, staging).
@@ -207,7 +210,7 @@ _EN_TEAM_RE = re.compile(
 _ZH_TEAM_RE = re.compile(r"我们|咱们|组里|团队|公司|项目|前端|后端|服务|线上|库|集群|^[A-Za-z]")
 
 
-def _team_clause(clause: str) -> bool:
+def team_clause(clause: str) -> bool:
     zh = bool(CJK_RE.search(clause))
     if zh:
         return bool(_ZH_TEAM_RE.search(clause)) and not clause.lstrip().startswith("我")
@@ -252,7 +255,7 @@ def _event_words(content: str) -> set[str]:
 
 def moved_dates(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
     """A task's date moved in a later turn (see the module)."""
-    gone = _replaced(out, start)
+    gone = replaced_before(out, start)
     tasks = [
         (i, when)
         for i in range(start)
@@ -282,11 +285,11 @@ def moved_dates(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
                 named = tasks[-1:]
             for i, old_when in named[-1:]:
                 if old_when != found[0]:
-                    _date_link(ctx, out, start, i, old_when, found[0])
+                    _datelink(ctx, out, start, i, old_when, found[0])
                     return
 
 
-def _date_link(
+def _datelink(
     ctx: Ctx, out: list[ExtractedMemory], start: int, i: int, old_when: date, when: date
 ) -> None:
     old = out[i]
@@ -315,10 +318,10 @@ def _date_link(
             return
         # "用户：延到5月20号" names no task: the earlier task's words, with the new date.
         named = _event_words(old.content) & _event_words(out[j].content)
-        _link(out, i, replace(out[j], due=iso, content=out[j].content if named else content), j,
+        link(out, i, replace(out[j], due=iso, content=out[j].content if named else content), j,
               "date")  # fmt: skip
         return
-    _link(out, i, ctx.mem(content, "task", old.importance, topic=old.topic, due=iso), None, "date")
+    link(out, i, ctx.mem(content, "task", old.importance, topic=old.topic, due=iso), None, "date")
 
 
 # -- quantities ----------------------------------------------------------------------------------
@@ -371,7 +374,7 @@ def new_quantities(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) 
     """A quantity's new number in a later turn: "现在 78 公斤了" after "我体重 85 公斤", "it's three
     kids now" after "I have two kids", "raised it to 40 mg" after "I take 20 mg": the same unit,
     another number, in a clause that says a change."""
-    gone = _replaced(out, start)
+    gone = replaced_before(out, start)
     held = [
         (i, q)
         for i in range(start)
@@ -396,110 +399,13 @@ def new_quantities(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) 
                 if found:
                     j = next((k for k in found if out[k].type == old.type), found[0])
                     if not (out[j].subject and out[j].subject == old.subject):
-                        _link(out, i, out[j], j, "amount")
+                        link(out, i, out[j], j, "amount")
                     return
                 if someone_else_in(clause):
                     return
                 content = old.content.replace(words, said, 1)
-                _link(out, i, ctx.mem(content, old.type, old.importance), None, "amount")
+                link(out, i, ctx.mem(content, old.type, old.importance), None, "amount")
                 return
-
-
-# -- a named value moved -------------------------------------------------------------------------
-_NEW = r"[A-Za-z][\w.+#\-]*(?:\s+(?-i:[A-Z0-9])[\w.+#\-]*){0,2}"
-_EN_MOVED_TO_RE = re.compile(
-    r"\b(?:moved|migrated|switched|ported|changed|went|transitioned|swapped)\b[^,;]{0,40}?\bto\s+"
-    r"(?P<x>" + _NEW + r")|\bnow\s+(?:it's|it\s+is|we're\s+on|we\s+use|on)\s+(?P<y>" + _NEW + ")",
-    re.I,
-)
-_ZH_MOVED_TO_RE = re.compile(
-    r"(?:迁到|迁移到|换成|换到|改成|改用|切到|切换到|转到|搬到)了?\s*"
-    r"(?P<x>[A-Za-z\u4e00-\u9fff][\w.+#\-\u4e00-\u9fff ]{0,14}?)\s*(?=了|上|，|,|。|$)"
-)
-
-
-def _names(content: str) -> tuple[list[str], list[str]]:
-    """The values of a memory a turn can name again: its Latin names (not "User"), and the runs
-    of two to six Chinese characters of its words (without 用户), longest first."""
-    latin = [w for w in re.findall(r"[A-Za-z][\w.+#\-]*[\w+#]", content) if w[:1].isupper()]
-    runs = re.findall(r"[\u4e00-\u9fff]{2,}", re.sub(r"用户(?:的)?", " ", content))
-    subs = {
-        r[a:b] for r in runs for a in range(len(r)) for b in range(a + 2, min(len(r), a + 6) + 1)
-    }
-    return [w for w in latin if w not in ("User", "User's")], sorted(subs, key=len, reverse=True)
-
-
-# Where a turn leaves a value: after "from"/从, or in a clause that denies or ends it ("we're not
-# on Opsgenie anymore", "Confluence 的许可证没续").
-_FROM_RE = re.compile(r"\bfrom\s+|从\s*", re.I)
-
-
-def _left_value(content: str, sentence: str, moved: str, new: str) -> str | None:
-    """The value of an earlier memory the sentence leaves: a name said after "from" or in a
-    clause that denies or ends something, or a Latin name said anywhere but in what was moved."""
-    latin, cjk = _names(content)
-    leaving = [
-        c
-        for c in cut(sentence)
-        if (_ZH_NOT_RE if CJK_RE.search(c) else _EN_NOT_RE).search(c) or _LEAVING_RE.search(c)
-    ]
-    froms = [sentence[m.end() : m.end() + 20] for m in _FROM_RE.finditer(sentence)]
-    for n in [*latin, *cjk]:
-        if n in new or n in moved or n not in sentence:
-            continue
-        if any(f.startswith(n) for f in froms) or any(n in c for c in leaving) or n in latin:
-            return n
-    return None
-
-
-def _moves(text: str) -> Iterator[tuple[str, str, str, str]]:
-    """(sentence, clause, new value, what was moved) of each stating clause of a turn that says
-    something moved to a new value ("迁到腾讯云 TKE", "moved paging to PagerDuty", "now it's pytest")."""
-    for sentence in SENTENCE_RE.findall(text):
-        clauses = cut(sentence)
-        if any(_SUPPOSE_RE.search(c) for c in clauses):
-            continue
-        for clause in clauses:
-            zh = bool(CJK_RE.search(clause))
-            if is_question(clause) or _ASKS_RE.search(clause):
-                continue
-            m = (_ZH_MOVED_TO_RE if zh else _EN_MOVED_TO_RE).search(clause)
-            if m is None or (_ZH_NOT_RE if zh else _EN_NOT_RE).search(clause[: m.start()]):
-                continue
-            new = (m.group("x") or m.group("y")).strip()
-            if not zh and not (new[:1].isupper() or mentioned_tech(new)):
-                continue
-            # What was moved is no value left: "ported those Spark jobs to Kotlin", "把 GitHub
-            # 用户名改成 lfzhou".
-            held = clause.find("把")
-            moved = clause[held : m.start()] if zh and 0 <= held < m.start() else m.group(0)
-            yield sentence, clause, new, moved
-
-
-def moved_values(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> None:
-    """A value the turn names and says moved ("服务已经从阿里云迁到腾讯云 TKE 了", "we're not on
-    Opsgenie anymore, we moved paging to PagerDuty", "接口文档我们统一迁到飞书文档了，Confluence 的
-    许可证没续"): the earlier memory that names it takes the new one in its place."""
-    gone = _replaced(out, start)
-    olds = [i for i in range(start) if i not in gone and out[i].type != "task"]
-    for sentence, clause, new, moved in _moves(text) if olds else ():
-        for i in reversed(olds):
-            old = out[i]
-            left = _left_value(old.content, sentence, moved, new)
-            if left is None or new.casefold() in old.content.casefold():
-                continue
-            typed = "project" if _team_clause(clause) and old.type != "decision" else old.type
-            found = [
-                j for j in range(start, len(out)) if new.casefold() in out[j].content.casefold()
-            ]
-            if found:
-                j = next((k for k in found if out[k].type == typed), found[0])
-                if not (out[j].subject and out[j].subject == old.subject):
-                    _link(out, i, replace(out[j], type=typed), j, "moved")
-                return
-            content = old.content.replace(left, new, 1)
-            _link(out, i, ctx.mem(content, typed, old.importance), None, "moved")
-            return
 
 
 # "Go 版本是 1.19", "Python version is 3.9": a version said as the technology's attribute.
@@ -544,4 +450,3 @@ def apply_slots(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) -> 
     if not others_change(text):
         new_versions(text, ctx, out, start)
         new_quantities(text, ctx, out, start)
-        moved_values(text, ctx, out, start)
