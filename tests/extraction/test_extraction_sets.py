@@ -81,27 +81,29 @@ def test_the_eval_scores_the_llm_extractor_too(
         ("extraction_own4.jsonl", 75, 8, 0),
         ("extraction_own5.jsonl", 69, 13, 0),
         ("extraction_own6.jsonl", 69, 30, 0),
-        ("extraction_own7.jsonl", 72, 40, 0),
+        ("extraction_own7.jsonl", 72, 41, 0),
         ("extraction_own8.jsonl", 61, 42, 0),
         ("extraction_own9.jsonl", 71, 39, 0),
         ("extraction_own10.jsonl", 75, 41, 0),
         ("extraction_own11.jsonl", 91, 51, 0),
-        ("extraction_own12.jsonl", 89, 43, 0),
+        ("extraction_own12.jsonl", 89, 44, 0),
         ("extraction_own13.jsonl", 90, 47, 0),
         # 92 (was 93) since round 21: "6 月 18 号" with spaces is a date, so own14-050's launch
         # ("小程序定在 6 月 18 号上线", then "提前到 6 月 10 号") is kept as a task, replaced by its
         # new date; the set labels the new date `project`.
         ("extraction_own14.jsonl", 92, 44, 3),
-        ("extraction_own15.jsonl", 94, 46, 1),
+        ("extraction_own15.jsonl", 95, 47, 1),
         ("extraction_own16.jsonl", 80, 43, 2),
         # held out in round 17: measured once, after the learned layer was frozen
-        ("extraction_own17.jsonl", 71, 28, 0),
+        ("extraction_own17.jsonl", 73, 30, 0),
         # held out in round 18: measured once, after the layer's round-18 changes were frozen
-        ("extraction_own18.jsonl", 90, 28, 0),
+        ("extraction_own18.jsonl", 92, 33, 0),
         # held out in round 19: measured once, after the round-19 changes were frozen
-        ("extraction_own19.jsonl", 73, 24, 1),
+        ("extraction_own19.jsonl", 75, 32, 1),
         # held out in round 20: measured once, after the round-20 changes were frozen
-        ("extraction_own20.jsonl", 63, 20, 2),
+        ("extraction_own20.jsonl", 74, 31, 2),
+        # held out in round 21: measured once, after the round-21 changes were frozen
+        ("extraction_own21.jsonl", 70, 34, 2),
     ],
 )
 def test_own_sets_floor(name: str, facts: int, supersessions: int, false_positives: int) -> None:
