@@ -409,8 +409,11 @@ def new_quantities(text: str, ctx: Ctx, out: list[ExtractedMemory], start: int) 
 
 
 # "Go 版本是 1.19", "Python version is 3.9": a version said as the technology's attribute.
+_DIGIT_RE = re.compile(r"\d")
 _VERSION_OF_RE = re.compile(
-    r"\s*(?:的)?\s*(?:版本|version)\s*(?:是|为|is|:|：)?\s*v?(?P<v>\d+(?:\.\d+)+|\d+)\b", re.I
+    r"(?P<name>[A-Za-z][\w.+#\-]*)\s*(?:的)?\s*(?:版本|version)\s*(?:是|为|is|:|：)?\s*v?"
+    r"(?P<v>\d+(?:\.\d+)+|\d+)\b",
+    re.I,
 )
 
 
@@ -418,14 +421,15 @@ def keep_versions(text: str, out: list[ExtractedMemory], start: int) -> None:
     """A memory of the turn that names a technology the turn gives a version of ("我们组用的是
     MySQL 5.7" read as "用户使用MySQL", "我们组的 Go 版本是 1.19") names the version too, so a later
     turn's new version has one to replace."""
+    if _DIGIT_RE.search(text) is None:
+        return  # no version said: the cheap test first
     said: dict[str, str] = {}
     for name, version, _ in _versions(text):
         said.setdefault(name, version)
-    for m in re.finditer(r"[A-Za-z][\w.+#\-]*", text):
-        v = _VERSION_OF_RE.match(text, m.end())
-        name = _tech_name(m.group(0)) if v else ""
-        if v and name:
-            said.setdefault(name, v.group("v"))
+    for m in _VERSION_OF_RE.finditer(text):
+        name = _tech_name(m.group("name"))
+        if name:
+            said.setdefault(name, m.group("v"))
     if not said:
         return
     for j in range(start, len(out)):
