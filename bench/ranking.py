@@ -14,10 +14,11 @@ each slot the keys that are right there (`<file>#<heading>` for a section, `turn
 a turn); a query with no slot is one the memory has no answer to (nothing should come back).
 Every query belongs to fold A or B (alternating within its language and kind), to fold C,
 written later by someone who never read the ranking, to fold D, written after C was measured
-by another such stranger, or to fold E, written by a third in the round D was measured and
-asked only by `--folds E` or `all` (the fresh fold). Fold F (`LATER`, also `NEXT`), written by
-a fourth for the round after, and fold G (`LATER`), written by a fifth for the round after that,
-are asked by no option: `main` drops them before choosing folds.
+by another such stranger, to fold E, written by a third in the round D was measured, or to
+fold F, written by a fourth in the round E was measured: the fresh fold, asked by no option
+until the ranking is frozen (`FROZEN`), then only by `--folds F` or `all`. A fold of `LATER`
+(G, written by a fifth for the round after) is asked by no option: `main` drops it before
+choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -60,24 +61,26 @@ from memd.semantic.fusion import Script
 BLOCK = "ranking"
 SET = REPO / "bench" / "ranking_set"
 LIMIT = 10
-FOLDS = ("A", "B", "C", "D")
+FOLDS = ("A", "B", "C", "D", "E")
 TUNED = "A"
 """The fold the ranking's constants were chosen on (`--tune A`)."""
-DEV = ("B", "C", "D")
+DEV = ("B", "C", "D", "E")
 """No longer held out: B was read with fold A as development data in issue 28's second ranking
-round (its figures had been reported several times); C and D were the fresh held-out folds of
-the second and third rounds, each measured once at its round's end, and read as development
-data in the round after (D in the fourth)."""
-FRESH = "E"
-"""A held-out fold written in the round fold D was measured, measured once at the end of the
-fourth round, after the ranking was frozen: asked only by `--folds E` or `--folds all`, never a
-choice of `--tune` or `--file-weights` (not in FOLDS)."""
-NEXT = "F"
+round (its figures had been reported several times); C, D and E were the fresh held-out folds of
+the second, third and fourth rounds, each measured once at its round's end, and read as
+development data in the round after (E in the fifth)."""
+FRESH = "F"
+"""This round's held-out fold, written by a fourth stranger in the round fold E was measured:
+never a choice of `--tune` or `--file-weights` (not in FOLDS), and asked by no option at all
+until the ranking is `FROZEN`; then only by `--folds F` or `--folds all`, once."""
+FROZEN = False
+"""Whether this round's ranking is frozen: until it is, `main` drops FRESH's queries with
+LATER's, before any selection."""
+NEXT = "G"
 """Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
-LATER = ("F", "G")
-"""Written for a later round; asked by no option of this round whatever NEXT becomes (FRESH, then
-dev): never in FOLDS, DEV or FRESH, and dropped by `main` before any selection. G was written
-for the round after the one that makes F fresh."""
+LATER = ("G",)
+"""Written for the rounds after this one; asked by no option of this round: never in FOLDS, DEV
+or FRESH, and dropped by `main` before any selection."""
 TARGET = {"top1": 0.85, "top3": 0.95}
 # Conversations of these assistants are written as generic JSONL logs (their own readers are
 # other formats); Claude Code's as its transcripts.
@@ -596,6 +599,11 @@ def file_weights(homes: Path, fold: str, qs: list[Query], convs: Conversations) 
             "figures": {str(w): f for w, f in figures.items()}}  # fmt: skip
 
 
+def unasked() -> tuple[str, ...]:
+    """The folds no option asks: LATER's, and FRESH until the ranking is FROZEN."""
+    return (*LATER, *(() if FROZEN else (FRESH,)))
+
+
 def _dev_folds(arg: str) -> str:
     """`--tune`'s folds: one or more of `FOLDS` (the fresh fold is never tuned on)."""
     if not arg or any(f not in FOLDS for f in arg):
@@ -608,9 +616,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--semantic", choices=("off", "packaged", "both"), default="both")
-    ap.add_argument("--folds", choices=(*FOLDS, FRESH, "all"),
+    fresh = () if FRESH in unasked() else (FRESH,)
+    ap.add_argument("--folds", choices=(*FOLDS, *fresh, "all"),
                     help="which fold's queries to ask (tune on one, report the others; without it"
-                    f" {', '.join(FOLDS)}, with all also the fresh {FRESH})")  # fmt: skip
+                    f" {', '.join(FOLDS)}, with all also the fresh {FRESH} once the ranking is"
+                    " frozen)")  # fmt: skip
     ap.add_argument("--threads", type=int, default=2, help="model threads")
     ap.add_argument("--dump", type=Path, help="write every query's hits to this JSON file")
     ap.add_argument("--keep", type=Path, help="copy each measured MEMD_HOME under this folder")
@@ -633,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only, do not touch --out")
     args = ap.parse_args(argv)
     qs, convs = load_set()
-    qs = [q for q in qs if q.fold not in LATER]
+    qs = [q for q in qs if q.fold not in unasked()]
     if args.tune or args.file_weights:
         if args.home is None:
             ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")

@@ -1,12 +1,13 @@
-"""bench/ranking_set/queries.json names only answers that exist; E stays held out, F and G unasked.
+"""bench/ranking_set/queries.json names only answers that exist; F held out, G unasked.
 
 A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
 `turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
 be matched, and a query expecting it would count as a miss whatever `search` did. Folds C and D
 were written after the ranking was tuned and each measured once, then read as development
-data; fold E, written by a third stranger, is the fresh one: `--tune` and `--file-weights` can
-only choose from FOLDS, which must not hold it. Fold F was written for the round after by a
-fourth, and fold G for the round after that by a fifth: no option asks either.
+data, and so was E (written by a third stranger, measured once in the fourth round); fold F,
+written by a fourth, is the fresh one: no option asks it until the ranking is frozen, and
+`--tune` and `--file-weights` can only choose from FOLDS, which must not hold it. A fold of
+LATER (G, written by a fifth for the round after) is asked by no option.
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def test_every_expected_key_names_a_section_or_a_turn() -> None:
     assert not missing
 
 
-def test_fold_e_is_fresh_and_fold_d_is_dev() -> None:
-    assert FRESH == "E" and FRESH not in FOLDS
-    assert {"C", "D"} <= {*DEV} and {"C", "D"} <= {*FOLDS}
+def test_fold_f_is_fresh_and_fold_e_is_dev() -> None:
+    assert FRESH == "F" and FRESH not in FOLDS and FRESH not in DEV
+    assert {"C", "D", "E"} <= {*DEV} and {"C", "D", "E"} <= {*FOLDS}
 
 
 @pytest.mark.parametrize("fold", ["C", "D", "E", "F", "G"])
@@ -81,67 +82,77 @@ def _asked(monkeypatch: pytest.MonkeyPatch, *argv: str) -> set[str]:
     return {q.fold for q in asked.value.qs}
 
 
-def test_fold_e_is_asked_only_for_itself_or_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fresh fold is asked by `--folds E` and `--folds all`, never by default, and never
-    tuned on; the next fold (F) by nothing."""
-    assert NEXT == "F" and NEXT not in (*FOLDS, FRESH, *DEV)
-    assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, "E"}
+def test_fold_f_is_asked_by_no_option_until_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until the ranking is frozen the fresh fold (F) is asked by no option; E, dev now, is
+    asked by default and may be tuned on."""
+    assert not ranking.FROZEN, "freeze only in the commit that measures F"
+    qs, _ = load_set()
+    assert any(q.fold == "F" for q in qs)
+    assert _asked(monkeypatch, "--folds", "all") == _asked(monkeypatch) == set(FOLDS)
+    assert set(FOLDS) == {"A", "B", "C", "D", "E"}
     assert _asked(monkeypatch, "--folds", "E") == {"E"}
-    assert _asked(monkeypatch) == set(FOLDS) == {"A", "B", "C", "D"}
-    for argv in (["--folds", NEXT], ["--tune", "E"], ["--file-weights", "E"]):
+    for argv in (["--folds", "F"], ["--tune", "F"], ["--file-weights", "F"], ["--tune", "EF"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
 
 
-@pytest.mark.parametrize("fresh", ["D", "E"])
-def test_fold_f_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
-    """F stays out whether E is still NEXT (fresh D) or has become the fresh fold (D dev)."""
-    assert "F" in LATER and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
-    assert NEXT in ("E", *LATER)  # F may be named NEXT once E is fresh; it stays unasked
+def test_fold_f_once_frozen_is_asked_only_for_itself_or_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Frozen, F is asked by `--folds F` and `--folds all`, never by default nor tuned on."""
+    monkeypatch.setattr(ranking, "FROZEN", True)
+    assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, "F"}
+    assert _asked(monkeypatch, "--folds", "F") == {"F"}
+    assert _asked(monkeypatch) == set(FOLDS)
+    for argv in (["--tune", "F"], ["--file-weights", "F"]):
+        with pytest.raises(SystemExit):
+            ranking.main([*argv, "--no-write"])
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_a_later_fold_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
+    """G (the next round's, `LATER`) stays out, frozen or not."""
+    assert LATER == ("G",) and NEXT == "G" and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
     qs, _ = load_set()
-    assert any(q.fold == "F" for q in qs)
-    if fresh == "D":  # the round before: D fresh, E next
-        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C"))
-        monkeypatch.setattr(ranking, "DEV", ("B", "C"))
-        monkeypatch.setattr(ranking, "FRESH", "D")
-        monkeypatch.setattr(ranking, "NEXT", "E")
-    else:
-        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D"))
-        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D"))
-        monkeypatch.setattr(ranking, "FRESH", "E")
-    assert "F" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch)
-    assert _asked(monkeypatch, "--folds", "all") == {*ranking.FOLDS, fresh}
-    for argv in (["--folds", "F"], ["--tune", "F"], ["--file-weights", "F"]):
+    assert any(q.fold == "G" for q in qs)
+    monkeypatch.setattr(ranking, "FROZEN", frozen)
+    assert "G" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch)
+    for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
 
 
 def test_a_fold_of_later_is_dropped_before_the_selection(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Even a selection that named F (here F made FRESH by mistake) asks none of LATER."""
-    monkeypatch.setattr(ranking, "FRESH", "F")
+    """Even a selection that named G (here G made FRESH by mistake) asks none of LATER."""
+    monkeypatch.setattr(ranking, "FROZEN", True)
+    monkeypatch.setattr(ranking, "FRESH", "G")
     assert _asked(monkeypatch, "--folds", "all") == set(FOLDS)
-    assert _asked(monkeypatch, "--folds", "F") == set()
+    with pytest.raises(SystemExit):
+        ranking.main(["--folds", "G", "--no-write"])
 
 
 @pytest.mark.parametrize("fresh", ["E", "F"])
 def test_fold_g_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
     """G is for the round after the one that makes F fresh: `--folds all` leaves it out whether E
-    is still the fresh fold or F has become it (E dev, F no longer in LATER)."""
-    assert "G" in LATER and "G" not in (*FOLDS, *DEV, FRESH, TUNED, NEXT)
+    is still the fresh fold or F has become it (E dev, F no longer held)."""
+    assert "G" in LATER and "G" not in (*FOLDS, *DEV, FRESH, TUNED)
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
     for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
-    if fresh == "F":  # the next round: F fresh, E dev
-        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D", "E"))
-        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D", "E"))
-        monkeypatch.setattr(ranking, "FRESH", "F")
-        monkeypatch.setattr(ranking, "LATER", tuple(f for f in LATER if f != "F"))
+    if fresh == "E":  # the round before: E fresh and asked, F held
+        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D"))
+        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D"))
+        monkeypatch.setattr(ranking, "FRESH", "E")
+        monkeypatch.setattr(ranking, "LATER", ("F", *LATER))
+    monkeypatch.setattr(ranking, "FROZEN", True)
     assert _asked(monkeypatch, "--folds", "all") == {*ranking.FOLDS, fresh}
     assert "G" not in _asked(monkeypatch)
     monkeypatch.setattr(ranking, "FRESH", "G")  # named fresh by mistake, still dropped
-    assert "G" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch, "--folds", "G")
+    assert "G" not in _asked(monkeypatch, "--folds", "all")
+    with pytest.raises(SystemExit):
+        ranking.main(["--folds", "G", "--no-write"])
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
