@@ -47,3 +47,12 @@ def test_a_heading_naming_the_query_word_in_another_form_matches_it() -> None:
     q = Query.of("database connection", None)
     assert q.match(text_words("Connection pooling for every database")) == 1.0
     assert set(query_words("databases connect")) <= text_words("a database connection")
+
+
+def test_an_identifier_s_words_are_parted_by_underscores_in_a_text_as_in_a_query() -> None:
+    """ "statement_cache_size 要设成几" holds "statement", "cach" and "size": so does a note
+    that writes the identifier, which full text finds by them."""
+    note = text_words("asyncpg behind PgBouncer needs statement_cache_size=0")
+    assert set(query_words("statement_cache_size 要设成几")) & note == {"statement", "cach", "size"}
+    assert Query.of("is pg_dump enough?", None).match(text_words("a nightly pg_dump")) == 2 / 3
+    assert text_words("K3S_URL and don't") == {"k3s", "url", "and", "don't"}
