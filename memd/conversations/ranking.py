@@ -17,8 +17,8 @@ puts them on one page:
   that turn; a turn or journal line that repeats a curated memory (its source by the memory's
   `src`, or the memory's words said again) is folded into it, and so is the other turn of that
   turn's exchange where it says the same in other words: the question whose answer repeats the
-  memory, either turn of an exchange the memory's `src` names. What was folded is listed as the
-  hit's `sources`, and the hit keeps the better score of the group.
+  memory, either turn of an exchange the memory's `src` names; a question left is folded into
+  its answer. What was folded is listed as the hit's `sources`; the hit keeps the best score.
 - **The matching items.** A section hit names the list items that matched (`items`), shown
   instead of the whole section.
 
@@ -397,16 +397,18 @@ def collapse(cands: list[Candidate]) -> list[Candidate]:
 
 
 def _fold_exchanges(turns: list[Candidate], curated: list[Candidate], gone: set[int]) -> None:
-    """Fold a user's turn into the memory its answer was folded into: the question asked for
-    what the answer, and the memory, say. (Not the other way round: a reply to a turn that
-    repeats a memory is shown by its own words, which may say more; a memory's `src` naming
-    either turn of an exchange folds both, `_Said.repeats`.)"""
+    """Fold a user's turn into the memory its answer was folded into (the question asked for
+    what the answer, and the memory, say), else into its answer where that is on the page: an
+    exchange is shown by the answer, the question listed as its source. (Not the other way
+    round: a reply to a turn that repeats a memory is shown by its own words, which may say
+    more; a memory's `src` naming either turn of an exchange folds both, `_Said.repeats`.)"""
     home = {
         (s.hit.session_id, s.hit.turn_id): c
         for c in curated
         for s in c.sources
         if s.tier == TURN and s.hit.role == "assistant"
     }
+    home |= {(t.hit.session_id, t.hit.turn_id): t for t in turns if t.hit.role == "assistant"}
     for t in turns:
         asks = t.tier == TURN and t.partner and t.hit.role == "user"
         c = home.get((t.hit.session_id, t.partner)) if asks else None

@@ -160,3 +160,28 @@ def test_the_answer_to_a_question_a_memory_names_is_one_of_its_sources(
     assert hits[0]["path"].endswith("projects/api/context.md"), hits
     assert not any(h["kind"] == "turn" and h["turn_id"] == "a2" for h in hits), hits
     assert ("turn", "a2") in [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]]
+
+
+def test_a_question_is_shown_with_its_answer_not_above_it(daemon: DaemonProcess) -> None:
+    """The user's question says the query's words again, its answer says what to do: the
+    exchange is one hit, the answer, with the question as its source (beside sections, when
+    the page mixes memory and conversations)."""
+    (daemon.memory / "projects" / "api").mkdir(parents=True)
+    (daemon.memory / "projects" / "api" / "context.md").write_text(
+        "# Project api\n\n## Decisions\n- One alembic migration per PR\n"
+    )
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s6", "id": "u6", "role": "user", "ts": 1763900000,
+         "content": "We have two alembic heads after merging main. How do I fix it?"},
+        {"session_id": "s6", "id": "a6", "role": "assistant", "ts": 1763900060,
+         "content": "Run alembic merge heads to create a merge revision, then upgrade."},
+    ]})  # fmt: skip
+    query = "two alembic heads after merging main"
+    found(daemon, query, "projects/api/context.md")
+    wait_for(lambda: len(search(daemon, query, scope="conversations")) == 2, 10)
+    hits = search(daemon, query)
+    turns = [h for h in hits if h["kind"] == "turn"]
+    assert [t["turn_id"] for t in turns] == ["a6"], hits
+    assert [(s["kind"], s["turn_id"]) for s in turns[0]["sources"]] == [("turn", "u6")]
+    # Conversations alone keep their ranker's order, each turn a hit of its own.
+    assert {h["turn_id"] for h in search(daemon, query, scope="conversations")} == {"u6", "a6"}
