@@ -426,7 +426,11 @@ PRIOR_GRID = {
     "conversation": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
     "journal": (0.05, 0.1, 0.2, 0.3, 0.5),
 }
-OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn": (0.0, 0.25, 0.5)}
+OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn beside sections": (0.0, 0.25, 0.5)}
+# The tiers' priors of turns and journal lines and a turn's own match beside sections, searched
+# together by `--tiers` (the other constants as shipped).
+TIER_GRID = {"conversation": (0.1, 0.3, 0.4, 0.5, 0.6, 0.8), "journal": (0.3, 0.5, 0.6, 0.8),
+             "turn beside sections": (0.0, 0.5)}  # fmt: skip
 FLOOR_K = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 FULL_K = (1.0, 2.0, 3.0)  # how many standard deviations above the floor a full match is
 SUPPORTED_K = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
@@ -499,7 +503,7 @@ def evaluate(
     return {m: statistics.fmean(a[m] for a in answers) for m in ("top1", "top3", "set3")}
 
 
-def steadiest(grid: list[dict[str, Any]], objective: Callable[[dict[str, Any]], float]) -> Any:
+def steadiest(grid: list[Any], objective: Callable[[Any], float]) -> Any:
     """The best setting of a grid; of several as good, the middle one (in the grid's order):
     the objective is a step function of the constants, flat over ranges, and the middle of a
     flat range is the choice least likely to be an accident of the fold."""
@@ -547,7 +551,7 @@ def tune(
     def options() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         yield "priors", [{**cfg, "priors": {**cfg["priors"], **dict(zip(PRIOR_GRID, c, strict=True))}}
                          for c in itertools.product(*PRIOR_GRID.values())]  # fmt: skip
-        yield "own", [{**cfg, "own": dict(zip(OWN_MATCH_GRID, c, strict=True))}
+        yield "own", [{**cfg, "own": {**cfg["own"], **dict(zip(OWN_MATCH_GRID, c, strict=True))}}
                       for c in itertools.product(*OWN_MATCH_GRID.values())]  # fmt: skip
         yield "scale", [{**cfg, "floor_k": k, "full_k": k + f} for k in FLOOR_K for f in FULL_K]
         yield "supported", [{**cfg, "supported_k": k} for k in SUPPORTED_K]
@@ -564,6 +568,49 @@ def tune(
     scale = {f"{a}/{b}": v for (a, b), v in recipe.VECTOR_SCALE.items()}
     return {"fold": fold, "objective": obj, **cfg, "scale": scale, "figures": figures,
             "stats": {f"{a}/{b}": v for (a, b), v in stats.items()}}  # fmt: skip
+
+
+def tiers(homes: Path, qs: list[Query], convs: Conversations) -> dict[str, Any]:
+    """`TIER_GRID` over the dev folds (`FOLDS`), both daemons' homes (`--keep`'s folder) asked
+    in-process with the gates as shipped: the setting of the best top-1 + top-3 count over all
+    of them (of several as good, the middle one, `steadiest`), and each fold left out in turn —
+    the setting chosen on the other four, its count on the fold left out against the shipped
+    constants' (how far a choice on some folds carries over to another)."""
+    from memd.cli.offline import readonly_engine
+    from memd.conversations import ranking
+    from memd.core import settings
+
+    qs = [q for q in qs if q.fold in FOLDS]
+    found: dict[str, list[Any]] = {}
+    for k in ("off", "packaged"):
+        with readonly_engine(settings.load(env=bench_env(homes / k, MEMD_SEMANTIC_KIND=k))) as e:
+            sem, conn = (e.semantic.recall if k != "off" else None), e.store.read()
+            found[k] = [ranking.gather(conn, q.text, depth=max(ranking.MIN_DEPTH, ranking.DEPTH
+                                                                * LIMIT), semantic=sem) for q in qs]  # fmt: skip
+
+    def counts(c: tuple[float, ...]) -> dict[str, int]:
+        priors = {**ranking.PRIORS, ranking.TURN: c[0], ranking.JOURNAL: c[1]}
+        own = {**ranking.OWN_MATCH, ranking.BESIDE_SECTIONS: c[2]}
+        out: dict[str, int] = defaultdict(int)
+        for f in found.values():
+            for q, one in zip(qs, f, strict=True):
+                a = answer(q, msgspec.to_builtins(ranking.rank(one, LIMIT, priors, own)), convs)
+                out[q.fold] += int(a["top1"] + a["top3"])
+        return out
+
+    shipped = (ranking.PRIORS[ranking.TURN], ranking.PRIORS[ranking.JOURNAL],
+               ranking.OWN_MATCH[ranking.BESIDE_SECTIONS])  # fmt: skip
+    grid = [shipped, *itertools.product(*TIER_GRID.values())]
+    by = {c: counts(c) for c in grid}
+    grid = grid[1:]
+
+    def chosen(folds: str) -> tuple[float, ...]:
+        return tuple(steadiest(grid, lambda c: float(sum(by[c][f] for f in folds))))
+
+    return {"shipped": shipped, "counts": by[shipped], "chosen on all": chosen("".join(FOLDS)),
+            "left out": {f: {"chosen": (c := chosen("".join(g for g in FOLDS if g != f))),
+                             "count": by[c][f], "shipped": by[shipped][f]} for f in FOLDS},
+            "every setting": {" ".join(map(str, c)): dict(by[c]) for c in grid}}  # fmt: skip
 
 
 FILE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
@@ -634,6 +681,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file-weights", choices=FOLDS, help="top-1/top-3 of this fold for each"
                     " bm25 weight of the file column, in-process over the homes --keep wrote"
                     " (give that folder as --home)")  # fmt: skip
+    ap.add_argument("--tiers", action="store_true", help="search TIER_GRID over the dev folds,"
+                    " each left out in turn, in-process over --keep's folder (give it as"
+                    " --home)")  # fmt: skip
     ap.add_argument("--only", help="with --tune: a comma-separated few of " + ",".join(GRIDS)
                     + " to search, the rest kept as shipped")  # fmt: skip
     ap.add_argument(
@@ -644,6 +694,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     qs, convs = load_set()
     qs = [q for q in qs if q.fold not in unasked()]
+    if args.tiers:
+        if args.home is None:
+            ap.error("--tiers needs --home (the folder --keep wrote)")
+        print(json.dumps(tiers(args.home, qs, convs), indent=1, default=str))
+        return 0
     if args.tune or args.file_weights:
         if args.home is None:
             ap.error("--tune needs --home (a folder an earlier run wrote with --keep)")

@@ -61,16 +61,20 @@ TURN = "conversation"
 TIER_ORDER = (CURATED, ARCHIVE, TURN, JOURNAL)
 _CURATED_KINDS = frozenset({"core", "topic", "project", "agent", "note"})
 
-PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.1, JOURNAL: 0.3}
-"""A tier's weight on the one scale (`bench/ranking.py --tune`: chosen on fold A of the ranking
-set, reported on fold B)."""
+PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.5, JOURNAL: 0.6}
+"""A tier's weight on the one scale: a curated memory outranks a turn matching up to about
+twice as much of the query (a turn that repeats it is folded into it, `collapse`), not one that
+answers all of it when the memory holds a word of it. Chosen with `OWN_MATCH` on the ranking
+set's folds A-E, each also left out in turn (`bench/ranking.py --tiers`; docs/retrieval.md)."""
 ANCHOR_TOP = 3
 """A tier's anchor is the best match among its first this many hits."""
-OWN_MATCH: Mapping[str, float] = {"section": 0.5, "turn": 0.0}
+BESIDE_SECTIONS = "turn beside sections"
+OWN_MATCH: Mapping[str, float] = {"section": 0.5, "turn": 0.0, BESIDE_SECTIONS: 0.5}
 """How much of a hit's score is its own match rather than its tier's anchor times its place in
 its ranker's list, by kind of hit: a section's list items say plainly whether they are what
-the query asks (a whole section's bm25 does not); turns keep their ranker's order (its
-neighbour, date and speaker evidence), which the LoCoMo folds measure."""
+the query asks (a whole section's bm25 does not). Turns alone on a page keep their ranker's
+order (its neighbour, date and speaker evidence; LoCoMo's folds, `bench/locomo_tune.py`);
+beside sections a turn's own words count too (`BESIDE_SECTIONS`, chosen with `PRIORS`)."""
 DEPTH = 2
 """Each ranker is asked for this many times the hits a page shows (at least `MIN_DEPTH`): the
 duplicates folded away and the tiers mixed need more than a page of each."""
@@ -298,12 +302,14 @@ def place(
     by_tier: dict[str, list[Candidate]] = {}
     for c in cands:
         by_tier.setdefault(c.tier, []).append(c)
+    beside = any(c.hit.kind == "section" for c in cands)
     for tier, group in by_tier.items():
         group.sort(key=lambda c: c.position)
         best = max((c.own for c in group), default=0.0)
         anchor = max((c.match for c in group[:ANCHOR_TOP]), default=0.0)
         for c in group:
-            w = own_match.get(c.hit.kind, 0.0)
+            kind = BESIDE_SECTIONS if beside and c.hit.kind == "turn" else c.hit.kind
+            w = own_match.get(kind, 0.0)
             ranked = anchor * (c.own / best if best > 0 else 0.0)
             c.score = priors.get(tier, 1.0) * (w * c.match + (1 - w) * ranked)
 

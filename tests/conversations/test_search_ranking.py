@@ -162,6 +162,37 @@ def test_the_answer_to_a_question_a_memory_names_is_one_of_its_sources(
     assert ("turn", "a2") in [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]]
 
 
+GO = """# Go
+
+## Style
+- gofmt (tabs) and golangci-lint in CI
+- Tabs in Go, 4 spaces in Python
+"""
+
+
+def test_the_turn_that_answers_outranks_a_note_sharing_one_of_its_words(
+    daemon: DaemonProcess,
+) -> None:
+    """A curated note that holds one word of five ("go") is not what "who should close a Go
+    channel, the producer or the consumer?" asks; the exchange that answers all of it comes
+    first, shown by its answer with the question as its source."""
+    (daemon.memory / "topics" / "go.md").write_text(GO)
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s5", "id": "u5", "role": "user", "ts": 1763800000,
+         "content": "In Go, who closes a channel: the producer or the consumer?"},
+        {"session_id": "s5", "id": "a5", "role": "assistant", "ts": 1763800060,
+         "content": "The producer closes the channel when it is done sending; a consumer"
+                    " never closes a channel it receives from."},
+    ]})  # fmt: skip
+    query = "who should close a Go channel, the producer or the consumer?"
+    found(daemon, query, "topics/go.md")
+    wait_for(lambda: len(search(daemon, query, scope="conversations")) == 2, 10)
+    hits = search(daemon, query)
+    assert (hits[0]["kind"], hits[0]["turn_id"]) == ("turn", "a5"), hits
+    assert [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]] == [("turn", "u5")]
+    assert any(h["path"].endswith("topics/go.md") for h in hits[1:]), hits
+
+
 def test_a_question_is_shown_with_its_answer_not_above_it(daemon: DaemonProcess) -> None:
     """The user's question says the query's words again, its answer says what to do: the
     exchange is one hit, the answer, with the question as its source (beside sections, when
