@@ -216,3 +216,27 @@ def test_a_question_is_shown_with_its_answer_not_above_it(daemon: DaemonProcess)
     assert [(s["kind"], s["turn_id"]) for s in turns[0]["sources"]] == [("turn", "u6")]
     # Conversations alone keep their ranker's order, each turn a hit of its own.
     assert {h["turn_id"] for h in search(daemon, query, scope="conversations")} == {"u6", "a6"}
+
+
+def test_a_note_outranks_the_turn_that_says_it_again_in_other_words(
+    daemon: DaemonProcess,
+) -> None:
+    """The travel note and the reply it was made from share most of their words but not all
+    ("fly" / "flights", "2.5" / "two and a half"): the reply, which holds more of the query's
+    words, is the note's source, not a hit above it."""
+    (daemon.memory / "topics" / "travel.md").write_text(
+        "# Travel\n\n## Kyoto\n- Fly Shanghai Pudong to Kansai (about 2.5 hours); buy an ICOCA"
+        " card at the airport\n"
+    )
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s7", "id": "a7", "role": "assistant", "ts": 1764000000,
+         "content": "Direct flights from Shanghai Pudong to Kansai take about two and a half"
+                    " hours; buy an ICOCA card at the airport for the trains."},
+    ]})  # fmt: skip
+    query = "direct flight to Kansai"
+    found(daemon, query, "topics/travel.md")
+    wait_for(lambda: search(daemon, query, scope="conversations"), 10)
+    hits = search(daemon, query)
+    assert hits[0]["path"].endswith("topics/travel.md"), hits
+    assert [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]] == [("turn", "a7")], hits
+    assert not any(h["kind"] == "turn" for h in hits), hits
