@@ -429,7 +429,7 @@ PRIOR_GRID = {
 OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn beside sections": (0.0, 0.25, 0.5)}
 # The tiers' priors of turns and journal lines and a turn's own match beside sections, searched
 # together by `--tiers` (the other constants as shipped).
-TIER_GRID = {"conversation": (0.1, 0.3, 0.4, 0.5, 0.6, 0.8), "journal": (0.3, 0.5, 0.6, 0.8),
+TIER_GRID = {"conversation": (0.1, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0), "journal": (0.3, 0.5, 0.6, 0.8, 1.0),
              "turn beside sections": (0.0, 0.5)}  # fmt: skip
 FLOOR_K = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 FULL_K = (1.0, 2.0, 3.0)  # how many standard deviations above the floor a full match is

@@ -61,11 +61,11 @@ TURN = "conversation"
 TIER_ORDER = (CURATED, ARCHIVE, TURN, JOURNAL)
 _CURATED_KINDS = frozenset({"core", "topic", "project", "agent", "note"})
 
-PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.5, JOURNAL: 0.6}
-"""A tier's weight on the one scale: a curated memory outranks a turn matching up to about
-twice as much of the query (a turn that repeats it is folded into it, `collapse`), not one that
-answers all of it when the memory holds a word of it. Chosen with `OWN_MATCH` on the ranking
-set's folds A-E, each also left out in turn (`bench/ranking.py --tiers`; docs/retrieval.md)."""
+PRIORS: Mapping[str, float] = {CURATED: 1.0, ARCHIVE: 0.6, TURN: 0.8, JOURNAL: 0.6}
+"""A tier's weight on the one scale: a turn or journal line that repeats a curated memory is
+folded into it (`collapse`); of the rest, a curated memory outranks a turn matching as much of
+the query, not one that answers all of it when the memory holds a word of it. Chosen with
+`OWN_MATCH` on the ranking set's folds A-E, each also left out (`bench/ranking.py --tiers`)."""
 ANCHOR_TOP = 3
 """A tier's anchor is the best match among its first this many hits."""
 BESIDE_SECTIONS = "turn beside sections"
