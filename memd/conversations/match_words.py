@@ -11,7 +11,7 @@ from memd.core.text import cjk_bigrams, expand_cjk, terms
 
 # A word is letters and digits (an apostrophe inside): "_" parts words, as it does in a query's
 # terms (`memd.core.text.terms`) and in full text's tokens ("pg_dump" is "pg" and "dump").
-_LATIN = re.compile(r"[^\W\d_](?:[^\W_]|['’])*|\d+(?:[.,:/]\d+)*", re.UNICODE)
+_LATIN = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W_]*)*|\d+(?:[.,:/]\d+)*", re.UNICODE)
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _SUFFIXES = ("ingly", "edly", "ions", "ion", "ing", "ed", "es", "s", "ly")
 _ES_AFTER = ("s", "x", "z", "ch", "sh")
