@@ -424,7 +424,7 @@ def _verdict(s: dict[str, float]) -> str:
 PRIOR_GRID = {
     "archive": (0.2, 0.4, 0.6, 0.8, 1.0),
     "conversation": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
-    "journal": (0.05, 0.1, 0.2, 0.3, 0.5),
+    "journal": (0.05, 0.1, 0.2, 0.3, 0.5, 0.6, 0.8),
 }
 OWN_MATCH_GRID = {"section": (0.0, 0.25, 0.5, 0.75, 1.0), "turn beside sections": (0.0, 0.25, 0.5)}
 # The tiers' priors of turns and journal lines and a turn's own match beside sections, searched
