@@ -73,9 +73,10 @@ FRESH = "F"
 """This round's held-out fold, written by a fourth stranger in the round fold E was measured:
 never a choice of `--tune` or `--file-weights` (not in FOLDS), and asked by no option at all
 until the ranking is `FROZEN`; then only by `--folds F` or `--folds all`, once."""
-FROZEN = False
+FROZEN = True
 """Whether this round's ranking is frozen: until it is, `main` drops FRESH's queries with
-LATER's, before any selection."""
+LATER's, before any selection. Set when the fifth round's ranking was frozen, in the commit
+whose run measured F once."""
 NEXT = "G"
 """Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
 LATER = ("G",)
