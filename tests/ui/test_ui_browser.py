@@ -96,8 +96,13 @@ def test_search_highlights_hits_in_memory_and_conversations(
     assert turn.locator("mark").first.inner_text().lower() == "pinia"
     assert "Vue components use Pinia" in turn.inner_text()
     screenshot(browser, "search")
-    turn.get_by_role("link").click()
-    browser.wait_for_url(re.compile(r"/conversations/session\?id=s-vue#turn-t"))
+    # The exchange is one hit, the answer; the question is listed as its source, linked too.
+    assert (
+        turn.locator(".sources a").get_attribute("href")
+        == "/conversations/session?id=s-vue#turn-t1"
+    )
+    turn.locator(".where a").click()
+    browser.wait_for_url(re.compile(r"/conversations/session\?id=s-vue#turn-t2"))
 
 
 def test_context_preview_shows_tiers_and_what_was_dropped(
