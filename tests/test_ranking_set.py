@@ -7,7 +7,8 @@ were written after the ranking was tuned and each measured once, then read as de
 data, and so was E (written by a third stranger, measured once in the fourth round); fold F,
 written by a fourth, is the fresh one: no option asks it until the ranking is frozen, and
 `--tune` and `--file-weights` can only choose from FOLDS, which must not hold it. A fold of
-LATER (G, written by a fifth for the round after) is asked by no option.
+LATER (G, written by a fifth for the round after) is asked by no option; fold H, written by a
+sixth for a round after that, is checked like the others.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def test_fold_f_is_fresh_and_fold_e_is_dev() -> None:
     assert {"C", "D", "E"} <= {*DEV} and {"C", "D", "E"} <= {*FOLDS}
 
 
-@pytest.mark.parametrize("fold", ["C", "D", "E", "F", "G"])
+@pytest.mark.parametrize("fold", ["C", "D", "E", "F", "G", "H"])
 def test_a_late_fold_is_well_formed(fold: str) -> None:
     qs, _ = load_set()
     assert len({q.id for q in qs}) == len(qs)
@@ -154,6 +155,17 @@ def test_fold_g_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: st
     assert "G" not in _asked(monkeypatch, "--folds", "all")
     with pytest.raises(SystemExit):
         ranking.main(["--folds", "G", "--no-write"])
+
+
+def test_fold_h_expects_only_sections_and_turns_that_exist() -> None:
+    """Fold H (a sixth stranger's, for a later round) is in the set, and each of its keys names
+    a section of the tree or a turn; its negative queries expect nothing."""
+    qs, _ = load_set()
+    late = [q for q in qs if q.fold == "H"]
+    assert len(late) >= 66
+    keys = _keys()
+    assert {(q.id, k) for q in late for slot in q.expect for k in slot if k not in keys} == set()
+    assert {q.kind for q in late} >= {"cross-language", "negative", "curated", "turn-only"}
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
