@@ -17,8 +17,8 @@ written later by someone who never read the ranking, to fold D, written after C 
 by another such stranger, to fold E, written by a third in the round D was measured, or to
 fold F, written by a fourth in the round E was measured: the fresh fold, asked by no option
 until the ranking is frozen (`FROZEN`), then only by `--folds F` or `all`. A fold of `LATER`
-(G, written by a fifth for the round after) is asked by no option: `main` drops it before
-choosing folds.
+(G, written by a fifth for the round after, and H, written by a sixth for a round after that)
+is asked by no option: `main` drops it before choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -79,7 +79,7 @@ LATER's, before any selection. Set when the fifth round's ranking was frozen, in
 whose run measured F once."""
 NEXT = "G"
 """Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
-LATER = ("G",)
+LATER = ("G", "H")
 """Written for the rounds after this one; asked by no option of this round: never in FOLDS, DEV
 or FRESH, and dropped by `main` before any selection."""
 TARGET = {"top1": 0.85, "top3": 0.95}

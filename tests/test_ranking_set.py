@@ -7,8 +7,8 @@ were written after the ranking was tuned and each measured once, then read as de
 data, and so was E (written by a third stranger, measured once in the fourth round); fold F,
 written by a fourth, is the fresh one: no option asks it until the ranking is frozen, and
 `--tune` and `--file-weights` can only choose from FOLDS, which must not hold it. A fold of
-LATER (G, written by a fifth for the round after) is asked by no option; fold H, written by a
-sixth for a round after that, is checked like the others.
+LATER (G, written by a fifth for the round after, and H, written by a sixth for a round after
+that) is asked by no option.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def test_fold_f_once_frozen_is_asked_only_for_itself_or_all(
 @pytest.mark.parametrize("frozen", [False, True])
 def test_a_later_fold_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
     """G (the next round's, `LATER`) stays out, frozen or not."""
-    assert LATER == ("G",) and NEXT == "G" and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
+    assert LATER == ("G", "H") and NEXT == "G" and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
     monkeypatch.setattr(ranking, "FROZEN", frozen)
@@ -166,6 +166,24 @@ def test_fold_h_expects_only_sections_and_turns_that_exist() -> None:
     keys = _keys()
     assert {(q.id, k) for q in late for slot in q.expect for k in slot if k not in keys} == set()
     assert {q.kind for q in late} >= {"cross-language", "negative", "curated", "turn-only"}
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_fold_h_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
+    """H is for a round after the next: it is in LATER whatever this round makes fresh, so no
+    option asks it, frozen or not, not even when it is named FRESH by mistake."""
+    assert "H" in LATER and "H" not in (*FOLDS, *DEV, FRESH, TUNED)
+    qs, _ = load_set()
+    assert any(q.fold == "H" for q in qs)
+    monkeypatch.setattr(ranking, "FROZEN", frozen)
+    assert "H" not in _asked(monkeypatch) | _asked(monkeypatch, "--folds", "all")
+    for argv in (["--folds", "H"], ["--tune", "H"], ["--file-weights", "H"], ["--tune", "AH"]):
+        with pytest.raises(SystemExit):
+            ranking.main([*argv, "--no-write"])
+    monkeypatch.setattr(ranking, "FRESH", "H")
+    assert "H" not in _asked(monkeypatch, "--folds", "all")
+    with pytest.raises(SystemExit):
+        ranking.main(["--folds", "H", "--no-write"])
 
 
 def test_the_key_check_reads_headings_and_labels() -> None:
