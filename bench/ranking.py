@@ -14,11 +14,11 @@ each slot the keys that are right there (`<file>#<heading>` for a section, `turn
 a turn); a query with no slot is one the memory has no answer to (nothing should come back).
 Every query belongs to fold A or B (alternating within its language and kind), to fold C,
 written later by someone who never read the ranking, to fold D, written after C was measured
-by another such stranger, to fold E, written by a third in the round D was measured, or to
-fold F, written by a fourth in the round E was measured: the fresh fold, asked by no option
-until the ranking is frozen (`FROZEN`), then only by `--folds F` or `all`. A fold of `LATER`
-(G, written by a fifth for the round after, and H, written by a sixth for a round after that)
-is asked by no option: `main` drops it before choosing folds.
+by another such stranger, to fold E, written by a third in the round D was measured, to fold
+F, written by a fourth in the round E was measured, or to fold G, written by a fifth in the
+round F was measured: the fresh fold, asked by no option until the ranking is frozen
+(`FROZEN`), then only by `--folds G` or `all`. A fold of `LATER` (H, written by a sixth for a
+round after this one) is asked by no option: `main` drops it before choosing folds.
 
 1. A fresh MEMD_HOME gets the tree and the logs; a real daemon starts on it (the extraction
    and archival jobs held off, so the tree stays as written; old exchanges still journaled),
@@ -61,25 +61,24 @@ from memd.semantic.fusion import Script
 BLOCK = "ranking"
 SET = REPO / "bench" / "ranking_set"
 LIMIT = 10
-FOLDS = ("A", "B", "C", "D", "E")
+FOLDS = ("A", "B", "C", "D", "E", "F")
 TUNED = "A"
 """The fold the ranking's constants were chosen on (`--tune A`)."""
-DEV = ("B", "C", "D", "E")
+DEV = ("B", "C", "D", "E", "F")
 """No longer held out: B was read with fold A as development data in issue 28's second ranking
-round (its figures had been reported several times); C, D and E were the fresh held-out folds of
-the second, third and fourth rounds, each measured once at its round's end, and read as
-development data in the round after (E in the fifth)."""
-FRESH = "F"
-"""This round's held-out fold, written by a fourth stranger in the round fold E was measured:
+round (its figures had been reported several times); C, D, E and F were the fresh held-out
+folds of the second to fifth rounds, each measured once at its round's end, and read as
+development data in the round after (F in the sixth)."""
+FRESH = "G"
+"""This round's held-out fold, written by a fifth stranger in the round fold F was measured:
 never a choice of `--tune` or `--file-weights` (not in FOLDS), and asked by no option at all
-until the ranking is `FROZEN`; then only by `--folds F` or `--folds all`, once."""
-FROZEN = True
+until the ranking is `FROZEN`; then only by `--folds G` or `--folds all`, once."""
+FROZEN = False
 """Whether this round's ranking is frozen: until it is, `main` drops FRESH's queries with
-LATER's, before any selection. Set when the fifth round's ranking was frozen, in the commit
-whose run measured F once."""
-NEXT = "G"
-"""Written for the next round; asked by no option until it becomes FRESH (it is in `LATER`)."""
-LATER = ("G", "H")
+LATER's, before any selection."""
+NEXT = "H"
+"""Written for a later round; asked by no option until it becomes FRESH (it is in `LATER`)."""
+LATER = ("H",)
 """Written for the rounds after this one; asked by no option of this round: never in FOLDS, DEV
 or FRESH, and dropped by `main` before any selection."""
 TARGET = {"top1": 0.85, "top3": 0.95}

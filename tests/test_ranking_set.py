@@ -1,14 +1,13 @@
-"""bench/ranking_set/queries.json names only answers that exist; F held out, G unasked.
+"""bench/ranking_set/queries.json names only answers that exist; G held out.
 
 A key of a query's `expect` is `<file>#<heading>` (a section of the set's memory tree) or
 `turn:<label>` (a turn of conversations.json): a key that names no section or turn could never
 be matched, and a query expecting it would count as a miss whatever `search` did. Folds C and D
 were written after the ranking was tuned and each measured once, then read as development
-data, and so was E (written by a third stranger, measured once in the fourth round); fold F,
-written by a fourth, is the fresh one: no option asks it until the ranking is frozen, and
-`--tune` and `--file-weights` can only choose from FOLDS, which must not hold it. A fold of
-LATER (G, written by a fifth for the round after, and H, written by a sixth for a round after
-that) is asked by no option.
+data, and so were E and F (written by a third and a fourth stranger, measured once in the
+fourth and fifth rounds); fold G, written by a fifth, is the fresh one: no option asks it until
+the ranking is frozen, and `--tune` and `--file-weights` can only choose from FOLDS, which must
+not hold it. A fold of LATER (H, written by a sixth for a later round) is asked by no option.
 """
 
 from __future__ import annotations
@@ -43,9 +42,9 @@ def test_every_expected_key_names_a_section_or_a_turn() -> None:
     assert not missing
 
 
-def test_fold_f_is_fresh_and_fold_e_is_dev() -> None:
-    assert FRESH == "F" and FRESH not in FOLDS and FRESH not in DEV
-    assert {"C", "D", "E"} <= {*DEV} and {"C", "D", "E"} <= {*FOLDS}
+def test_fold_g_is_fresh_and_fold_f_is_dev() -> None:
+    assert FRESH == "G" and FRESH not in FOLDS and FRESH not in DEV
+    assert {"C", "D", "E", "F"} <= {*DEV} and {"C", "D", "E", "F"} <= {*FOLDS}
 
 
 @pytest.mark.parametrize("fold", ["C", "D", "E", "F", "G", "H"])
@@ -83,40 +82,46 @@ def _asked(monkeypatch: pytest.MonkeyPatch, *argv: str) -> set[str]:
     return {q.fold for q in asked.value.qs}
 
 
-def test_fold_f_is_asked_by_no_option_until_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until the ranking is frozen the fresh fold (F) is asked by no option; E, dev now, is
+def test_fold_g_is_asked_by_no_option_until_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until the ranking is frozen the fresh fold (G) is asked by no option; F, dev now, is
     asked by default and may be tuned on."""
-    monkeypatch.setattr(ranking, "FROZEN", False)
+    assert not ranking.FROZEN, "freeze only in the commit that measures G"
     qs, _ = load_set()
-    assert any(q.fold == "F" for q in qs)
+    assert any(q.fold == "G" for q in qs)
     assert _asked(monkeypatch, "--folds", "all") == _asked(monkeypatch) == set(FOLDS)
-    assert set(FOLDS) == {"A", "B", "C", "D", "E"}
-    assert _asked(monkeypatch, "--folds", "E") == {"E"}
-    for argv in (["--folds", "F"], ["--tune", "F"], ["--file-weights", "F"], ["--tune", "EF"]):
+    assert set(FOLDS) == {"A", "B", "C", "D", "E", "F"}
+    assert _asked(monkeypatch, "--folds", "F") == {"F"}
+    for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"], ["--tune", "FG"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
 
 
-def test_fold_f_once_frozen_is_asked_only_for_itself_or_all(
+def test_fold_g_once_frozen_is_asked_only_for_itself_or_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Frozen (as it is since F was measured), F is asked by `--folds F` and `--folds all`,
-    never by default nor tuned on."""
-    assert ranking.FROZEN
-    assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, "F"}
-    assert _asked(monkeypatch, "--folds", "F") == {"F"}
+    """Frozen, G is asked by `--folds G` and `--folds all`, never by default nor tuned on."""
+    monkeypatch.setattr(ranking, "FROZEN", True)
+    assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, "G"}
+    assert _asked(monkeypatch, "--folds", "G") == {"G"}
     assert _asked(monkeypatch) == set(FOLDS)
-    for argv in (["--tune", "F"], ["--file-weights", "F"]):
+    for argv in (["--tune", "G"], ["--file-weights", "G"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
 
 
 @pytest.mark.parametrize("frozen", [False, True])
 def test_a_later_fold_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, frozen: bool) -> None:
-    """G (the next round's, `LATER`) stays out, frozen or not."""
-    assert LATER == ("G", "H") and NEXT == "G" and not {*LATER} & {*FOLDS, *DEV, FRESH, TUNED}
+    """A fold of `LATER` stays out, frozen or not (H is, `test_fold_h_is_asked_by_no_option`);
+    here G's queries stand in for one the way it was in the round before (G named LATER and
+    NEXT, F the fresh fold)."""
+    assert LATER == ("H",) and NEXT == "H" and FRESH not in (*FOLDS, *DEV, TUNED)
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
+    monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D", "E"))
+    monkeypatch.setattr(ranking, "DEV", ("B", "C", "D", "E"))
+    monkeypatch.setattr(ranking, "FRESH", "F")
+    monkeypatch.setattr(ranking, "NEXT", "G")
+    monkeypatch.setattr(ranking, "LATER", ("G",))
     monkeypatch.setattr(ranking, "FROZEN", frozen)
     assert "G" not in _asked(monkeypatch, "--folds", "all") | _asked(monkeypatch)
     for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
@@ -125,36 +130,36 @@ def test_a_later_fold_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fro
 
 
 def test_a_fold_of_later_is_dropped_before_the_selection(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Even a selection that named G (here G made FRESH by mistake) asks none of LATER."""
+    """Even a selection that named a fold of LATER (here G, made LATER and FRESH by mistake)
+    asks none of it."""
     monkeypatch.setattr(ranking, "FROZEN", True)
-    monkeypatch.setattr(ranking, "FRESH", "G")
+    monkeypatch.setattr(ranking, "LATER", ("G",))
     assert _asked(monkeypatch, "--folds", "all") == set(FOLDS)
     with pytest.raises(SystemExit):
         ranking.main(["--folds", "G", "--no-write"])
 
 
-@pytest.mark.parametrize("fresh", ["E", "F"])
-def test_fold_g_is_asked_by_no_option(monkeypatch: pytest.MonkeyPatch, fresh: str) -> None:
-    """G is for the round after the one that makes F fresh: `--folds all` leaves it out whether E
-    is still the fresh fold or F has become it (E dev, F no longer held)."""
-    assert "G" in LATER and "G" not in (*FOLDS, *DEV, FRESH, TUNED)
+@pytest.mark.parametrize("fresh", ["F", "G"])
+def test_fold_g_is_asked_only_once_it_is_fresh_and_frozen(
+    monkeypatch: pytest.MonkeyPatch, fresh: str
+) -> None:
+    """G was written for the round after the one that made F fresh: `--folds all` leaves it out
+    while F is the fresh fold (G in LATER), and asks it only once G is fresh and frozen."""
+    assert FRESH == "G" and "G" not in (*FOLDS, *DEV, TUNED)
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
     for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
-    if fresh == "E":  # the round before: E fresh and asked, F held
-        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D"))
-        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D"))
-        monkeypatch.setattr(ranking, "FRESH", "E")
-        monkeypatch.setattr(ranking, "LATER", ("F", *LATER))
+    if fresh == "F":  # the round before: F fresh and asked, G held
+        monkeypatch.setattr(ranking, "FOLDS", ("A", "B", "C", "D", "E"))
+        monkeypatch.setattr(ranking, "DEV", ("B", "C", "D", "E"))
+        monkeypatch.setattr(ranking, "FRESH", "F")
+        monkeypatch.setattr(ranking, "LATER", ("G", *LATER))
     monkeypatch.setattr(ranking, "FROZEN", True)
     assert _asked(monkeypatch, "--folds", "all") == {*ranking.FOLDS, fresh}
+    assert ("G" in _asked(monkeypatch, "--folds", "all")) == (fresh == "G")
     assert "G" not in _asked(monkeypatch)
-    monkeypatch.setattr(ranking, "FRESH", "G")  # named fresh by mistake, still dropped
-    assert "G" not in _asked(monkeypatch, "--folds", "all")
-    with pytest.raises(SystemExit):
-        ranking.main(["--folds", "G", "--no-write"])
 
 
 def test_fold_h_expects_only_sections_and_turns_that_exist() -> None:
