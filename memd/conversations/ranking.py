@@ -35,17 +35,13 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from memd.conversations import unheard
 from memd.conversations.match_words import coverage, query_words, spelled, text_words
 from memd.conversations.repo import EVERY_TURN, TurnScope, exchange_partners
 from memd.conversations.turn_search import TurnHit, find_turns, turn_texts
 from memd.conversations.turn_search import searched_text as turn_text
 from memd.core.models import Hit, HitSource
-from memd.core.text import (
-    file_words,
-    plain_text,
-    short_id,
-    snippet,
-)
+from memd.core.text import file_words, plain_text, short_id, snippet
 from memd.db import Connection
 from memd.memory.parse import split_item
 from memd.memory.search import FusedSection, find_sections, section_lists
@@ -581,6 +577,8 @@ def rank(
               for i, t in enumerate(found.turns)
               if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
                                       t.session_id in sessions, told, turn_text(t))]  # fmt: skip
+    if cands and unheard.share(q.words, q.plan, found.sections, found.turns) >= unheard.SHARE:
+        cands = [c for c in cands if c.match > unheard.MATCH or not unheard.by_own_words(c.hit)]
     place(cands, priors, own_match)
     return page(cands, limit)
 

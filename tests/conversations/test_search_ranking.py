@@ -240,3 +240,15 @@ def test_a_note_outranks_the_turn_that_says_it_again_in_other_words(
     assert hits[0]["path"].endswith("topics/travel.md"), hits
     assert [(s["kind"], s["turn_id"]) for s in hits[0]["sources"]] == [("turn", "a7")], hits
     assert not any(h["kind"] == "turn" for h in hits), hits
+
+
+def test_a_query_about_something_never_heard_of_finds_nothing(daemon: DaemonProcess) -> None:
+    """Three of the four words of "Kafka consumer group lag" are in no memory: the note that
+    holds "group" (a fourth of it, about something else) is no answer and is not shown; a query
+    the note does answer still finds it."""
+    (daemon.memory / "topics" / "team.md").write_text(
+        "# Team\n\n## Rituals\n- The platform group meets on Fridays at 16:00\n"
+    )
+    found(daemon, "when does the platform group meet", "topics/team.md")
+    assert search(daemon, "Kafka consumer group lag") == []
+    assert search(daemon, "which group meets on Fridays")[0]["path"].endswith("topics/team.md")

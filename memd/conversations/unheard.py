@@ -1,0 +1,62 @@
+"""A query about something the memory never heard of: no partial match answers it.
+
+"What's my shoe size?", "Kafka consumer group lag", "Which Jira board tracks the dashboard
+bugs?": most of the query's words are held by no text full text found, and what it did find
+holds a word that does not name the thing (*size*, *group*, *dashboard*). `search`'s page
+(`memd.conversations.ranking.rank`) then shows a hit only if it matches more than `MATCH` of
+the query, or was found by the bridge or the vector alone (their own gates judge those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memd.conversations.match_words import query_words, spelled
+from memd.conversations.turn_search import TurnHit
+from memd.conversations.turn_search import searched_text as turn_text
+from memd.core.models import Hit
+from memd.memory.search import FusedSection
+from memd.memory.search import searched_text as section_text
+from memd.semantic.recipe import FTS, VECTOR, Plan
+
+SHARE = 0.6
+"""A query of which at least this share of the words are Latin words (a CJK bigram is not a
+word) that no found text spells, nor any word its bridge translated them to, is about
+something the memory never heard of. Chosen with `MATCH` on the ranking set's folds A-F, each
+also left out (`python -m bench.ranking --unheard`)."""
+MATCH = 0.4
+"""The share of such a query a hit full text found must match to be shown."""
+
+
+def share(
+    words: Sequence[str],
+    plan: Plan | None,
+    sections: Iterable[FusedSection],
+    turns: Iterable[TurnHit],
+) -> float:
+    """The share of `words` (a query's, `query_words`) that are Latin words no section or turn
+    full text found (not the vector alone) spells in what it searched of them, nor any word
+    `plan`'s bridge translated them to."""
+    latin = [w for w in words if w.isascii()]
+    if not latin:
+        return 0.0
+    texts = [section_text(f.row) for f in sections if f.found_by != (VECTOR,)]
+    texts += [turn_text(t) for t in turns if t.found_by != (VECTOR,)]
+    low = [t.lower().replace("’", "'") for t in texts]
+    senses: dict[str, set[str]] = {}
+    b = plan.bridged if plan is not None else None
+    for term, ts in b.words if b is not None else ():
+        said = {spelled(w) for t in ts for w in query_words(t)}
+        for w in query_words(term):
+            senses.setdefault(w, set()).update(said)
+    return sum(
+        not any(s in t for s in (spelled(w), *senses.get(w, ())) for t in low) for w in latin
+    ) / len(words)
+
+
+def by_own_words(h: Hit) -> bool:
+    """Whether full text found the hit by the query's own words: without recall by meaning
+    (no ranking named) every hit; with it, those `fts` found (not the bridge or the vector
+    alone)."""
+    found_by = h.found_by or ()
+    return not found_by or FTS in found_by
