@@ -613,6 +613,55 @@ def tiers(homes: Path, qs: list[Query], convs: Conversations) -> dict[str, Any]:
             "every setting": {" ".join(map(str, c)): dict(by[c]) for c in grid}}  # fmt: skip
 
 
+UNHEARD_SHARES = (0.2, 0.25, 1 / 3, 0.4, 0.5, 0.6, 0.75)
+UNHEARD_MATCHES = (0.0, 0.1, 0.2, 0.25, 1 / 3, 0.4, 0.5)
+"""`--unheard`'s grid: `memd.conversations.unheard.SHARE` and `MATCH`."""
+
+
+def unheard_grid(homes: Path, qs: list[Query], convs: Conversations) -> dict[str, Any]:
+    """`UNHEARD_SHARES` × `UNHEARD_MATCHES` over the dev folds (`FOLDS`), both daemons' homes
+    (`--keep`'s folder) asked in-process: the top-1 + top-3 count of each setting and of none
+    (the gate off), the setting chosen on all folds (the best count; of several as good, the
+    middle one, `steadiest`) and each fold left out in turn (chosen on the others, its count
+    on the fold left out against the gate off)."""
+    from memd.cli.offline import readonly_engine
+    from memd.conversations import ranking, unheard
+    from memd.core import settings
+
+    qs = [q for q in qs if q.fold in FOLDS]
+    depth = max(ranking.MIN_DEPTH, ranking.DEPTH * LIMIT)
+    found: dict[str, list[Any]] = {}
+    for k in ("off", "packaged"):
+        with readonly_engine(settings.load(env=bench_env(homes / k, MEMD_SEMANTIC_KIND=k))) as e:
+            sem, conn = (e.semantic.recall if k != "off" else None), e.store.read()
+            found[k] = [ranking.gather(conn, q.text, depth=depth, semantic=sem) for q in qs]
+    saved = unheard.SHARE, unheard.MATCH
+
+    def counts(c: tuple[float, float]) -> dict[str, int]:
+        unheard.SHARE, unheard.MATCH = c
+        out: dict[str, int] = defaultdict(int)
+        try:
+            for f in found.values():
+                for q, one in zip(qs, f, strict=True):
+                    a = answer(q, msgspec.to_builtins(ranking.rank(one, LIMIT)), convs)
+                    out[q.fold] += int(a["top1"] + a["top3"])
+        finally:
+            unheard.SHARE, unheard.MATCH = saved
+        return out
+
+    none = (float("inf"), 0.0)
+    grid = list(itertools.product(UNHEARD_SHARES, UNHEARD_MATCHES))
+    by = {c: counts(c) for c in [none, *grid]}
+
+    def chosen(folds: str) -> tuple[float, float]:
+        return tuple(steadiest(grid, lambda c: float(sum(by[c][f] for f in folds))))
+
+    return {"shipped": saved, "none": dict(by[none]), "chosen on all": chosen("".join(FOLDS)),
+            "left out": {f: {"chosen": (c := chosen("".join(g for g in FOLDS if g != f))),
+                             "count": by[c][f], "none": by[none][f]} for f in FOLDS},
+            "every setting": {f"{a:.3f} {b:.3f}": dict(by[(a, b)]) for a, b in grid}}  # fmt: skip
+
+
 FILE_WEIGHTS = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 """The bm25 weight of a section's file column (its file's title and path words) tried by
 `--file-weights`, the heading's and the body's kept (`memd.memory.repo.BM25_WEIGHTS`)."""
@@ -684,6 +733,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tiers", action="store_true", help="search TIER_GRID over the dev folds,"
                     " each left out in turn, in-process over --keep's folder (give it as"
                     " --home)")  # fmt: skip
+    ap.add_argument("--unheard", action="store_true", help="search the unheard-query gate's"
+                    " grid over the dev folds, each left out in turn, in-process over --keep's"
+                    " folder (give it as --home)")  # fmt: skip
     ap.add_argument("--only", help="with --tune: a comma-separated few of " + ",".join(GRIDS)
                     + " to search, the rest kept as shipped")  # fmt: skip
     ap.add_argument(
@@ -698,6 +750,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.home is None:
             ap.error("--tiers needs --home (the folder --keep wrote)")
         print(json.dumps(tiers(args.home, qs, convs), indent=1, default=str))
+        return 0
+    if args.unheard:
+        if args.home is None:
+            ap.error("--unheard needs --home (the folder --keep wrote)")
+        print(json.dumps(unheard_grid(args.home, qs, convs), indent=1, default=str))
         return 0
     if args.tune or args.file_weights:
         if args.home is None:
