@@ -73,9 +73,10 @@ FRESH = "G"
 """This round's held-out fold, written by a fifth stranger in the round fold F was measured:
 never a choice of `--tune` or `--file-weights` (not in FOLDS), and asked by no option at all
 until the ranking is `FROZEN`; then only by `--folds G` or `--folds all`, once."""
-FROZEN = False
+FROZEN = True
 """Whether this round's ranking is frozen: until it is, `main` drops FRESH's queries with
-LATER's, before any selection."""
+LATER's, before any selection. Set when the sixth round's ranking was frozen, in the commit
+whose run measured G once."""
 NEXT = "H"
 """Written for a later round; asked by no option until it becomes FRESH (it is in `LATER`)."""
 LATER = ("H",)

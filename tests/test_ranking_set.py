@@ -85,7 +85,7 @@ def _asked(monkeypatch: pytest.MonkeyPatch, *argv: str) -> set[str]:
 def test_fold_g_is_asked_by_no_option_until_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
     """Until the ranking is frozen the fresh fold (G) is asked by no option; F, dev now, is
     asked by default and may be tuned on."""
-    assert not ranking.FROZEN, "freeze only in the commit that measures G"
+    monkeypatch.setattr(ranking, "FROZEN", False)
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
     assert _asked(monkeypatch, "--folds", "all") == _asked(monkeypatch) == set(FOLDS)
@@ -99,8 +99,9 @@ def test_fold_g_is_asked_by_no_option_until_frozen(monkeypatch: pytest.MonkeyPat
 def test_fold_g_once_frozen_is_asked_only_for_itself_or_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Frozen, G is asked by `--folds G` and `--folds all`, never by default nor tuned on."""
-    monkeypatch.setattr(ranking, "FROZEN", True)
+    """Frozen (as it is since G was measured), G is asked by `--folds G` and `--folds all`,
+    never by default nor tuned on."""
+    assert ranking.FROZEN
     assert _asked(monkeypatch, "--folds", "all") == {*FOLDS, "G"}
     assert _asked(monkeypatch, "--folds", "G") == {"G"}
     assert _asked(monkeypatch) == set(FOLDS)
@@ -148,6 +149,7 @@ def test_fold_g_is_asked_only_once_it_is_fresh_and_frozen(
     assert FRESH == "G" and "G" not in (*FOLDS, *DEV, TUNED)
     qs, _ = load_set()
     assert any(q.fold == "G" for q in qs)
+    monkeypatch.setattr(ranking, "FROZEN", False)  # not yet frozen: no option asks G
     for argv in (["--folds", "G"], ["--tune", "G"], ["--file-weights", "G"]):
         with pytest.raises(SystemExit):
             ranking.main([*argv, "--no-write"])
