@@ -522,6 +522,9 @@ class Found:
     partners: Mapping[int, str] = field(default_factory=dict)
     """The other turn of each found turn's exchange, by the found turn's row id
     (`memd.conversations.repo.exchange_partners`)."""
+    memory: bool = True
+    """Whether memory was asked: a page of turns alone (a conversation's search, LoCoMo's) keeps
+    its ranker's order, no query judged unheard (`unheard`)."""
 
 
 def gather(
@@ -554,7 +557,7 @@ def gather(
         found, tt = find_turns(conn, query, limit=depth, scope=turns, semantic=semantic,
                                text=heard)  # fmt: skip
     partners = exchange_partners(conn, [t.rowid for t in found]) if found and sections else {}
-    return Found(Query.of(query, p), sections, st, found, tt, partners)
+    return Found(Query.of(query, p), sections, st, found, tt, partners, memory)
 
 
 def rank(
@@ -577,7 +580,7 @@ def rank(
               for i, t in enumerate(found.turns)
               if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
                                       t.session_id in sessions, told, turn_text(t))]  # fmt: skip
-    if cands and unheard.share(q.words, q.plan, found.sections, found.turns) >= unheard.SHARE:
+    if found.memory and unheard.share(q.words, p, found.sections, found.turns) >= unheard.SHARE:
         cands = [c for c in cands if c.match > unheard.MATCH or not unheard.by_own_words(c.hit)]
     place(cands, priors, own_match)
     return page(cands, limit)

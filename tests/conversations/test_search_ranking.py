@@ -252,3 +252,16 @@ def test_a_query_about_something_never_heard_of_finds_nothing(daemon: DaemonProc
     found(daemon, "when does the platform group meet", "topics/team.md")
     assert search(daemon, "Kafka consumer group lag") == []
     assert search(daemon, "which group meets on Fridays")[0]["path"].endswith("topics/team.md")
+
+
+def test_a_page_of_turns_alone_judges_no_query_unheard(daemon: DaemonProcess) -> None:
+    """A conversation's search (turns alone, as LoCoMo asks) keeps its ranker's order: the turn
+    holding one word of a query it never heard the rest of is still found."""
+    daemon.call("ingest", {"turns": [
+        {"session_id": "s9", "id": "u9", "role": "user", "ts": 1763900000,
+         "content": "The platform group meets on Fridays at 16:00"},
+    ]})  # fmt: skip
+    wait_for(lambda: search(daemon, "platform group", scope="conversations") or None, 10)
+    assert search(daemon, "Kafka consumer group lag") == []
+    hits = search(daemon, "Kafka consumer group lag", scope="conversations")
+    assert [h["turn_id"] for h in hits] == ["u9"], hits
