@@ -12,11 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from memd.conversations.match_words import query_words, spelled
-from memd.conversations.turn_search import TurnHit
-from memd.conversations.turn_search import searched_text as turn_text
 from memd.core.models import Hit
-from memd.memory.search import FusedSection
-from memd.memory.search import searched_text as section_text
 from memd.semantic.recipe import FTS, VECTOR, Plan
 
 SHARE = 0.6
@@ -32,18 +28,16 @@ MATCH = 1 / 3
 def share(
     words: Sequence[str],
     plan: Plan | None,
-    sections: Iterable[FusedSection],
-    turns: Iterable[TurnHit],
+    heard: Iterable[tuple[Sequence[str], str]],
 ) -> float:
-    """The share of `words` (a query's, `query_words`) that are Latin words no section or turn
-    full text found (not the vector alone) spells in what it searched of them, nor any word
-    `plan`'s bridge translated them to."""
+    """The share of `words` (a query's, `query_words`) that are Latin words no hit full text
+    found (not the vector alone) spells in what it searched of it, nor any word `plan`'s bridge
+    translated them to. `heard`: each hit's rankers and what full text searched of it, as
+    `memd.semantic.recipe.all_on_common` takes them."""
     latin = [w for w in words if w.isascii()]
     if not latin:
         return 0.0
-    texts = [section_text(f.row) for f in sections if f.found_by != (VECTOR,)]
-    texts += [turn_text(t) for t in turns if t.found_by != (VECTOR,)]
-    low = [t.lower().replace("’", "'") for t in texts]
+    low = [t.lower().replace("’", "'") for found_by, t in heard if tuple(found_by) != (VECTOR,)]
     senses: dict[str, set[str]] = {}
     b = plan.bridged if plan is not None else None
     for term, ts in b.words if b is not None else ():
