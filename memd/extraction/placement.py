@@ -229,11 +229,12 @@ def plan_memory(
         return Skip(memory, "empty")
     h = content_hash(text)
     live = [e for e in existing if e.live and e.scope == target.scope]
+    numbers = _numbers(text)
     for e in live:
         if (
             memory.subject
             and e.meta.get("subject") == memory.subject
-            and _numbers(e.text) != (_numbers(text))
+            and _numbers(e.text) != numbers
         ):
             continue  # the same key with another number: a new value, not a repeat
         if _repeats(e, text, memory.type):
