@@ -571,21 +571,16 @@ def rank(
     files = {f.row.path for f in found.sections if f.found_by != (VECTOR,)}
     sessions = {t.session_id for t in found.turns if t.found_by != (VECTOR,)}
     p = q.plan
-    # What full text searched of each hit, by how it was found (read by three judges below).
-    section_heard = [(f.found_by, section_text(f.row)) for f in found.sections]
-    turn_heard = [(t.found_by, turn_text(t)) for t in found.turns]
-    said = p is not None and all_on_common(p, section_heard)
-    told = p is not None and all_on_common(p, turn_heard)
-    cands = [_section(f, i, q, found.section_terms)
-             for i, (f, (_, text)) in enumerate(zip(found.sections, section_heard, strict=True))
-             if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script,
-                                     f.row.path in files, said, text)]  # fmt: skip
+    sh = [(f.found_by, section_text(f.row)) for f in found.sections]  # what full text searched
+    th = [(t.found_by, turn_text(t)) for t in found.turns]
+    said, told = p is not None and all_on_common(p, sh), p is not None and all_on_common(p, th)
+    cands = [_section(f, i, q, found.section_terms) for i, (f, (_, s)) in enumerate(zip(found.sections, sh, strict=True))
+             if p is None or q.shown(f.found_by, f.judged_cosine, f.cosine_script, f.row.path in files, said, s)]  # fmt: skip
     cands += [_turn(t, i, q, found.turn_terms, found.partners.get(t.rowid, ""))
-              for i, (t, (_, text)) in enumerate(zip(found.turns, turn_heard, strict=True))
+              for i, (t, (_, s)) in enumerate(zip(found.turns, th, strict=True))
               if p is None or q.shown(t.found_by, t.judged_cosine, dominant_script(t.text),
-                                      t.session_id in sessions, told, text)]  # fmt: skip
-    heard = section_heard + turn_heard
-    if found.memory and unheard.share(q.words, p, heard) >= unheard.SHARE:
+                                      t.session_id in sessions, told, s)]  # fmt: skip
+    if found.memory and unheard.share(q.words, p, sh + th) >= unheard.SHARE:
         cands = [c for c in cands if c.match > unheard.MATCH or not unheard.by_own_words(c.hit)]
     place(cands, priors, own_match)
     return page(cands, limit)
