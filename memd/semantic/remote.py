@@ -136,7 +136,7 @@ class HttpEmbedder:
                 failure = f"timed out after {self.timeout_s}s ({type(exc).__name__})"
                 retry_after = None
             except _PastDeadline:
-                failure = f"no answer within {self.deadline_s:g}s in all"
+                failure = f"timed out: no answer within {self.deadline_s:g}s in all"
                 retry_after = None
             except httpx.TransportError as exc:
                 failure = f"{type(exc).__name__}: {exc}"
